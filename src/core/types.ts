@@ -1,0 +1,124 @@
+/**
+ * Domain vocabulary shared by every layer (SPEC §2). Pure types: no SDK imports.
+ */
+
+export const SEVERITIES = ['critical', 'warning', 'info', 'none'] as const;
+export type Severity = (typeof SEVERITIES)[number];
+
+/** "This alert runs on that thing", reduced to a stable identity (pod → controller, ARN → id). */
+export interface Workload {
+  namespace: string;
+  name: string;
+  kind?: string;
+  cluster?: string;
+  account?: string;
+  region?: string;
+}
+
+/** One normalized firing or resolution from any source. */
+export interface Incident {
+  source: string;
+  status: 'firing' | 'resolved';
+  /** The source's id for this alert instance. */
+  fingerprint: string;
+  /** lower-case `alertname|namespace|kind|name|cluster` (+ `|account`). */
+  triggerKey: string;
+  alertname: string;
+  title: string;
+  message: string;
+  severity: Severity;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  startsAt: string;
+  endsAt?: string;
+  workload?: Workload;
+  /** `runbook_url` annotation, when the alert carries one. */
+  runbookUrl?: string;
+}
+
+export const ENTRY_TYPES = ['Incident', 'Playbook', 'Concept'] as const;
+export type EntryType = (typeof ENTRY_TYPES)[number];
+export type EntryStatus = 'active' | 'draft' | 'retired';
+
+/** Parsed identity of an entry's `resource` / `alert_resource`. */
+export interface ResourceRef {
+  /** Raw value as written. */
+  raw: string;
+  namespace?: string;
+  name?: string;
+  account?: string;
+  region?: string;
+}
+
+/** One markdown file in the catalog. `id` is its path relative to the catalog root. */
+export interface Entry {
+  id: string;
+  type: EntryType;
+  title: string;
+  description: string;
+  resource?: ResourceRef;
+  alertResource?: ResourceRef;
+  tags: string[];
+  timestamp?: string;
+  fingerprint?: string;
+  status: EntryStatus;
+  lastValidated?: string;
+  /** Alertnames a resource-less entry covers (lower-case). */
+  alerts: string[];
+  source?: string;
+  /** `## Heading` → body text, heading lower-cased. */
+  sections: Record<string, string>;
+  /** Markdown body without frontmatter. */
+  body: string;
+  /** True when the file had no `type` and was read as a foreign runbook. */
+  foreign: boolean;
+}
+
+export type LintSeverity = 'error' | 'warning';
+export interface LintProblem {
+  file: string;
+  line: number;
+  rule: string;
+  severity: LintSeverity;
+  message: string;
+}
+
+/** One search hit: an entry with its BM25 score against the query. */
+export interface Candidate {
+  entry: Entry;
+  score: number;
+}
+
+export type StructuralTier = 'exact' | 'namespace' | 'runbook' | 'runbook_url' | 'scopeless';
+export type GateName = 'structural' | 'margin' | 'rerank' | 'outcome' | 'status' | 'silence' | 'confirm' | 'verify';
+
+/** One decision recall made; "why didn't it recall?" always has an answer. */
+export interface GateTraceStep {
+  gate: GateName;
+  entry: string | null;
+  passed: boolean;
+  value: number | string | null;
+  threshold: number | string | null;
+  reason: string;
+}
+
+export type AnswerKind = 'incident' | 'runbook';
+export interface Answer {
+  kind: AnswerKind;
+  entry: string;
+  confidence: number;
+}
+
+export interface NearMiss {
+  entry: string;
+  gate: GateName;
+  reason: string;
+}
+
+export interface TrackRecord {
+  recalls: number;
+  resolved: number;
+  up: number;
+  down: number;
+  factor: number;
+}
