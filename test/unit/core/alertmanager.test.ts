@@ -1,0 +1,160 @@
+import { describe, expect, it } from 'vitest';
+import { normalizeSeverity, parseAlertmanagerPayload } from '../../../src/core/alertmanager.js';
+import { RepriseError } from '../../../src/core/errors.js';
+
+/** One line of the recall corpus (eval/corpus cases-dev.jsonl), as Alertmanager sends it. */
+const corpusPayload = {
+  alerts: [
+    {
+      annotations: {
+        description: 'Pod payments/payments-worker-7d9f8c6b5-73ffe (worker) is in waiting state (reason: "CrashLoopBackOff").',
+        runbook_url: 'https://runbooks.prometheus-operator.dev/runbooks/kubernetes/kubepodcrashlooping',
+        summary: 'Pod is crash looping.',
+      },
+      endsAt: '0001-01-01T00:00:00Z',
+      fingerprint: '3735f7d4f107cadd',
+      generatorURL: 'http://prometheus-k8s.monitoring:9090/graph',
+      labels: {
+        alertname: 'KubePodCrashLooping',
+        cluster: 'prod-eu-1',
+        container: 'worker',
+        namespace: 'payments',
+        pod: 'payments-worker-7d9f8c6b5-73ffe',
+        prometheus: 'monitoring/k8s',
+        severity: 'warning',
+      },
+      startsAt: '2026-11-29T03:12:00Z',
+      status: 'firing',
+    },
+  ],
+  commonAnnotations: {},
+  commonLabels: { alertname: 'KubePodCrashLooping' },
+  externalURL: 'http://alertmanager.monitoring:9093',
+  groupKey: '{}:{alertname="KubePodCrashLooping"}',
+  groupLabels: { alertname: 'KubePodCrashLooping' },
+  receiver: 'reprise',
+  status: 'firing',
+  truncatedAlerts: 0,
+  version: '4',
+};
+
+function clone<T>(v: T): T {
+  return structuredClone(v);
+}
+
+function errorOf(body: unknown): RepriseError {
+  try {
+    parseAlertmanagerPayload(body);
+  } catch (e) {
+    if (e instanceof RepriseError) return e;
+    throw e;
+  }
+  throw new Error('expected parseAlertmanagerPayload to throw');
+}
+
+describe('parseAlertmanagerPayload', () => {
+  it('normalizes a corpus payload into one Incident', () => {
+    const { incidents, groupKey, receiver } = parseAlertmanagerPayload(corpusPayload);
+    expect(groupKey).toBe('{}:{alertname="KubePodCrashLooping"}');
+    expect(receiver).toBe('reprise');
+    expect(incidents).toHaveLength(1);
+    const i = incidents[0];
+    expect(i).toEqual({
+      source: 'alertmanager',
+      status: 'firing',
+      fingerprint: '3735f7d4f107cadd',
+      triggerKey: 'kubepodcrashlooping|payments|deployment|payments-worker|prod-eu-1',
+      alertname: 'KubePodCrashLooping',
+      title: 'Pod is crash looping.',
+      message: corpusPayload.alerts[0]?.annotations.description,
+      severity: 'warning',
+      labels: corpusPayload.alerts[0]?.labels,
+      annotations: corpusPayload.alerts[0]?.annotations,
+      startsAt: '2026-11-29T03:12:00.000Z',
+      workload: { namespace: 'payments', name: 'payments-worker', kind: 'deployment', cluster: 'prod-eu-1' },
+      runbookUrl: 'https://runbooks.prometheus-operator.dev/runbooks/kubernetes/kubepodcrashlooping',
+    });
+    // Go's zero time means "no end yet": no endsAt on a firing alert.
+    expect(i).not.toHaveProperty('endsAt');
+  });
+
+  it('turns a group of N alerts into N incidents, including resolved ones', () => {
+    const p = clone(corpusPayload);
+    const first = p.alerts[0]!;
+    p.alerts.push(
+      { ...clone(first), fingerprint: 'bbbb', labels: { ...first.labels, pod: 'db-0' } },
+      { ...clone(first), fingerprint: 'cccc', status: 'resolved', endsAt: '2026-11-29T03:40:00Z' },
+    );
+    const { incidents } = parseAlertmanagerPayload(p);
+    expect(incidents.map((i) => i.fingerprint)).toEqual(['3735f7d4f107cadd', 'bbbb', 'cccc']);
+    expect(incidents[1]?.workload).toMatchObject({ name: 'db', kind: 'statefulset' });
+    expect(incidents[2]).toMatchObject({ status: 'resolved', endsAt: '2026-11-29T03:40:00.000Z' });
+  });
+
+  it('is lenient where Alertmanager is: no version, no annotations, extra fields', () => {
+    const incidents = parseAlertmanagerPayload({
+      alerts: [{ status: 'firing', labels: { alertname: 'Watchdog', severity: 'none' }, startsAt: '2026-01-01T00:00:00Z', extra: 1 }],
+      somethingNew: true,
+    }).incidents;
+    expect(incidents[0]).toMatchObject({
+      title: 'Watchdog',
+      message: '',
+      severity: 'none',
+      annotations: {},
+      triggerKey: 'watchdog||||',
+    });
+    expect(incidents[0]?.workload).toBeUndefined();
+    // No fingerprint from the sender: a stable one is computed from the labels.
+    expect(incidents[0]?.fingerprint).toMatch(/^[0-9a-f]{16}$/);
+  });
+
+  it('falls back to receivedAt when startsAt is missing, and message to summary', () => {
+    const { incidents } = parseAlertmanagerPayload(
+      { alerts: [{ status: 'firing', labels: { alertname: 'A' }, annotations: { summary: 'S', message: '' } }] },
+      { receivedAt: '2026-02-02T00:00:00.000Z' },
+    );
+    expect(incidents[0]).toMatchObject({ startsAt: '2026-02-02T00:00:00.000Z', title: 'S', message: 'S' });
+    expect(errorOf({ alerts: [{ status: 'firing', labels: { alertname: 'A' } }] }).message).toBe('alerts[0].startsAt is required');
+  });
+
+  it('names the bad status precisely', () => {
+    const p = clone(corpusPayload);
+    p.alerts.push(clone(p.alerts[0]!), { ...clone(p.alerts[0]!), status: 'pending' });
+    const err = errorOf(p);
+    expect(err.code).toBe('invalid_payload');
+    expect(err.message).toBe('alerts[2].status must be "firing" or "resolved", got "pending"');
+  });
+
+  it.each([
+    [{}, 'alerts is required'],
+    [{ alerts: [] }, 'alerts must have at least 1 item(s)'],
+    [{ alerts: 'x' }, 'alerts must be an array, got "x"'],
+    [null, 'body must be an object, got null'],
+    [{ alerts: [{ status: 'firing', labels: {} }] }, 'alerts[0].labels.alertname is required'],
+    [{ alerts: [{ status: 'firing', labels: { alertname: ' ' } }] }, 'alerts[0].labels.alertname must not be empty'],
+    [{ alerts: [{ status: 'firing', labels: { alertname: 'A', n: 3 } }] }, 'alerts[0].labels.n must be a string, got number 3'],
+    [
+      { alerts: [{ status: 'firing', labels: { alertname: 'A' }, startsAt: 'yesterday' }] },
+      'alerts[0].startsAt must be an RFC 3339 timestamp, got "yesterday"',
+    ],
+  ])('rejects %j with "%s"', (body, message) => {
+    const err = errorOf(body);
+    expect(err.code).toBe('invalid_payload');
+    expect(err.message).toBe(message);
+  });
+});
+
+describe('normalizeSeverity', () => {
+  it.each([
+    ['critical', 'critical'],
+    ['page', 'critical'],
+    ['ERROR', 'critical'],
+    ['warning', 'warning'],
+    ['info', 'info'],
+    ['none', 'none'],
+    ['weird', 'warning'],
+    [undefined, 'warning'],
+  ] as const)('%s → %s', (raw, sev) => {
+    expect(normalizeSeverity(raw)).toBe(sev);
+  });
+});
