@@ -1,0 +1,81 @@
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { buildFlexIndex } from '../adapters/flexsearch/flex-index.js';
+import { CatalogError, loadCatalog } from '../core/catalog/load-catalog.js';
+import { tokenize } from '../core/tokenize.js';
+import type { CliCommand } from './io.js';
+
+const USAGE = `Usage: reprise search [--catalog DIR] [--k N] [--json] TEXT…
+
+Ranks catalog entries for a text query with the bot's own search (FlexSearch candidates,
+BM25 scores). DIR defaults to ./catalog; N defaults to 10 (at most 100).
+`;
+
+/** `reprise search --catalog DIR [--k N] [--json] TEXT…` — ranked entries with BM25 scores. */
+export const search: CliCommand = async (argv, io) => {
+  let values: { catalog?: string; k?: string; json?: boolean; help?: boolean };
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        catalog: { type: 'string' },
+        k: { type: 'string' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (err) {
+    io.stderr(`reprise search: ${(err as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (values.help) {
+    io.stdout(USAGE);
+    return 0;
+  }
+  const k = values.k === undefined ? 10 : Number(values.k);
+  if (!Number.isInteger(k) || k < 1 || k > 100) {
+    io.stderr(`reprise search: --k must be a whole number from 1 to 100, got "${values.k}"\n\n${USAGE}`);
+    return 2;
+  }
+  const text = positionals.join(' ').trim();
+  const tokens = tokenize(text);
+  if (tokens.length === 0) {
+    io.stderr(`reprise search: ${text === '' ? 'missing the query text' : `no searchable words in "${text}"`}\n\n${USAGE}`);
+    return 2;
+  }
+  const dir = values.catalog ?? 'catalog';
+
+  let loaded;
+  try {
+    loaded = await loadCatalog(resolve(io.cwd, dir));
+  } catch (err) {
+    if (err instanceof CatalogError) {
+      io.stderr(`reprise search: catalog ${dir} is missing or not a directory; pass --catalog DIR\n`);
+      return 2;
+    }
+    throw err;
+  }
+  const errors = loaded.problems.filter((p) => p.severity === 'error').length;
+  if (errors > 0) io.stderr(`reprise search: ${errors} broken entr${errors === 1 ? 'y was' : 'ies were'} skipped; run \`reprise catalog lint ${dir}\`\n`);
+
+  const hits = buildFlexIndex(loaded.entries).search(tokens, k);
+  if (values.json) {
+    const out = hits.map((h) => ({
+      id: h.entry.id, score: Number(h.score.toFixed(4)), title: h.entry.title, type: h.entry.type, status: h.entry.status,
+    }));
+    io.stdout(`${JSON.stringify({ query: text, tokens, results: out }, null, 2)}\n`);
+    return 0;
+  }
+  if (hits.length === 0) {
+    io.stdout(`no entry matches "${text}" (terms: ${tokens.join(' ')})\n`);
+    return 0;
+  }
+  const width = Math.max(...hits.map((h) => h.entry.id.length));
+  hits.forEach((h, i) => {
+    const status = h.entry.status === 'active' ? '' : ` [${h.entry.status}]`;
+    io.stdout(`${String(i + 1).padStart(2)}. ${h.score.toFixed(3).padStart(7)}  ${h.entry.id.padEnd(width)}  ${h.entry.title}${status}\n`);
+  });
+  return 0;
+};

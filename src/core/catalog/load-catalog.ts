@@ -1,0 +1,102 @@
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Entry, LintProblem } from '../types.js';
+import { parseEntry } from './parse-entry.js';
+
+/** Files that describe a catalog rather than being entries (SPEC §5), compared lower-case. */
+export const SKIPPED_FILES: ReadonlySet<string> = new Set(['readme.md', 'index.md', '_index.md', 'log.md']);
+
+/** Larger files are refused: an entry is a page of text, not a log dump. */
+export const MAX_ENTRY_BYTES = 1024 * 1024;
+
+export interface LoadedCatalog {
+  /** Usable entries, sorted by id. */
+  entries: Entry[];
+  /** Every problem found, sorted by file then line. */
+  problems: LintProblem[];
+}
+
+export type CatalogErrorCode = 'catalog_not_found' | 'catalog_not_directory';
+
+/** The catalog root itself is unusable (as opposed to one bad entry, which is a LintProblem). */
+export class CatalogError extends Error {
+  constructor(readonly code: CatalogErrorCode, message: string) {
+    super(message);
+    this.name = 'CatalogError';
+  }
+}
+
+/** Relative paths (with `/`) of candidate entry files under `root`, sorted. */
+async function listEntryFiles(root: string, rel = ''): Promise<string[]> {
+  const dirents = await readdir(join(root, rel), { withFileTypes: true });
+  const out: string[] = [];
+  for (const d of dirents) {
+    if (d.name.startsWith('.')) continue;
+    const path = rel === '' ? d.name : `${rel}/${d.name}`;
+    // Symlinked directories are not followed: a link cycle must not hang the loader.
+    if (d.isDirectory()) out.push(...(await listEntryFiles(root, path)));
+    else if ((d.isFile() || d.isSymbolicLink()) && /\.md$/i.test(d.name) && !SKIPPED_FILES.has(d.name.toLowerCase())) {
+      out.push(path);
+    }
+  }
+  return out.sort();
+}
+
+async function readEntryFile(root: string, rel: string): Promise<{ text?: string; problem?: LintProblem }> {
+  const fail = (rule: string, message: string) => ({ problem: { file: rel, line: 1, rule, severity: 'error' as const, message } });
+  try {
+    const s = await stat(join(root, rel));
+    if (!s.isFile()) return fail('file-unreadable', 'not a regular file (a link to a directory?); remove it or make it a file');
+    if (s.size > MAX_ENTRY_BYTES) {
+      return fail('file-too-large', `file is ${s.size} bytes, over the ${MAX_ENTRY_BYTES}-byte limit; split it or move data out of the catalog`);
+    }
+    const bytes = await readFile(join(root, rel));
+    let text: string;
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    } catch {
+      return fail('file-encoding', 'file is not valid UTF-8; re-save it as UTF-8');
+    }
+    return { text };
+  } catch (err) {
+    return fail('file-unreadable', `cannot read file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); check it exists and is readable`);
+  }
+}
+
+function byFileThenLine(a: LintProblem, b: LintProblem): number {
+  return a.file < b.file ? -1 : a.file > b.file ? 1 : a.line - b.line || (a.rule < b.rule ? -1 : a.rule > b.rule ? 1 : 0);
+}
+
+/**
+ * Load every entry under `dir` (SPEC §5): `.md` files, recursively, skipping dotfiles,
+ * dot-directories and README.md / index.md / _index.md / log.md. A broken entry is left out
+ * with its problems recorded; only an unusable root rejects (with a CatalogError).
+ */
+export async function loadCatalog(dir: string): Promise<LoadedCatalog> {
+  const s = await stat(dir).catch(() => undefined);
+  if (s === undefined) throw new CatalogError('catalog_not_found', `catalog directory ${dir} does not exist`);
+  if (!s.isDirectory()) throw new CatalogError('catalog_not_directory', `catalog path ${dir} is not a directory`);
+
+  const entries: Entry[] = [];
+  const problems: LintProblem[] = [];
+  const byTitle = new Map<string, string>();
+  for (const rel of await listEntryFiles(dir)) {
+    const read = await readEntryFile(dir, rel);
+    if (read.problem) problems.push(read.problem);
+    if (read.text === undefined) continue;
+    const parsed = parseEntry(rel, read.text);
+    problems.push(...parsed.problems);
+    if (!parsed.entry) continue;
+    entries.push(parsed.entry);
+    const key = parsed.entry.title.trim().toLowerCase();
+    const first = byTitle.get(key);
+    if (first === undefined) byTitle.set(key, rel);
+    else {
+      problems.push({
+        file: rel, line: parsed.titleLine ?? 1, rule: 'title-duplicate', severity: 'warning',
+        message: `title "${parsed.entry.title}" is also used by ${first}; make titles distinct so people can tell entries apart`,
+      });
+    }
+  }
+  return { entries, problems: problems.sort(byFileThenLine) };
+}

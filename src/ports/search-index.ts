@@ -1,0 +1,23 @@
+import type { Candidate, Entry } from '../core/types.js';
+
+/**
+ * Text search over the catalog (SPEC §5 "Search"). An implementation may use any engine to
+ * find candidates, but every returned score is the catalog's own BM25 so gates can compare
+ * scores across candidates and across engines. All entries are indexed whatever their
+ * status; recall filters on `candidate.entry.status`.
+ */
+export interface SearchIndex {
+  /** Number of indexed entries. */
+  readonly size: number;
+  /**
+   * The top `k` entries for pre-tokenized query terms (use `tokenize` from core), sorted by
+   * BM25 score descending, ties by entry id. Entries scoring 0 are left out. The array is
+   * fresh: callers may add to it.
+   */
+  search(queryTokens: readonly string[], k: number): Candidate[];
+  /** BM25 score of one entry for the query; 0 for an unknown id or no shared term. */
+  score(queryTokens: readonly string[], entryId: string): number;
+}
+
+/** Builds an index over a loaded catalog; called again whenever the catalog reloads. */
+export type SearchIndexFactory = (entries: readonly Entry[]) => SearchIndex;
