@@ -1,0 +1,181 @@
+/**
+ * A Keyv storage adapter over Node's built-in `node:sqlite` — the embedded, server-less default
+ * store (SPEC §8). WAL journal with `synchronous=FULL`: a `set` has been fsynced when it
+ * returns, so a process or host crash after an acknowledgement loses nothing. No native module.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import type { StatementSync } from 'node:sqlite';
+import { EventEmitter } from 'node:events';
+import type { KeyvStoreAdapter } from 'keyv';
+
+export interface SqliteKeyvStoreOptions {
+  /** Database file, or `:memory:`. Parent directories are created. */
+  path: string;
+  /** Table name (letters, digits, underscore). Default `keyv`. */
+  table?: string;
+  /** Milliseconds to wait on a lock held by another connection. Default 5000. */
+  busyTimeoutMs?: number;
+}
+
+type Row = { key: string; value: string; expires: number | null };
+
+/** Implements keyv 5's `KeyvStoreAdapter`; keys arrive already prefixed with `namespace:`. */
+export class SqliteKeyvStore extends EventEmitter implements KeyvStoreAdapter {
+  /** `dialect`/`url` tell Keyv this adapter can iterate. */
+  readonly opts: { dialect: 'sqlite'; url: string; table: string };
+  namespace?: string | undefined;
+  readonly #db: DatabaseSync;
+  readonly #stmt: {
+    get: StatementSync;
+    set: StatementSync;
+    del: StatementSync;
+    clearAll: StatementSync;
+    clearPrefix: StatementSync;
+    iterAll: StatementSync;
+    iterPrefix: StatementSync;
+  };
+
+  constructor(options: SqliteKeyvStoreOptions) {
+    super();
+    const table = options.table ?? 'keyv';
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(table)) throw new Error(`invalid sqlite table name: ${table}`);
+    if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
+    this.opts = { dialect: 'sqlite', url: `sqlite://${options.path}`, table };
+    this.#db = new DatabaseSync(options.path);
+    this.#db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
+    this.#db.exec('PRAGMA journal_mode = WAL');
+    this.#db.exec('PRAGMA synchronous = FULL');
+    this.#db.exec(
+      `CREATE TABLE IF NOT EXISTS ${table} (key TEXT PRIMARY KEY, value TEXT NOT NULL, expires INTEGER)`,
+    );
+    // Prefix matching by range keeps it exact (LIKE would treat `_` and `%` in namespaces as wildcards).
+    this.#stmt = {
+      get: this.#db.prepare(`SELECT key, value, expires FROM ${table} WHERE key = ?`),
+      set: this.#db.prepare(
+        `INSERT INTO ${table} (key, value, expires) VALUES (?, ?, ?)
+         ON CONFLICT(key) DO UPDATE SET value = excluded.value, expires = excluded.expires`,
+      ),
+      del: this.#db.prepare(`DELETE FROM ${table} WHERE key = ?`),
+      clearAll: this.#db.prepare(`DELETE FROM ${table}`),
+      clearPrefix: this.#db.prepare(`DELETE FROM ${table} WHERE key >= ? AND key < ?`),
+      iterAll: this.#db.prepare(`SELECT key, value, expires FROM ${table} ORDER BY key`),
+      iterPrefix: this.#db.prepare(`SELECT key, value, expires FROM ${table} WHERE key >= ? AND key < ? ORDER BY key`),
+    };
+  }
+
+  /** Run `fn`, turning a thrown sqlite error into an `error` event plus a rejection. */
+  #guard<T>(fn: () => T): Promise<T> {
+    try {
+      return Promise.resolve(fn());
+    } catch (err) {
+      if (this.listenerCount('error') > 0) this.emit('error', err);
+      return Promise.reject(err);
+    }
+  }
+
+  #live(key: string, now = Date.now()): Row | undefined {
+    const row = this.#stmt.get.get(key) as Row | undefined;
+    if (!row) return undefined;
+    if (row.expires !== null && row.expires <= now) {
+      this.#stmt.del.run(key);
+      return undefined;
+    }
+    return row;
+  }
+
+  get<Value>(key: string): Promise<Value | undefined> {
+    return this.#guard(() => this.#live(key)?.value as Value | undefined);
+  }
+
+  getMany<Value>(keys: string[]): Promise<Array<Value | undefined>> {
+    return this.#guard(() => {
+      const now = Date.now();
+      return keys.map((k) => this.#live(k, now)?.value as Value | undefined);
+    });
+  }
+
+  /** `ttl` in milliseconds; absent or 0 means no expiry. */
+  set(key: string, value: unknown, ttl?: number): Promise<boolean> {
+    return this.#guard(() => {
+      const expires = typeof ttl === 'number' && ttl > 0 ? Date.now() + ttl : null;
+      this.#stmt.set.run(key, typeof value === 'string' ? value : JSON.stringify(value), expires);
+      return true;
+    });
+  }
+
+  setMany(entries: Array<{ key: string; value: unknown; ttl?: number }>): Promise<void> {
+    return this.#guard(() => {
+      this.#transaction(() => {
+        for (const e of entries) {
+          const expires = typeof e.ttl === 'number' && e.ttl > 0 ? Date.now() + e.ttl : null;
+          this.#stmt.set.run(e.key, typeof e.value === 'string' ? e.value : JSON.stringify(e.value), expires);
+        }
+      });
+    });
+  }
+
+  delete(key: string): Promise<boolean> {
+    return this.#guard(() => Number(this.#stmt.del.run(key).changes) > 0);
+  }
+
+  deleteMany(keys: string[]): Promise<boolean> {
+    return this.#guard(() => {
+      let changed = 0;
+      this.#transaction(() => {
+        for (const k of keys) changed += Number(this.#stmt.del.run(k).changes);
+      });
+      return changed > 0;
+    });
+  }
+
+  has(key: string): Promise<boolean> {
+    return this.#guard(() => this.#live(key) !== undefined);
+  }
+
+  hasMany(keys: string[]): Promise<boolean[]> {
+    return this.#guard(() => keys.map((k) => this.#live(k) !== undefined));
+  }
+
+  /** Clears this namespace only (everything when there is none). */
+  clear(): Promise<void> {
+    return this.#guard(() => {
+      if (this.namespace) this.#stmt.clearPrefix.run(...prefixRange(this.namespace));
+      else this.#stmt.clearAll.run();
+    });
+  }
+
+  /** Yields `[key, rawValue]` for live rows of `namespace` (all rows without one), in key order. */
+  async *iterator(namespace?: string): AsyncGenerator<[string, string], void> {
+    const ns = namespace ?? this.namespace;
+    const rows = (ns ? this.#stmt.iterPrefix.all(...prefixRange(ns)) : this.#stmt.iterAll.all()) as Row[];
+    const now = Date.now();
+    for (const row of rows) {
+      if (row.expires !== null && row.expires <= now) continue;
+      yield [row.key, row.value];
+    }
+  }
+
+  disconnect(): Promise<void> {
+    return this.#guard(() => {
+      if (this.#db.isOpen) this.#db.close();
+    });
+  }
+
+  #transaction(fn: () => void): void {
+    this.#db.exec('BEGIN IMMEDIATE');
+    try {
+      fn();
+      this.#db.exec('COMMIT');
+    } catch (err) {
+      this.#db.exec('ROLLBACK');
+      throw err;
+    }
+  }
+}
+
+/** `[lo, hi)` covering exactly the keys starting with `ns:`. */
+function prefixRange(ns: string): [string, string] {
+  return [`${ns}:`, `${ns};`];
+}

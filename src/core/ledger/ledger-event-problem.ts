@@ -1,0 +1,77 @@
+import type { LedgerEvent } from '../ledger-events.js';
+
+const VERDICTS = ['action_required', 'action_suggested', 'inconclusive', 'no_action'] as const;
+const OPEN_KINDS = ['recall', 'fresh'] as const;
+const ANSWER_KINDS = ['incident', 'runbook'] as const;
+const VOTES = ['up', 'down', 'clear'] as const;
+
+type Fields = Record<string, unknown>;
+
+function str(o: Fields, key: string): string | undefined {
+  const v = o[key];
+  return typeof v === 'string' && v.length > 0 ? undefined : `${key} must be a non-empty string`;
+}
+
+function optStr(o: Fields, key: string): string | undefined {
+  return o[key] === undefined ? undefined : str(o, key);
+}
+
+function time(o: Fields, key: string): string | undefined {
+  const v = o[key];
+  if (typeof v !== 'string' || Number.isNaN(Date.parse(v))) return `${key} must be an ISO timestamp`;
+  return undefined;
+}
+
+function oneOf(o: Fields, key: string, allowed: readonly string[], optional = false): string | undefined {
+  const v = o[key];
+  if (optional && v === undefined) return undefined;
+  return typeof v === 'string' && allowed.includes(v) ? undefined : `${key} must be one of ${allowed.join('|')}`;
+}
+
+/**
+ * Why `value` is not a well-formed ledger event, or undefined when it is. The reducer skips
+ * what this rejects (replay never crashes on an old or damaged record) and `Ledger.append`
+ * refuses it, so nothing malformed is ever written.
+ */
+export function ledgerEventProblem(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'event must be an object';
+  const o = value as Fields;
+  const checks: Array<string | undefined> = [time(o, 'at')];
+  switch (o['type']) {
+    case 'open':
+      checks.push(
+        str(o, 'fingerprint'),
+        str(o, 'triggerKey'),
+        oneOf(o, 'kind', OPEN_KINDS),
+        optStr(o, 'entry'),
+        oneOf(o, 'answerKind', ANSWER_KINDS, true),
+        typeof o['dupFingerprint'] === 'string' ? undefined : 'dupFingerprint must be a string',
+        optStr(o, 'curatedUrl'),
+        oneOf(o, 'verdict', VERDICTS),
+        typeof o['resolvable'] === 'boolean' ? undefined : 'resolvable must be a boolean',
+        optStr(o, 'threadId'),
+      );
+      break;
+    case 'resolve':
+      checks.push(str(o, 'fingerprint'));
+      break;
+    case 'feedback':
+      checks.push(str(o, 'triggerKey'), str(o, 'user'), oneOf(o, 'vote', VOTES));
+      break;
+    case 'silence':
+      checks.push(str(o, 'triggerKey'), str(o, 'user'), time(o, 'until'));
+      break;
+    case 'confirm':
+      checks.push(str(o, 'entry'), typeof o['dupFingerprint'] === 'string' ? undefined : 'dupFingerprint must be a string');
+      break;
+    default:
+      return `unknown event type ${JSON.stringify(o['type'])}`;
+  }
+  const problems = checks.filter((c): c is string => c !== undefined);
+  return problems.length === 0 ? undefined : `${String(o['type'])} event: ${problems.join('; ')}`;
+}
+
+/** Type guard over {@link ledgerEventProblem}. */
+export function isLedgerEvent(value: unknown): value is LedgerEvent {
+  return ledgerEventProblem(value) === undefined;
+}

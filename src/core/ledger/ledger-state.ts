@@ -1,0 +1,259 @@
+/**
+ * The ledger's read model (SPEC §8), folded one event at a time. Pure and deterministic: the
+ * state is plain JSON (null-prototype dictionaries, no Maps, no undefined-valued fields), so a
+ * snapshot round-trips through JSON and a full replay yields a deep-equal state.
+ */
+import type { LedgerEvent, OpenEvent } from '../ledger-events.js';
+import { ledgerEventProblem } from './ledger-event-problem.js';
+import { DEFAULT_LEDGER_LIMITS, LEDGER_STATE_VERSION } from './ledger-types.js';
+import type {
+  DupStats,
+  EntryAggregate,
+  Episode,
+  FingerprintState,
+  LedgerLimits,
+  LedgerState,
+  OpenRecord,
+  TriggerState,
+  Vote,
+} from './ledger-types.js';
+
+export * from './ledger-types.js';
+export * from './ledger-reads.js';
+
+/** A dictionary immune to keys like `__proto__` (trigger keys and user names come from outside). */
+function dict<T>(from?: Record<string, T>): Record<string, T> {
+  return Object.assign(Object.create(null) as Record<string, T>, from);
+}
+
+/** An empty state; `limits` override the defaults (they are part of the state, so replay agrees). */
+export function createLedgerState(limits: Partial<LedgerLimits> = {}): LedgerState {
+  return {
+    version: LEDGER_STATE_VERSION,
+    limits: { ...DEFAULT_LEDGER_LIMITS, ...limits },
+    applied: 0,
+    skipped: 0,
+    resolves: 0,
+    fingerprints: dict(),
+    fingerprintCount: 0,
+    entries: dict(),
+    triggers: dict(),
+    dups: dict(),
+    recentEpisodes: [],
+  };
+}
+
+/**
+ * Rebuild a state from its JSON form (a snapshot). Returns undefined when the value is not a
+ * state of the current version, so the caller falls back to a full replay.
+ */
+export function restoreLedgerState(json: unknown): LedgerState | undefined {
+  if (typeof json !== 'object' || json === null) return undefined;
+  const s = json as LedgerState;
+  if (s.version !== LEDGER_STATE_VERSION || typeof s.applied !== 'number' || !Array.isArray(s.recentEpisodes)) {
+    return undefined;
+  }
+  const triggers = dict<TriggerState>();
+  for (const [k, t] of Object.entries(s.triggers ?? {})) triggers[k] = { ...t, votes: dict(t.votes) };
+  return {
+    ...s,
+    fingerprints: dict(s.fingerprints),
+    entries: dict(s.entries),
+    triggers,
+    dups: dict(s.dups),
+  };
+}
+
+/** Copy only defined fields, so JSON round-trips and replays stay deep-equal. */
+function defined<T extends object>(o: T): T {
+  const out = {} as T;
+  for (const [k, v] of Object.entries(o)) if (v !== undefined) (out as Record<string, unknown>)[k] = v;
+  return out;
+}
+
+function pushBounded<T>(list: T[], item: T, max: number): void {
+  list.push(item);
+  while (list.length > max) list.shift();
+}
+
+function entryAgg(state: LedgerState, id: string): EntryAggregate {
+  return (state.entries[id] ??= { recalls: 0, resolved: 0, up: 0, down: 0, confirmations: 0 });
+}
+
+function trigger(state: LedgerState, key: string): TriggerState {
+  return (state.triggers[key] ??= { count: 0, resolved: 0, votes: dict(), up: 0, down: 0, episodes: [] });
+}
+
+function dup(state: LedgerState, key: string): DupStats {
+  return (state.dups[key] ??= { opens: 0, resolved: 0, confirmations: 0 });
+}
+
+/** Fetch (or create) a fingerprint's state and mark it most recently used; evicts the oldest. */
+function touchFingerprint(state: LedgerState, fp: string): FingerprintState {
+  const existing = state.fingerprints[fp];
+  if (existing) {
+    delete state.fingerprints[fp];
+    state.fingerprints[fp] = existing;
+    return existing;
+  }
+  const created: FingerprintState = { open: [] };
+  state.fingerprints[fp] = created;
+  state.fingerprintCount += 1;
+  if (state.fingerprintCount > state.limits.maxFingerprints) {
+    for (const oldest in state.fingerprints) {
+      delete state.fingerprints[oldest];
+      state.fingerprintCount -= 1;
+      break;
+    }
+  }
+  return created;
+}
+
+/** Whether an open feeds the entry's instant-recall record (resolve-based decay). */
+function countsAsRecall(o: OpenRecord): o is OpenRecord & { entry: string } {
+  return o.kind === 'recall' && o.resolvable && o.entry !== undefined && o.answerKind !== 'runbook';
+}
+
+function endSilence(state: LedgerState, key: string | undefined, at: string, by: 'resolve' | 'down'): void {
+  const silence = key === undefined ? undefined : state.triggers[key]?.silence;
+  if (silence && silence.endedBy === undefined) {
+    silence.endedAt = at;
+    silence.endedBy = by;
+  }
+}
+
+function closeEpisode(state: LedgerState, open: OpenRecord, resolvedAt: string): Episode {
+  const episode = defined<Episode>({
+    fingerprint: open.fingerprint,
+    triggerKey: open.triggerKey,
+    kind: open.kind,
+    entry: open.entry,
+    answerKind: open.answerKind,
+    dupFingerprint: open.dupFingerprint,
+    resolvable: open.resolvable,
+    openedAt: open.at,
+    resolvedAt,
+    threadId: open.threadId,
+  });
+  const t = trigger(state, open.triggerKey);
+  t.resolved += 1;
+  pushBounded(t.episodes, episode, state.limits.episodesPerTrigger);
+  pushBounded(state.recentEpisodes, episode, state.limits.recentEpisodes);
+  if (countsAsRecall(open)) {
+    const agg = entryAgg(state, open.entry);
+    agg.resolved += 1;
+    agg.lastResolved = resolvedAt;
+  }
+  const d = dup(state, open.dupFingerprint);
+  d.resolved += 1;
+  d.lastResolvedAt = resolvedAt;
+  endSilence(state, open.triggerKey, resolvedAt, 'resolve');
+  return episode;
+}
+
+function applyOpen(state: LedgerState, e: OpenEvent): Episode | undefined {
+  const open = defined<OpenRecord>({
+    fingerprint: e.fingerprint,
+    triggerKey: e.triggerKey,
+    kind: e.kind,
+    entry: e.entry,
+    answerKind: e.answerKind,
+    dupFingerprint: e.dupFingerprint,
+    curatedUrl: e.curatedUrl,
+    verdict: e.verdict,
+    resolvable: e.resolvable,
+    threadId: e.threadId,
+    at: e.at,
+  });
+  const t = trigger(state, open.triggerKey);
+  t.count += 1;
+  t.firstSeen ??= open.at;
+  t.lastSeen = open.at;
+  if (t.newestOpen) t.previousOpen = t.newestOpen;
+  t.newestOpen = open;
+  if (open.verdict !== 'inconclusive') t.newestConcludedOpen = open;
+  const link = open.curatedUrl ?? open.entry;
+  if (link !== undefined) t.lastKbLink = link;
+  if (countsAsRecall(open)) entryAgg(state, open.entry).recalls += 1;
+  const d = dup(state, open.dupFingerprint);
+  d.opens += 1;
+  d.triggerKey = open.triggerKey;
+
+  const fp = touchFingerprint(state, open.fingerprint);
+  fp.triggerKey = open.triggerKey;
+  const pending = fp.pendingResolveAt;
+  if (pending !== undefined) {
+    delete fp.pendingResolveAt;
+    // A resolve buffered long before this open belongs to an earlier, unrecorded firing.
+    if (Date.parse(open.at) - Date.parse(pending) <= state.limits.resolveBufferMs) {
+      return closeEpisode(state, open, pending);
+    }
+  }
+  pushBounded(fp.open, open, state.limits.maxOpenPerFingerprint);
+  return undefined;
+}
+
+function applyResolve(state: LedgerState, fingerprint: string, at: string): Episode | undefined {
+  state.resolves += 1;
+  state.lastResolveAt = at;
+  const fp = touchFingerprint(state, fingerprint);
+  const open = fp.open.pop();
+  if (open) return closeEpisode(state, open, at);
+  fp.pendingResolveAt = at;
+  endSilence(state, fp.triggerKey, at, 'resolve');
+  return undefined;
+}
+
+function applyFeedback(state: LedgerState, e: Extract<LedgerEvent, { type: 'feedback' }>): void {
+  const t = trigger(state, e.triggerKey);
+  const previous = t.votes[e.user];
+  if (e.vote === 'down') endSilence(state, e.triggerKey, e.at, 'down');
+  if (previous?.vote === e.vote) return; // a duplicate click is idempotent
+  if (previous) {
+    t[previous.vote] -= 1;
+    if (previous.entry !== undefined) entryAgg(state, previous.entry)[previous.vote] -= 1;
+    delete t.votes[e.user];
+  }
+  if (e.vote === 'clear') return;
+  const entry = t.newestOpen?.entry;
+  t.votes[e.user] = defined<Vote>({ vote: e.vote, entry, at: e.at });
+  t[e.vote] += 1;
+  if (entry !== undefined) entryAgg(state, entry)[e.vote] += 1;
+}
+
+/**
+ * Fold one event into `state` (mutating it, O(1) amortised). Returns the episode a resolve
+ * (or an open meeting a buffered resolve) closed, so the caller can reply into its thread.
+ * A malformed event is counted in `skipped` and otherwise ignored.
+ */
+export function applyEvent(state: LedgerState, event: unknown): Episode | undefined {
+  if (ledgerEventProblem(event) !== undefined) {
+    state.skipped += 1;
+    return undefined;
+  }
+  const e = event as LedgerEvent;
+  state.applied += 1;
+  switch (e.type) {
+    case 'open':
+      return applyOpen(state, e);
+    case 'resolve':
+      return applyResolve(state, e.fingerprint, e.at);
+    case 'feedback':
+      applyFeedback(state, e);
+      return undefined;
+    case 'silence':
+      trigger(state, e.triggerKey).silence = { user: e.user, at: e.at, until: e.until };
+      return undefined;
+    case 'confirm':
+      entryAgg(state, e.entry).confirmations += 1;
+      dup(state, e.dupFingerprint).confirmations += 1;
+      return undefined;
+  }
+}
+
+/** Fold a whole event sequence into a fresh state. */
+export function replayEvents(events: Iterable<unknown>, limits: Partial<LedgerLimits> = {}): LedgerState {
+  const state = createLedgerState(limits);
+  for (const e of events) applyEvent(state, e);
+  return state;
+}

@@ -1,0 +1,125 @@
+/**
+ * Shapes of the ledger's read model (SPEC §8). Plain JSON throughout so snapshots round-trip.
+ */
+import type { AnswerKind } from '../types.js';
+import type { OpenEvent } from '../ledger-events.js';
+
+/** Bumped whenever the shape or the folding rules change: older snapshots are then ignored. */
+export const LEDGER_STATE_VERSION = 1;
+
+/** Bounds that keep memory finite however long the ledger runs. */
+export interface LedgerLimits {
+  /** Unresolved opens kept per fingerprint; the oldest go first (LIFO pairing reaches them last). */
+  maxOpenPerFingerprint: number;
+  /** Fingerprints tracked at once; the least recently touched is forgotten first. */
+  maxFingerprints: number;
+  /** A resolve that arrives before its open pairs only with an open at most this much later. */
+  resolveBufferMs: number;
+  /** Closed episodes kept per trigger key. */
+  episodesPerTrigger: number;
+  /** Closed episodes kept overall (newest). */
+  recentEpisodes: number;
+}
+
+export const DEFAULT_LEDGER_LIMITS: LedgerLimits = {
+  maxOpenPerFingerprint: 20,
+  maxFingerprints: 50_000,
+  resolveBufferMs: 60 * 60 * 1000,
+  episodesPerTrigger: 10,
+  recentEpisodes: 200,
+};
+
+/** An open as recorded (the event without its `type`). */
+export type OpenRecord = Omit<OpenEvent, 'type'>;
+
+/** One open, paired with its resolve once that arrives. */
+export interface Episode {
+  fingerprint: string;
+  triggerKey: string;
+  kind: OpenEvent['kind'];
+  entry?: string;
+  answerKind?: AnswerKind;
+  dupFingerprint: string;
+  resolvable: boolean;
+  openedAt: string;
+  resolvedAt?: string;
+  threadId?: string;
+}
+
+export interface FingerprintState {
+  /** Trigger key of the newest open seen for this fingerprint (lets a late resolve end a silence). */
+  triggerKey?: string;
+  /** Unresolved opens, oldest first. */
+  open: OpenRecord[];
+  /** A resolve that arrived before any open, waiting for the next one. */
+  pendingResolveAt?: string;
+}
+
+export interface EntryAggregate {
+  recalls: number;
+  resolved: number;
+  up: number;
+  down: number;
+  confirmations: number;
+  lastResolved?: string;
+}
+
+export interface Vote {
+  vote: 'up' | 'down';
+  /** Entry the vote was attributed to when cast; it stays there. */
+  entry?: string;
+  at: string;
+}
+
+export interface SilenceRecord {
+  user: string;
+  at: string;
+  until: string;
+  endedAt?: string;
+  endedBy?: 'resolve' | 'down';
+}
+
+export interface TriggerState {
+  count: number;
+  resolved: number;
+  firstSeen?: string;
+  lastSeen?: string;
+  newestOpen?: OpenRecord;
+  previousOpen?: OpenRecord;
+  newestConcludedOpen?: OpenRecord;
+  /** Newest KB link (curatedUrl, else entry) carried by any open of this trigger. */
+  lastKbLink?: string;
+  /** Live votes by user. */
+  votes: Record<string, Vote>;
+  up: number;
+  down: number;
+  silence?: SilenceRecord;
+  /** Newest closed episodes, oldest first. */
+  episodes: Episode[];
+}
+
+export interface DupStats {
+  opens: number;
+  resolved: number;
+  confirmations: number;
+  lastResolvedAt?: string;
+  triggerKey?: string;
+}
+
+export interface LedgerState {
+  version: number;
+  limits: LedgerLimits;
+  /** Valid events folded in. */
+  applied: number;
+  /** Malformed events skipped (never crash a replay). */
+  skipped: number;
+  resolves: number;
+  lastResolveAt?: string;
+  fingerprints: Record<string, FingerprintState>;
+  fingerprintCount: number;
+  entries: Record<string, EntryAggregate>;
+  triggers: Record<string, TriggerState>;
+  dups: Record<string, DupStats>;
+  /** Newest closed episodes overall, oldest first. */
+  recentEpisodes: Episode[];
+}

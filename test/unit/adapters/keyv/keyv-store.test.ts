@@ -1,0 +1,71 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createStore } from '../../../../src/adapters/keyv/keyv-store.js';
+import type { KeyValueStore } from '../../../../src/ports/store.js';
+
+let dir: string;
+const opened: KeyValueStore[] = [];
+function track(s: KeyValueStore): KeyValueStore {
+  opened.push(s);
+  return s;
+}
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'reprise-store-'));
+});
+afterEach(async () => {
+  for (const s of opened.splice(0)) await s.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function roundTrip(store: KeyValueStore): Promise<void> {
+  await store.set('a', { x: 1 });
+  await store.set('b', 0);
+  expect(await store.get('a')).toEqual({ x: 1 });
+  expect(await store.get('b')).toBe(0);
+  expect(await store.getMany(['a', 'nope', 'b'])).toEqual([{ x: 1 }, undefined, 0]);
+  expect(await store.getMany([])).toEqual([]);
+  await store.delete('a');
+  expect(await store.get('a')).toBeUndefined();
+}
+
+describe('createStore', () => {
+  it('defaults to the embedded sqlite file in the data dir, creating the dir', async () => {
+    const dataDir = join(dir, 'nested', 'data');
+    const store = track(createStore(undefined, dataDir));
+    await roundTrip(store);
+    expect(existsSync(join(dataDir, 'reprise.sqlite'))).toBe(true);
+  });
+
+  it('keeps values across close and reopen of the same file', async () => {
+    const url = `sqlite://${join(dir, 'x.sqlite')}`;
+    const first = createStore(url, dir);
+    await first.set('k', ['v']);
+    await first.close();
+    expect(await track(createStore(url, dir)).get('k')).toEqual(['v']);
+  });
+
+  it('accepts file: URLs and memory://', async () => {
+    await roundTrip(track(createStore(pathToFileURL(join(dir, 'f.sqlite')).href, dir)));
+    expect(existsSync(join(dir, 'f.sqlite'))).toBe(true);
+    await roundTrip(track(createStore('memory://', dir)));
+  });
+
+  it('rejects an unknown scheme naming the supported ones, without leaking credentials', () => {
+    expect(() => createStore('postgres://user:secret@db/x', dir)).toThrow(/sqlite:\/\/.*redis:\/\/.*memory:\/\//);
+    expect(() => createStore('postgres://user:secret@db/x', dir)).not.toThrow(/secret/);
+    expect(() => createStore('/just/a/path', dir)).toThrow(/unsupported store URL/);
+  });
+
+  it('refuses to store undefined', async () => {
+    await expect(track(createStore('memory://', dir)).set('k', undefined)).rejects.toThrow(/undefined/);
+  });
+
+  it('fails a write to an unreachable Redis instead of hanging or reporting success', async () => {
+    const store = track(createStore('redis://127.0.0.1:1', dir, { connectTimeoutMs: 300 }));
+    await expect(store.set('k', 1)).rejects.toThrow();
+  });
+});

@@ -1,0 +1,101 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import Keyv from 'keyv';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SqliteKeyvStore } from '../../../../src/adapters/keyv/sqlite-keyv-store.js';
+
+let dir: string;
+const opened: Keyv[] = [];
+
+function keyv(namespace = 'ns', file = 'kv.sqlite'): Keyv {
+  const k = new Keyv(new SqliteKeyvStore({ path: join(dir, file) }), { namespace, throwOnErrors: true });
+  opened.push(k);
+  return k;
+}
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'reprise-sqlite-'));
+});
+afterEach(async () => {
+  for (const k of opened.splice(0)) await k.disconnect();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('SqliteKeyvStore through Keyv', () => {
+  it('sets, gets, has, deletes and gets many', async () => {
+    const k = keyv();
+    expect(await k.get('missing')).toBeUndefined();
+    expect(await k.set('a', { n: 1, s: ':colon', list: [1, 2] })).toBe(true);
+    await k.set('b', 'text');
+    expect(await k.get('a')).toEqual({ n: 1, s: ':colon', list: [1, 2] });
+    expect(await k.has('a')).toBe(true);
+    expect(await k.has('zz')).toBe(false);
+    expect(await k.getMany(['a', 'zz', 'b'])).toEqual([{ n: 1, s: ':colon', list: [1, 2] }, undefined, 'text']);
+    expect(await k.delete('a')).toBe(true);
+    expect(await k.delete('a')).toBe(false);
+    expect(await k.get('a')).toBeUndefined();
+  });
+
+  it('expires values after their ttl', async () => {
+    const k = keyv();
+    await k.set('short', 1, 30);
+    await k.set('long', 2, 60_000);
+    expect(await k.get('short')).toBe(1);
+    await new Promise((r) => setTimeout(r, 60));
+    expect(await k.get('short')).toBeUndefined();
+    expect(await k.has('short')).toBe(false);
+    expect(await k.get('long')).toBe(2);
+  });
+
+  it('keeps namespaces apart: clear only empties its own (also with LIKE wildcards in the name)', async () => {
+    const a = keyv('app_1');
+    const b = keyv('appX1');
+    await a.set('k', 'a');
+    await b.set('k', 'b');
+    expect(await a.get('k')).toBe('a');
+    expect(await b.get('k')).toBe('b');
+    await a.clear();
+    expect(await a.get('k')).toBeUndefined();
+    expect(await b.get('k')).toBe('b');
+  });
+
+  it('iterates the live keys of its namespace', async () => {
+    const a = keyv('one');
+    const b = keyv('two');
+    await a.set('x', 1);
+    await a.set('y', 2);
+    await a.set('gone', 3, 1);
+    await b.set('z', 9);
+    await new Promise((r) => setTimeout(r, 10));
+    const seen: Array<[string, unknown]> = [];
+    for await (const [key, value] of a.iterator!(undefined)) seen.push([key as string, value]);
+    expect(seen).toEqual([['x', 1], ['y', 2]]);
+  });
+
+  it('persists to the file in WAL mode with synchronous=FULL', async () => {
+    const k = keyv('p');
+    await k.set('durable', { ok: true });
+    await k.disconnect();
+    const db = new DatabaseSync(join(dir, 'kv.sqlite'));
+    expect(db.prepare('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' });
+    expect(db.prepare('SELECT key FROM keyv').all()).toEqual([{ key: 'p:durable' }]);
+    db.close();
+    const again = keyv('p');
+    expect(await again.get('durable')).toEqual({ ok: true });
+  });
+
+  it('reports errors as rejections and error events', async () => {
+    const store = new SqliteKeyvStore({ path: join(dir, 'err.sqlite') });
+    const errors: unknown[] = [];
+    store.on('error', (e: unknown) => errors.push(e));
+    await store.disconnect();
+    await expect(store.set('k', 'v')).rejects.toThrow();
+    expect(errors).toHaveLength(1);
+  });
+
+  it('refuses an unsafe table name', () => {
+    expect(() => new SqliteKeyvStore({ path: ':memory:', table: 'x; DROP TABLE y' })).toThrow(/table name/);
+  });
+});

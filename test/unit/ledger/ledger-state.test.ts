@@ -1,0 +1,225 @@
+import { describe, expect, it } from 'vitest';
+import {
+  applyEvent,
+  createLedgerState,
+  dupStats,
+  entryStats,
+  occurrences,
+  openEpisodes,
+  recentEpisodes,
+  replayEvents,
+  resolveChannelLive,
+  silenceState,
+  trackRecord,
+} from '../../../src/core/ledger/ledger-state.js';
+import { ENTRY, TK, at, confirm, open, resolve, silence, vote } from './ledger-events-fixture.js';
+
+describe('episodes', () => {
+  it('pairs each resolve with the newest unresolved open of its fingerprint (LIFO)', () => {
+    const s = replayEvents([open('f1', 0, { threadId: 't0' }), open('f1', 5, { threadId: 't5' }), open('f1', 9)]);
+    const closed = applyEvent(s, resolve('f1', 10));
+    expect(closed).toMatchObject({ fingerprint: 'f1', openedAt: at(9), resolvedAt: at(10) });
+    expect(openEpisodes(s, 'f1').map((e) => e.threadId)).toEqual(['t5', 't0']);
+    expect(applyEvent(s, resolve('f1', 11))?.threadId).toBe('t5');
+    expect(entryStats(s, ENTRY)).toMatchObject({ recalls: 3, resolved: 2, lastResolved: at(11) });
+    expect(occurrences(s, TK)).toMatchObject({ count: 3, resolved: 2 });
+  });
+
+  it('buffers a resolve that arrives first and pairs it with the next open', () => {
+    const s = createLedgerState();
+    expect(applyEvent(s, resolve('f2', 1))).toBeUndefined();
+    const closed = applyEvent(s, open('f2', 3, { threadId: 'th' }));
+    expect(closed).toMatchObject({ openedAt: at(3), resolvedAt: at(1), threadId: 'th' });
+    expect(openEpisodes(s, 'f2')).toEqual([]);
+    expect(entryStats(s, ENTRY)).toMatchObject({ recalls: 1, resolved: 1 });
+    // the buffered resolve is consumed: the next open stays unresolved
+    applyEvent(s, open('f2', 4));
+    expect(openEpisodes(s, 'f2')).toHaveLength(1);
+  });
+
+  it('drops a buffered resolve older than the buffer window', () => {
+    const s = replayEvents([resolve('f3', 0), open('f3', 24 * 60)]);
+    expect(openEpisodes(s, 'f3')).toHaveLength(1);
+    expect(entryStats(s, ENTRY).resolved).toBe(0);
+  });
+
+  it('keeps memory bounded: unresolved opens per fingerprint and fingerprints overall', () => {
+    const s = createLedgerState({ maxOpenPerFingerprint: 3, maxFingerprints: 5 });
+    for (let i = 0; i < 10; i++) applyEvent(s, open('same', i));
+    expect(openEpisodes(s, 'same')).toHaveLength(3);
+    for (let i = 0; i < 10; i++) applyEvent(s, open(`fp${i}`, i));
+    expect(Object.keys(s.fingerprints)).toHaveLength(5);
+    expect(s.fingerprintCount).toBe(5);
+    expect(Object.keys(s.fingerprints)).toContain('fp9');
+  });
+
+  it('lists recent closed episodes newest first, per trigger and overall', () => {
+    const s = replayEvents([open('a', 0), open('b', 1, { triggerKey: 'other' }), resolve('a', 2), resolve('b', 3)]);
+    expect(recentEpisodes(s).map((e) => e.fingerprint)).toEqual(['b', 'a']);
+    expect(recentEpisodes(s, TK).map((e) => e.fingerprint)).toEqual(['a']);
+    expect(dupStats(s, 'dup-1')).toMatchObject({ opens: 2, resolved: 2, lastResolvedAt: at(3) });
+  });
+});
+
+describe('entry aggregate', () => {
+  it('never counts synthetic (non-resolvable) fingerprints', () => {
+    const s = replayEvents([open('gitops:x', 0, { resolvable: false }), resolve('gitops:x', 1)]);
+    expect(entryStats(s, ENTRY)).toMatchObject({ recalls: 0, resolved: 0 });
+    expect(occurrences(s, TK).count).toBe(1);
+  });
+
+  it('ignores fresh opens and runbook answers in recalls', () => {
+    const s = replayEvents([
+      open('f', 0, { kind: 'fresh', entry: undefined }),
+      open('g', 1, { answerKind: 'runbook', entry: 'playbooks/crashloop.md' }),
+    ]);
+    expect(entryStats(s, 'playbooks/crashloop.md').recalls).toBe(0);
+  });
+
+  it('moves a changed vote, clears it, and keeps it with the entry it was cast on', () => {
+    const s = replayEvents([open('f', 0), vote(TK, 'bob', 'up', 1)]);
+    expect(entryStats(s, ENTRY)).toMatchObject({ up: 1, down: 0 });
+    applyEvent(s, vote(TK, 'bob', 'up', 2)); // duplicate click: idempotent
+    expect(entryStats(s, ENTRY)).toMatchObject({ up: 1, down: 0 });
+    applyEvent(s, vote(TK, 'bob', 'down', 3));
+    expect(entryStats(s, ENTRY)).toMatchObject({ up: 0, down: 1 });
+    applyEvent(s, vote(TK, 'bob', 'clear', 4));
+    expect(entryStats(s, ENTRY)).toMatchObject({ up: 0, down: 0 });
+    expect(occurrences(s, TK)).toMatchObject({ up: 0, down: 0 });
+
+    applyEvent(s, vote(TK, 'carol', 'down', 5)); // attributed to ENTRY
+    applyEvent(s, open('f', 6, { entry: 'incidents/other.md' }));
+    applyEvent(s, vote(TK, 'dave', 'down', 7)); // attributed to the newest open's entry
+    expect(entryStats(s, ENTRY).down).toBe(1);
+    expect(entryStats(s, 'incidents/other.md').down).toBe(1);
+    applyEvent(s, vote(TK, 'carol', 'clear', 8)); // removed from where it was cast
+    expect(entryStats(s, ENTRY).down).toBe(0);
+    expect(entryStats(s, 'incidents/other.md').down).toBe(1);
+  });
+
+  it('records a vote on a fresh investigation without weighing any entry', () => {
+    const s = replayEvents([open('f', 0, { kind: 'fresh', entry: undefined }), vote(TK, 'bob', 'down', 1)]);
+    expect(Object.keys(s.entries)).toEqual([]);
+    expect(occurrences(s, TK).down).toBe(1);
+  });
+
+  it('offsets one 👎 per two confirmations', () => {
+    const s = replayEvents([open('f', 0), vote(TK, 'bob', 'down', 1), vote(TK, 'eve', 'down', 1), confirm(ENTRY, 2)]);
+    expect(entryStats(s, ENTRY)).toMatchObject({ down: 2, confirmations: 1, effectiveDown: 2 });
+    applyEvent(s, confirm(ENTRY, 3));
+    expect(entryStats(s, ENTRY).effectiveDown).toBe(1);
+    for (let i = 0; i < 6; i++) applyEvent(s, confirm(ENTRY, 4 + i));
+    expect(entryStats(s, ENTRY).effectiveDown).toBe(0);
+  });
+});
+
+describe('track record (outcome factor)', () => {
+  it('withholds decay until a resolve is seen anywhere', () => {
+    const s = replayEvents([open('f', 0), open('f', 1)]);
+    expect(resolveChannelLive(s)).toBe(false);
+    expect(trackRecord(s, ENTRY, 'incident')).toMatchObject({ factor: 1, withheld: true, recalls: 2 });
+    applyEvent(s, resolve('unrelated', 2));
+    expect(resolveChannelLive(s)).toBe(true);
+    expect(trackRecord(s, ENTRY, 'incident')).toMatchObject({ factor: 1 / 4, withheld: false });
+  });
+
+  it('applies feedback even without a resolve channel', () => {
+    const s = replayEvents([open('f', 0), vote(TK, 'bob', 'down', 1)]);
+    const tr = trackRecord(s, ENTRY, 'incident');
+    expect(tr.withheld).toBe(false);
+    expect(tr.factor).toBeCloseTo(1 / 4); // (0+0+1)/(1+0+1+2)
+  });
+
+  it('uses (resolved+up+1)/(recalls+up+effectiveDown+2) for incidents', () => {
+    const s = replayEvents([
+      open('f', 0), resolve('f', 1), open('f', 2), resolve('f', 3), open('f', 4),
+      vote(TK, 'bob', 'up', 5), vote(TK, 'eve', 'down', 5), confirm(ENTRY, 6), confirm(ENTRY, 7),
+    ]);
+    // resolved 2, recalls 3, up 1, down 1 offset by 2 confirmations
+    expect(trackRecord(s, ENTRY, 'incident')).toMatchObject({ factor: 4 / 6, withheld: false, effectiveDown: 0 });
+  });
+
+  it('never decays a runbook by resolves, only by votes', () => {
+    const rb = 'playbooks/crashloop.md';
+    const s = replayEvents([
+      open('f', 0, { entry: rb, answerKind: 'runbook', kind: 'fresh' }),
+      open('f', 1, { entry: rb, answerKind: 'runbook', kind: 'recall' }),
+      resolve('x', 2),
+    ]);
+    expect(trackRecord(s, rb, 'runbook')).toMatchObject({ factor: 1, withheld: true });
+    applyEvent(s, vote(TK, 'bob', 'down', 3));
+    expect(trackRecord(s, rb, 'runbook')).toMatchObject({ factor: 1 / 3, withheld: false });
+    applyEvent(s, vote(TK, 'eve', 'up', 4));
+    expect(trackRecord(s, rb, 'runbook').factor).toBeCloseTo(2 / 4);
+  });
+
+  it('withholds for an entry never observed', () => {
+    const s = replayEvents([resolve('x', 0)]);
+    expect(trackRecord(s, 'incidents/new.md', 'incident')).toMatchObject({ factor: 1, withheld: true, recalls: 0 });
+  });
+});
+
+describe('occurrences', () => {
+  it('tracks count, last seen, previous KB link and the newest concluded open', () => {
+    const s = replayEvents([
+      open('f', 0, { curatedUrl: 'https://git/pr/1', verdict: 'action_required' }),
+      open('f', 10, { kind: 'fresh', entry: undefined, verdict: 'inconclusive' }),
+    ]);
+    const o = occurrences(s, TK);
+    expect(o).toMatchObject({ count: 2, firstSeen: at(0), lastSeen: at(10), previousKbLink: 'https://git/pr/1' });
+    expect(o.newestOpen?.at).toBe(at(10));
+    expect(o.newestConcludedOpen?.at).toBe(at(0));
+    expect(occurrences(s, 'never')).toEqual({ count: 0, resolved: 0, up: 0, down: 0 });
+  });
+});
+
+describe('silence', () => {
+  const now = (m: number) => new Date(at(m));
+
+  it('holds until `until` and then lapses', () => {
+    const s = replayEvents([open('f', 0), silence(TK, 1, 61)]);
+    expect(silenceState(s, TK, now(30)).active).toBe(true);
+    expect(silenceState(s, TK, now(61)).active).toBe(false);
+    expect(silenceState(s, 'other', now(30))).toEqual({ active: false });
+  });
+
+  it('is ended by a resolve of the trigger', () => {
+    const s = replayEvents([open('f', 0), silence(TK, 1, 600), resolve('f', 5)]);
+    expect(silenceState(s, TK, now(6))).toMatchObject({ active: false, silence: { endedBy: 'resolve', endedAt: at(5) } });
+  });
+
+  it('is ended by a resolve arriving after the open was already resolved (same fingerprint)', () => {
+    const s = replayEvents([open('f', 0), resolve('f', 1), silence(TK, 2, 600), resolve('f', 5)]);
+    expect(silenceState(s, TK, now(6)).active).toBe(false);
+  });
+
+  it('is ended by a 👎 newer than the silence, not by an older one', () => {
+    const s = replayEvents([open('f', 0), vote(TK, 'bob', 'down', 1), silence(TK, 2, 600)]);
+    expect(silenceState(s, TK, now(3)).active).toBe(true);
+    applyEvent(s, vote(TK, 'bob', 'up', 4));
+    expect(silenceState(s, TK, now(5)).active).toBe(true);
+    applyEvent(s, vote(TK, 'eve', 'down', 6));
+    expect(silenceState(s, TK, now(7))).toMatchObject({ active: false, silence: { endedBy: 'down' } });
+  });
+
+  it('is ended by a critical firing recorded as a silence with until = now', () => {
+    const s = replayEvents([silence(TK, 0, 600), silence(TK, 5, 5, 'reprise')]);
+    expect(silenceState(s, TK, now(5)).active).toBe(false);
+  });
+});
+
+describe('bad input', () => {
+  it('skips malformed events without throwing', () => {
+    const s = createLedgerState();
+    for (const bad of [null, 42, {}, { type: 'nope', at: at(0) }, { type: 'open', at: at(0) }, { type: 'resolve', fingerprint: 'f', at: 'yesterday' }]) {
+      expect(applyEvent(s, bad)).toBeUndefined();
+    }
+    expect(s).toMatchObject({ skipped: 6, applied: 0 });
+  });
+
+  it('is immune to prototype keys in trigger keys and user names', () => {
+    const s = replayEvents([open('__proto__', 0, { triggerKey: '__proto__' }), vote('__proto__', '__proto__', 'down', 1)]);
+    expect(occurrences(s, '__proto__')).toMatchObject({ count: 1, down: 1 });
+    expect(({} as Record<string, unknown>)['count']).toBeUndefined();
+  });
+});
