@@ -1,0 +1,20 @@
+import type { Config } from '../config/schema.js';
+import { defaultConfig } from '../config/load-config.js';
+import type { RecallOptions } from '../core/recall/recall.js';
+
+/** Maps the `recall` config section onto the engine's options. */
+export function recallOptions(config: Config = defaultConfig()): RecallOptions {
+  const r = config.recall;
+  return {
+    k: r.k,
+    minScore: r.min_score,
+    marginGap: r.margin_gap,
+    soloFloor: r.solo_floor,
+    outcomeFloor: r.outcome_floor,
+    maxFallbacks: r.max_fallbacks,
+    confidenceCap: r.confidence_cap,
+    staleAfterMs: r.stale_after_ms,
+    staleFactor: r.stale_factor,
+    scopelessFactor: r.scopeless_factor,
+  };
+}

@@ -1,0 +1,100 @@
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { parseAlertmanagerPayload } from '../core/alertmanager.js';
+import { isRepriseError } from '../core/errors.js';
+import { createLedgerState, trackRecord } from '../core/ledger/ledger-state.js';
+import { Ledger } from '../core/ledger/ledger.js';
+import { recall, type TrackLookup } from '../core/recall/recall.js';
+import { createStore } from '../adapters/keyv/keyv-store.js';
+import { parseCli, UsageError } from './args.js';
+import { BUNDLED_CATALOG, loadSnapshot } from './catalog-context.js';
+import type { CliCommand } from './io.js';
+import { recallOptions } from './recall-options.js';
+import { loadConfig } from '../config/load-config.js';
+import { ConfigError, CONFIG_EXIT_CODE } from '../config/config-error.js';
+
+const USAGE = 'reprise recall [--catalog DIR] [--store URL] (--alert FILE | -) [--json]';
+
+/**
+ * `reprise recall`: what recall answers for an Alertmanager payload, with the gate trace.
+ * Read-only: it records nothing, so it is safe against a live bot's store.
+ */
+export const recallCommand: CliCommand = async (argv, io) => {
+  let args;
+  try {
+    args = parseCli(argv, { catalog: { type: 'string' }, store: { type: 'string' }, alert: { type: 'string' }, json: { type: 'boolean' }, config: { type: 'string' } }, USAGE);
+  } catch (err) {
+    io.stderr(`${(err as Error).message}\n`);
+    return 2;
+  }
+  const { values, positionals } = args;
+  const fromStdin = positionals.includes('-') || values.alert === '-';
+  if (!values.alert && !fromStdin) {
+    io.stderr(`reprise recall: give the alert payload with --alert FILE or - for standard input\nusage: ${USAGE}\n`);
+    return 2;
+  }
+  let body: unknown;
+  try {
+    const raw = fromStdin ? await io.stdin() : await readFile(resolve(io.cwd, values.alert!), 'utf8');
+    body = JSON.parse(raw);
+  } catch (err) {
+    io.stderr(`reprise recall: cannot read the alert payload: ${(err as Error).message}\n`);
+    return 2;
+  }
+  let config;
+  try {
+    config = loadConfig({ ...(values.config ? { file: values.config } : {}), env: io.env, cwd: io.cwd });
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      io.stderr(`${err.format()}\n`);
+      return CONFIG_EXIT_CODE;
+    }
+    throw err;
+  }
+  let incidents;
+  try {
+    incidents = parseAlertmanagerPayload(body).incidents;
+  } catch (err) {
+    io.stderr(`reprise recall: ${isRepriseError(err) ? err.message : String(err)}\n`);
+    return 2;
+  }
+  const { snapshot, skipped } = await loadSnapshot(resolve(io.cwd, values.catalog ?? BUNDLED_CATALOG));
+  for (const p of skipped) io.stderr(`warning: skipped ${p.file}:${p.line} (${p.rule}): ${p.message}\n`);
+  let track: TrackLookup;
+  let close = async (): Promise<void> => {};
+  if (values.store) {
+    const store = createStore(values.store, resolve(io.cwd, io.env['REPRISE_DATA_DIR'] ?? 'data'));
+    const ledger = await Ledger.open(store);
+    track = (entry, kind) => trackRecord(ledger.state, entry, kind);
+    close = async () => store.close();
+  } else {
+    const empty = createLedgerState();
+    track = (entry, kind) => trackRecord(empty, entry, kind);
+  }
+  try {
+    const opts = recallOptions(config);
+    const now = new Date();
+    const out = incidents.map((i) => {
+      const r = recall(i, snapshot, track, opts, now);
+      return { triggerKey: i.triggerKey, fingerprint: i.fingerprint, status: i.status, answer: r.answer, nearMiss: r.nearMiss, ranked: r.ranked.slice(0, 5), trace: r.trace };
+    });
+    if (values.json) {
+      io.stdout(`${JSON.stringify({ incidents: out }, null, 2)}\n`);
+    } else {
+      for (const o of out) {
+        io.stdout(`${o.triggerKey}\n  answer: ${o.answer ? `${o.answer.kind} ${o.answer.entry} @ ${o.answer.confidence}` : 'none'}\n`);
+        if (o.nearMiss) io.stdout(`  near miss: ${o.nearMiss.entry} (${o.nearMiss.gate}: ${o.nearMiss.reason})\n`);
+        for (const t of o.trace) io.stdout(`  ${t.passed ? '✓' : '✗'} ${t.gate} ${t.entry ?? ''} — ${t.reason}\n`);
+      }
+    }
+    return 0;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.stderr(`${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  } finally {
+    await close();
+  }
+};

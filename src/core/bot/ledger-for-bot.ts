@@ -1,0 +1,23 @@
+import type { Ledger } from '../ledger/ledger.js';
+import { occurrences, silenceState, trackRecord } from '../ledger/ledger-state.js';
+import type { BotLedger } from './reprise-bot.js';
+
+/** Adapts the ledger service to the narrow view the bot reads and writes. */
+export function ledgerForBot(ledger: Ledger): BotLedger {
+  return {
+    record: async (event) => {
+      const r = await ledger.record(event);
+      return r.closed ? { seq: r.seq, closed: r.closed } : { seq: r.seq };
+    },
+    track: (entry, kind) => trackRecord(ledger.state, entry, kind),
+    occurrences: (triggerKey) => {
+      const o = occurrences(ledger.state, triggerKey);
+      const prev = o.newestOpen?.curatedUrl ?? o.newestOpen?.entry;
+      return { count: o.count, ...(o.lastSeen ? { lastSeen: o.lastSeen } : {}), ...(prev ? { previousEntry: prev } : {}) };
+    },
+    activeSilence: (triggerKey, now) => {
+      const s = silenceState(ledger.state, triggerKey, now);
+      return s.active && s.silence ? { until: s.silence.until, user: s.silence.user } : null;
+    },
+  };
+}

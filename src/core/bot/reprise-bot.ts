@@ -1,0 +1,136 @@
+import type { ChatTransport } from '../../ports/chat-transport.js';
+import type { Clock } from '../../ports/clock.js';
+import type { Logger } from '../../ports/logger.js';
+import type { LedgerEvent, Verdict } from '../ledger-events.js';
+import type { CatalogSnapshot } from '../recall/catalog-snapshot.js';
+import { recall, type RecallOptions, type RecallResult, type TrackLookup } from '../recall/recall.js';
+import { renderResolved, renderThread } from '../render/render-thread.js';
+import type { Answer, Incident } from '../types.js';
+import { dupFingerprint } from './dup-fingerprint.js';
+
+/** What the bot needs from the ledger; `ledgerForBot` adapts core/ledger's Ledger. */
+export interface BotLedger {
+  /** Append durably; `closed` is the episode a resolve paired with. */
+  record(event: LedgerEvent): Promise<{ seq: number; closed?: { threadId?: string; openedAt: string; triggerKey: string } }>;
+  track: TrackLookup;
+  /** Recurrence facts for a trigger, before the current firing is recorded. */
+  occurrences(triggerKey: string): { count: number; lastSeen?: string; previousEntry?: string };
+  /** The active silence on a trigger, if any. */
+  activeSilence(triggerKey: string, now: Date): { until: string; user: string } | null;
+}
+
+export type IncidentOutcome =
+  | { status: 'posted'; fingerprint: string; triggerKey: string; threadId?: string; answer: Answer | null; recall: RecallResult }
+  | { status: 'silenced'; fingerprint: string; triggerKey: string; until: string }
+  | { status: 'resolved'; fingerprint: string; triggerKey: string; threadId?: string; paired: boolean };
+
+export interface RepriseBotDeps {
+  catalog: () => CatalogSnapshot;
+  ledger: BotLedger;
+  transport: ChatTransport;
+  clock: Clock;
+  logger: Logger;
+  recall: RecallOptions;
+}
+
+/**
+ * The loop's entry point (SPEC §3), independent of any transport or source: tests and the
+ * HTTP ingress call `handle`. Incidents are handled one at a time so ledger order is arrival
+ * order; every ledger event is durable before `handle` resolves.
+ */
+export class RepriseBot {
+  readonly #d: RepriseBotDeps;
+  #chain: Promise<unknown> = Promise.resolve();
+
+  constructor(deps: RepriseBotDeps) {
+    this.#d = deps;
+  }
+
+  /** Handles a batch in order; resolves when every event is on disk. */
+  handle(incidents: readonly Incident[]): Promise<IncidentOutcome[]> {
+    const run = this.#chain.then(async () => {
+      const out: IncidentOutcome[] = [];
+      for (const i of incidents) out.push(await this.#one(i));
+      return out;
+    });
+    this.#chain = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Recall only: what the bot would answer, without recording or posting anything. */
+  preview(incident: Incident): RecallResult {
+    return recall(incident, this.#d.catalog(), this.#d.ledger.track, this.#d.recall, this.#d.clock.now());
+  }
+
+  async #one(incident: Incident): Promise<IncidentOutcome> {
+    const log = this.#d.logger.child({ incident: incident.fingerprint, trigger: incident.triggerKey });
+    return incident.status === 'resolved' ? this.#resolved(incident, log) : this.#firing(incident, log);
+  }
+
+  async #firing(incident: Incident, log: Logger): Promise<IncidentOutcome> {
+    const { ledger, transport, clock } = this.#d;
+    const now = clock.now();
+    const at = now.toISOString();
+    const silence = ledger.activeSilence(incident.triggerKey, now);
+    if (silence) {
+      if (incident.severity !== 'critical') {
+        log.info({ until: silence.until }, 'silenced: no message, no ledger open');
+        return { status: 'silenced', fingerprint: incident.fingerprint, triggerKey: incident.triggerKey, until: silence.until };
+      }
+      // A critical firing ends the silence (SPEC §8): record it so a replay agrees.
+      await ledger.record({ type: 'silence', triggerKey: incident.triggerKey, user: 'reprise:critical', until: at, at });
+      log.info('critical firing ended an active silence');
+    }
+    const result = this.preview(incident);
+    const occ = ledger.occurrences(incident.triggerKey);
+    const text = renderThread({
+      incident,
+      recall: result,
+      recurrence: { previousCount: occ.count, ...(occ.lastSeen ? { lastSeen: occ.lastSeen } : {}), ...(occ.previousEntry ? { previousEntry: occ.previousEntry } : {}) },
+      now,
+    });
+    let threadId: string | undefined;
+    try {
+      ({ threadId } = await transport.post({ kind: 'rca', triggerKey: incident.triggerKey, answer: result.answer, text }));
+    } catch (err) {
+      // The open is still recorded: a resolve must pair and the track record must count.
+      log.error({ err }, 'delivering the RCA thread failed');
+    }
+    const lead = result.instant ?? result.runbook;
+    const verdict: Verdict = result.instant ? 'action_suggested' : 'inconclusive';
+    await ledger.record({
+      type: 'open',
+      fingerprint: incident.fingerprint,
+      triggerKey: incident.triggerKey,
+      kind: result.instant ? 'recall' : 'fresh',
+      ...(lead ? { entry: lead.entry.id, answerKind: lead.kind } : {}),
+      dupFingerprint: dupFingerprint(incident),
+      verdict,
+      resolvable: true,
+      ...(threadId ? { threadId } : {}),
+      at,
+    });
+    log.info({ answer: result.answer, nearMiss: result.nearMiss, threadId }, result.answer ? `recalled ${result.answer.kind} ${result.answer.entry}` : 'no trusted memory: fell through');
+    return { status: 'posted', fingerprint: incident.fingerprint, triggerKey: incident.triggerKey, ...(threadId ? { threadId } : {}), answer: result.answer, recall: result };
+  }
+
+  async #resolved(incident: Incident, log: Logger): Promise<IncidentOutcome> {
+    const { ledger, transport, clock } = this.#d;
+    // Ledger time is when we learned of it, so durations agree with the open's clock.
+    const at = clock.now().toISOString();
+    const { closed: open } = await ledger.record({ type: 'resolve', fingerprint: incident.fingerprint, at });
+    if (!open) {
+      log.info('resolve buffered: no open for this fingerprint yet');
+      return { status: 'resolved', fingerprint: incident.fingerprint, triggerKey: incident.triggerKey, paired: false };
+    }
+    if (open.threadId) {
+      try {
+        await transport.reply(open.threadId, { kind: 'resolved', triggerKey: open.triggerKey, answer: null, text: renderResolved(open.openedAt, at) });
+      } catch (err) {
+        log.error({ err }, 'posting the resolve into the thread failed');
+      }
+    }
+    log.info({ threadId: open.threadId }, 'resolved');
+    return { status: 'resolved', fingerprint: incident.fingerprint, triggerKey: open.triggerKey, ...(open.threadId ? { threadId: open.threadId } : {}), paired: true };
+  }
+}

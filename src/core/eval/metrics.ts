@@ -1,0 +1,107 @@
+/**
+ * Recall evaluation metrics (issue: prove recall on real runbooks). Pure: the runner feeds one
+ * CaseOutcome per case; everything printed or plotted is computed here.
+ */
+
+export interface CaseOutcome {
+  id: string;
+  variant: string;
+  /** Expected entry id, or null when no entry should answer (`none`). */
+  expected: string | null;
+  /** Entry recall answered with (runbook or incident), or null. */
+  fired: string | null;
+  confidence: number | null;
+  ranked: string[];
+}
+
+export interface VariantMetrics {
+  variant: string;
+  cases: number;
+  positives: number;
+  negatives: number;
+  recallAt1: number;
+  recallAt3: number;
+  mrr: number;
+  fireRate: number;
+  /** Correct fired answers / fired answers on positive cases (NaN when none fired). */
+  precision: number;
+  /** Positives answered / positives. */
+  coverage: number;
+  /** Negatives answered (by anything) / negatives. */
+  falseFireRate: number;
+  fired: number;
+  correct: number;
+  wrong: number;
+  falseFires: number;
+}
+
+const ratio = (a: number, b: number): number => (b === 0 ? Number.NaN : a / b);
+
+/** Aggregates outcomes of one variant. */
+export function variantMetrics(variant: string, outcomes: readonly CaseOutcome[]): VariantMetrics {
+  let positives = 0;
+  let negatives = 0;
+  let at1 = 0;
+  let at3 = 0;
+  let rr = 0;
+  let fired = 0;
+  let correct = 0;
+  let wrong = 0;
+  let falseFires = 0;
+  for (const o of outcomes) {
+    if (o.fired) fired++;
+    if (o.expected === null) {
+      negatives++;
+      if (o.fired) falseFires++;
+      continue;
+    }
+    positives++;
+    const rank = o.ranked.indexOf(o.expected);
+    if (rank === 0) at1++;
+    if (rank >= 0 && rank < 3) at3++;
+    if (rank >= 0) rr += 1 / (rank + 1);
+    if (o.fired === o.expected) correct++;
+    else if (o.fired) wrong++;
+  }
+  return {
+    variant,
+    cases: outcomes.length,
+    positives,
+    negatives,
+    recallAt1: ratio(at1, positives),
+    recallAt3: ratio(at3, positives),
+    mrr: ratio(rr, positives),
+    fireRate: ratio(fired, outcomes.length),
+    precision: ratio(correct, correct + wrong),
+    coverage: ratio(correct + wrong, positives),
+    falseFireRate: ratio(falseFires, negatives),
+    fired,
+    correct,
+    wrong,
+    falseFires,
+  };
+}
+
+/** Groups outcomes by variant (stable order of first appearance) and computes each. */
+export function metricsByVariant(outcomes: readonly CaseOutcome[]): VariantMetrics[] {
+  const groups = new Map<string, CaseOutcome[]>();
+  for (const o of outcomes) {
+    const g = groups.get(o.variant);
+    if (g) g.push(o);
+    else groups.set(o.variant, [o]);
+  }
+  return [...groups].map(([v, os]) => variantMetrics(v, os));
+}
+
+export interface SweepPoint {
+  /** The swept setting, e.g. a margin_gap value. */
+  setting: number;
+  precision: number;
+  coverage: number;
+  falseFireRate: number;
+}
+
+/** Formats a metric for tables: 3 decimals, or "—" when undefined. */
+export function fmt(n: number): string {
+  return Number.isFinite(n) ? n.toFixed(3) : '—';
+}

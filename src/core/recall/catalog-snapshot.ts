@@ -1,0 +1,35 @@
+import type { Entry } from '../types.js';
+import type { SearchIndex } from '../../ports/search-index.js';
+
+/** One immutable, indexed view of the catalog; swapped whole when the catalog reloads. */
+export interface CatalogSnapshot {
+  entries: readonly Entry[];
+  byId: ReadonlyMap<string, Entry>;
+  /** alertname (lower-case) → entries listing it in `alerts`. */
+  byAlert: ReadonlyMap<string, readonly Entry[]>;
+  /** Alertnames some active entry covers by name. */
+  knownAlerts: ReadonlySet<string>;
+  /** Normalised `source` URL → entry. */
+  bySource: ReadonlyMap<string, Entry>;
+  index: SearchIndex;
+  builtAt: Date;
+}
+
+/** Builds the lookup tables recall needs next to the text index. */
+export function buildCatalogSnapshot(entries: readonly Entry[], index: SearchIndex, builtAt = new Date()): CatalogSnapshot {
+  const byId = new Map<string, Entry>();
+  const byAlert = new Map<string, Entry[]>();
+  const knownAlerts = new Set<string>();
+  const bySource = new Map<string, Entry>();
+  for (const e of entries) {
+    byId.set(e.id, e);
+    for (const a of e.alerts) {
+      const list = byAlert.get(a);
+      if (list) list.push(e);
+      else byAlert.set(a, [e]);
+      if (e.status === 'active') knownAlerts.add(a);
+    }
+    if (e.source) bySource.set(e.source.trim().replace(/[?#].*$/, '').replace(/\/+$/, ''), e);
+  }
+  return { entries, byId, byAlert, knownAlerts, bySource, index, builtAt };
+}

@@ -1,0 +1,65 @@
+import type { Entry, StructuralTier } from '../types.js';
+
+/** Recall thresholds (config `recall.*`; documented in the config schema). */
+export interface RecallOptions {
+  k: number;
+  minScore: number;
+  marginGap: number;
+  soloFloor: number;
+  outcomeFloor: number;
+  maxFallbacks: number;
+  confidenceCap: number;
+  staleAfterMs: number;
+  staleFactor: number;
+  scopelessFactor: number;
+}
+
+/**
+ * How much each structural tier vouches for a match. An exact resource match or an explicit
+ * runbook_url is the strongest; a runbook matched by content alone (no alert listing) weaker.
+ */
+const TIER_WEIGHT: Record<StructuralTier, number> = {
+  exact: 1,
+  runbook_url: 1,
+  namespace: 0.85,
+  runbook: 0.95,
+  scopeless: 1,
+};
+const BY_CONTENT_WEIGHT = 0.85;
+
+export interface ConfidenceInput {
+  score: number;
+  margin: number;
+  solo: boolean;
+  tier: StructuralTier;
+  byName: boolean;
+  factor: number;
+  entry: Entry;
+  now: Date;
+}
+
+/**
+ * Confidence is derived, never asserted: f(score, margin, tier) × outcome factor, one staleness
+ * step past `stale_after`, capped (SPEC §6). A margin twice the gap (or a solo score twice the
+ * floor) saturates the evidence term; just clearing the gate gives 0.8 of it.
+ */
+export function deriveConfidence(i: ConfidenceInput, o: RecallOptions): number {
+  const rel = i.solo ? i.score / Math.max(o.soloFloor, 1e-9) : i.margin / Math.max(o.marginGap, 1e-9);
+  const evidence = Math.min(1, 0.6 + 0.2 * rel);
+  let tier = TIER_WEIGHT[i.tier];
+  if (i.tier === 'scopeless') tier *= o.scopelessFactor;
+  if ((i.tier === 'runbook' || i.tier === 'scopeless') && !i.byName) tier *= BY_CONTENT_WEIGHT;
+  let c = tier * evidence * i.factor;
+  if (isStale(i.entry, i.now, o.staleAfterMs)) c *= o.staleFactor;
+  return Math.round(Math.min(o.confidenceCap, c) * 100) / 100;
+}
+
+/** An entry is stale when neither `last_validated` nor `timestamp` is within `stale_after`. */
+export function isStale(entry: Entry, now: Date, staleAfterMs: number): boolean {
+  if (staleAfterMs <= 0) return false;
+  const ref = entry.lastValidated ?? entry.timestamp;
+  if (!ref) return false;
+  const t = Date.parse(ref);
+  if (Number.isNaN(t)) return false;
+  return now.getTime() - t > staleAfterMs;
+}

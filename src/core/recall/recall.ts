@@ -1,0 +1,187 @@
+import type {
+  Answer,
+  AnswerKind,
+  Candidate,
+  Entry,
+  GateTraceStep,
+  Incident,
+  NearMiss,
+  StructuralTier,
+  TrackRecord,
+} from '../types.js';
+import type { CatalogSnapshot } from './catalog-snapshot.js';
+import { buildQuery } from './build-query.js';
+import { alertNameContext, coversByName, structuralGate } from './structural.js';
+import { deriveConfidence, type RecallOptions } from './confidence.js';
+
+export type { RecallOptions } from './confidence.js';
+
+/** An entry's track record as the outcome gate reads it. */
+export type TrackLookup = (entryId: string, kind: AnswerKind) => TrackRecord & { withheld: boolean };
+
+export interface RecalledAnswer {
+  entry: Entry;
+  kind: AnswerKind;
+  confidence: number;
+  score: number;
+  tier: StructuralTier;
+  track: TrackRecord & { withheld: boolean };
+}
+
+export interface RecallResult {
+  /** The answer the thread leads with: an instant recall when one fired, else the runbook. */
+  answer: Answer | null;
+  instant: RecalledAnswer | null;
+  runbook: RecalledAnswer | null;
+  nearMiss: NearMiss | null;
+  trace: GateTraceStep[];
+  /** Candidate entry ids, best BM25 first. */
+  ranked: string[];
+}
+
+interface Agreeing {
+  cand: Candidate;
+  tier: StructuralTier;
+  byName: boolean;
+}
+
+function step(s: GateTraceStep): GateTraceStep {
+  return s;
+}
+
+const round = (n: number): number => Math.round(n * 1000) / 1000;
+
+/** An alert's `runbook_url` selects an entry whose path is a suffix of it or whose `source` equals it. */
+export function entryForRunbookUrl(url: string, catalog: CatalogSnapshot): Entry | undefined {
+  const clean = url.trim().replace(/[?#].*$/, '').replace(/\/+$/, '');
+  if (!clean) return undefined;
+  const bySource = catalog.bySource.get(clean);
+  if (bySource) return bySource;
+  const lower = clean.toLowerCase();
+  for (const e of catalog.entries) {
+    const id = e.id.toLowerCase();
+    const stem = id.replace(/\.md$/, '');
+    if (lower.endsWith(`/${id}`) || lower.endsWith(`/${stem}`) || lower === id || lower === stem) return e;
+  }
+  return undefined;
+}
+
+/**
+ * Recall (SPEC §6): structural gate, margin gate, outcome gate with bounded fallback to the
+ * next agreeing candidate, then derived confidence. Instant recalls (resource-scoped entries)
+ * and runbook answers (resource-less entries) are decided independently; both may show.
+ * Pure and synchronous: confirm and verify are the caller's backstops.
+ */
+export function recall(incident: Incident, catalog: CatalogSnapshot, track: TrackLookup, opts: RecallOptions, now: Date): RecallResult {
+  const trace: GateTraceStep[] = [];
+  const tokens = buildQuery(incident);
+  const candidates = catalog.index.search(tokens, opts.k);
+  const seen = new Set(candidates.map((c) => c.entry.id));
+  // Entries that cover this alert by name are candidates even when text ranks them low.
+  for (const e of catalog.byAlert.get(incident.alertname.toLowerCase()) ?? []) {
+    if (!seen.has(e.id)) {
+      candidates.push({ entry: e, score: catalog.index.score(tokens, e.id) });
+      seen.add(e.id);
+    }
+  }
+  candidates.sort((a, b) => b.score - a.score || a.entry.id.localeCompare(b.entry.id));
+
+  const names = alertNameContext(incident.alertname, catalog.knownAlerts);
+  const instantGroup: Agreeing[] = [];
+  const runbookGroup: Agreeing[] = [];
+  let nearMiss: NearMiss | null = null;
+  const offerNearMiss = (nm: NearMiss): void => {
+    if (!nearMiss) nearMiss = nm;
+  };
+  for (const cand of candidates) {
+    const v = structuralGate(cand.entry, incident, names);
+    trace.push(step({ gate: v.passed ? 'structural' : cand.entry.status !== 'active' ? 'status' : 'structural', entry: cand.entry.id, passed: v.passed, value: v.tier ?? null, threshold: null, reason: v.reason }));
+    if (!v.passed || !v.tier) {
+      // A past incident with the same alert on another workload is worth pointing at.
+      if (cand.entry.status === 'active' && cand.entry.type === 'Incident' && coversByName(cand.entry, incident)) {
+        offerNearMiss({ entry: cand.entry.id, gate: 'structural', reason: v.reason });
+      }
+      continue;
+    }
+    const group = v.tier === 'exact' || v.tier === 'namespace' ? instantGroup : runbookGroup;
+    group.push({ cand, tier: v.tier, byName: coversByName(cand.entry, incident) });
+  }
+
+  const rejected = new Set<string>();
+  const decide = (group: Agreeing[], kind: AnswerKind): RecalledAnswer | null => {
+    let remaining = group.slice();
+    for (let attempt = 0; attempt <= opts.maxFallbacks && remaining.length > 0; attempt++) {
+      const top = remaining[0]!;
+      const runnerUp = remaining[1];
+      const margin = marginGate(top, runnerUp, opts);
+      trace.push(step({ gate: 'margin', entry: top.cand.entry.id, passed: margin.passed, value: round(margin.value), threshold: round(margin.threshold), reason: margin.reason }));
+      if (!margin.passed) {
+        offerNearMiss({ entry: top.cand.entry.id, gate: 'margin', reason: margin.reason });
+        return null;
+      }
+      const t = track(top.cand.entry.id, kind);
+      const ok = t.withheld || t.factor >= opts.outcomeFloor;
+      trace.push(step({ gate: 'outcome', entry: top.cand.entry.id, passed: ok, value: round(t.factor), threshold: opts.outcomeFloor, reason: t.withheld ? 'decay withheld: no resolve seen yet and no feedback on this entry' : ok ? `track record ${round(t.factor)} ≥ floor` : `track record ${round(t.factor)} below floor ${opts.outcomeFloor} (resolved ${t.resolved} of ${t.recalls} recalls · 👍 ${t.up} 👎 ${t.down})` }));
+      if (ok) {
+        const factor = t.withheld ? 1 : t.factor;
+        const confidence = deriveConfidence({ score: top.cand.score, margin: margin.margin, solo: runnerUp === undefined, tier: top.tier, byName: top.byName, factor, entry: top.cand.entry, now }, opts);
+        return { entry: top.cand.entry, kind, confidence, score: top.cand.score, tier: top.tier, track: t };
+      }
+      rejected.add(top.cand.entry.id);
+      remaining = remaining.slice(1);
+    }
+    return null;
+  };
+
+  const instant = decide(instantGroup, 'incident');
+  let runbook: RecalledAnswer | null = null;
+  const url = incident.runbookUrl ? entryForRunbookUrl(incident.runbookUrl, catalog) : undefined;
+  if (url && url.status === 'active' && !url.resource) {
+    trace.push(step({ gate: 'structural', entry: url.id, passed: true, value: 'runbook_url', threshold: null, reason: `selected by the alert's runbook_url ${incident.runbookUrl}` }));
+    runbook = decide([{ cand: { entry: url, score: catalog.index.score(tokens, url.id) }, tier: 'runbook_url', byName: true }], 'runbook');
+  }
+  runbook ??= decide(runbookGroup.filter((a) => !rejected.has(a.cand.entry.id)), 'runbook');
+
+  if (nearMiss !== null && (rejected.has((nearMiss as NearMiss).entry) || [instant, runbook].some((a) => a?.entry.id === (nearMiss as NearMiss).entry))) {
+    nearMiss = null;
+  }
+  const lead = instant ?? runbook;
+  const answer: Answer | null = lead ? { kind: lead.kind, entry: lead.entry.id, confidence: lead.confidence } : null;
+  return { answer, instant, runbook, nearMiss, trace, ranked: candidates.map((c) => c.entry.id) };
+}
+
+interface MarginVerdict {
+  passed: boolean;
+  value: number;
+  threshold: number;
+  margin: number;
+  reason: string;
+}
+
+/**
+ * Gate 2 without a model: the top agreeing hit clears `min_score` and beats the runner-up by
+ * `margin_gap`, or clears `solo_floor` when nothing else agrees. Scopeless matches must clear
+ * the solo floor as well as the margin (SPEC §6).
+ */
+export function marginGate(top: Agreeing, runnerUp: Agreeing | undefined, opts: RecallOptions): MarginVerdict {
+  const score = top.cand.score;
+  if (score < opts.minScore) {
+    return { passed: false, value: score, threshold: opts.minScore, margin: 0, reason: `score ${round(score)} below min_score ${opts.minScore}` };
+  }
+  if (top.tier === 'scopeless' && score < opts.soloFloor) {
+    return { passed: false, value: score, threshold: opts.soloFloor, margin: 0, reason: `workload-less match at ${round(score)}, below solo_floor ${opts.soloFloor}` };
+  }
+  if (runnerUp === undefined) {
+    const passed = score >= opts.soloFloor;
+    return { passed, value: score, threshold: opts.soloFloor, margin: score, reason: passed ? `alone at ${round(score)} ≥ solo_floor` : `alone at ${round(score)}, below solo_floor ${opts.soloFloor}` };
+  }
+  const margin = score - runnerUp.cand.score;
+  const passed = margin >= opts.marginGap;
+  return {
+    passed,
+    value: margin,
+    threshold: opts.marginGap,
+    margin,
+    reason: passed ? `ahead of ${runnerUp.cand.entry.id} by ${round(margin)}` : `only ${round(margin)} ahead of ${runnerUp.cand.entry.id} (needs ${opts.marginGap})`,
+  };
+}
