@@ -28,6 +28,11 @@ export interface HttpServerOptions {
   logger: Logger;
   /** Called with the normalized incidents; the 202 is sent only after it resolves. */
   onAlertmanager: (incidents: Incident[], requestId: string) => Promise<AlertmanagerHandlerResult>;
+  /**
+   * Local control API (`POST /api/feedback`): lets `reprise feedback` reach a running bot so
+   * one process owns the ledger. Same bearer token as the webhooks. Route absent when unset.
+   */
+  onFeedback?: (body: unknown, requestId: string) => Promise<unknown>;
   isReady: () => boolean;
   /** Extra exposition text appended to the server's own HTTP metrics. */
   metricsText: () => string;
@@ -109,8 +114,17 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     return { status: 202, body };
   };
 
+  const feedback = async ({ req, requestId }: Ctx): Promise<Reply> => {
+    if (tokenDigest) checkBearer(req.headers.authorization, tokenDigest);
+    assertJsonContentType(req.headers['content-type']);
+    const json = parseJson(decodeUtf8(await readBody(req, opts.bodyLimitBytes)));
+    const result = await opts.onFeedback!(json, requestId);
+    return { status: 200, body: { requestId, result } };
+  };
+
   const routes: Record<string, Route> = {
     '/webhook/alertmanager': { methods: ['POST'], handle: alertmanager },
+    ...(opts.onFeedback ? { '/api/feedback': { methods: ['POST'], handle: feedback } } : {}),
     '/healthz': { methods: ['GET', 'HEAD'], handle: async () => ({ status: 200, body: { status: 'ok' } }) },
     '/readyz': {
       methods: ['GET', 'HEAD'],

@@ -15,6 +15,7 @@ export function ledgerForBot(ledger: Ledger): BotLedger {
       const prev = o.newestOpen?.curatedUrl ?? o.newestOpen?.entry;
       return { count: o.count, ...(o.lastSeen ? { lastSeen: o.lastSeen } : {}), ...(prev ? { previousEntry: prev } : {}) };
     },
+    newestThread: (triggerKey) => occurrences(ledger.state, triggerKey).newestOpen?.threadId,
     activeSilence: (triggerKey, now) => {
       const s = silenceState(ledger.state, triggerKey, now);
       return s.active && s.silence ? { until: s.silence.until, user: s.silence.user } : null;

@@ -1,7 +1,8 @@
 import type { ChatTransport } from '../../ports/chat-transport.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Logger } from '../../ports/logger.js';
-import type { LedgerEvent, Verdict } from '../ledger-events.js';
+import type { FeedbackEvent, LedgerEvent, SilenceEvent, Verdict } from '../ledger-events.js';
+import { feedbackEvent } from './feedback-request.js';
 import type { CatalogSnapshot } from '../recall/catalog-snapshot.js';
 import { recall, type RecallOptions, type RecallResult, type TrackLookup } from '../recall/recall.js';
 import { renderResolved, renderThread } from '../render/render-thread.js';
@@ -17,6 +18,8 @@ export interface BotLedger {
   occurrences(triggerKey: string): { count: number; lastSeen?: string; previousEntry?: string };
   /** The active silence on a trigger, if any. */
   activeSilence(triggerKey: string, now: Date): { until: string; user: string } | null;
+  /** Thread of the trigger's newest open, if it was delivered. */
+  newestThread(triggerKey: string): string | undefined;
 }
 
 export type IncidentOutcome =
@@ -52,6 +55,27 @@ export class RepriseBot {
       const out: IncidentOutcome[] = [];
       for (const i of incidents) out.push(await this.#one(i));
       return out;
+    });
+    this.#chain = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * Records 👍 / 👎 / clear / 🔕 for a trigger (validated), in ledger order with incidents.
+   * A silence is announced in the trigger's newest thread, if it has one.
+   */
+  feedback(input: unknown): Promise<{ seq: number; event: FeedbackEvent | SilenceEvent }> {
+    const run = this.#chain.then(async () => {
+      const event = feedbackEvent(input, this.#d.clock.now());
+      const { seq } = await this.#d.ledger.record(event);
+      this.#d.logger.info({ trigger: event.triggerKey, user: event.user, kind: event.type, ...(event.type === 'feedback' ? { vote: event.vote } : { until: event.until }) }, 'feedback recorded');
+      const threadId = this.#d.ledger.newestThread(event.triggerKey);
+      if (event.type === 'silence' && threadId) {
+        await this.#d.transport
+          .reply(threadId, { kind: 'silenced', triggerKey: event.triggerKey, answer: null, text: `🔕 silenced by @${event.user} until ${event.until}` })
+          .catch((err: unknown) => this.#d.logger.error({ err }, 'announcing the silence failed'));
+      }
+      return { seq, event };
     });
     this.#chain = run.catch(() => undefined);
     return run;

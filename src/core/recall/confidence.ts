@@ -12,6 +12,10 @@ export interface RecallOptions {
   staleAfterMs: number;
   staleFactor: number;
   scopelessFactor: number;
+  /** Cap on an instant recall whose confirm step could not run (SPEC §6: 0.70). */
+  unconfirmedCap: number;
+  /** Whether read-only live-state tools are configured for the confirm backstop. */
+  liveStateTools: boolean;
 }
 
 /**

@@ -26,6 +26,8 @@ export interface RecalledAnswer {
   score: number;
   tier: StructuralTier;
   track: TrackRecord & { withheld: boolean };
+  /** True when the confirm backstop could not run and the confidence was capped. */
+  confirmCapped?: boolean;
 }
 
 export interface RecallResult {
@@ -134,6 +136,16 @@ export function recall(incident: Incident, catalog: CatalogSnapshot, track: Trac
   };
 
   const instant = decide(instantGroup, 'incident');
+  if (instant && !opts.liveStateTools) {
+    // Confirm backstop: without read-only live-state tools nothing checked the memory against
+    // the cluster, so the answer may not claim more than the unconfirmed cap.
+    const capped = Math.min(instant.confidence, opts.unconfirmedCap);
+    trace.push(step({ gate: 'confirm', entry: instant.entry.id, passed: true, value: capped, threshold: opts.unconfirmedCap, reason: `no live-state tools configured; confidence capped at ${opts.unconfirmedCap.toFixed(2)}` }));
+    if (capped < instant.confidence) {
+      instant.confidence = capped;
+      instant.confirmCapped = true;
+    }
+  }
   let runbook: RecalledAnswer | null = null;
   const url = incident.runbookUrl ? entryForRunbookUrl(incident.runbookUrl, catalog) : undefined;
   if (url && url.status === 'active' && !url.resource) {

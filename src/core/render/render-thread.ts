@@ -77,7 +77,7 @@ function instantBlock(a: RecalledAnswer, link: (id: string) => string): string[]
   const tried = excerpt(e.sections['tried and failed'], 400);
   if (cause) out.push(`*Known cause:* ${cause}`);
   if (resolution) out.push(`*Resolution (human-reviewed):* ${resolution}`);
-  if (tried) out.push(`❌ *Tried before:* ${tried}`);
+  if (tried) out.push(`❌ *Tried before (did not work):*`, tried);
   out.push(`Entry: ${link(e.id)}`, `Track record: ${trackLine(a)}`);
   return out;
 }
@@ -104,12 +104,15 @@ export function renderThread(input: ThreadInput): string {
   if (r.instant) {
     const a = r.instant;
     const t = a.track;
-    const factor = t.withheld ? 'track record not yet counted' : `track record ${t.factor.toFixed(2)}`;
-    lines.push(`🛠 action suggested · ${confidenceDot(a.confidence)} recalled at ${a.confidence.toFixed(2)}; ${a.tier} match × ${factor}`);
+    const factor = t.withheld ? 'track record not counted yet' : `track record ${t.factor.toFixed(2)}`;
+    lines.push(`🛠 action suggested · ${confidenceDot(a.confidence)} recalled at ${a.confidence.toFixed(2)} (${a.tier} match × ${factor}${a.confirmCapped ? '; capped at 0.70: no live-state check ran' : ''})`);
     lines.push('', ...instantBlock(a, link));
   } else {
     lines.push(`❓ inconclusive · no trusted memory for this alert`);
     lines.push('', `⚠️ *Fall-through* — ${input.fallThroughNote ?? 'an investigation is needed; no model is configured, so these are recurrence facts and the closest catalog entries only'}`);
+    for (const s of r.trace) {
+      if (s.gate === 'outcome' && !s.passed && s.entry) lines.push(`⛔ *Recall refused* — ${s.entry}: ${s.reason}`);
+    }
   }
   if (r.runbook) lines.push('', ...runbookBlock(r.runbook, link));
   if (r.nearMiss) lines.push('', nearMissLine(r.nearMiss));

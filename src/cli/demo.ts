@@ -1,0 +1,105 @@
+import { ConsoleTransport } from '../adapters/console/console-transport.js';
+import { createStore } from '../adapters/keyv/keyv-store.js';
+import { parseAlertmanagerPayload } from '../core/alertmanager.js';
+import { ledgerForBot } from '../core/bot/ledger-for-bot.js';
+import { RepriseBot } from '../core/bot/reprise-bot.js';
+import { trackRecord } from '../core/ledger/ledger-state.js';
+import { Ledger } from '../core/ledger/ledger.js';
+import { ManualClock } from '../ports/clock.js';
+import { silentLogger } from '../ports/logger.js';
+import { parseCli } from './args.js';
+import { BUNDLED_CATALOG, loadSnapshot } from './catalog-context.js';
+import type { CliCommand } from './io.js';
+import { recallOptions } from './recall-options.js';
+
+/** The past incident the demo replays: it ships in the starter catalog. */
+const DEMO_ENTRY = 'incidents/checkout-api-oomkilled.md';
+const MAX_UNRESOLVED = 6;
+
+function alert(status: 'firing' | 'resolved', pod: string, at: string) {
+  const labels = { alertname: 'KubePodCrashLooping', namespace: 'payments', pod, container: 'checkout-api', cluster: 'prod-eu-1', severity: 'warning' };
+  return {
+    version: '4',
+    status,
+    receiver: 'reprise',
+    groupLabels: { alertname: 'KubePodCrashLooping' },
+    commonLabels: labels,
+    commonAnnotations: {},
+    alerts: [
+      {
+        status,
+        labels,
+        annotations: { summary: 'Pod is crash looping.', description: `Pod payments/${pod} (container checkout-api) is in waiting state (reason: "CrashLoopBackOff").` },
+        startsAt: at,
+        endsAt: status === 'resolved' ? at : '0001-01-01T00:00:00Z',
+        fingerprint: `demo-${pod}`,
+      },
+    ],
+  };
+}
+
+/**
+ * `reprise demo`: the learning loop in-process on the bundled catalog, narrated. Nothing is
+ * written outside memory; the clock is simulated so the story takes a second, not a week.
+ */
+export const demo: CliCommand = async (argv, io) => {
+  let values;
+  try {
+    ({ values } = parseCli(argv, { catalog: { type: 'string' } }, 'reprise demo [--catalog DIR]'));
+  } catch (err) {
+    io.stderr(`${(err as Error).message}\n`);
+    return 2;
+  }
+  const say = (text: string): void => io.stdout(`\n▶ ${text}\n`);
+  const { snapshot } = await loadSnapshot(values.catalog ?? BUNDLED_CATALOG);
+  if (!snapshot.byId.has(DEMO_ENTRY)) {
+    io.stderr(`reprise demo: the catalog has no ${DEMO_ENTRY}; run the demo on the bundled catalog\n`);
+    return 1;
+  }
+  const clock = new ManualClock('2026-11-29T03:00:00Z');
+  const store = createStore('memory://', '');
+  const ledger = await Ledger.open(store);
+  const opts = recallOptions();
+  const bot = new RepriseBot({ catalog: () => snapshot, ledger: ledgerForBot(ledger), transport: new ConsoleTransport({ write: io.stdout }), clock, logger: silentLogger, recall: opts });
+  const fire = async (pod: string) => {
+    const [out] = await bot.handle(parseAlertmanagerPayload(alert('firing', pod, clock.now().toISOString())).incidents);
+    return out!;
+  };
+  const track = () => trackRecord(ledger.state, DEMO_ENTRY, 'incident');
+
+  say(`Reprise demo — the learning loop on the bundled catalog (${snapshot.entries.length} entries), simulated clock, in memory.`);
+  say('03:00 KubePodCrashLooping fires for payments/checkout-api-7d9f8c6b5-x2k4q. The pod name reduces to the Deployment checkout-api, which a past incident in the catalog is scoped to.');
+  const first = await fire('checkout-api-7d9f8c6b5-x2k4q');
+  if (first.status !== 'posted' || first.answer?.kind !== 'incident') {
+    io.stderr('reprise demo: expected an instant recall on the first firing; the catalog or gates changed\n');
+    return 1;
+  }
+  say(`Instant recall from ${first.answer.entry} at ${first.answer.confidence} — no investigation. Decay is withheld: the ledger has never seen a resolve, so an unresolved recall proves nothing yet.`);
+
+  clock.advance(14 * 60_000);
+  say('03:14 Alertmanager sends the resolve. It pairs with the open recorded for that fingerprint:');
+  await bot.handle(parseAlertmanagerPayload(alert('resolved', 'checkout-api-7d9f8c6b5-x2k4q', clock.now().toISOString())).incidents);
+  let t = track();
+  say(`Track record now: resolved ${t.resolved} of ${t.recalls} recalls → factor ${t.factor.toFixed(2)} = (resolved ${t.resolved} + 👍 ${t.up} + 1) / (recalls ${t.recalls} + 👍 ${t.up} + 👎 ${t.down} + 2). It multiplies into every future recall of this entry.`);
+
+  for (let n = 1; n <= MAX_UNRESOLVED; n++) {
+    clock.advance(24 * 3_600_000);
+    const before = track();
+    say(`Day ${n + 1}: the alert fires again (pod checkout-api-7d9f8c6b5-r${n}x9z) and nobody resolves it this time. Track record going in: ${before.factor.toFixed(2)} (floor ${opts.outcomeFloor}).`);
+    const out = await fire(`checkout-api-7d9f8c6b5-r${n}x9z`);
+    if (out.status !== 'posted') break;
+    if (out.answer?.kind === 'incident') {
+      t = track();
+      say(`Recalled again at ${out.answer.confidence}. After this unresolved recall: resolved ${t.resolved} of ${t.recalls} → factor ${t.factor.toFixed(2)}.`);
+      continue;
+    }
+    const refusal = out.recall.trace.find((s) => s.gate === 'outcome' && s.entry === DEMO_ENTRY && !s.passed);
+    say(`Recall refused. Gate trace: ${refusal ? `${refusal.gate} — ${refusal.reason}` : 'no outcome step found'}.`);
+    say('The thread above fell through: no trusted memory, so the bot shows recurrence facts and the runbook instead of a diagnosis, clearly marked. With a model configured this is where the investigation starts. A 👍, or a recall that resolves, would lift the entry back above the floor.');
+    await ledger.close();
+    await store.close();
+    return 0;
+  }
+  io.stderr(`reprise demo: the entry never fell below the floor after ${MAX_UNRESOLVED} unresolved recalls\n`);
+  return 1;
+};

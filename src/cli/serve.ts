@@ -1,0 +1,155 @@
+import { existsSync } from 'node:fs';
+import { pino } from 'pino';
+import { ConsoleTransport } from '../adapters/console/console-transport.js';
+import { createStore } from '../adapters/keyv/keyv-store.js';
+import { ConfigError, CONFIG_EXIT_CODE } from '../config/config-error.js';
+import { loadConfig } from '../config/load-config.js';
+import type { Config } from '../config/schema.js';
+import { ledgerForBot } from '../core/bot/ledger-for-bot.js';
+import { RepriseBot, type IncidentOutcome } from '../core/bot/reprise-bot.js';
+import { Ledger } from '../core/ledger/ledger.js';
+import type { CatalogSnapshot } from '../core/recall/catalog-snapshot.js';
+import { createHttpServer, type HttpServer } from '../http/create-server.js';
+import { MetricsRegistry } from '../http/metrics.js';
+import { systemClock, type Clock } from '../ports/clock.js';
+import type { Logger } from '../ports/logger.js';
+import { parseCli } from './args.js';
+import { BUNDLED_CATALOG, loadSnapshot } from './catalog-context.js';
+import type { CliCommand, CliIO } from './io.js';
+import { recallOptions } from './recall-options.js';
+import { writeServeLock, removeServeLock } from './serve-lock.js';
+
+const USAGE = 'reprise serve [--config FILE] [--port N] [--host H]';
+
+export interface RunningBot {
+  port: number;
+  bot: RepriseBot;
+  ledger: Ledger;
+  stop(): Promise<void>;
+}
+
+/**
+ * The catalog folder to serve: the configured one, or the bundled starter catalog when the
+ * default `./catalog` does not exist (running from outside a checkout).
+ */
+export function catalogDir(config: Config, cwd: string): string {
+  const dir = config.catalog.dir;
+  if (existsSync(dir)) return dir;
+  const fallback = loadConfigDefaultDir(cwd);
+  return dir === fallback ? BUNDLED_CATALOG : dir;
+}
+
+function loadConfigDefaultDir(cwd: string): string {
+  return loadConfig({ env: {}, cwd }).catalog.dir;
+}
+
+function outcomeSummary(o: IncidentOutcome): Record<string, unknown> {
+  if (o.status === 'posted') return { status: o.status, triggerKey: o.triggerKey, answer: o.answer, threadId: o.threadId ?? null };
+  return { ...o };
+}
+
+/** Builds and starts everything `serve` runs; tests call this in-process. */
+export async function startBot(config: Config, io: CliIO, logger: Logger, clock: Clock = systemClock): Promise<RunningBot> {
+  const dir = catalogDir(config, io.cwd);
+  const { snapshot, problems, skipped } = await loadSnapshot(dir);
+  for (const p of skipped) logger.warn({ file: p.file, line: p.line, rule: p.rule }, `catalog entry skipped: ${p.message}`);
+  logger.info({ catalog: dir, entries: snapshot.entries.length, skipped: skipped.length, warnings: problems.length - skipped.length }, 'catalog indexed');
+  // Swapped whole when catalog sync lands; readiness follows the first successful index.
+  const current: CatalogSnapshot = snapshot;
+  const ready = true;
+
+  const store = createStore(config.store.url, config.store.data_dir);
+  const ledger = await Ledger.open(store, { snapshotEvery: config.store.snapshot_every, logger: logger.child({ component: 'ledger' }) });
+  logger.info({ seq: ledger.seq, dataDir: config.store.data_dir }, 'ledger opened');
+
+  const transport = new ConsoleTransport({ write: io.stdout, ...(config.transport.transcript ? { transcriptFile: config.transport.transcript } : {}) });
+  const bot = new RepriseBot({ catalog: () => current, ledger: ledgerForBot(ledger), transport, clock, logger: logger.child({ component: 'bot' }), recall: recallOptions(config) });
+
+  const metrics = new MetricsRegistry();
+  const recalls = metrics.counter('reprise_incidents_total', 'Incidents handled, by outcome.', ['outcome']);
+  const http: HttpServer = createHttpServer({
+    ...(config.server.bearer_token ? { bearerToken: config.server.bearer_token } : {}),
+    bodyLimitBytes: config.server.body_limit_bytes,
+    logger,
+    clock,
+    isReady: () => ready,
+    metricsText: () => metrics.render(),
+    onAlertmanager: async (incidents) => {
+      const outcomes = await bot.handle(incidents);
+      for (const o of outcomes) recalls.inc({ outcome: o.status === 'posted' ? (o.answer ? `recall_${o.answer.kind}` : 'fall_through') : o.status });
+      return { accepted: incidents.length, results: outcomes.map(outcomeSummary) };
+    },
+    onFeedback: async (body) => {
+      const { seq, event } = await bot.feedback(body);
+      return { seq, event };
+    },
+  });
+  const { port } = await http.listen(config.server.port, config.server.host);
+  writeServeLock(config.store.data_dir, { pid: process.pid, port, host: config.server.host });
+  logger.info({ port }, `listening on http://${config.server.host}:${port}`);
+  return {
+    port,
+    bot,
+    ledger,
+    stop: async () => {
+      await http.close();
+      await ledger.close();
+      await store.close();
+      await transport.close();
+      removeServeLock(config.store.data_dir, process.pid);
+    },
+  };
+}
+
+/** `reprise serve`: the bot on its embedded defaults unless a config file says otherwise. */
+export const serve: CliCommand = async (argv, io) => {
+  let values;
+  try {
+    ({ values } = parseCli(argv, { config: { type: 'string', short: 'c' }, port: { type: 'string' }, host: { type: 'string' } }, USAGE));
+  } catch (err) {
+    io.stderr(`${(err as Error).message}\n`);
+    return 2;
+  }
+  let config: Config;
+  try {
+    const file = values.config ?? io.env['REPRISE_CONFIG'];
+    config = loadConfig({ ...(file ? { file } : {}), env: io.env, cwd: io.cwd });
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      io.stderr(`${err.format()}\n`);
+      return CONFIG_EXIT_CODE;
+    }
+    throw err;
+  }
+  if (values.port !== undefined) {
+    const port = Number(values.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      io.stderr(`reprise serve: --port must be an integer 0–65535, got ${JSON.stringify(values.port)}\n`);
+      return 2;
+    }
+    config.server.port = port;
+  }
+  if (values.host) config.server.host = values.host;
+  if (config.transport.kind !== 'console') {
+    io.stderr(`reprise serve: transport.kind "${config.transport.kind}" is not available in this build yet; use "console"\n`);
+    return CONFIG_EXIT_CODE;
+  }
+  const logger = pino({ level: config.log.level, base: { app: 'reprise' }, redact: ['*.bearer_token', '*.api_key', '*.access_token', '*.bot_token'] }, pino.destination(2));
+  const running = await startBot(config, io, logger);
+  io.stderr(
+    `\nReprise is listening on http://127.0.0.1:${running.port} (console transport${config.transport.transcript ? `, transcript ${config.transport.transcript}` : ''}).\n` +
+      `Send an alert:  curl -s -XPOST -H 'Content-Type: application/json' --data @manifests/alertmanager/sample-firing.json http://127.0.0.1:${running.port}/webhook/alertmanager\n\n`,
+  );
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string): void => {
+      logger.info({ signal }, 'shutting down');
+      running.stop().then(resolve, (err: unknown) => {
+        logger.error({ err }, 'shutdown failed');
+        resolve();
+      });
+    };
+    process.once('SIGINT', () => stop('SIGINT'));
+    process.once('SIGTERM', () => stop('SIGTERM'));
+  });
+  return 0;
+};

@@ -1,0 +1,67 @@
+import { processIO, type CliCommand } from './cli/io.js';
+
+const USAGE = `reprise — on-call memory for Slack, Matrix and the console
+
+Usage: reprise <command> [options]
+
+Commands:
+  serve [--config FILE] [--port N]        run the bot (webhooks on :8080, console transport by default)
+  recall --catalog DIR (--alert FILE|-) [--store URL] [--json]
+                                          what recall answers for an Alertmanager payload, with the gate trace
+  search --catalog DIR [--k N] [--json] TEXT…   ranked catalog entries for a text query
+  catalog lint DIR [--json] [--format github]   check a catalog; exit 1 on errors
+  feedback <triggerKey> up|down|clear [--user U]
+  feedback <triggerKey> silence <duration> [--user U]
+                                          record feedback in the local ledger
+  demo                                    play the learning loop on the bundled catalog, narrated
+  eval recall --catalog DIR --cases FILE [--out FILE] [--json] [--report DIR]
+  config defaults | config check [--config FILE]
+
+Environment: REPRISE_CONFIG, REPRISE_DATA_DIR (default ./data), REPRISE_TRANSCRIPT, PORT.
+`;
+
+/** Commands load lazily so `reprise catalog lint` never pays for the chat SDKs. */
+const COMMANDS: Record<string, () => Promise<CliCommand>> = {
+  serve: async () => (await import('./cli/serve.js')).serve,
+  recall: async () => (await import('./cli/recall.js')).recallCommand,
+  search: async () => (await import('./cli/search.js')).search,
+  feedback: async () => (await import('./cli/feedback.js')).feedback,
+  demo: async () => (await import('./cli/demo.js')).demo,
+  config: async () => (await import('./cli/config.js')).config,
+  eval: async () => (await import('./cli/eval.js')).evalCommand,
+};
+
+async function main(argv: string[]): Promise<number> {
+  const io = processIO();
+  const [cmd, ...rest] = argv;
+  if (!cmd || cmd === 'help' || cmd === '--help' || cmd === '-h') {
+    io.stdout(USAGE);
+    return cmd ? 0 : 2;
+  }
+  if (cmd === '--version') {
+    io.stdout('reprise 0.1.0\n');
+    return 0;
+  }
+  if (cmd === 'catalog') {
+    const [sub, ...args] = rest;
+    if (sub === 'lint') return (await import('./cli/catalog-lint.js')).catalogLint(args, io);
+    io.stderr(`reprise catalog: unknown subcommand ${sub ?? '(none)'}; try \`reprise catalog lint DIR\`\n`);
+    return 2;
+  }
+  const load = COMMANDS[cmd];
+  if (!load) {
+    io.stderr(`reprise: unknown command "${cmd}"\n\n${USAGE}`);
+    return 2;
+  }
+  return (await load())(rest, io);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`reprise: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  },
+);
