@@ -31,6 +31,19 @@ const COMMANDS: Record<string, () => Promise<CliCommand>> = {
   eval: async () => (await import('./cli/eval.js')).evalCommand,
 };
 
+/**
+ * node:sqlite (the embedded ledger store) is stable enough for us but still flagged
+ * experimental in Node 22; its one-line warning on every start only confuses operators.
+ * Every other warning is still printed.
+ */
+function quietSqliteWarning(): void {
+  process.removeAllListeners('warning');
+  process.on('warning', (w) => {
+    if (w.name === 'ExperimentalWarning' && /SQLite/i.test(w.message)) return;
+    process.stderr.write(`${w.name}: ${w.message}\n`);
+  });
+}
+
 async function main(argv: string[]): Promise<number> {
   const io = processIO();
   const [cmd, ...rest] = argv;
@@ -56,6 +69,7 @@ async function main(argv: string[]): Promise<number> {
   return (await load())(rest, io);
 }
 
+quietSqliteWarning();
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
