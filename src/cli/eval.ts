@@ -25,8 +25,8 @@ export interface EvalCase {
   remove?: string;
 }
 
-/** Multipliers applied to min_score, margin_gap and solo_floor together for the sweep. */
-export const SWEEP_SCALES = [0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 2.5, 3, 4];
+/** margin_gap values swept (the gate that trades coverage for precision). */
+export const SWEEP_GAPS = [0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6];
 
 export function parseCases(text: string): { cases: EvalCase[]; problems: string[] } {
   const cases: EvalCase[] = [];
@@ -88,7 +88,7 @@ function makeRunner(base: CatalogSnapshot): Runner {
 /** Runs every case once at the configured thresholds and once per sweep scale. */
 export function runEval(snapshot: CatalogSnapshot, cases: readonly EvalCase[], opts: RecallOptions, progress?: (done: number, total: number) => void) {
   const runner = makeRunner(snapshot);
-  const total = cases.length * (1 + SWEEP_SCALES.length);
+  const total = cases.length * (1 + SWEEP_GAPS.length);
   let done = 0;
   const tick = (): void => {
     done++;
@@ -100,8 +100,8 @@ export function runEval(snapshot: CatalogSnapshot, cases: readonly EvalCase[], o
     return o;
   });
   const sweep = new Map<string, SweepPoint[]>();
-  for (const scale of SWEEP_SCALES) {
-    const scaled = { ...opts, minScore: opts.minScore * scale, marginGap: opts.marginGap * scale, soloFloor: opts.soloFloor * scale };
+  for (const gap of SWEEP_GAPS) {
+    const scaled = { ...opts, marginGap: gap };
     const outcomes = cases.map((c) => {
       const o = runner.run(c, scaled);
       tick();
@@ -109,7 +109,7 @@ export function runEval(snapshot: CatalogSnapshot, cases: readonly EvalCase[], o
     });
     for (const m of metricsByVariant(outcomes)) {
       const pts = sweep.get(m.variant) ?? [];
-      pts.push({ setting: scale, precision: m.precision, coverage: m.coverage, falseFireRate: m.falseFireRate });
+      pts.push({ setting: gap, precision: m.precision, coverage: m.coverage, falseFireRate: m.falseFireRate });
       sweep.set(m.variant, pts);
     }
   }
@@ -160,8 +160,14 @@ async function evalRecall(io: CliIO, catalogDir: string, casesFile: string, opts
   const { snapshot, skipped } = await loadSnapshot(catalogDir);
   for (const p of skipped) io.stderr(`warning: skipped entry ${p.file}:${p.line} (${p.rule})\n`);
   const started = Date.now();
-  const result = runEval(snapshot, cases, opts, (d, t) => io.stderr(`\reval: ${d}/${t} recalls (${Math.round((100 * d) / t)}%)`));
-  io.stderr(`\reval: ${cases.length} cases × ${1 + SWEEP_SCALES.length} settings in ${Date.now() - started} ms\n`);
+  let shown = -1;
+  const result = runEval(snapshot, cases, opts, (d, t) => {
+    const pct = Math.floor((10 * d) / t) * 10;
+    if (pct === shown) return;
+    shown = pct;
+    io.stderr(`eval: ${d}/${t} recalls (${pct}%)\n`);
+  });
+  io.stderr(`eval: ${cases.length} cases × ${1 + SWEEP_GAPS.length} settings in ${Date.now() - started} ms\n`);
   if (flags.out) {
     const out = resolve(io.cwd, flags.out);
     const body = result.lines.map((l) => JSON.stringify({ id: l.id, answer: l.answer, ranked: l.ranked, trace: l.trace })).join('\n');
@@ -170,9 +176,9 @@ async function evalRecall(io: CliIO, catalogDir: string, casesFile: string, opts
   if (flags.json) {
     io.stdout(`${JSON.stringify({ options: opts, metrics: result.metrics, sweep: Object.fromEntries(result.sweep) }, null, 2)}\n`);
   } else {
-    io.stdout(`${table(result.metrics)}\n\nsweep (thresholds × scale): precision / coverage / false-fire\n`);
+    io.stdout(`${table(result.metrics)}\n\nsweep of margin_gap — precision / coverage / false-fire:\n`);
     for (const [variant, pts] of result.sweep) {
-      io.stdout(`  ${variant}: ${pts.map((p) => `×${p.setting} ${fmt(p.precision)}/${fmt(p.coverage)}/${fmt(p.falseFireRate)}`).join('  ')}\n`);
+      io.stdout(`  ${variant}:\n${pts.map((p) => `    gap ${p.setting.toFixed(2)}  ${fmt(p.precision)} / ${fmt(p.coverage)} / ${fmt(p.falseFireRate)}`).join('\n')}\n`);
     }
   }
   if (flags.report) {

@@ -51,7 +51,7 @@ export function sweepSvg(sweep: ReadonlyMap<string, readonly SweepPoint[]>): str
     const path = usable.map((p, i) => `${i === 0 ? 'M' : 'L'}${x(p.coverage).toFixed(1)},${y(p.precision).toFixed(1)}`).join(' ');
     parts.push(`<path d="${path}" fill="none" stroke="${color}" stroke-width="2"/>`);
     for (const p of usable) {
-      parts.push(`<circle cx="${x(p.coverage).toFixed(1)}" cy="${y(p.precision).toFixed(1)}" r="3" fill="${color}"><title>${esc(variant)} ×${p.setting}: precision ${fmt(p.precision)}, coverage ${fmt(p.coverage)}</title></circle>`);
+      parts.push(`<circle cx="${x(p.coverage).toFixed(1)}" cy="${y(p.precision).toFixed(1)}" r="3" fill="${color}"><title>${esc(variant)} margin_gap ${p.setting}: precision ${fmt(p.precision)}, coverage ${fmt(p.coverage)}</title></circle>`);
     }
     parts.push(`<rect x="${W - m.r + 12}" y="${m.t + ci * 18 - 10}" width="10" height="10" fill="${color}"/>`);
     parts.push(`<text x="${W - m.r + 28}" y="${m.t + ci * 18}">${esc(variant)}</text>`);
@@ -75,15 +75,15 @@ export function renderEvalReport(input: ReportInput): { markdown: string; svg: s
     '',
     '## Threshold sweep',
     '',
-    'All three thresholds multiplied by the scale; precision / coverage / false-fire rate.',
+    'margin_gap swept, other thresholds at their defaults; precision / coverage / false-fire rate.',
     '',
     '![sweep](recall-sweep.svg)',
     '',
-    '| variant | scale | precision | coverage | false-fire |',
+    '| variant | margin_gap | precision | coverage | false-fire |',
     '|---|---|---|---|---|',
   ];
   for (const [variant, pts] of input.sweep) {
-    for (const p of pts) lines.push(`| ${variant} | ×${p.setting} | ${fmt(p.precision)} | ${fmt(p.coverage)} | ${fmt(p.falseFireRate)} |`);
+    for (const p of pts) lines.push(`| ${variant} | ${p.setting} | ${fmt(p.precision)} | ${fmt(p.coverage)} | ${fmt(p.falseFireRate)} |`);
   }
   return { markdown: `${lines.join('\n')}\n`, svg: sweepSvg(input.sweep) };
 }

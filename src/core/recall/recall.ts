@@ -37,7 +37,7 @@ export interface RecallResult {
   runbook: RecalledAnswer | null;
   nearMiss: NearMiss | null;
   trace: GateTraceStep[];
-  /** Candidate entry ids, best BM25 first. */
+  /** Candidate entry ids: structurally agreeing ones first, each group best BM25 first. */
   ranked: string[];
 }
 
@@ -159,7 +159,11 @@ export function recall(incident: Incident, catalog: CatalogSnapshot, track: Trac
   }
   const lead = instant ?? runbook;
   const answer: Answer | null = lead ? { kind: lead.kind, entry: lead.entry.id, confidence: lead.confidence } : null;
-  return { answer, instant, runbook, nearMiss, trace, ranked: candidates.map((c) => c.entry.id) };
+  // Recall's own ranking: candidates that agree structurally first (the ones the gates weigh),
+  // then the rest, each by BM25.
+  const agreeing = new Set([...instantGroup, ...runbookGroup].map((a) => a.cand.entry.id));
+  const ranked = [...candidates.filter((c) => agreeing.has(c.entry.id)), ...candidates.filter((c) => !agreeing.has(c.entry.id))].map((c) => c.entry.id);
+  return { answer, instant, runbook, nearMiss, trace, ranked };
 }
 
 interface MarginVerdict {
@@ -172,7 +176,7 @@ interface MarginVerdict {
 
 /**
  * Gate 2 without a model: the top agreeing hit clears `min_score` and beats the runner-up by
- * `margin_gap`, or clears `solo_floor` when nothing else agrees. Scopeless matches must clear
+ * `margin_gap` (a fraction of the top score), or clears `solo_floor` when nothing else agrees. Scopeless matches must clear
  * the solo floor as well as the margin (SPEC §6).
  */
 export function marginGate(top: Agreeing, runnerUp: Agreeing | undefined, opts: RecallOptions): MarginVerdict {
@@ -187,13 +191,16 @@ export function marginGate(top: Agreeing, runnerUp: Agreeing | undefined, opts: 
     const passed = score >= opts.soloFloor;
     return { passed, value: score, threshold: opts.soloFloor, margin: score, reason: passed ? `alone at ${round(score)} ≥ solo_floor` : `alone at ${round(score)}, below solo_floor ${opts.soloFloor}` };
   }
-  const margin = score - runnerUp.cand.score;
+  // Relative lead: BM25 magnitudes grow with query length and catalog size, the share of the
+  // top score by which it beats the runner-up does not (calibrated in eval/README.md).
+  const margin = (score - runnerUp.cand.score) / score;
   const passed = margin >= opts.marginGap;
+  const pct = (x: number): string => `${Math.round(x * 100)}%`;
   return {
     passed,
     value: margin,
     threshold: opts.marginGap,
     margin,
-    reason: passed ? `ahead of ${runnerUp.cand.entry.id} by ${round(margin)}` : `only ${round(margin)} ahead of ${runnerUp.cand.entry.id} (needs ${opts.marginGap})`,
+    reason: passed ? `ahead of ${runnerUp.cand.entry.id} by ${pct(margin)} of its score` : `only ${pct(margin)} ahead of ${runnerUp.cand.entry.id} (needs ${pct(opts.marginGap)})`,
   };
 }

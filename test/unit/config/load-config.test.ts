@@ -24,7 +24,7 @@ describe('loadConfig', () => {
     const cfg = parseConfigText('', { env: {}, cwd });
     expect(cfg.server).toEqual({ port: 8080, host: '0.0.0.0', body_limit_bytes: 1_048_576 });
     expect(cfg.recall.k).toBe(20);
-    expect(cfg.recall.min_score).toBe(4);
+    expect(cfg.recall.min_score).toBe(6);
     expect(cfg.recall.confidence_cap).toBe(0.9);
     expect(cfg.recall.stale_after).toBe('180d');
     expect(cfg.recall.stale_after_ms).toBe(180 * 86_400_000);
