@@ -34,6 +34,8 @@ export interface SizeBenchOptions {
   warmup: number;
   /** Per timed series; keeps the 100k full scan within the run's five minutes. */
   budgetMs: number;
+  /** Timed calls each series makes at least, budget or not. */
+  minSamples: number;
   k: number;
   log: (line: string) => void;
 }
@@ -58,7 +60,7 @@ export function runSizeBench(size: number, o: SizeBenchOptions): SizeResult {
   const { entries } = catalog;
   o.log(`  ${size}: catalog generated in ${generateMs.toFixed(0)} ms`);
 
-  const runs = size >= 100_000 ? 1 : 3;
+  const runs = size <= 1000 ? 3 : 1;
   // The corpus alone is what the full scan needs; ours builds its own, so this one is dropped.
   const fullScan = timeBuild(runs, () => buildSearchCorpus(entries)).ms;
   collectGarbage();
@@ -72,7 +74,7 @@ export function runSizeBench(size: number, o: SizeBenchOptions): SizeResult {
   const queries = generateQueries(catalog, o.queries, 7);
   const timed = queries.map((q) => q.tokens);
   const warm = generateQueries(catalog, o.warmup, 8).map((q) => q.tokens);
-  const series = <T>(warmup: readonly T[]) => ({ warmup, budgetMs: o.budgetMs, minSamples: Math.min(200, o.queries) });
+  const series = <T>(warmup: readonly T[]) => ({ warmup, budgetMs: o.budgetMs, minSamples: Math.min(o.minSamples, o.queries) });
 
   const searchFlex = timeSeries(timed, (t) => flex.search(t, o.k).length, series(warm));
   o.log(`  ${size}: ours search p50 ${searchFlex.p50.toFixed(3)} ms p99 ${searchFlex.p99.toFixed(3)} ms`);

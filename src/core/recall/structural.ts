@@ -91,7 +91,7 @@ export function structuralGate(entry: Entry, incident: Incident, names: AlertNam
 export interface AlertNameContext {
   /**
    * True when no entry covers the alertname and the name carries no word the catalog knows
-   * (hashed, renamed or ticket-style names). Only then may an entry that lists other alerts
+   * (hashed or generated names). Only then may an entry that lists other alerts
    * agree by content. A descriptive name that no entry lists (`ApacheRestart`) is evidence
    * that the catalog has no runbook for it, not an invitation to show a sibling's.
    */
@@ -101,7 +101,7 @@ export interface AlertNameContext {
 /**
  * Decides whether an alertname is opaque (see AlertNameContext). A name is descriptive when
  * it holds at least one plain word of three letters or more (`ApacheRestart`, `Watchdog`,
- * `etcdNoLeader`); generated ids such as `Alertfc7494` or `ALRT-20931` hold none.
+ * `etcdNoLeader`); generated ids such as `Alertfc7494` or `a9f3e1c2` hold none.
  */
 export function alertNameContext(alertname: string, knownAlerts: ReadonlySet<string>): AlertNameContext {
   const lower = alertname.toLowerCase();
