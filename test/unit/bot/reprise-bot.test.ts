@@ -1,0 +1,245 @@
+import { describe, expect, it } from 'vitest';
+import { createStore } from '../../../src/adapters/keyv/keyv-store.js';
+import { ledgerForBot } from '../../../src/core/bot/ledger-for-bot.js';
+import { RepriseBot } from '../../../src/core/bot/reprise-bot.js';
+import { RepriseError } from '../../../src/core/errors.js';
+import { Ledger, eventKey } from '../../../src/core/ledger/ledger.js';
+import type { LedgerEvent } from '../../../src/core/ledger-events.js';
+import type { Incident } from '../../../src/core/types.js';
+import { ManualClock } from '../../../src/ports/clock.js';
+import type { Logger } from '../../../src/ports/logger.js';
+import type { KeyValueStore } from '../../../src/ports/store.js';
+import { alert, fixedSnapshot, incidentEntry, recallOpts } from '../recall/recall-fixtures.js';
+import { RecordingTransport, type RecordingTransportOptions } from './recording-transport.js';
+
+const MIN = 60_000;
+const oom = incidentEntry('incidents/checkout-api-oomkilled.md', { resource: 'payments/checkout-api', title: 'checkout-api OOMKilled', cause: 'cache', resolution: 'rollback' });
+const snapshot = fixedSnapshot([oom], { [oom.id]: 30 });
+
+function firing(fingerprint = 'fp-checkout', severity = 'warning', pod = 'checkout-api-7d9f8c6b5-x2k4q'): Incident {
+  return alert({ alertname: 'KubePodCrashLooping', fingerprint, labels: { namespace: 'payments', pod, severity }, annotations: { summary: 'Pod is crash looping.' } });
+}
+function resolved(fingerprint = 'fp-checkout'): Incident {
+  return { ...firing(fingerprint), status: 'resolved' };
+}
+
+/** Records error logs so a swallowed failure is still visible to the test. */
+function recordingLogger(errors: unknown[]): Logger {
+  const l: Logger = { debug() {}, info() {}, warn() {}, error: (o) => void errors.push(o), child: () => l };
+  return l;
+}
+
+async function setup(transportOpts: RecordingTransportOptions = {}) {
+  const store: KeyValueStore = createStore('memory://', '');
+  const ledger = await Ledger.open(store);
+  const clock = new ManualClock('2026-01-01T00:00:00Z');
+  const transport = new RecordingTransport(transportOpts);
+  const errors: unknown[] = [];
+  const bot = new RepriseBot({ catalog: () => snapshot, ledger: ledgerForBot(ledger), transport, clock, logger: recordingLogger(errors), recall: recallOpts() });
+  const events = async (): Promise<LedgerEvent[]> => {
+    const out: LedgerEvent[] = [];
+    for (let s = 1; s <= ledger.seq; s++) out.push((await store.get<LedgerEvent>(eventKey(s)))!);
+    return out;
+  };
+  return { store, ledger, clock, transport, bot, errors, events };
+}
+
+const TK = firing().triggerKey;
+
+describe('RepriseBot: firing and resolve', () => {
+  it('posts the RCA thread and records the open with its thread id', async () => {
+    const { bot, transport, ledger, events } = await setup();
+    const [out] = await bot.handle([firing()]);
+    expect(out).toMatchObject({ status: 'posted', threadId: 't-1', triggerKey: TK, answer: { kind: 'incident', entry: oom.id } });
+    expect(transport.posts).toHaveLength(1);
+    expect(transport.posts[0]?.message).toMatchObject({ kind: 'rca', triggerKey: TK, answer: { entry: oom.id } });
+    expect(transport.posts[0]?.message.text.split('\n')[0]).toBe('🔍 KubePodCrashLooping — payments/checkout-api · severity warning');
+    expect(await events()).toEqual([
+      expect.objectContaining({ type: 'open', fingerprint: 'fp-checkout', triggerKey: TK, kind: 'recall', entry: oom.id, answerKind: 'incident', verdict: 'action_suggested', resolvable: true, threadId: 't-1', at: '2026-01-01T00:00:00.000Z' }),
+    ]);
+    expect(ledger.occurrences(TK).newestOpen?.threadId).toBe('t-1');
+  });
+
+  it('replies "✅ resolved after N min" into that thread on resolve', async () => {
+    const { bot, transport, clock, ledger } = await setup();
+    await bot.handle([firing()]);
+    clock.advance(23 * MIN);
+    const [out] = await bot.handle([resolved()]);
+    expect(out).toEqual({ status: 'resolved', fingerprint: 'fp-checkout', triggerKey: TK, threadId: 't-1', paired: true });
+    expect(transport.replies).toEqual([{ threadId: 't-1', message: { kind: 'resolved', triggerKey: TK, answer: null, text: '✅ resolved after 23 min' } }]);
+    expect(ledger.entryStats(oom.id)).toMatchObject({ recalls: 1, resolved: 1 });
+  });
+
+  it('buffers a resolve that arrives before its open: no reply, paired with the next open', async () => {
+    const { bot, transport, ledger, clock } = await setup();
+    const [early] = await bot.handle([resolved()]);
+    expect(early).toMatchObject({ status: 'resolved', paired: false });
+    expect(early).not.toHaveProperty('threadId');
+    expect(transport.replies).toHaveLength(0);
+    expect(transport.posts).toHaveLength(0);
+    clock.advance(MIN);
+    await bot.handle([firing()]);
+    expect(ledger.openEpisodes('fp-checkout')).toHaveLength(0);
+    expect(ledger.recentEpisodes(TK)[0]).toMatchObject({ fingerprint: 'fp-checkout', threadId: 't-1', resolvedAt: '2026-01-01T00:00:00.000Z' });
+  });
+
+  it('marks the new thread resolved when its open meets a buffered resolve', async () => {
+    // Ledger.record returns the episode an open closes against a buffered resolve "so the
+    // caller can reply into its thread" (ledger.ts); SPEC §9 puts "✅ resolved" in the thread.
+    const { bot, transport, clock } = await setup();
+    await bot.handle([resolved()]);
+    clock.advance(MIN);
+    await bot.handle([firing()]);
+    expect(transport.replies.map((r) => ({ threadId: r.threadId, kind: r.message.kind }))).toEqual([{ threadId: 't-1', kind: 'resolved' }]);
+  });
+
+  it('handles a batch in order, one outcome per incident', async () => {
+    const { bot, transport } = await setup();
+    const outs = await bot.handle([firing('fp-1'), firing('fp-2', 'warning', 'billing-api-7d9f8c6b5-x2k4q'), resolved('fp-1')]);
+    expect(outs.map((o) => o.status)).toEqual(['posted', 'posted', 'resolved']);
+    expect(outs[1]).toMatchObject({ answer: null });
+    expect(transport.replies.map((r) => r.threadId)).toEqual(['t-1']);
+  });
+
+  it('preview recalls without recording or posting', async () => {
+    const { bot, transport, ledger } = await setup();
+    expect(bot.preview(firing()).answer?.entry).toBe(oom.id);
+    expect(ledger.seq).toBe(0);
+    expect(transport.calls).toHaveLength(0);
+  });
+});
+
+describe('RepriseBot: silence', () => {
+  it('suppresses a non-critical firing: no message, no ledger open', async () => {
+    const { bot, transport, ledger, clock } = await setup();
+    await bot.handle([firing()]);
+    const { event } = await bot.feedback({ triggerKey: TK, user: 'ann', action: 'silence', duration: '1h' });
+    expect(event).toEqual({ type: 'silence', triggerKey: TK, user: 'ann', until: '2026-01-01T01:00:00.000Z', at: '2026-01-01T00:00:00.000Z' });
+    // The silence is announced in the trigger's thread.
+    expect(transport.replies).toEqual([{ threadId: 't-1', message: expect.objectContaining({ kind: 'silenced', text: '🔕 silenced by @ann until 2026-01-01T01:00:00.000Z' }) }]);
+    const seq = ledger.seq;
+    clock.advance(10 * MIN);
+    const [out] = await bot.handle([firing('fp-again')]);
+    expect(out).toEqual({ status: 'silenced', fingerprint: 'fp-again', triggerKey: TK, until: '2026-01-01T01:00:00.000Z' });
+    expect(transport.posts).toHaveLength(1);
+    expect(ledger.seq).toBe(seq);
+    expect(ledger.occurrences(TK).count).toBe(1);
+    // Once it lapses, the trigger posts again.
+    clock.advance(51 * MIN);
+    expect((await bot.handle([firing('fp-later')]))[0]?.status).toBe('posted');
+  });
+
+  it('is ended by a critical firing, which posts and records why', async () => {
+    const { bot, transport, events, clock } = await setup();
+    await bot.feedback({ triggerKey: TK, user: 'ann', action: 'silence', duration: '4h' });
+    clock.advance(5 * MIN);
+    const crit = firing('fp-crit', 'critical');
+    expect(crit.triggerKey).toBe(TK);
+    const [out] = await bot.handle([crit]);
+    expect(out?.status).toBe('posted');
+    expect(transport.posts).toHaveLength(1);
+    const evs = await events();
+    expect(evs.map((e) => e.type)).toEqual(['silence', 'silence', 'open']);
+    expect(evs[1]).toMatchObject({ user: 'reprise:critical', until: '2026-01-01T00:05:00.000Z' });
+    // The silence stays ended for the next, non-critical firing.
+    expect((await bot.handle([firing('fp-warn')]))[0]?.status).toBe('posted');
+  });
+
+  it('is ended by a 👎 cast after it, but not by one cast before it', async () => {
+    const older = await setup();
+    await older.bot.handle([firing()]);
+    await older.bot.feedback({ triggerKey: TK, user: 'bob', action: 'down' });
+    older.clock.advance(MIN);
+    await older.bot.feedback({ triggerKey: TK, user: 'ann', action: 'silence', duration: '1h' });
+    older.clock.advance(MIN);
+    expect((await older.bot.handle([firing('fp-2')]))[0]?.status).toBe('silenced');
+
+    const newer = await setup();
+    await newer.bot.handle([firing()]);
+    await newer.bot.feedback({ triggerKey: TK, user: 'ann', action: 'silence', duration: '1h' });
+    newer.clock.advance(MIN);
+    await newer.bot.feedback({ triggerKey: TK, user: 'bob', action: 'down' });
+    newer.clock.advance(MIN);
+    expect((await newer.bot.handle([firing('fp-2')]))[0]?.status).toBe('posted');
+  });
+});
+
+describe('RepriseBot: failing transports', () => {
+  it('records the open when posting fails, and a later resolve still pairs', async () => {
+    const { bot, transport, ledger, clock, errors, events } = await setup({ failPost: true });
+    const [out] = await bot.handle([firing()]);
+    expect(out).toMatchObject({ status: 'posted', answer: { entry: oom.id } });
+    expect(out).not.toHaveProperty('threadId');
+    expect(transport.calls.map((c) => c.op)).toEqual(['post']);
+    expect(errors).toHaveLength(1);
+    const [open] = await events();
+    expect(open).toMatchObject({ type: 'open', fingerprint: 'fp-checkout', entry: oom.id });
+    expect(open).not.toHaveProperty('threadId');
+    clock.advance(5 * MIN);
+    const [res] = await bot.handle([resolved()]);
+    expect(res).toMatchObject({ status: 'resolved', paired: true });
+    expect(transport.calls.map((c) => c.op)).toEqual(['post']); // no thread to reply into
+    expect(ledger.entryStats(oom.id)).toMatchObject({ recalls: 1, resolved: 1 });
+  });
+
+  it('survives a reply that fails', async () => {
+    const { bot, errors } = await setup({ failReply: true });
+    await bot.handle([firing()]);
+    const [res] = await bot.handle([resolved()]);
+    expect(res).toMatchObject({ status: 'resolved', paired: true, threadId: 't-1' });
+    expect(errors).toHaveLength(1);
+  });
+});
+
+describe('RepriseBot: feedback validation', () => {
+  const invalid = async (bot: RepriseBot, input: unknown, message: RegExp): Promise<void> => {
+    const err = await bot.feedback(input).then(() => undefined, (e: unknown) => e);
+    expect(err, JSON.stringify(input)).toBeInstanceOf(RepriseError);
+    expect((err as RepriseError).code).toBe('invalid_payload');
+    expect((err as RepriseError).message).toMatch(message);
+  };
+
+  it('throws invalid_payload for bad input and records nothing', async () => {
+    const { bot, ledger } = await setup();
+    await invalid(bot, { triggerKey: TK, action: 'silence', duration: 'soon' }, /duration like 1h/);
+    await invalid(bot, { triggerKey: TK, action: 'silence' }, /duration/);
+    await invalid(bot, { triggerKey: TK, action: 'silence', duration: '0s' }, /duration/);
+    await invalid(bot, { triggerKey: TK, action: 'silence', duration: '60d' }, /30d maximum/);
+    await invalid(bot, { action: 'up' }, /triggerKey/);
+    await invalid(bot, { triggerKey: '', action: 'up' }, /triggerKey/);
+    await invalid(bot, { triggerKey: TK, action: 'love' }, /action/);
+    await invalid(bot, null, /feedback/);
+    expect(ledger.seq).toBe(0);
+    // The bot's queue is not wedged by the rejections.
+    const ok = await bot.feedback({ triggerKey: TK, action: 'up' });
+    expect(ok.event).toMatchObject({ type: 'feedback', vote: 'up', user: 'cli' });
+    expect(ledger.seq).toBe(1);
+  });
+});
+
+describe('RepriseBot: ordering', () => {
+  it('keeps ledger order equal to call order under concurrent handle and feedback calls', async () => {
+    const { bot, transport, ledger, events } = await setup({ slowPost: { nth: 1, ms: 30 } });
+    const billing = firing('fp-b', 'warning', 'billing-api-7d9f8c6b5-x2k4q');
+    const p1 = bot.handle([firing('fp-a')]);
+    const p2 = bot.feedback({ triggerKey: TK, user: 'ann', action: 'up' });
+    const p3 = bot.handle([billing]);
+    const p4 = bot.handle([resolved('fp-a')]);
+    await Promise.all([p1, p2, p3, p4]);
+    const evs = await events();
+    expect(evs.map((e) => `${e.type}:${'fingerprint' in e ? e.fingerprint : 'triggerKey' in e ? e.triggerKey : e.entry}`)).toEqual(['open:fp-a', `feedback:${TK}`, 'open:fp-b', 'resolve:fp-a']);
+    expect(transport.posts.map((p) => p.message.triggerKey)).toEqual([TK, billing.triggerKey]);
+    expect(transport.replies.map((r) => r.threadId)).toEqual(['t-1']);
+    // The 👍 landed after the open, so it counts for the recalled entry.
+    expect(ledger.entryStats(oom.id)).toMatchObject({ recalls: 1, resolved: 1, up: 1 });
+  });
+
+  it('keeps going after a handle call fails', async () => {
+    const { bot, ledger } = await setup();
+    const broken = { ...firing(), fingerprint: '' };
+    const err = await bot.handle([broken]).then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(RepriseError);
+    expect((await bot.handle([firing()]))[0]?.status).toBe('posted');
+    expect(ledger.seq).toBe(1);
+  });
+});

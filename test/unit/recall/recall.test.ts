@@ -1,0 +1,149 @@
+import { describe, expect, it } from 'vitest';
+import { buildQuery, buildQueryText } from '../../../src/core/recall/build-query.js';
+import { buildCatalogSnapshot } from '../../../src/core/recall/catalog-snapshot.js';
+import { entryForRunbookUrl, recall } from '../../../src/core/recall/recall.js';
+import type { GateTraceStep } from '../../../src/core/types.js';
+import { NOW, alert, fixedSnapshot, fixedScoreIndex, flexSnapshot, incidentEntry, noHistory, playbook, recallOpts, stepsOf, tracks } from './recall-fixtures.js';
+
+const crashBook = playbook('runbooks/pod-crash.md', {
+  title: 'Pod crash looping',
+  body: '## Diagnosis\n\n- kubectl logs --previous\n- check events',
+});
+const sourced = playbook('imported/payments-latency.md', {
+  title: 'Payments latency runbook',
+  source: 'https://wiki.acme.dev/runbooks/payments-latency',
+  body: 'Check the payment provider status page.',
+});
+const scoped = incidentEntry('incidents/runbook-named.md', { resource: 'payments/checkout-api', title: 'scoped entry' });
+
+describe('runbook_url selects an entry', () => {
+  const snap = fixedSnapshot([crashBook, sourced, scoped], {});
+
+  it('by path suffix, ignoring query, fragment and .md', () => {
+    expect(entryForRunbookUrl('https://github.com/acme/catalog/blob/main/runbooks/pod-crash.md', snap)?.id).toBe(crashBook.id);
+    expect(entryForRunbookUrl('https://runbooks.acme.dev/runbooks/pod-crash/?ref=alert#steps', snap)?.id).toBe(crashBook.id);
+    expect(entryForRunbookUrl('https://runbooks.acme.dev/other/pod-crash-2', snap)).toBeUndefined();
+    // A suffix must start at a path boundary.
+    expect(entryForRunbookUrl('https://x.dev/myrunbooks/pod-crash.md', snap)).toBeUndefined();
+  });
+
+  it('by the entry’s `source` URL', () => {
+    expect(entryForRunbookUrl('https://wiki.acme.dev/runbooks/payments-latency', snap)?.id).toBe(sourced.id);
+    expect(entryForRunbookUrl('https://wiki.acme.dev/runbooks/payments-latency/?utm=x', snap)?.id).toBe(sourced.id);
+    expect(entryForRunbookUrl('   ', snap)).toBeUndefined();
+  });
+
+  it('answers with the selected runbook, tier runbook_url, traced', () => {
+    const i = alert({
+      alertname: 'PaymentsLatencyHigh',
+      labels: { namespace: 'payments', pod: 'gateway-7d9f8c6b5-x2k4q' },
+      annotations: { summary: 'payments latency', runbook_url: 'https://wiki.acme.dev/runbooks/payments-latency' },
+    });
+    const r = recall(i, fixedSnapshot([crashBook, sourced], { [crashBook.id]: 30, [sourced.id]: 12 }), noHistory, recallOpts(), NOW);
+    expect(r.runbook).toMatchObject({ kind: 'runbook', tier: 'runbook_url' });
+    expect(r.runbook?.entry.id).toBe(sourced.id);
+    const [s] = stepsOf(r.trace, 'structural', sourced.id).filter((x) => x.value === 'runbook_url');
+    expect(s).toMatchObject({ passed: true, threshold: null });
+    expect(s?.reason).toContain('https://wiki.acme.dev/runbooks/payments-latency');
+  });
+
+  it('selects the runbook directly, even when its text shares little with the alert', () => {
+    // SPEC §6: a runbook_url that points at a catalog entry "selects it directly".
+    const i = alert({
+      alertname: 'Alertfc7494',
+      labels: { namespace: 'payments', pod: 'gateway-7d9f8c6b5-x2k4q' },
+      annotations: { summary: 'p99 above 2s', runbook_url: 'https://github.com/acme/catalog/blob/main/runbooks/pod-crash.md' },
+    });
+    const r = recall(i, fixedSnapshot([crashBook, sourced], { [crashBook.id]: 2 }), noHistory, recallOpts(), NOW);
+    expect(r.runbook?.entry.id).toBe(crashBook.id);
+    expect(r.runbook?.tier).toBe('runbook_url');
+  });
+
+  it('never selects a resource-scoped or inactive entry through runbook_url', () => {
+    const retired = playbook('runbooks/old.md', { title: 'Old runbook', status: 'retired', body: 'gone' });
+    const snap2 = fixedSnapshot([scoped, retired], { [scoped.id]: 30, [retired.id]: 30 });
+    for (const url of ['https://x.dev/incidents/runbook-named.md', 'https://x.dev/runbooks/old.md']) {
+      const i = alert({ alertname: 'Other', labels: { namespace: 'web', pod: 'front-7d9f8c6b5-x2k4q' }, annotations: { runbook_url: url } });
+      const r = recall(i, snap2, noHistory, recallOpts(), NOW);
+      expect(r.runbook, url).toBeNull();
+      expect(r.trace.some((s) => s.value === 'runbook_url'), url).toBe(false);
+    }
+  });
+
+  it('still applies the outcome gate to a selected runbook', () => {
+    const i = alert({ alertname: 'PaymentsLatencyHigh', annotations: { runbook_url: 'https://wiki.acme.dev/runbooks/payments-latency' } });
+    const r = recall(i, fixedSnapshot([sourced], { [sourced.id]: 30 }), tracks({ [sourced.id]: { recalls: 0, resolved: 0, down: 3 } }), recallOpts(), NOW);
+    expect(r.runbook).toBeNull();
+    expect(stepsOf(r.trace, 'outcome', sourced.id)[0]).toMatchObject({ passed: false, value: 0.2 });
+  });
+});
+
+describe('gate trace', () => {
+  const KEYS = ['entry', 'gate', 'passed', 'reason', 'threshold', 'value'];
+  const isStep = (s: GateTraceStep): void => {
+    expect(Object.keys(s).sort()).toEqual(KEYS);
+    expect(typeof s.gate).toBe('string');
+    expect(s.entry === null || typeof s.entry === 'string').toBe(true);
+    expect(typeof s.passed).toBe('boolean');
+    expect(s.value === null || ['number', 'string'].includes(typeof s.value)).toBe(true);
+    expect(s.threshold === null || ['number', 'string'].includes(typeof s.threshold)).toBe(true);
+    expect(s.reason.length).toBeGreaterThan(0);
+  };
+
+  it('gives every decision {gate, entry, passed, value, threshold, reason}', () => {
+    const entries = [
+      incidentEntry('incidents/a.md', { resource: 'payments/checkout-api', title: 'checkout-api OOMKilled memory', cause: 'cache' }),
+      incidentEntry('incidents/b.md', { resource: 'payments/billing-api', title: 'billing-api OOMKilled memory', cause: 'leak' }),
+      incidentEntry('incidents/c.md', { resource: 'payments/checkout-api', title: 'checkout-api OOMKilled old', status: 'retired' }),
+      playbook('runbooks/KubePodCrashLooping.md', { title: 'Pod crash looping', alerts: ['KubePodCrashLooping'], body: 'crash looping OOMKilled memory' }),
+      playbook('runbooks/other.md', { title: 'Node memory pressure', alerts: ['NodeMemoryPressure'], body: 'memory pressure' }),
+    ];
+    const i = alert({
+      alertname: 'KubePodCrashLooping',
+      labels: { namespace: 'payments', pod: 'checkout-api-7d9f8c6b5-x2k4q', reason: 'OOMKilled' },
+      annotations: { summary: 'checkout-api OOMKilled', description: 'memory limit reached' },
+    });
+    const r = recall(i, flexSnapshot(entries), tracks({ 'incidents/a.md': { recalls: 9, resolved: 0 } }), recallOpts(), NOW);
+    expect(r.trace.length).toBeGreaterThanOrEqual(entries.length);
+    r.trace.forEach(isStep);
+    // Every candidate got a structural (or status) verdict, and every gate appears that ran.
+    for (const id of r.ranked) expect(r.trace.some((s) => s.entry === id && (s.gate === 'structural' || s.gate === 'status')), id).toBe(true);
+    expect(new Set(r.trace.map((s) => s.gate))).toEqual(new Set(['structural', 'status', 'margin', 'outcome']));
+    // Structurally agreeing candidates rank first.
+    expect(r.ranked.slice(0, 2).sort()).toEqual(['incidents/a.md', 'runbooks/KubePodCrashLooping.md']);
+  });
+
+  it('explains a recall that found nothing at all', () => {
+    const r = recall(alert({ alertname: 'Nothing' }), fixedSnapshot([crashBook], {}), noHistory, recallOpts(), NOW);
+    expect(r).toMatchObject({ answer: null, instant: null, runbook: null, nearMiss: null, ranked: [] });
+  });
+});
+
+describe('candidates', () => {
+  it('adds entries that list the alertname even when text ranks them out', () => {
+    const listed = playbook('runbooks/quiet.md', { title: 'Quiet', alerts: ['KubeJobFailed'], body: 'nothing shared' });
+    const snap = buildCatalogSnapshot([listed], fixedScoreIndex([listed], {}), NOW);
+    const r = recall(alert({ alertname: 'KubeJobFailed', labels: { namespace: 'batch', job_name: 'nightly' } }), snap, noHistory, recallOpts(), NOW);
+    expect(r.ranked).toEqual([listed.id]);
+    expect(stepsOf(r.trace, 'structural', listed.id)[0]?.passed).toBe(true);
+    expect(stepsOf(r.trace, 'margin', listed.id)[0]).toMatchObject({ passed: false, value: 0 });
+  });
+
+  it('queries title, message, workload, alertname and meaningful labels, never identity labels', () => {
+    const i = alert({
+      alertname: 'KubePodCrashLooping',
+      labels: { namespace: 'payments', pod: 'checkout-api-7d9f8c6b5-x2k4q', instance: '10.0.0.7:8080', container: 'server', persistentvolumeclaim: 'data-0' },
+      annotations: { summary: 'Pod is crash looping.', description: 'restarted 12 times' },
+    });
+    const text = buildQueryText(i);
+    expect(text).toContain('KubePodCrashLooping');
+    expect(text).toContain('Pod is crash looping.');
+    expect(text).toContain('checkout-api');
+    expect(text).toContain('server');
+    expect(text).toContain('persistentvolumeclaim');
+    expect(text).not.toContain('10.0.0.7');
+    const tokens = buildQuery(i);
+    expect(tokens).toContain('kubepodcrashloop');
+    expect(tokens.some((t) => /^\d+$/.test(t))).toBe(false);
+  });
+});

@@ -1,0 +1,161 @@
+import { describe, expect, it } from 'vitest';
+import { recall, type RecallResult } from '../../../src/core/recall/recall.js';
+import { ago, confidenceDot, firstSteps, renderResolved, renderThread, type ThreadInput } from '../../../src/core/render/render-thread.js';
+import type { Incident } from '../../../src/core/types.js';
+import { NOW, alert, fixedSnapshot, incidentEntry, noHistory, playbook, recallOpts, tracks } from '../recall/recall-fixtures.js';
+
+const incident: Incident = alert({
+  alertname: 'KubePodCrashLooping',
+  labels: { namespace: 'payments', pod: 'checkout-api-7d9f8c6b5-x2k4q', cluster: 'prod-eu', severity: 'critical' },
+  annotations: { summary: 'Pod is crash looping.' },
+  startsAt: '2025-12-31T23:40:00Z',
+});
+const oom = incidentEntry('incidents/checkout-api-oomkilled.md', {
+  resource: 'payments/checkout-api',
+  title: 'checkout-api OOMKilled after cache size change',
+  cause: 'The in-process cache was raised to 2 GiB while the memory limit stayed at 1.5 GiB.',
+  resolution: 'Rolled back CACHE_SIZE and raised the memory limit to 2.5 GiB.',
+  tried: '- Restarting the pods only delayed the next OOMKill.',
+});
+const other = incidentEntry('incidents/checkout-api-leak.md', { resource: 'payments/checkout-api', title: 'checkout-api leak' });
+const book = playbook('runbooks/pod-crash.md', {
+  title: 'Pod crash looping',
+  alerts: ['KubePodCrashLooping'],
+  body: '## Diagnosis\n\n1. Read the previous container logs\n2. Check events for OOMKilled\n- Compare with the last rollout\n- A fourth step that is not shown\n\n## Mitigation\n\n- Roll back',
+});
+const goodRecord = tracks({ [oom.id]: { recalls: 8, resolved: 7, up: 3, down: 0 } });
+
+function input(r: RecallResult, over: Partial<ThreadInput> = {}): ThreadInput {
+  return { incident, recall: r, recurrence: { previousCount: 0 }, now: NOW, ...over };
+}
+const lines = (text: string): string[] => text.split('\n');
+
+describe('renderThread', () => {
+  const instant = recall(incident, fixedSnapshot([oom, book], { [oom.id]: 30, [book.id]: 20 }), goodRecord, recallOpts(), NOW);
+
+  it('opens with the header `🔍 <alertname> — <cluster>/<namespace>/<name>` and severity', () => {
+    const text = renderThread(input(instant));
+    expect(lines(text)[0]).toBe('🔍 KubePodCrashLooping — prod-eu/payments/checkout-api · severity critical');
+  });
+
+  it('falls back to the instance label, then the source, when there is no workload', () => {
+    const pd = alert({ alertname: 'HostDown', labels: { instance: 'db-host-3:9100' } });
+    const empty = recall(pd, fixedSnapshot([], {}), noHistory, recallOpts(), NOW);
+    expect(lines(renderThread(input(empty, { incident: pd })))[0]).toBe('🔍 HostDown — db-host-3:9100 · severity warning');
+    const bare = alert({ alertname: 'HostDown' });
+    expect(lines(renderThread(input(empty, { incident: bare })))[0]).toBe('🔍 HostDown — alertmanager · severity warning');
+  });
+
+  it('shows an instant recall: verdict, confidence, cause, resolution, tried-before, link and track record', () => {
+    expect(instant.instant?.entry.id).toBe(oom.id);
+    const text = renderThread(input(instant, { linkFor: (id) => `https://git.acme.dev/catalog/${id}` }));
+    expect(text).toContain('🛠 action suggested · 🟡 recalled at 0.70 (exact match × track record 0.85; capped at 0.70: no live-state check ran)');
+    expect(text).toContain('⚡ *Instant recall* — answered from your knowledge base; no investigation was run');
+    expect(text).toContain('*checkout-api OOMKilled after cache size change*');
+    expect(text).toContain('*Known cause:* The in-process cache was raised to 2 GiB while the memory limit stayed at 1.5 GiB.');
+    expect(text).toContain('*Resolution (human-reviewed):* Rolled back CACHE_SIZE and raised the memory limit to 2.5 GiB.');
+    const t = lines(text);
+    const tried = t.indexOf('❌ *Tried before (did not work):*');
+    expect(tried).toBeGreaterThan(0);
+    expect(t[tried + 1]).toBe('- Restarting the pods only delayed the next OOMKill.');
+    expect(text).toContain('Entry: https://git.acme.dev/catalog/incidents/checkout-api-oomkilled.md');
+    expect(text).toContain('Track record: resolved 7 of 8 recalls · 👍 3 👎 0');
+    expect(text).not.toContain('Fall-through');
+  });
+
+  it('says when the track record is not counted yet, and drops the cap note when live state confirmed', () => {
+    const r = recall(incident, fixedSnapshot([oom], { [oom.id]: 30 }), noHistory, recallOpts({ liveStateTools: true }), NOW);
+    const text = renderThread(input(r));
+    expect(text).toContain('🟢 recalled at 0.90 (exact match × track record not counted yet)');
+    expect(text).not.toContain('capped at 0.70');
+  });
+
+  it('shows a runbook block beside the recall with its first three steps', () => {
+    const text = renderThread(input(instant));
+    expect(text).toContain('📚 *Runbook* — Pod crash looping (a guide, not a diagnosis) · 🟢 0.90');
+    const t = lines(text);
+    const at = t.findIndex((l) => l.startsWith('📚 *Runbook*'));
+    expect(t.slice(at + 1, at + 5)).toEqual([
+      '  • Read the previous container logs',
+      '  • Check events for OOMKilled',
+      '  • Compare with the last rollout',
+      '  runbooks/pod-crash.md · 👍 0 👎 0',
+    ]);
+    expect(text).not.toContain('A fourth step');
+    expect(text.indexOf('⚡ *Instant recall*')).toBeLessThan(text.indexOf('📚 *Runbook*'));
+  });
+
+  it('marks a fall-through, lists refused recalls and the near miss', () => {
+    // oom is refused by its track record; `other`, tried next, is alone below solo_floor.
+    const refused = recall(incident, fixedSnapshot([oom, other], { [oom.id]: 30, [other.id]: 7 }), tracks({ [oom.id]: { recalls: 8, resolved: 0 } }), recallOpts(), NOW);
+    expect(refused.instant).toBeNull();
+    expect(refused.nearMiss?.entry).toBe(other.id);
+    const text = renderThread(input(refused));
+    expect(text).toContain('❓ inconclusive · no trusted memory for this alert');
+    expect(text).toContain('⚠️ *Fall-through* — an investigation is needed');
+    expect(text).toContain(`⛔ *Recall refused* — ${oom.id}: track record 0.1 below floor 0.5 (resolved 0 of 8 recalls · 👍 0 👎 0)`);
+    expect(text).toMatch(/Closest catalog entries \(not trusted\): incidents\//);
+    expect(text).toContain(`🔎 *Near miss* — ${other.id} was stopped by the margin gate: alone at 7, below solo_floor 8`);
+    const fallThroughNote = renderThread(input(refused, { fallThroughNote: 'investigation budget exhausted' }));
+    expect(fallThroughNote).toContain('⚠️ *Fall-through* — investigation budget exhausted');
+  });
+
+  it('renders the near miss line with its gate and reason', () => {
+    const close = recall(incident, fixedSnapshot([oom, other], { [oom.id]: 10, [other.id]: 9 }), noHistory, recallOpts(), NOW);
+    expect(close.nearMiss).not.toBeNull();
+    const text = renderThread(input(close));
+    expect(text).toContain(`🔎 *Near miss* — ${oom.id} was stopped by the margin gate: ${close.nearMiss?.reason}`);
+    expect(text).not.toContain('Recall refused');
+  });
+
+  it('shows recurrence facts: 🔁 #N · last … ago · previous', () => {
+    const text = renderThread(input(instant, {
+      recurrence: { previousCount: 3, lastSeen: '2025-12-30T00:00:00Z', previousEntry: oom.id },
+      linkFor: (id) => `<${id}>`,
+    }));
+    const facts = lines(text).find((l) => l.startsWith('Facts:'));
+    expect(facts).toBe(`Facts: alert KubePodCrashLooping · resource prod-eu/payments/checkout-api · started 2025-12-31T23:40:00.000Z · 🔁 #4 · last 2 d ago · previous: <${oom.id}>`);
+    expect(renderThread(input(instant))).toContain('· first time seen');
+  });
+
+  it('ends with the trigger key and the controls', () => {
+    const t = lines(renderThread(input(instant)));
+    expect(t.at(-2)).toBe(`Trigger: ${incident.triggerKey}`);
+    expect(t.at(-1)).toBe('👍 Accurate · 👎 Off-base · 🔕 Silence… (1 h / 4 h / 24 h)');
+  });
+
+  it('cuts long sections with an ellipsis', () => {
+    const long = incidentEntry('incidents/long.md', { resource: 'payments/checkout-api', title: 'long', cause: 'x'.repeat(900) });
+    const r = recall(incident, fixedSnapshot([long], { [long.id]: 30 }), noHistory, recallOpts(), NOW);
+    const cause = lines(renderThread(input(r))).find((l) => l.startsWith('*Known cause:*'));
+    expect(cause).toBe(`*Known cause:* ${'x'.repeat(600)}…`);
+  });
+});
+
+describe('render helpers', () => {
+  it('renderResolved gives whole minutes, never negative', () => {
+    expect(renderResolved('2026-01-01T00:00:00Z', '2026-01-01T00:23:00Z')).toBe('✅ resolved after 23 min');
+    expect(renderResolved('2026-01-01T00:00:00Z', '2026-01-01T00:00:29Z')).toBe('✅ resolved after 0 min');
+    expect(renderResolved('2026-01-01T00:00:00Z', '2026-01-01T02:00:31Z')).toBe('✅ resolved after 121 min');
+    expect(renderResolved('2026-01-01T01:00:00Z', '2026-01-01T00:00:00Z')).toBe('✅ resolved after 0 min');
+    expect(renderResolved('garbage', '2026-01-01T00:00:00Z')).toBe('✅ resolved after 0 min');
+  });
+
+  it('ago picks minutes, hours or days', () => {
+    expect(ago('2025-12-31T23:30:00Z', NOW)).toBe('30 min ago');
+    expect(ago('2025-12-31T19:00:00Z', NOW)).toBe('5 h ago');
+    expect(ago('2025-12-29T00:00:00Z', NOW)).toBe('3 d ago');
+    expect(ago('2026-01-02T00:00:00Z', NOW)).toBe('just now');
+  });
+
+  it('confidenceDot: 🟢 ≥ 0.8 · 🟡 ≥ 0.5 · ⚪ below', () => {
+    expect([0.8, 0.79, 0.5, 0.49].map(confidenceDot)).toEqual(['🟢', '🟡', '🟡', '⚪']);
+  });
+
+  it('firstSteps reads Diagnosis, then Investigate, then Mitigation', () => {
+    expect(firstSteps(book, 2)).toEqual(['Read the previous container logs', 'Check events for OOMKilled']);
+    const inv = playbook('runbooks/inv.md', { title: 'inv', body: '## Investigate\n\n* look here\n\n## Mitigation\n\n- not this' });
+    expect(firstSteps(inv)).toEqual(['look here']);
+    expect(firstSteps(playbook('runbooks/none.md', { title: 'none', body: 'prose only' }))).toEqual([]);
+  });
+});
