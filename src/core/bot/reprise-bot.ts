@@ -3,6 +3,7 @@ import type { Clock } from '../../ports/clock.js';
 import type { Logger } from '../../ports/logger.js';
 import type { FeedbackEvent, LedgerEvent, SilenceEvent, Verdict } from '../ledger-events.js';
 import { feedbackEvent } from './feedback-request.js';
+import { RepriseError } from '../errors.js';
 import type { CatalogSnapshot } from '../recall/catalog-snapshot.js';
 import { recall, type RecallOptions, type RecallResult, type TrackLookup } from '../recall/recall.js';
 import { renderResolved, renderThread } from '../render/render-thread.js';
@@ -12,7 +13,7 @@ import { dupFingerprint } from './dup-fingerprint.js';
 /** What the bot needs from the ledger; `ledgerForBot` adapts core/ledger's Ledger. */
 export interface BotLedger {
   /** Append durably; `closed` is the episode a resolve paired with. */
-  record(event: LedgerEvent): Promise<{ seq: number; closed?: { threadId?: string; openedAt: string; triggerKey: string } }>;
+  record(event: LedgerEvent): Promise<{ seq: number; closed?: { threadId?: string; openedAt: string; resolvedAt?: string; triggerKey: string } }>;
   track: TrackLookup;
   /** Recurrence facts for a trigger, before the current firing is recorded. */
   occurrences(triggerKey: string): { count: number; lastSeen?: string; previousEntry?: string };
@@ -105,6 +106,10 @@ export class RepriseBot {
       await ledger.record({ type: 'silence', triggerKey: incident.triggerKey, user: 'reprise:critical', until: at, at });
       log.info('critical firing ended an active silence');
     }
+    if (!incident.fingerprint || !incident.triggerKey) {
+      // Refuse before posting: a thread whose open cannot be recorded could never resolve.
+      throw new RepriseError('invalid_payload', 'incident has no fingerprint or trigger key');
+    }
     const result = this.preview(incident);
     const occ = ledger.occurrences(incident.triggerKey);
     const text = renderThread({
@@ -122,7 +127,7 @@ export class RepriseBot {
     }
     const lead = result.instant ?? result.runbook;
     const verdict: Verdict = result.instant ? 'action_suggested' : 'inconclusive';
-    await ledger.record({
+    const { closed } = await ledger.record({
       type: 'open',
       fingerprint: incident.fingerprint,
       triggerKey: incident.triggerKey,
@@ -134,6 +139,12 @@ export class RepriseBot {
       ...(threadId ? { threadId } : {}),
       at,
     });
+    if (closed && threadId) {
+      // The resolve arrived before this firing (out of order): the alert is already over.
+      await transport
+        .reply(threadId, { kind: 'resolved', triggerKey: incident.triggerKey, answer: null, text: renderResolved(closed.openedAt, closed.resolvedAt ?? at) })
+        .catch((err: unknown) => log.error({ err }, 'posting the resolve into the thread failed'));
+    }
     log.info({ answer: result.answer, nearMiss: result.nearMiss, threadId }, result.answer ? `recalled ${result.answer.kind} ${result.answer.entry}` : 'no trusted memory: fell through');
     return { status: 'posted', fingerprint: incident.fingerprint, triggerKey: incident.triggerKey, ...(threadId ? { threadId } : {}), answer: result.answer, recall: result };
   }

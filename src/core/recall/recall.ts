@@ -115,7 +115,11 @@ export function recall(incident: Incident, catalog: CatalogSnapshot, track: Trac
     for (let attempt = 0; attempt <= opts.maxFallbacks && remaining.length > 0; attempt++) {
       const top = remaining[0]!;
       const runnerUp = remaining[1];
-      const margin = marginGate(top, runnerUp, opts);
+      // An alert's runbook_url names its runbook outright: text similarity has nothing to add.
+      const margin: MarginVerdict =
+        top.tier === 'runbook_url'
+          ? { passed: true, value: top.cand.score, threshold: 0, margin: top.cand.score, reason: "selected by the alert's runbook_url; margin gate not applied" }
+          : marginGate(top, runnerUp, opts);
       trace.push(step({ gate: 'margin', entry: top.cand.entry.id, passed: margin.passed, value: round(margin.value), threshold: round(margin.threshold), reason: margin.reason }));
       if (!margin.passed) {
         offerNearMiss({ entry: top.cand.entry.id, gate: 'margin', reason: margin.reason });
