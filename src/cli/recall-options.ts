@@ -16,6 +16,7 @@ export function recallOptions(config: Config = defaultConfig()): RecallOptions {
     staleAfterMs: r.stale_after_ms,
     staleFactor: r.stale_factor,
     scopelessFactor: r.scopeless_factor,
+    nameBoost: r.name_boost,
     unconfirmedCap: r.unconfirmed_cap,
     // No MCP tool servers exist yet, so the confirm step can never run.
     liveStateTools: false,

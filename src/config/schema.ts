@@ -54,7 +54,8 @@ const recall = z
   .strictObject({
     k: doc(int(1).default(20), 'Width of the candidate set taken from the search index before the gates.'),
     min_score: doc(num(0).default(6.0), 'Margin gate (no model): the top BM25 score must reach this. Calibrated in eval/README.md.'),
-    margin_gap: doc(num(0, 1).default(0.3), 'Margin gate: the top score must lead the runner-up by this fraction of the top score (0.3 = 30%). Calibrated in eval/README.md.'),
+    margin_gap: doc(num(0, 1).default(0.25), 'Margin gate: the top score must lead the runner-up by this fraction of the top score (0.25 = 25%). Calibrated in eval/README.md.'),
+    name_boost: doc(num(0).default(2), 'Boost for candidates whose alert name the alert text spells out: score × (1 + name_boost × share of the name\'s words present); 0 = off. Calibrated in eval/README.md.'),
     solo_floor: doc(num(0).default(8.0), 'Margin gate: the score a lone candidate (no runner-up) must reach; also the bar for scopeless matches.'),
     outcome_floor: doc(fraction().default(0.5), 'Outcome gate: reject entries whose track-record factor falls below this.'),
     max_fallbacks: doc(int(0).default(3), 'How many next candidates to try after an outcome-gate rejection.'),

@@ -63,8 +63,13 @@ export interface Entry {
   fingerprint?: string;
   status: EntryStatus;
   lastValidated?: string;
-  /** Alertnames a resource-less entry covers (lower-case). */
+  /** Alertnames a resource-less entry covers (lower-case, for comparison). */
   alerts: string[];
+  /**
+   * The same alertnames as written (`KubePodCrashLooping`): their CamelCase parts are the
+   * words that name the condition, used by search and by recall's name-coverage boost.
+   */
+  alertNames?: string[];
   source?: string;
   /** `## Heading` → body text, heading lower-cased. */
   sections: Record<string, string>;

@@ -99,7 +99,8 @@ function foreignEntry(relPath: string, r: FieldReader, body: string, bodyStartLi
   const base = baseName(relPath);
   const named = isAlertNameShaped(base) ? base : heading && isCamelCaseAlertName(heading.text) ? heading.text : undefined;
   const listed = stringList(r.data['alerts']);
-  const alerts = [...new Set([...listed, ...(named ? [named] : [])].map((a) => a.toLowerCase()))];
+  const alertNames = dedupeNames([...listed, ...(named ? [named] : [])]);
+  const alerts = [...new Set(alertNames.map((a) => a.toLowerCase()))];
   r.report('warning', 'foreign-runbook', 1,
     `no \`type\` in frontmatter: read as a Playbook titled "${title}"${named ? ` covering alert ${named}` : ''}; ` +
       'add `type: Playbook` and `title:` to make it a catalog entry');
@@ -112,6 +113,7 @@ function foreignEntry(relPath: string, r: FieldReader, body: string, bodyStartLi
     // Hugo's `draft: true` means "not published"; honour it like our own draft status.
     status: r.data['draft'] === true ? 'draft' : 'active',
     alerts,
+    alertNames,
     sections: splitSections(body),
     body,
     foreign: true,
@@ -208,6 +210,7 @@ export function parseEntry(relPath: string, text: string): ParseResult {
     tags: r.list('tags'),
     status: status(r),
     alerts: [...new Set(r.list('alerts').map((a) => a.toLowerCase()))],
+    alertNames: dedupeNames(r.list('alerts')),
     sections,
     body: split.body,
     foreign: false,
@@ -227,4 +230,15 @@ export function parseEntry(relPath: string, text: string): ParseResult {
   const titleLine = r.line('title');
   if (r.problems.some((p) => p.severity === 'error')) return { problems: r.problems, titleLine };
   return { entry, problems: r.problems, titleLine };
+}
+
+/** Alert names as written, each once whatever its case. */
+function dedupeNames(names: readonly string[]): string[] {
+  const seen = new Set<string>();
+  return names.filter((n) => {
+    const k = n.toLowerCase();
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
 }

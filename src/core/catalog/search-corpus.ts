@@ -25,7 +25,7 @@ export function fileAlert(entryId: string): string | undefined {
  * must not add weight. The file name keeps the original case, which gives the CamelCase parts.
  */
 export function entryDocument(entry: Entry): Bm25Document {
-  const alertText = [...entry.alerts, fileAlert(entry.id) ?? ''].join(' ');
+  const alertText = [...(entry.alertNames ?? entry.alerts), fileAlert(entry.id) ?? ''].join(' ');
   return {
     id: entry.id,
     fields: {

@@ -1,5 +1,7 @@
 import type { Entry } from '../types.js';
 import type { SearchIndex } from '../../ports/search-index.js';
+import { tokenize } from '../tokenize.js';
+import { splitAlertName } from './structural.js';
 
 /** One immutable, indexed view of the catalog; swapped whole when the catalog reloads. */
 export interface CatalogSnapshot {
@@ -12,6 +14,8 @@ export interface CatalogSnapshot {
   /** Normalised `source` URL → entry. */
   bySource: ReadonlyMap<string, Entry>;
   index: SearchIndex;
+  /** Entry id → the words of the alert names it covers (stemmed like query tokens). */
+  nameWords: ReadonlyMap<string, readonly string[]>;
   builtAt: Date;
 }
 
@@ -21,7 +25,10 @@ export function buildCatalogSnapshot(entries: readonly Entry[], index: SearchInd
   const byAlert = new Map<string, Entry[]>();
   const knownAlerts = new Set<string>();
   const bySource = new Map<string, Entry>();
+  const nameWords = new Map<string, string[]>();
   for (const e of entries) {
+    const words = new Set((e.alertNames ?? []).flatMap((n) => splitAlertName(n).flatMap((w) => tokenize(w))));
+    if (words.size > 0) nameWords.set(e.id, [...words]);
     byId.set(e.id, e);
     for (const a of e.alerts) {
       const list = byAlert.get(a);
@@ -31,5 +38,5 @@ export function buildCatalogSnapshot(entries: readonly Entry[], index: SearchInd
     }
     if (e.source) bySource.set(e.source.trim().replace(/[?#].*$/, '').replace(/\/+$/, ''), e);
   }
-  return { entries, byId, byAlert, knownAlerts, bySource, index, builtAt };
+  return { entries, byId, byAlert, knownAlerts, bySource, index, nameWords, builtAt };
 }

@@ -12,6 +12,8 @@ export interface RecallOptions {
   staleAfterMs: number;
   staleFactor: number;
   scopelessFactor: number;
+  /** Score multiplier per unit of alert-name coverage: score × (1 + nameBoost × covered share). */
+  nameBoost: number;
   /** Cap on an instant recall whose confirm step could not run (SPEC §6: 0.70). */
   unconfirmedCap: number;
   /** Whether read-only live-state tools are configured for the confirm backstop. */

@@ -86,6 +86,18 @@ export function recall(incident: Incident, catalog: CatalogSnapshot, track: Trac
       seen.add(e.id);
     }
   }
+  // Name coverage: the words of an entry's alert name summarise the condition it is about; a
+  // candidate whose name the alert text spells out in full is boosted over one that shares
+  // only body vocabulary (calibrated in eval/README.md; 0 turns it off).
+  if (opts.nameBoost > 0) {
+    const q = new Set(tokens);
+    for (const c of candidates) {
+      const words = catalog.nameWords.get(c.entry.id);
+      if (!words || words.length === 0) continue;
+      const covered = words.filter((w) => q.has(w)).length / words.length;
+      c.score *= 1 + opts.nameBoost * covered;
+    }
+  }
   candidates.sort((a, b) => b.score - a.score || a.entry.id.localeCompare(b.entry.id));
 
   const names = alertNameContext(incident.alertname, catalog.knownAlerts);
@@ -154,7 +166,7 @@ export function recall(incident: Incident, catalog: CatalogSnapshot, track: Trac
   const url = incident.runbookUrl ? entryForRunbookUrl(incident.runbookUrl, catalog) : undefined;
   if (url && url.status === 'active' && !url.resource) {
     trace.push(step({ gate: 'structural', entry: url.id, passed: true, value: 'runbook_url', threshold: null, reason: `selected by the alert's runbook_url ${incident.runbookUrl}` }));
-    runbook = decide([{ cand: { entry: url, score: catalog.index.score(tokens, url.id) }, tier: 'runbook_url', byName: true }], 'runbook');
+    runbook = decide([{ cand: candidates.find((c) => c.entry.id === url.id) ?? { entry: url, score: catalog.index.score(tokens, url.id) }, tier: 'runbook_url', byName: true }], 'runbook');
   }
   runbook ??= decide(runbookGroup.filter((a) => !rejected.has(a.cand.entry.id)), 'runbook');
 

@@ -106,13 +106,19 @@ export interface AlertNameContext {
 export function alertNameContext(alertname: string, knownAlerts: ReadonlySet<string>): AlertNameContext {
   const lower = alertname.toLowerCase();
   if (knownAlerts.has(lower)) return { opaque: false };
-  const words = alertname
-    .replace(/([a-z])([A-Z])/g, '$1 $2')
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
-    .split(/[^A-Za-z0-9]+/)
+  const words = splitAlertName(alertname)
     .map((w) => w.toLowerCase())
     .filter((w) => /^[a-z]{3,}$/.test(w) && !GENERIC_NAME_WORDS.has(w));
   return { opaque: words.length === 0 };
+}
+
+/** CamelCase / acronym / separator split of an alert name: `KubeAPIDown` → Kube, API, Down. */
+export function splitAlertName(name: string): string[] {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+    .split(/[^A-Za-z0-9]+/)
+    .filter((w) => w !== '');
 }
 
 /** Words that appear in alert names without saying what is wrong. */

@@ -28,6 +28,8 @@ export function recallOpts(over: Partial<RecallOptions> = {}): RecallOptions {
     soloFloor: 8,
     outcomeFloor: 0.5,
     maxFallbacks: 3,
+    // Off by default so hand-set scores stay exact; name-coverage tests turn it on.
+    nameBoost: 0,
     confidenceCap: 0.9,
     staleAfterMs: 180 * DAY_MS,
     staleFactor: 0.75,
