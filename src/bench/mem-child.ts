@@ -1,50 +1,28 @@
 /**
- * `node --expose-gc dist/bench/mem-child.js <engine> <size>`: builds one index over a synthetic
- * catalog in a fresh process and prints how much resident memory and heap the index added.
+ * `node --expose-gc dist/bench/mem-child.js <engine> <size> [<queries> <warmup> <budgetMs> <minSamples>]`
+ *
+ * One fresh process per (engine, size): builds the synthetic catalog, forces GC, records RSS and
+ * heap before and after building the index, and prints the result as one JSON line. With the
+ * latency arguments it then times that engine's searches (and recalls) in the same process, so
+ * each 100k index is built once rather than once for memory and again for latency.
  */
-import { buildFlexIndex } from '../adapters/flexsearch/flex-index.js';
-import { buildSearchCorpus } from '../core/catalog/search-corpus.js';
 import { positiveIntArg } from './child-process.js';
-import { buildMiniSearch } from './mini-search-index.js';
-import { MEM_ENGINES } from './memory-bench.js';
-import type { MemEngine, MemResult } from './memory-bench.js';
-import { generateCatalog } from './synthetic-catalog.js';
+import { ENGINES, runEngineBench } from './engine-bench.js';
+import type { Engine, LatencyOptions } from './engine-bench.js';
 
-function settle(): NodeJS.MemoryUsage {
-  const gc = (globalThis as { gc?: () => void }).gc;
-  if (gc) {
-    gc();
-    gc();
-  }
-  return process.memoryUsage();
-}
-
-const builders: Record<MemEngine, (entries: Parameters<typeof buildFlexIndex>[0]) => unknown> = {
-  flex: (e) => buildFlexIndex(e),
-  fullScan: (e) => buildSearchCorpus(e),
-  miniSearch: (e) => buildMiniSearch(e),
-};
-
-const [engineArg, sizeArg] = process.argv.slice(2);
-if (!(MEM_ENGINES as readonly string[]).includes(engineArg ?? '')) {
-  process.stderr.write(`mem-child: engine must be one of ${MEM_ENGINES.join(', ')}, got ${JSON.stringify(engineArg)}\n`);
+const [engineArg, sizeArg, queries, warmup, budgetMs, minSamples] = process.argv.slice(2);
+if (!(ENGINES as readonly string[]).includes(engineArg ?? '')) {
+  process.stderr.write(`mem-child: engine must be one of ${ENGINES.join(', ')}, got ${JSON.stringify(engineArg)}\n`);
   process.exit(2);
 }
-const engine = engineArg as MemEngine;
-const size = positiveIntArg(sizeArg, 'size');
-const { entries } = generateCatalog(size);
-const before = settle();
-const index = builders[engine](entries);
-const after = settle();
-const mb = (b: number): number => Math.round((b / 2 ** 20) * 10) / 10;
-const result: MemResult = {
-  engine,
-  size,
-  rssDeltaMb: mb(after.rss - before.rss),
-  heapDeltaMb: mb(after.heapUsed - before.heapUsed),
-  rssTotalMb: mb(after.rss),
-  gcExposed: typeof (globalThis as { gc?: unknown }).gc === 'function',
-};
-// Keep the index reachable until after the measurement.
-if (index === undefined) process.exit(1);
+const latency: LatencyOptions | undefined =
+  queries === undefined
+    ? undefined
+    : {
+        queries: positiveIntArg(queries, 'queries'),
+        warmup: positiveIntArg(warmup, 'warmup'),
+        budgetMs: positiveIntArg(budgetMs, 'budgetMs'),
+        minSamples: positiveIntArg(minSamples, 'minSamples'),
+      };
+const result = runEngineBench(engineArg as Engine, positiveIntArg(sizeArg, 'size'), latency, (line) => process.stderr.write(`${line}\n`));
 process.stdout.write(`${JSON.stringify(result)}\n`);

@@ -1,0 +1,173 @@
+import { buildFlexIndex } from '../adapters/flexsearch/flex-index.js';
+import type { FlexSearchIndex } from '../adapters/flexsearch/flex-index.js';
+import { recallOptions } from '../cli/recall-options.js';
+import { buildSearchCorpus, fullScanSearch, scoreEntry } from '../core/catalog/search-corpus.js';
+import type { SearchCorpus } from '../core/catalog/search-corpus.js';
+import { createLedgerState, trackRecord } from '../core/ledger/ledger-state.js';
+import { buildCatalogSnapshot } from '../core/recall/catalog-snapshot.js';
+import { recall } from '../core/recall/recall.js';
+import type { TrackLookup } from '../core/recall/recall.js';
+import type { Entry, Incident } from '../core/types.js';
+import type { SearchIndex } from '../ports/search-index.js';
+import type { LatencySummary } from './percentile.js';
+import { buildMiniSearch, searchMiniSearch } from './mini-search-index.js';
+import { generateCatalog } from './synthetic-catalog.js';
+import { generateIncidents, generateQueries } from './synthetic-queries.js';
+import { collectGarbage, timeSeries } from './timing.js';
+
+export const ENGINES = ['flex', 'fullScan', 'miniSearch'] as const;
+export type Engine = (typeof ENGINES)[number];
+export type Series = LatencySummary & { truncated: boolean };
+
+/** Latency settings; absent means "memory and build time only". */
+export interface LatencyOptions {
+  queries: number;
+  warmup: number;
+  /** Per timed series: the slow baselines stop early (`n` says how many calls ran). */
+  budgetMs: number;
+  /** Timed calls a series makes at least, whatever the budget. */
+  minSamples: number;
+}
+
+/** Everything measured for one engine at one catalog size, in one fresh process. */
+export interface EngineResult {
+  engine: Engine;
+  size: number;
+  /** Resident memory / heap the index added over the loaded catalog (after GC), MB. */
+  rssDeltaMb: number;
+  heapDeltaMb: number;
+  /** Whole-process RSS with catalog and index, MB. */
+  rssTotalMb: number;
+  gcExposed: boolean;
+  /** Build wall time (ms): mean of `buildRuns` warm rebuilds, or the one cold build at 100k. */
+  buildMs: number;
+  buildRuns: number;
+  search?: Series;
+  /** Full `recall()` with this engine as the snapshot's index (ours and full scan). */
+  recall?: Series;
+  /** Share of timed incidents recall answered (sanity: the gates ran to the end). */
+  answered?: number;
+  /** Ours only: how often its top 20 equals full scan's (ids and order), and its top 1. */
+  agreement?: { topK: number; top1: number; queries: number };
+  meanQueryTerms?: number;
+}
+
+const K = 20;
+
+/** Same engine, searched uniformly: the number returned only feeds the JIT sink. */
+interface Built {
+  search: (tokens: string[]) => number;
+  index?: SearchIndex;
+  corpus?: SearchCorpus;
+}
+
+function build(engine: Engine, entries: readonly Entry[]): Built {
+  switch (engine) {
+    case 'flex': {
+      const flex: FlexSearchIndex = buildFlexIndex(entries);
+      return { search: (t) => flex.search(t, K).length, index: flex, corpus: flex.corpus };
+    }
+    case 'fullScan': {
+      const corpus = buildSearchCorpus(entries);
+      const index: SearchIndex = { size: entries.length, search: (t, k) => fullScanSearch(corpus, t, k), score: (t, id) => scoreEntry(corpus, t, id) };
+      return { search: (t) => fullScanSearch(corpus, t, K).length, index, corpus };
+    }
+    case 'miniSearch': {
+      const ms = buildMiniSearch(entries);
+      return { search: (t) => searchMiniSearch(ms, t, K).length };
+    }
+  }
+}
+
+function settledMemory(): NodeJS.MemoryUsage {
+  collectGarbage();
+  collectGarbage();
+  return process.memoryUsage();
+}
+
+const mb = (b: number): number => Math.round((b / 2 ** 20) * 10) / 10;
+
+/**
+ * Build `engine` over a synthetic catalog of `size` entries, measuring the memory it adds and
+ * its build time, then (with `latency`) time `search` and, for indexes recall can use, `recall()`.
+ */
+export function runEngineBench(engine: Engine, size: number, latency: LatencyOptions | undefined, log: (line: string) => void): EngineResult {
+  const catalog = generateCatalog(size);
+  const { entries } = catalog;
+  // The first build is the one measured for memory; it runs with a cold JIT, so at the sizes
+  // where that matters the reported time is the mean of further, warm builds.
+  const before = settledMemory();
+  const t0 = process.hrtime.bigint();
+  let built: Built | undefined = build(engine, entries);
+  const cold = Number(process.hrtime.bigint() - t0) / 1e6;
+  const after = settledMemory();
+  const warmRuns = size <= 1000 ? 3 : size <= 10_000 ? 2 : 0;
+  let warmTotal = 0;
+  for (let i = 0; i < warmRuns; i++) {
+    built = undefined; // let the previous index go before building the next
+    collectGarbage();
+    const t = process.hrtime.bigint();
+    built = build(engine, entries);
+    warmTotal += Number(process.hrtime.bigint() - t) / 1e6;
+  }
+  const result: EngineResult = {
+    engine,
+    size,
+    rssDeltaMb: mb(after.rss - before.rss),
+    heapDeltaMb: mb(after.heapUsed - before.heapUsed),
+    rssTotalMb: mb(after.rss),
+    gcExposed: typeof (globalThis as { gc?: unknown }).gc === 'function',
+    buildMs: warmRuns > 0 ? warmTotal / warmRuns : cold,
+    buildRuns: Math.max(1, warmRuns),
+  };
+  log(`  ${engine} @ ${size}: built in ${result.buildMs.toFixed(0)} ms, +${result.rssDeltaMb} MB RSS`);
+  if (!latency) return result;
+
+  const queries = generateQueries(catalog, latency.queries, 7);
+  const timed = queries.map((q) => q.tokens);
+  const series = <T>(warmup: readonly T[]) => ({ warmup, budgetMs: latency.budgetMs, minSamples: Math.min(latency.minSamples, latency.queries) });
+  result.search = timeSeries(timed, built.search, series(generateQueries(catalog, latency.warmup, 8).map((q) => q.tokens)));
+  result.meanQueryTerms = queries.reduce((s, q) => s + new Set(q.tokens).size, 0) / Math.max(1, queries.length);
+  log(`  ${engine} @ ${size}: search p50 ${result.search.p50.toFixed(3)} ms, p99 ${result.search.p99.toFixed(3)} ms (n=${result.search.n})`);
+
+  if (built.index) {
+    const snapshot = buildCatalogSnapshot(entries, built.index, new Date('2025-06-01T10:05:00Z'));
+    const opts = recallOptions();
+    const state = createLedgerState();
+    const track: TrackLookup = (id, kind) => trackRecord(state, id, kind);
+    const now = new Date('2025-06-01T10:05:00Z');
+    const incidents = generateIncidents(catalog, latency.queries, 11);
+    // Warm-up incidents are other objects, so only timed calls are counted (a Set lookup: ~20 ns).
+    const counted = new Set(incidents);
+    let answered = 0;
+    const run = (inc: Incident): number => {
+      const r = recall(inc, snapshot, track, opts, now);
+      if (r.answer && counted.has(inc)) answered++;
+      return r.ranked.length;
+    };
+    const warm = generateIncidents(catalog, latency.warmup, 12);
+    result.recall = timeSeries(incidents, run, series(warm));
+    result.answered = answered / Math.max(1, result.recall.n);
+    log(`  ${engine} @ ${size}: recall() p50 ${result.recall.p50.toFixed(3)} ms, p99 ${result.recall.p99.toFixed(3)} ms (n=${result.recall.n})`);
+  }
+
+  if (engine === 'flex' && built.index && built.corpus) {
+    // Untimed: does ours return what the exhaustive scan returns? Bounded by the budget too.
+    const corpus = built.corpus;
+    const index = built.index;
+    let topK = 0;
+    let top1 = 0;
+    let n = 0;
+    const end = process.hrtime.bigint() + BigInt(latency.budgetMs * 1e6);
+    for (const q of queries) {
+      if (n >= 300 || (n >= 10 && process.hrtime.bigint() > end)) break;
+      const a = index.search(q.tokens, K);
+      const b = fullScanSearch(corpus, q.tokens, K);
+      if (a.length === b.length && a.every((c, i) => c.entry.id === b[i]?.entry.id)) topK++;
+      if (a[0]?.entry.id === b[0]?.entry.id) top1++;
+      n++;
+    }
+    result.agreement = { topK: topK / Math.max(1, n), top1: top1 / Math.max(1, n), queries: n };
+  }
+  return result;
+}
