@@ -14,7 +14,15 @@ export interface FlexIndexOptions {
    * to many entries cannot crowd out the one that matches the rest of the query.
    */
   candidateLimit?: number;
+  /**
+   * Terms found in more than this share of entries are not looked up for candidates (they
+   * still count in every candidate's BM25 score). Default 0.25.
+   */
+  commonTermShare?: number;
 }
+
+/** Up to this many entries, common terms are looked up too (exact top-k, cheap at this size). */
+const SMALL_CATALOG = 1000;
 
 /** A SearchIndex with its corpus exposed for benchmarks and tests. */
 export interface FlexSearchIndex extends SearchIndex {
@@ -32,6 +40,7 @@ export interface FlexSearchIndex extends SearchIndex {
 export function buildFlexIndex(entries: readonly Entry[], opts: FlexIndexOptions = {}): FlexSearchIndex {
   const corpus = buildSearchCorpus(entries, opts.bm25);
   const limitFloor = opts.candidateLimit ?? 50;
+  const commonShare = opts.commonTermShare ?? 0.25;
   const flex = new Index({
     tokenize: 'strict',
     encode: (text: string) => text.split(' ').filter((t) => t !== ''),
@@ -49,16 +58,23 @@ export function buildFlexIndex(entries: readonly Entry[], opts: FlexIndexOptions
     corpus,
     size: corpus.entries.length,
     search(queryTokens, k) {
-      const terms = [...new Set(queryTokens)].filter((t) => t !== '');
-      if (terms.length === 0 || k <= 0) return [];
+      // Terms no entry has cannot match; terms most entries have cannot discriminate. Both
+      // only cost lookups (the OR-suggest query's time grows with every term it is given).
+      const n = corpus.entries.length;
+      const known = [...new Set(queryTokens)].filter((t) => t !== '' && corpus.stats.df.has(t));
+      if (known.length === 0 || k <= 0) return [];
+      // Small catalogs gather candidates from every term: the union stays small anyway.
+      const common = n > SMALL_CATALOG ? n * commonShare : Number.POSITIVE_INFINITY;
+      const rare = known.filter((t) => (corpus.stats.df.get(t) ?? 0) <= common);
+      const lookup = rare.length > 0 ? rare : known;
       const limit = Math.max(limitFloor, k);
       const found = new Set<number>();
       const add = (ids: unknown): void => {
         if (Array.isArray(ids)) for (const id of ids) if (typeof id === 'number') found.add(id);
       };
-      add(flex.search(terms.join(' '), limit, { suggest: true }));
-      for (const t of terms) add(flex.search(t, limit));
-      return rankPositions(corpus, [...found].sort((a, b) => a - b), terms, k);
+      add(flex.search(lookup.join(' '), limit, { suggest: true }));
+      for (const t of lookup) add(flex.search(t, limit));
+      return rankPositions(corpus, [...found].sort((a, b) => a - b), known, k);
     },
     score: (queryTokens, entryId) => scoreEntry(corpus, queryTokens, entryId),
   };

@@ -1,4 +1,4 @@
-import { bm25ScoreAt, buildBm25Stats, DEFAULT_BM25_PARAMS, uniqueTerms } from '../bm25.js';
+import { bm25ScoreAt, buildBm25Stats, DEFAULT_BM25_PARAMS, idf, uniqueTerms } from '../bm25.js';
 import type { Bm25Document, Bm25Params, Bm25Stats } from '../bm25.js';
 import { tokenize } from '../tokenize.js';
 import type { Candidate, Entry } from '../types.js';
@@ -53,12 +53,27 @@ function byScoreThenId(a: Candidate, b: Candidate): number {
  * positive score, sorted by score descending, ties by id.
  */
 export function rankPositions(corpus: SearchCorpus, positions: Iterable<number>, queryTokens: readonly string[], k: number): Candidate[] {
-  const terms = uniqueTerms(queryTokens);
+  // idf depends only on the term: compute it once per query, and drop terms no entry has.
+  const { stats } = corpus;
+  const k1 = stats.params.k1;
+  const terms: string[] = [];
+  const idfs: number[] = [];
+  for (const t of uniqueTerms(queryTokens)) {
+    if (!stats.df.has(t)) continue;
+    terms.push(t);
+    idfs.push(idf(stats, t));
+  }
   const out: Candidate[] = [];
+  if (terms.length === 0) return out;
   for (const i of positions) {
     const entry = corpus.entries[i];
-    if (entry === undefined) continue;
-    const score = bm25ScoreAt(corpus.stats, i, terms);
+    const counts = stats.tf[i];
+    if (entry === undefined || counts === undefined) continue;
+    let score = 0;
+    for (let j = 0; j < terms.length; j++) {
+      const f = counts.get(terms[j]!);
+      if (f !== undefined) score += (idfs[j]! * f * (k1 + 1)) / (f + k1);
+    }
     if (score > 0) out.push({ entry, score });
   }
   return out.sort(byScoreThenId).slice(0, Math.max(0, k));
