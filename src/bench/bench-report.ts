@@ -1,6 +1,7 @@
 import type { Engine, EngineResult, Series } from './engine-bench.js';
 import { fmtCount, fmtNum, formatTable, speedRatio } from './format-table.js';
 import type { LedgerResult } from './ledger-bench.js';
+import type { WebhookResult } from './webhook-bench.js';
 
 /** Targets from the issues: p99 ≤ 5 ms (search and recall) and ≤ 300 MB RSS, both at 10k. */
 export const TARGETS = { p99Ms: 5, rssMb: 300, atSize: 10_000 } as const;
@@ -14,8 +15,8 @@ export interface BenchReport {
   sizes: number[];
   engines: EngineResult[];
   ledger: LedgerResult;
-  /** Webhook → first console message at 100 req/s: not measured yet. */
-  webhook: { status: 'pending'; reason: string };
+  /** Webhook → first console message at 100 req/s, ours vs a bare node:http baseline. */
+  webhook: WebhookResult;
   wallSeconds: number;
 }
 
@@ -79,7 +80,11 @@ export function renderReport(r: BenchReport): string {
     '–',
     check(l.store.applied === l.store.events, `${l.store.applied} applied`),
   ]);
-  rows.push(['webhook → first console message @100 req/s', '–', `pending (${r.webhook.reason})`, '–', '–', '–', '–', 'TODO']);
+  const w = r.webhook;
+  const slower = (ours: number, base: number): string => `×${fmtNum(ours / base)} of baseline`;
+  rows.push([`webhook → console message p50 (ms) @${w.rate} req/s`, `${w.ours.delivered}/${w.ours.sent}`, fmtNum(w.ours.messageP50), `${fmtNum(w.baseline.messageP50)} (bare node:http)`, '–', slower(w.ours.messageP50, w.baseline.messageP50), '–', '']);
+  rows.push([`webhook → console message p99 (ms) @${w.rate} req/s`, `${w.ours.delivered}/${w.ours.sent}`, fmtNum(w.ours.messageP99), `${fmtNum(w.baseline.messageP99)} (bare node:http)`, '–', slower(w.ours.messageP99, w.baseline.messageP99), '–', '']);
+  rows.push([`webhook 202 ack p99 (ms) @${w.rate} req/s`, `${w.ours.sent}`, fmtNum(w.ours.ackP99), `${fmtNum(w.baseline.ackP99)} (bare node:http)`, '–', slower(w.ours.ackP99, w.baseline.ackP99), '–', '']);
 
   const recallAnswered = r.sizes.map((s) => `${fmtCount(s)} ${Math.round((at('flex', s)?.answered ?? 0) * 100)}%`).join(', ');
   const agreement = r.sizes.map((s) => {

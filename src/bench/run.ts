@@ -5,11 +5,11 @@
  * baselines measured in the same run. One table on stdout (JSON with --json), progress on stderr.
  * --quick: catalogs of 1k and 10k only (docs).
  */
-import { existsSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { renderReport } from './bench-report.js';
 import type { BenchReport } from './bench-report.js';
-import { runChildJson, siblingScript } from './child-process.js';
+import { runChildJson } from './child-process.js';
+import { runWebhookBench } from './webhook-bench.js';
 import { ENGINES } from './engine-bench.js';
 import type { EngineResult } from './engine-bench.js';
 import { runLedgerBench } from './ledger-bench.js';
@@ -51,8 +51,7 @@ async function main(argv: readonly string[]): Promise<number> {
     }
   }
   const ledger = await runLedgerBench({ events: 1_000_000, storeEvents: 100_000, naiveSample: quick ? 10 : 50, log });
-  // Webhook latency needs the server wiring (dist/cli/serve.js); left to the lead.
-  const serveBuilt = existsSync(siblingScript('../cli/serve'));
+  const webhook = await runWebhookBench(100, quick ? 5 : 10, log);
   const report: BenchReport = {
     date: new Date().toISOString(),
     node: process.version,
@@ -62,7 +61,7 @@ async function main(argv: readonly string[]): Promise<number> {
     sizes,
     engines,
     ledger,
-    webhook: { status: 'pending', reason: serveBuilt ? 'server wiring' : 'server wiring: dist/cli/serve.js not built' },
+    webhook,
     wallSeconds: (Date.now() - started) / 1000,
   };
   process.stdout.write(argv.includes('--json') ? `${JSON.stringify(report, null, 2)}\n` : `${renderReport(report)}\n`);

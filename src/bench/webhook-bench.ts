@@ -1,0 +1,132 @@
+/**
+ * Webhook → first console message latency under an open-loop load of 100 requests/s, for the
+ * real bot (HTTP ingress, recall, durable sqlite ledger write, console transport) beside a
+ * baseline node:http server that only reads, parses and prints each alert.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BUNDLED_CATALOG } from '../cli/catalog-context.js';
+import { startBot } from '../cli/serve.js';
+import { defaultConfig } from '../config/load-config.js';
+import { silentLogger } from '../ports/logger.js';
+import { percentile } from './percentile.js';
+
+export interface WebhookSeries {
+  sent: number;
+  delivered: number;
+  /** First console message after the request was sent (ms). */
+  messageP50: number;
+  messageP99: number;
+  /** 2xx response after the request was sent (ms). */
+  ackP50: number;
+  ackP99: number;
+}
+
+export interface WebhookResult {
+  rate: number;
+  seconds: number;
+  ours: WebhookSeries;
+  baseline: WebhookSeries;
+}
+
+function payload(i: number): string {
+  const labels = { alertname: 'KubePodCrashLooping', namespace: `bench-${i}`, pod: `api-7d9f8c6b5-x${i}`, cluster: 'bench', severity: 'warning' };
+  return JSON.stringify({
+    version: '4',
+    status: 'firing',
+    receiver: 'reprise',
+    groupLabels: {},
+    commonLabels: labels,
+    commonAnnotations: {},
+    alerts: [{ status: 'firing', labels, annotations: { summary: 'Pod is crash looping.', description: `Pod bench-${i}/api is in waiting state (reason: "CrashLoopBackOff").` }, startsAt: new Date().toISOString(), fingerprint: `bench-${i}` }],
+  });
+}
+
+/** Open loop: request i leaves at start + i/rate whatever earlier requests are doing. */
+async function drive(port: number, rate: number, seconds: number, seen: Map<number, number>): Promise<WebhookSeries> {
+  const total = rate * seconds;
+  const sentAt = new Map<number, number>();
+  const acks: number[] = [];
+  const start = performance.now();
+  const inflight: Promise<void>[] = [];
+  for (let i = 0; i < total; i++) {
+    const due = start + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    const t0 = performance.now();
+    sentAt.set(i, t0);
+    inflight.push(
+      fetch(`http://127.0.0.1:${port}/webhook/alertmanager`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: payload(i) }).then(async (res) => {
+        await res.arrayBuffer();
+        if (res.ok) acks.push(performance.now() - t0);
+      }),
+    );
+  }
+  await Promise.allSettled(inflight);
+  const deadline = performance.now() + 10_000;
+  while (seen.size < total && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  const message = [...seen].flatMap(([i, at]) => (sentAt.has(i) ? [at - sentAt.get(i)!] : [])).sort((a, b) => a - b);
+  acks.sort((a, b) => a - b);
+  return { sent: total, delivered: message.length, messageP50: percentile(message, 50), messageP99: percentile(message, 99), ackP50: percentile(acks, 50), ackP99: percentile(acks, 99) };
+}
+
+/** Records when a console text first names `bench-<i>/`. */
+function watcher(seen: Map<number, number>): (text: string) => void {
+  return (text) => {
+    const m = /bench-(\d+)\//.exec(text);
+    if (m) {
+      const i = Number(m[1]);
+      if (!seen.has(i)) seen.set(i, performance.now());
+    }
+  };
+}
+
+async function baseline(rate: number, seconds: number): Promise<WebhookSeries> {
+  const seen = new Map<number, number>();
+  const print = watcher(seen);
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { alerts: Array<{ labels: Record<string, string> }> };
+      for (const a of body.alerts) print(`🔍 ${a.labels['alertname']} — ${a.labels['cluster']}/${a.labels['namespace']}/api`);
+      res.writeHead(202, { 'content-type': 'application/json' }).end('{"accepted":1}');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  try {
+    return await drive(port, rate, seconds, seen);
+  } finally {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  }
+}
+
+async function ours(rate: number, seconds: number): Promise<WebhookSeries> {
+  const dir = mkdtempSync(join(tmpdir(), 'reprise-bench-'));
+  const seen = new Map<number, number>();
+  const config = defaultConfig();
+  config.server.port = 0;
+  config.server.host = '127.0.0.1';
+  config.store.data_dir = dir;
+  config.catalog.dir = BUNDLED_CATALOG;
+  const io = { stdout: watcher(seen), stderr: () => {}, stdin: async () => '', env: {}, cwd: process.cwd() };
+  const bot = await startBot(config, io, silentLogger);
+  try {
+    return await drive(bot.port, rate, seconds, seen);
+  } finally {
+    await bot.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function runWebhookBench(rate = 100, seconds = 10, log: (s: string) => void = () => {}): Promise<WebhookResult> {
+  log(`bench: webhook latency, baseline server, ${rate} req/s for ${seconds} s`);
+  const base = await baseline(rate, seconds);
+  log(`bench: webhook latency, reprise serve (sqlite ledger, console transport), ${rate} req/s for ${seconds} s`);
+  const mine = await ours(rate, seconds);
+  return { rate, seconds, ours: mine, baseline: base };
+}
