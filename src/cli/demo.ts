@@ -60,7 +60,7 @@ export const demo: CliCommand = async (argv, io) => {
   const store = createStore('memory://', '');
   const ledger = await Ledger.open(store);
   const opts = recallOptions();
-  const bot = new RepriseBot({ catalog: () => snapshot, ledger: ledgerForBot(ledger), transport: new ConsoleTransport({ write: io.stdout }), clock, logger: silentLogger, recall: opts });
+  const bot = new RepriseBot({ catalog: () => snapshot, ledger: ledgerForBot(ledger), transport: new ConsoleTransport({ write: io.stdout, runId: 'demo' }), clock, logger: silentLogger, recall: opts });
   const fire = async (pod: string) => {
     const [out] = await bot.handle(parseAlertmanagerPayload(alert('firing', pod, clock.now().toISOString())).incidents);
     return out!;

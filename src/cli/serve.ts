@@ -53,7 +53,8 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   const dir = catalogDir(config, io.cwd);
   const { snapshot, problems, skipped } = await loadSnapshot(dir);
   for (const p of skipped) logger.warn({ file: p.file, line: p.line, rule: p.rule }, `catalog entry skipped: ${p.message}`);
-  logger.info({ catalog: dir, entries: snapshot.entries.length, skipped: skipped.length, warnings: problems.length - skipped.length }, 'catalog indexed');
+  const skippedFiles = new Set(skipped.map((p) => p.file)).size;
+  logger.info({ catalog: dir, entries: snapshot.entries.length, skippedFiles, problems: problems.length }, 'catalog indexed');
   // Swapped whole when catalog sync lands; readiness follows the first successful index.
   const current: CatalogSnapshot = snapshot;
   const ready = true;

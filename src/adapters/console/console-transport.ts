@@ -7,6 +7,11 @@ export interface ConsoleTransportOptions {
   write: (text: string) => void;
   /** `REPRISE_TRANSCRIPT`: every outbound message appended as one JSON line. */
   transcriptFile?: string;
+  /**
+   * Distinguishes this process's threads from earlier runs' (ids are stored in the ledger and
+   * replied into after a restart). Default: the start time in base 36.
+   */
+  runId?: string;
 }
 
 /** One line of the transcript file, the console transport's machine-readable output. */
@@ -26,14 +31,16 @@ export interface TranscriptLine {
 export class ConsoleTransport implements ChatTransport {
   #seq = 0;
   readonly #opts: ConsoleTransportOptions;
+  readonly #runId: string;
 
   constructor(opts: ConsoleTransportOptions) {
     this.#opts = opts;
+    this.#runId = opts.runId ?? Date.now().toString(36);
     if (opts.transcriptFile) mkdirSync(dirname(opts.transcriptFile), { recursive: true });
   }
 
   async post(message: OutboundMessage): Promise<{ threadId: string }> {
-    const threadId = `console-${++this.#seq}`;
+    const threadId = `console-${this.#runId}-${++this.#seq}`;
     const bar = '─'.repeat(72);
     this.#opts.write(`\n┌${bar}\n│ thread ${threadId}\n${prefix(message.text, '│ ')}\n└${bar}\n`);
     this.#record({ threadId, ...pick(message) });

@@ -1,0 +1,86 @@
+/**
+ * Crash safety (issue 2 "Done when"): every event is on disk before the webhook is
+ * acknowledged. The server is SIGKILLed right after a 2xx; the ledger then holds every
+ * acknowledged event, its incremental aggregates equal a full replay, and a restarted server
+ * carries on where the dead one stopped.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createStore } from '../../src/adapters/keyv/keyv-store.js';
+import type { LedgerEvent } from '../../src/core/ledger-events.js';
+import { eventKey, Ledger, SNAPSHOT_KEY } from '../../src/core/ledger/ledger.js';
+import { CHECKOUT_ENTRY, crashLoopPayload, postAlert, type WebhookAccepted } from './helpers/alerts.js';
+import { cleanup, makeTmpDir, REPO_ROOT, spawnBot } from './helpers/spawn-bot.js';
+
+afterEach(cleanup);
+
+const EVENTS = 20;
+/** Pod suffixes from Kubernetes' generated-name alphabet, so each reduces to the Deployment. */
+const SAFE = 'bcdfghjklmnpqrstvwxz2456789';
+const pod = (i: number): string => `checkout-api-7d9f8c6b5-${SAFE[i % SAFE.length]}k9z${SAFE[Math.floor(i / SAFE.length)]}`;
+
+describe('crash safety', () => {
+  it('keeps every acknowledged event through SIGKILL; aggregates equal a full replay; a restart carries on', { timeout: 90_000 }, async () => {
+    const dir = makeTmpDir();
+    // A small snapshot interval, so reopening goes through snapshot + tail, not only a replay.
+    const config = join(dir, 'reprise.yaml');
+    writeFileSync(config, `catalog:\n  dir: ${JSON.stringify(join(REPO_ROOT, 'catalog'))}\nstore:\n  snapshot_every: 7\n`);
+    const bot = await spawnBot({ dataDir: dir, args: ['--config', config] });
+
+    // Firings on new pods; every third request resolves the previous firing.
+    const acked: Array<{ type: 'open' | 'resolve'; fingerprint: string }> = [];
+    for (let i = 1; i <= EVENTS; i++) {
+      const resolve = i % 3 === 0;
+      const p = resolve ? pod(i - 1) : pod(i);
+      const res = await postAlert(bot.url, crashLoopPayload({ status: resolve ? 'resolved' : 'firing', pod: p }));
+      expect(res.status, res.text).toBe(202);
+      const result = (res.json as WebhookAccepted).results[0];
+      expect(result?.status).toBe(resolve ? 'resolved' : 'posted');
+      acked.push({ type: resolve ? 'resolve' : 'open', fingerprint: `fp-${p}` });
+      if (i === EVENTS) await bot.kill();
+    }
+    expect((await bot.exited).signal).toBe('SIGKILL');
+    const firings = acked.filter((a) => a.type === 'open').length;
+
+    const file = join(dir, 'reprise.sqlite');
+    const store = createStore(`sqlite://${file}`, dir);
+    try {
+      const ledger = await Ledger.open(store, { snapshotEvery: 0 });
+      expect(ledger.seq).toBeGreaterThanOrEqual(EVENTS);
+      const snap = await store.get<{ seq: number }>(SNAPSHOT_KEY);
+      expect(snap?.seq, 'a periodic snapshot was written before the crash').toBeGreaterThanOrEqual(7);
+
+      // Every acknowledged request is an event in the log, in order.
+      const keys = Array.from({ length: ledger.seq }, (_, k) => eventKey(k + 1));
+      const events = (await store.getMany<LedgerEvent>(keys)).filter((e): e is LedgerEvent => e !== undefined);
+      const mine = events.filter((e): e is Extract<LedgerEvent, { type: 'open' | 'resolve' }> => e.type === 'open' || e.type === 'resolve').map((e) => ({ type: e.type, fingerprint: e.fingerprint }));
+      expect(mine).toEqual(acked);
+
+      // Incremental aggregates (snapshot + tail) equal a replay from the first event.
+      const replayed = await Ledger.replayAll(store);
+      expect(JSON.parse(JSON.stringify(ledger.state))).toEqual(JSON.parse(JSON.stringify(replayed)));
+      expect(ledger.state.applied).toBe(ledger.seq);
+      expect(ledger.state.skipped).toBe(0);
+      expect(ledger.state.resolves).toBe(EVENTS - firings);
+      const agg = ledger.entryStats(CHECKOUT_ENTRY);
+      expect(agg.recalls, 'the recalled entry has aggregates').toBeGreaterThanOrEqual(1);
+      expect(agg.resolved).toBeGreaterThanOrEqual(1);
+    } finally {
+      await store.close();
+    }
+
+    // Restart on the same folder: it serves, the count continues, an open from before the crash pairs.
+    const again = await spawnBot({ dataDir: dir, args: ['--config', config], transcript: join(dir, 't2.jsonl') });
+    const next = await postAlert(again.url, crashLoopPayload({ status: 'firing', pod: pod(EVENTS + 1) }));
+    expect(next.status, next.text).toBe(202);
+    const line = again.transcriptLines().find((l) => l.kind === 'rca');
+    expect(line, 'an rca line after the restart').toBeDefined();
+    expect(line!.text).toContain(`🔁 #${firings + 1}`);
+
+    const late = await postAlert(again.url, crashLoopPayload({ status: 'resolved', pod: pod(EVENTS) }));
+    expect(late.status, late.text).toBe(202);
+    expect((late.json as WebhookAccepted).results[0]).toMatchObject({ status: 'resolved', paired: true });
+    expect(await again.stop()).toEqual({ code: 0, signal: null });
+  });
+});

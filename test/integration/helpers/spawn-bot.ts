@@ -1,0 +1,262 @@
+/**
+ * Boots the real CLI (`node dist/main.js …`) as a child process for integration tests: a
+ * `serve` that is waited on until it logs its port, and one-shot commands with their exit
+ * status and output. Every child is tracked so a test's afterEach can end whatever it left.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { TranscriptLine } from '../../../src/adapters/console/console-transport.js';
+
+export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+export const MAIN_JS = join(REPO_ROOT, 'dist', 'main.js');
+
+/** Generous: two busy cores, a cold node start and a catalog index. */
+const START_TIMEOUT_MS = 20_000;
+const STOP_TIMEOUT_MS = 10_000;
+
+const live = new Set<ChildProcess>();
+const tmpDirs: string[] = [];
+
+/** Fails fast with the fix when the build output is missing (vitest alone does not build). */
+export function assertBuilt(): void {
+  if (!existsSync(MAIN_JS)) throw new Error(`${MAIN_JS} is missing: run \`npm run build\` (npm test does) before the integration tests`);
+}
+
+/** A fresh temp folder, removed by {@link cleanup}. */
+export function makeTmpDir(prefix = 'reprise-it-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  tmpDirs.push(dir);
+  return dir;
+}
+
+/**
+ * The parent's environment without anything that would configure the bot behind the test's
+ * back (a developer's REPRISE_CONFIG, PORT, tokens), plus `extra`.
+ */
+export function childEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (k.startsWith('REPRISE_') || k === 'PORT' || k === 'OPENAI_API_KEY' || k === 'NODE_OPTIONS') continue;
+    env[k] = v;
+  }
+  for (const [k, v] of Object.entries(extra)) if (v !== undefined) env[k] = v;
+  return env;
+}
+
+export interface ExitInfo {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+function exitOf(child: ChildProcess): Promise<ExitInfo> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+  return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+}
+
+/** One parsed pino line from the bot's stderr. */
+export type LogLine = Record<string, unknown> & { level?: number; msg?: string };
+
+export interface BotProcess {
+  child: ChildProcess;
+  port: number;
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  dataDir: string;
+  transcript: string;
+  stdout(): string;
+  stderr(): string;
+  /** The JSON log lines written so far (non-JSON stderr lines are left out). */
+  logs(): LogLine[];
+  /** Polls the logs until one matches. */
+  waitForLog(match: (l: LogLine) => boolean, timeoutMs?: number): Promise<LogLine>;
+  /** Transcript lines written so far (empty when the file does not exist yet). */
+  transcriptLines(): TranscriptLine[];
+  /** SIGTERM, then SIGKILL if it has not exited after a while; resolves with how it ended. */
+  stop(): Promise<ExitInfo>;
+  /** SIGKILL, no grace: a crash. */
+  kill(): Promise<ExitInfo>;
+  exited: Promise<ExitInfo>;
+}
+
+export interface SpawnBotOptions {
+  dataDir: string;
+  /** Transcript file; default `<dataDir>/t.jsonl`. */
+  transcript?: string;
+  /** Extra env (wins over the defaults set here). */
+  env?: Record<string, string | undefined>;
+  /** Extra `serve` arguments, e.g. `['--config', file]`. */
+  args?: string[];
+  cwd?: string;
+}
+
+/** Reads a JSON-lines transcript; a missing file is no lines. */
+export function readTranscript(file: string): TranscriptLine[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as TranscriptLine);
+}
+
+function parseLogs(text: string): LogLine[] {
+  const out: LogLine[] = [];
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    try {
+      out.push(JSON.parse(line) as LogLine);
+    } catch {
+      // a line still being written
+    }
+  }
+  return out;
+}
+
+/** Polls `probe` until it returns a value other than undefined. */
+export async function waitFor<T>(probe: () => T | undefined, what: string, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/**
+ * Starts `node dist/main.js serve --port 0` and resolves once it logged
+ * `listening on http://…:PORT` (after the ledger opened and the serve lock was written).
+ * @throws when the child exits first or does not listen in time, with its stderr.
+ */
+export async function spawnBot(opts: SpawnBotOptions): Promise<BotProcess> {
+  assertBuilt();
+  const transcript = opts.transcript ?? join(opts.dataDir, 't.jsonl');
+  const child = spawn(process.execPath, [MAIN_JS, 'serve', '--port', '0', '--host', '127.0.0.1', ...(opts.args ?? [])], {
+    cwd: opts.cwd ?? REPO_ROOT,
+    env: childEnv({ REPRISE_DATA_DIR: opts.dataDir, REPRISE_TRANSCRIPT: transcript, REPRISE_LOG_LEVEL: 'info', ...opts.env }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  live.add(child);
+  let out = '';
+  let err = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  const exited = exitOf(child).then((e) => {
+    live.delete(child);
+    return e;
+  });
+  let gone: ExitInfo | undefined;
+  void exited.then((e) => (gone = e));
+
+  const listening = (l: LogLine): boolean => typeof l.msg === 'string' && l.msg.startsWith('listening on http') && typeof l.port === 'number';
+  let port: number;
+  try {
+    port = await waitFor(
+      () => {
+        if (gone) throw new Error(`serve exited (${gone.code ?? gone.signal}) before listening:\n${err}`);
+        const l = parseLogs(err).find(listening);
+        return l ? (l.port as number) : undefined;
+      },
+      'the "listening on" log line',
+      START_TIMEOUT_MS,
+    );
+  } catch (e) {
+    child.kill('SIGKILL');
+    await exited;
+    throw new Error(`${(e as Error).message}\nstderr so far:\n${err}`);
+  }
+
+  const bot: BotProcess = {
+    child,
+    port,
+    url: `http://127.0.0.1:${port}`,
+    dataDir: opts.dataDir,
+    transcript,
+    stdout: () => out,
+    stderr: () => err,
+    logs: () => parseLogs(err),
+    waitForLog: (match, timeoutMs = 10_000) => waitFor(() => parseLogs(err).find(match), 'a matching log line', timeoutMs),
+    transcriptLines: () => readTranscript(transcript),
+    exited,
+    stop: async () => {
+      if (gone) return gone;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+      const e = await exited;
+      clearTimeout(timer);
+      return e;
+    },
+    kill: async () => {
+      if (gone) return gone;
+      child.kill('SIGKILL');
+      return exited;
+    },
+  };
+  return bot;
+}
+
+export interface CliResult extends ExitInfo {
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunCliOptions {
+  env?: Record<string, string | undefined>;
+  cwd?: string;
+  /** Written to the child's stdin, then closed. */
+  input?: string;
+  timeoutMs?: number;
+}
+
+/** Runs `node dist/main.js <args>` to completion; killed (and reported) if it overruns. */
+export function runCli(args: string[], opts: RunCliOptions = {}): Promise<CliResult> {
+  assertBuilt();
+  const child = spawn(process.execPath, [MAIN_JS, ...args], {
+    cwd: opts.cwd ?? REPO_ROOT,
+    env: childEnv(opts.env),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  live.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  child.stdin!.on('error', () => {}); // a command that never reads stdin may close it first
+  child.stdin!.end(opts.input ?? '');
+  const timeoutMs = opts.timeoutMs ?? 20_000;
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    child.kill('SIGKILL');
+  }, timeoutMs);
+  return exitOf(child).then(async (e) => {
+    clearTimeout(timer);
+    live.delete(child);
+    // 'exit' can fire before the pipes drained.
+    await Promise.all([once(child.stdout!), once(child.stderr!)]);
+    if (timedOut) throw new Error(`reprise ${args.join(' ')} did not finish in ${timeoutMs} ms\nstdout:\n${stdout}\nstderr:\n${stderr}`);
+    return { ...e, stdout, stderr };
+  });
+}
+
+function once(stream: NodeJS.ReadableStream & { readableEnded?: boolean; destroyed?: boolean }): Promise<void> {
+  if (stream.readableEnded || stream.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    stream.once('close', resolve);
+    stream.once('end', resolve);
+  });
+}
+
+/** Kills every child still running (SIGKILL) and removes the temp folders. For afterEach/afterAll. */
+export async function cleanup(): Promise<void> {
+  const waits = [...live].map((c) => {
+    const done = exitOf(c);
+    c.kill('SIGKILL');
+    return done;
+  });
+  await Promise.all(waits);
+  live.clear();
+  for (const d of tmpDirs.splice(0)) rmSync(d, { recursive: true, force: true });
+}

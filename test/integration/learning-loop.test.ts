@@ -1,0 +1,116 @@
+/**
+ * The learning loop over HTTP against the real `reprise serve` (issue 2, first "Done when"):
+ * firing → instant recall of an Incident → resolve pairs with it → the factor rises; then
+ * unresolved firings → the entry decays below the floor → recall refused by the outcome gate
+ * → the thread falls through with recurrence facts and a near miss / runbook, clearly marked.
+ */
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CHECKOUT_ENTRY, SAMPLE_POD, crashLoopPayload, postAlert, type WebhookAccepted } from './helpers/alerts.js';
+import { recallJson } from './helpers/recall-cli.js';
+import { cleanup, makeTmpDir, spawnBot } from './helpers/spawn-bot.js';
+
+const CATALOG = 'catalog';
+
+afterEach(cleanup);
+
+describe('the learning loop over HTTP', () => {
+  it('recalls, pairs the resolve, raises the factor, then decays below the floor and falls through', { timeout: 90_000 }, async () => {
+    const dir = makeTmpDir();
+    const store = `sqlite://${join(dir, 'reprise.sqlite')}`;
+
+    // ── Run 1: one firing, recalled instantly; its resolve pairs into the same thread.
+    const bot = await spawnBot({ dataDir: dir, transcript: join(dir, 't1.jsonl') });
+    const fired = await postAlert(bot.url, crashLoopPayload({ status: 'firing', pod: SAMPLE_POD }));
+    expect(fired.status, fired.text).toBe(202);
+    const firedBody = fired.json as WebhookAccepted;
+    expect(firedBody.accepted).toBe(1);
+    expect(firedBody.results[0]?.answer).toMatchObject({ kind: 'incident', entry: CHECKOUT_ENTRY });
+
+    const rca = bot.transcriptLines().find((l) => l.kind === 'rca');
+    expect(rca, 'an rca line in the transcript').toBeDefined();
+    expect(rca!.answer).toMatchObject({ kind: 'incident', entry: CHECKOUT_ENTRY });
+    expect(rca!.text).toContain('Instant recall');
+    expect(rca!.text).toContain('first time seen');
+
+    const resolved = await postAlert(bot.url, crashLoopPayload({ status: 'resolved', pod: SAMPLE_POD }));
+    expect(resolved.status, resolved.text).toBe(202);
+    expect((resolved.json as WebhookAccepted).results[0]).toMatchObject({ status: 'resolved', paired: true, threadId: rca!.threadId });
+    const reply = bot.transcriptLines().find((l) => l.kind === 'resolved');
+    expect(reply, 'a resolved line in the transcript').toBeDefined();
+    expect(reply!.threadId).toBe(rca!.threadId);
+    expect(reply!.triggerKey).toBe(rca!.triggerKey);
+    expect(reply!.text).toMatch(/✅ resolved after \d+ min/);
+
+    expect(await bot.stop()).toEqual({ code: 0, signal: null });
+
+    // The factor rose from "withheld" to (1 resolved + 1) / (1 recall + 2) = 0.667.
+    const [afterResolve] = await recallJson(crashLoopPayload({ status: 'firing' }), { catalog: CATALOG, store, dir, name: 'after-resolve' });
+    const passed = afterResolve!.trace.find((s) => s.gate === 'outcome' && s.entry === CHECKOUT_ENTRY);
+    expect(passed, JSON.stringify(afterResolve!.trace)).toBeDefined();
+    expect(passed!.passed).toBe(true);
+    expect(passed!.value as number).toBeCloseTo(2 / 3, 2);
+    expect(afterResolve!.answer).toMatchObject({ kind: 'incident', entry: CHECKOUT_ENTRY });
+
+    // ── Run 2, same data dir: firings on new pods (new fingerprints), never resolved.
+    const bot2 = await spawnBot({ dataDir: dir, transcript: join(dir, 't2.jsonl') });
+    let fallThrough: { body: WebhookAccepted; text: string; answer: unknown; n: number } | undefined;
+    for (let n = 1; n <= 6 && !fallThrough; n++) {
+      const pod = `checkout-api-7d9f8c6b5-r${n}x9z`;
+      const res = await postAlert(bot2.url, crashLoopPayload({ status: 'firing', pod }));
+      expect(res.status, res.text).toBe(202);
+      const lines = bot2.transcriptLines().filter((l) => l.kind === 'rca');
+      expect(lines).toHaveLength(n);
+      const line = lines[n - 1]!;
+      // Recurrence continues across the restart: run 1 saw one firing.
+      expect(line.text).toContain(`🔁 #${n + 1}`);
+      if (line.answer === null || line.answer.kind === 'runbook') fallThrough = { body: res.json as WebhookAccepted, text: line.text, answer: line.answer, n };
+      else expect(line.answer).toMatchObject({ kind: 'incident', entry: CHECKOUT_ENTRY });
+    }
+    expect(fallThrough, 'the entry never fell below the floor within 6 unresolved firings').toBeDefined();
+    const ft = fallThrough!;
+    // 0.667 → 0.5 (still ≥ floor) → 0.4: the third unresolved recall is refused.
+    expect(ft.n).toBe(3);
+    expect(ft.body.results[0]?.answer ?? null).toEqual(ft.answer);
+    expect(ft.text).toContain('Fall-through');
+    expect(ft.text).toContain('Recall refused');
+    expect(ft.text).toContain(CHECKOUT_ENTRY);
+    expect(ft.text).toMatch(/below floor/);
+    expect(ft.text).toContain('🔁 #');
+    expect(ft.text).toMatch(/Near miss|Runbook/);
+    expect(ft.text).not.toContain('Instant recall');
+
+    expect(await bot2.stop()).toEqual({ code: 0, signal: null });
+
+    // The gate trace says why: the outcome gate refused the entry, below the floor.
+    const [refused] = await recallJson(crashLoopPayload({ status: 'firing', pod: 'checkout-api-7d9f8c6b5-z9z9z' }), { catalog: CATALOG, store, dir, name: 'refused' });
+    const step = refused!.trace.find((s) => s.gate === 'outcome' && s.entry === CHECKOUT_ENTRY);
+    expect(step, JSON.stringify(refused!.trace)).toBeDefined();
+    expect(step!.passed).toBe(false);
+    expect(step!.reason).toMatch(/below floor/);
+    expect(step!.value as number).toBeLessThan(0.5);
+    expect(refused!.answer?.kind === 'incident' && refused!.answer.entry === CHECKOUT_ENTRY).toBe(false);
+  });
+
+  it('keeps thread ids unique across a restart, so a late resolve replies into exactly its own thread', { timeout: 60_000 }, async () => {
+    const dir = makeTmpDir();
+    const transcript = join(dir, 't.jsonl'); // one transcript across both runs, as a real deployment has
+
+    const first = await spawnBot({ dataDir: dir, transcript });
+    expect((await postAlert(first.url, crashLoopPayload({ status: 'firing', pod: SAMPLE_POD }))).status).toBe(202);
+    expect(await first.stop()).toEqual({ code: 0, signal: null });
+
+    const second = await spawnBot({ dataDir: dir, transcript });
+    expect((await postAlert(second.url, crashLoopPayload({ status: 'firing', pod: 'checkout-api-7d9f8c6b5-y2k4q' }))).status).toBe(202);
+    const res = await postAlert(second.url, crashLoopPayload({ status: 'resolved', pod: SAMPLE_POD }));
+    expect(res.status).toBe(202);
+    const lines = second.transcriptLines();
+    const rcas = lines.filter((l) => l.kind === 'rca');
+    expect(rcas).toHaveLength(2);
+    const reply = lines.find((l) => l.kind === 'resolved');
+    expect(reply?.threadId).toBe(rcas[0]!.threadId);
+    // The second run's thread must not reuse the first run's id, or the resolve lands in both.
+    expect(rcas[1]!.threadId, 'thread id reused after a restart').not.toBe(rcas[0]!.threadId);
+    expect(rcas.filter((l) => l.threadId === reply!.threadId)).toHaveLength(1);
+  });
+});
