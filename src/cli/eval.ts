@@ -1,14 +1,13 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseAlertmanagerPayload } from '../core/alertmanager.js';
-import { loadConfig } from '../config/load-config.js';
-import { ConfigError, CONFIG_EXIT_CODE } from '../config/config-error.js';
 import { createLedgerState, trackRecord } from '../core/ledger/ledger-state.js';
 import { recall, type RecallOptions } from '../core/recall/recall.js';
 import type { CatalogSnapshot } from '../core/recall/catalog-snapshot.js';
 import { fmt, metricsByVariant, type CaseOutcome, type SweepPoint, type VariantMetrics } from '../core/eval/metrics.js';
 import { renderEvalReport } from '../core/eval/report.js';
 import { parseCli } from './args.js';
+import { loadCliConfig } from './cli-config.js';
 import { loadSnapshot, withoutEntry } from './catalog-context.js';
 import type { CliCommand, CliIO } from './io.js';
 import { recallOptions } from './recall-options.js';
@@ -140,16 +139,9 @@ export const evalCommand: CliCommand = async (argv, io) => {
     io.stderr(`reprise eval recall: --catalog and --cases are required\nusage: ${USAGE}\n`);
     return 2;
   }
-  let opts: RecallOptions;
-  try {
-    opts = recallOptions(loadConfig({ ...(values.config ? { file: values.config } : {}), env: io.env, cwd: io.cwd }));
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      io.stderr(`${err.format()}\n`);
-      return CONFIG_EXIT_CODE;
-    }
-    throw err;
-  }
+  const loaded = loadCliConfig(values.config, io);
+  if ('exit' in loaded) return loaded.exit;
+  const opts = recallOptions(loaded.config);
   return evalRecall(io, resolve(io.cwd, values.catalog), resolve(io.cwd, values.cases), opts, values);
 };
 

@@ -1,10 +1,9 @@
 import { createStore } from '../adapters/keyv/keyv-store.js';
-import { ConfigError, CONFIG_EXIT_CODE } from '../config/config-error.js';
-import { loadConfig } from '../config/load-config.js';
 import { feedbackEvent } from '../core/bot/feedback-request.js';
 import { isRepriseError } from '../core/errors.js';
 import { Ledger } from '../core/ledger/ledger.js';
 import { parseCli } from './args.js';
+import { loadCliConfig } from './cli-config.js';
 import type { CliCommand } from './io.js';
 import { liveServeLock } from './serve-lock.js';
 
@@ -29,17 +28,9 @@ export const feedback: CliCommand = async (argv, io) => {
     return 2;
   }
   const request = { triggerKey, action, user: parsed.values.user ?? io.env['USER'] ?? 'cli', ...(duration ? { duration } : {}) };
-  let config;
-  try {
-    const file = parsed.values.config ?? io.env['REPRISE_CONFIG'];
-    config = loadConfig({ ...(file ? { file } : {}), env: io.env, cwd: io.cwd });
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      io.stderr(`${err.format()}\n`);
-      return CONFIG_EXIT_CODE;
-    }
-    throw err;
-  }
+  const loaded = loadCliConfig(parsed.values.config, io);
+  if ('exit' in loaded) return loaded.exit;
+  const { config } = loaded;
   try {
     feedbackEvent(request, new Date()); // validate before touching anything
   } catch (err) {

@@ -7,11 +7,10 @@ import { Ledger } from '../core/ledger/ledger.js';
 import { recall, type TrackLookup } from '../core/recall/recall.js';
 import { createStore } from '../adapters/keyv/keyv-store.js';
 import { parseCli, UsageError } from './args.js';
+import { loadCliConfig } from './cli-config.js';
 import { BUNDLED_CATALOG, loadSnapshot } from './catalog-context.js';
 import type { CliCommand } from './io.js';
 import { recallOptions } from './recall-options.js';
-import { loadConfig } from '../config/load-config.js';
-import { ConfigError, CONFIG_EXIT_CODE } from '../config/config-error.js';
 
 const USAGE = 'reprise recall [--catalog DIR] [--store URL] (--alert FILE | -) [--json]';
 
@@ -41,16 +40,9 @@ export const recallCommand: CliCommand = async (argv, io) => {
     io.stderr(`reprise recall: cannot read the alert payload: ${(err as Error).message}\n`);
     return 2;
   }
-  let config;
-  try {
-    config = loadConfig({ ...(values.config ? { file: values.config } : {}), env: io.env, cwd: io.cwd });
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      io.stderr(`${err.format()}\n`);
-      return CONFIG_EXIT_CODE;
-    }
-    throw err;
-  }
+  const loaded = loadCliConfig(values.config, io);
+  if ('exit' in loaded) return loaded.exit;
+  const { config } = loaded;
   let incidents;
   try {
     incidents = parseAlertmanagerPayload(body).incidents;

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { pino } from 'pino';
 import { ConsoleTransport } from '../adapters/console/console-transport.js';
 import { createStore } from '../adapters/keyv/keyv-store.js';
-import { ConfigError, CONFIG_EXIT_CODE } from '../config/config-error.js';
+import { CONFIG_EXIT_CODE } from '../config/config-error.js';
 import { loadConfig } from '../config/load-config.js';
 import type { Config } from '../config/schema.js';
 import { ledgerForBot } from '../core/bot/ledger-for-bot.js';
@@ -14,6 +14,7 @@ import { MetricsRegistry } from '../http/metrics.js';
 import { systemClock, type Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
 import { parseCli } from './args.js';
+import { loadCliConfig } from './cli-config.js';
 import { BUNDLED_CATALOG, loadSnapshot } from './catalog-context.js';
 import type { CliCommand, CliIO } from './io.js';
 import { recallOptions } from './recall-options.js';
@@ -111,17 +112,9 @@ export const serve: CliCommand = async (argv, io) => {
     io.stderr(`${(err as Error).message}\n`);
     return 2;
   }
-  let config: Config;
-  try {
-    const file = values.config ?? io.env['REPRISE_CONFIG'];
-    config = loadConfig({ ...(file ? { file } : {}), env: io.env, cwd: io.cwd });
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      io.stderr(`${err.format()}\n`);
-      return CONFIG_EXIT_CODE;
-    }
-    throw err;
-  }
+  const loaded = loadCliConfig(values.config, io);
+  if ('exit' in loaded) return loaded.exit;
+  const { config } = loaded;
   if (values.port !== undefined) {
     const port = Number(values.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
