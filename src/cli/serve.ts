@@ -7,6 +7,7 @@ import { loadConfig } from '../config/load-config.js';
 import type { Config } from '../config/schema.js';
 import { ledgerForBot } from '../core/bot/ledger-for-bot.js';
 import { RepriseBot, type IncidentOutcome } from '../core/bot/reprise-bot.js';
+import { TriggerPolicy } from '../core/bot/trigger-policy.js';
 import { Ledger } from '../core/ledger/ledger.js';
 import type { CatalogSnapshot } from '../core/recall/catalog-snapshot.js';
 import { createHttpServer, type HttpServer } from '../http/create-server.js';
@@ -44,6 +45,16 @@ function loadConfigDefaultDir(cwd: string): string {
   return loadConfig({ env: {}, cwd }).catalog.dir;
 }
 
+/** Config keys that validate but whose feature is not built yet: say so rather than ignore them. */
+export function notYetBuilt(config: Config): string[] {
+  const keys: string[] = [];
+  if (config.catalog.git) keys.push('catalog.git');
+  if (config.model) keys.push('model');
+  if (config.trigger.debounce_ms > 0) keys.push('trigger.debounce');
+  if (config.ledger.recurrence_cooldown_ms > 0) keys.push('ledger.recurrence_cooldown');
+  return keys;
+}
+
 function outcomeSummary(o: IncidentOutcome): Record<string, unknown> {
   if (o.status === 'posted') return { status: o.status, triggerKey: o.triggerKey, answer: o.answer, threadId: o.threadId ?? null };
   return { ...o };
@@ -65,7 +76,9 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   logger.info({ seq: ledger.seq, dataDir: config.store.data_dir }, 'ledger opened');
 
   const transport = new ConsoleTransport({ write: io.stdout, ...(config.transport.transcript ? { transcriptFile: config.transport.transcript } : {}) });
-  const bot = new RepriseBot({ catalog: () => current, ledger: ledgerForBot(ledger), transport, clock, logger: logger.child({ component: 'bot' }), recall: recallOptions(config) });
+  const policy = new TriggerPolicy({ match: config.trigger.match, ignore: config.trigger.ignore, dedupWindowMs: config.trigger.dedup_window_ms });
+  const bot = new RepriseBot({ catalog: () => current, ledger: ledgerForBot(ledger), transport, clock, logger: logger.child({ component: 'bot' }), recall: recallOptions(config), policy });
+  for (const key of notYetBuilt(config)) logger.warn({ key }, `${key} is configured but not implemented in this build; it has no effect yet`);
 
   const metrics = new MetricsRegistry();
   const recalls = metrics.counter('reprise_incidents_total', 'Incidents handled, by outcome.', ['outcome']);

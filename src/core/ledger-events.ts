@@ -21,6 +21,8 @@ export interface OpenEvent {
   resolvable: boolean;
   /** Thread the message was posted in, so a resolve can reply into it. */
   threadId?: string;
+  /** The source's start time of this firing: a re-notification carries the same one. */
+  startsAt?: string;
   at: string;
 }
 export interface ResolveEvent {

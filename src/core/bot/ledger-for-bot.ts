@@ -1,5 +1,5 @@
 import type { Ledger } from '../ledger/ledger.js';
-import { occurrences, silenceState, trackRecord } from '../ledger/ledger-state.js';
+import { occurrences, openEpisodes, silenceState, trackRecord } from '../ledger/ledger-state.js';
 import type { BotLedger } from './reprise-bot.js';
 
 /** Adapts the ledger service to the narrow view the bot reads and writes. */
@@ -14,6 +14,10 @@ export function ledgerForBot(ledger: Ledger): BotLedger {
       const o = occurrences(ledger.state, triggerKey);
       const prev = o.newestOpen?.curatedUrl ?? o.newestOpen?.entry;
       return { count: o.count, ...(o.lastSeen ? { lastSeen: o.lastSeen } : {}), ...(prev ? { previousEntry: prev } : {}) };
+    },
+    unresolvedOpen: (fingerprint) => {
+      const open = openEpisodes(ledger.state, fingerprint)[0];
+      return open ? { ...(open.startsAt ? { startsAt: open.startsAt } : {}), ...(open.threadId ? { threadId: open.threadId } : {}) } : undefined;
     },
     newestThread: (triggerKey) => occurrences(ledger.state, triggerKey).newestOpen?.threadId,
     activeSilence: (triggerKey, now) => {

@@ -3,6 +3,7 @@ import type { Clock } from '../../ports/clock.js';
 import type { Logger } from '../../ports/logger.js';
 import type { FeedbackEvent, LedgerEvent, SilenceEvent, Verdict } from '../ledger-events.js';
 import { feedbackEvent } from './feedback-request.js';
+import type { TriggerPolicy } from './trigger-policy.js';
 import { RepriseError } from '../errors.js';
 import type { CatalogSnapshot } from '../recall/catalog-snapshot.js';
 import { recall, type RecallOptions, type RecallResult, type TrackLookup } from '../recall/recall.js';
@@ -21,11 +22,14 @@ export interface BotLedger {
   activeSilence(triggerKey: string, now: Date): { until: string; user: string } | null;
   /** Thread of the trigger's newest open, if it was delivered. */
   newestThread(triggerKey: string): string | undefined;
+  /** The newest unresolved open of a fingerprint, if any. */
+  unresolvedOpen(fingerprint: string): { startsAt?: string; threadId?: string } | undefined;
 }
 
 export type IncidentOutcome =
   | { status: 'posted'; fingerprint: string; triggerKey: string; threadId?: string; answer: Answer | null; recall: RecallResult }
   | { status: 'silenced'; fingerprint: string; triggerKey: string; until: string }
+  | { status: 'dropped'; fingerprint: string; triggerKey: string; reason: string }
   | { status: 'resolved'; fingerprint: string; triggerKey: string; threadId?: string; paired: boolean };
 
 export interface RepriseBotDeps {
@@ -35,6 +39,8 @@ export interface RepriseBotDeps {
   clock: Clock;
   logger: Logger;
   recall: RecallOptions;
+  /** match / ignore rules and the dedup window; everything is admitted without one. */
+  policy?: TriggerPolicy;
 }
 
 /**
@@ -89,6 +95,11 @@ export class RepriseBot {
 
   async #one(incident: Incident): Promise<IncidentOutcome> {
     const log = this.#d.logger.child({ incident: incident.fingerprint, trigger: incident.triggerKey });
+    const admission = this.#d.policy?.admit(incident, this.#d.clock.now()) ?? { admitted: true };
+    if (!admission.admitted) {
+      log.info({ reason: admission.reason, status: incident.status }, 'dropped by trigger policy');
+      return { status: 'dropped', fingerprint: incident.fingerprint, triggerKey: incident.triggerKey, reason: admission.reason };
+    }
     return incident.status === 'resolved' ? this.#resolved(incident, log) : this.#firing(incident, log);
   }
 
@@ -109,6 +120,13 @@ export class RepriseBot {
     if (!incident.fingerprint || !incident.triggerKey) {
       // Refuse before posting: a thread whose open cannot be recorded could never resolve.
       throw new RepriseError('invalid_payload', 'incident has no fingerprint or trigger key');
+    }
+    const standing = ledger.unresolvedOpen(incident.fingerprint);
+    if (standing && standing.startsAt !== undefined && standing.startsAt === incident.startsAt) {
+      // Alertmanager re-sends a firing group every group/repeat interval: the same firing
+      // (same fingerprint, same start) is not a new incident and must not count as a recall.
+      log.info({ threadId: standing.threadId }, 're-notification of an open firing: no new thread');
+      return { status: 'dropped', fingerprint: incident.fingerprint, triggerKey: incident.triggerKey, reason: 're-notification of an open firing' };
     }
     const result = this.preview(incident);
     const occ = ledger.occurrences(incident.triggerKey);
@@ -137,6 +155,7 @@ export class RepriseBot {
       verdict,
       resolvable: true,
       ...(threadId ? { threadId } : {}),
+      startsAt: incident.startsAt,
       at,
     });
     if (closed && threadId) {

@@ -50,6 +50,7 @@ export function ledgerEventProblem(value: unknown): string | undefined {
         oneOf(o, 'verdict', VERDICTS),
         typeof o['resolvable'] === 'boolean' ? undefined : 'resolvable must be a boolean',
         optStr(o, 'threadId'),
+        optStr(o, 'startsAt'),
       );
       break;
     case 'resolve':

@@ -147,6 +147,7 @@ function openToEpisode(o: OpenRecord): Episode {
   if (o.entry !== undefined) e.entry = o.entry;
   if (o.answerKind !== undefined) e.answerKind = o.answerKind;
   if (o.threadId !== undefined) e.threadId = o.threadId;
+  if (o.startsAt !== undefined) e.startsAt = o.startsAt;
   return e;
 }
 

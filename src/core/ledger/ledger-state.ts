@@ -163,6 +163,7 @@ function applyOpen(state: LedgerState, e: OpenEvent): Episode | undefined {
     verdict: e.verdict,
     resolvable: e.resolvable,
     threadId: e.threadId,
+    startsAt: e.startsAt,
     at: e.at,
   });
   const t = trigger(state, open.triggerKey);

@@ -44,6 +44,8 @@ export interface Episode {
   openedAt: string;
   resolvedAt?: string;
   threadId?: string;
+  /** The source's start time of the firing (re-notifications carry the same one). */
+  startsAt?: string;
 }
 
 export interface FingerprintState {
