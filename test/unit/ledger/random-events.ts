@@ -1,17 +1,9 @@
 import type { LedgerEvent, Verdict } from '../../../src/core/ledger-events.js';
 import { at } from './ledger-events-fixture.js';
+import { createRng } from '../../../src/bench/prng.js';
 
-/** Small deterministic PRNG (mulberry32) so a failing sequence can be reproduced by seed. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Deterministic PRNG (the benchmark's mulberry32) so a failing sequence reproduces by seed. */
+export const prng = createRng;
 
 const VERDICTS: Verdict[] = ['action_required', 'action_suggested', 'inconclusive', 'no_action'];
 
