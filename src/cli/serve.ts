@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
+import { basename } from 'node:path';
 import { pino } from 'pino';
 import { ConsoleTransport } from '../adapters/console/console-transport.js';
 import { createStore } from '../adapters/keyv/keyv-store.js';
 import { CONFIG_EXIT_CODE } from '../config/config-error.js';
-import { loadConfig } from '../config/load-config.js';
 import type { Config } from '../config/schema.js';
 import { ledgerForBot } from '../core/bot/ledger-for-bot.js';
 import { RepriseBot, type IncidentOutcome } from '../core/bot/reprise-bot.js';
@@ -32,17 +32,13 @@ export interface RunningBot {
 
 /**
  * The catalog folder to serve: the configured one, or the bundled starter catalog when the
- * default `./catalog` does not exist (running from outside a checkout).
+ * default `catalog` folder (beside the config file, or in the working directory) does not
+ * exist — `catalog/` defaults to the bundled catalog (issue: embedded defaults).
  */
-export function catalogDir(config: Config, cwd: string): string {
+export function catalogDir(config: Config): { dir: string; bundled: boolean } {
   const dir = config.catalog.dir;
-  if (existsSync(dir)) return dir;
-  const fallback = loadConfigDefaultDir(cwd);
-  return dir === fallback ? BUNDLED_CATALOG : dir;
-}
-
-function loadConfigDefaultDir(cwd: string): string {
-  return loadConfig({ env: {}, cwd }).catalog.dir;
+  if (!existsSync(dir) && basename(dir) === 'catalog') return { dir: BUNDLED_CATALOG, bundled: true };
+  return { dir, bundled: false };
 }
 
 /** Config keys that validate but whose feature is not built yet: say so rather than ignore them. */
@@ -62,7 +58,8 @@ function outcomeSummary(o: IncidentOutcome): Record<string, unknown> {
 
 /** Builds and starts everything `serve` runs; tests call this in-process. */
 export async function startBot(config: Config, io: CliIO, logger: Logger, clock: Clock = systemClock): Promise<RunningBot> {
-  const dir = catalogDir(config, io.cwd);
+  const { dir, bundled } = catalogDir(config);
+  if (bundled) logger.warn({ configured: config.catalog.dir, serving: dir }, 'catalog.dir does not exist; serving the bundled starter catalog');
   const { snapshot, problems, skipped } = await loadSnapshot(dir);
   for (const p of skipped) logger.warn({ file: p.file, line: p.line, rule: p.rule }, `catalog entry skipped: ${p.message}`);
   const skippedFiles = new Set(skipped.map((p) => p.file)).size;
@@ -71,8 +68,15 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   const current: CatalogSnapshot = snapshot;
   const ready = true;
 
-  const store = createStore(config.store.url, config.store.data_dir);
-  const ledger = await Ledger.open(store, { snapshotEvery: config.store.snapshot_every, logger: logger.child({ component: 'ledger' }) });
+  let store: ReturnType<typeof createStore>;
+  let ledger: Ledger;
+  try {
+    store = createStore(config.store.url, config.store.data_dir);
+    ledger = await Ledger.open(store, { snapshotEvery: config.store.snapshot_every, logger: logger.child({ component: 'ledger' }) });
+  } catch (err) {
+    const where = config.store.url ?? `the data dir ${config.store.data_dir}`;
+    throw new Error(`cannot open the ledger store (${where}): ${(err as Error).message}; set store.data_dir (REPRISE_DATA_DIR) or store.url`, { cause: err });
+  }
   logger.info({ seq: ledger.seq, dataDir: config.store.data_dir }, 'ledger opened');
 
   const transport = new ConsoleTransport({ write: io.stdout, ...(config.transport.transcript ? { transcriptFile: config.transport.transcript } : {}) });
@@ -99,7 +103,15 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
       return { seq, event };
     },
   });
-  const { port } = await http.listen(config.server.port, config.server.host);
+  let port: number;
+  try {
+    ({ port } = await http.listen(config.server.port, config.server.host));
+  } catch (err) {
+    await store.close();
+    const code = (err as NodeJS.ErrnoException).code;
+    const hint = code === 'EADDRINUSE' ? '; another process holds it — pick a free port with --port N or PORT' : '';
+    throw new Error(`cannot listen on ${config.server.host}:${config.server.port}: ${(err as Error).message}${hint}`, { cause: err });
+  }
   writeServeLock(config.store.data_dir, { pid: process.pid, port, host: config.server.host });
   logger.info({ port }, `listening on http://${config.server.host}:${port}`);
   return {
