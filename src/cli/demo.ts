@@ -82,15 +82,25 @@ export const demo: CliCommand = async (argv, io) => {
   let t = track();
   say(`Track record now: resolved ${t.resolved} of ${t.recalls} recalls → factor ${t.factor.toFixed(2)} = (resolved ${t.resolved} + 👍 ${t.up} + 1) / (recalls ${t.recalls} + 👍 ${t.up} + 👎 ${t.down} + 2). It multiplies into every future recall of this entry.`);
 
+  clock.advance(24 * 3_600_000);
+  say('Day 2, 03:14: it happens again on another pod; the same entry is recalled, and 9 minutes later the incident resolves again.');
+  const second = await fire('checkout-api-7d9f8c6b5-k8q2w');
+  if (second.status === 'posted' && second.answer?.kind === 'incident') {
+    clock.advance(9 * 60_000);
+    await bot.handle(parseAlertmanagerPayload(alert('resolved', 'checkout-api-7d9f8c6b5-k8q2w', clock.now().toISOString())).incidents);
+    t = track();
+    say(`The track record rises: resolved ${t.resolved} of ${t.recalls} recalls → factor ${t.factor.toFixed(2)}. Trust is earned from outcomes, not asserted.`);
+  }
+
   for (let n = 1; n <= MAX_UNRESOLVED; n++) {
     clock.advance(24 * 3_600_000);
     const before = track();
-    say(`Day ${n + 1}: the alert fires again (pod checkout-api-7d9f8c6b5-r${n}x9z) and nobody resolves it this time. Track record going in: ${before.factor.toFixed(2)} (floor ${opts.outcomeFloor}).`);
+    say(`Day ${n + 2}: the alert fires again (pod checkout-api-7d9f8c6b5-r${n}x9z) Track record going in: ${before.factor.toFixed(2)} (floor ${opts.outcomeFloor}).`);
     const out = await fire(`checkout-api-7d9f8c6b5-r${n}x9z`);
     if (out.status !== 'posted') break;
     if (out.answer?.kind === 'incident') {
       t = track();
-      say(`Recalled again at ${out.answer.confidence}. After this unresolved recall: resolved ${t.resolved} of ${t.recalls} → factor ${t.factor.toFixed(2)}.`);
+      say(`Recalled again at ${out.answer.confidence}, but this time the recalled fix does not resolve it. Unresolved recall #${n}: resolved ${t.resolved} of ${t.recalls} → factor ${t.factor.toFixed(2)}${t.factor < opts.outcomeFloor ? ` — now below the floor ${opts.outcomeFloor}` : ''}.`);
       continue;
     }
     const refusal = out.recall.trace.find((s) => s.gate === 'outcome' && s.entry === DEMO_ENTRY && !s.passed);
