@@ -95,7 +95,7 @@ export const demo: CliCommand = async (argv, io) => {
   for (let n = 1; n <= MAX_UNRESOLVED; n++) {
     clock.advance(24 * 3_600_000);
     const before = track();
-    say(`Day ${n + 2}: the alert fires again (pod checkout-api-7d9f8c6b5-r${n}x9z) Track record going in: ${before.factor.toFixed(2)} (floor ${opts.outcomeFloor}).`);
+    say(`Day ${n + 2}: the alert fires again (pod checkout-api-7d9f8c6b5-r${n}x9z). Track record going in: ${before.factor.toFixed(2)} (floor ${opts.outcomeFloor}).`);
     const out = await fire(`checkout-api-7d9f8c6b5-r${n}x9z`);
     if (out.status !== 'posted') break;
     if (out.answer?.kind === 'incident') {
