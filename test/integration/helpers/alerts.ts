@@ -54,6 +54,23 @@ export interface RawResponse {
   json: unknown;
 }
 
+/** Reads a response to the end; `json` is the parsed body, or undefined when it is not JSON. */
+function collect(res: http.IncomingMessage, resolve: (r: RawResponse) => void, reject: (err: Error) => void): void {
+  const chunks: Buffer[] = [];
+  res.on('data', (c: Buffer) => chunks.push(c));
+  res.on('error', reject);
+  res.on('end', () => {
+    const text = Buffer.concat(chunks).toString('utf8');
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+  });
+}
+
 export interface RawRequest {
   method?: string;
   path: string;
@@ -74,19 +91,7 @@ export function request(baseUrl: string, r: RawRequest): Promise<RawResponse> {
       { method: r.method ?? 'POST', hostname: url.hostname, port: url.port, path: url.pathname + url.search, headers: { connection: 'close', ...r.headers }, agent: false },
       (res) => {
         answered = true;
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('error', reject);
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let json: unknown;
-          try {
-            json = JSON.parse(text);
-          } catch {
-            json = undefined;
-          }
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
-        });
+        collect(res, resolve, reject);
       },
     );
     req.setTimeout(r.timeoutMs ?? 15_000, () => req.destroy(new Error(`${r.method ?? 'POST'} ${r.path} timed out`)));
@@ -140,20 +145,10 @@ export function requestOversize(baseUrl: string, r: OversizeRequest): Promise<Ra
     const req = http.request({ method: 'POST', hostname: url.hostname, port: url.port, path: url.pathname, headers: { connection: 'close', ...headers }, agent: false }, (res) => {
       answered = true;
       onAnswer();
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('error', reject);
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let json: unknown;
-        try {
-          json = JSON.parse(text);
-        } catch {
-          json = undefined;
-        }
+      collect(res, (r) => {
         req.destroy();
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
-      });
+        resolve(r);
+      }, reject);
     });
     req.setTimeout(r.timeoutMs ?? 15_000, () => req.destroy(new Error(`oversize ${r.mode} POST ${r.path} got no answer`)));
     req.on('error', (err) => {
