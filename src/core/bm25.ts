@@ -99,8 +99,16 @@ export function uniqueTerms(queryTokens: readonly string[]): string[] {
   return [...new Set(queryTokens)];
 }
 
-/** BM25 score of the document at `docIndex` (see `stats.position`) for already-unique terms. */
-export function bm25ScoreAt(stats: Bm25Stats, docIndex: number, terms: readonly string[]): number {
+/** Weight of a query term (1 unless the query says otherwise). */
+export function termWeight(weights: ReadonlyMap<string, number> | undefined, term: string): number {
+  return weights?.get(term) ?? 1;
+}
+
+/**
+ * BM25 score of the document at `docIndex` (see `stats.position`) for already-unique terms,
+ * each term's contribution multiplied by its query weight.
+ */
+export function bm25ScoreAt(stats: Bm25Stats, docIndex: number, terms: readonly string[], weights?: ReadonlyMap<string, number>): number {
   const counts = stats.tf[docIndex];
   if (counts === undefined) return 0;
   const { k1 } = stats.params;
@@ -108,13 +116,13 @@ export function bm25ScoreAt(stats: Bm25Stats, docIndex: number, terms: readonly 
   for (const t of terms) {
     const f = counts.get(t);
     if (f === undefined) continue;
-    score += (idf(stats, t) * f * (k1 + 1)) / (f + k1);
+    score += (termWeight(weights, t) * idf(stats, t) * f * (k1 + 1)) / (f + k1);
   }
   return score;
 }
 
 /** BM25 score of document `id` for a query; 0 when the id is not in the corpus. */
-export function bm25Score(stats: Bm25Stats, id: string, queryTokens: readonly string[]): number {
+export function bm25Score(stats: Bm25Stats, id: string, queryTokens: readonly string[], weights?: ReadonlyMap<string, number>): number {
   const i = stats.position.get(id);
-  return i === undefined ? 0 : bm25ScoreAt(stats, i, uniqueTerms(queryTokens));
+  return i === undefined ? 0 : bm25ScoreAt(stats, i, uniqueTerms(queryTokens), weights);
 }

@@ -57,11 +57,11 @@ export function buildFlexIndex(entries: readonly Entry[], opts: FlexIndexOptions
   return {
     corpus,
     size: corpus.entries.length,
-    search(queryTokens, k) {
+    search(queryTokens, k, weights) {
       // Terms no entry has cannot match; terms most entries have cannot discriminate. Both
       // only cost lookups (the OR-suggest query's time grows with every term it is given).
       const n = corpus.entries.length;
-      const known = [...new Set(queryTokens)].filter((t) => t !== '' && corpus.stats.df.has(t));
+      const known = [...new Set(queryTokens)].filter((t) => t !== '' && corpus.stats.df.has(t) && (weights?.get(t) ?? 1) !== 0);
       if (known.length === 0 || k <= 0) return [];
       // Small catalogs gather candidates from every term: the union stays small anyway.
       const common = n > SMALL_CATALOG ? n * commonShare : Number.POSITIVE_INFINITY;
@@ -74,9 +74,9 @@ export function buildFlexIndex(entries: readonly Entry[], opts: FlexIndexOptions
       };
       add(flex.search(lookup.join(' '), limit, { suggest: true }));
       for (const t of lookup) add(flex.search(t, limit));
-      return rankPositions(corpus, [...found].sort((a, b) => a - b), known, k);
+      return rankPositions(corpus, [...found].sort((a, b) => a - b), known, k, weights);
     },
-    score: (queryTokens, entryId) => scoreEntry(corpus, queryTokens, entryId),
+    score: (queryTokens, entryId, weights) => scoreEntry(corpus, queryTokens, entryId, weights),
   };
 }
 

@@ -1,8 +1,8 @@
-import { bm25ScoreAt, buildBm25Stats, DEFAULT_BM25_PARAMS, idf, uniqueTerms } from '../bm25.js';
+import { bm25ScoreAt, buildBm25Stats, DEFAULT_BM25_PARAMS, idf, termWeight, uniqueTerms } from '../bm25.js';
 import type { Bm25Document, Bm25Params, Bm25Stats } from '../bm25.js';
 import { tokenize } from '../tokenize.js';
 import type { Candidate, Entry } from '../types.js';
-import type { SearchIndex } from '../../ports/search-index.js';
+import type { SearchIndex, TermWeights } from '../../ports/search-index.js';
 import { isAlertNameShaped } from './alert-name.js';
 
 /** The catalog's entries with their BM25 statistics; what every search index scores against. */
@@ -52,16 +52,17 @@ function byScoreThenId(a: Candidate, b: Candidate): number {
  * BM25-score the given entries (by position in `corpus.entries`) and keep the top `k` with a
  * positive score, sorted by score descending, ties by id.
  */
-export function rankPositions(corpus: SearchCorpus, positions: Iterable<number>, queryTokens: readonly string[], k: number): Candidate[] {
+export function rankPositions(corpus: SearchCorpus, positions: Iterable<number>, queryTokens: readonly string[], k: number, weights?: TermWeights): Candidate[] {
   // idf depends only on the term: compute it once per query, and drop terms no entry has.
   const { stats } = corpus;
   const k1 = stats.params.k1;
   const terms: string[] = [];
   const idfs: number[] = [];
   for (const t of uniqueTerms(queryTokens)) {
-    if (!stats.df.has(t)) continue;
+    const w = termWeight(weights, t);
+    if (!stats.df.has(t) || w === 0) continue;
     terms.push(t);
-    idfs.push(idf(stats, t));
+    idfs.push(w * idf(stats, t));
   }
   const out: Candidate[] = [];
   if (terms.length === 0) return out;
@@ -83,14 +84,14 @@ export function rankPositions(corpus: SearchCorpus, positions: Iterable<number>,
  * Naive search: BM25 over every entry. The benchmark baseline, the reference the FlexSearch
  * adapter is tested against, and a fine index for small catalogs.
  */
-export function fullScanSearch(corpus: SearchCorpus, queryTokens: readonly string[], k: number): Candidate[] {
-  return rankPositions(corpus, corpus.entries.keys(), queryTokens, k);
+export function fullScanSearch(corpus: SearchCorpus, queryTokens: readonly string[], k: number, weights?: TermWeights): Candidate[] {
+  return rankPositions(corpus, corpus.entries.keys(), queryTokens, k, weights);
 }
 
 /** BM25 score of one entry by id; 0 for an unknown id. */
-export function scoreEntry(corpus: SearchCorpus, queryTokens: readonly string[], entryId: string): number {
+export function scoreEntry(corpus: SearchCorpus, queryTokens: readonly string[], entryId: string, weights?: TermWeights): number {
   const i = corpus.stats.position.get(entryId);
-  return i === undefined ? 0 : bm25ScoreAt(corpus.stats, i, uniqueTerms(queryTokens));
+  return i === undefined ? 0 : bm25ScoreAt(corpus.stats, i, uniqueTerms(queryTokens), weights);
 }
 
 /** A SearchIndex that scans every entry (no SDK); same scores as any other index. */
@@ -98,7 +99,7 @@ export function buildFullScanIndex(entries: readonly Entry[], params?: Readonly<
   const corpus = buildSearchCorpus(entries, params);
   return {
     size: entries.length,
-    search: (queryTokens, k) => fullScanSearch(corpus, queryTokens, k),
-    score: (queryTokens, entryId) => scoreEntry(corpus, queryTokens, entryId),
+    search: (queryTokens, k, weights) => fullScanSearch(corpus, queryTokens, k, weights),
+    score: (queryTokens, entryId, weights) => scoreEntry(corpus, queryTokens, entryId, weights),
   };
 }

@@ -41,6 +41,12 @@ describe('BM25', () => {
     expect(bm25Score(stats, 'zzz', ['disk'])).toBe(0);
   });
 
+  it('multiplies a term by its query weight; weight 0 drops it, absent means 1', () => {
+    const w = new Map([['disk', 2.5], ['full', 0]]);
+    expect(bm25Score(stats, 'a', ['disk', 'full'], w)).toBeCloseTo(2.5 * termScore(2, 3, avgdl, 3, 2), 12);
+    expect(bm25Score(stats, 'a', ['disk', 'full'], new Map())).toBe(bm25Score(stats, 'a', ['disk', 'full']));
+  });
+
   it('normalises each field by its own average length, then weights it (title 3, alerts 4)', () => {
     const weighted = buildBm25Stats([
       { id: 't', fields: { title: ['disk'], body: ['full'] } },

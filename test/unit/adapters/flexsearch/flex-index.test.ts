@@ -52,6 +52,15 @@ describe('FlexSearch candidates + BM25 on the runbook corpus', () => {
     }
   });
 
+  it('applies query term weights exactly as a full scan does', () => {
+    const q = tokenize('pod crash loop restart container memory');
+    const weights = new Map([['crash', 3], ['memory', 0]]);
+    const flex = index.search(q, 20, weights);
+    expect(flex.map((x) => x.entry.id)).toEqual(fullScanSearch(index.corpus, q, 20, weights).map((x) => x.entry.id));
+    expect(flex[0]?.score).toBeCloseTo(index.score(q, flex[0]!.entry.id, weights), 12);
+    expect(flex.map((x) => x.score)).not.toEqual(index.search(q, 20).map((x) => x.score));
+  });
+
   it('returns sorted, positive scores capped at k, in a fresh array', () => {
     const q = tokenize('pod crash looping restarts');
     const hits = index.search(q, 5);
