@@ -5,14 +5,24 @@
 import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Keyv from 'keyv';
-import { createKeyv } from '@keyv/redis';
-import type { KeyValueStore } from '../../ports/store.js';
+import KeyvRedis, { createKeyv } from '@keyv/redis';
+import { CorruptRecordError, logKey, type KeyValueStore, type LogKeys } from '../../ports/store.js';
 import { SqliteKeyvStore } from './sqlite-keyv-store.js';
+import { redisAppendLog } from './redis-append-log.js';
 
 /** Namespace every key lives under (keeps our keys apart on a shared Redis). */
 export const STORE_NAMESPACE = 'reprise';
 export const DEFAULT_STORE_FILE = 'reprise.sqlite';
 export const SUPPORTED_STORE_SCHEMES = ['sqlite:', 'file:', 'redis:', 'rediss:', 'memory:'] as const;
+
+/**
+ * The atomic part of `appendLog`, done by the backend itself: `records` are keyv-serialized
+ * values, keys already carry keyv's namespace prefix. Resolves with the first number.
+ */
+export type AtomicAppend = (log: LogKeys, records: readonly string[]) => Promise<number>;
+
+/** How a backend names a key (keyv prefixes the namespace differently per adapter). */
+export type KeyPrefixer = (key: string) => string;
 
 /**
  * Adapts a Keyv instance to the port. Keyv swallows store errors by default (emits `error`,
@@ -21,23 +31,46 @@ export const SUPPORTED_STORE_SCHEMES = ['sqlite:', 'file:', 'redis:', 'rediss:',
  */
 export class KeyvStore implements KeyValueStore {
   readonly keyv: Keyv;
+  readonly #append: AtomicAppend | undefined;
+  readonly #prefix: KeyPrefixer;
+  /** In-process serialisation of appends for backends without an atomic one (the memory Map). */
+  #chain: Promise<unknown> = Promise.resolve();
 
-  constructor(keyv: Keyv) {
+  /**
+   * `append`/`prefix` give the backend's atomic append; without them appends are serialised in
+   * this process only — right for the in-memory Map, which no other process can see.
+   */
+  constructor(keyv: Keyv, backend: { append?: AtomicAppend; prefix?: KeyPrefixer } = {}) {
     this.keyv = keyv;
     this.keyv.throwOnErrors = true;
     // Errors surface as rejections; keep the emitter from reporting them a second time.
     this.keyv.on('error', () => {});
+    this.#append = backend.append;
+    this.#prefix = backend.prefix ?? ((k) => k);
   }
 
   async get<T>(key: string): Promise<T | undefined> {
-    const v = (await this.keyv.get(key)) as T | null | undefined;
-    return v ?? undefined;
+    try {
+      const v = (await this.keyv.get(key)) as T | null | undefined;
+      return v ?? undefined;
+    } catch (err) {
+      if (err instanceof SyntaxError) throw new CorruptRecordError(key, err);
+      throw err;
+    }
   }
 
   async getMany<T>(keys: readonly string[]): Promise<Array<T | undefined>> {
     if (keys.length === 0) return [];
-    const values = (await this.keyv.getMany([...keys])) as Array<T | null | undefined>;
-    return values.map((v) => v ?? undefined);
+    try {
+      const values = (await this.keyv.getMany([...keys])) as Array<T | null | undefined>;
+      return values.map((v) => v ?? undefined);
+    } catch (err) {
+      if (!(err instanceof SyntaxError)) throw err;
+      // One undecodable record spoils the batch: find which, one key at a time.
+      const out: Array<T | undefined> = [];
+      for (const k of keys) out.push(await this.get<T>(k));
+      return out;
+    }
   }
 
   async set(key: string, value: unknown): Promise<void> {
@@ -50,19 +83,74 @@ export class KeyvStore implements KeyValueStore {
     await this.keyv.delete(key);
   }
 
+  async appendLog(log: LogKeys, values: readonly unknown[]): Promise<number> {
+    if (values.length === 0) throw new Error('store: appendLog needs at least one value');
+    if (values.some((v) => v === undefined)) throw new Error('store: refusing to append undefined');
+    if (this.#append) {
+      // Keyv's own wire format ({value}), so get/getMany read the records back unchanged.
+      const serialize = this.keyv.serialize ?? JSON.stringify;
+      const records = await Promise.all(values.map(async (value) => String(await serialize({ value }))));
+      // Prefixing the record prefix gives the prefixed record keys: keyv's prefix is a concatenation.
+      return this.#append({ headKey: this.#prefix(log.headKey), prefix: this.#prefix(log.prefix), pad: log.pad }, records);
+    }
+    const run = this.#chain.then(async () => {
+      const head = (await this.get<number>(log.headKey)) ?? 0;
+      for (let i = 0; i < values.length; i++) await this.set(logKey(log, head + 1 + i), values[i]);
+      await this.set(log.headKey, head + values.length);
+      return head + 1;
+    });
+    this.#chain = run.catch(() => undefined);
+    return run;
+  }
+
   async close(): Promise<void> {
     await this.keyv.disconnect();
   }
 }
 
 function sqliteStore(path: string): KeyValueStore {
-  return new KeyvStore(new Keyv(new SqliteKeyvStore({ path }), { namespace: STORE_NAMESPACE }));
+  const adapter = new SqliteKeyvStore({ path });
+  return new KeyvStore(new Keyv(adapter, { namespace: STORE_NAMESPACE }), {
+    // Keyv prefixes `namespace:` itself on this adapter; the atomic append must write the same keys.
+    prefix: (k) => `${STORE_NAMESPACE}:${k}`,
+    append: async (log, records) => adapter.appendLog(log, records),
+  });
+}
+
+function redisStore(url: string, opts: CreateStoreOptions): KeyValueStore {
+  // Without a connection timeout a write to an unreachable Redis waits forever, and so
+  // would the webhook acknowledging it.
+  const keyv = createKeyv(url, {
+    namespace: STORE_NAMESPACE,
+    throwOnErrors: true,
+    throwOnConnectError: true,
+    connectionTimeout: opts.connectTimeoutMs ?? 5000,
+  });
+  const adapter = keyv.store as KeyvRedis<unknown>;
+  return new KeyvStore(keyv, {
+    prefix: (k) => adapter.createKeyPrefix(k, adapter.namespace),
+    append: async (log, records) => redisAppendLog(await adapter.getClient(), log, records),
+  });
 }
 
 function sqlitePath(rest: string, dataDir: string): string {
   if (rest === '' || rest === '/') return join(dataDir, DEFAULT_STORE_FILE);
   if (rest === ':memory:') return rest;
   return isAbsolute(rest) ? rest : resolve(rest);
+}
+
+/**
+ * The file of the embedded store `url` names (undefined for stores without one: Redis, memory).
+ * Same resolution as {@link createStore}.
+ */
+export function embeddedStoreFile(url: string | undefined, dataDir: string): string | undefined {
+  const u = url?.trim() ?? '';
+  if (u === '') return join(dataDir, DEFAULT_STORE_FILE);
+  const scheme = /^([a-z][a-z0-9+.-]*:)/i.exec(u)?.[1]?.toLowerCase();
+  let path: string | undefined;
+  if (scheme === 'sqlite:') path = sqlitePath(u.slice('sqlite:'.length).replace(/^\/\//, ''), dataDir);
+  else if (scheme === 'file:') path = u.startsWith('file://') ? fileURLToPath(u) : sqlitePath(u.slice('file:'.length), dataDir);
+  return path === ':memory:' ? undefined : path;
 }
 
 /**
@@ -94,16 +182,7 @@ export function createStore(url: string | undefined, dataDir: string, opts: Crea
     }
     case 'redis:':
     case 'rediss:':
-      return new KeyvStore(
-        // Without a connection timeout a write to an unreachable Redis waits forever, and so
-        // would the webhook acknowledging it.
-        createKeyv(u, {
-          namespace: STORE_NAMESPACE,
-          throwOnErrors: true,
-          throwOnConnectError: true,
-          connectionTimeout: opts.connectTimeoutMs ?? 5000,
-        }),
-      );
+      return redisStore(u, opts);
     case 'memory:':
       return new KeyvStore(new Keyv({ namespace: STORE_NAMESPACE }));
     default:

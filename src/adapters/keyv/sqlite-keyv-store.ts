@@ -9,6 +9,7 @@ import { DatabaseSync } from 'node:sqlite';
 import type { StatementSync } from 'node:sqlite';
 import { EventEmitter } from 'node:events';
 import type { KeyvStoreAdapter } from 'keyv';
+import { logKey, type LogKeys } from '../../ports/store.js';
 
 export interface SqliteKeyvStoreOptions {
   /** Database file, or `:memory:`. Parent directories are created. */
@@ -157,6 +158,23 @@ export class SqliteKeyvStore extends EventEmitter implements KeyvStoreAdapter {
     }
   }
 
+  /**
+   * Appends keyv-serialized `records` after the log's stored head in one `BEGIN IMMEDIATE`
+   * transaction (the write lock is taken before the head is read, so two connections can never
+   * allocate the same number) and returns the first number. Keys are full (namespace included).
+   */
+  appendLog(log: LogKeys, records: readonly string[]): number {
+    let first = 0;
+    this.#transaction(() => {
+      const row = this.#live(log.headKey);
+      const head = row === undefined ? 0 : readHead(row.value, log.headKey);
+      first = head + 1;
+      records.forEach((r, i) => this.#stmt.set.run(logKey(log, first + i), r, null));
+      this.#stmt.set.run(log.headKey, JSON.stringify({ value: head + records.length }), null);
+    });
+    return first;
+  }
+
   disconnect(): Promise<void> {
     return this.#guard(() => {
       if (this.#db.isOpen) this.#db.close();
@@ -173,6 +191,18 @@ export class SqliteKeyvStore extends EventEmitter implements KeyvStoreAdapter {
       throw err;
     }
   }
+}
+
+/** The head's number from its keyv-serialized row (`{"value":N}`). */
+function readHead(raw: string, key: string): number {
+  let v: unknown;
+  try {
+    v = (JSON.parse(raw) as { value?: unknown }).value;
+  } catch {
+    v = undefined;
+  }
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw new Error(`log head ${key} is corrupt: ${raw.slice(0, 80)}`);
+  return v;
 }
 
 /** `[lo, hi)` covering exactly the keys starting with `ns:`. */

@@ -3,13 +3,13 @@
  * the read model kept in memory and snapshotted now and then.
  *
  * Keys: `ev:<seq, 12 digits>` per event (seq starts at 1), `seq` the head (last durable
- * event), `snap` the latest snapshot `{seq, state}`. An event counts once the head says so: a
- * crash after the event write but before the head write leaves an unacknowledged record that
- * the next append overwrites.
+ * event), `snap` the latest snapshot `{seq, state}`. Numbers are allocated by the store itself
+ * (`appendLog`, one transaction per batch), never from a process's memory: two writers can
+ * never be handed the same seq, and a failed write leaves nothing behind.
  */
 import type { AnswerKind } from '../types.js';
 import type { LedgerEvent } from '../ledger-events.js';
-import type { KeyValueStore } from '../../ports/store.js';
+import { CorruptRecordError, logKey, type KeyValueStore, type LogKeys } from '../../ports/store.js';
 import type { Logger } from '../../ports/logger.js';
 import { silentLogger } from '../../ports/logger.js';
 import { RepriseError } from '../errors.js';
@@ -40,12 +40,16 @@ import type {
 
 export const HEAD_KEY = 'seq';
 export const SNAPSHOT_KEY = 'snap';
+/** The event log's keys in the store. */
+export const LEDGER_LOG: LogKeys = { headKey: HEAD_KEY, prefix: 'ev:', pad: 12 };
 /** Events fetched per store round-trip while replaying. */
 const REPLAY_BATCH = 500;
+/** Corrupt records remembered for `/readyz` detail (all of them are counted). */
+const CORRUPT_KEPT = 20;
 
 /** Store key of event number `seq`: zero-padded so keys sort in log order. */
 export function eventKey(seq: number): string {
-  return `ev:${String(seq).padStart(12, '0')}`;
+  return logKey(LEDGER_LOG, seq);
 }
 
 export interface LedgerOptions {
@@ -53,8 +57,12 @@ export interface LedgerOptions {
   snapshotEvery?: number;
   /** Bounds of the read model (part of the state; changing them invalidates older snapshots). */
   limits?: Partial<LedgerLimits>;
+  /** A recall still unresolved this long after its open counts as a failure (default 24 h). */
+  resolveWindowMs?: number;
   logger?: Logger;
 }
+
+export const DEFAULT_RESOLVE_WINDOW_MS = 24 * 3_600_000;
 
 interface Snapshot {
   seq: number;
@@ -67,48 +75,58 @@ export interface AppendResult {
   closed?: Episode;
 }
 
+/** A record replay could not use: missing, undecodable or not a valid event. */
+export interface CorruptRecord {
+  seq: number;
+  reason: string;
+}
+
+/** Events recorded together: applied to the read model as they are staged, durable together. */
+export interface LedgerTx {
+  /** Validate and apply `event` now; it becomes durable when the transaction commits. */
+  record(event: LedgerEvent): { closed?: Episode };
+  /** Events staged so far. */
+  readonly size: number;
+}
+
 export class Ledger {
   #store: KeyValueStore;
   #state: LedgerState;
   #seq: number;
   #snapshotSeq: number;
+  #opts: LedgerOptions;
   #snapshotEvery: number;
   #log: Logger;
   #chain: Promise<unknown> = Promise.resolve();
   #closed = false;
+  #corrupt: CorruptRecord[];
+  #lastWriteError: { at: string; message: string } | undefined;
 
-  private constructor(store: KeyValueStore, state: LedgerState, seq: number, snapshotSeq: number, opts: LedgerOptions) {
+  private constructor(store: KeyValueStore, loaded: Loaded, opts: LedgerOptions) {
     this.#store = store;
-    this.#state = state;
-    this.#seq = seq;
-    this.#snapshotSeq = snapshotSeq;
+    this.#state = loaded.state;
+    this.#seq = loaded.seq;
+    this.#snapshotSeq = loaded.snapshotSeq;
+    this.#corrupt = loaded.corrupt;
+    this.#opts = opts;
     this.#snapshotEvery = opts.snapshotEvery ?? 1000;
     this.#log = opts.logger ?? silentLogger;
   }
 
   /**
    * Load the latest snapshot and replay the events after it. A snapshot of another state
-   * version, with other limits, or ahead of the head is ignored (full replay instead).
+   * version, with other limits, or ahead of the head is ignored (full replay instead). A record
+   * that cannot be read is skipped, counted and named by its seq (see {@link corruptRecords}).
    */
   static async open(store: KeyValueStore, opts: LedgerOptions = {}): Promise<Ledger> {
-    const head = await readHead(store);
-    const fresh = createLedgerState(opts.limits);
-    const snap = await store.get<Snapshot>(SNAPSHOT_KEY);
-    let state = fresh;
-    let from = 0;
-    const restored = snap && typeof snap.seq === 'number' ? restoreLedgerState(snap.state) : undefined;
-    if (restored && snap && snap.seq <= head && JSON.stringify(restored.limits) === JSON.stringify(fresh.limits)) {
-      state = restored;
-      from = snap.seq;
-    }
-    await replayInto(store, state, from, head);
-    return new Ledger(store, state, head, from, opts);
+    const loaded = await load(store, opts, opts.logger ?? silentLogger);
+    return new Ledger(store, loaded, opts);
   }
 
   /** Rebuild the state from the first event, ignoring snapshots (verification, migrations). */
   static async replayAll(store: KeyValueStore, limits?: Partial<LedgerLimits>): Promise<LedgerState> {
     const state = createLedgerState(limits);
-    await replayInto(store, state, 0, await readHead(store));
+    await replayInto(store, state, 0, await readHead(store), []);
     return state;
   }
 
@@ -122,6 +140,21 @@ export class Ledger {
     return this.#state;
   }
 
+  /** Records skipped while loading (first few; `state.skipped` counts them all). */
+  get corruptRecords(): readonly CorruptRecord[] {
+    return this.#corrupt;
+  }
+
+  /** The last failed write, until a write succeeds again (readiness). */
+  get lastWriteError(): { at: string; message: string } | undefined {
+    return this.#lastWriteError;
+  }
+
+  /** A recall unresolved this long after its open counts as a failure. */
+  get resolveWindowMs(): number {
+    return this.#opts.resolveWindowMs ?? DEFAULT_RESOLVE_WINDOW_MS;
+  }
+
   /** Append an event durably, then fold it in. Resolves with its sequence number. */
   async append(event: LedgerEvent): Promise<number> {
     return (await this.record(event)).seq;
@@ -129,28 +162,84 @@ export class Ledger {
 
   /**
    * Like {@link append}, also returning the episode the event closed (a resolve, or an open
-   * meeting a buffered resolve) so the caller can reply into its thread. Appends are
-   * serialised: sequence numbers are never reused, whatever the concurrency.
+   * meeting a buffered resolve) so the caller can reply into its thread.
    */
-  record(event: LedgerEvent): Promise<AppendResult> {
-    const problem = ledgerEventProblem(event);
-    if (problem !== undefined) {
-      return Promise.reject(new RepriseError('invalid_payload', `ledger event rejected: ${problem}`));
-    }
+  async record(event: LedgerEvent): Promise<AppendResult> {
+    let closed: Episode | undefined;
+    const { first } = await this.transaction(async (tx) => {
+      closed = tx.record(event).closed;
+    });
+    return closed ? { seq: first, closed } : { seq: first };
+  }
+
+  /**
+   * Runs `fn` with exclusive use of the ledger; every event it stages is applied to the read
+   * model at once (so later decisions in `fn` see it) and written in **one** store transaction
+   * when `fn` returns. If `fn` throws or the write fails, nothing is written and the read model
+   * is reloaded from the store, so memory never holds what the disk does not.
+   * Resolves with the first seq written and the number of events (0 when nothing was staged).
+   */
+  transaction<T>(fn: (tx: LedgerTx) => Promise<T>): Promise<{ result: T; first: number; count: number }> {
     if (this.#closed) return Promise.reject(new RepriseError('unavailable', 'ledger is closed'));
-    const run = this.#chain.then(() => this.#write(event));
+    const run = this.#chain.then(() => this.#transact(fn));
     this.#chain = run.catch(() => undefined);
     return run;
   }
 
-  async #write(event: LedgerEvent): Promise<AppendResult> {
-    const seq = this.#seq + 1;
-    await this.#store.set(eventKey(seq), event);
-    await this.#store.set(HEAD_KEY, seq);
-    this.#seq = seq;
-    const closed = applyEvent(this.#state, event);
-    if (this.#snapshotEvery > 0 && seq - this.#snapshotSeq >= this.#snapshotEvery) await this.#snapshot();
-    return closed ? { seq, closed } : { seq };
+  async #transact<T>(fn: (tx: LedgerTx) => Promise<T>): Promise<{ result: T; first: number; count: number }> {
+    const staged: LedgerEvent[] = [];
+    const state = this.#state;
+    const tx: LedgerTx = {
+      record: (event) => {
+        const problem = ledgerEventProblem(event);
+        if (problem !== undefined) throw new RepriseError('invalid_payload', `ledger event rejected: ${problem}`);
+        staged.push(event);
+        const closed = applyEvent(state, event);
+        return closed ? { closed } : {};
+      },
+      get size() {
+        return staged.length;
+      },
+    };
+    let result: T;
+    try {
+      result = await fn(tx);
+    } catch (err) {
+      if (staged.length > 0) await this.#reload('the transaction failed before writing');
+      throw err;
+    }
+    if (staged.length === 0) return { result, first: this.#seq + 1, count: 0 };
+    let first: number;
+    try {
+      first = await this.#store.appendLog(LEDGER_LOG, staged);
+    } catch (err) {
+      this.#lastWriteError = { at: new Date().toISOString(), message: err instanceof Error ? err.message : String(err) };
+      await this.#reload('a write failed');
+      throw err;
+    }
+    this.#lastWriteError = undefined;
+    const expected = this.#seq + 1;
+    this.#seq = first + staged.length - 1;
+    if (first !== expected) {
+      // Another writer appended in between (a shared Redis): fold in the log as stored.
+      await this.#reload(`the store's head moved from ${expected - 1} to ${first - 1} under us`);
+    }
+    if (this.#snapshotEvery > 0 && this.#seq - this.#snapshotSeq >= this.#snapshotEvery) await this.#snapshot();
+    return { result, first, count: staged.length };
+  }
+
+  /** Replace the read model with what the store holds (after a failed or raced write). */
+  async #reload(why: string): Promise<void> {
+    try {
+      const loaded = await load(this.#store, this.#opts, this.#log);
+      this.#state = loaded.state;
+      this.#seq = loaded.seq;
+      this.#snapshotSeq = loaded.snapshotSeq;
+      this.#log.warn({ seq: loaded.seq, why }, 'ledger read model reloaded from the store');
+    } catch (err) {
+      // The store cannot even be read: keep serving reads from memory; writes keep failing loudly.
+      this.#log.error({ err, why }, 'ledger reload failed; the read model may hold events the store does not');
+    }
   }
 
   /** A failed snapshot loses nothing (the events are durable); it is retried at the next chance. */
@@ -179,8 +268,9 @@ export class Ledger {
   entryStats(entry: string): EntryStats {
     return entryStats(this.#state, entry);
   }
-  trackRecord(entry: string, answerKind: AnswerKind): EntryTrackRecord {
-    return trackRecord(this.#state, entry, answerKind);
+  /** The entry's track record at `now` (recalls conclude after the resolve window). */
+  trackRecord(entry: string, answerKind: AnswerKind, now: Date = new Date()): EntryTrackRecord {
+    return trackRecord(this.#state, entry, answerKind, now, this.resolveWindowMs);
   }
   occurrences(triggerKey: string): Occurrences {
     return occurrences(this.#state, triggerKey);
@@ -206,6 +296,35 @@ export class Ledger {
   }
 }
 
+interface Loaded {
+  state: LedgerState;
+  seq: number;
+  snapshotSeq: number;
+  corrupt: CorruptRecord[];
+}
+
+async function load(store: KeyValueStore, opts: LedgerOptions, log: Logger): Promise<Loaded> {
+  const head = await readHead(store);
+  const fresh = createLedgerState(opts.limits);
+  let snap: Snapshot | undefined;
+  try {
+    snap = await store.get<Snapshot>(SNAPSHOT_KEY);
+  } catch (err) {
+    log.warn({ err }, 'ledger snapshot unreadable; replaying the whole log');
+  }
+  let state = fresh;
+  let from = 0;
+  const restored = snap && typeof snap.seq === 'number' ? restoreLedgerState(snap.state) : undefined;
+  if (restored && snap && snap.seq <= head && JSON.stringify(restored.limits) === JSON.stringify(fresh.limits)) {
+    state = restored;
+    from = snap.seq;
+  }
+  const corrupt: CorruptRecord[] = [];
+  await replayInto(store, state, from, head, corrupt);
+  for (const c of corrupt) log.error({ seq: c.seq, reason: c.reason }, `ledger record #${c.seq} skipped: ${c.reason}`);
+  return { state, seq: head, snapshotSeq: from, corrupt };
+}
+
 async function readHead(store: KeyValueStore): Promise<number> {
   const head = await store.get<unknown>(HEAD_KEY);
   if (head === undefined) return 0;
@@ -215,11 +334,58 @@ async function readHead(store: KeyValueStore): Promise<number> {
   return head;
 }
 
+/** One stored record as read back: the event, or why it could not be used. */
+export type LedgerRecord = { seq: number; event: LedgerEvent } | { seq: number; corrupt: string };
+
+/**
+ * Reads records `from+1 … to` in order, in batches; a record that is missing, cannot be
+ * decoded or is not a valid event comes back as `{seq, corrupt}` instead of stopping the read.
+ */
+export async function* readLedgerRecords(store: KeyValueStore, from = 0, to?: number): AsyncGenerator<LedgerRecord> {
+  const last = to ?? (await readHead(store));
+  for (let start = from + 1; start <= last; start += REPLAY_BATCH) {
+    const seqs: number[] = [];
+    for (let s = start; s <= Math.min(last, start + REPLAY_BATCH - 1); s++) seqs.push(s);
+    const values = await readBatch(store, seqs);
+    for (let i = 0; i < seqs.length; i++) {
+      const seq = seqs[i]!;
+      const v = values[i];
+      if (v instanceof CorruptRecordError) yield { seq, corrupt: v.message };
+      else if (v === undefined) yield { seq, corrupt: 'record is missing' };
+      else {
+        const problem = ledgerEventProblem(v);
+        yield problem === undefined ? { seq, event: v as LedgerEvent } : { seq, corrupt: problem };
+      }
+    }
+  }
+}
+
+/** A batch read that degrades to one key at a time around an undecodable record. */
+async function readBatch(store: KeyValueStore, seqs: readonly number[]): Promise<unknown[]> {
+  try {
+    return await store.getMany<unknown>(seqs.map(eventKey));
+  } catch (err) {
+    if (!(err instanceof CorruptRecordError)) throw err;
+    const out: unknown[] = [];
+    for (const s of seqs) {
+      try {
+        out.push(await store.get<unknown>(eventKey(s)));
+      } catch (e) {
+        if (!(e instanceof CorruptRecordError)) throw e;
+        out.push(e);
+      }
+    }
+    return out;
+  }
+}
+
 /** Fold events `from+1 … to` into `state`; a missing or malformed record is counted as skipped. */
-async function replayInto(store: KeyValueStore, state: LedgerState, from: number, to: number): Promise<void> {
-  for (let start = from + 1; start <= to; start += REPLAY_BATCH) {
-    const keys: string[] = [];
-    for (let s = start; s <= Math.min(to, start + REPLAY_BATCH - 1); s++) keys.push(eventKey(s));
-    for (const event of await store.getMany<unknown>(keys)) applyEvent(state, event);
+async function replayInto(store: KeyValueStore, state: LedgerState, from: number, to: number, corrupt: CorruptRecord[]): Promise<void> {
+  for await (const r of readLedgerRecords(store, from, to)) {
+    if ('event' in r) applyEvent(state, r.event);
+    else {
+      state.skipped += 1;
+      if (corrupt.length < CORRUPT_KEPT) corrupt.push({ seq: r.seq, reason: r.corrupt });
+    }
   }
 }

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createStore } from '../../../src/adapters/keyv/keyv-store.js';
 import { HEAD_KEY, Ledger, SNAPSHOT_KEY, eventKey } from '../../../src/core/ledger/ledger.js';
 import type { LedgerEvent } from '../../../src/core/ledger-events.js';
-import type { KeyValueStore } from '../../../src/ports/store.js';
+import type { KeyValueStore, LogKeys } from '../../../src/ports/store.js';
 import { ENTRY, TK, open, resolve, vote } from './ledger-events-fixture.js';
 import { randomEvents } from './random-events.js';
 
@@ -45,6 +45,10 @@ class FlakyStore implements KeyValueStore {
   delete(key: string) {
     return this.inner.delete(key);
   }
+  async appendLog(log: LogKeys, values: readonly unknown[]) {
+    if (this.failKey !== undefined && (log.headKey.startsWith(this.failKey) || log.prefix.startsWith(this.failKey))) throw new Error(`disk full appending to ${log.prefix}`);
+    return this.inner.appendLog(log, values);
+  }
   close() {
     return this.inner.close();
   }
@@ -62,7 +66,7 @@ describe('Ledger', () => {
     const r = await ledger.record(resolve('f', 5));
     expect(r).toMatchObject({ seq: 2, closed: { threadId: 'th-1', resolvedAt: expect.any(String) } });
     await ledger.append(vote(TK, 'bob', 'up', 6));
-    expect(ledger.trackRecord(ENTRY, 'incident')).toMatchObject({ recalls: 1, resolved: 1, up: 1, factor: 3 / 4 });
+    expect(ledger.trackRecord(ENTRY, 'incident')).toMatchObject({ recalls: 1, resolved: 1, up: 1, rate: 3 / 4, factor: 1 });
     expect(ledger.occurrences(TK).count).toBe(1);
     expect(ledger.resolveChannelLive()).toBe(true);
   });
@@ -160,4 +164,94 @@ describe('Ledger', () => {
     expect(json(b.state)).toBe(json(await Ledger.replayAll(store, { episodesPerTrigger: 5 })));
     expect(b.state.limits.episodesPerTrigger).toBe(5);
   });
+
+  it('allocates seq in the store: two writers on one file never reuse or overwrite a number', async () => {
+    const a = await Ledger.open(sqlite());
+    const b = await Ledger.open(sqlite());
+    const events = randomEvents(100, 21);
+    // Interleaved bursts from both, as two processes on one data dir would.
+    const seqs = await Promise.all(events.map((e, i) => (i % 2 === 0 ? a : b).append(e)));
+    expect(new Set(seqs).size).toBe(100);
+    expect([...seqs].sort((x, y) => x - y)).toEqual(events.map((_, i) => i + 1));
+    const store = sqlite();
+    const stored = await store.getMany<LedgerEvent>(Array.from({ length: 100 }, (_, i) => eventKey(i + 1)));
+    // Every event is stored exactly once, under the seq its writer acknowledged.
+    seqs.forEach((seq, i) => expect(stored[seq - 1]).toEqual(events[i]));
+    // A writer folds in the other's events when it sees the head move under it.
+    expect(await a.append(vote(TK, 'zed', 'up', 999))).toBe(101);
+    expect(json(a.state)).toBe(json(await Ledger.replayAll(store)));
+  });
+
+  it('writes a transaction all or nothing, and rolls the read model back when the write fails', async () => {
+    const store = new FlakyStore();
+    const ledger = await Ledger.open(store);
+    await ledger.append(open('f', 0));
+    const before = json(ledger.state);
+    store.failKey = 'ev:';
+    await expect(
+      ledger.transaction(async (tx) => {
+        expect(tx.record(resolve('f', 1)).closed).toBeDefined();
+        tx.record(open('g', 2));
+        // Applied at once, so later decisions in the batch see it …
+        expect(ledger.openEpisodes('f')).toHaveLength(0);
+      }),
+    ).rejects.toThrow(/disk full/);
+    // … and gone again when the write failed.
+    expect(json(ledger.state)).toBe(before);
+    expect(ledger.seq).toBe(1);
+    expect(ledger.lastWriteError?.message).toMatch(/disk full/);
+    store.failKey = undefined;
+    const { first, count } = await ledger.transaction(async (tx) => {
+      tx.record(resolve('f', 3));
+      tx.record(open('g', 4));
+    });
+    expect([first, count]).toEqual([2, 2]);
+    expect(ledger.lastWriteError).toBeUndefined();
+    expect(json((await Ledger.open(store)).state)).toBe(json(ledger.state));
+  });
+
+  it('rolls back a transaction whose body throws, writing nothing', async () => {
+    const store = sqlite();
+    const ledger = await Ledger.open(store);
+    await expect(
+      ledger.transaction(async (tx) => {
+        tx.record(open('f', 0));
+        throw new Error('decided badly');
+      }),
+    ).rejects.toThrow('decided badly');
+    expect(ledger.seq).toBe(0);
+    expect(ledger.openEpisodes('f')).toEqual([]);
+    expect(await store.get(HEAD_KEY)).toBeUndefined();
+  });
+
+  it('names a corrupt record by its seq, skips and counts it, and keeps loading', async () => {
+    const store = sqlite();
+    const ledger = await Ledger.open(store, { snapshotEvery: 0 });
+    for (let i = 0; i < 5; i++) await ledger.append(open(`f${i}`, i));
+    await store.close();
+    // Damage event #3 on disk: invalid JSON where keyv expects its envelope.
+    const { DatabaseSync } = await import('node:sqlite');
+    const db = new DatabaseSync(join(dir, 'ledger.sqlite'));
+    db.prepare('UPDATE keyv SET value = ? WHERE key = ?').run('{"value": {"type": "op', `reprise:${eventKey(3)}`);
+    db.close();
+    const reopened = await Ledger.open(sqlite(), { snapshotEvery: 0 });
+    expect(reopened.seq).toBe(5);
+    expect(reopened.state.skipped).toBe(1);
+    expect(reopened.corruptRecords).toEqual([{ seq: 3, reason: expect.stringMatching(/ev:000000000003 cannot be decoded/) }]);
+    expect(reopened.openEpisodes('f4')).toHaveLength(1);
+    expect(reopened.openEpisodes('f2')).toHaveLength(0);
+    // And the log stays appendable after the damaged record.
+    expect(await reopened.append(open('f9', 9))).toBe(6);
+  });
+
+  it('attaches a delivered thread to its open, and a later resolve carries it', async () => {
+    const ledger = await Ledger.open(sqlite());
+    await ledger.append(open('f', 0, { id: 'open-1' }));
+    expect(ledger.openEpisodes('f')[0]?.threadId).toBeUndefined();
+    await ledger.append({ type: 'delivered', openId: 'open-1', fingerprint: 'f', transport: 'console', messageRef: 'th-9', at: '2026-03-01T00:00:01.000Z' });
+    expect(ledger.openEpisodes('f')[0]?.threadId).toBe('th-9');
+    expect(ledger.occurrences(TK).newestOpen?.threadId).toBe('th-9');
+    expect((await ledger.record({ type: 'resolve', fingerprint: 'f', endsAt: '2026-03-01T00:14:00.000Z', at: '2026-03-01T00:20:00.000Z' })).closed).toMatchObject({ threadId: 'th-9', endsAt: '2026-03-01T00:14:00.000Z' });
+  });
 });
+
