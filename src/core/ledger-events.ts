@@ -7,6 +7,8 @@ export type Verdict = 'action_required' | 'action_suggested' | 'inconclusive' | 
 
 export interface OpenEvent {
   type: 'open';
+  /** Unique id of this open: what a later `delivered` event refers to. */
+  id?: string;
   fingerprint: string;
   triggerKey: string;
   kind: OpenKind;
@@ -19,7 +21,7 @@ export interface OpenEvent {
   verdict: Verdict;
   /** False for synthetic fingerprints (gitops, re-investigate): never enter entry aggregates. */
   resolvable: boolean;
-  /** Thread the message was posted in, so a resolve can reply into it. */
+  /** Thread the message was posted in (older ledgers; newer ones record `delivered` after posting). */
   threadId?: string;
   /** The source's start time of this firing: a re-notification carries the same one. */
   startsAt?: string;
@@ -28,6 +30,8 @@ export interface OpenEvent {
 export interface ResolveEvent {
   type: 'resolve';
   fingerprint: string;
+  /** When the source says the alert ended (Alertmanager `endsAt`), if it said. */
+  endsAt?: string;
   at: string;
 }
 export interface FeedbackEvent {
@@ -35,6 +39,8 @@ export interface FeedbackEvent {
   triggerKey: string;
   user: string;
   vote: 'up' | 'down' | 'clear';
+  /** Where it came from: `cli`, `slack`, `matrix`, … */
+  via?: string;
   at: string;
 }
 export interface SilenceEvent {
@@ -42,6 +48,7 @@ export interface SilenceEvent {
   triggerKey: string;
   user: string;
   until: string;
+  via?: string;
   at: string;
 }
 export interface ConfirmEvent {
@@ -51,4 +58,18 @@ export interface ConfirmEvent {
   at: string;
 }
 
-export type LedgerEvent = OpenEvent | ResolveEvent | FeedbackEvent | SilenceEvent | ConfirmEvent;
+/** A message about an open reached a chat surface: recorded after delivery, never before. */
+export interface DeliveredEvent {
+  type: 'delivered';
+  /** The open (its `id`) the message belongs to. */
+  openId: string;
+  fingerprint: string;
+  transport: string;
+  /** The surface's reference of the thread root (console thread id, Slack ts, Matrix event id). */
+  messageRef: string;
+  at: string;
+}
+
+export type LedgerEvent = OpenEvent | ResolveEvent | FeedbackEvent | SilenceEvent | ConfirmEvent | DeliveredEvent;
+export type LedgerEventType = LedgerEvent['type'];
+export const LEDGER_EVENT_TYPES: readonly LedgerEventType[] = ['open', 'resolve', 'feedback', 'silence', 'confirm', 'delivered'];

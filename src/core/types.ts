@@ -30,6 +30,8 @@ export interface Incident {
   labels: Record<string, string>;
   annotations: Record<string, string>;
   startsAt: string;
+  /** True when the source sent no start time and `startsAt` is when the alert arrived. */
+  startsAtEstimated?: boolean;
   endsAt?: string;
   workload?: Workload;
   /** `runbook_url` annotation, when the alert carries one. */
@@ -125,5 +127,8 @@ export interface TrackRecord {
   resolved: number;
   up: number;
   down: number;
+  /** The SPEC's smoothed success rate `(S + 1) / (N + 2)`: what the outcome gate compares to its floor. */
+  rate: number;
+  /** Confidence multiplier `(S + 1) / (N + 1)`: 1 until a failure or 👎 (see ledger-reads). */
   factor: number;
 }

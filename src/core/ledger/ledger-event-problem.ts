@@ -40,6 +40,7 @@ export function ledgerEventProblem(value: unknown): string | undefined {
   switch (o['type']) {
     case 'open':
       checks.push(
+        optStr(o, 'id'),
         str(o, 'fingerprint'),
         str(o, 'triggerKey'),
         oneOf(o, 'kind', OPEN_KINDS),
@@ -54,13 +55,16 @@ export function ledgerEventProblem(value: unknown): string | undefined {
       );
       break;
     case 'resolve':
-      checks.push(str(o, 'fingerprint'));
+      checks.push(str(o, 'fingerprint'), o['endsAt'] === undefined ? undefined : time(o, 'endsAt'));
       break;
     case 'feedback':
-      checks.push(str(o, 'triggerKey'), str(o, 'user'), oneOf(o, 'vote', VOTES));
+      checks.push(str(o, 'triggerKey'), str(o, 'user'), oneOf(o, 'vote', VOTES), optStr(o, 'via'));
       break;
     case 'silence':
-      checks.push(str(o, 'triggerKey'), str(o, 'user'), time(o, 'until'));
+      checks.push(str(o, 'triggerKey'), str(o, 'user'), time(o, 'until'), optStr(o, 'via'));
+      break;
+    case 'delivered':
+      checks.push(str(o, 'openId'), str(o, 'fingerprint'), str(o, 'transport'), str(o, 'messageRef'));
       break;
     case 'confirm':
       checks.push(str(o, 'entry'), typeof o['dupFingerprint'] === 'string' ? undefined : 'dupFingerprint must be a string');

@@ -6,8 +6,13 @@ import type { AnswerKind, TrackRecord } from '../types.js';
 import type { DupStats, Episode, LedgerState, OpenRecord, SilenceRecord } from './ledger-types.js';
 
 export interface EntryStats {
+  /** Recall opens (concluded or not). */
   recalls: number;
   resolved: number;
+  /** Recalls still unresolved past the resolve window, plus those forgotten as too many. */
+  failed: number;
+  /** Recalls neither resolved nor past the window: an incident still in progress. */
+  inFlight: number;
   up: number;
   down: number;
   confirmations: number;
@@ -16,12 +21,20 @@ export interface EntryStats {
   lastResolved?: string;
 }
 
-/** Per-entry aggregate; zeros for an entry the ledger has never seen. */
-export function entryStats(state: LedgerState, entry: string): EntryStats {
+/**
+ * Per-entry aggregate at `now`; zeros for an entry the ledger has never seen. A recall counts
+ * once concluded: resolved (a success) or unresolved `resolveWindowMs` after its open (a failure).
+ */
+export function entryStats(state: LedgerState, entry: string, now: Date = new Date(), resolveWindowMs = Number.POSITIVE_INFINITY): EntryStats {
   const a = state.entries[entry];
+  const cutoff = now.getTime() - resolveWindowMs;
+  const pending = a?.inFlight ?? [];
+  const lapsed = pending.filter((at) => Date.parse(at) <= cutoff).length;
   const stats: EntryStats = {
     recalls: a?.recalls ?? 0,
     resolved: a?.resolved ?? 0,
+    failed: (a?.expired ?? 0) + lapsed,
+    inFlight: pending.length - lapsed,
     up: a?.up ?? 0,
     down: a?.down ?? 0,
     confirmations: a?.confirmations ?? 0,
@@ -34,10 +47,14 @@ export function entryStats(state: LedgerState, entry: string): EntryStats {
 }
 
 export interface EntryTrackRecord extends TrackRecord {
-  /** True when decay is withheld: `factor` is then 1 (no evidence, or no way to grade it yet). */
+  /** True while nothing has graded the entry: the outcome gate lets it through. */
   withheld: boolean;
   confirmations: number;
   effectiveDown: number;
+  /** Concluded failures (unresolved past the window). */
+  failed: number;
+  /** Recalls still in progress (neither success nor failure). */
+  inFlight: number;
   lastResolved?: string;
 }
 
@@ -47,35 +64,40 @@ export function resolveChannelLive(state: LedgerState): boolean {
 }
 
 /**
- * The outcome factor of SPEC §6 for `entry` shown as `answerKind`.
- * - incident: `(resolved + up + 1) / (recalls + up + effectiveDown + 2)`;
- * - runbook: `(up + 1) / (up + effectiveDown + 2)` — a guide claims no resolve, so resolves and
- *   unresolved recalls never decay it.
- * Decay is withheld (factor 1) while nothing can grade the entry: an incident answer needs a
- * live resolve channel or feedback on the entry (a vote or a confirmation); a runbook needs
- * feedback. An entry with no observation at all is withheld too — absence of evidence never
- * blocks a recall (the prior mean 0.5 would halve every new entry's confidence).
+ * An entry's track record (SPEC §6, §8), in two numbers from the same counts.
+ *
+ * With S = successes and N = observations —
+ * incident answer: S = resolved + 👍, N = resolved + failed + 👍 + 👎′;
+ * runbook answer (claims no resolve): S = 👍, N = 👍 + 👎′ (👎′ = 👎 less one per two confirmations):
+ *
+ * - `rate   = (S + 1) / (N + 2)` — the SPEC's smoothed rate, read by the outcome gate;
+ * - `factor = (S + 1) / (N + 1)` — what confidence is multiplied by: 1 with no observation and
+ *   after any run of successes, lowered by each failure or 👎, raised back by each success. It
+ *   is continuous at zero and monotonic: a resolve or 👍 never lowers confidence, an unresolved
+ *   recall or 👎 never raises it.
+ *
+ * Failures count only once the ledger has seen a resolve (a bot whose Alertmanager does not
+ * send resolves must not decay everything). `withheld` is true while N = 0.
  */
-export function trackRecord(state: LedgerState, entry: string, answerKind: AnswerKind): EntryTrackRecord {
-  const s = entryStats(state, entry);
-  const feedback = s.up + s.down + s.confirmations > 0;
-  const base = {
+export function trackRecord(state: LedgerState, entry: string, answerKind: AnswerKind, now: Date = new Date(), resolveWindowMs = Number.POSITIVE_INFINITY): EntryTrackRecord {
+  const s = entryStats(state, entry, now, resolveWindowMs);
+  const failed = resolveChannelLive(state) ? s.failed : 0;
+  const successes = answerKind === 'runbook' ? s.up : s.resolved + s.up;
+  const observations = answerKind === 'runbook' ? s.up + s.effectiveDown : s.resolved + failed + s.up + s.effectiveDown;
+  return {
     recalls: s.recalls,
     resolved: s.resolved,
+    failed,
+    inFlight: s.inFlight + (s.failed - failed),
     up: s.up,
     down: s.down,
     confirmations: s.confirmations,
     effectiveDown: s.effectiveDown,
+    rate: (successes + 1) / (observations + 2),
+    factor: (successes + 1) / (observations + 1),
+    withheld: observations === 0,
     ...(s.lastResolved === undefined ? {} : { lastResolved: s.lastResolved }),
   };
-  if (answerKind === 'runbook') {
-    if (!feedback) return { ...base, factor: 1, withheld: true };
-    return { ...base, factor: (s.up + 1) / (s.up + s.effectiveDown + 2), withheld: false };
-  }
-  const observed = feedback || s.recalls > 0;
-  if (!observed || !(feedback || resolveChannelLive(state))) return { ...base, factor: 1, withheld: true };
-  const factor = (s.resolved + s.up + 1) / (s.recalls + s.up + s.effectiveDown + 2);
-  return { ...base, factor, withheld: false };
 }
 
 export interface Occurrences {

@@ -77,7 +77,7 @@ function pushBounded<T>(list: T[], item: T, max: number): void {
 }
 
 function entryAgg(state: LedgerState, id: string): EntryAggregate {
-  return (state.entries[id] ??= { recalls: 0, resolved: 0, up: 0, down: 0, confirmations: 0 });
+  return (state.entries[id] ??= { recalls: 0, resolved: 0, inFlight: [], expired: 0, up: 0, down: 0, confirmations: 0 });
 }
 
 function trigger(state: LedgerState, key: string): TriggerState {
@@ -122,8 +122,9 @@ function endSilence(state: LedgerState, key: string | undefined, at: string, by:
   }
 }
 
-function closeEpisode(state: LedgerState, open: OpenRecord, resolvedAt: string): Episode {
+function closeEpisode(state: LedgerState, open: OpenRecord, resolvedAt: string, endsAt: string | undefined): Episode {
   const episode = defined<Episode>({
+    openId: open.id,
     fingerprint: open.fingerprint,
     triggerKey: open.triggerKey,
     kind: open.kind,
@@ -133,7 +134,9 @@ function closeEpisode(state: LedgerState, open: OpenRecord, resolvedAt: string):
     resolvable: open.resolvable,
     openedAt: open.at,
     resolvedAt,
+    endsAt,
     threadId: open.threadId,
+    startsAt: open.startsAt,
   });
   const t = trigger(state, open.triggerKey);
   t.resolved += 1;
@@ -143,6 +146,10 @@ function closeEpisode(state: LedgerState, open: OpenRecord, resolvedAt: string):
     const agg = entryAgg(state, open.entry);
     agg.resolved += 1;
     agg.lastResolved = resolvedAt;
+    const i = agg.inFlight.indexOf(open.at);
+    // Not in flight any more: it had been pushed out and counted as expired; it succeeded after all.
+    if (i >= 0) agg.inFlight.splice(i, 1);
+    else if (agg.expired > 0) agg.expired -= 1;
   }
   const d = dup(state, open.dupFingerprint);
   d.resolved += 1;
@@ -153,6 +160,7 @@ function closeEpisode(state: LedgerState, open: OpenRecord, resolvedAt: string):
 
 function applyOpen(state: LedgerState, e: OpenEvent): Episode | undefined {
   const open = defined<OpenRecord>({
+    id: e.id,
     fingerprint: e.fingerprint,
     triggerKey: e.triggerKey,
     kind: e.kind,
@@ -175,7 +183,15 @@ function applyOpen(state: LedgerState, e: OpenEvent): Episode | undefined {
   if (open.verdict !== 'inconclusive') t.newestConcludedOpen = open;
   const link = open.curatedUrl ?? open.entry;
   if (link !== undefined) t.lastKbLink = link;
-  if (countsAsRecall(open)) entryAgg(state, open.entry).recalls += 1;
+  if (countsAsRecall(open)) {
+    const agg = entryAgg(state, open.entry);
+    agg.recalls += 1;
+    agg.inFlight.push(open.at);
+    while (agg.inFlight.length > state.limits.inFlightPerEntry) {
+      agg.inFlight.shift();
+      agg.expired += 1;
+    }
+  }
   const d = dup(state, open.dupFingerprint);
   d.opens += 1;
   d.triggerKey = open.triggerKey;
@@ -184,23 +200,27 @@ function applyOpen(state: LedgerState, e: OpenEvent): Episode | undefined {
   fp.triggerKey = open.triggerKey;
   const pending = fp.pendingResolveAt;
   if (pending !== undefined) {
+    const endsAt = fp.pendingResolveEndsAt;
     delete fp.pendingResolveAt;
+    delete fp.pendingResolveEndsAt;
     // A resolve buffered long before this open belongs to an earlier, unrecorded firing.
     if (Date.parse(open.at) - Date.parse(pending) <= state.limits.resolveBufferMs) {
-      return closeEpisode(state, open, pending);
+      return closeEpisode(state, open, pending, endsAt);
     }
   }
   pushBounded(fp.open, open, state.limits.maxOpenPerFingerprint);
   return undefined;
 }
 
-function applyResolve(state: LedgerState, fingerprint: string, at: string): Episode | undefined {
+function applyResolve(state: LedgerState, fingerprint: string, at: string, endsAt: string | undefined): Episode | undefined {
   state.resolves += 1;
   state.lastResolveAt = at;
   const fp = touchFingerprint(state, fingerprint);
   const open = fp.open.pop();
-  if (open) return closeEpisode(state, open, at);
+  if (open) return closeEpisode(state, open, at, endsAt);
   fp.pendingResolveAt = at;
+  if (endsAt !== undefined) fp.pendingResolveEndsAt = endsAt;
+  else delete fp.pendingResolveEndsAt;
   endSilence(state, fp.triggerKey, at, 'resolve');
   return undefined;
 }
@@ -223,6 +243,26 @@ function applyFeedback(state: LedgerState, e: Extract<LedgerEvent, { type: 'feed
 }
 
 /**
+ * Attach the delivered thread to its open wherever the read model keeps a copy of it (snapshots
+ * turn shared references into copies, so each place is updated by id).
+ */
+function applyDelivered(state: LedgerState, e: Extract<LedgerEvent, { type: 'delivered' }>): void {
+  const fp = state.fingerprints[e.fingerprint];
+  const mark = <T extends { id?: string; openId?: string; threadId?: string }>(o: T | undefined): void => {
+    if (o && (o.id ?? o.openId) === e.openId && o.threadId === undefined) o.threadId = e.messageRef;
+  };
+  for (const o of fp?.open ?? []) mark(o);
+  const t = fp?.triggerKey === undefined ? undefined : state.triggers[fp.triggerKey];
+  if (t) {
+    mark(t.newestOpen);
+    mark(t.previousOpen);
+    mark(t.newestConcludedOpen);
+    for (const ep of t.episodes) mark(ep);
+  }
+  for (const ep of state.recentEpisodes) mark(ep);
+}
+
+/**
  * Fold one event into `state` (mutating it, O(1) amortised). Returns the episode a resolve
  * (or an open meeting a buffered resolve) closed, so the caller can reply into its thread.
  * A malformed event is counted in `skipped` and otherwise ignored.
@@ -238,7 +278,7 @@ export function applyEvent(state: LedgerState, event: unknown): Episode | undefi
     case 'open':
       return applyOpen(state, e);
     case 'resolve':
-      return applyResolve(state, e.fingerprint, e.at);
+      return applyResolve(state, e.fingerprint, e.at, e.endsAt);
     case 'feedback':
       applyFeedback(state, e);
       return undefined;
@@ -248,6 +288,9 @@ export function applyEvent(state: LedgerState, event: unknown): Episode | undefi
     case 'confirm':
       entryAgg(state, e.entry).confirmations += 1;
       dup(state, e.dupFingerprint).confirmations += 1;
+      return undefined;
+    case 'delivered':
+      applyDelivered(state, e);
       return undefined;
   }
 }

@@ -5,7 +5,7 @@ import type { AnswerKind } from '../types.js';
 import type { OpenEvent } from '../ledger-events.js';
 
 /** Bumped whenever the shape or the folding rules change: older snapshots are then ignored. */
-export const LEDGER_STATE_VERSION = 1;
+export const LEDGER_STATE_VERSION = 2;
 
 /** Bounds that keep memory finite however long the ledger runs. */
 export interface LedgerLimits {
@@ -19,6 +19,8 @@ export interface LedgerLimits {
   episodesPerTrigger: number;
   /** Closed episodes kept overall (newest). */
   recentEpisodes: number;
+  /** Unresolved recalls remembered per entry; older ones past this count as failures at once. */
+  inFlightPerEntry: number;
 }
 
 export const DEFAULT_LEDGER_LIMITS: LedgerLimits = {
@@ -27,6 +29,7 @@ export const DEFAULT_LEDGER_LIMITS: LedgerLimits = {
   resolveBufferMs: 60 * 60 * 1000,
   episodesPerTrigger: 10,
   recentEpisodes: 200,
+  inFlightPerEntry: 500,
 };
 
 /** An open as recorded (the event without its `type`). */
@@ -43,9 +46,13 @@ export interface Episode {
   resolvable: boolean;
   openedAt: string;
   resolvedAt?: string;
+  /** The source's end time of the alert, when it sent one. */
+  endsAt?: string;
   threadId?: string;
   /** The source's start time of the firing (re-notifications carry the same one). */
   startsAt?: string;
+  /** Id of the open (links `delivered` events). */
+  openId?: string;
 }
 
 export interface FingerprintState {
@@ -55,11 +62,20 @@ export interface FingerprintState {
   open: OpenRecord[];
   /** A resolve that arrived before any open, waiting for the next one. */
   pendingResolveAt?: string;
+  pendingResolveEndsAt?: string;
 }
 
 export interface EntryAggregate {
+  /** Recall opens of the entry (concluded or not). */
   recalls: number;
   resolved: number;
+  /**
+   * Open times of recalls not resolved yet, oldest first: each becomes a failure once older
+   * than the resolve window (read time decides, so replay needs no clock).
+   */
+  inFlight: string[];
+  /** Unresolved recalls pushed out of `inFlight` by its bound: failures. */
+  expired: number;
   up: number;
   down: number;
   confirmations: number;

@@ -11,13 +11,14 @@ import type {
 } from '../types.js';
 import type { CatalogSnapshot } from './catalog-snapshot.js';
 import { buildQuery } from './build-query.js';
+import { urlKey } from '../url-key.js';
 import { alertNameContext, coversByName, structuralGate } from './structural.js';
 import { deriveConfidence, type RecallOptions } from './confidence.js';
 
 export type { RecallOptions } from './confidence.js';
 
 /** An entry's track record as the outcome gate reads it. */
-export type TrackLookup = (entryId: string, kind: AnswerKind) => TrackRecord & { withheld: boolean };
+export type TrackLookup = (entryId: string, kind: AnswerKind) => TrackRecord & { withheld: boolean; failed?: number; inFlight?: number };
 
 export interface RecalledAnswer {
   entry: Entry;
@@ -25,7 +26,7 @@ export interface RecalledAnswer {
   confidence: number;
   score: number;
   tier: StructuralTier;
-  track: TrackRecord & { withheld: boolean };
+  track: ReturnType<TrackLookup>;
   /** True when the confirm backstop could not run and the confidence was capped. */
   confirmCapped?: boolean;
 }
@@ -55,7 +56,7 @@ const round = (n: number): number => Math.round(n * 1000) / 1000;
 
 /** An alert's `runbook_url` selects an entry whose path is a suffix of it or whose `source` equals it. */
 export function entryForRunbookUrl(url: string, catalog: CatalogSnapshot): Entry | undefined {
-  const clean = url.trim().replace(/[?#].*$/, '').replace(/\/+$/, '');
+  const clean = urlKey(url);
   if (!clean) return undefined;
   const bySource = catalog.bySource.get(clean);
   if (bySource) return bySource;
@@ -138,9 +139,10 @@ export function recall(incident: Incident, catalog: CatalogSnapshot, track: Trac
         return null;
       }
       const t = track(top.cand.entry.id, kind);
-      const ok = t.withheld || t.factor >= opts.outcomeFloor;
-      trace.push(step({ gate: 'outcome', entry: top.cand.entry.id, passed: ok, value: round(t.factor), threshold: opts.outcomeFloor, reason: t.withheld ? 'decay withheld: no resolve seen yet and no feedback on this entry' : ok ? `track record ${round(t.factor)} ≥ floor` : `track record ${round(t.factor)} below floor ${opts.outcomeFloor} (resolved ${t.resolved} of ${t.recalls} recalls · 👍 ${t.up} 👎 ${t.down})` }));
+      const ok = t.withheld || t.rate >= opts.outcomeFloor;
+      trace.push(step({ gate: 'outcome', entry: top.cand.entry.id, passed: ok, value: round(t.rate), threshold: opts.outcomeFloor, reason: outcomeReason(t, kind, ok, opts.outcomeFloor) }));
       if (ok) {
+        // Nothing graded: no evidence either way, so the track record neither lowers nor raises it.
         const factor = t.withheld ? 1 : t.factor;
         const confidence = deriveConfidence({ score: top.cand.score, margin: margin.margin, solo: runnerUp === undefined, tier: top.tier, byName: top.byName, factor, entry: top.cand.entry, now }, opts);
         return { entry: top.cand.entry, kind, confidence, score: top.cand.score, tier: top.tier, track: t };
@@ -180,6 +182,16 @@ export function recall(incident: Incident, catalog: CatalogSnapshot, track: Trac
   const agreeing = new Set([...instantGroup, ...runbookGroup].map((a) => a.cand.entry.id));
   const ranked = [...candidates.filter((c) => agreeing.has(c.entry.id)), ...candidates.filter((c) => !agreeing.has(c.entry.id))].map((c) => c.entry.id);
   return { answer, instant, runbook, nearMiss, trace, ranked };
+}
+
+/** The outcome gate's reason, with the formula's numbers so the trace can be checked by hand. */
+function outcomeReason(t: TrackRecord & { withheld: boolean; failed?: number; inFlight?: number }, kind: AnswerKind, ok: boolean, floor: number): string {
+  const inFlight = t.inFlight ? ` · ${t.inFlight} in progress` : '';
+  if (t.withheld) return `not graded yet (no concluded recall, no feedback${inFlight}); confidence factor 1`;
+  const s = kind === 'runbook' ? `👍 ${t.up}` : `resolved ${t.resolved} + 👍 ${t.up}`;
+  const n = kind === 'runbook' ? `👍 ${t.up} + 👎 ${t.down}` : `resolved ${t.resolved} + failed ${t.failed ?? 0} + 👍 ${t.up} + 👎 ${t.down}`;
+  const verdict = ok ? '≥' : 'below';
+  return `rate (${s} + 1)/(${n} + 2) = ${round(t.rate)} ${verdict} floor ${floor}; confidence factor (…+1)/(…+1) = ${round(t.factor)}${inFlight}`;
 }
 
 interface MarginVerdict {

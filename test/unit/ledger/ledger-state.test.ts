@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   applyEvent,
@@ -114,48 +115,109 @@ describe('entry aggregate', () => {
 });
 
 describe('track record (outcome factor)', () => {
-  it('withholds decay until a resolve is seen anywhere', () => {
-    const s = replayEvents([open('f', 0), open('f', 1)]);
-    expect(resolveChannelLive(s)).toBe(false);
-    expect(trackRecord(s, ENTRY, 'incident')).toMatchObject({ factor: 1, withheld: true, recalls: 2 });
-    applyEvent(s, resolve('unrelated', 2));
-    expect(resolveChannelLive(s)).toBe(true);
-    expect(trackRecord(s, ENTRY, 'incident')).toMatchObject({ factor: 1 / 4, withheld: false });
+  const H = 60; // minutes in an hour
+  const WINDOW = 24 * H * 60_000; // the default resolve window, in ms
+  const now = (m: number) => new Date(at(m));
+  const tr = (s: ReturnType<typeof replayEvents>, m: number, kind: 'incident' | 'runbook' = 'incident', entry = ENTRY) => trackRecord(s, entry, kind, now(m), WINDOW);
+
+  it('counts an unresolved recall only once concluded: in progress until the resolve window lapses', () => {
+    const s = replayEvents([resolve('unrelated', 0), open('f', 1)]);
+    expect(tr(s, 10)).toMatchObject({ recalls: 1, resolved: 0, failed: 0, inFlight: 1, factor: 1, rate: 0.5, withheld: true });
+    // 24 h after the open it is a failure: rate (0+1)/(1+2), factor (0+1)/(1+1).
+    expect(tr(s, 1 + 24 * H)).toMatchObject({ failed: 1, inFlight: 0, withheld: false, rate: 1 / 3, factor: 1 / 2 });
+  });
+
+  it('does not count failures while the ledger has never seen a resolve (Alertmanager without send_resolved)', () => {
+    const s = replayEvents([open('f', 0), open('g', 1)]);
+    expect(tr(s, 48 * H)).toMatchObject({ failed: 0, inFlight: 2, factor: 1, withheld: true });
+    applyEvent(s, resolve('unrelated', 48 * H));
+    expect(tr(s, 48 * H)).toMatchObject({ failed: 2, factor: 1 / 3, rate: 1 / 4 });
+  });
+
+  it('never lowers confidence for a success: one resolved recall keeps the factor at 1 and raises the rate', () => {
+    const s = replayEvents([open('f', 0), resolve('f', 14)]);
+    expect(tr(s, 20)).toMatchObject({ resolved: 1, failed: 0, factor: 1, rate: 2 / 3, withheld: false });
+  });
+
+  it('uses S = resolved + 👍, N = resolved + failed + 👍 + 👎′: rate (S+1)/(N+2), factor (S+1)/(N+1)', () => {
+    const s = replayEvents([
+      resolve('x', 0), open('f', 0), resolve('f', 1), open('f', 2), resolve('f', 3), open('f', 4),
+      vote(TK, 'bob', 'up', 5), vote(TK, 'eve', 'down', 5), confirm(ENTRY, 6), confirm(ENTRY, 7),
+    ]);
+    // resolved 2, the third recall failed (past the window), up 1, down 1 offset by 2 confirmations
+    expect(tr(s, 4 + 25 * H)).toMatchObject({ resolved: 2, failed: 1, effectiveDown: 0, rate: 4 / 6, factor: 4 / 5 });
+    // Ten minutes in, the third recall is still in progress: neither success nor failure.
+    expect(tr(s, 14)).toMatchObject({ failed: 0, inFlight: 1, rate: 4 / 5, factor: 1 });
   });
 
   it('applies feedback even without a resolve channel', () => {
     const s = replayEvents([open('f', 0), vote(TK, 'bob', 'down', 1)]);
-    const tr = trackRecord(s, ENTRY, 'incident');
-    expect(tr.withheld).toBe(false);
-    expect(tr.factor).toBeCloseTo(1 / 4); // (0+0+1)/(1+0+1+2)
+    expect(tr(s, 2)).toMatchObject({ withheld: false, rate: 1 / 3, factor: 1 / 2 });
   });
 
-  it('uses (resolved+up+1)/(recalls+up+effectiveDown+2) for incidents', () => {
-    const s = replayEvents([
-      open('f', 0), resolve('f', 1), open('f', 2), resolve('f', 3), open('f', 4),
-      vote(TK, 'bob', 'up', 5), vote(TK, 'eve', 'down', 5), confirm(ENTRY, 6), confirm(ENTRY, 7),
-    ]);
-    // resolved 2, recalls 3, up 1, down 1 offset by 2 confirmations
-    expect(trackRecord(s, ENTRY, 'incident')).toMatchObject({ factor: 4 / 6, withheld: false, effectiveDown: 0 });
-  });
-
-  it('never decays a runbook by resolves, only by votes', () => {
+  it('never decays a runbook by resolves or lapses, only by votes', () => {
     const rb = 'playbooks/crashloop.md';
     const s = replayEvents([
       open('f', 0, { entry: rb, answerKind: 'runbook', kind: 'fresh' }),
       open('f', 1, { entry: rb, answerKind: 'runbook', kind: 'recall' }),
       resolve('x', 2),
     ]);
-    expect(trackRecord(s, rb, 'runbook')).toMatchObject({ factor: 1, withheld: true });
+    expect(tr(s, 48 * H, 'runbook', rb)).toMatchObject({ factor: 1, withheld: true });
     applyEvent(s, vote(TK, 'bob', 'down', 3));
-    expect(trackRecord(s, rb, 'runbook')).toMatchObject({ factor: 1 / 3, withheld: false });
+    expect(tr(s, 48 * H, 'runbook', rb)).toMatchObject({ rate: 1 / 3, factor: 1 / 2, withheld: false });
     applyEvent(s, vote(TK, 'eve', 'up', 4));
-    expect(trackRecord(s, rb, 'runbook').factor).toBeCloseTo(2 / 4);
+    expect(tr(s, 48 * H, 'runbook', rb)).toMatchObject({ rate: 2 / 4, factor: 2 / 3 });
   });
 
   it('withholds for an entry never observed', () => {
     const s = replayEvents([resolve('x', 0)]);
-    expect(trackRecord(s, 'incidents/new.md', 'incident')).toMatchObject({ factor: 1, withheld: true, recalls: 0 });
+    expect(tr(s, 1, 'incident', 'incidents/new.md')).toMatchObject({ factor: 1, rate: 0.5, withheld: true, recalls: 0 });
+  });
+
+  it('a recall pushed out of the in-flight bound counts as a failure, and back as a success if it resolves', () => {
+    const s = replayEvents([resolve('x', 0), open('a', 1), open('b', 2)], { inFlightPerEntry: 1 });
+    expect(tr(s, 3)).toMatchObject({ failed: 1, inFlight: 1 });
+    applyEvent(s, resolve('a', 4));
+    expect(tr(s, 5)).toMatchObject({ resolved: 1, failed: 0, inFlight: 1, factor: 1 });
+  });
+
+  it('is monotonic for any history: a resolve or 👍 never lowers the factor, a lapse or 👎 never raises it', () => {
+    const step = fc.oneof(
+      fc.record({ kind: fc.constant('open' as const), fp: fc.integer({ min: 0, max: 4 }) }),
+      fc.record({ kind: fc.constant('resolve' as const), fp: fc.integer({ min: 0, max: 4 }) }),
+      fc.record({ kind: fc.constant('vote' as const), user: fc.constantFrom('ann', 'bob', 'eve'), vote: fc.constantFrom('up' as const, 'down' as const, 'clear' as const) }),
+      fc.record({ kind: fc.constant('confirm' as const) }),
+      fc.record({ kind: fc.constant('wait' as const), minutes: fc.integer({ min: 1, max: 30 * H }) }),
+    );
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 40 }), fc.integer({ min: 0, max: 4 }), fc.constantFrom('up' as const, 'down' as const), (steps, fp, v) => {
+        let m = 0;
+        const s = replayEvents([resolve('channel', 0)]);
+        for (const st of steps) {
+          m += 1;
+          if (st.kind === 'open') applyEvent(s, open(`f${st.fp}`, m));
+          else if (st.kind === 'resolve') applyEvent(s, resolve(`f${st.fp}`, m));
+          else if (st.kind === 'vote') applyEvent(s, vote(TK, st.user, st.vote, m));
+          else if (st.kind === 'confirm') applyEvent(s, confirm(ENTRY, m));
+          else m += st.minutes;
+        }
+        const before = tr(s, m);
+        expect(before.factor).toBeLessThanOrEqual(1);
+        // A success: the newest open of fp resolves, or a new 👍.
+        const ok = replayEvents([]);
+        Object.assign(ok, structuredClone(s));
+        applyEvent(ok, resolve(`f${fp}`, m + 1));
+        expect(tr(ok, m + 1).factor).toBeGreaterThanOrEqual(tr(s, m + 1).factor - 1e-12);
+        // A failure: time passes until every open recall lapses, or a 👎 from a new voter.
+        expect(tr(s, m + 25 * H).factor).toBeLessThanOrEqual(before.factor + 1e-12);
+        const voted = replayEvents([]);
+        Object.assign(voted, structuredClone(s));
+        applyEvent(voted, vote(TK, 'newcomer', v, m + 1));
+        if (v === 'up') expect(tr(voted, m + 1).factor).toBeGreaterThanOrEqual(tr(s, m + 1).factor - 1e-12);
+        else expect(tr(voted, m + 1).factor).toBeLessThanOrEqual(tr(s, m + 1).factor + 1e-12);
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 

@@ -76,7 +76,7 @@ describe('recall confidence and the confirm backstop', () => {
 
   it('never raises a confidence already below the cap', () => {
     const r = recall(incident, fixedSnapshot([stale], { [stale.id]: 30 }), tracks({ [stale.id]: { recalls: 8, resolved: 7 } }), opts, NOW);
-    expect(r.instant?.confidence).toBe(0.6); // 1 × 0.8 factor × 0.75 stale
+    expect(r.instant?.confidence).toBe(0.67); // 1 × 8/9 factor × 0.75 stale
     expect(r.instant?.confirmCapped).toBeUndefined();
   });
 

@@ -10,8 +10,8 @@ const [A, B, C, D, E, F] = ids as [string, string, string, string, string, strin
 const entries: Entry[] = ids.map((id) => incidentEntry(id, { resource: 'payments/checkout-api', title: `checkout-api ${id}` }));
 const incident = alert({ alertname: 'KubePodCrashLooping', labels: { namespace: 'payments', pod: 'checkout-api-7d9f8c6b5-x2k4q' } });
 const opts = recallOpts();
-const bad = { recalls: 8, resolved: 0 }; // factor 1/10
-const good = { recalls: 8, resolved: 7 }; // factor 8/10
+const bad = { recalls: 8, resolved: 0 }; // rate 1/10
+const good = { recalls: 8, resolved: 7 }; // rate 8/10, confidence factor 8/9
 
 describe('outcome gate', () => {
   it('rejects an entry below outcome_floor and falls back to the next agreeing candidate', () => {
@@ -23,11 +23,12 @@ describe('outcome gate', () => {
     const [rejected] = stepsOf(r.trace, 'outcome', A);
     expect(rejected).toMatchObject({ passed: false, value: 0.1, threshold: 0.5 });
     expect(rejected?.reason).toMatch(/below floor 0\.5/);
-    expect(rejected?.reason).toMatch(/resolved 0 of 8 recalls/);
+    expect(rejected?.reason).toMatch(/rate \(resolved 0 \+ 👍 0 \+ 1\)\/\(resolved 0 \+ failed 8 \+ 👍 0 \+ 👎 0 \+ 2\) = 0\.1 below floor/);
     expect(stepsOf(r.trace, 'outcome', B)[0]).toMatchObject({ passed: true, value: 0.8 });
     // B's margin is measured against C, the next one down, not against the rejected A.
     expect(stepsOf(r.trace, 'margin', B)[0]?.reason).toContain(C);
-    expect(r.instant?.track.factor).toBeCloseTo(0.8);
+    expect(r.instant?.track.factor).toBeCloseTo(8 / 9);
+    expect(stepsOf(r.trace, 'outcome', B)[0]?.reason).toMatch(/confidence factor .* = 0\.889/);
   });
 
   it('never offers a rejected entry as the near miss', () => {
@@ -67,7 +68,7 @@ describe('outcome gate', () => {
     expect(r.answer?.entry).toBe(A);
     const [s] = stepsOf(r.trace, 'outcome', A);
     expect(s?.passed).toBe(true);
-    expect(s?.reason).toMatch(/decay withheld/);
+    expect(s?.reason).toMatch(/not graded yet/);
     expect(r.instant?.confidence).toBe(0.9);
   });
 });
@@ -79,7 +80,7 @@ describe('outcome gate over a real ledger', () => {
   const open = (fp: string, entry: string, at: string): OpenEvent => ({
     type: 'open', fingerprint: fp, triggerKey: 'tk', kind: 'recall', entry, answerKind: 'incident', dupFingerprint: 'dup', verdict: 'action_suggested', resolvable: true, at,
   });
-  const lookup = (state: LedgerState): TrackLookup => (id, kind) => trackRecord(state, id, kind);
+  const lookup = (state: LedgerState): TrackLookup => (id, kind) => trackRecord(state, id, kind, NOW, 24 * 3_600_000);
 
   it('withholds decay until the ledger has seen any resolve, then rejects', () => {
     const state = createLedgerState();
@@ -88,7 +89,7 @@ describe('outcome gate over a real ledger', () => {
 
     const before = recall(incident, snap, lookup(state), opts, NOW);
     expect(before.answer?.entry).toBe(A);
-    expect(stepsOf(before.trace, 'outcome', A)[0]?.reason).toMatch(/withheld/);
+    expect(stepsOf(before.trace, 'outcome', A)[0]?.reason).toMatch(/not graded yet/);
 
     // A resolve of some other alert proves the resolve channel works: 5 unresolved recalls now count.
     ev(state, { type: 'resolve', fingerprint: 'unrelated', at: '2025-12-10T00:00:00Z' });

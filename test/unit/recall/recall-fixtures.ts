@@ -168,18 +168,23 @@ export function alert(a: AlertSpec): Incident {
   return i;
 }
 
-/** No ledger history at all: decay withheld for every entry. */
-export const noHistory: TrackLookup = () => ({ recalls: 0, resolved: 0, up: 0, down: 0, factor: 1, withheld: true });
+/** No ledger history at all: nothing graded yet for any entry. */
+export const noHistory: TrackLookup = () => ({ recalls: 0, resolved: 0, failed: 0, inFlight: 0, up: 0, down: 0, rate: 0.5, factor: 1, withheld: true });
 
-/** Track records by entry id; anything unlisted has no history. */
+/**
+ * Track records by entry id (every recall concluded: `recalls - resolved` failed); anything
+ * unlisted has no history. Same formulas as ledger-reads' trackRecord.
+ */
 export function tracks(records: Readonly<Record<string, { recalls: number; resolved: number; up?: number; down?: number }>>): TrackLookup {
   return (id, kind) => {
     const r = records[id];
     if (!r) return noHistory(id, kind);
     const up = r.up ?? 0;
     const down = r.down ?? 0;
-    const factor = kind === 'runbook' ? (up + 1) / (up + down + 2) : (r.resolved + up + 1) / (r.recalls + up + down + 2);
-    return { recalls: r.recalls, resolved: r.resolved, up, down, factor, withheld: false };
+    const failed = r.recalls - r.resolved;
+    const s = kind === 'runbook' ? up : r.resolved + up;
+    const n = kind === 'runbook' ? up + down : r.resolved + failed + up + down;
+    return { recalls: r.recalls, resolved: r.resolved, failed, inFlight: 0, up, down, rate: (s + 1) / (n + 2), factor: (s + 1) / (n + 1), withheld: n === 0 };
   };
 }
 
