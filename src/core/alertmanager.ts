@@ -38,9 +38,19 @@ const payloadSchema = z.object({
 
 export type AlertmanagerAlert = z.infer<typeof alertSchema>;
 
+/** A label or annotation value cut to the field limit. */
+export interface TruncatedField {
+  alert: number;
+  field: string;
+  /** Length before truncation, in characters. */
+  length: number;
+}
+
 /** The incidents of one webhook call plus the group context, for logs. */
 export interface AlertmanagerBatch {
   incidents: Incident[];
+  /** Values cut to the field limit (logged by the caller; the alert is kept). */
+  truncated: TruncatedField[];
   groupKey?: string;
   receiver?: string;
   externalURL?: string;
@@ -49,6 +59,28 @@ export interface AlertmanagerBatch {
 export interface ParseAlertmanagerOptions {
   /** ISO time the webhook arrived; used when an alert has no usable `startsAt`. */
   receivedAt?: string;
+  /** Longest label or annotation value kept, in characters (default {@link DEFAULT_FIELD_LIMIT}). */
+  fieldLimit?: number;
+}
+
+/** 8 KiB of text is a long description; anything longer is a dump, and costs every later step. */
+export const DEFAULT_FIELD_LIMIT = 8192;
+
+/**
+ * Cut every value of `map` to `limit` characters with a visible marker, recording each cut.
+ * Keys are capped too: a label *name* is as attacker-controlled as its value.
+ */
+function capFields(map: Record<string, string>, limit: number, alert: number, kind: string, out: TruncatedField[]): Record<string, string> {
+  const capped: Record<string, string> = {};
+  for (const [rawKey, value] of Object.entries(map)) {
+    const key = rawKey.length > 256 ? rawKey.slice(0, 256) : rawKey;
+    if (key !== rawKey) out.push({ alert, field: `${kind} name ${key.slice(0, 40)}…`, length: rawKey.length });
+    if (value.length > limit) {
+      capped[key] = `${value.slice(0, limit)}… [truncated ${value.length - limit} characters]`;
+      out.push({ alert, field: `${kind}.${key.slice(0, 100)}`, length: value.length });
+    } else capped[key] = value;
+  }
+  return capped;
 }
 
 const SEVERITY_ALIASES: Readonly<Record<string, Severity>> = {
@@ -84,11 +116,12 @@ function firstNonEmpty(...values: Array<string | undefined>): string {
   return '';
 }
 
-function toIncident(alert: AlertmanagerAlert, index: number, receivedAt: string | undefined): Incident {
-  const labels: Record<string, string> = { ...alert.labels };
-  const alertname = alert.labels.alertname;
-  const annotations: Record<string, string> = { ...(alert.annotations ?? {}) };
-  const startsAt = toIso(alert.startsAt) ?? receivedAt;
+function toIncident(alert: AlertmanagerAlert, index: number, receivedAt: string | undefined, limit: number, truncated: TruncatedField[]): Incident {
+  const labels = capFields(alert.labels, limit, index, 'label', truncated);
+  const alertname = labels['alertname'] ?? alert.labels.alertname;
+  const annotations = capFields(alert.annotations ?? {}, limit, index, 'annotation', truncated);
+  const sourceStart = toIso(alert.startsAt);
+  const startsAt = sourceStart ?? receivedAt;
   if (!startsAt) {
     throw new RepriseError('invalid_payload', `alerts[${index}].startsAt is required`);
   }
@@ -107,6 +140,7 @@ function toIncident(alert: AlertmanagerAlert, index: number, receivedAt: string 
     annotations,
     startsAt,
   };
+  if (sourceStart === undefined) incident.startsAtEstimated = true;
   const endsAt = toIso(alert.endsAt);
   if (endsAt) incident.endsAt = endsAt;
   if (workload) incident.workload = workload;
@@ -130,8 +164,10 @@ export function parseAlertmanagerPayload(body: unknown, options: ParseAlertmanag
     });
   }
   const { alerts, groupKey, receiver, externalURL } = parsed.data;
-  const incidents = alerts.map((a, i) => toIncident(a, i, options.receivedAt));
-  const batch: AlertmanagerBatch = { incidents };
+  const truncated: TruncatedField[] = [];
+  const limit = options.fieldLimit ?? DEFAULT_FIELD_LIMIT;
+  const incidents = alerts.map((a, i) => toIncident(a, i, options.receivedAt, limit, truncated));
+  const batch: AlertmanagerBatch = { incidents, truncated };
   if (groupKey !== undefined) batch.groupKey = groupKey;
   if (receiver !== undefined) batch.receiver = receiver;
   if (externalURL !== undefined) batch.externalURL = externalURL;

@@ -1,6 +1,7 @@
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { ChatTransport, OutboundMessage } from '../../ports/chat-transport.js';
+import { escapeControl, escapeLine } from '../../core/render/escape-text.js';
 
 export interface ConsoleTransportOptions {
   /** Where the human-readable thread goes (stdout in `serve`). */
@@ -42,13 +43,14 @@ export class ConsoleTransport implements ChatTransport {
   async post(message: OutboundMessage): Promise<{ threadId: string }> {
     const threadId = `console-${this.#runId}-${++this.#seq}`;
     const bar = '─'.repeat(72);
-    this.#opts.write(`\n┌${bar}\n│ thread ${threadId}\n${prefix(message.text, '│ ')}\n└${bar}\n`);
+    // Escaped again here: whatever reaches a terminal must not be able to drive it.
+    this.#opts.write(`\n┌${bar}\n│ thread ${threadId}\n${prefix(escapeControl(message.text), '│ ')}\n└${bar}\n`);
     this.#record({ threadId, ...pick(message) });
     return { threadId };
   }
 
   async reply(threadId: string, message: OutboundMessage): Promise<void> {
-    this.#opts.write(`  ↳ [${threadId}] ${message.text.replace(/\n/g, '\n    ')}\n`);
+    this.#opts.write(`  ↳ [${escapeLine(threadId)}] ${escapeControl(message.text).replace(/\n/g, '\n    ')}\n`);
     this.#record({ threadId, ...pick(message) });
   }
 

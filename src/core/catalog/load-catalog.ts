@@ -1,5 +1,5 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readdir, readFile, realpath, stat } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
 import type { Entry, LintProblem } from '../types.js';
 import { parseEntry } from './parse-entry.js';
 
@@ -42,9 +42,19 @@ async function listEntryFiles(root: string, rel = ''): Promise<string[]> {
   return out.sort();
 }
 
-async function readEntryFile(root: string, rel: string): Promise<{ text?: string; problem?: LintProblem }> {
+/**
+ * Reads one entry. `realRoot` is the catalog root with links resolved: a file whose real path
+ * leaves it (a symlink to /etc/passwd, to another repo) is skipped with a warning — the
+ * catalog is what its repository holds, nothing else on the machine.
+ */
+async function readEntryFile(root: string, realRoot: string, rel: string): Promise<{ text?: string; problem?: LintProblem }> {
   const fail = (rule: string, message: string) => ({ problem: { file: rel, line: 1, rule, severity: 'error' as const, message } });
   try {
+    const real = await realpath(join(root, rel));
+    if (real !== realRoot && !real.startsWith(realRoot.endsWith(sep) ? realRoot : realRoot + sep)) {
+      const shown = relative(realRoot, real).startsWith('..') ? real : relative(realRoot, real);
+      return { problem: { file: rel, line: 1, rule: 'file-outside-catalog', severity: 'warning', message: `links outside the catalog (to ${shown}); skipped — keep entries inside the catalog folder` } };
+    }
     const s = await stat(join(root, rel));
     if (!s.isFile()) return fail('file-unreadable', 'not a regular file (a link to a directory?); remove it or make it a file');
     if (s.size > MAX_ENTRY_BYTES) {
@@ -80,8 +90,9 @@ export async function loadCatalog(dir: string): Promise<LoadedCatalog> {
   const entries: Entry[] = [];
   const problems: LintProblem[] = [];
   const byTitle = new Map<string, string>();
+  const realRoot = await realpath(dir);
   for (const rel of await listEntryFiles(dir)) {
-    const read = await readEntryFile(dir, rel);
+    const read = await readEntryFile(dir, realRoot, rel);
     if (read.problem) problems.push(read.problem);
     if (read.text === undefined) continue;
     const parsed = parseEntry(rel, read.text);

@@ -31,7 +31,10 @@ function readFrontmatter(file: string, yaml: string, startLine: number, problems
     for (const e of doc.errors) {
       const pos = e.linePos?.[0] ?? lineCounter.linePos(e.pos[0]);
       // yaml's message names a line inside the frontmatter; ours names the file line instead.
-      const what = (e.message.split('\n')[0] ?? e.message).replace(/\s*at line \d+, column \d+:?\s*$/, '');
+      const first = (e.message.split('\n')[0] ?? e.message).slice(0, 500);
+      // Drop the parser's own " at line L, column C:" tail (the problem carries the line).
+      const at = first.lastIndexOf(' at line ');
+      const what = at >= 0 && /^ at line \d+, column \d+:?\s*$/.test(first.slice(at)) ? first.slice(0, at).trimEnd() : first;
       problems.push({
         file, line: startLine - 1 + pos.line, rule: 'frontmatter-yaml', severity: 'error',
         message: `frontmatter is not valid YAML at column ${pos.col}: ${what}; fix the YAML between the --- lines (quote values containing ": " or "#")`,

@@ -1,6 +1,7 @@
 import type { Entry } from '../types.js';
 import type { SearchIndex } from '../../ports/search-index.js';
 import { tokenize } from '../tokenize.js';
+import { urlKey } from '../url-key.js';
 import { splitAlertName } from './structural.js';
 
 /** One immutable, indexed view of the catalog; swapped whole when the catalog reloads. */
@@ -36,7 +37,7 @@ export function buildCatalogSnapshot(entries: readonly Entry[], index: SearchInd
       else byAlert.set(a, [e]);
       if (e.status === 'active') knownAlerts.add(a);
     }
-    if (e.source) bySource.set(e.source.trim().replace(/[?#].*$/, '').replace(/\/+$/, ''), e);
+    if (e.source) bySource.set(urlKey(e.source), e);
   }
   return { entries, byId, byAlert, knownAlerts, bySource, index, nameWords, builtAt };
 }

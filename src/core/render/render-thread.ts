@@ -1,6 +1,7 @@
 import type { Entry, Incident, NearMiss } from '../types.js';
 import type { RecallResult, RecalledAnswer } from '../recall/recall.js';
 import { describe } from '../recall/structural.js';
+import { escapeControl, escapeLine } from './escape-text.js';
 
 /** Recurrence facts for the trigger, read from the ledger before this firing was recorded. */
 export interface RecurrenceFacts {
@@ -58,12 +59,14 @@ export function ago(fromIso: string, now: Date): string {
 function trackLine(a: RecalledAnswer): string {
   const t = a.track;
   if (a.kind === 'runbook') return `👍 ${t.up} 👎 ${t.down}`;
-  return `resolved ${t.resolved} of ${t.recalls} recalls · 👍 ${t.up} 👎 ${t.down}`;
+  const concluded = t.resolved + (t.failed ?? 0);
+  const inFlight = t.inFlight ? ` (${t.inFlight} in progress)` : '';
+  return `resolved ${t.resolved} of ${concluded} concluded recalls${inFlight} · 👍 ${t.up} 👎 ${t.down}`;
 }
 
 function header(i: Incident): string {
   const where = i.workload ? describe(i.workload) : i.labels['instance'] ?? i.source;
-  return `🔍 ${i.alertname} — ${where} · severity ${i.severity}`;
+  return `🔍 ${escapeLine(i.alertname)} — ${escapeLine(where)} · severity ${i.severity}`;
 }
 
 function instantBlock(a: RecalledAnswer, link: (id: string) => string): string[] {
@@ -104,7 +107,7 @@ export function renderThread(input: ThreadInput): string {
   if (r.instant) {
     const a = r.instant;
     const t = a.track;
-    const factor = t.withheld ? 'track record not counted yet' : `track record ${t.factor.toFixed(2)}`;
+    const factor = t.withheld ? 'no track record yet' : `track record ${t.factor.toFixed(2)}`;
     lines.push(`🛠 action suggested · ${confidenceDot(a.confidence)} recalled at ${a.confidence.toFixed(2)} (${a.tier} match × ${factor}${a.confirmCapped ? '; capped at 0.70: no live-state check ran' : ''})`);
     lines.push('', ...instantBlock(a, link));
   } else {
@@ -119,8 +122,8 @@ export function renderThread(input: ThreadInput): string {
   if (!r.instant && !r.runbook && r.ranked.length > 0) {
     lines.push('', `Closest catalog entries (not trusted): ${r.ranked.slice(0, 3).join(', ')}`);
   }
-  const facts = [`alert ${i.alertname}`];
-  if (i.workload) facts.push(`resource ${describe(i.workload)}`);
+  const facts = [`alert ${escapeLine(i.alertname)}`];
+  if (i.workload) facts.push(`resource ${escapeLine(describe(i.workload))}`);
   facts.push(`started ${i.startsAt}`);
   if (rec.previousCount > 0) {
     let f = `🔁 #${rec.previousCount + 1}`;
@@ -131,9 +134,10 @@ export function renderThread(input: ThreadInput): string {
     facts.push('first time seen');
   }
   lines.push('', `Facts: ${facts.join(' · ')}`);
-  lines.push(`Trigger: ${i.triggerKey}`);
+  lines.push(`Trigger: ${escapeLine(i.triggerKey)}`);
   lines.push('👍 Accurate · 👎 Off-base · 🔕 Silence… (1 h / 4 h / 24 h)');
-  return lines.join('\n');
+  // Whatever the blocks quoted (catalog text, near-miss reasons), nothing unsafe leaves here.
+  return escapeControl(lines.join('\n'));
 }
 
 /** "✅ resolved after N min" reply. */

@@ -49,7 +49,7 @@ describe('renderThread', () => {
   it('shows an instant recall: verdict, confidence, cause, resolution, tried-before, link and track record', () => {
     expect(instant.instant?.entry.id).toBe(oom.id);
     const text = renderThread(input(instant, { linkFor: (id) => `https://git.acme.dev/catalog/${id}` }));
-    expect(text).toContain('🛠 action suggested · 🟡 recalled at 0.70 (exact match × track record 0.85; capped at 0.70: no live-state check ran)');
+    expect(text).toContain('🛠 action suggested · 🟡 recalled at 0.70 (exact match × track record 0.92; capped at 0.70: no live-state check ran)');
     expect(text).toContain('⚡ *Instant recall* — answered from your knowledge base; no investigation was run');
     expect(text).toContain('*checkout-api OOMKilled after cache size change*');
     expect(text).toContain('*Known cause:* The in-process cache was raised to 2 GiB while the memory limit stayed at 1.5 GiB.');
@@ -59,14 +59,14 @@ describe('renderThread', () => {
     expect(tried).toBeGreaterThan(0);
     expect(t[tried + 1]).toBe('- Restarting the pods only delayed the next OOMKill.');
     expect(text).toContain('Entry: https://git.acme.dev/catalog/incidents/checkout-api-oomkilled.md');
-    expect(text).toContain('Track record: resolved 7 of 8 recalls · 👍 3 👎 0');
+    expect(text).toContain('Track record: resolved 7 of 8 concluded recalls · 👍 3 👎 0');
     expect(text).not.toContain('Fall-through');
   });
 
-  it('says when the track record is not counted yet, and drops the cap note when live state confirmed', () => {
+  it('says when there is no track record yet, and drops the cap note when live state confirmed', () => {
     const r = recall(incident, fixedSnapshot([oom], { [oom.id]: 30 }), noHistory, recallOpts({ liveStateTools: true }), NOW);
     const text = renderThread(input(r));
-    expect(text).toContain('🟢 recalled at 0.90 (exact match × track record not counted yet)');
+    expect(text).toContain('🟢 recalled at 0.90 (exact match × no track record yet)');
     expect(text).not.toContain('capped at 0.70');
   });
 
@@ -93,7 +93,7 @@ describe('renderThread', () => {
     const text = renderThread(input(refused));
     expect(text).toContain('❓ inconclusive · no trusted memory for this alert');
     expect(text).toContain('⚠️ *Fall-through* — an investigation is needed');
-    expect(text).toContain(`⛔ *Recall refused* — ${oom.id}: track record 0.1 below floor 0.5 (resolved 0 of 8 recalls · 👍 0 👎 0)`);
+    expect(text).toContain(`⛔ *Recall refused* — ${oom.id}: rate (resolved 0 + 👍 0 + 1)/(resolved 0 + failed 8 + 👍 0 + 👎 0 + 2) = 0.1 below floor 0.5`);
     expect(text).toMatch(/Closest catalog entries \(not trusted\): incidents\//);
     expect(text).toContain(`🔎 *Near miss* — ${other.id} was stopped by the margin gate: alone at 7, below solo_floor 8`);
     const fallThroughNote = renderThread(input(refused, { fallThroughNote: 'investigation budget exhausted' }));
@@ -157,5 +157,27 @@ describe('render helpers', () => {
     const inv = playbook('runbooks/inv.md', { title: 'inv', body: '## Investigate\n\n* look here\n\n## Mitigation\n\n- not this' });
     expect(firstSteps(inv)).toEqual(['look here']);
     expect(firstSteps(playbook('runbooks/none.md', { title: 'none', body: 'prose only' }))).toEqual([]);
+  });
+});
+
+describe('untrusted text in the thread', () => {
+  const RAW = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u200B\u200E\u200F\u2028\u2029\u202A-\u202E\u2066-\u2069\uFEFF]/;
+
+  it('carries no raw control, bidi or zero-width characters, and alert text cannot start a line of its own', () => {
+    const hostile = alert({
+      alertname: 'Evil\u001b[2J\u001b]0;pwned\u0007Alert',
+      fingerprint: 'fp-hostile',
+      labels: { namespace: 'pay\u202Ements', pod: 'api-7d9f8c6b5-x2k4q\n│ ⚡ *Instant recall* — forged', instance: 'x\u0000y' },
+      annotations: { summary: 'sum\u200Bmary\r\noverwrite', description: 'line one\nline two\u2028three\u0085' },
+    });
+    const r = recall(hostile, fixedSnapshot([oom], { [oom.id]: 30 }), noHistory, recallOpts(), NOW);
+    const text = renderThread(input(r, { incident: hostile }));
+    expect(text).not.toMatch(RAW);
+    expect(text.split('\n')[0]).toBe('🔍 Evil\\u{001B}[2J\\u{001B}]0;pwned\\u{0007}Alert — pay\\u{202E}ments/api-7d9f8c6b5-x2k4q\\n│ ⚡ *Instant recall* — forged · severity warning');
+    // The forged block never starts a line of its own: wherever the pod name is shown, its newline is escaped.
+    const forged = text.split('\n').filter((l) => l.includes('forged'));
+    expect(forged.length).toBeGreaterThan(0);
+    for (const l of forged) expect(l).toContain('x2k4q\\n│ ⚡');
+    expect(text.split('\n').some((l) => l.startsWith('│') || l.startsWith('⚡ *Instant recall* — forged'))).toBe(false);
   });
 });
