@@ -3,7 +3,7 @@
  * when a value is wrong, so a zod issue's message *is* the rule ("must be a number ≥ 0").
  */
 import { z } from 'zod';
-import { DURATION_RULE, tryParseDuration } from './duration.js';
+import { DURATION_RULE, tryParseDuration } from '../core/duration.js';
 
 /**
  * Extra facts the schema records per key, read back by the defaults printer and the loader

@@ -24,6 +24,7 @@ const server = z.strictObject({
   host: doc(str().default('0.0.0.0'), 'Address the HTTP server binds to.'),
   bearer_token: doc(str().optional(), 'Token webhook callers must send as `Authorization: Bearer …`; required when a model is configured.', { secret: true, env: ['REPRISE_BEARER_TOKEN'], example: 'change-me' }),
   body_limit_bytes: doc(int(1).default(1_048_576), 'Largest webhook body accepted, in bytes; bigger requests get 413.'),
+  field_limit_chars: doc(int(64).default(8192), 'Longest alert label or annotation value kept, in characters; longer ones are cut with a "[truncated …]" marker and logged.'),
 });
 
 const git = z
@@ -40,7 +41,8 @@ const catalog = z.strictObject({
 });
 
 const STORE_URL = /^(sqlite|redis|rediss|memory):\/\//;
-const store = z.strictObject({
+const store = z
+  .strictObject({
   url: doc(
     z.string({ error: 'must be a string' }).regex(STORE_URL, { error: 'must start with sqlite://, redis://, rediss:// or memory://' }).optional(),
     'Ledger store: sqlite://path, redis://host:6379 (several replicas) or memory:// (tests). Default: a file store in `data_dir`.',
@@ -48,7 +50,9 @@ const store = z.strictObject({
   ),
   data_dir: doc(str().default('./data'), 'Folder for the embedded store and snapshots; relative to the config file.', { fsPath: true, env: ['REPRISE_DATA_DIR'] }),
   snapshot_every: doc(int(1).default(1000), 'Compact the ledger into a snapshot every N events.'),
-});
+  probe_interval: dur('10s', 'How often `serve` checks the store can still be written; a failure makes /readyz 503.', { positive: true }),
+  })
+  .transform((v) => withMs(v, ['probe_interval']));
 
 const recall = z
   .strictObject({
@@ -96,8 +100,9 @@ const trigger = z
 const ledger = z
   .strictObject({
     recurrence_cooldown: dur('0s', 'A trigger concluded this recently is not re-investigated (0 = off).'),
+    resolve_window: dur('24h', 'A recall still unresolved this long after it was posted counts against its entry; before that it is in progress, neither success nor failure.', { positive: true }),
   })
-  .transform((v) => withMs(v, ['recurrence_cooldown']));
+  .transform((v) => withMs(v, ['recurrence_cooldown', 'resolve_window']));
 
 const slack = z.strictObject({
   bot_token: doc(str().optional(), 'Bot token (xoxb-…); required when kind is slack.', { secret: true, env: ['SLACK_BOT_TOKEN'] }),

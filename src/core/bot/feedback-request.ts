@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { tryParseDuration } from '../../config/duration.js';
+import { tryParseDuration } from '../duration.js';
+import { closeMatches } from '../close-matches.js';
 import { RepriseError } from '../errors.js';
 import type { FeedbackEvent, SilenceEvent } from '../ledger-events.js';
 
@@ -7,12 +8,23 @@ import type { FeedbackEvent, SilenceEvent } from '../ledger-events.js';
 export const MAX_SILENCE_MS = 30 * 86_400_000;
 
 /** Feedback from any surface (CLI, control API, chat buttons), before it becomes an event. */
+/**
+ * Names are shown in threads and logs: no control characters (terminal escapes, newlines), no
+ * format characters (bidi overrides, zero-width joiners) that would make one name look like
+ * another.
+ */
+const PRINTABLE = /^[^\p{Cc}\p{Cf}\p{Zl}\p{Zp}]+$/u;
+const printable = (what: string) =>
+  z.string().min(1).max(128).regex(PRINTABLE, { error: `${what} must be printable text (no control, bidi or zero-width characters)` });
+
 export const feedbackRequestSchema = z.object({
-  triggerKey: z.string().min(1).max(512),
-  user: z.string().min(1).max(128).default('cli'),
+  triggerKey: z.string().min(1).max(512).regex(PRINTABLE, { error: 'trigger key must be printable text' }),
+  user: printable('user').default('cli'),
   action: z.enum(['up', 'down', 'clear', 'silence']),
   /** Silence only: `1h`, `4h`, `24h`, … */
   duration: z.string().max(32).optional(),
+  /** Where it came from (`cli`, `slack`, `matrix`); recorded with the event. */
+  via: z.string().min(1).max(32).regex(/^[a-z][a-z0-9_-]*$/, { error: 'via must be a short lower-case name' }).optional(),
 });
 export type FeedbackRequest = z.input<typeof feedbackRequestSchema>;
 
@@ -28,11 +40,33 @@ export function feedbackEvent(input: unknown, now: Date): FeedbackEvent | Silenc
   }
   const r = parsed.data;
   const at = now.toISOString();
-  if (r.action !== 'silence') return { type: 'feedback', triggerKey: r.triggerKey, user: r.user, vote: r.action, at };
+  const via = r.via === undefined ? {} : { via: r.via };
+  if (r.action !== 'silence') return { type: 'feedback', triggerKey: r.triggerKey, user: r.user, vote: r.action, ...via, at };
   const ms = r.duration === undefined ? undefined : tryParseDuration(r.duration);
   if (ms === undefined || ms <= 0) {
     throw new RepriseError('invalid_payload', `silence needs a duration like 1h, 4h or 24h (got ${JSON.stringify(r.duration ?? null)})`);
   }
   if (ms > MAX_SILENCE_MS) throw new RepriseError('invalid_payload', `silence of ${r.duration} is longer than the 30d maximum`);
-  return { type: 'silence', triggerKey: r.triggerKey, user: r.user, until: new Date(now.getTime() + ms).toISOString(), at };
+  return { type: 'silence', triggerKey: r.triggerKey, user: r.user, until: new Date(now.getTime() + ms).toISOString(), ...via, at };
+}
+
+/** What the unknown-trigger check reads from the ledger. */
+export interface KnownTriggers {
+  knowsTrigger(triggerKey: string): boolean;
+  triggerKeys(): Iterable<string>;
+}
+
+/**
+ * {@link feedbackEvent}, refusing a trigger the ledger has never seen: a typo must not record
+ * a vote nobody will ever read, or a silence that silences nothing.
+ * @throws RepriseError `not_found` naming close matches.
+ */
+export function feedbackForKnownTrigger(ledger: KnownTriggers, input: unknown, now: Date): FeedbackEvent | SilenceEvent {
+  const event = feedbackEvent(input, now);
+  if (!ledger.knowsTrigger(event.triggerKey)) {
+    const near = closeMatches(event.triggerKey, ledger.triggerKeys(), 3);
+    const hint = near.length > 0 ? `; did you mean ${near.map((k) => JSON.stringify(k)).join(' or ')}?` : '; `reprise ledger events` lists what it has recorded';
+    throw new RepriseError('not_found', `the ledger has never seen trigger ${JSON.stringify(event.triggerKey)}${hint}`);
+  }
+  return event;
 }

@@ -1,15 +1,12 @@
 import type { Ledger } from '../ledger/ledger.js';
-import { occurrences, openEpisodes, silenceState, trackRecord } from '../ledger/ledger-state.js';
+import { occurrences, openEpisodes, silenceState } from '../ledger/ledger-state.js';
 import type { BotLedger } from './reprise-bot.js';
 
 /** Adapts the ledger service to the narrow view the bot reads and writes. */
 export function ledgerForBot(ledger: Ledger): BotLedger {
   return {
-    record: async (event) => {
-      const r = await ledger.record(event);
-      return r.closed ? { seq: r.seq, closed: r.closed } : { seq: r.seq };
-    },
-    track: (entry, kind) => trackRecord(ledger.state, entry, kind),
+    transaction: (fn) => ledger.transaction(fn),
+    track: (entry, kind, now) => ledger.trackRecord(entry, kind, now),
     occurrences: (triggerKey) => {
       const o = occurrences(ledger.state, triggerKey);
       const prev = o.newestOpen?.curatedUrl ?? o.newestOpen?.entry;
@@ -24,5 +21,7 @@ export function ledgerForBot(ledger: Ledger): BotLedger {
       const s = silenceState(ledger.state, triggerKey, now);
       return s.active && s.silence ? { until: s.silence.until, user: s.silence.user } : null;
     },
+    knowsTrigger: (triggerKey) => Object.hasOwn(ledger.state.triggers, triggerKey),
+    triggerKeys: () => Object.keys(ledger.state.triggers),
   };
 }

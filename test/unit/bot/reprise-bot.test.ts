@@ -47,27 +47,67 @@ async function setup(transportOpts: RecordingTransportOptions = {}) {
 const TK = firing().triggerKey;
 
 describe('RepriseBot: firing and resolve', () => {
-  it('posts the RCA thread and records the open with its thread id', async () => {
+  it('records the open first, then posts the RCA thread, then records where it was delivered', async () => {
     const { bot, transport, ledger, events } = await setup();
     const [out] = await bot.handle([firing()]);
     expect(out).toMatchObject({ status: 'posted', threadId: 't-1', triggerKey: TK, answer: { kind: 'incident', entry: oom.id } });
     expect(transport.posts).toHaveLength(1);
     expect(transport.posts[0]?.message).toMatchObject({ kind: 'rca', triggerKey: TK, answer: { entry: oom.id } });
     expect(transport.posts[0]?.message.text.split('\n')[0]).toBe('🔍 KubePodCrashLooping — payments/checkout-api · severity warning');
-    expect(await events()).toEqual([
-      expect.objectContaining({ type: 'open', fingerprint: 'fp-checkout', triggerKey: TK, kind: 'recall', entry: oom.id, answerKind: 'incident', verdict: 'action_suggested', resolvable: true, threadId: 't-1', at: '2026-01-01T00:00:00.000Z' }),
-    ]);
+    const [open, delivered] = await events();
+    expect(open).toEqual(expect.objectContaining({ type: 'open', fingerprint: 'fp-checkout', triggerKey: TK, kind: 'recall', entry: oom.id, answerKind: 'incident', verdict: 'action_suggested', resolvable: true, at: '2026-01-01T00:00:00.000Z' }));
+    expect(open).not.toHaveProperty('threadId');
+    expect(delivered).toEqual({ type: 'delivered', openId: (open as { id: string }).id, fingerprint: 'fp-checkout', transport: 'console', messageRef: 't-1', at: '2026-01-01T00:00:00.000Z' });
     expect(ledger.occurrences(TK).newestOpen?.threadId).toBe('t-1');
   });
 
-  it('replies "✅ resolved after N min" into that thread on resolve', async () => {
-    const { bot, transport, clock, ledger } = await setup();
+  it('shows nothing it could not record: an unwritable store means no thread, and an error', async () => {
+    const { bot, transport, ledger } = await setup();
+    const broken = ledgerForBot(ledger);
+    const failing = new RepriseBot({
+      catalog: () => snapshot,
+      ledger: { ...broken, transaction: async () => Promise.reject(new Error('SQLITE_READONLY: attempt to write a readonly database')) },
+      transport,
+      clock: new ManualClock('2026-01-01T00:00:00Z'),
+      logger: recordingLogger([]),
+      recall: recallOpts(),
+    });
+    await expect(failing.handle([firing()])).rejects.toThrow(/readonly/);
+    expect(transport.calls).toEqual([]);
+    // The same transport works for a bot whose store does.
     await bot.handle([firing()]);
+    expect(transport.posts).toHaveLength(1);
+  });
+
+  it('replies "✅ resolved after N min" into that thread on resolve, timed from the alert\'s own start', async () => {
+    const { bot, transport, clock, ledger } = await setup();
+    const f = firing();
+    await bot.handle([f]);
     clock.advance(23 * MIN);
     const [out] = await bot.handle([resolved()]);
     expect(out).toEqual({ status: 'resolved', fingerprint: 'fp-checkout', triggerKey: TK, threadId: 't-1', paired: true });
-    expect(transport.replies).toEqual([{ threadId: 't-1', message: { kind: 'resolved', triggerKey: TK, answer: null, text: '✅ resolved after 23 min' } }]);
+    // The alert started 10 min before the bot saw it: it ran 33 min, not the 23 the bot watched.
+    expect(Date.parse(f.startsAt)).toBe(Date.parse('2026-01-01T00:00:00Z') - 10 * MIN);
+    expect(transport.replies).toEqual([{ threadId: 't-1', message: { kind: 'resolved', triggerKey: TK, answer: null, text: '✅ resolved after 33 min' } }]);
     expect(ledger.entryStats(oom.id)).toMatchObject({ recalls: 1, resolved: 1 });
+  });
+
+  it('uses the alert\'s endsAt when the resolve carries one, the ledger clock otherwise', async () => {
+    const { bot, transport, clock } = await setup();
+    await bot.handle([firing()]);
+    clock.advance(60 * MIN); // delivered late: Alertmanager retried for an hour
+    await bot.handle([{ ...resolved(), endsAt: new Date(Date.parse('2026-01-01T00:00:00Z') + 4 * MIN).toISOString() }]);
+    expect(transport.replies.map((r) => r.message.text)).toEqual(['✅ resolved after 14 min']);
+  });
+
+  it('treats a re-sent alert without a start time of its own as the same firing', async () => {
+    const { bot, transport, clock, ledger } = await setup();
+    const noStart = (): Incident => ({ ...firing('fp-nostart'), startsAt: clock.now().toISOString(), startsAtEstimated: true });
+    expect((await bot.handle([noStart()]))[0]?.status).toBe('posted');
+    clock.advance(5 * MIN);
+    expect((await bot.handle([noStart()]))[0]).toMatchObject({ status: 'dropped', reason: 're-notification of an open firing' });
+    expect(transport.posts).toHaveLength(1);
+    expect(ledger.occurrences(TK).count).toBe(1);
   });
 
   it('buffers a resolve that arrives before its open: no reply, paired with the next open', async () => {
@@ -131,16 +171,17 @@ describe('RepriseBot: silence', () => {
 
   it('is ended by a critical firing, which posts and records why', async () => {
     const { bot, transport, events, clock } = await setup();
+    await bot.handle([firing('fp-0')]);
     await bot.feedback({ triggerKey: TK, user: 'ann', action: 'silence', duration: '4h' });
     clock.advance(5 * MIN);
     const crit = firing('fp-crit', 'critical');
     expect(crit.triggerKey).toBe(TK);
     const [out] = await bot.handle([crit]);
     expect(out?.status).toBe('posted');
-    expect(transport.posts).toHaveLength(1);
+    expect(transport.posts).toHaveLength(2);
     const evs = await events();
-    expect(evs.map((e) => e.type)).toEqual(['silence', 'silence', 'open']);
-    expect(evs[1]).toMatchObject({ user: 'reprise:critical', until: '2026-01-01T00:05:00.000Z' });
+    expect(evs.map((e) => e.type)).toEqual(['open', 'delivered', 'silence', 'silence', 'open', 'delivered']);
+    expect(evs[3]).toMatchObject({ user: 'reprise:critical', until: '2026-01-01T00:05:00.000Z' });
     // The silence stays ended for the next, non-critical firing.
     expect((await bot.handle([firing('fp-warn')]))[0]?.status).toBe('posted');
   });
@@ -201,6 +242,8 @@ describe('RepriseBot: feedback validation', () => {
 
   it('throws invalid_payload for bad input and records nothing', async () => {
     const { bot, ledger } = await setup();
+    await bot.handle([firing()]);
+    const seq = ledger.seq;
     await invalid(bot, { triggerKey: TK, action: 'silence', duration: 'soon' }, /duration like 1h/);
     await invalid(bot, { triggerKey: TK, action: 'silence' }, /duration/);
     await invalid(bot, { triggerKey: TK, action: 'silence', duration: '0s' }, /duration/);
@@ -209,11 +252,28 @@ describe('RepriseBot: feedback validation', () => {
     await invalid(bot, { triggerKey: '', action: 'up' }, /triggerKey/);
     await invalid(bot, { triggerKey: TK, action: 'love' }, /action/);
     await invalid(bot, null, /feedback/);
-    expect(ledger.seq).toBe(0);
+    await invalid(bot, { triggerKey: TK, action: 'up', user: 'eve\u001b[2J' }, /user must be printable/);
+    await invalid(bot, { triggerKey: TK, action: 'up', user: 'adm\u202Enimda' }, /user must be printable/);
+    await invalid(bot, { triggerKey: TK, action: 'up', user: 'two\nlines' }, /user must be printable/);
+    expect(ledger.seq).toBe(seq);
     // The bot's queue is not wedged by the rejections.
-    const ok = await bot.feedback({ triggerKey: TK, action: 'up' });
-    expect(ok.event).toMatchObject({ type: 'feedback', vote: 'up', user: 'cli' });
-    expect(ledger.seq).toBe(1);
+    const ok = await bot.feedback({ triggerKey: TK, action: 'up', via: 'cli' });
+    expect(ok.event).toMatchObject({ type: 'feedback', vote: 'up', user: 'cli', via: 'cli' });
+    expect(ok.seq).toBe(seq + 1);
+  });
+
+  it('refuses a trigger the ledger has never seen, naming close matches, and records nothing', async () => {
+    const { bot, ledger } = await setup();
+    await bot.handle([firing()]);
+    const seq = ledger.seq;
+    const typo = TK.replace('checkout-api', 'checkout-apj');
+    const err = await bot.feedback({ triggerKey: typo, action: 'down' }).then(() => undefined, (e: unknown) => e);
+    expect(err).toMatchObject({ code: 'not_found' });
+    expect((err as Error).message).toContain(`did you mean ${JSON.stringify(TK)}`);
+    const far = await bot.feedback({ triggerKey: 'nothing|like|it', action: 'silence', duration: '1h' }).then(() => undefined, (e: unknown) => e);
+    expect(far).toMatchObject({ code: 'not_found' });
+    expect((far as Error).message).not.toContain('did you mean');
+    expect(ledger.seq).toBe(seq);
   });
 });
 
@@ -227,7 +287,9 @@ describe('RepriseBot: ordering', () => {
     const p4 = bot.handle([resolved('fp-a')]);
     await Promise.all([p1, p2, p3, p4]);
     const evs = await events();
-    expect(evs.map((e) => `${e.type}:${'fingerprint' in e ? e.fingerprint : 'triggerKey' in e ? e.triggerKey : e.entry}`)).toEqual(['open:fp-a', `feedback:${TK}`, 'open:fp-b', 'resolve:fp-a']);
+    const label = (e: LedgerEvent): string => `${e.type}:${'fingerprint' in e ? e.fingerprint : 'triggerKey' in e ? e.triggerKey : e.entry}`;
+    // Each delivery is recorded right after its open, before the next call's events.
+    expect(evs.map(label)).toEqual(['open:fp-a', 'delivered:fp-a', `feedback:${TK}`, 'open:fp-b', 'delivered:fp-b', 'resolve:fp-a']);
     expect(transport.posts.map((p) => p.message.triggerKey)).toEqual([TK, billing.triggerKey]);
     expect(transport.replies.map((r) => r.threadId)).toEqual(['t-1']);
     // The 👍 landed after the open, so it counts for the recalled entry.
@@ -240,6 +302,6 @@ describe('RepriseBot: ordering', () => {
     const err = await bot.handle([broken]).then(() => undefined, (e: unknown) => e);
     expect(err).toBeInstanceOf(RepriseError);
     expect((await bot.handle([firing()]))[0]?.status).toBe('posted');
-    expect(ledger.seq).toBe(1);
+    expect(ledger.seq).toBe(2); // its open and its delivery
   });
 });

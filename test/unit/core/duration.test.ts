@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseDuration, tryParseDuration } from '../../../src/config/duration.js';
+import { parseDuration, tryParseDuration } from '../../../src/core/duration.js';
 
 describe('parseDuration', () => {
   it.each([
