@@ -12,12 +12,16 @@ Commands:
   catalog lint DIR [--json] [--format github]   check a catalog; exit 1 on errors
   feedback <triggerKey> up|down|clear [--user U]
   feedback <triggerKey> silence <duration> [--user U]
-                                          record feedback in the local ledger
+                                          record 👍/👎/🔕 (through the running bot's control socket)
+  ledger events [--trigger KEY] [--since TIME] [--json]
+                                          every recorded event, one per line
+  ledger verify                           replay the log and check the stored aggregates
   demo                                    play the learning loop on the bundled catalog, narrated
   eval recall --catalog DIR --cases FILE [--out FILE] [--json] [--report DIR]
   config defaults | config check [--config FILE]
 
 Environment: REPRISE_CONFIG, REPRISE_DATA_DIR (default ./data), REPRISE_TRANSCRIPT, PORT.
+Every command answers --help.
 `;
 
 /** Commands load lazily so `reprise catalog lint` never pays for the chat SDKs. */
@@ -29,7 +33,11 @@ const COMMANDS: Record<string, () => Promise<CliCommand>> = {
   demo: async () => (await import('./cli/demo.js')).demo,
   config: async () => (await import('./cli/config.js')).config,
   eval: async () => (await import('./cli/eval.js')).evalCommand,
+  ledger: async () => (await import('./cli/ledger.js')).ledgerCommand,
 };
+
+const CATALOG_USAGE = `usage: reprise catalog lint DIR [--json] [--format github]
+`;
 
 /**
  * node:sqlite (the embedded ledger store) is stable enough for us but still flagged
@@ -44,8 +52,16 @@ function quietSqliteWarning(): void {
   });
 }
 
+/** Node 22 brings node:sqlite (the embedded store); older runtimes fail obscurely deep inside. */
+const MIN_NODE_MAJOR = 22;
+
 async function main(argv: string[]): Promise<number> {
   const io = processIO();
+  const major = Number(process.versions.node.split('.')[0]);
+  if (!(major >= MIN_NODE_MAJOR)) {
+    io.stderr(`reprise: Reprise needs Node.js >= ${MIN_NODE_MAJOR} (found v${process.versions.node}). Install Node 22 or newer and run it again.\n`);
+    return 1;
+  }
   const [cmd, ...rest] = argv;
   if (!cmd || cmd === 'help' || cmd === '--help' || cmd === '-h') {
     io.stdout(USAGE);
@@ -58,6 +74,10 @@ async function main(argv: string[]): Promise<number> {
   if (cmd === 'catalog') {
     const [sub, ...args] = rest;
     if (sub === 'lint') return (await import('./cli/catalog-lint.js')).catalogLint(args, io);
+    if (sub === '--help' || sub === '-h' || sub === 'help') {
+      io.stdout(CATALOG_USAGE);
+      return 0;
+    }
     io.stderr(`reprise catalog: unknown subcommand ${sub ?? '(none)'}; try \`reprise catalog lint DIR\`\n`);
     return 2;
   }

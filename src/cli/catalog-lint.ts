@@ -1,10 +1,10 @@
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { CatalogError } from '../core/catalog/load-catalog.js';
 import { formatLintGithub, formatLintHuman, lintCatalog } from '../core/catalog/lint-catalog.js';
+import { parseCli } from './args.js';
 import type { CliCommand } from './io.js';
 
-const USAGE = `Usage: reprise catalog lint DIR [--json] [--format github]
+const USAGE = `reprise catalog lint DIR [--json] [--format github]
 
 Checks every entry of the catalog in DIR. Exit status: 0 no errors, 1 errors, 2 usage error.
   --json             print {entries, errors, warnings, problems} as JSON
@@ -13,30 +13,17 @@ Checks every entry of the catalog in DIR. Exit status: 0 no errors, 1 errors, 2 
 
 /** `reprise catalog lint DIR [--json] [--format github]` — the catalog repo's merge gate. */
 export const catalogLint: CliCommand = async (argv, io) => {
-  let values: { json?: boolean; format?: string; help?: boolean };
-  let positionals: string[];
-  try {
-    ({ values, positionals } = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: { json: { type: 'boolean' }, format: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-    }));
-  } catch (err) {
-    io.stderr(`reprise catalog lint: ${(err as Error).message}\n\n${USAGE}`);
-    return 2;
-  }
-  if (values.help) {
-    io.stdout(USAGE);
-    return 0;
-  }
+  const parsed = parseCli(argv, { json: { type: 'boolean' }, format: { type: 'string' } }, USAGE, io);
+  if ('exit' in parsed) return parsed.exit;
+  const { values, positionals } = parsed;
   const format = values.format ?? (values.json ? 'json' : 'human');
   if (!['human', 'json', 'github'].includes(format) || (values.json && values.format !== undefined && values.format !== 'json')) {
-    io.stderr(`reprise catalog lint: --format must be github (or use --json), got "${values.format ?? ''}"\n\n${USAGE}`);
+    io.stderr(`reprise catalog lint: --format must be github (or use --json), got "${values.format ?? ''}"\n\nusage: ${USAGE}`);
     return 2;
   }
   const [dir, ...extra] = positionals;
   if (dir === undefined || extra.length > 0) {
-    io.stderr(`reprise catalog lint: ${dir === undefined ? 'missing the catalog directory' : `unexpected argument "${extra[0]}"`}\n\n${USAGE}`);
+    io.stderr(`reprise catalog lint: ${dir === undefined ? 'missing the catalog directory' : `unexpected argument "${extra[0]}"`}\n\nusage: ${USAGE}`);
     return 2;
   }
 
@@ -45,7 +32,7 @@ export const catalogLint: CliCommand = async (argv, io) => {
     report = await lintCatalog(resolve(io.cwd, dir));
   } catch (err) {
     if (err instanceof CatalogError) {
-      io.stderr(`reprise catalog lint: ${err.message.replace(resolve(io.cwd, dir), dir)}; pass the folder holding the catalog's .md files\n\n${USAGE}`);
+      io.stderr(`reprise catalog lint: ${err.message.replace(resolve(io.cwd, dir), dir)}; pass the folder holding the catalog's .md files\n\nusage: ${USAGE}`);
       return 2;
     }
     throw err;

@@ -6,6 +6,7 @@ import { stringify } from 'yaml';
 import { CONFIG_EXIT_CODE, ConfigError } from '../config/config-error.js';
 import { renderDefaultsYaml } from '../config/defaults-yaml.js';
 import { loadConfig, maskSecrets } from '../config/load-config.js';
+import { wantsHelp } from './args.js';
 import type { CliCommand, CliIO } from './io.js';
 
 const USAGE = `usage: reprise config <command>
@@ -20,6 +21,10 @@ const USAGE_EXIT = 2;
 
 export const config: CliCommand = async (argv, io) => {
   const [sub, ...rest] = argv;
+  if (sub !== undefined && wantsHelp(rest)) {
+    io.stdout(USAGE);
+    return 0;
+  }
   switch (sub) {
     case 'defaults':
       if (rest.length > 0) return usage(io, `unexpected argument: ${rest[0]}`);

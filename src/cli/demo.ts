@@ -3,7 +3,6 @@ import { createStore } from '../adapters/keyv/keyv-store.js';
 import { parseAlertmanagerPayload } from '../core/alertmanager.js';
 import { ledgerForBot } from '../core/bot/ledger-for-bot.js';
 import { RepriseBot } from '../core/bot/reprise-bot.js';
-import { trackRecord } from '../core/ledger/ledger-state.js';
 import { Ledger } from '../core/ledger/ledger.js';
 import { ManualClock } from '../ports/clock.js';
 import { silentLogger } from '../ports/logger.js';
@@ -43,13 +42,9 @@ function alert(status: 'firing' | 'resolved', pod: string, at: string) {
  * written outside memory; the clock is simulated so the story takes a second, not a week.
  */
 export const demo: CliCommand = async (argv, io) => {
-  let values;
-  try {
-    ({ values } = parseCli(argv, { catalog: { type: 'string' } }, 'reprise demo [--catalog DIR]'));
-  } catch (err) {
-    io.stderr(`${(err as Error).message}\n`);
-    return 2;
-  }
+  const parsed = parseCli(argv, { catalog: { type: 'string' } }, 'reprise demo [--catalog DIR]\n\nPlays the learning loop in memory on the bundled catalog, narrated; writes nothing.', io);
+  if ('exit' in parsed) return parsed.exit;
+  const { values } = parsed;
   const say = (text: string): void => io.stdout(`\n▶ ${text}\n`);
   const { snapshot } = await loadSnapshot(values.catalog ?? BUNDLED_CATALOG);
   if (!snapshot.byId.has(DEMO_ENTRY)) {
@@ -65,7 +60,8 @@ export const demo: CliCommand = async (argv, io) => {
     const [out] = await bot.handle(parseAlertmanagerPayload(alert('firing', pod, clock.now().toISOString())).incidents);
     return out!;
   };
-  const track = () => trackRecord(ledger.state, DEMO_ENTRY, 'incident');
+  const track = () => ledger.trackRecord(DEMO_ENTRY, 'incident', clock.now());
+  const window = `${Math.round(ledger.resolveWindowMs / 3_600_000)} h`;
 
   say(`Reprise demo — the learning loop on the bundled catalog (${snapshot.entries.length} entries), simulated clock, in memory.`);
   say('03:00 KubePodCrashLooping fires for payments/checkout-api-7d9f8c6b5-x2k4q. The pod name reduces to the Deployment checkout-api, which a past incident in the catalog is scoped to.');
@@ -74,13 +70,16 @@ export const demo: CliCommand = async (argv, io) => {
     io.stderr('reprise demo: expected an instant recall on the first firing; the catalog or gates changed\n');
     return 1;
   }
-  say(`Instant recall from ${first.answer.entry} at ${first.answer.confidence} — no investigation. Decay is withheld: the ledger has never seen a resolve, so an unresolved recall proves nothing yet.`);
+  say(`Instant recall from ${first.answer.entry} at ${first.answer.confidence} — no investigation. The entry has no track record yet: nothing has graded it, so it neither gains nor loses confidence.`);
 
   clock.advance(14 * 60_000);
   say('03:14 Alertmanager sends the resolve. It pairs with the open recorded for that fingerprint:');
   await bot.handle(parseAlertmanagerPayload(alert('resolved', 'checkout-api-7d9f8c6b5-x2k4q', clock.now().toISOString())).incidents);
   let t = track();
-  say(`Track record now: resolved ${t.resolved} of ${t.recalls} recalls → factor ${t.factor.toFixed(2)} = (resolved ${t.resolved} + 👍 ${t.up} + 1) / (recalls ${t.recalls} + 👍 ${t.up} + 👎 ${t.down} + 2). It multiplies into every future recall of this entry.`);
+  say(
+    `Track record now: resolved ${t.resolved} of ${t.resolved + t.failed} concluded recalls → rate ${t.rate.toFixed(2)} = (resolved ${t.resolved} + 👍 ${t.up} + 1) / (concluded ${t.resolved + t.failed} + 👍 ${t.up} + 👎 ${t.down} + 2), ` +
+      `which the outcome gate compares with its floor ${opts.outcomeFloor}; confidence is multiplied by (… + 1) / (… + 1) = ${t.factor.toFixed(2)} — a success never lowers it.`,
+  );
 
   clock.advance(24 * 3_600_000);
   say('Day 2, 03:14: it happens again on another pod; the same entry is recalled, and 9 minutes later the incident resolves again.');
@@ -89,18 +88,18 @@ export const demo: CliCommand = async (argv, io) => {
     clock.advance(9 * 60_000);
     await bot.handle(parseAlertmanagerPayload(alert('resolved', 'checkout-api-7d9f8c6b5-k8q2w', clock.now().toISOString())).incidents);
     t = track();
-    say(`The track record rises: resolved ${t.resolved} of ${t.recalls} recalls → factor ${t.factor.toFixed(2)}. Trust is earned from outcomes, not asserted.`);
+    say(`The track record rises: resolved ${t.resolved} of ${t.resolved + t.failed} → rate ${t.rate.toFixed(2)}, confidence factor still ${t.factor.toFixed(2)}. Trust is earned from outcomes, not asserted.`);
   }
 
   for (let n = 1; n <= MAX_UNRESOLVED; n++) {
     clock.advance(24 * 3_600_000);
     const before = track();
-    say(`Day ${n + 2}: the alert fires again (pod checkout-api-7d9f8c6b5-r${n}x9z). Track record going in: ${before.factor.toFixed(2)} (floor ${opts.outcomeFloor}).`);
+    const lapsed = n > 1 ? ` Yesterday's recall is still unresolved ${window} later, so it now counts as a failure.` : '';
+    say(`Day ${n + 2}: the alert fires again (pod checkout-api-7d9f8c6b5-r${n}x9z).${lapsed} Track record going in: resolved ${before.resolved}, failed ${before.failed} → rate ${before.rate.toFixed(2)} (floor ${opts.outcomeFloor}), confidence factor ${before.factor.toFixed(2)}.`);
     const out = await fire(`checkout-api-7d9f8c6b5-r${n}x9z`);
     if (out.status !== 'posted') break;
     if (out.answer?.kind === 'incident') {
-      t = track();
-      say(`Recalled again at ${out.answer.confidence}, but this time the recalled fix does not resolve it. Unresolved recall #${n}: resolved ${t.resolved} of ${t.recalls} → factor ${t.factor.toFixed(2)}${t.factor < opts.outcomeFloor ? ` — now below the floor ${opts.outcomeFloor}` : ''}.`);
+      say(`Recalled again at ${out.answer.confidence}, but this time the recalled fix does not resolve it. While the incident is in progress it counts neither way; if no resolve comes within the resolve window (${window}), it is a failure.`);
       continue;
     }
     const refusal = out.recall.trace.find((s) => s.gate === 'outcome' && s.entry === DEMO_ENTRY && !s.passed);

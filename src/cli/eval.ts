@@ -124,17 +124,17 @@ function table(metrics: readonly VariantMetrics[]): string {
 
 export const evalCommand: CliCommand = async (argv, io) => {
   const [sub, ...rest] = argv;
+  if (sub === '--help' || sub === '-h' || sub === 'help') {
+    io.stdout(`usage: ${USAGE}\n`);
+    return 0;
+  }
   if (sub !== 'recall') {
     io.stderr(`reprise eval: unknown subcommand ${sub ?? '(none)'}\nusage: ${USAGE}\n`);
     return 2;
   }
-  let values;
-  try {
-    ({ values } = parseCli(rest, { catalog: { type: 'string' }, cases: { type: 'string' }, out: { type: 'string' }, json: { type: 'boolean' }, report: { type: 'string' }, loo: { type: 'boolean' }, config: { type: 'string' } }, USAGE));
-  } catch (err) {
-    io.stderr(`${(err as Error).message}\n`);
-    return 2;
-  }
+  const parsed = parseCli(rest, { catalog: { type: 'string' }, cases: { type: 'string' }, out: { type: 'string' }, json: { type: 'boolean' }, report: { type: 'string' }, loo: { type: 'boolean' }, config: { type: 'string' } }, USAGE, io);
+  if ('exit' in parsed) return parsed.exit;
+  const { values } = parsed;
   if (!values.catalog || !values.cases) {
     io.stderr(`reprise eval recall: --catalog and --cases are required\nusage: ${USAGE}\n`);
     return 2;

@@ -1,33 +1,45 @@
-import { createStore } from '../adapters/keyv/keyv-store.js';
-import { feedbackEvent } from '../core/bot/feedback-request.js';
+import { userInfo } from 'node:os';
+import { feedbackForKnownTrigger, feedbackEvent } from '../core/bot/feedback-request.js';
+import { ledgerForBot } from '../core/bot/ledger-for-bot.js';
 import { isRepriseError } from '../core/errors.js';
-import { Ledger } from '../core/ledger/ledger.js';
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
-import type { CliCommand } from './io.js';
-import { liveServeLock } from './serve-lock.js';
+import { controlRequest } from './control-client.js';
+import type { CliCommand, CliIO } from './io.js';
+import { readServeOwner } from './serve-owner.js';
+import { lockStore, openLedger, StoreLockedError } from './store-context.js';
 
-const USAGE = 'reprise feedback <triggerKey> up|down|clear [--user U]\n       reprise feedback <triggerKey> silence <duration> [--user U]';
+const USAGE = `reprise feedback <triggerKey> up|down|clear [--user U] [--config FILE]
+       reprise feedback <triggerKey> silence <duration> [--user U] [--config FILE]
+
+Records 👍 / 👎 / a cleared vote / a 🔕 silence on a trigger the ledger has seen, as user U
+(default: your OS user), marked as coming through the CLI. With a bot running on the same
+data dir, it goes through the bot's control socket; otherwise it writes the store directly.`;
+
+/** The OS user running the CLI: who a vote is recorded for unless --user says otherwise. */
+function osUser(io: CliIO): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return io.env['USER'] ?? 'cli';
+  }
+}
 
 /**
- * `reprise feedback`: drive the loop without chat. When a `serve` is running on the same data
- * directory the request goes through its control API (one process owns the ledger); otherwise
- * the event is appended to the local ledger directly.
+ * `reprise feedback`: drive the loop without chat. The running bot owns the store: when its
+ * control socket answers, the request goes there. Only when no bot answers *and* the store
+ * lock can be taken does the CLI write directly — a socket it may not open (a bot running as
+ * another user) or a lock held by someone else is an error, never a reason to write anyway.
  */
 export const feedback: CliCommand = async (argv, io) => {
-  let parsed;
-  try {
-    parsed = parseCli(argv, { user: { type: 'string' }, config: { type: 'string', short: 'c' } }, USAGE);
-  } catch (err) {
-    io.stderr(`${(err as Error).message}\n`);
-    return 2;
-  }
-  const [triggerKey, action, duration] = parsed.positionals;
-  if (!triggerKey || !action || !['up', 'down', 'clear', 'silence'].includes(action) || (action === 'silence') !== (duration !== undefined)) {
+  const parsed = parseCli(argv, { user: { type: 'string' }, config: { type: 'string', short: 'c' } }, USAGE, io);
+  if ('exit' in parsed) return parsed.exit;
+  const [triggerKey, action, duration, ...extra] = parsed.positionals;
+  if (!triggerKey || !action || !['up', 'down', 'clear', 'silence'].includes(action) || (action === 'silence') !== (duration !== undefined) || extra.length > 0) {
     io.stderr(`usage: ${USAGE}\n`);
     return 2;
   }
-  const request = { triggerKey, action, user: parsed.values.user ?? io.env['USER'] ?? 'cli', ...(duration ? { duration } : {}) };
+  const request = { triggerKey, action, user: parsed.values.user ?? osUser(io), via: 'cli', ...(duration ? { duration } : {}) };
   const loaded = loadCliConfig(parsed.values.config, io);
   if ('exit' in loaded) return loaded.exit;
   const { config } = loaded;
@@ -37,31 +49,61 @@ export const feedback: CliCommand = async (argv, io) => {
     io.stderr(`reprise feedback: ${isRepriseError(err) ? err.message : String(err)}\n`);
     return 2;
   }
-  const lock = liveServeLock(config.store.data_dir);
-  if (lock) {
-    const host = lock.host === '0.0.0.0' || lock.host === '::' ? '127.0.0.1' : lock.host;
-    const res = await fetch(`http://${host}:${lock.port}/api/feedback`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...(config.server.bearer_token ? { authorization: `Bearer ${config.server.bearer_token}` } : {}) },
-      body: JSON.stringify(request),
-    });
-    const body = await res.text();
-    if (!res.ok) {
-      io.stderr(`reprise feedback: the running bot (pid ${lock.pid}) refused: ${res.status} ${body}\n`);
+
+  const owner = readServeOwner(config.store.data_dir);
+  if (owner) {
+    const reply = await controlRequest(owner.socket, 'POST', '/v1/feedback', request);
+    if (reply.ok) {
+      const body = reply.body as { result?: { seq?: number; event?: { until?: string; vote?: string } }; error?: { message?: string } };
+      if (reply.status >= 400) {
+        io.stderr(`reprise feedback: the running bot (pid ${owner.pid}) refused: ${body.error?.message ?? JSON.stringify(reply.body)}\n`);
+        return reply.status === 404 || reply.status === 400 ? 2 : 1;
+      }
+      io.stdout(`recorded via the running bot (pid ${owner.pid}) as event #${body.result?.seq ?? '?'}: ${describe(action, body.result?.event?.until)} on ${triggerKey} for ${request.user}\n`);
+      return 0;
+    }
+    if (reply.reason !== 'absent') {
+      io.stderr(
+        `reprise feedback: cannot reach the running bot (pid ${owner.pid}, user ${owner.user || '?'}) on ${owner.socket}: ${reply.message}. ` +
+          `${reply.reason === 'denied' ? `Run the command as ${owner.user || 'the user running the bot'}.` : 'Check the bot is healthy.'} Nothing was recorded.\n`,
+      );
       return 1;
     }
-    io.stdout(`recorded via the running bot (pid ${lock.pid}): ${body}\n`);
-    return 0;
+    // Nothing listens: the bot that wrote serve.json is gone. Writing directly needs the lock.
   }
-  const store = createStore(config.store.url, config.store.data_dir);
+
+  let lock;
   try {
-    const ledger = await Ledger.open(store, { snapshotEvery: config.store.snapshot_every });
-    const event = feedbackEvent(request, new Date());
-    const seq = await ledger.append(event);
-    await ledger.close();
-    io.stdout(`recorded ${event.type === 'silence' ? `silence until ${event.until}` : event.vote} on ${triggerKey} as event #${seq}\n`);
-    return 0;
+    lock = lockStore(config, 'reprise feedback');
+  } catch (err) {
+    if (err instanceof StoreLockedError) {
+      io.stderr(`${err.message} Its control socket did not answer, so nothing was recorded.\n`);
+      return 1;
+    }
+    throw err;
+  }
+  try {
+    const { store, ledger } = await openLedger(config);
+    try {
+      const event = feedbackForKnownTrigger(ledgerForBot(ledger), request, new Date());
+      const seq = await ledger.append(event);
+      await ledger.close();
+      io.stdout(`recorded ${describe(action, event.type === 'silence' ? event.until : undefined)} on ${triggerKey} for ${request.user} as event #${seq}\n`);
+      return 0;
+    } catch (err) {
+      if (isRepriseError(err)) {
+        io.stderr(`reprise feedback: ${err.message}\n`);
+        return 2;
+      }
+      throw err;
+    } finally {
+      await store.close();
+    }
   } finally {
-    await store.close();
+    lock?.release();
   }
 };
+
+function describe(action: string, until: string | undefined): string {
+  return action === 'silence' ? `silence until ${until ?? '?'}` : action;
+}

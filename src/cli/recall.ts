@@ -6,7 +6,7 @@ import { createLedgerState, trackRecord } from '../core/ledger/ledger-state.js';
 import { Ledger } from '../core/ledger/ledger.js';
 import { recall, type TrackLookup } from '../core/recall/recall.js';
 import { createStore } from '../adapters/keyv/keyv-store.js';
-import { parseCli, UsageError } from './args.js';
+import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
 import { BUNDLED_CATALOG, loadSnapshot } from './catalog-context.js';
 import type { CliCommand } from './io.js';
@@ -19,13 +19,8 @@ const USAGE = 'reprise recall [--catalog DIR] [--store URL] (--alert FILE | -) [
  * Read-only: it records nothing, so it is safe against a live bot's store.
  */
 export const recallCommand: CliCommand = async (argv, io) => {
-  let args;
-  try {
-    args = parseCli(argv, { catalog: { type: 'string' }, store: { type: 'string' }, alert: { type: 'string' }, json: { type: 'boolean' }, config: { type: 'string' } }, USAGE);
-  } catch (err) {
-    io.stderr(`${(err as Error).message}\n`);
-    return 2;
-  }
+  const args = parseCli(argv, { catalog: { type: 'string' }, store: { type: 'string' }, alert: { type: 'string' }, json: { type: 'boolean' }, config: { type: 'string' } }, USAGE, io);
+  if ('exit' in args) return args.exit;
   const { values, positionals } = args;
   const fromStdin = positionals.includes('-') || values.alert === '-';
   if (!values.alert && !fromStdin) {
@@ -56,12 +51,12 @@ export const recallCommand: CliCommand = async (argv, io) => {
   let close = async (): Promise<void> => {};
   if (values.store) {
     const store = createStore(values.store, resolve(io.cwd, io.env['REPRISE_DATA_DIR'] ?? 'data'));
-    const ledger = await Ledger.open(store);
-    track = (entry, kind) => trackRecord(ledger.state, entry, kind);
+    const ledger = await Ledger.open(store, { resolveWindowMs: config.ledger.resolve_window_ms });
+    track = (entry, kind) => ledger.trackRecord(entry, kind);
     close = async () => store.close();
   } else {
     const empty = createLedgerState();
-    track = (entry, kind) => trackRecord(empty, entry, kind);
+    track = (entry, kind) => trackRecord(empty, entry, kind, new Date(), config.ledger.resolve_window_ms);
   }
   try {
     const opts = recallOptions(config);
@@ -80,12 +75,6 @@ export const recallCommand: CliCommand = async (argv, io) => {
       }
     }
     return 0;
-  } catch (err) {
-    if (err instanceof UsageError) {
-      io.stderr(`${err.message}\n`);
-      return 2;
-    }
-    throw err;
   } finally {
     await close();
   }

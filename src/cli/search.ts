@@ -1,11 +1,11 @@
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { buildFlexIndex } from '../adapters/flexsearch/flex-index.js';
 import { CatalogError, loadCatalog } from '../core/catalog/load-catalog.js';
 import { tokenize } from '../core/tokenize.js';
+import { parseCli } from './args.js';
 import type { CliCommand } from './io.js';
 
-const USAGE = `Usage: reprise search [--catalog DIR] [--k N] [--json] TEXT…
+const USAGE = `reprise search [--catalog DIR] [--k N] [--json] TEXT…
 
 Ranks catalog entries for a text query with the bot's own search (FlexSearch candidates,
 BM25 scores). DIR defaults to ./catalog; N defaults to 10 (at most 100).
@@ -13,36 +13,18 @@ BM25 scores). DIR defaults to ./catalog; N defaults to 10 (at most 100).
 
 /** `reprise search --catalog DIR [--k N] [--json] TEXT…` — ranked entries with BM25 scores. */
 export const search: CliCommand = async (argv, io) => {
-  let values: { catalog?: string; k?: string; json?: boolean; help?: boolean };
-  let positionals: string[];
-  try {
-    ({ values, positionals } = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        catalog: { type: 'string' },
-        k: { type: 'string' },
-        json: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (err) {
-    io.stderr(`reprise search: ${(err as Error).message}\n\n${USAGE}`);
-    return 2;
-  }
-  if (values.help) {
-    io.stdout(USAGE);
-    return 0;
-  }
+  const parsed = parseCli(argv, { catalog: { type: 'string' }, k: { type: 'string' }, json: { type: 'boolean' } }, USAGE, io);
+  if ('exit' in parsed) return parsed.exit;
+  const { values, positionals } = parsed;
   const k = values.k === undefined ? 10 : Number(values.k);
   if (!Number.isInteger(k) || k < 1 || k > 100) {
-    io.stderr(`reprise search: --k must be a whole number from 1 to 100, got "${values.k}"\n\n${USAGE}`);
+    io.stderr(`reprise search: --k must be a whole number from 1 to 100, got "${values.k}"\n\nusage: ${USAGE}`);
     return 2;
   }
   const text = positionals.join(' ').trim();
   const tokens = tokenize(text);
   if (tokens.length === 0) {
-    io.stderr(`reprise search: ${text === '' ? 'missing the query text' : `no searchable words in "${text}"`}\n\n${USAGE}`);
+    io.stderr(`reprise search: ${text === '' ? 'missing the query text' : `no searchable words in "${text}"`}\n\nusage: ${USAGE}`);
     return 2;
   }
   const dir = values.catalog ?? 'catalog';
@@ -52,7 +34,7 @@ export const search: CliCommand = async (argv, io) => {
     loaded = await loadCatalog(resolve(io.cwd, dir));
   } catch (err) {
     if (err instanceof CatalogError) {
-      io.stderr(`reprise search: catalog ${dir} is missing or not a directory; pass --catalog DIR\n`);
+      io.stderr(`reprise search: catalog ${dir} is missing or not a directory; pass --catalog DIR\n\nusage: ${USAGE}`);
       return 2;
     }
     throw err;

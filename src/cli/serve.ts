@@ -1,32 +1,44 @@
 import { existsSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { basename } from 'node:path';
 import { pino } from 'pino';
 import { ConsoleTransport } from '../adapters/console/console-transport.js';
-import { createStore } from '../adapters/keyv/keyv-store.js';
+import type { StoreLock } from '../adapters/keyv/store-lock.js';
 import { CONFIG_EXIT_CODE } from '../config/config-error.js';
 import type { Config } from '../config/schema.js';
 import { ledgerForBot } from '../core/bot/ledger-for-bot.js';
 import { RepriseBot, type IncidentOutcome } from '../core/bot/reprise-bot.js';
 import { TriggerPolicy } from '../core/bot/trigger-policy.js';
-import { Ledger } from '../core/ledger/ledger.js';
+import type { Ledger } from '../core/ledger/ledger.js';
 import type { CatalogSnapshot } from '../core/recall/catalog-snapshot.js';
+import { startControlServer, type ControlServer } from '../http/control-server.js';
 import { createHttpServer, type HttpServer } from '../http/create-server.js';
-import { MetricsRegistry } from '../http/metrics.js';
+import { createBotMetrics } from '../http/metrics.js';
+import { combineReadiness, type Readiness, type ReadinessCheck } from '../http/readiness.js';
 import { systemClock, type Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
+import type { KeyValueStore } from '../ports/store.js';
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
 import { BUNDLED_CATALOG, loadSnapshot } from './catalog-context.js';
 import type { CliCommand, CliIO } from './io.js';
 import { recallOptions } from './recall-options.js';
-import { writeServeLock, removeServeLock } from './serve-lock.js';
+import { controlSocketPath, removeServeOwner, writeServeOwner } from './serve-owner.js';
+import { describeStore, lockStore, openLedger, StoreLockedError, storeWarnings } from './store-context.js';
 
-const USAGE = 'reprise serve [--config FILE] [--port N] [--host H]';
+const USAGE = `reprise serve [--config FILE] [--port N] [--host H]
+
+Runs the bot: webhooks, health and metrics on the HTTP port; the local control API (used by
+\`reprise feedback\`) on a Unix socket in the data dir, mode 0600. One serve per store.`;
+
+/** Key the store probe writes; harmless to overwrite, never read by the ledger. */
+const PROBE_KEY = 'health:probe';
 
 export interface RunningBot {
   port: number;
   bot: RepriseBot;
   ledger: Ledger;
+  readiness(): Readiness;
   stop(): Promise<void>;
 }
 
@@ -56,87 +68,136 @@ function outcomeSummary(o: IncidentOutcome): Record<string, unknown> {
   return { ...o };
 }
 
+/** Where the server listens, said plainly: 0.0.0.0 is every interface, not localhost. */
+export function describeListen(host: string, port: number): string {
+  if (host === '0.0.0.0' || host === '::') return `port ${port} on all interfaces (${host}); locally http://127.0.0.1:${port}`;
+  const h = host.includes(':') ? `[${host}]` : host;
+  return `http://${h}:${port}`;
+}
+
 /** Builds and starts everything `serve` runs; tests call this in-process. */
 export async function startBot(config: Config, io: CliIO, logger: Logger, clock: Clock = systemClock): Promise<RunningBot> {
   const { dir, bundled } = catalogDir(config);
   if (bundled) logger.warn({ configured: config.catalog.dir, serving: dir }, 'catalog.dir does not exist; serving the bundled starter catalog');
   const { snapshot, problems, skipped } = await loadSnapshot(dir);
+  for (const p of problems.filter((x) => x.severity === 'warning' && x.rule === 'file-outside-catalog')) logger.warn({ file: p.file, rule: p.rule }, p.message);
   for (const p of skipped) logger.warn({ file: p.file, line: p.line, rule: p.rule }, `catalog entry skipped: ${p.message}`);
   const skippedFiles = new Set(skipped.map((p) => p.file)).size;
   logger.info({ catalog: dir, entries: snapshot.entries.length, skippedFiles, problems: problems.length }, 'catalog indexed');
   // Swapped whole when catalog sync lands; readiness follows the first successful index.
   const current: CatalogSnapshot = snapshot;
-  const ready = true;
 
-  let store: ReturnType<typeof createStore>;
+  // One writer per store: the lock comes before anything is opened for writing.
+  const lock: StoreLock | undefined = lockStore(config, 'reprise serve');
+  for (const w of storeWarnings(config)) logger.warn({ store: describeStore(config) }, w);
+  let store: KeyValueStore;
   let ledger: Ledger;
   try {
-    store = createStore(config.store.url, config.store.data_dir);
-    ledger = await Ledger.open(store, { snapshotEvery: config.store.snapshot_every, logger: logger.child({ component: 'ledger' }) });
+    ({ store, ledger } = await openLedger(config, logger.child({ component: 'ledger' })));
   } catch (err) {
-    const where = config.store.url ?? `the data dir ${config.store.data_dir}`;
-    throw new Error(`cannot open the ledger store (${where}): ${(err as Error).message}; set store.data_dir (REPRISE_DATA_DIR) or store.url`, { cause: err });
+    lock?.release();
+    throw err;
   }
-  logger.info({ seq: ledger.seq, dataDir: config.store.data_dir }, 'ledger opened');
+  logger.info({ seq: ledger.seq, skipped: ledger.state.skipped, dataDir: config.store.data_dir }, 'ledger opened');
+
+  // Can the store still be written? Checked now and every probe_interval; /readyz says so.
+  let probe: { ok: boolean; at: string; error?: string } = { ok: false, at: clock.now().toISOString(), error: 'not probed yet' };
+  const runProbe = async (): Promise<void> => {
+    const at = clock.now().toISOString();
+    try {
+      await store.set(PROBE_KEY, { pid: process.pid, at });
+      if (!probe.ok) logger.info('store is writable');
+      probe = { ok: true, at };
+    } catch (err) {
+      const error = err instanceof Error ? err.message : String(err);
+      if (probe.ok || probe.error !== error) logger.error({ err }, 'store cannot be written; /readyz reports not ready');
+      probe = { ok: false, at, error };
+    }
+  };
+  await runProbe();
+  const probeTimer = setInterval(() => void runProbe(), config.store.probe_interval_ms);
+  probeTimer.unref();
+
+  const readiness = (): Readiness => {
+    const writeError = ledger.lastWriteError;
+    const checks: ReadinessCheck[] = [
+      { name: 'catalog', ok: true, detail: { dir, bundled, entries: current.entries.length, skippedFiles, builtAt: current.builtAt.toISOString() } },
+      {
+        name: 'store',
+        ok: probe.ok && writeError === undefined,
+        ...(probe.ok ? (writeError ? { reason: `last write failed at ${writeError.at}: ${writeError.message}` } : {}) : { reason: `cannot write ${describeStore(config)}: ${probe.error ?? 'unknown error'}` }),
+        detail: { store: describeStore(config), lastProbe: probe.at },
+      },
+      {
+        name: 'ledger',
+        ok: true,
+        detail: { seq: ledger.seq, skippedRecords: ledger.state.skipped, ...(ledger.corruptRecords.length > 0 ? { corrupt: ledger.corruptRecords } : {}) },
+      },
+    ];
+    return combineReadiness(checks);
+  };
 
   const transport = new ConsoleTransport({ write: io.stdout, ...(config.transport.transcript ? { transcriptFile: config.transport.transcript } : {}) });
   const policy = new TriggerPolicy({ match: config.trigger.match, ignore: config.trigger.ignore, dedupWindowMs: config.trigger.dedup_window_ms });
-  const bot = new RepriseBot({ catalog: () => current, ledger: ledgerForBot(ledger), transport, clock, logger: logger.child({ component: 'bot' }), recall: recallOptions(config), policy });
+  const bot = new RepriseBot({ catalog: () => current, ledger: ledgerForBot(ledger), transport, transportName: 'console', clock, logger: logger.child({ component: 'bot' }), recall: recallOptions(config), policy });
   for (const key of notYetBuilt(config)) logger.warn({ key }, `${key} is configured but not implemented in this build; it has no effect yet`);
 
-  const metrics = new MetricsRegistry();
-  const recalls = metrics.counter('reprise_incidents_total', 'Incidents handled, by outcome.', ['outcome']);
+  const metrics = createBotMetrics({ ledgerSeq: () => ledger.seq, ledgerSkipped: () => ledger.state.skipped, isReady: () => readiness().ready });
   const http: HttpServer = createHttpServer({
     ...(config.server.bearer_token ? { bearerToken: config.server.bearer_token } : {}),
     bodyLimitBytes: config.server.body_limit_bytes,
+    fieldLimit: config.server.field_limit_chars,
     logger,
     clock,
-    isReady: () => ready,
-    metricsText: () => metrics.render(),
+    readiness,
+    metrics,
     onAlertmanager: async (incidents) => {
       const outcomes = await bot.handle(incidents);
-      for (const o of outcomes) recalls.inc({ outcome: o.status === 'posted' ? (o.answer ? `recall_${o.answer.kind}` : 'fall_through') : o.status });
+      for (const o of outcomes) metrics.incidents.inc({ outcome: o.status === 'posted' ? (o.answer ? `recall_${o.answer.kind}` : 'fall_through') : o.status });
       return { accepted: incidents.length, results: outcomes.map(outcomeSummary) };
     },
-    onFeedback: async (body) => {
-      const { seq, event } = await bot.feedback(body);
-      return { seq, event };
-    },
   });
+
+  let control: ControlServer | undefined;
+  const release = async (): Promise<void> => {
+    clearInterval(probeTimer);
+    await control?.close();
+    await http.close();
+    await ledger.close();
+    await store.close();
+    await transport.close();
+    removeServeOwner(config.store.data_dir, process.pid);
+    lock?.release();
+  };
+
   let port: number;
   try {
     ({ port } = await http.listen(config.server.port, config.server.host));
+    control = await startControlServer(
+      controlSocketPath(config.store.data_dir),
+      {
+        // The socket is the CLI's channel: whatever the body says, it came through the CLI.
+        feedback: async (body) => bot.feedback({ ...(typeof body === 'object' && body !== null ? body : {}), via: 'cli' }),
+        status: async () => ({ pid: process.pid, port, seq: ledger.seq, readiness: readiness() }),
+      },
+      logger,
+    );
   } catch (err) {
-    await store.close();
+    await release().catch(() => undefined);
     const code = (err as NodeJS.ErrnoException).code;
     const hint = code === 'EADDRINUSE' ? '; another process holds it — pick a free port with --port N or PORT' : '';
     throw new Error(`cannot listen on ${config.server.host}:${config.server.port}: ${(err as Error).message}${hint}`, { cause: err });
   }
-  writeServeLock(config.store.data_dir, { pid: process.pid, port, host: config.server.host });
-  logger.info({ port }, `listening on http://${config.server.host}:${port}`);
-  return {
-    port,
-    bot,
-    ledger,
-    stop: async () => {
-      await http.close();
-      await ledger.close();
-      await store.close();
-      await transport.close();
-      removeServeLock(config.store.data_dir, process.pid);
-    },
-  };
+  writeServeOwner(config.store.data_dir, { pid: process.pid, socket: control.path, port, host: config.server.host, user: userInfo().username, startedAt: clock.now().toISOString() });
+  logger.info({ port, host: config.server.host, socket: control.path }, `listening on ${describeListen(config.server.host, port)}`);
+  return { port, bot, ledger, readiness, stop: release };
 }
 
 /** `reprise serve`: the bot on its embedded defaults unless a config file says otherwise. */
 export const serve: CliCommand = async (argv, io) => {
-  let values;
-  try {
-    ({ values } = parseCli(argv, { config: { type: 'string', short: 'c' }, port: { type: 'string' }, host: { type: 'string' } }, USAGE));
-  } catch (err) {
-    io.stderr(`${(err as Error).message}\n`);
-    return 2;
-  }
+  const parsed = parseCli(argv, { config: { type: 'string', short: 'c' }, port: { type: 'string' }, host: { type: 'string' } }, USAGE, io);
+  if ('exit' in parsed) return parsed.exit;
+  const { values } = parsed;
   const loaded = loadCliConfig(values.config, io);
   if ('exit' in loaded) return loaded.exit;
   const { config } = loaded;
@@ -154,10 +215,21 @@ export const serve: CliCommand = async (argv, io) => {
     return CONFIG_EXIT_CODE;
   }
   const logger = pino({ level: config.log.level, base: { app: 'reprise' }, redact: ['*.bearer_token', '*.api_key', '*.access_token', '*.bot_token'] }, pino.destination(2));
-  const running = await startBot(config, io, logger);
+  let running: RunningBot;
+  try {
+    running = await startBot(config, io, logger);
+  } catch (err) {
+    if (err instanceof StoreLockedError) {
+      io.stderr(`${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  }
+  const where = describeListen(config.server.host, running.port);
+  const local = `http://127.0.0.1:${running.port}`;
   io.stderr(
-    `\nReprise is listening on http://127.0.0.1:${running.port} (console transport${config.transport.transcript ? `, transcript ${config.transport.transcript}` : ''}).\n` +
-      `Send an alert:  curl -s -XPOST -H 'Content-Type: application/json' --data @manifests/alertmanager/sample-firing.json http://127.0.0.1:${running.port}/webhook/alertmanager\n\n`,
+    `\nReprise is listening on ${where} (console transport${config.transport.transcript ? `, transcript ${config.transport.transcript}` : ''}).\n` +
+      `Send an alert:  curl -s -XPOST -H 'Content-Type: application/json' --data @manifests/alertmanager/sample-firing.json ${config.server.host === '0.0.0.0' || config.server.host === '::' ? local : where}/webhook/alertmanager\n\n`,
   );
   await new Promise<void>((resolve) => {
     const stop = (signal: string): void => {

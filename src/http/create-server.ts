@@ -1,7 +1,9 @@
 /**
  * HTTP ingress (SPEC §4, §11): the Alertmanager webhook, health, readiness and metrics, on
- * plain node:http. Every request is handled inside one try/catch: input never crashes the
- * process, every rejection is a JSON error with a request id, and is logged.
+ * plain node:http. Nothing else: the local control API (feedback from the CLI) is on a Unix
+ * socket (control-server.ts), never on this port. Every request is handled inside one
+ * try/catch: input never crashes the process, every rejection is a JSON error with a request
+ * id, and is logged.
  */
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
@@ -12,7 +14,8 @@ import type { Incident } from '../core/types.js';
 import type { Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
 import { toHttpError } from './errors.js';
-import { MetricsRegistry } from './metrics.js';
+import type { BotMetrics } from './metrics.js';
+import type { Readiness } from './readiness.js';
 import { assertJsonContentType, decodeUtf8, parseJson, readBody } from './read-body.js';
 
 export interface AlertmanagerHandlerResult {
@@ -28,16 +31,14 @@ export interface HttpServerOptions {
   logger: Logger;
   /** Called with the normalized incidents; the 202 is sent only after it resolves. */
   onAlertmanager: (incidents: Incident[], requestId: string) => Promise<AlertmanagerHandlerResult>;
-  /**
-   * Local control API (`POST /api/feedback`): lets `reprise feedback` reach a running bot so
-   * one process owns the ledger. Same bearer token as the webhooks. Route absent when unset.
-   */
-  onFeedback?: (body: unknown, requestId: string) => Promise<unknown>;
-  isReady: () => boolean;
-  /** Extra exposition text appended to the server's own HTTP metrics. */
-  metricsText: () => string;
+  /** What `/readyz` reports: 200 when ready, 503 with the reasons otherwise. */
+  readiness: () => Readiness;
+  /** The registry `/metrics` exposes; request counts and latencies are recorded in it. */
+  metrics: BotMetrics;
   /** Time source for `receivedAt` (alerts without `startsAt`). Defaults to the system clock. */
   clock?: Clock;
+  /** Longest label or annotation value kept (characters); longer ones are cut with a marker and logged. */
+  fieldLimit?: number;
   /** Whole-request deadline against slow senders. Default 30 s. */
   requestTimeoutMs?: number;
 }
@@ -90,20 +91,18 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   const clock = opts.clock ?? { now: () => new Date() };
   const tokenDigest = opts.bearerToken ? sha256(opts.bearerToken) : undefined;
 
-  const registry = new MetricsRegistry();
-  const requests = registry.counter('reprise_http_requests_total', 'HTTP requests by route, method and status.', [
-    'route',
-    'method',
-    'status',
-  ]);
-  const duration = registry.histogram('reprise_http_request_duration_seconds', 'HTTP request handling time.', ['route']);
+  const requests = opts.metrics.httpRequests;
+  const duration = opts.metrics.httpDuration;
 
   const alertmanager = async ({ req, requestId, log: rlog }: Ctx): Promise<Reply> => {
     if (tokenDigest) checkBearer(req.headers.authorization, tokenDigest);
     assertJsonContentType(req.headers['content-type']);
     const raw = await readBody(req, opts.bodyLimitBytes);
     const json = parseJson(decodeUtf8(raw));
-    const batch = parseAlertmanagerPayload(json, { receivedAt: clock.now().toISOString() });
+    const batch = parseAlertmanagerPayload(json, { receivedAt: clock.now().toISOString(), fieldLimit: opts.fieldLimit });
+    if (batch.truncated.length > 0) {
+      rlog.warn({ truncated: batch.truncated.slice(0, 20), count: batch.truncated.length }, `cut ${batch.truncated.length} oversized label/annotation value(s) to ${opts.fieldLimit ?? 'the'} characters`);
+    }
     rlog.info(
       { alerts: batch.incidents.length, groupKey: batch.groupKey, receiver: batch.receiver },
       'alertmanager webhook parsed',
@@ -114,30 +113,21 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     return { status: 202, body };
   };
 
-  const feedback = async ({ req, requestId }: Ctx): Promise<Reply> => {
-    if (tokenDigest) checkBearer(req.headers.authorization, tokenDigest);
-    assertJsonContentType(req.headers['content-type']);
-    const json = parseJson(decodeUtf8(await readBody(req, opts.bodyLimitBytes)));
-    const result = await opts.onFeedback!(json, requestId);
-    return { status: 200, body: { requestId, result } };
-  };
-
   const routes: Record<string, Route> = {
     '/webhook/alertmanager': { methods: ['POST'], handle: alertmanager },
-    ...(opts.onFeedback ? { '/api/feedback': { methods: ['POST'], handle: feedback } } : {}),
     '/healthz': { methods: ['GET', 'HEAD'], handle: async () => ({ status: 200, body: { status: 'ok' } }) },
     '/readyz': {
       methods: ['GET', 'HEAD'],
-      handle: async () =>
-        opts.isReady() ? { status: 200, body: { status: 'ready' } } : { status: 503, body: { status: 'not_ready' } },
+      handle: async () => {
+        const r = opts.readiness();
+        return r.ready
+          ? { status: 200, body: { status: 'ready', checks: r.checks } }
+          : { status: 503, body: { status: 'not_ready', reasons: r.reasons, checks: r.checks } };
+      },
     },
     '/metrics': {
       methods: ['GET', 'HEAD'],
-      handle: async () => {
-        const extra = opts.metricsText();
-        const text = registry.render() + (extra && !extra.endsWith('\n') ? `${extra}\n` : extra);
-        return { status: 200, body: null, text, headers: { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8' } };
-      },
+      handle: async () => ({ status: 200, body: null, text: await opts.metrics.render(), headers: { 'Content-Type': opts.metrics.contentType } }),
     },
   };
 

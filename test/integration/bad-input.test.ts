@@ -75,7 +75,10 @@ describe('bad input against the real server', () => {
     expect(h.json).toEqual({ status: 'ok' });
     const r = await request(bot.url, { method: 'GET', path: '/readyz' });
     expect(r.status).toBe(200);
-    expect(r.json).toEqual({ status: 'ready' });
+    expect(r.json).toMatchObject({
+      status: 'ready',
+      checks: { catalog: { ok: true, entries: expect.any(Number) }, store: { ok: true, lastProbe: expect.any(String) }, ledger: { ok: true, seq: expect.any(Number), skippedRecords: 0 } },
+    });
   });
 
   it.each(CASES)('$name → $status $code, a warn log line, and the server keeps serving', async (c) => {

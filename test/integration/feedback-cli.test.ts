@@ -1,15 +1,19 @@
 /**
- * `reprise feedback` (issue 2): drives the loop without chat. Without a server it appends to
- * the local ledger; with a `serve` on the same data dir it goes through the running bot (one
- * ledger writer), and a silenced trigger then posts nothing for a non-critical firing.
+ * `reprise feedback` and the control plane (issues 2 and 13): the CLI drives the loop without
+ * chat. A running bot owns the store: the CLI goes through its control socket (a Unix socket,
+ * mode 0600, in the data dir); with no bot it writes directly under the store lock. The public
+ * port has no control API at all, and a second `serve` on one store refuses to start.
  */
+import { execFileSync } from 'node:child_process';
+import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createStore } from '../../src/adapters/keyv/keyv-store.js';
 import type { LedgerEvent } from '../../src/core/ledger-events.js';
 import { eventKey, Ledger } from '../../src/core/ledger/ledger.js';
-import { crashLoopPayload, postAlert, type WebhookAccepted } from './helpers/alerts.js';
-import { cleanup, makeTmpDir, runCli, spawnBot } from './helpers/spawn-bot.js';
+import { crashLoopPayload, postAlert, request, type WebhookAccepted } from './helpers/alerts.js';
+import { cleanup, MAIN_JS, makeTmpDir, runCli, spawnBot, type BotProcess } from './helpers/spawn-bot.js';
 
 afterEach(cleanup);
 
@@ -28,24 +32,35 @@ async function readLedger(dataDir: string): Promise<{ seq: number; events: Ledge
   }
 }
 
+/** A data dir whose ledger has seen TRIGGER once (one firing through a bot, then stopped). */
+async function seededDataDir(): Promise<string> {
+  const dataDir = makeTmpDir();
+  const bot = await spawnBot({ dataDir });
+  expect((await postAlert(bot.url, crashLoopPayload({ status: 'firing' }))).status).toBe(202);
+  expect(await bot.stop()).toEqual({ code: 0, signal: null });
+  return dataDir;
+}
+
 describe('reprise feedback', () => {
-  it('records votes and silences locally, rejects a bad duration, and goes through a running bot', { timeout: 60_000 }, async () => {
-    const dataDir = makeTmpDir();
+  it('writes locally when no bot runs, refuses unknown triggers and bad input, and goes through a running bot', { timeout: 60_000 }, async () => {
+    const dataDir = await seededDataDir();
     const env = { REPRISE_DATA_DIR: dataDir };
+    const base = (await readLedger(dataDir)).seq; // the open and its delivery
 
     const down = await runCli(['feedback', TRIGGER, 'down', '--user', 'bob'], { env });
     expect(down.code, down.stderr).toBe(0);
-    expect(down.stdout).toMatch(/recorded down on .* as event #1/);
+    expect(down.stdout).toMatch(new RegExp(`recorded down on .* for bob as event #${base + 1}`));
+    // Without --user, the OS user the CLI runs as.
     const before = Date.now();
-    const silence = await runCli(['feedback', TRIGGER, 'silence', '1h', '--user', 'bob'], { env });
+    const silence = await runCli(['feedback', TRIGGER, 'silence', '1h'], { env });
     expect(silence.code, silence.stderr).toBe(0);
-    expect(silence.stdout).toMatch(/recorded silence until \S+ on .* as event #2/);
+    expect(silence.stdout).toMatch(new RegExp(`recorded silence until \\S+ on .* for ${userInfo().username} as event #${base + 2}`));
 
     let l = await readLedger(dataDir);
-    expect(l.seq).toBe(2);
-    expect(l.events[0]).toMatchObject({ type: 'feedback', triggerKey: TRIGGER, user: 'bob', vote: 'down' });
-    expect(l.events[1]).toMatchObject({ type: 'silence', triggerKey: TRIGGER, user: 'bob' });
-    const until = Date.parse((l.events[1] as Extract<LedgerEvent, { type: 'silence' }>).until);
+    expect(l.seq).toBe(base + 2);
+    expect(l.events[base]).toMatchObject({ type: 'feedback', triggerKey: TRIGGER, user: 'bob', vote: 'down', via: 'cli' });
+    expect(l.events[base + 1]).toMatchObject({ type: 'silence', triggerKey: TRIGGER, user: userInfo().username, via: 'cli' });
+    const until = Date.parse((l.events[base + 1] as Extract<LedgerEvent, { type: 'silence' }>).until);
     expect(until - before).toBeGreaterThan(59 * 60_000);
     expect(until - before).toBeLessThan(61 * 60_000 + 30_000);
     expect(l.silenced).toBe(true);
@@ -56,40 +71,129 @@ describe('reprise feedback', () => {
     const usage = await runCli(['feedback', TRIGGER, 'sideways'], { env });
     expect(usage.code).toBe(2);
     expect(usage.stderr).toMatch(/usage:/);
-    expect((await readLedger(dataDir)).seq, 'rejected feedback writes nothing').toBe(2);
+    // A typo in the trigger key is refused, naming the trigger it probably meant.
+    const typo = await runCli(['feedback', TRIGGER.replace('payments', 'paymnets'), 'down'], { env });
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain(`never seen trigger`);
+    expect(typo.stderr).toContain(`did you mean ${JSON.stringify(TRIGGER)}`);
+    // A user name that would drive a terminal or hide as another name is refused.
+    for (const user of ['eve\u001b[2J', 'adm\u202Enimda', 'two\nlines']) {
+      const r = await runCli(['feedback', TRIGGER, 'up', '--user', user], { env });
+      expect(r.code, JSON.stringify(user)).toBe(2);
+      expect(r.stderr).toMatch(/user must be printable/);
+    }
+    expect((await readLedger(dataDir)).seq, 'rejected feedback writes nothing').toBe(base + 2);
 
-    // With a server on the same data dir, the CLI goes through it.
+    // With a server on the same data dir, the CLI goes through its control socket.
     const bot = await spawnBot({ dataDir });
+    const socket = join(dataDir, 'reprise.sock');
+    expect(statSync(socket).mode & 0o777, 'control socket is owner-only').toBe(0o600);
     const up = await runCli(['feedback', TRIGGER, 'up', '--user', 'bob'], { env });
     expect(up.code, up.stderr).toBe(0);
-    expect(up.stdout).toContain('via the running bot');
-    expect(up.stdout).toContain(`pid ${bot.child.pid}`);
-    await bot.waitForLog((x) => x.msg === 'feedback recorded' && x.user === 'bob');
+    expect(up.stdout).toContain(`via the running bot (pid ${bot.child.pid})`);
+    await bot.waitForLog((x) => x.msg === 'feedback recorded' && x.user === 'bob' && x.via === 'cli');
+    const unknown = await runCli(['feedback', 'no|such|trigger', 'up'], { env });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('never seen trigger');
 
     // The trigger is silenced: a warning firing is acknowledged but posts nothing.
-    const quiet = await postAlert(bot.url, crashLoopPayload({ status: 'firing', severity: 'warning' }));
+    const transcriptBefore = bot.transcriptLines().length;
+    const quiet = await postAlert(bot.url, crashLoopPayload({ status: 'firing', severity: 'warning', pod: 'checkout-api-7d9f8c6b5-q1q1q' }));
     expect(quiet.status, quiet.text).toBe(202);
     expect((quiet.json as WebhookAccepted).results[0]).toMatchObject({ status: 'silenced', triggerKey: TRIGGER });
-    expect(bot.transcriptLines()).toEqual([]);
-    expect(bot.stdout()).not.toContain('KubePodCrashLooping');
+    expect(bot.transcriptLines()).toHaveLength(transcriptBefore);
 
     // A critical firing breaks through (and ends the silence): this is what makes the quiet one meaningful.
     const loud = await postAlert(bot.url, crashLoopPayload({ status: 'firing', severity: 'critical', pod: 'checkout-api-7d9f8c6b5-p4q7z' }));
     expect(loud.status, loud.text).toBe(202);
     expect((loud.json as WebhookAccepted).results[0]).toMatchObject({ status: 'posted', triggerKey: TRIGGER });
-    expect(bot.transcriptLines().filter((x) => x.kind === 'rca')).toHaveLength(1);
     expect(await bot.stop()).toEqual({ code: 0, signal: null });
 
     l = await readLedger(dataDir);
-    expect(l.events.map((e) => e.type)).toEqual(['feedback', 'silence', 'feedback', 'silence', 'open']);
-    expect(l.events[2]).toMatchObject({ type: 'feedback', triggerKey: TRIGGER, user: 'bob', vote: 'up' });
-    expect(l.events[3]).toMatchObject({ type: 'silence', triggerKey: TRIGGER, user: 'reprise:critical' });
+    expect(l.events.slice(base).map((e) => e.type)).toEqual(['feedback', 'silence', 'feedback', 'silence', 'open', 'delivered']);
+    expect(l.events[base + 2]).toMatchObject({ type: 'feedback', triggerKey: TRIGGER, user: 'bob', vote: 'up', via: 'cli' });
+    expect(l.events[base + 3]).toMatchObject({ type: 'silence', triggerKey: TRIGGER, user: 'reprise:critical' });
     expect(l.silenced).toBe(false);
 
-    // Stopped cleanly: the serve lock is gone, so the CLI writes locally again.
+    // Stopped cleanly: the socket is gone, so the CLI writes locally again.
     const clear = await runCli(['feedback', TRIGGER, 'clear', '--user', 'bob'], { env });
     expect(clear.code, clear.stderr).toBe(0);
     expect(clear.stdout).not.toContain('via the running bot');
-    expect(clear.stdout).toMatch(/as event #6/);
+    expect(clear.stdout).toMatch(new RegExp(`as event #${l.seq + 1}`));
+  });
+
+  it('has no control API on the public port: forged 👎 and silences change nothing', { timeout: 60_000 }, async () => {
+    const dataDir = await seededDataDir();
+    const bot = await spawnBot({ dataDir, args: ['--host', '127.0.0.1'] });
+    const before = bot.transcriptLines().length;
+    const seqBefore = (await (await fetch(`${bot.url}/readyz`)).json() as { checks: { ledger: { seq: number } } }).checks.ledger.seq;
+    for (let i = 0; i < 5; i++) {
+      const forged = await request(bot.url, { path: '/api/feedback', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ triggerKey: TRIGGER, action: 'down', user: `mallory${i}` }) });
+      expect(forged.status).toBe(404);
+    }
+    const silence = await request(bot.url, { path: '/api/feedback', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ triggerKey: TRIGGER, action: 'silence', duration: '30d', user: 'mallory' }) });
+    expect(silence.status).toBe(404);
+    // The next real firing is posted: no forged silence holds it.
+    const fired = await postAlert(bot.url, crashLoopPayload({ status: 'firing', pod: 'checkout-api-7d9f8c6b5-m4m4m' }));
+    expect((fired.json as WebhookAccepted).results[0]).toMatchObject({ status: 'posted' });
+    expect(bot.transcriptLines().length).toBe(before + 1);
+    expect(await bot.stop()).toEqual({ code: 0, signal: null });
+    const l = await readLedger(dataDir);
+    expect(l.seq).toBe(seqBefore + 2); // the real firing's open and delivery, nothing else
+    expect(l.events.some((e) => 'user' in e && String(e.user).startsWith('mallory'))).toBe(false);
+  });
+
+  it('lets one serve own a store: a second exits 1 naming the holder, and the CLI will not write under it', { timeout: 60_000 }, async () => {
+    const dataDir = await seededDataDir();
+    const first: BotProcess = await spawnBot({ dataDir });
+    const second = await runCli(['serve', '--port', '0', '--host', '127.0.0.1'], { env: { REPRISE_DATA_DIR: dataDir }, timeoutMs: 20_000 });
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain(`reprise serve (pid ${first.child.pid}`);
+    expect(second.stderr).toMatch(/stop it \(kill \d+\), or give this one its own data dir/);
+    // The first keeps serving, untouched.
+    expect((await postAlert(first.url, crashLoopPayload({ status: 'firing', pod: 'checkout-api-7d9f8c6b5-s2s2s' }))).status).toBe(202);
+
+    // A bot whose socket does not answer (here: its announcement points nowhere, as after a
+    // wedge) still holds the lock: the CLI refuses instead of writing beside it.
+    const ownerFile = join(dataDir, 'serve.json');
+    const announced = readFileSync(ownerFile, 'utf8');
+    writeFileSync(ownerFile, JSON.stringify({ ...JSON.parse(announced), socket: join(dataDir, 'gone.sock') }));
+    const seq = (await (await fetch(`${first.url}/readyz`)).json() as { checks: { ledger: { seq: number } } }).checks.ledger.seq;
+    const refused = await runCli(['feedback', TRIGGER, 'down'], { env: { REPRISE_DATA_DIR: dataDir } });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`is in use by reprise serve (pid ${first.child.pid}`);
+    expect(refused.stderr).toContain('nothing was recorded');
+    writeFileSync(ownerFile, announced);
+    expect(await first.stop()).toEqual({ code: 0, signal: null });
+    expect((await readLedger(dataDir)).seq).toBe(seq);
+  });
+
+  it.runIf(process.getuid?.() === 0 && hasRunuser())('refuses, for another OS user, to write what the owner would (no EPERM guess)', { timeout: 60_000 }, async () => {
+    const dataDir = await seededDataDir();
+    chmodSync(dataDir, 0o755); // another user may look, not write
+    const bot = await spawnBot({ dataDir });
+    const seq = (await (await fetch(`${bot.url}/readyz`)).json() as { checks: { ledger: { seq: number } } }).checks.ledger.seq;
+    let out = '';
+    let code = 0;
+    try {
+      out = execFileSync('runuser', ['-u', 'nobody', '--', process.execPath, MAIN_JS, 'feedback', TRIGGER, 'down', '--user', 'nobody'], { env: { ...process.env, REPRISE_DATA_DIR: dataDir }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    } catch (err) {
+      const e = err as { status: number; stderr: string };
+      code = e.status;
+      out = e.stderr;
+    }
+    expect(code).toBe(1);
+    expect(out).toMatch(/[Nn]othing was recorded/);
+    expect(await bot.stop()).toEqual({ code: 0, signal: null });
+    expect((await readLedger(dataDir)).seq).toBe(seq);
   });
 });
+
+function hasRunuser(): boolean {
+  try {
+    execFileSync('runuser', ['--help'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,9 +1,11 @@
 /**
  * The learning loop over HTTP against the real `reprise serve` (issue 2, first "Done when"):
- * firing → instant recall of an Incident → resolve pairs with it → the factor rises; then
- * unresolved firings → the entry decays below the floor → recall refused by the outcome gate
- * → the thread falls through with recurrence facts and a near miss / runbook, clearly marked.
+ * firing → instant recall of an Incident → resolve pairs with it → the track record rises and
+ * the confidence does not drop; then firings left unresolved past the resolve window → the
+ * entry decays below the floor → recall refused by the outcome gate → the thread falls through
+ * with recurrence facts and a near miss / runbook, clearly marked.
  */
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CHECKOUT_ENTRY, SAMPLE_POD, crashLoopPayload, postAlert, type WebhookAccepted } from './helpers/alerts.js';
@@ -11,16 +13,21 @@ import { recallJson } from './helpers/recall-cli.js';
 import { cleanup, makeTmpDir, spawnBot } from './helpers/spawn-bot.js';
 
 const CATALOG = 'catalog';
+/** Short enough for a test to outwait, long enough that two quick firings are both "in progress". */
+const WINDOW_MS = 400;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 afterEach(cleanup);
 
 describe('the learning loop over HTTP', () => {
-  it('recalls, pairs the resolve, raises the factor, then decays below the floor and falls through', { timeout: 90_000 }, async () => {
+  it('recalls, pairs the resolve, raises the track record, then decays below the floor and falls through', { timeout: 90_000 }, async () => {
     const dir = makeTmpDir();
     const store = `sqlite://${join(dir, 'reprise.sqlite')}`;
+    const config = join(dir, 'reprise.yaml');
+    writeFileSync(config, `ledger:\n  resolve_window: ${WINDOW_MS}ms\n`);
 
     // ── Run 1: one firing, recalled instantly; its resolve pairs into the same thread.
-    const bot = await spawnBot({ dataDir: dir, transcript: join(dir, 't1.jsonl') });
+    const bot = await spawnBot({ dataDir: dir, transcript: join(dir, 't1.jsonl'), args: ['--config', config] });
     const fired = await postAlert(bot.url, crashLoopPayload({ status: 'firing', pod: SAMPLE_POD }));
     expect(fired.status, fired.text).toBe(202);
     const firedBody = fired.json as WebhookAccepted;
@@ -44,18 +51,23 @@ describe('the learning loop over HTTP', () => {
 
     expect(await bot.stop()).toEqual({ code: 0, signal: null });
 
-    // The factor rose from "withheld" to (1 resolved + 1) / (1 recall + 2) = 0.667.
-    const [afterResolve] = await recallJson(crashLoopPayload({ status: 'firing' }), { catalog: CATALOG, store, dir, name: 'after-resolve' });
+    // The rate rose from ungraded to (1 resolved + 1) / (1 concluded + 2) = 0.667, and the
+    // confidence did not drop: the factor stays 1 after a success.
+    const [afterResolve] = await recallJson(crashLoopPayload({ status: 'firing' }), { catalog: CATALOG, store, dir, name: 'after-resolve', config });
     const passed = afterResolve!.trace.find((s) => s.gate === 'outcome' && s.entry === CHECKOUT_ENTRY);
     expect(passed, JSON.stringify(afterResolve!.trace)).toBeDefined();
     expect(passed!.passed).toBe(true);
     expect(passed!.value as number).toBeCloseTo(2 / 3, 2);
+    expect(passed!.reason).toContain('confidence factor (…+1)/(…+1) = 1');
     expect(afterResolve!.answer).toMatchObject({ kind: 'incident', entry: CHECKOUT_ENTRY });
+    expect(afterResolve!.answer!.confidence).toBeGreaterThanOrEqual(firedBody.results[0]!.answer!.confidence);
 
-    // ── Run 2, same data dir: firings on new pods (new fingerprints), never resolved.
-    const bot2 = await spawnBot({ dataDir: dir, transcript: join(dir, 't2.jsonl') });
+    // ── Run 2, same data dir: firings on new pods (new fingerprints), never resolved, each one
+    // after the previous one's resolve window lapsed.
+    const bot2 = await spawnBot({ dataDir: dir, transcript: join(dir, 't2.jsonl'), args: ['--config', config] });
     let fallThrough: { body: WebhookAccepted; text: string; answer: unknown; n: number } | undefined;
     for (let n = 1; n <= 6 && !fallThrough; n++) {
+      if (n > 1) await sleep(WINDOW_MS + 100);
       const pod = `checkout-api-7d9f8c6b5-r${n}x9z`;
       const res = await postAlert(bot2.url, crashLoopPayload({ status: 'firing', pod }));
       expect(res.status, res.text).toBe(202);
@@ -69,7 +81,7 @@ describe('the learning loop over HTTP', () => {
     }
     expect(fallThrough, 'the entry never fell below the floor within 6 unresolved firings').toBeDefined();
     const ft = fallThrough!;
-    // 0.667 → 0.5 (still ≥ floor) → 0.4: the third unresolved recall is refused.
+    // rate 0.667 → (1 + 1)/(2 + 2) = 0.5 (still ≥ floor) → 2/5 = 0.4: the third firing is refused.
     expect(ft.n).toBe(3);
     expect(ft.body.results[0]?.answer ?? null).toEqual(ft.answer);
     expect(ft.text).toContain('Fall-through');
@@ -83,7 +95,7 @@ describe('the learning loop over HTTP', () => {
     expect(await bot2.stop()).toEqual({ code: 0, signal: null });
 
     // The gate trace says why: the outcome gate refused the entry, below the floor.
-    const [refused] = await recallJson(crashLoopPayload({ status: 'firing', pod: 'checkout-api-7d9f8c6b5-z9z9z' }), { catalog: CATALOG, store, dir, name: 'refused' });
+    const [refused] = await recallJson(crashLoopPayload({ status: 'firing', pod: 'checkout-api-7d9f8c6b5-z9z9z' }), { catalog: CATALOG, store, dir, name: 'refused', config });
     const step = refused!.trace.find((s) => s.gate === 'outcome' && s.entry === CHECKOUT_ENTRY);
     expect(step, JSON.stringify(refused!.trace)).toBeDefined();
     expect(step!.passed).toBe(false);

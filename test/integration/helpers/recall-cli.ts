@@ -22,6 +22,8 @@ export interface RecallCliOptions {
   /** Base name of the payload file (unique per call in one folder). */
   name?: string;
   cwd?: string;
+  /** Config file (`--config`), e.g. for a short ledger.resolve_window. */
+  config?: string;
 }
 
 /**
@@ -31,7 +33,7 @@ export interface RecallCliOptions {
 export async function recallJson(payload: unknown, o: RecallCliOptions): Promise<RecallJsonIncident[]> {
   const file = join(o.dir, `${o.name ?? 'alert'}.json`);
   writeFileSync(file, JSON.stringify(payload));
-  const args = ['recall', '--catalog', o.catalog, ...(o.store ? ['--store', o.store] : []), '--alert', file, '--json'];
+  const args = ['recall', '--catalog', o.catalog, ...(o.store ? ['--store', o.store] : []), ...(o.config ? ['--config', o.config] : []), '--alert', file, '--json'];
   const r = await runCli(args, o.cwd ? { cwd: o.cwd } : {});
   expect(r.code, `reprise ${args.join(' ')}\nstderr:\n${r.stderr}`).toBe(0);
   return (JSON.parse(r.stdout) as { incidents: RecallJsonIncident[] }).incidents;

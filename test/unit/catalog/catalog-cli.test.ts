@@ -63,7 +63,7 @@ describe('reprise catalog lint', () => {
   ])('exits 2 with usage on %j', async (argv) => {
     const io = bufferIO(FIXTURES);
     expect(await catalogLint(argv, io)).toBe(2);
-    expect(io.err()).toContain('Usage: reprise catalog lint DIR');
+    expect(io.err()).toContain('usage: reprise catalog lint DIR');
     expect(io.out()).toBe('');
   });
 });
@@ -91,7 +91,7 @@ describe('reprise search', () => {
     async (argv) => {
       const io = bufferIO('/work/shared/corpus');
       expect(await search(argv, io)).toBe(2);
-      expect(io.err()).toMatch(/reprise search: /);
+      expect(io.err()).toMatch(/usage: reprise search/);
     },
   );
 });

@@ -2,6 +2,8 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Incident } from '../../../src/core/types.js';
 import { createHttpServer, type HttpServer } from '../../../src/http/create-server.js';
+import { createBotMetrics } from '../../../src/http/metrics.js';
+import { combineReadiness } from '../../../src/http/readiness.js';
 import type { Logger } from '../../../src/ports/logger.js';
 
 interface LogLine {
@@ -45,14 +47,17 @@ const received: Incident[][] = [];
 let handler: (incidents: Incident[], requestId: string) => Promise<{ accepted: number; results?: unknown }>;
 let ready = true;
 
+const metrics = createBotMetrics({ defaults: false });
+
 beforeAll(async () => {
+  metrics.incidents.inc({ outcome: 'recall_incident' }, 3);
   srv = createHttpServer({
     bearerToken: TOKEN,
     bodyLimitBytes: 1024 * 1024,
     logger: recordingLogger(logs),
     onAlertmanager: (incidents, requestId) => handler(incidents, requestId),
-    isReady: () => ready,
-    metricsText: () => '# TYPE reprise_recall_total counter\nreprise_recall_total{outcome="fire"} 3',
+    readiness: () => combineReadiness([{ name: 'store', ok: ready, ...(ready ? {} : { reason: 'cannot write /data/reprise.sqlite: disk I/O error' }), detail: { store: '/data/reprise.sqlite' } }]),
+    metrics,
   });
   const { port } = await srv.listen(0, '127.0.0.1');
   base = `http://127.0.0.1:${port}`;
@@ -234,11 +239,26 @@ describe('health, readiness and metrics', () => {
     const health = await fetch(`${base}/healthz`);
     expect(health.status).toBe(200);
     expect(await health.json()).toEqual({ status: 'ok' });
-    expect((await fetch(`${base}/readyz`)).status).toBe(200);
+    const readyRes = await fetch(`${base}/readyz`);
+    expect(readyRes.status).toBe(200);
+    expect(await readyRes.json()).toEqual({ status: 'ready', checks: { store: { ok: true, store: '/data/reprise.sqlite' } } });
     ready = false;
     const notReady = await fetch(`${base}/readyz`);
     expect(notReady.status).toBe(503);
-    expect(await notReady.json()).toEqual({ status: 'not_ready' });
+    expect(await notReady.json()).toEqual({
+      status: 'not_ready',
+      reasons: ['store: cannot write /data/reprise.sqlite: disk I/O error'],
+      checks: { store: { ok: false, reason: 'cannot write /data/reprise.sqlite: disk I/O error', store: '/data/reprise.sqlite' } },
+    });
+  });
+
+  it('serves no control API on the public port: /api/* is 404 and records nothing', async () => {
+    for (const path of ['/api/feedback', '/api/note', '/api/']) {
+      const res = await post(JSON.stringify({ triggerKey: 'x', action: 'down', user: 'mallory' }), {}, path);
+      expect(res.status, path).toBe(404);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('not_found');
+    }
+    expect(received).toEqual([]);
   });
 
   it('counts requests by route and status and appends the app metrics', async () => {
@@ -255,6 +275,6 @@ describe('health, readiness and metrics', () => {
     expect(text).toMatch(/^reprise_http_requests_total\{route="unmatched",method="GET",status="404"\} \d+$/m);
     expect(text).not.toContain('/random/');
     expect(text).toMatch(/^reprise_http_request_duration_seconds_count\{route="\/webhook\/alertmanager"\} \d+$/m);
-    expect(text).toContain('reprise_recall_total{outcome="fire"} 3\n');
+    expect(text).toContain('reprise_incidents_total{outcome="recall_incident"} 3\n');
   });
 });

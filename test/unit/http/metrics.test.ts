@@ -1,64 +1,36 @@
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES, RepriseError } from '../../../src/core/errors.js';
 import { HTTP_STATUS_BY_CODE, toHttpError } from '../../../src/http/errors.js';
-import { MetricsRegistry } from '../../../src/http/metrics.js';
+import { createBotMetrics } from '../../../src/http/metrics.js';
 
-describe('MetricsRegistry', () => {
-  it('renders counters with escaped labels in exposition format', () => {
-    const r = new MetricsRegistry();
-    const c = r.counter('reprise_recall_total', 'Recall outcomes.', ['outcome']);
-    c.inc({ outcome: 'fire' });
-    c.inc({ outcome: 'fire' }, 2);
-    c.inc({ outcome: 'say "hi"\\\n' });
-    expect(c.get({ outcome: 'fire' })).toBe(3);
-    expect(r.render()).toBe(
-      [
-        '# HELP reprise_recall_total Recall outcomes.',
-        '# TYPE reprise_recall_total counter',
-        'reprise_recall_total{outcome="fire"} 3',
-        'reprise_recall_total{outcome="say \\"hi\\"\\\\\\n"} 1',
-        '',
-      ].join('\n'),
-    );
+describe('bot metrics (prom-client)', () => {
+  it('keeps the series names and adds the process, GC and event-loop defaults', async () => {
+    let seq = 41;
+    const m = createBotMetrics({ ledgerSeq: () => seq, ledgerSkipped: () => 2, isReady: () => false });
+    m.httpRequests.inc({ route: '/webhook/alertmanager', method: 'POST', status: '202' });
+    m.httpDuration.observe({ route: '/webhook/alertmanager' }, 0.02);
+    m.incidents.inc({ outcome: 'recall_incident' });
+    seq = 42;
+    const text = await m.render();
+    expect(text).toContain('reprise_http_requests_total{route="/webhook/alertmanager",method="POST",status="202"} 1');
+    expect(text).toContain('reprise_http_request_duration_seconds_bucket{le="0.025",route="/webhook/alertmanager"} 1');
+    expect(text).toContain('reprise_incidents_total{outcome="recall_incident"} 1');
+    // Read at scrape time, not when created.
+    expect(text).toContain('reprise_ledger_events 42');
+    expect(text).toContain('reprise_ledger_skipped_records 2');
+    expect(text).toContain('reprise_ready 0');
+    expect(text).toMatch(/^process_cpu_user_seconds_total /m);
+    expect(text).toMatch(/^nodejs_eventloop_lag_seconds /m);
+    expect(text).toMatch(/^# TYPE nodejs_gc_duration_seconds histogram/m);
+    expect(m.contentType).toMatch(/^text\/plain; version=0\.0\.4/);
   });
 
-  it('renders cumulative histogram buckets, sum and count', () => {
-    const r = new MetricsRegistry();
-    const h = r.histogram('lat_seconds', 'Latency.', ['route'], [0.1, 1]);
-    h.observe({ route: '/a' }, 0.05);
-    h.observe({ route: '/a' }, 0.5);
-    h.observe({ route: '/a' }, 5);
-    expect(r.render()).toBe(
-      [
-        '# HELP lat_seconds Latency.',
-        '# TYPE lat_seconds histogram',
-        'lat_seconds_bucket{route="/a",le="0.1"} 1',
-        'lat_seconds_bucket{route="/a",le="1"} 2',
-        'lat_seconds_bucket{route="/a",le="+Inf"} 3',
-        'lat_seconds_sum{route="/a"} 5.55',
-        'lat_seconds_count{route="/a"} 3',
-        '',
-      ].join('\n'),
-    );
-  });
-
-  it('supports gauges and unlabelled metrics', () => {
-    const r = new MetricsRegistry();
-    const g = r.gauge('queue_depth', 'Queued.');
-    g.set(undefined, 4);
-    g.dec();
-    expect(r.render()).toContain('queue_depth 3\n');
-  });
-
-  it('rejects programming errors loudly', () => {
-    const r = new MetricsRegistry();
-    const c = r.counter('a_total', 'A.', ['x']);
-    expect(r.counter('a_total', 'A.', ['x'])).toBe(c);
-    expect(() => r.gauge('a_total', 'A.', ['x'])).toThrow(/already registered/);
-    expect(() => r.counter('a_total', 'A.', ['y'])).toThrow(/already registered/);
-    expect(() => c.inc({ y: '1' })).toThrow(/no label "y"/);
-    expect(() => c.inc({ x: '1' }, -1)).toThrow(/cannot decrease/);
-    expect(() => r.counter('bad-name', 'B.')).toThrow(/invalid metric name/);
+  it('gives each bot its own registry (two bots in one process do not mix counts)', async () => {
+    const a = createBotMetrics({ defaults: false });
+    const b = createBotMetrics({ defaults: false });
+    a.incidents.inc({ outcome: 'silenced' });
+    expect(await a.render()).toContain('reprise_incidents_total{outcome="silenced"} 1');
+    expect(await b.render()).not.toContain('outcome="silenced"');
   });
 });
 

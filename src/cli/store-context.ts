@@ -1,0 +1,70 @@
+import { statSync } from 'node:fs';
+import { createStore, embeddedStoreFile } from '../adapters/keyv/keyv-store.js';
+import { storeLockPath, tryLockStore, type StoreLock } from '../adapters/keyv/store-lock.js';
+import type { Config } from '../config/schema.js';
+import { Ledger } from '../core/ledger/ledger.js';
+import type { Logger } from '../ports/logger.js';
+import type { KeyValueStore } from '../ports/store.js';
+import { readServeOwner } from './serve-owner.js';
+
+/** Where the configured store lives, for messages (`store.url` or the embedded file). */
+export function describeStore(config: Config): string {
+  return config.store.url ?? embeddedStoreFile(undefined, config.store.data_dir) ?? config.store.data_dir;
+}
+
+/** Why the store may be wrong, said before it is opened (an empty file starts an empty ledger). */
+export function storeWarnings(config: Config): string[] {
+  const file = embeddedStoreFile(config.store.url, config.store.data_dir);
+  if (file === undefined) return [];
+  try {
+    if (statSync(file).size === 0) {
+      return [`the store file ${file} is empty (0 bytes): starting with an empty ledger. If it held events, stop and restore it from a backup.`];
+    }
+  } catch {
+    // absent: a first start
+  }
+  return [];
+}
+
+export class StoreLockedError extends Error {
+  readonly holderPid: number | undefined;
+  constructor(holderPid: number | undefined, message: string) {
+    super(message);
+    this.name = 'StoreLockedError';
+    this.holderPid = holderPid;
+  }
+}
+
+/**
+ * Take the store's writer lock (embedded store only; `undefined` when the store needs none).
+ * @throws StoreLockedError naming the holder and the fix when another process holds it.
+ */
+export function lockStore(config: Config, command: string): StoreLock | undefined {
+  const path = storeLockPath(config.store.url, config.store.data_dir);
+  if (path === undefined) return undefined;
+  const lock = tryLockStore(path);
+  if (lock) return lock;
+  const owner = readServeOwner(config.store.data_dir);
+  const who = owner ? `reprise serve (pid ${owner.pid}, user ${owner.user || '?'}, since ${owner.startedAt || '?'})` : 'another reprise process';
+  throw new StoreLockedError(
+    owner?.pid,
+    `${command}: the store ${describeStore(config)} is in use by ${who}. One process writes a store at a time: ` +
+      `stop it${owner ? ` (kill ${owner.pid})` : ''}, or give this one its own data dir (REPRISE_DATA_DIR or store.data_dir in --config).`,
+  );
+}
+
+/** Opens the configured store and its ledger (the caller holds the lock when it will write). */
+export async function openLedger(config: Config, logger?: Logger): Promise<{ store: KeyValueStore; ledger: Ledger }> {
+  const store = createStore(config.store.url, config.store.data_dir);
+  try {
+    const ledger = await Ledger.open(store, {
+      snapshotEvery: config.store.snapshot_every,
+      resolveWindowMs: config.ledger.resolve_window_ms,
+      ...(logger ? { logger } : {}),
+    });
+    return { store, ledger };
+  } catch (err) {
+    await store.close().catch(() => undefined);
+    throw new Error(`cannot open the ledger store (${describeStore(config)}): ${(err as Error).message}; set store.data_dir (REPRISE_DATA_DIR) or store.url`, { cause: err });
+  }
+}
