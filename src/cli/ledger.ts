@@ -3,7 +3,7 @@ import { createStore, embeddedStoreFile } from '../adapters/keyv/keyv-store.js';
 import type { Config } from '../config/schema.js';
 import { tryParseDuration } from '../core/duration.js';
 import type { LedgerEvent } from '../core/ledger-events.js';
-import { readLedgerRecords, SNAPSHOT_KEY } from '../core/ledger/ledger.js';
+import { readLedgerRecords, SNAPSHOT_KEY, snapshotState } from '../core/ledger/ledger.js';
 import { applyEvent, createLedgerState, restoreLedgerState } from '../core/ledger/ledger-state.js';
 import type { KeyValueStore } from '../ports/store.js';
 import { parseCli, wantsHelp } from './args.js';
@@ -148,8 +148,8 @@ async function verify(argv: string[], io: CliIO): Promise<number> {
   const store = openForReading(loaded.config, io);
   if (!store) return 0;
   try {
-    const snap = await store.get<{ seq: number; state: unknown }>(SNAPSHOT_KEY).catch(() => undefined);
-    const stored = snap ? restoreLedgerState(snap.state) : undefined;
+    const snap = await store.get<{ seq: number; json?: string; state?: unknown }>(SNAPSHOT_KEY).catch(() => undefined);
+    const stored = snap ? restoreLedgerState(snapshotState(snap)) : undefined;
     const limits = stored?.limits;
     const replay = createLedgerState(limits);
     let checked = false;

@@ -1,6 +1,6 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { userInfo } from 'node:os';
-import { basename } from 'node:path';
+import { basename, dirname } from 'node:path';
 import { pino } from 'pino';
 import { ConsoleTransport } from '../adapters/console/console-transport.js';
 import type { StoreLock } from '../adapters/keyv/store-lock.js';
@@ -119,7 +119,9 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   probeTimer.unref();
 
   const readiness = (): Readiness => {
-    const writeError = ledger.lastWriteError;
+    // A failed ledger write counts until a later probe proves the store takes writes again.
+    const lastError = ledger.lastWriteError;
+    const writeError = lastError && !(probe.ok && Date.parse(probe.at) > Date.parse(lastError.at)) ? lastError : undefined;
     const checks: ReadinessCheck[] = [
       { name: 'catalog', ok: true, detail: { dir, bundled, entries: current.entries.length, skippedFiles, builtAt: current.builtAt.toISOString() } },
       {
@@ -173,8 +175,17 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   let port: number;
   try {
     ({ port } = await http.listen(config.server.port, config.server.host));
+  } catch (err) {
+    await release().catch(() => undefined);
+    const code = (err as NodeJS.ErrnoException).code;
+    const hint = code === 'EADDRINUSE' ? '; another process holds it — pick a free port with --port N or PORT' : '';
+    throw new Error(`cannot listen on ${config.server.host}:${config.server.port}: ${(err as Error).message}${hint}`, { cause: err });
+  }
+  const socketPath = controlSocketPath(config.store.data_dir);
+  try {
+    mkdirSync(dirname(socketPath), { recursive: true });
     control = await startControlServer(
-      controlSocketPath(config.store.data_dir),
+      socketPath,
       {
         // The socket is the CLI's channel: whatever the body says, it came through the CLI.
         feedback: async (body) => bot.feedback({ ...(typeof body === 'object' && body !== null ? body : {}), via: 'cli' }),
@@ -184,9 +195,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     );
   } catch (err) {
     await release().catch(() => undefined);
-    const code = (err as NodeJS.ErrnoException).code;
-    const hint = code === 'EADDRINUSE' ? '; another process holds it — pick a free port with --port N or PORT' : '';
-    throw new Error(`cannot listen on ${config.server.host}:${config.server.port}: ${(err as Error).message}${hint}`, { cause: err });
+    throw new Error(`cannot open the control socket ${socketPath}: ${(err as Error).message}; store.data_dir (REPRISE_DATA_DIR) must be a folder this user can write`, { cause: err });
   }
   writeServeOwner(config.store.data_dir, { pid: process.pid, socket: control.path, port, host: config.server.host, user: userInfo().username, startedAt: clock.now().toISOString() });
   logger.info({ port, host: config.server.host, socket: control.path }, `listening on ${describeListen(config.server.host, port)}`);

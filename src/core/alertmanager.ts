@@ -27,13 +27,14 @@ const alertSchema = z.object({
   fingerprint: looseString,
 });
 
-const payloadSchema = z.object({
+const envelopeSchema = z.object({
   version: z.unknown().optional(),
   groupKey: looseString,
   status: looseString,
   receiver: looseString,
   externalURL: looseString,
-  alerts: z.array(alertSchema).min(1),
+  // Alerts are validated one by one (see parseSteps), so a big group can yield in between.
+  alerts: z.array(z.unknown()).min(1),
 });
 
 export type AlertmanagerAlert = z.infer<typeof alertSchema>;
@@ -149,27 +150,68 @@ function toIncident(alert: AlertmanagerAlert, index: number, receivedAt: string 
   return incident;
 }
 
+/** Alerts validated between two yields to the event loop. */
+const CHUNK = 256;
+
+function invalid(issues: readonly z.core.$ZodIssue[]): RepriseError {
+  const message = formatIssues(issues);
+  return new RepriseError('invalid_payload', message, {
+    userMessage: message,
+    details: issues.map(({ path, code, message: m }) => ({ path, code, message: m })),
+  });
+}
+
+/**
+ * The parse, as steps: it pauses (yields) after every {@link CHUNK} alerts, so a caller on the
+ * event loop can let other requests through while a 10,000-alert group is validated.
+ */
+function* parseSteps(body: unknown, options: ParseAlertmanagerOptions): Generator<void, AlertmanagerBatch> {
+  const envelope = envelopeSchema.safeParse(body, { reportInput: true });
+  if (!envelope.success) throw invalid(envelope.error.issues);
+  const { alerts: raw, groupKey, receiver, externalURL } = envelope.data;
+  const alerts: AlertmanagerAlert[] = [];
+  const issues: z.core.$ZodIssue[] = [];
+  for (let i = 0; i < raw.length; i++) {
+    if (i > 0 && i % CHUNK === 0) yield;
+    const a = alertSchema.safeParse(raw[i], { reportInput: true });
+    if (a.success) alerts.push(a.data);
+    else if (issues.length < 20) for (const issue of a.error.issues) issues.push({ ...issue, path: ['alerts', i, ...issue.path] });
+    else issues.push(a.error.issues[0]!);
+  }
+  if (issues.length > 0) throw invalid(issues);
+  const truncated: TruncatedField[] = [];
+  const limit = options.fieldLimit ?? DEFAULT_FIELD_LIMIT;
+  const incidents: Incident[] = [];
+  for (let i = 0; i < alerts.length; i++) {
+    if (i > 0 && i % CHUNK === 0) yield;
+    incidents.push(toIncident(alerts[i]!, i, options.receivedAt, limit, truncated));
+  }
+  const batch: AlertmanagerBatch = { incidents, truncated };
+  if (groupKey !== undefined) batch.groupKey = groupKey;
+  if (receiver !== undefined) batch.receiver = receiver;
+  if (externalURL !== undefined) batch.externalURL = externalURL;
+  return batch;
+}
+
 /**
  * Validate an Alertmanager v4 webhook body and turn each alert into its own Incident.
  * @throws RepriseError `invalid_payload` whose message names each bad field, e.g.
  *   `alerts[2].status must be "firing" or "resolved", got "pending"`.
  */
 export function parseAlertmanagerPayload(body: unknown, options: ParseAlertmanagerOptions = {}): AlertmanagerBatch {
-  const parsed = payloadSchema.safeParse(body, { reportInput: true });
-  if (!parsed.success) {
-    const message = formatIssues(parsed.error.issues);
-    throw new RepriseError('invalid_payload', message, {
-      userMessage: message,
-      details: parsed.error.issues.map(({ path, code, message: m }) => ({ path, code, message: m })),
-    });
+  const steps = parseSteps(body, options);
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
   }
-  const { alerts, groupKey, receiver, externalURL } = parsed.data;
-  const truncated: TruncatedField[] = [];
-  const limit = options.fieldLimit ?? DEFAULT_FIELD_LIMIT;
-  const incidents = alerts.map((a, i) => toIncident(a, i, options.receivedAt, limit, truncated));
-  const batch: AlertmanagerBatch = { incidents, truncated };
-  if (groupKey !== undefined) batch.groupKey = groupKey;
-  if (receiver !== undefined) batch.receiver = receiver;
-  if (externalURL !== undefined) batch.externalURL = externalURL;
-  return batch;
+}
+
+/** {@link parseAlertmanagerPayload}, letting the event loop run between chunks of alerts. */
+export async function parseAlertmanagerPayloadYielding(body: unknown, options: ParseAlertmanagerOptions = {}): Promise<AlertmanagerBatch> {
+  const steps = parseSteps(body, options);
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
 }

@@ -8,7 +8,7 @@
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { parseAlertmanagerPayload } from '../core/alertmanager.js';
+import { parseAlertmanagerPayloadYielding } from '../core/alertmanager.js';
 import { RepriseError } from '../core/errors.js';
 import type { Incident } from '../core/types.js';
 import type { Clock } from '../ports/clock.js';
@@ -99,7 +99,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     assertJsonContentType(req.headers['content-type']);
     const raw = await readBody(req, opts.bodyLimitBytes);
     const json = parseJson(decodeUtf8(raw));
-    const batch = parseAlertmanagerPayload(json, { receivedAt: clock.now().toISOString(), fieldLimit: opts.fieldLimit });
+    const batch = await parseAlertmanagerPayloadYielding(json, { receivedAt: clock.now().toISOString(), fieldLimit: opts.fieldLimit });
     if (batch.truncated.length > 0) {
       rlog.warn({ truncated: batch.truncated.slice(0, 20), count: batch.truncated.length }, `cut ${batch.truncated.length} oversized label/annotation value(s) to ${opts.fieldLimit ?? 'the'} characters`);
     }

@@ -11,7 +11,7 @@ import { createStore } from '../../src/adapters/keyv/keyv-store.js';
 import type { LedgerEvent } from '../../src/core/ledger-events.js';
 import { eventKey, Ledger, SNAPSHOT_KEY } from '../../src/core/ledger/ledger.js';
 import { CHECKOUT_ENTRY, crashLoopPayload, postAlert, type WebhookAccepted } from './helpers/alerts.js';
-import { cleanup, makeTmpDir, REPO_ROOT, spawnBot } from './helpers/spawn-bot.js';
+import { cleanup, makeTmpDir, REPO_ROOT, runCli, spawnBot } from './helpers/spawn-bot.js';
 
 afterEach(cleanup);
 
@@ -83,4 +83,48 @@ describe('crash safety', () => {
     expect((late.json as WebhookAccepted).results[0]).toMatchObject({ status: 'resolved', paired: true });
     expect(await again.stop()).toEqual({ code: 0, signal: null });
   });
+
+  it('lists every acknowledged event with `reprise ledger events --json` after a kill -9 mid-stream', { timeout: 90_000 }, async () => {
+    const dir = makeTmpDir();
+    const bot = await spawnBot({ dataDir: dir });
+    // Four clients firing as fast as the bot answers; killed while requests are in flight.
+    const acked: string[] = [];
+    let n = 0;
+    let stop = false;
+    const client = async (): Promise<void> => {
+      while (!stop) {
+        const i = n++;
+        const fingerprint = `stream-${i}`;
+        try {
+          const res = await postAlert(bot.url, crashLoopPayload({ status: 'firing', pod: pod(i), fingerprint }));
+          if (res.status === 202) acked.push(fingerprint);
+        } catch {
+          // the connection died with the bot: not acknowledged
+        }
+      }
+    };
+    const clients = [client(), client(), client(), client()];
+    while (acked.length < 60) await new Promise((r) => setTimeout(r, 5));
+    await bot.kill();
+    stop = true;
+    await Promise.all(clients);
+    expect(n, 'requests were still being sent when the bot died').toBeGreaterThan(acked.length);
+
+    const listed = await runCli(['ledger', 'events', '--json'], { env: { REPRISE_DATA_DIR: dir } });
+    expect(listed.code, listed.stderr).toBe(0);
+    const events = listed.stdout.trim().split('\n').map((l) => JSON.parse(l) as { seq: number; type: string; fingerprint?: string });
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    const opens = events.filter((e) => e.type === 'open').map((e) => e.fingerprint);
+    for (const fp of acked) expect(opens, `acknowledged ${fp}`).toContain(fp);
+    expect(new Set(opens).size, 'no open recorded twice').toBe(opens.length);
+    // The store's aggregates agree with a replay of what was written before the kill.
+    const verify = await runCli(['ledger', 'verify'], { env: { REPRISE_DATA_DIR: dir } });
+    expect(verify.code, verify.stdout + verify.stderr).toBe(0);
+    // --trigger and --since filter the same stream.
+    const one = await runCli(['ledger', 'events', '--json', '--trigger', 'kubepodcrashlooping|payments|deployment|checkout-api|prod-eu-1', '--since', '1h'], { env: { REPRISE_DATA_DIR: dir } });
+    expect(one.stdout.trim().split('\n').length).toBe(events.length);
+    const none = await runCli(['ledger', 'events', '--json', '--trigger', 'other|trigger'], { env: { REPRISE_DATA_DIR: dir } });
+    expect(none.stdout).toBe('');
+  });
 });
+

@@ -13,6 +13,9 @@ import { redisAppendLog } from './redis-append-log.js';
 /** Namespace every key lives under (keeps our keys apart on a shared Redis). */
 export const STORE_NAMESPACE = 'reprise';
 export const DEFAULT_STORE_FILE = 'reprise.sqlite';
+/** Records serialized between two yields to the event loop. */
+const SERIALIZE_CHUNK = 256;
+
 export const SUPPORTED_STORE_SCHEMES = ['sqlite:', 'file:', 'redis:', 'rediss:', 'memory:'] as const;
 
 /**
@@ -89,7 +92,12 @@ export class KeyvStore implements KeyValueStore {
     if (this.#append) {
       // Keyv's own wire format ({value}), so get/getMany read the records back unchanged.
       const serialize = this.keyv.serialize ?? JSON.stringify;
-      const records = await Promise.all(values.map(async (value) => String(await serialize({ value }))));
+      const records: string[] = [];
+      for (let i = 0; i < values.length; i++) {
+        // A 10,000-event batch takes a while to serialize: let other requests in meanwhile.
+        if (i > 0 && i % SERIALIZE_CHUNK === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+        records.push(String(await serialize({ value: values[i] })));
+      }
       // Prefixing the record prefix gives the prefixed record keys: keyv's prefix is a concatenation.
       return this.#append({ headKey: this.#prefix(log.headKey), prefix: this.#prefix(log.prefix), pad: log.pad }, records);
     }

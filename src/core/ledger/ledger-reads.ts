@@ -28,13 +28,20 @@ export interface EntryStats {
 export function entryStats(state: LedgerState, entry: string, now: Date = new Date(), resolveWindowMs = Number.POSITIVE_INFINITY): EntryStats {
   const a = state.entries[entry];
   const cutoff = now.getTime() - resolveWindowMs;
-  const pending = a?.inFlight ?? [];
-  const lapsed = pending.filter((at) => Date.parse(at) <= cutoff).length;
+  // Buckets are per second of the open, oldest first: compare keys as strings, stop at the first
+  // one still inside the window (no date parsing on the recall path).
+  const cutoffKey = Number.isFinite(cutoff) ? new Date(Math.max(cutoff, -8.64e15)).toISOString().slice(0, 19) : '';
+  let pending = 0;
+  let lapsed = 0;
+  for (const [second, n] of a?.inFlight ?? []) {
+    pending += n;
+    if (cutoffKey !== '' && second <= cutoffKey) lapsed += n;
+  }
   const stats: EntryStats = {
     recalls: a?.recalls ?? 0,
     resolved: a?.resolved ?? 0,
     failed: (a?.expired ?? 0) + lapsed,
-    inFlight: pending.length - lapsed,
+    inFlight: pending - lapsed,
     up: a?.up ?? 0,
     down: a?.down ?? 0,
     confirmations: a?.confirmations ?? 0,

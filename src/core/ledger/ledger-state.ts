@@ -109,6 +109,21 @@ function touchFingerprint(state: LedgerState, fp: string): FingerprintState {
   return created;
 }
 
+/** The second an event happened, as a sortable key (`2026-03-01T00:00:07`). */
+export function secondOf(iso: string): string {
+  const t = Date.parse(iso);
+  return Number.isNaN(t) ? iso.slice(0, 19) : new Date(t).toISOString().slice(0, 19);
+}
+
+/** Counts one more recall in its second's bucket, keeping buckets sorted by time. */
+function addInFlight(buckets: Array<[string, number]>, key: string): void {
+  let i = buckets.length;
+  while (i > 0 && buckets[i - 1]![0] > key) i--; // opens arrive in time order: this loop rarely runs
+  const at = buckets[i - 1];
+  if (at && at[0] === key) at[1] += 1;
+  else buckets.splice(i, 0, [key, 1]);
+}
+
 /** Whether an open feeds the entry's instant-recall record (resolve-based decay). */
 function countsAsRecall(o: OpenRecord): o is OpenRecord & { entry: string } {
   return o.kind === 'recall' && o.resolvable && o.entry !== undefined && o.answerKind !== 'runbook';
@@ -146,10 +161,16 @@ function closeEpisode(state: LedgerState, open: OpenRecord, resolvedAt: string, 
     const agg = entryAgg(state, open.entry);
     agg.resolved += 1;
     agg.lastResolved = resolvedAt;
-    const i = agg.inFlight.indexOf(open.at);
-    // Not in flight any more: it had been pushed out and counted as expired; it succeeded after all.
-    if (i >= 0) agg.inFlight.splice(i, 1);
-    else if (agg.expired > 0) agg.expired -= 1;
+    const key = secondOf(open.at);
+    const i = agg.inFlight.findIndex(([s]) => s === key);
+    if (i >= 0) {
+      const bucket = agg.inFlight[i]!;
+      bucket[1] -= 1;
+      if (bucket[1] <= 0) agg.inFlight.splice(i, 1);
+    } else if (agg.expired > 0) {
+      // Pushed out of the bound and counted as a failure; it succeeded after all.
+      agg.expired -= 1;
+    }
   }
   const d = dup(state, open.dupFingerprint);
   d.resolved += 1;
@@ -186,11 +207,8 @@ function applyOpen(state: LedgerState, e: OpenEvent): Episode | undefined {
   if (countsAsRecall(open)) {
     const agg = entryAgg(state, open.entry);
     agg.recalls += 1;
-    agg.inFlight.push(open.at);
-    while (agg.inFlight.length > state.limits.inFlightPerEntry) {
-      agg.inFlight.shift();
-      agg.expired += 1;
-    }
+    addInFlight(agg.inFlight, secondOf(open.at));
+    while (agg.inFlight.length > state.limits.inFlightPerEntry) agg.expired += agg.inFlight.shift()![1];
   }
   const d = dup(state, open.dupFingerprint);
   d.opens += 1;

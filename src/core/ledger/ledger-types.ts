@@ -19,7 +19,7 @@ export interface LedgerLimits {
   episodesPerTrigger: number;
   /** Closed episodes kept overall (newest). */
   recentEpisodes: number;
-  /** Unresolved recalls remembered per entry; older ones past this count as failures at once. */
+  /** Distinct seconds of unresolved recalls remembered per entry; the oldest past this count as failures. */
   inFlightPerEntry: number;
 }
 
@@ -70,11 +70,12 @@ export interface EntryAggregate {
   recalls: number;
   resolved: number;
   /**
-   * Open times of recalls not resolved yet, oldest first: each becomes a failure once older
-   * than the resolve window (read time decides, so replay needs no clock).
+   * Recalls not resolved yet, counted per second of their open (`[YYYY-MM-DDTHH:MM:SS, n]`,
+   * oldest first): each becomes a failure once older than the resolve window. Read time
+   * decides, so replay needs no clock; buckets keep a storm of opens to a handful of entries.
    */
-  inFlight: string[];
-  /** Unresolved recalls pushed out of `inFlight` by its bound: failures. */
+  inFlight: Array<[string, number]>;
+  /** Unresolved recalls pushed out of `inFlight` by its bound (the oldest second): failures. */
   expired: number;
   up: number;
   down: number;

@@ -64,9 +64,28 @@ export interface LedgerOptions {
 
 export const DEFAULT_RESOLVE_WINDOW_MS = 24 * 3_600_000;
 
+/**
+ * The stored snapshot. The state travels as one JSON string: native JSON.stringify is many
+ * times faster than a store's own structured serializer on a state of 50,000 fingerprints, and
+ * the event loop pays for it in one piece. (`state`: the object form older builds wrote.)
+ */
 interface Snapshot {
   seq: number;
-  state: unknown;
+  json?: string;
+  state?: unknown;
+}
+
+/** The state inside a stored snapshot, whichever form it was written in. */
+export function snapshotState(snap: Snapshot | undefined): unknown {
+  if (!snap) return undefined;
+  if (typeof snap.json === 'string') {
+    try {
+      return JSON.parse(snap.json) as unknown;
+    } catch {
+      return undefined;
+    }
+  }
+  return snap.state;
 }
 
 /** What one append produced: its sequence number and the episode it closed, if any. */
@@ -247,7 +266,7 @@ export class Ledger {
     if (this.#seq === this.#snapshotSeq) return;
     const seq = this.#seq;
     try {
-      await this.#store.set(SNAPSHOT_KEY, { seq, state: this.#state } satisfies Snapshot);
+      await this.#store.set(SNAPSHOT_KEY, { seq, json: JSON.stringify(this.#state) } satisfies Snapshot);
       this.#snapshotSeq = seq;
     } catch (err) {
       this.#log.warn({ err, seq }, 'ledger snapshot failed; the tail will be replayed on restart');
@@ -314,7 +333,7 @@ async function load(store: KeyValueStore, opts: LedgerOptions, log: Logger): Pro
   }
   let state = fresh;
   let from = 0;
-  const restored = snap && typeof snap.seq === 'number' ? restoreLedgerState(snap.state) : undefined;
+  const restored = snap && typeof snap.seq === 'number' ? restoreLedgerState(snapshotState(snap)) : undefined;
   if (restored && snap && snap.seq <= head && JSON.stringify(restored.limits) === JSON.stringify(fresh.limits)) {
     state = restored;
     from = snap.seq;

@@ -305,3 +305,36 @@ describe('RepriseBot: ordering', () => {
     expect(ledger.seq).toBe(2); // its open and its delivery
   });
 });
+
+describe('RepriseBot: the track record over time', () => {
+  it('recalls a second pod of the same workload ten minutes into an unresolved incident, and counts the first as a failure only past the resolve window', async () => {
+    const { bot, clock, ledger } = await setup();
+    // Resolves are flowing (another alert resolved): unresolved recalls can mean something.
+    await bot.handle([{ ...resolved('fp-other'), triggerKey: 'other|trigger' }]);
+    const [first] = await bot.handle([firing('fp-pod-1', 'warning', 'checkout-api-7d9f8c6b5-bcdfg')]);
+    expect(first).toMatchObject({ status: 'posted', answer: { kind: 'incident', entry: oom.id } });
+    clock.advance(10 * MIN);
+    const [second] = await bot.handle([firing('fp-pod-2', 'warning', 'checkout-api-7d9f8c6b5-hjklm')]);
+    expect(second).toMatchObject({ status: 'posted', answer: { kind: 'incident', entry: oom.id } });
+    const confidence = (o: typeof first) => (o?.status === 'posted' ? o.answer?.confidence : undefined);
+    expect(confidence(second)).toBe(confidence(first));
+    expect(ledger.trackRecord(oom.id, 'incident', clock.now())).toMatchObject({ recalls: 2, failed: 0, inFlight: 2, factor: 1 });
+    // A day later neither resolved: both are failures now, and the track record says so.
+    clock.advance(24 * 60 * MIN);
+    expect(ledger.trackRecord(oom.id, 'incident', clock.now())).toMatchObject({ failed: 2, inFlight: 0, rate: 1 / 4, factor: 1 / 3 });
+    const [third] = await bot.handle([firing('fp-pod-3', 'warning', 'checkout-api-7d9f8c6b5-npqrs')]);
+    expect(third).toMatchObject({ status: 'posted', answer: null });
+  });
+
+  it('fire → resolve → fire: the second recall is not less confident than the first', async () => {
+    const { bot, clock } = await setup();
+    const [a] = await bot.handle([firing('fp-1')]);
+    clock.advance(14 * MIN);
+    await bot.handle([resolved('fp-1')]);
+    clock.advance(60 * MIN);
+    const [b] = await bot.handle([firing('fp-2', 'warning', 'checkout-api-7d9f8c6b5-zzxzz')]);
+    const confidence = (o: typeof a) => (o?.status === 'posted' ? (o.answer?.confidence ?? 0) : 0);
+    expect(confidence(a)).toBeGreaterThan(0);
+    expect(confidence(b)).toBeGreaterThanOrEqual(confidence(a));
+  });
+});

@@ -1,0 +1,278 @@
+/**
+ * The holes found by attacking the foundation (issue 13), each reproduced against the real
+ * `reprise serve` and CLI: hostile input handled in linear time while /healthz answers, a big
+ * group that does not starve health checks, alert text that cannot drive the terminal, damaged
+ * or empty stores said out loud, and every command answering --help.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { afterEach, describe, expect, it } from 'vitest';
+import { eventKey } from '../../src/core/ledger/ledger.js';
+import { crashLoopPayload, postAlert, request, type WebhookAccepted } from './helpers/alerts.js';
+import { cleanup, makeTmpDir, MAIN_JS, REPO_ROOT, runCli, spawnBot, type BotProcess } from './helpers/spawn-bot.js';
+
+afterEach(cleanup);
+
+/** Raw control, bidi, zero-width and separator characters: none may reach a terminal. */
+const RAW = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u061C\u200B\u200E\u200F\u2028\u2029\u202A-\u202E\u2066-\u2069\uFEFF]/;
+
+/** Polls /healthz until `done` resolves; returns each answer's latency (ms). */
+async function healthLatencies(bot: BotProcess, done: Promise<unknown>): Promise<number[]> {
+  let finished = false;
+  void done.finally(() => (finished = true));
+  const out: number[] = [];
+  while (!finished) {
+    const t = performance.now();
+    const r = await request(bot.url, { method: 'GET', path: '/healthz', timeoutMs: 30_000 });
+    expect(r.status).toBe(200);
+    out.push(performance.now() - t);
+    await new Promise((res) => setTimeout(res, 20));
+  }
+  return out;
+}
+
+/** The bot's CPU seconds, from its own /metrics (prom-client's process series). */
+async function cpuSeconds(bot: BotProcess): Promise<number> {
+  const text = (await request(bot.url, { method: 'GET', path: '/metrics' })).text;
+  const user = Number(/^process_cpu_user_seconds_total (\S+)$/m.exec(text)?.[1]);
+  const sys = Number(/^process_cpu_system_seconds_total (\S+)$/m.exec(text)?.[1]);
+  return user + sys;
+}
+
+function configFile(dir: string, yaml: string): string {
+  const file = join(dir, 'reprise.yaml');
+  writeFileSync(file, `catalog:\n  dir: ${JSON.stringify(join(REPO_ROOT, 'catalog'))}\n${yaml}`);
+  return file;
+}
+
+describe('hostile input, in linear time', () => {
+  it('handles a 1 MiB all-caps alertname in well under 100 ms of CPU, cutting it to the field limit', { timeout: 60_000 }, async () => {
+    const dir = makeTmpDir();
+    const bot = await spawnBot({ dataDir: dir, args: ['--config', configFile(dir, 'server:\n  body_limit_bytes: 4194304\n')] });
+    const payload = crashLoopPayload({ status: 'firing' });
+    const huge = 'A'.repeat(1 << 20);
+    (payload['alerts'] as Array<{ labels: Record<string, string> }>)[0]!.labels['alertname'] = huge;
+    const cpuBefore = await cpuSeconds(bot);
+    const posting = postAlert(bot.url, payload);
+    const latencies = await healthLatencies(bot, posting);
+    const res = await posting;
+    const cpu = (await cpuSeconds(bot)) - cpuBefore;
+    expect(res.status, res.text).toBe(202);
+    // Includes reading, parsing and validating a 1 MiB body; the quadratic split took 372 s.
+    expect(cpu).toBeLessThan(0.1 + 0.05 /* the two /metrics scrapes and health polls */);
+    expect(Math.max(...latencies)).toBeLessThan(1000);
+    const warn = await bot.waitForLog((l) => typeof l.msg === 'string' && l.msg.startsWith('cut 1 oversized'));
+    expect(JSON.stringify(warn['truncated'])).toContain('label.alertname');
+    const rca = bot.transcriptLines().find((l) => l.kind === 'rca');
+    expect(rca?.text).toContain('[truncated 1040384 characters]');
+  });
+
+  it('acknowledges a 10,000-alert group while /healthz keeps answering quickly', { timeout: 120_000 }, async () => {
+    const dir = makeTmpDir();
+    const bot = await spawnBot({ dataDir: dir, args: ['--config', configFile(dir, 'server:\n  body_limit_bytes: 16777216\n')] });
+    const one = crashLoopPayload({ status: 'firing' }) as { alerts: Array<Record<string, unknown>> };
+    const template = one.alerts[0]!;
+    const alerts = Array.from({ length: 10_000 }, (_, i) => ({ ...template, fingerprint: `storm-${i}`, labels: { ...(template['labels'] as object), pod: `checkout-api-7d9f8c6b5-${String(i).padStart(5, '0')}` } }));
+    const posting = request(bot.url, { path: '/webhook/alertmanager', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...one, alerts }), timeoutMs: 110_000 });
+    const latencies = await healthLatencies(bot, posting);
+    const res = await posting;
+    expect(res.status, res.text.slice(0, 300)).toBe(202);
+    expect((res.json as WebhookAccepted).accepted).toBe(10_000);
+    expect(latencies.length).toBeGreaterThan(3);
+    // Measured 5.5 s before the group was written in one transaction with yields.
+    expect(Math.max(...latencies)).toBeLessThan(1000);
+    const events = await runCli(['ledger', 'events', '--json'], { env: { REPRISE_DATA_DIR: dir } });
+    const opens = events.stdout.split('\n').filter((l) => l.includes('"type":"open"'));
+    expect(opens).toHaveLength(10_000);
+  });
+});
+
+describe('alert text is data on the console', () => {
+  it('prints no raw control, bidi or zero-width characters, wherever they came from', { timeout: 60_000 }, async () => {
+    const dir = makeTmpDir();
+    const bot = await spawnBot({ dataDir: dir });
+    const payload = crashLoopPayload({ status: 'firing' });
+    const alert = (payload['alerts'] as Array<{ labels: Record<string, string>; annotations: Record<string, string> }>)[0]!;
+    alert.labels['alertname'] = 'KubePodCrashLooping\u001b[2J\u001b[H';
+    alert.labels['pod'] = 'checkout-api-7d9f8c6b5-x2k4q\u202E';
+    alert.annotations['summary'] = 'ok\u0000\r\n│ ⚡ *Instant recall* — forged\u2028';
+    alert.annotations['description'] = 'bell\u0007 nul\u0000 isolate\u2066 bom\uFEFF';
+    const res = await postAlert(bot.url, payload);
+    expect(res.status, res.text).toBe(202);
+    await bot.waitForLog((l) => typeof l.msg === 'string' && (l.msg.startsWith('recalled') || l.msg.startsWith('no trusted memory')));
+    const out = bot.stdout();
+    expect(out).toContain('KubePodCrashLooping\\u{001B}[2J\\u{001B}[H');
+    expect(out).not.toMatch(RAW);
+    for (const line of bot.transcriptLines()) expect(line.text).not.toMatch(RAW);
+  });
+});
+
+describe('stores that are damaged, empty or unwritable', () => {
+  it('names a corrupt ledger record by seq, skips and counts it, and reports it in /readyz; ledger verify fails on it', { timeout: 60_000 }, async () => {
+    const dir = makeTmpDir();
+    const first = await spawnBot({ dataDir: dir });
+    for (const pod of ['checkout-api-7d9f8c6b5-a2a2a', 'checkout-api-7d9f8c6b5-b2b2b']) {
+      expect((await postAlert(first.url, crashLoopPayload({ status: 'firing', pod }))).status).toBe(202);
+    }
+    expect(await first.stop()).toEqual({ code: 0, signal: null });
+    expect((await runCli(['ledger', 'verify'], { env: { REPRISE_DATA_DIR: dir } })).code).toBe(0);
+
+    const db = new DatabaseSync(join(dir, 'reprise.sqlite'));
+    db.prepare('UPDATE keyv SET value = ? WHERE key = ?').run('{"value":{"type":"op', `reprise:${eventKey(2)}`);
+    db.prepare('DELETE FROM keyv WHERE key = ?').run('reprise:snap'); // force a replay through it
+    db.close();
+
+    const again = await spawnBot({ dataDir: dir });
+    const log = await again.waitForLog((l) => typeof l.msg === 'string' && l.msg.startsWith('ledger record #2 skipped'));
+    expect(log).toMatchObject({ seq: 2, reason: expect.stringContaining('record ev:000000000002 cannot be decoded') });
+    const ready = await request(again.url, { method: 'GET', path: '/readyz' });
+    expect(ready.status).toBe(200);
+    expect(ready.json).toMatchObject({ checks: { ledger: { skippedRecords: 1, corrupt: [{ seq: 2, reason: expect.stringContaining('cannot be decoded') }] } } });
+    // It keeps working after the damaged record.
+    expect((await postAlert(again.url, crashLoopPayload({ status: 'firing', pod: 'checkout-api-7d9f8c6b5-c2c2c' }))).status).toBe(202);
+    expect(await again.stop()).toEqual({ code: 0, signal: null });
+
+    const events = await runCli(['ledger', 'events', '--json'], { env: { REPRISE_DATA_DIR: dir } });
+    expect(events.code).toBe(0);
+    expect(events.stdout).toContain('{"seq":2,"corrupt":');
+    const verify = await runCli(['ledger', 'verify'], { env: { REPRISE_DATA_DIR: dir } });
+    expect(verify.code).toBe(1);
+    expect(verify.stdout).toContain('unreadable record #2');
+  });
+
+  it('warns when the store file is empty (0 bytes) instead of starting silently', { timeout: 60_000 }, async () => {
+    const dir = makeTmpDir();
+    writeFileSync(join(dir, 'reprise.sqlite'), '');
+    const bot = await spawnBot({ dataDir: dir });
+    const warn = await bot.waitForLog((l) => typeof l.msg === 'string' && l.msg.includes('is empty (0 bytes)'));
+    expect(warn.msg).toContain('restore it from a backup');
+    expect(await bot.stop()).toEqual({ code: 0, signal: null });
+  });
+
+  it.runIf(hasRedis())('goes not-ready with the reason when the store refuses writes, posts no thread, and recovers', { timeout: 60_000 }, async () => {
+    const redis = await startRedis();
+    try {
+      const dir = makeTmpDir();
+      const bot = await spawnBot({ dataDir: dir, args: ['--config', configFile(dir, 'store:\n  url: redis://127.0.0.1:' + redis.port + '\n  probe_interval: 200ms\n')] });
+      const ready = await request(bot.url, { method: 'GET', path: '/readyz' });
+      expect(ready.status, ready.text).toBe(200);
+      redis.cli('CONFIG', 'SET', 'min-replicas-to-write', '1'); // every write now fails: NOREPLICAS
+      const res = await postAlert(bot.url, crashLoopPayload({ status: 'firing' }));
+      expect(res.status).toBe(500);
+      expect(bot.transcriptLines(), 'nothing shown that was not recorded').toEqual([]);
+      expect(bot.stdout()).not.toContain('KubePodCrashLooping');
+      const retried = await postAlert(bot.url, crashLoopPayload({ status: 'firing' }));
+      expect(retried.status).toBe(500);
+      expect(bot.transcriptLines()).toEqual([]);
+      const notReady = await request(bot.url, { method: 'GET', path: '/readyz' });
+      expect(notReady.status).toBe(503);
+      expect(JSON.stringify(notReady.json)).toMatch(/store: .*(NOREPLICAS|replicas)/i);
+
+      redis.cli('CONFIG', 'SET', 'min-replicas-to-write', '0');
+      await new Promise((r) => setTimeout(r, 600)); // a probe interval or two
+      expect((await request(bot.url, { method: 'GET', path: '/readyz' })).status).toBe(200);
+      const ok = await postAlert(bot.url, crashLoopPayload({ status: 'firing' }));
+      expect(ok.status, ok.text).toBe(202);
+      expect(bot.transcriptLines().filter((l) => l.kind === 'rca')).toHaveLength(1);
+      expect(await bot.stop()).toEqual({ code: 0, signal: null });
+    } finally {
+      redis.stop();
+    }
+  });
+});
+
+describe('the catalog stays inside its folder', () => {
+  it('skips a symlink to a file outside the catalog, with a lint warning, and never recalls it', { timeout: 60_000 }, async () => {
+    const dir = makeTmpDir();
+    const catalog = join(dir, 'catalog');
+    mkdirSync(join(catalog, 'playbooks'), { recursive: true });
+    const outside = join(dir, 'secret.md');
+    writeFileSync(outside, '---\ntype: Playbook\ntitle: KubePodCrashLooping secrets\nalerts: [KubePodCrashLooping]\n---\nroot:x:0:0 KubePodCrashLooping crash loop pod restart\n');
+    symlinkSync(outside, join(catalog, 'playbooks', 'KubePodCrashLooping.md'));
+    symlinkSync('/etc/passwd', join(catalog, 'passwd.md'));
+    writeFileSync(join(catalog, 'inside.md'), '---\ntype: Playbook\ntitle: Disk filling up\n---\nfree space\n');
+    symlinkSync(join(catalog, 'inside.md'), join(catalog, 'alias.md')); // inside: allowed
+
+    const lint = await runCli(['catalog', 'lint', catalog]);
+    expect(lint.code).toBe(0);
+    expect(lint.stdout).toMatch(/passwd\.md:1: warning file-outside-catalog: links outside the catalog \(to \/etc\/passwd\); skipped/);
+    expect(lint.stdout).toMatch(/playbooks\/KubePodCrashLooping\.md:1: warning file-outside-catalog/);
+    expect(lint.stdout).not.toMatch(/alias\.md:1: warning file-outside-catalog/);
+    const search = await runCli(['search', '--catalog', catalog, '--json', 'root', 'crash', 'loop']);
+    expect(search.stdout).not.toContain('KubePodCrashLooping.md');
+    expect(search.stdout).not.toContain('passwd');
+  });
+});
+
+describe('the command line', () => {
+  const COMMANDS = [
+    ['--help'], ['serve', '--help'], ['recall', '--help'], ['search', '--help'], ['catalog', '--help'], ['catalog', 'lint', '--help'],
+    ['feedback', '--help'], ['demo', '--help'], ['eval', '--help'], ['eval', 'recall', '--help'], ['config', '--help'],
+    ['config', 'check', '--help'], ['config', 'show', '--help'], ['ledger', '--help'], ['ledger', 'events', '--help'], ['ledger', 'verify', '--help'],
+  ];
+
+  it('answers --help on every command and subcommand with its usage and exit 0', { timeout: 120_000 }, async () => {
+    const dir = makeTmpDir();
+    for (const argv of COMMANDS) {
+      const r = await runCli(argv, { env: { REPRISE_DATA_DIR: dir } });
+      expect(r.code, `reprise ${argv.join(' ')}: ${r.stderr}`).toBe(0);
+      expect(r.stdout.toLowerCase(), argv.join(' ')).toContain('usage');
+      expect(r.stderr, argv.join(' ')).toBe('');
+    }
+    // And --help had no side effect: serve --help did not start, feedback --help wrote nothing.
+    expect(existsSync(join(dir, 'reprise.sqlite'))).toBe(false);
+  });
+
+  const oldNode = findOldNode();
+  it.runIf(oldNode !== undefined)('says which Node it needs when started on an older one', () => {
+    for (const entry of [join(REPO_ROOT, 'bin', 'reprise.js'), MAIN_JS]) {
+      const r = spawnSync(oldNode!, [entry, 'catalog', 'lint', 'catalog'], { cwd: REPO_ROOT, encoding: 'utf8' });
+      expect(r.status, entry).toBe(1);
+      expect(r.stderr).toMatch(/Reprise needs Node\.js >= 22 \(found v(1\d|2[01])\./);
+      expect(r.stderr).not.toContain('node:sqlite');
+    }
+  });
+});
+
+/** A node binary older than 22 on this machine (the system one, when CI put Node 22 first on PATH). */
+function findOldNode(): string | undefined {
+  for (const dir of (process.env['PATH'] ?? '').split(':').concat(['/usr/local/bin', '/usr/bin'])) {
+    const bin = join(dir, 'node');
+    if (!existsSync(bin)) continue;
+    try {
+      const v = execFileSync(bin, ['-p', 'process.versions.node'], { encoding: 'utf8' }).trim();
+      if (Number(v.split('.')[0]) < 22) return bin;
+    } catch {
+      // not runnable
+    }
+  }
+  return undefined;
+}
+
+function hasRedis(): boolean {
+  return spawnSync('redis-server', ['--version']).status === 0;
+}
+
+async function startRedis(): Promise<{ port: number; cli: (...args: string[]) => string; stop: () => void }> {
+  const { createServer } = await import('node:net');
+  const port = await new Promise<number>((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+  });
+  const dir = makeTmpDir('reprise-redis-');
+  const child = (await import('node:child_process')).spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+  const cli = (...args: string[]): string => execFileSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8' });
+  for (let i = 0; i < 100; i++) {
+    try {
+      if (cli('PING').trim() === 'PONG') break;
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { port, cli, stop: () => child.kill('SIGKILL') };
+}

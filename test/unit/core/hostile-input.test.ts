@@ -1,0 +1,124 @@
+/**
+ * Linear-time input handling (issue 13): everything an alert carries goes through
+ * normalize → identity → query → tokenize → recall. Property tests throw adversarial strings at
+ * every field and check the path neither throws nor keeps anything past the field limit, and a
+ * scaling check per adversarial family rules out quadratic (or worse) work: quadrupling the
+ * input must not multiply the time by anything near 16.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { buildFlexIndex } from '../../../src/adapters/flexsearch/flex-index.js';
+import { DEFAULT_FIELD_LIMIT, parseAlertmanagerPayload } from '../../../src/core/alertmanager.js';
+import { loadCatalog } from '../../../src/core/catalog/load-catalog.js';
+import { buildCatalogSnapshot } from '../../../src/core/recall/catalog-snapshot.js';
+import { buildQuery } from '../../../src/core/recall/build-query.js';
+import { entryForRunbookUrl, recall } from '../../../src/core/recall/recall.js';
+import { splitAlertName } from '../../../src/core/recall/structural.js';
+import { escapeControl } from '../../../src/core/render/escape-text.js';
+import { renderThread } from '../../../src/core/render/render-thread.js';
+import { tokenize } from '../../../src/core/tokenize.js';
+import { noHistory, recallOpts } from '../recall/recall-fixtures.js';
+
+const catalog = await loadCatalog(new URL('../../../catalog', import.meta.url).pathname);
+const snapshot = buildCatalogSnapshot(catalog.entries, buildFlexIndex(catalog.entries));
+const NOW = new Date('2026-11-30T00:00:00Z');
+
+/** Pieces that make regexes backtrack: capital runs, camel humps, digits, separators, markers, unicode. */
+const PIECES = ['A', 'Ab', 'AB', 'a1', '1', '/', '?', '#', '-', '_', '.', ':', ' ', '\n', 'é', '日', '\u202E', '\u0000', '%', '%2', '{', '}', '"', '=~', 'Pod', 'KubeAPI'];
+const hostile = fc
+  .tuple(fc.array(fc.constantFrom(...PIECES), { minLength: 1, maxLength: 4 }), fc.integer({ min: 1, max: 3000 }), fc.string({ maxLength: 20 }))
+  .map(([unit, n, tail]) => unit.join('').repeat(n) + tail);
+
+function payload(fields: Record<string, string>): unknown {
+  return {
+    version: '4',
+    status: 'firing',
+    alerts: [
+      {
+        status: 'firing',
+        labels: { alertname: fields['alertname'] || 'X', namespace: fields['namespace'] ?? 'payments', pod: fields['pod'] ?? 'web-7d9f8c6b5-x2k4q', job: fields['job'] ?? 'kubelet', [fields['labelName'] || 'extra']: 'v', severity: 'warning' },
+        annotations: { summary: fields['summary'] ?? '', description: fields['description'] ?? '', runbook_url: fields['runbook'] ?? '' },
+        startsAt: '2026-11-29T03:00:00Z',
+        generatorURL: fields['generator'] ?? '',
+        fingerprint: 'fp',
+      },
+    ],
+  };
+}
+
+/** The whole path an alert takes before anything is recorded. */
+function run(fields: Record<string, string>): { tokens: string[]; text: string } {
+  const incident = parseAlertmanagerPayload(payload(fields)).incidents[0]!;
+  for (const v of [...Object.values(incident.labels), ...Object.values(incident.annotations)]) {
+    expect(v.length).toBeLessThanOrEqual(DEFAULT_FIELD_LIMIT + 64);
+  }
+  const tokens = buildQuery(incident);
+  const result = recall(incident, snapshot, noHistory, recallOpts(), NOW);
+  const text = renderThread({ incident, recall: result, recurrence: { previousCount: 0 }, now: NOW });
+  return { tokens, text };
+}
+
+describe('hostile alert text', () => {
+  it('never throws, caps every field, and renders nothing unsafe, whatever the fields hold', () => {
+    const field = fc.constantFrom('alertname', 'namespace', 'pod', 'job', 'labelName', 'summary', 'description', 'runbook', 'generator');
+    fc.assert(
+      fc.property(fc.dictionary(field, hostile, { minKeys: 1, maxKeys: 4 }), (fields) => {
+        const { tokens, text } = run(fields);
+        for (const t of tokens) expect(t).toBe(t.toLowerCase());
+        expect(escapeControl(text)).toBe(text);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('tokenizes any string without throwing, into lower-case terms of the input', () => {
+    fc.assert(
+      fc.property(fc.oneof(hostile, fc.string({ unit: 'binary', maxLength: 300 })), (s) => {
+        for (const t of tokenize(s)) {
+          expect(t.length).toBeGreaterThan(1);
+          expect(t).toBe(t.toLowerCase());
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  /** Best of three, in ms: steadier than one run on a busy machine. */
+  function best(f: () => void): number {
+    let min = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < 3; i++) {
+      const t = performance.now();
+      f();
+      min = Math.min(min, performance.now() - t);
+    }
+    return min;
+  }
+
+  it.each([
+    ['all capitals', 'A'],
+    ['capital humps', 'AAb'],
+    ['capitals and digits', 'A1'],
+    ['slashes', '/'],
+    ['question marks', '?'],
+    ['percent escapes', '%2'],
+    ['mixed separators', 'a-_.:'],
+    ['bidi and capitals', '\u202EAB'],
+  ])('grows linearly on %s (alertname, labels and annotations, each 64 KiB then 256 KiB)', (_name, unit) => {
+    const at = (size: number): number => {
+      const s = unit.repeat(Math.ceil(size / unit.length)).slice(0, size);
+      // Straight at the tokenizer and the query builder, bypassing the field cap, so the cap
+      // cannot hide a super-linear pattern behind it.
+      return best(() => {
+        tokenize(s);
+        splitAlertName(s);
+        entryForRunbookUrl(s, snapshot);
+        run({ alertname: s.slice(0, 4096), summary: s, description: s, runbook: s, generator: s, pod: s.slice(0, 4096) });
+      });
+    };
+    at(1 << 12); // warm up
+    const small = at(1 << 16);
+    const large = at(1 << 18);
+    // Linear: ~4×. Quadratic would be ~16×. The floor keeps timer noise on tiny runs out of it.
+    expect(large / Math.max(small, 2), `${small.toFixed(1)} ms → ${large.toFixed(1)} ms`).toBeLessThan(9);
+  });
+});
