@@ -193,6 +193,7 @@ const tools = z
     ),
     call_timeout: dur('15s', 'Timeout of one tool call; a timeout is recorded and the run goes on.', { positive: true }),
     result_cap_bytes: doc(int(1).default(16_384), 'Tool results are truncated to this many bytes (the truncation is recorded).'),
+    review_cap_bytes: doc(int(256).default(4096), 'Bytes of live-state output (confirm, or the investigation\'s tools) the verify reviewer sees in all; keeps the recall path cheap.'),
     scope: doc(z.array(scopeRule, { error: 'must be a list of scope rules' }).default([]), 'Rules bounding what an investigation may read, checked on tool arguments before each call.', {
       example: [{ args: ['namespace'], allow: ['${namespace}'] }, { when: { env: 'prod' }, args: ['cluster', 'namespace'], deny: ['*staging*'] }],
     }),
