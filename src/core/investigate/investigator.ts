@@ -17,7 +17,7 @@ import { RunBudget, Semaphore, utcDay, type BreachReason } from './budget.js';
 import { confirm, confirmTrace } from './confirm.js';
 import { degradedAnswer, partialFinding, recallFinding, type DegradedAnswer } from './answers.js';
 import type { Finding, InvestigatorVersion, ModelFinding } from './finding.js';
-import { runLoop } from './loop.js';
+import { runLoop, type LoopProgress } from './loop.js';
 import { emptyTally, type CallContext, type PriceTable, type UsageTally } from './model-call.js';
 import { investigateMessages, PROMPT_HASH, type StandingAnswer } from './prompts.js';
 import type { ScopeRule } from './scope.js';
@@ -211,8 +211,8 @@ export class Investigator {
     const ctx: CallContext = { rec, prices: o.prices, tally, signal: ctl.signal, onUsage: (u) => budget.add(u) };
     const models = (m: ModelPort): ModelPort[] => (d.models.fallback && d.models.fallback.name !== m.name ? [m, d.models.fallback] : [m]);
     let recallOutcome: RecallOutcome | undefined;
-    let outputs: Array<{ tool: string; text: string }> = [];
-    let checked: string[] = [];
+    const progress: LoopProgress = { checked: [], outputs: [] };
+    const { checked, outputs } = progress;
 
     try {
       await rec.note('started', `investigating ${req.incident.triggerKey}${req.recall ? ` with recalled entry ${req.recall.entry.id}` : ''}`);
@@ -243,9 +243,7 @@ export class Investigator {
       }
 
       const start = investigateMessages(req.incident, toolbox.names, req.standing, d.clock.now());
-      const loop = await runLoop(req.incident, start, { models: d.models, toolbox, budget, ctx, maxSteps: o.maxSteps, maxOutputTokens: o.maxOutputTokens });
-      outputs = loop.outputs;
-      checked = loop.checked;
+      const loop = await runLoop(req.incident, start, { models: d.models, toolbox, budget, ctx, maxSteps: o.maxSteps, maxOutputTokens: o.maxOutputTokens, progress });
       const extra = recallOutcome ? { recall: recallOutcome } : {};
       const end = loop.end;
       switch (end.kind) {

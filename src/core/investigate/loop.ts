@@ -19,6 +19,15 @@ export interface LoopDeps {
   ctx: CallContext;
   maxSteps: number;
   maxOutputTokens: number;
+  /** Filled as the run goes, so a run stopped by an abort still says what it checked. */
+  progress: LoopProgress;
+}
+
+export interface LoopProgress {
+  /** `tool: outcome` per call made, for a partial Finding. */
+  checked: string[];
+  /** Tool outputs gathered (capped), for the fresh verify. */
+  outputs: Array<{ tool: string; text: string }>;
 }
 
 export type LoopEnd =
@@ -29,10 +38,6 @@ export type LoopEnd =
 
 export interface LoopResult {
   end: LoopEnd;
-  /** `tool: outcome` per call made, for a partial Finding and the fresh verify. */
-  checked: string[];
-  /** Tool outputs gathered (capped), for the fresh verify. */
-  outputs: Array<{ tool: string; text: string }>;
   model: string;
 }
 
@@ -53,12 +58,11 @@ function parseArgs(raw: string): Record<string, unknown> | string {
 export async function runLoop(incident: Incident, start: readonly ChatMessage[], d: LoopDeps): Promise<LoopResult> {
   const { budget, ctx, toolbox } = d;
   const messages: ChatMessage[] = [...start];
-  const checked: string[] = [];
-  const outputs: Array<{ tool: string; text: string }> = [];
+  const { checked, outputs } = d.progress;
   let model: ModelPort = d.models.main;
   let onFallback = false;
   let streak = 0;
-  const done = (end: LoopEnd): LoopResult => ({ end, checked, outputs, model: model.name });
+  const done = (end: LoopEnd): LoopResult => ({ end, model: model.name });
   const toFallback = async (why: string): Promise<boolean> => {
     if (onFallback || !d.models.fallback) return false;
     onFallback = true;

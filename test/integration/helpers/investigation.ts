@@ -85,6 +85,9 @@ export interface EngineOptions {
   /** Extra YAML under `model:` and `tools:` (indented by the caller). */
   model?: string[];
   tools?: string[];
+  /** More entries under `tools.servers`. */
+  servers?: string[];
+  callTimeout?: string;
   meter?: InMemoryTokenMeter;
 }
 
@@ -111,8 +114,9 @@ export async function startEngine(o: EngineOptions): Promise<Engine> {
     'tools:',
     '  servers:',
     ...server,
+    ...(o.servers ?? []),
     '  confirm: [k8s__pod_status, k8s__events]',
-    '  call_timeout: 2s',
+    `  call_timeout: ${o.callTimeout ?? '2s'}`,
     ...(o.tools ?? ['  allow: [k8s__pod_status, k8s__events, k8s__logs, kb_search, kb_get, prior_findings, recurrence]']),
     '',
   ].join('\n');
