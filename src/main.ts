@@ -15,9 +15,13 @@ Commands:
                                           record feedback in the local ledger
   demo                                    play the learning loop on the bundled catalog, narrated
   eval recall --catalog DIR --cases FILE [--out FILE] [--json] [--report DIR]
+  investigate (--alert FILE|- | --text "...") [--json] [--catalog DIR] [--config FILE]
+                                          run one model investigation with the configured tools
+  eval investigate [--scenarios DIR] [--runs N] [--k K] [--json]   replay recorded investigation scenarios
   config defaults | config check [--config FILE]
 
-Environment: REPRISE_CONFIG, REPRISE_DATA_DIR (default ./data), REPRISE_TRANSCRIPT, PORT.
+Environment: REPRISE_CONFIG, REPRISE_DATA_DIR (default ./data), REPRISE_TRANSCRIPT, PORT,
+  REPRISE_MODEL_BASE_URL, REPRISE_MODEL, OPENAI_API_KEY (a model without a config file).
 `;
 
 /** Commands load lazily so `reprise catalog lint` never pays for the chat SDKs. */
@@ -29,6 +33,7 @@ const COMMANDS: Record<string, () => Promise<CliCommand>> = {
   demo: async () => (await import('./cli/demo.js')).demo,
   config: async () => (await import('./cli/config.js')).config,
   eval: async () => (await import('./cli/eval.js')).evalCommand,
+  investigate: async () => (await import('./cli/investigate.js')).investigateCommand,
 };
 
 /**

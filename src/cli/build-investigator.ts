@@ -132,7 +132,7 @@ export async function buildInvestigator(config: Config, deps: BuildDeps): Promis
 }
 
 /** Budgets for a run without a configured endpoint (eval's scripted fake): the schema's defaults. */
-function defaultModelBlock(): ModelConfig {
+export function defaultModelBlock(): ModelConfig {
   const r = parseOneShot({ model: { base_url: 'http://127.0.0.1/', model: 'scripted-fake' } });
   if (!r.success || !r.data.model) throw new Error('the model block has no usable defaults');
   return r.data.model;

@@ -124,6 +124,7 @@ function table(metrics: readonly VariantMetrics[]): string {
 
 export const evalCommand: CliCommand = async (argv, io) => {
   const [sub, ...rest] = argv;
+  if (sub === 'investigate') return (await import('./eval-investigate.js')).evalInvestigate(rest, io);
   if (sub !== 'recall') {
     io.stderr(`reprise eval: unknown subcommand ${sub ?? '(none)'}\nusage: ${USAGE}\n`);
     return 2;
