@@ -37,7 +37,7 @@ describe('tool policy', () => {
       modelBaseUrl: fake.baseUrl,
       mcp: { http: mcp.url },
       servers: [`    - { name: kw, access: write, transport: http, url: "${mcp.url}" }`],
-      callTimeout: '300ms',
+      callTimeout: '1s',
       tools: [
         '  allow: [k8s__pod_status, k8s__slow_probe, k8s__big_dump, k8s__delete_pod, kw__pod_status]',
         '  scope:',
@@ -79,7 +79,7 @@ describe('tool policy', () => {
     expect(tools[1]!.reason).toBe('k8s__delete_pod is marked readOnlyHint: false by its server');
     expect(tools[2]!.reason).toMatch(/server kw is declared access: write/);
     expect(tools[3]!.reason).toBe('scope rule 1: namespace="payments-staging" is outside payments');
-    expect(tools[4]!.reason).toBe('timed out after 300 ms');
+    expect(tools[4]!.reason).toBe('timed out after 1000 ms');
     expect(tools[5]).toMatchObject({ truncated: true, bytes: 40 * 1024 + 3 });
     // Refused calls never reached the server; the rest did.
     expect(mcp.received.map((c) => c.tool).sort()).toEqual(['big_dump', 'pod_status', 'slow_probe']);
