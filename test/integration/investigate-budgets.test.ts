@@ -40,7 +40,7 @@ describe('budgets', () => {
     const res = await engine.investigator.run({ incident: crashLoopIncident() }, sinkOf(engine));
     expect(res).toMatchObject({ status: 'exhausted', reason: 'max_steps' });
     expect(res.finding).toMatchObject({ partial: true, verdict: 'inconclusive', rootCauses: [] });
-    expect(res.finding?.dataGaps.join(' ')).toMatch(/checked before stopping: k8s__pod_status: ok; k8s__pod_status: ok/);
+    expect(res.finding?.dataGaps[1]).toBe('checked before stopping: k8s__pod_status {"namespace":"payments"}: ok; k8s__pod_status {"namespace":"payments"}: ok');
     expect(fake.requests).toHaveLength(3);
     expect(fake.requests[2]!.body.tools).toBeUndefined();
     expect(fake.requests[2]!.body.messages.at(-1)?.content).toBe(LAST_TURN_TEXT);
@@ -56,11 +56,14 @@ describe('budgets', () => {
   });
 
   it('the token budget ends the run exhausted with the reason', async () => {
-    engine = await startEngine({ modelBaseUrl: fake.baseUrl, mcp: { http: mcp.url }, model: ['  max_tokens: 500'] });
+    engine = await startEngine({ modelBaseUrl: fake.baseUrl, mcp: { http: mcp.url }, model: ['  max_tokens: 500', '  prices: { main-model: { input: 2, output: 8 } }'] });
     fake.respond(always({ ...toolCall('k8s__events', { namespace: 'payments' }), usage: { prompt_tokens: 250, completion_tokens: 50 } }));
     const res = await engine.investigator.run({ incident: crashLoopIncident() }, sinkOf(engine));
     expect(res).toMatchObject({ status: 'exhausted', reason: 'max_tokens', usage: { calls: 2, input: 500, output: 100 } });
     expect(res.detail).toBe('600 tokens reached the 500-token budget');
+    // Cost is a fact: per call on the Steps, summed on the result (2 × 250 in at $2/M, 2 × 50 out at $8/M).
+    expect(res.usage.costUsd).toBeCloseTo(0.0018, 10);
+    expect(res.steps.filter((s) => s.kind === 'model').map((s) => s.kind === 'model' && s.costUsd)).toEqual([0.0009, 0.0009]);
     expect(res.finding?.partial).toBe(true);
     // Each turn may write only what the budget has left.
     expect(fake.requests[1]!.body.max_tokens).toBe(200);
@@ -73,7 +76,7 @@ describe('budgets', () => {
     const res = await engine.investigator.run({ incident: crashLoopIncident() }, sinkOf(engine));
     expect(Date.now() - t0).toBeLessThan(6000);
     expect(res).toMatchObject({ status: 'exhausted', reason: 'wall_time' });
-    expect(res.finding?.dataGaps[1]).toMatch(/k8s__pod_status: ok/);
+    expect(res.finding?.dataGaps[1]).toMatch(/k8s__pod_status \{"namespace":"payments"\}: ok/);
     expect(notes(engine, 'budget')).toEqual(['wall time reached the 1500 ms budget']);
   });
 

@@ -42,7 +42,7 @@ export function partialFinding(detail: string, checked: readonly string[]): Mode
     suggestedActions: [],
     ruledOut: [],
     openQuestions: [],
-    dataGaps: [clip(detail, 600), clip(checked.length ? `checked before stopping: ${checked.join('; ')}` : 'nothing was checked before stopping', 600)],
+    dataGaps: [clip(detail, 600), clip(checked.length ? `checked before stopping: ${checked.map((c) => c.split(' — ')[0]).join('; ')}` : 'nothing was checked before stopping', 600)],
   };
 }
 

@@ -24,7 +24,7 @@ export interface LoopDeps {
 }
 
 export interface LoopProgress {
-  /** `tool: outcome` per call made, for a partial Finding. */
+  /** `tool {args}: outcome — what it showed` per call made, for a partial Finding and prior_findings. */
   checked: string[];
   /** Tool outputs gathered (capped), for the fresh verify. */
   outputs: Array<{ tool: string; text: string }>;
@@ -123,7 +123,9 @@ export async function runLoop(incident: Incident, start: readonly ChatMessage[],
         if (wall?.reason === 'wall_time') return done({ kind: 'exhausted', breach: wall });
         const out = await toolbox.call(p.tc.name, p.args as Record<string, unknown>, incident, ctx.signal, ctx.rec);
         messages.push({ role: 'tool', toolCallId: p.tc.id, content: out.content });
-        checked.push(`${p.tc.name}: ${out.outcome}`);
+        // What was checked and what it showed: kept for a partial Finding and for prior_findings.
+        const shown = out.outcome === 'ok' ? ` — ${out.output.replace(/\s+/g, ' ').slice(0, 160)}` : '';
+        checked.push(`${p.tc.name} ${JSON.stringify(p.args)}: ${out.outcome}${shown}`);
         if (out.outcome === 'ok') outputs.push({ tool: p.tc.name, text: out.output });
       }
       continue;
