@@ -188,7 +188,7 @@ const tools = z
     ),
     confirm: doc(
       z.array(str()).max(2, { error: 'must name at most 2 tools' }).default([]),
-      'One or two read-only tools run to confirm an instant recall against live state (e.g. pod status, events), scoped to the namespace.',
+      'One or two read-only tools run to confirm an instant recall against live state (e.g. pod status, events), scoped to the namespace; each must be on `allow` too.',
       { example: ['k8s__pod_status', 'k8s__events'] },
     ),
     call_timeout: dur('15s', 'Timeout of one tool call; a timeout is recorded and the run goes on.', { positive: true }),
@@ -197,6 +197,11 @@ const tools = z
     scope: doc(z.array(scopeRule, { error: 'must be a list of scope rules' }).default([]), 'Rules bounding what an investigation may read, checked on tool arguments before each call.', {
       example: [{ args: ['namespace'], allow: ['${namespace}'] }, { when: { env: 'prod' }, args: ['cluster', 'namespace'], deny: ['*staging*'] }],
     }),
+  })
+  .superRefine((t, ctx) => {
+    t.confirm.forEach((name, i) => {
+      if (!t.allow.includes(name)) ctx.addIssue({ code: 'custom', path: ['confirm', i], message: `is not on tools.allow (add ${name} there)`, input: undefined });
+    });
   })
   .transform((v) => withMs(v, ['call_timeout']));
 

@@ -49,10 +49,15 @@ function transportFor(o: McpServerOptions): Transport {
   });
 }
 
-/** Connects to one MCP server. Rejects when it cannot be reached. */
+/** Connects to one MCP server over the configured transport. Rejects when it cannot be reached. */
 export async function connectMcpServer(o: McpServerOptions): Promise<ToolProvider> {
+  return connectMcpTransport(transportFor(o), o);
+}
+
+/** Connects over a given transport (tests pass one half of an in-memory linked pair). */
+export async function connectMcpTransport(transport: Transport, o: Pick<McpServerOptions, 'name' | 'access' | 'connectTimeoutMs'>): Promise<ToolProvider> {
   const client = new Client({ name: 'reprise', version: '0.1.0' });
-  await client.connect(transportFor(o), { timeout: o.connectTimeoutMs ?? 10_000 });
+  await client.connect(transport, { timeout: o.connectTimeoutMs ?? 10_000 });
   return {
     server: o.name,
     access: o.access,

@@ -255,7 +255,11 @@ export class Investigator {
             return await this.#finish(result('exhausted', detail, { reason: 'max_steps', finding, ...extra }), req.incident, checked);
           }
           let fresh: VerifyOutcome | undefined;
-          if (finding.rootCauses.length > 0) {
+          const spent = budget.breach();
+          if (spent && finding.rootCauses.length > 0) {
+            await rec.note('verify', `verify skipped: ${spent.detail}`);
+            finding = { ...finding, verified: false };
+          } else if (finding.rootCauses.length > 0) {
             fresh = await verify(req.incident, finding, reviewEvidence(outputs, o.tools.reviewCapBytes), models(d.models.verify), ctx, 'from a fresh investigation', 400);
             if (fresh.verdict === 'aborted') throw ctl.signal.reason;
             trace.push(verifyTrace(null, fresh));

@@ -58,3 +58,9 @@ describe('model and tools config', () => {
     ]);
   });
 });
+
+describe('confirm tools', () => {
+  it('must be on the allowlist', () => {
+    expect(problems('tools:\n  allow: [k8s__pod_status]\n  confirm: [k8s__pod_status, k8s__events]\n')).toEqual(['tools.confirm[1]: is not on tools.allow (add k8s__events there)']);
+  });
+});
