@@ -38,6 +38,7 @@ describe('tool policy', () => {
       mcp: { http: mcp.url },
       servers: [`    - { name: kw, access: write, transport: http, url: "${mcp.url}" }`],
       callTimeout: '1s',
+      confirm: '[k8s__pod_status]',
       tools: [
         '  allow: [k8s__pod_status, k8s__slow_probe, k8s__big_dump, k8s__delete_pod, kw__pod_status]',
         '  scope:',

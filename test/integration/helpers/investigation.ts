@@ -88,6 +88,8 @@ export interface EngineOptions {
   /** More entries under `tools.servers`. */
   servers?: string[];
   callTimeout?: string;
+  /** `tools.confirm` (default: pod status and events). */
+  confirm?: string;
   meter?: InMemoryTokenMeter;
 }
 
@@ -115,7 +117,7 @@ export async function startEngine(o: EngineOptions): Promise<Engine> {
     '  servers:',
     ...server,
     ...(o.servers ?? []),
-    '  confirm: [k8s__pod_status, k8s__events]',
+    `  confirm: ${o.confirm ?? '[k8s__pod_status, k8s__events]'}`,
     `  call_timeout: ${o.callTimeout ?? '2s'}`,
     ...(o.tools ?? ['  allow: [k8s__pod_status, k8s__events, k8s__logs, kb_search, kb_get, prior_findings, recurrence]']),
     '',
