@@ -5,124 +5,22 @@
  * Budgets, concurrency and the daily token budget are enforced here, every breach recorded.
  */
 import { randomUUID } from 'node:crypto';
-import type { Clock } from '../../ports/clock.js';
-import type { Logger } from '../../ports/logger.js';
-import type { ModelPort, ModelSet } from '../../ports/model.js';
-import type { FindingStore, RecurrenceSource, TokenMeter } from '../../ports/investigation-memory.js';
-import type { ToolProvider } from '../../ports/tools.js';
-import type { CatalogSnapshot } from '../recall/catalog-snapshot.js';
-import type { Entry, GateTraceStep, Incident } from '../types.js';
+import type { ModelPort } from '../../ports/model.js';
+import type { GateTraceStep, Incident } from '../types.js';
 import { builtinTools } from './builtin-tools.js';
-import { RunBudget, Semaphore, utcDay, type BreachReason } from './budget.js';
+import { RunBudget, Semaphore, utcDay } from './budget.js';
 import { confirm, confirmTrace } from './confirm.js';
-import { degradedAnswer, partialFinding, recallFinding, type DegradedAnswer } from './answers.js';
-import type { Finding, InvestigatorVersion, ModelFinding } from './finding.js';
+import { degradedAnswer, partialFinding, recallFinding } from './answers.js';
+import type { Finding, InvestigatorVersion } from './finding.js';
+import type { InvestigationRequest, InvestigationResult, InvestigationStatus, InvestigatorDeps, RecallOutcome } from './investigation-types.js';
 import { runLoop, type LoopProgress } from './loop.js';
-import { emptyTally, type CallContext, type PriceTable, type UsageTally } from './model-call.js';
-import { investigateMessages, PROMPT_HASH, type StandingAnswer } from './prompts.js';
-import type { ScopeRule } from './scope.js';
-import { StepRecorder, type Step, type StepSink } from './step.js';
+import { emptyTally, type CallContext } from './model-call.js';
+import { investigateMessages, PROMPT_HASH } from './prompts.js';
+import { StepRecorder, type StepSink } from './step.js';
 import { Toolbox, reasonText } from './toolbox.js';
 import { verify, verifyTrace, type VerifyOutcome } from './verify.js';
 
-export const INVESTIGATION_STATUSES = ['completed', 'exhausted', 'failed', 'skipped', 'cancelled', 'degraded'] as const;
-export type InvestigationStatus = (typeof INVESTIGATION_STATUSES)[number];
-export type StatusReason = BreachReason | 'model_error' | 'malformed' | 'no_usage' | 'cancelled' | 'internal';
-
-/** Every number the engine enforces (config `model.*` and `tools.*`). */
-export interface InvestigatorOptions {
-  maxSteps: number;
-  maxTokens: number;
-  wallTimeMs: number;
-  /** Unset = no daily budget. */
-  dailyTokenBudget?: number;
-  maxConcurrent: number;
-  maxOutputTokens: number;
-  stepCapBytes: number;
-  tools: {
-    allow: readonly string[];
-    scope: readonly ScopeRule[];
-    callTimeoutMs: number;
-    resultCapBytes: number;
-    /** 1–2 tool names run to confirm an instant recall. */
-    confirm: readonly string[];
-    /** Bytes of confirm (or investigation) output the reviewer sees in all. */
-    reviewCapBytes: number;
-  };
-  /** Cap on a recall whose confirm could not run (`recall.unconfirmed_cap`). */
-  unconfirmedCap: number;
-  prices: PriceTable;
-  /** Secret values to mask in Steps (API keys, tokens). */
-  secrets: readonly string[];
-}
-
-export interface InvestigatorDeps {
-  models: ModelSet;
-  /** Long-lived tool servers (MCP); the built-ins are added per run. */
-  tools: readonly ToolProvider[];
-  /** The current catalog (it is swapped whole on reload). */
-  catalog: () => CatalogSnapshot;
-  findings: FindingStore;
-  recurrence?: RecurrenceSource;
-  meter: TokenMeter;
-  clock: Clock;
-  logger: Logger;
-  options: InvestigatorOptions;
-}
-
-/** An instant recall to confirm and verify before it is trusted. */
-export interface RecalledCandidate {
-  entry: Entry;
-  confidence: number;
-}
-
-export interface InvestigationRequest {
-  incident: Incident;
-  /** An instant recall (after rerank or the margin gate): confirm → verify → deliver, or fall through. */
-  recall?: RecalledCandidate;
-  /** The trigger's standing answer on a recurrence, quoted as data. */
-  standing?: StandingAnswer;
-  /** Cancels the run (e.g. the alert resolved); waiting in the queue counts too. */
-  signal?: AbortSignal;
-  /** Run id (default: a random UUID). */
-  id?: string;
-}
-
-export interface RecallOutcome {
-  entry: string;
-  /** After the confirm cap and the verify review. */
-  confidence: number;
-  confirmed: boolean;
-  verify: VerifyOutcome | null;
-  /** True when the recalled answer is the result; false when it fell through. */
-  delivered: boolean;
-}
-
-export interface InvestigationResult {
-  id: string;
-  status: InvestigationStatus;
-  /** Why it is not `completed` (always set then). */
-  reason?: StatusReason;
-  /** One sentence for people. */
-  detail: string;
-  kind: 'recall' | 'fresh';
-  /** Present for completed and exhausted runs (partial when exhausted). */
-  finding: Finding | null;
-  recall?: RecallOutcome;
-  /** Fresh-path verify (augments only). */
-  verify?: VerifyOutcome;
-  /** For degraded runs: recurrence facts and the closest catalog entries, marked as such. */
-  degraded?: DegradedAnswer;
-  /** confirm and verify decisions, in recall's gate-trace vocabulary. */
-  trace: GateTraceStep[];
-  usage: UsageTally;
-  steps: Step[];
-  version: InvestigatorVersion;
-  startedAt: string;
-  endedAt: string;
-  /** Time spent waiting for a concurrency slot. */
-  queuedMs: number;
-}
+export * from './investigation-types.js';
 
 class Stop extends Error {
   constructor(readonly why: 'cancelled' | 'wall_time', message: string) {
@@ -345,4 +243,3 @@ function applyReview(f: Finding, v: VerifyOutcome): Finding {
   return { ...f, confidence: cap(f.confidence), rootCauses: f.rootCauses.map((c) => ({ ...c, confidence: cap(c.confidence) })), verified: v.passed };
 }
 
-export type { ModelFinding };
