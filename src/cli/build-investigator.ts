@@ -46,7 +46,7 @@ export async function connectToolServers(tools: ToolsConfig, cwd: string): Promi
             cwd,
             ...(s.url ? { url: s.url } : {}),
             headers: s.headers,
-            connectTimeoutMs: tools.call_timeout_ms,
+            connectTimeoutMs: tools.connect_timeout_ms,
           }),
         );
       } catch (err) {

@@ -192,6 +192,7 @@ const tools = z
       { example: ['k8s__pod_status', 'k8s__events'] },
     ),
     call_timeout: dur('15s', 'Timeout of one tool call; a timeout is recorded and the run goes on.', { positive: true }),
+    connect_timeout: dur('10s', 'Timeout of connecting to an MCP server and listing its tools (a stdio server is started first).', { positive: true }),
     result_cap_bytes: doc(int(1).default(16_384), 'Tool results are truncated to this many bytes (the truncation is recorded).'),
     review_cap_bytes: doc(int(256).default(4096), 'Bytes of live-state output (confirm, or the investigation\'s tools) the verify reviewer sees in all; keeps the recall path cheap.'),
     scope: doc(z.array(scopeRule, { error: 'must be a list of scope rules' }).default([]), 'Rules bounding what an investigation may read, checked on tool arguments before each call.', {
@@ -203,7 +204,7 @@ const tools = z
       if (!t.allow.includes(name)) ctx.addIssue({ code: 'custom', path: ['confirm', i], message: `is not on tools.allow (add ${name} there)`, input: undefined });
     });
   })
-  .transform((v) => withMs(v, ['call_timeout']));
+  .transform((v) => withMs(v, ['call_timeout', 'connect_timeout']));
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 const log = z.strictObject({

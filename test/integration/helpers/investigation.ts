@@ -118,7 +118,8 @@ export async function startEngine(o: EngineOptions): Promise<Engine> {
     ...server,
     ...(o.servers ?? []),
     `  confirm: ${o.confirm ?? '[k8s__pod_status, k8s__events]'}`,
-    `  call_timeout: ${o.callTimeout ?? '2s'}`,
+    `  call_timeout: ${o.callTimeout ?? '5s'}`,
+    '  connect_timeout: 20s',
     ...(o.tools ?? ['  allow: [k8s__pod_status, k8s__events, k8s__logs, kb_search, kb_get, prior_findings, recurrence]']),
     '',
   ].join('\n');
