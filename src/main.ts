@@ -18,9 +18,13 @@ Commands:
   ledger verify                           replay the log and check the stored aggregates
   demo                                    play the learning loop on the bundled catalog, narrated
   eval recall --catalog DIR --cases FILE [--out FILE] [--json] [--report DIR]
+  investigate (--alert FILE|- | --text "...") [--json] [--catalog DIR] [--config FILE]
+                                          run one model investigation with the configured tools
+  eval investigate [--scenarios DIR] [--runs N] [--k K] [--json]   replay recorded investigation scenarios
   config defaults | config check [--config FILE]
 
-Environment: REPRISE_CONFIG, REPRISE_DATA_DIR (default ./data), REPRISE_TRANSCRIPT, PORT.
+Environment: REPRISE_CONFIG, REPRISE_DATA_DIR (default ./data), REPRISE_TRANSCRIPT, PORT,
+  REPRISE_MODEL_BASE_URL, REPRISE_MODEL, OPENAI_API_KEY (a model without a config file).
 Every command answers --help.
 `;
 
@@ -34,6 +38,7 @@ const COMMANDS: Record<string, () => Promise<CliCommand>> = {
   config: async () => (await import('./cli/config.js')).config,
   eval: async () => (await import('./cli/eval.js')).evalCommand,
   ledger: async () => (await import('./cli/ledger.js')).ledgerCommand,
+  investigate: async () => (await import('./cli/investigate.js')).investigateCommand,
 };
 
 const CATALOG_USAGE = `usage: reprise catalog lint DIR [--json] [--format github]

@@ -1,3 +1,4 @@
+import type { PromptBenchResult } from './prompt-bench.js';
 import type { Engine, EngineResult, Series } from './engine-bench.js';
 import { fmtCount, fmtNum, formatTable, speedRatio } from './format-table.js';
 import type { LedgerResult } from './ledger-bench.js';
@@ -17,6 +18,8 @@ export interface BenchReport {
   ledger: LedgerResult;
   /** Webhook → first console message at 100 req/s, ours vs a bare node:http baseline. */
   webhook: WebhookResult;
+  /** Prompt tokens per path: recall (rerank + verify) against a full investigation. */
+  prompts?: PromptBenchResult;
   wallSeconds: number;
 }
 

@@ -13,6 +13,7 @@ import { runWebhookBench } from './webhook-bench.js';
 import { ENGINES } from './engine-bench.js';
 import type { EngineResult } from './engine-bench.js';
 import { runLedgerBench } from './ledger-bench.js';
+import { renderPromptBench, runPromptBench } from './prompt-bench.js';
 
 const FLAGS = ['--quick', '--json'] as const;
 const QUERIES = 2000;
@@ -52,6 +53,8 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   const ledger = await runLedgerBench({ events: 1_000_000, storeEvents: 100_000, naiveSample: quick ? 10 : 50, log });
   const webhook = await runWebhookBench(100, quick ? 5 : 10, log);
+  log('bench: prompt tokens per path');
+  const prompts = await runPromptBench();
   const report: BenchReport = {
     date: new Date().toISOString(),
     node: process.version,
@@ -62,9 +65,10 @@ async function main(argv: readonly string[]): Promise<number> {
     engines,
     ledger,
     webhook,
+    prompts,
     wallSeconds: (Date.now() - started) / 1000,
   };
-  process.stdout.write(argv.includes('--json') ? `${JSON.stringify(report, null, 2)}\n` : `${renderReport(report)}\n`);
+  process.stdout.write(argv.includes('--json') ? `${JSON.stringify(report, null, 2)}\n` : `${renderReport(report)}\n\n${renderPromptBench(prompts)}\n`);
   return 0;
 }
 

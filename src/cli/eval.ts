@@ -128,6 +128,7 @@ export const evalCommand: CliCommand = async (argv, io) => {
     io.stdout(`usage: ${USAGE}\n`);
     return 0;
   }
+  if (sub === 'investigate') return (await import('./eval-investigate.js')).evalInvestigate(rest, io);
   if (sub !== 'recall') {
     io.stderr(`reprise eval: unknown subcommand ${sub ?? '(none)'}\nusage: ${USAGE}\n`);
     return 2;

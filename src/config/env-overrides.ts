@@ -14,7 +14,8 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 /**
  * Writes env values into the raw (parsed YAML) config, env winning over the file.
  * A key inside an optional block the file left out (e.g. `model`) is not set: a stray
- * `OPENAI_API_KEY` in the environment must not switch the model on.
+ * `OPENAI_API_KEY` in the environment must not switch the model on. Keys marked
+ * `opensBlock` (`REPRISE_MODEL_BASE_URL`, `REPRISE_MODEL`) do open it.
  * @returns which key each applied env var set.
  */
 export function applyEnvOverrides(raw: Obj, env: NodeJS.ProcessEnv): EnvSources {
@@ -24,7 +25,8 @@ export function applyEnvOverrides(raw: Obj, env: NodeJS.ProcessEnv): EnvSources 
       const here = [...segments, child.key];
       if (child.kind === 'object') {
         const present = node[child.key] ?? undefined; // YAML's empty `server:` is null
-        if (present === undefined && !child.hasDefault) continue; // optional block left out
+        // An optional block left out stays out unless an env var that opens it is set.
+        if (present === undefined && !child.hasDefault && !opens(child, env)) continue;
         if (present !== undefined && !isObj(present)) continue; // wrong type: the schema reports it
         const next = isObj(present) ? present : {};
         visit(child, next, here);
@@ -42,6 +44,11 @@ export function applyEnvOverrides(raw: Obj, env: NodeJS.ProcessEnv): EnvSources 
   };
   visit(configTree(), raw, []);
   return applied;
+}
+
+/** True when an env var of a key marked `opensBlock` directly inside `block` is set. */
+function opens(block: ConfigField, env: NodeJS.ProcessEnv): boolean {
+  return (block.children ?? []).some((c) => c.opensBlock === true && (c.env ?? []).some((n) => (env[n] ?? '').trim() !== ''));
 }
 
 /** Env values are text; numbers and booleans are converted when they look right, else left for the schema to reject. */

@@ -18,6 +18,11 @@ export interface FieldMeta {
   fsPath?: boolean;
   /** A duration: the parsed value also appears as `<key>_ms`. */
   duration?: boolean;
+  /**
+   * Setting this key's env var switches its optional block on even when the file leaves the
+   * block out (`REPRISE_MODEL` configures a model without a file; a stray API key does not).
+   */
+  opensBlock?: boolean;
   /** Placeholder shown in the commented-out defaults for keys that have no default. */
   example?: unknown;
 }

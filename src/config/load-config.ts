@@ -10,7 +10,7 @@ import { ConfigError, MASK } from './config-error.js';
 import type { EnvSources } from './env-overrides.js';
 import { applyEnvOverrides } from './env-overrides.js';
 import type { Config } from './schema.js';
-import { configSchema } from './schema.js';
+import { configSchema, parseOneShot } from './schema.js';
 import { configFields, normalizePath } from './schema-fields.js';
 import { formatPath, issuesToProblems } from './to-problems.js';
 
@@ -20,6 +20,8 @@ export interface LoadConfigOptions {
   env: NodeJS.ProcessEnv;
   /** Base for a relative `file`, for env-given paths, and for all paths when there is no file. */
   cwd: string;
+  /** A command that serves nothing: rules that guard the webhook port are not applied. */
+  oneShot?: boolean;
 }
 
 /**
@@ -28,7 +30,8 @@ export interface LoadConfigOptions {
  */
 export function loadConfig(opts: LoadConfigOptions): Config {
   const given = opts.file ?? nonEmpty(opts.env.REPRISE_CONFIG);
-  if (given === undefined) return parseConfigText('', { env: opts.env, cwd: opts.cwd });
+  const oneShot = opts.oneShot === true ? { oneShot: true } : {};
+  if (given === undefined) return parseConfigText('', { env: opts.env, cwd: opts.cwd, ...oneShot });
   const file = resolve(opts.cwd, given);
   let text: string;
   try {
@@ -37,7 +40,7 @@ export function loadConfig(opts: LoadConfigOptions): Config {
     const code = (err as NodeJS.ErrnoException).code ?? String(err);
     throw new ConfigError([{ path: '(file)', value: file, rule: `cannot be read (${code})` }], file);
   }
-  return parseConfigText(text, { env: opts.env, cwd: opts.cwd, file });
+  return parseConfigText(text, { env: opts.env, cwd: opts.cwd, file, ...oneShot });
 }
 
 export interface ParseConfigOptions {
@@ -45,6 +48,8 @@ export interface ParseConfigOptions {
   cwd: string;
   /** Absolute path the text was read from: named in errors and the base for relative paths. */
   file?: string;
+  /** See {@link LoadConfigOptions.oneShot}. */
+  oneShot?: boolean;
 }
 
 /**
@@ -70,7 +75,7 @@ export function parseConfigText(text: string, opts: ParseConfigOptions): Config 
   const raw = parsed as Record<string, unknown>;
   const envSources = applyEnvOverrides(raw, opts.env);
 
-  const result = configSchema.safeParse(raw);
+  const result = opts.oneShot === true ? parseOneShot(raw) : configSchema.safeParse(raw);
   if (!result.success) {
     const problems = issuesToProblems(result.error.issues, raw).map(({ problem, segments }) => ({
       ...problem,

@@ -68,6 +68,7 @@ const recall = z
     stale_factor: doc(fraction().default(0.75), 'Confidence multiplier for stale entries.'),
     rerank_k: doc(int(1).default(5), 'With a model: how many agreeing candidates the rerank call sees.'),
     rerank_threshold: doc(fraction().default(0.7), 'With a model: the rerank confidence at which recall fires.'),
+    rerank_min_score: doc(num(0).default(0.1), 'With a model: skip the rerank call (a miss) when the top agreeing BM25 score is below this.'),
     scopeless_factor: doc(fraction().default(0.6), 'Confidence multiplier when a workload-less incident matches a resource-less entry.'),
     unconfirmed_cap: doc(fraction().default(0.7), 'Confidence cap for an instant recall whose live-state confirm could not run.'),
   })
@@ -127,21 +128,88 @@ const transport = z.strictObject({
   matrix: doc(block(matrix.prefault({})), 'Matrix bot settings (used when kind is matrix).'),
 });
 
+const price = z.strictObject({
+  input: doc(num(0), 'US dollars per million input (prompt) tokens.'),
+  output: doc(num(0), 'US dollars per million output (completion) tokens.'),
+});
+
 const model = z
   .strictObject({
-    base_url: doc(httpUrl(), 'OpenAI-compatible Chat Completions base URL.', { example: 'https://api.openai.com/v1' }),
-    model: doc(str(), 'Model name for investigations and rerank.', { example: 'gpt-4.1-mini' }),
+    base_url: doc(httpUrl(), 'OpenAI-compatible Chat Completions base URL (OpenAI, Azure, vLLM, Ollama, LiteLLM…).', { example: 'https://api.openai.com/v1', env: ['REPRISE_MODEL_BASE_URL'], opensBlock: true }),
+    model: doc(str(), 'Model name for investigations (and rerank/verify unless set below).', { example: 'gpt-4.1-mini', env: ['REPRISE_MODEL'], opensBlock: true }),
     api_key: doc(str().optional(), 'API key (omit for local servers that need none).', { secret: true, env: ['REPRISE_MODEL_API_KEY', 'OPENAI_API_KEY'] }),
     verify_model: doc(str().optional(), 'Cheaper model for the adversarial verify step (default: `model`).', { example: 'gpt-4.1-nano' }),
-    max_steps: doc(int(1).default(20), 'Most model turns per investigation.'),
-    max_tokens: doc(int(1).default(400_000), 'Most tokens (in + out) per investigation.'),
-    wall_time: dur('5m', 'Longest an investigation may run.', { positive: true }),
-    call_timeout: dur('15s', 'Timeout of one tool call.', { positive: true }),
-    result_cap_bytes: doc(int(1).default(16_384), 'Tool results are truncated to this many bytes (the truncation is recorded).'),
-    daily_token_budget: doc(int(1).optional(), 'Most tokens per UTC day across all investigations (unset = no daily budget).', { example: 5_000_000 }),
+    rerank_model: doc(str().optional(), 'Model for the rerank call of the match gate (default: `verify_model`, else `model`).', { example: 'gpt-4.1-nano' }),
+    fallback_model: doc(str().optional(), 'Model on the same endpoint tried when `model` errors or answers malformed twice; then the answer is degraded.', { example: 'gpt-4.1' }),
+    request_timeout: dur('60s', 'Timeout of one model call.', { positive: true }),
+    max_retries: doc(int(0).default(2), 'SDK retries of a failed model call (429, 5xx, connection); 0 in tests.'),
+    max_output_tokens: doc(int(1).default(4096), 'Most tokens one model turn may write (or what is left of `max_tokens`, if less).'),
+    max_steps: doc(int(1).default(20), 'Most model turns per investigation; reaching it ends the run `exhausted`.'),
+    max_tokens: doc(int(1).default(400_000), 'Most tokens (in + out) per investigation; reaching it ends the run `exhausted`.'),
+    wall_time: dur('5m', 'Longest an investigation may run; reaching it ends the run `exhausted`.', { positive: true }),
+    daily_token_budget: doc(int(1).optional(), 'Most tokens per UTC day across all investigations; new runs past it are `skipped` (unset = no daily budget).', { example: 5_000_000 }),
     max_concurrent: doc(int(1).default(2), 'Investigations running at once; more wait, never dropped.'),
+    step_cap_bytes: doc(int(256).default(4096), 'Each recorded Step keeps at most this many bytes of model text or tool output (secrets redacted).'),
+    prices: doc(
+      z.record(z.string(), price, { error: 'must be a map of model name → {input, output}' }).default({}),
+      'Price table for the estimated cost: model name → US dollars per million tokens in and out.',
+      { example: { 'gpt-4.1-mini': { input: 0.4, output: 1.6 } } },
+    ),
   })
-  .transform((v) => withMs(v, ['wall_time', 'call_timeout']));
+  .transform((v) => withMs(v, ['wall_time', 'request_timeout']));
+
+const ACCESS = ['read', 'write'] as const;
+const MCP_TRANSPORTS = ['stdio', 'http'] as const;
+const TOOL_SERVER_NAME = /^[a-z][a-z0-9_-]*$/;
+const toolServer = z.strictObject({
+  name: doc(z.string({ error: 'must be a server name' }).regex(TOOL_SERVER_NAME, { error: 'must be lower-case letters, digits, _ or - (tools are offered as <name>__<tool>)' }), 'Server name; its tools are offered as `<name>__<tool>`.'),
+  access: doc(oneOf(ACCESS), 'What the server can do: only `read` servers\' tools may be used; a mixed server is `write`.'),
+  transport: doc(oneOf(MCP_TRANSPORTS).default('stdio'), 'How to reach it: stdio (a command) or http (Streamable HTTP).'),
+  command: doc(str().optional(), 'stdio: executable to start.'),
+  args: doc(z.array(z.string()).default([]), 'stdio: its arguments.'),
+  env: doc(z.record(z.string(), z.string()).default({}), 'stdio: extra environment for it.'),
+  url: doc(httpUrl().optional(), 'http: the Streamable HTTP endpoint.'),
+  headers: doc(z.record(z.string(), z.string()).default({}), 'http: extra request headers (e.g. Authorization).', { secret: true }),
+}).superRefine((s, ctx) => {
+  if (s.transport === 'stdio' && !s.command) ctx.addIssue({ code: 'custom', path: ['command'], message: 'is required when transport is stdio', input: undefined });
+  if (s.transport === 'http' && !s.url) ctx.addIssue({ code: 'custom', path: ['url'], message: 'is required when transport is http', input: undefined });
+});
+
+const scopeRule = z.strictObject({
+  when: doc(z.record(z.string(), z.string()).default({}), 'Incident label globs that must all match for the rule to apply (empty = every incident).'),
+  args: doc(z.array(str()).min(1, { error: 'must name at least one tool argument' }), 'Tool argument names the rule checks (top-level; string or list of strings).'),
+  allow: doc(z.array(str()).default([]), 'Globs a value must match; `${label}` is the incident\'s label (namespace and cluster fall back to its workload).'),
+  deny: doc(z.array(str()).default([]), 'Globs a value must not match.'),
+});
+
+const tools = z
+  .strictObject({
+    servers: doc(z.array(toolServer, { error: 'must be a list of MCP servers' }).default([]), 'MCP tool servers (SPEC §7).', {
+      example: [{ name: 'k8s', access: 'read', transport: 'http', url: 'http://mcp-k8s:8080/mcp' }],
+    }),
+    allow: doc(
+      z.array(z.string({ error: 'must be a tool name' }).regex(/^[A-Za-z0-9_.-]+$/, { error: 'must be a tool name like k8s__pod_status (no wildcards)' })).default(['kb_search', 'kb_get', 'prior_findings', 'recurrence']),
+      'Tools an investigation may call, by full name (`<server>__<tool>` or a built-in); no wildcards.',
+    ),
+    confirm: doc(
+      z.array(str()).max(2, { error: 'must name at most 2 tools' }).default([]),
+      'One or two read-only tools run to confirm an instant recall against live state (e.g. pod status, events), scoped to the namespace; each must be on `allow` too.',
+      { example: ['k8s__pod_status', 'k8s__events'] },
+    ),
+    call_timeout: dur('15s', 'Timeout of one tool call; a timeout is recorded and the run goes on.', { positive: true }),
+    connect_timeout: dur('10s', 'Timeout of connecting to an MCP server and listing its tools (a stdio server is started first).', { positive: true }),
+    result_cap_bytes: doc(int(1).default(16_384), 'Tool results are truncated to this many bytes (the truncation is recorded).'),
+    review_cap_bytes: doc(int(256).default(4096), 'Bytes of live-state output (confirm, or the investigation\'s tools) the verify reviewer sees in all; keeps the recall path cheap.'),
+    scope: doc(z.array(scopeRule, { error: 'must be a list of scope rules' }).default([]), 'Rules bounding what an investigation may read, checked on tool arguments before each call.', {
+      example: [{ args: ['namespace'], allow: ['${namespace}'] }, { when: { env: 'prod' }, args: ['cluster', 'namespace'], deny: ['*staging*'] }],
+    }),
+  })
+  .superRefine((t, ctx) => {
+    t.confirm.forEach((name, i) => {
+      if (!t.allow.includes(name)) ctx.addIssue({ code: 'custom', path: ['confirm', i], message: `is not on tools.allow (add ${name} there)`, input: undefined });
+    });
+  })
+  .transform((v) => withMs(v, ['call_timeout', 'connect_timeout']));
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 const log = z.strictObject({
@@ -150,8 +218,7 @@ const log = z.strictObject({
 });
 
 /** The whole config file. Every section is optional, so an empty file is a valid config. */
-export const configSchema = z
-  .strictObject({
+const configShape = z.strictObject({
     server: doc(block(server.prefault({})), 'HTTP server: webhooks, Slack events, /healthz, /readyz, /metrics.'),
     catalog: doc(block(catalog.prefault({})), 'The knowledge catalog: markdown entries, optionally synced from git.'),
     store: doc(block(store.prefault({})), 'Where the ledger (opens, resolves, feedback, silences) is kept.'),
@@ -159,10 +226,25 @@ export const configSchema = z
     trigger: doc(block(trigger.prefault({})), 'Which alerts are handled and when (SPEC §4).'),
     ledger: doc(block(ledger.prefault({})), 'Ledger-backed gates (SPEC §8).'),
     transport: doc(block(transport.prefault({})), 'Chat surface the RCA threads go to.'),
-    model: doc(block(model.optional()), 'Model endpoint for rerank, investigation and verify; needs `server.bearer_token`. Omit to run recall-only.'),
+    model: doc(block(model.optional()), 'Model endpoint for rerank, investigation and verify; needs `server.bearer_token` to serve. Omit to run recall-only.'),
+    tools: doc(block(tools.prefault({})), 'Tools an investigation may use: MCP servers, the allowlist, confirm tools and scope rules (SPEC §7).'),
     log: doc(block(log.prefault({})), 'Logging.'),
-  })
-  .superRefine(crossFieldRules, { when: () => true });
+});
+
+/** The whole config file, with the rules that span keys. */
+export const configSchema = configShape.superRefine(crossFieldRules, { when: () => true });
+
+/**
+ * The config for a one-shot command that serves nothing (`reprise investigate`): rules tagged
+ * `serveOnly` (the webhook bearer token) do not apply to it.
+ */
+export function parseOneShot(raw: unknown): ReturnType<typeof configSchema.safeParse> {
+  const full = configSchema.safeParse(raw);
+  if (full.success) return full;
+  const rest = full.error.issues.filter((i) => !(i.code === 'custom' && (i.params as { serveOnly?: boolean } | undefined)?.serveOnly));
+  if (rest.length > 0) return { success: false, error: new z.ZodError(rest) } as ReturnType<typeof configSchema.safeParse>;
+  return configShape.safeParse(raw) as ReturnType<typeof configSchema.safeParse>;
+}
 
 /** Input accepted by the schema (what the YAML may say). */
 export type ConfigInput = z.input<typeof configSchema>;
@@ -179,6 +261,9 @@ export type LedgerConfig = Config['ledger'];
 export type TransportConfig = Config['transport'];
 /** Present only when the file has a `model` block. */
 export type ModelConfig = NonNullable<Config['model']>;
+export type ToolsConfig = Config['tools'];
+export type ToolServerConfig = ToolsConfig['servers'][number];
+export type ScopeRuleConfig = ToolsConfig['scope'][number];
 export type LogConfig = Config['log'];
 
 /** The loose shape the cross-field rules read; any part may be missing or mistyped. */
@@ -201,8 +286,9 @@ function crossFieldRules(cfg: unknown, ctx: z.RefinementCtx<unknown>): void {
     if (ok === undefined || ok === '') ctx.addIssue({ code: 'custom', path, message, input: undefined });
   };
   const c = (typeof cfg === 'object' && cfg !== null ? cfg : {}) as Loose;
-  if (c?.model !== undefined) {
-    need(c.server?.bearer_token, ['server', 'bearer_token'], 'is required when a `model` block is configured (SPEC §4)');
+  if (c?.model !== undefined && (c.server?.bearer_token === undefined || c.server.bearer_token === '')) {
+    // Tagged: it guards the webhook port, so one-shot commands that serve nothing may drop it.
+    ctx.addIssue({ code: 'custom', path: ['server', 'bearer_token'], message: 'is required when a `model` block is configured (SPEC §4)', input: undefined, params: { serveOnly: true } });
   }
   const t = c?.transport;
   if (t?.kind === 'slack') {

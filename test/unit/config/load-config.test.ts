@@ -168,7 +168,7 @@ describe('loadConfig', () => {
     ]);
     const ok = parseConfigText(model, { env: { REPRISE_BEARER_TOKEN: 't' }, cwd });
     expect(ok.model?.max_steps).toBe(20);
-    expect(ok.model?.call_timeout_ms).toBe(15_000);
+    expect(ok.tools.call_timeout_ms).toBe(15_000);
   });
 
   it('reports cross-field rules together with type errors', () => {

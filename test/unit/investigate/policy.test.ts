@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import { fence } from '../../../src/core/investigate/fence.js';
+import { parseModelFinding } from '../../../src/core/investigate/finding.js';
+import { capBytes, forStep, redactSecrets } from '../../../src/core/investigate/redact.js';
+import { checkScope } from '../../../src/core/investigate/scope.js';
+import { Semaphore } from '../../../src/core/investigate/budget.js';
+import { parseAlertmanagerPayload } from '../../../src/core/alertmanager.js';
+import { crashLoopPayload } from '../../integration/helpers/alerts.js';
+import { OOM_FINDING } from '../../integration/helpers/investigation.js';
+
+const incident = (labels: Record<string, string> = {}) => {
+  const p = crashLoopPayload({ status: 'firing' }) as { alerts: Array<{ labels: Record<string, string> }> };
+  Object.assign(p.alerts[0]!.labels, labels);
+  return parseAlertmanagerPayload(p).incidents[0]!;
+};
+
+describe('scope rules', () => {
+  const own = { when: {}, args: ['namespace'], allow: ['${namespace}'], deny: [] };
+  it('keeps an investigation in the alert’s own namespace', () => {
+    expect(checkScope([own], incident(), { namespace: 'payments' })).toEqual({ ok: true });
+    expect(checkScope([own], incident(), { namespace: 'kube-system' })).toEqual({ ok: false, reason: 'scope rule 1: namespace="kube-system" is outside payments' });
+    expect(checkScope([own], incident(), { namespaces: ['payments', 'other'] }).ok).toBe(true);
+    expect(checkScope([{ ...own, args: ['namespaces'] }], incident(), { namespaces: ['payments', 'other'] }).ok).toBe(false);
+  });
+  it('never reads staging from a prod alert, and only applies when its labels match', () => {
+    const rule = { when: { cluster: 'prod-*' }, args: ['cluster', 'namespace'], allow: [], deny: ['*staging*'] };
+    expect(checkScope([rule], incident(), { namespace: 'payments-staging' }).ok).toBe(false);
+    expect(checkScope([rule], incident({ cluster: 'dev-1' }), { namespace: 'payments-staging' }).ok).toBe(true);
+  });
+  it('an allow pattern naming a label the incident lacks refuses (unknown is not "anything")', () => {
+    const rule = { when: {}, args: ['cluster'], allow: ['${region}'], deny: [] };
+    expect(checkScope([rule], incident(), { cluster: 'x' })).toMatchObject({ ok: false, reason: expect.stringMatching(/unknown for this incident/) });
+  });
+});
+
+describe('fence and redaction', () => {
+  it('a fence outlasts any backtick run inside it', () => {
+    const f = fence('alert', 'a ```` b');
+    expect(f.startsWith('`````data alert')).toBe(true);
+    expect(f.endsWith('\n`````')).toBe(true);
+  });
+  it('masks keys, tokens and known secrets, and bounds text by bytes', () => {
+    const t = redactSecrets('key sk-abcdefghijklmnop1234 and password=hunter22 and Authorization: Bearer abc.def and my-known-secret', ['my-known-secret']);
+    expect(t).not.toMatch(/sk-abc|hunter22|abc\.def|my-known-secret/);
+    expect(capBytes('ééé', 3)).toEqual({ text: 'é', truncated: true, bytes: 6 });
+    expect(forStep('x'.repeat(100), 10)).toMatch(/^x{10}\n… \[90 more bytes not kept\]$/);
+  });
+});
+
+describe('Finding parsing', () => {
+  it('accepts bare JSON, a fenced block or JSON within prose, ranks causes, and says what is wrong otherwise', () => {
+    const two = { ...OOM_FINDING, rootCauses: [{ ...OOM_FINDING.rootCauses[0]!, confidence: 0.2, cause: 'weak' }, OOM_FINDING.rootCauses[0]!] };
+    for (const text of [JSON.stringify(two), '```json\n' + JSON.stringify(two) + '\n```', `Here it is: ${JSON.stringify(two)} done`]) {
+      const r = parseModelFinding(text);
+      expect(r.ok && r.value.rootCauses.map((c) => c.cause)[1]).toBe('weak');
+    }
+    const bad = parseModelFinding(JSON.stringify({ ...OOM_FINDING, verdict: 'panic', extra: 1 }));
+    expect(bad.ok).toBe(false);
+    expect(!bad.ok && bad.error).toMatch(/verdict/);
+    expect(parseModelFinding('no').ok).toBe(false);
+  });
+});
+
+describe('Semaphore', () => {
+  it('queues in order, never drops, and lets an aborted waiter leave', async () => {
+    const s = new Semaphore(1);
+    const order: string[] = [];
+    const r1 = await s.acquire();
+    const ctl = new AbortController();
+    const p2 = s.acquire(ctl.signal).then(() => order.push('aborted one ran'), () => order.push('left'));
+    const p3 = s.acquire().then((r) => {
+      order.push('third');
+      r();
+    });
+    ctl.abort();
+    await p2;
+    r1();
+    await p3;
+    expect(order).toEqual(['left', 'third']);
+    expect(s.free).toBe(1);
+  });
+});
