@@ -1,13 +1,18 @@
 /**
- * HTTP ingress (SPEC §4, §11): the Alertmanager webhook, health, readiness and metrics, on
- * plain node:http. Nothing else: the local control API (feedback from the CLI) is on a Unix
- * socket (control-server.ts), never on this port. Every request is handled inside one
- * try/catch: input never crashes the process, every rejection is a JSON error with a request
- * id, and is logged.
+ * HTTP ingress (SPEC §4, §11) on hono: the Alertmanager webhook, health, readiness, metrics,
+ * and whatever routes a transport mounts (Slack's `/slack/events`). Nothing else: the local
+ * control API (feedback from the CLI) is on a Unix socket (control-server.ts), never on this
+ * port. hono's body limit and bearer auth guard the webhook; one error handler turns anything
+ * thrown into a JSON error with a request id, logged; input never crashes the process.
  */
-import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createAdaptorServer } from '@hono/node-server';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
+import { bearerAuth } from 'hono/bearer-auth';
+import { bodyLimit } from 'hono/body-limit';
+import { HTTPException } from 'hono/http-exception';
 import { parseAlertmanagerPayloadYielding } from '../core/alertmanager.js';
 import { RepriseError } from '../core/errors.js';
 import type { Incident } from '../core/types.js';
@@ -16,7 +21,7 @@ import type { Logger } from '../ports/logger.js';
 import { toHttpError } from './errors.js';
 import type { BotMetrics } from './metrics.js';
 import type { Readiness } from './readiness.js';
-import { assertJsonContentType, decodeUtf8, parseJson, readBody } from './read-body.js';
+import { assertJsonContentType, decodeUtf8, parseJson } from './read-body.js';
 
 export interface AlertmanagerHandlerResult {
   accepted: number;
@@ -24,172 +29,177 @@ export interface AlertmanagerHandlerResult {
   results?: unknown;
 }
 
+/** Where the webhook's query string routes an incident (`?channel=…&room=…`). */
+export interface WebhookRoute {
+  channel?: string;
+  room?: string;
+}
+
+/** Per-request context the routes read: hono's variables. */
+export interface HttpVars {
+  requestId: string;
+  log: Logger;
+}
+export type HttpEnv = { Variables: HttpVars };
+export type HttpApp = Hono<HttpEnv>;
+
 export interface HttpServerOptions {
   /** When set, webhooks require `Authorization: Bearer <token>`; health and metrics do not. */
   bearerToken?: string;
   bodyLimitBytes: number;
   logger: Logger;
-  /** Called with the normalized incidents; the 202 is sent only after it resolves. */
-  onAlertmanager: (incidents: Incident[], requestId: string) => Promise<AlertmanagerHandlerResult>;
+  /** Called with the normalized incidents; the 202 is sent once it resolves. */
+  onAlertmanager: (incidents: Incident[], requestId: string, route: WebhookRoute) => Promise<AlertmanagerHandlerResult>;
   /** What `/readyz` reports: 200 when ready, 503 with the reasons otherwise. */
   readiness: () => Readiness;
   /** The registry `/metrics` exposes; request counts and latencies are recorded in it. */
   metrics: BotMetrics;
-  /** Time source for `receivedAt` (alerts without `startsAt`). Defaults to the system clock. */
-  clock?: Clock;
+  /** More routes on the same port (a transport's callbacks); they get the same ids, logs and errors. */
+  mount?: (app: HttpApp) => void;
   /** Longest label or annotation value kept (characters); longer ones are cut with a marker and logged. */
   fieldLimit?: number;
+  /** Time source for `receivedAt` (alerts without `startsAt`). Defaults to the system clock. */
+  clock?: Clock;
   /** Whole-request deadline against slow senders. Default 30 s. */
   requestTimeoutMs?: number;
 }
 
 export interface HttpServer {
   server: http.Server;
+  /** The hono app (tests may call `app.request()` in-process). */
+  app: HttpApp;
   listen(port: number, host?: string): Promise<{ port: number }>;
   /** Stop accepting, let in-flight requests finish, drop idle keep-alive sockets. */
   close(): Promise<void>;
 }
 
-interface Reply {
-  status: number;
-  body: unknown;
-  headers?: Record<string, string>;
-  /** Pre-rendered text (metrics); otherwise `body` is sent as JSON. */
-  text?: string;
-}
-
-interface Ctx {
-  req: IncomingMessage;
-  requestId: string;
-  log: Logger;
-}
-
-interface Route {
-  methods: readonly string[];
-  handle: (ctx: Ctx) => Promise<Reply>;
-}
-
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+/** Route label for anything no route matched: scanners must not explode metric cardinality. */
+const UNMATCHED = 'unmatched';
 
-const sha256 = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
-
-/**
- * Compare digests rather than raw strings: equal length for timingSafeEqual, and the token's
- * length does not leak through timing either.
- */
-function checkBearer(header: string | undefined, expectedDigest: Buffer): void {
-  if (!header) throw new RepriseError('unauthorized', 'missing bearer token (Authorization: Bearer <token>)');
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (!m?.[1]) throw new RepriseError('unauthorized', 'authorization header is not a bearer token');
-  if (!timingSafeEqual(sha256(m[1]), expectedDigest)) throw new RepriseError('unauthorized', 'invalid bearer token');
+/** The JSON error reply for anything thrown while handling a request; logged once here. */
+function errorResponse(c: Context<HttpEnv>, err: unknown): Response {
+  const requestId = c.get('requestId') ?? randomUUID();
+  const log = c.get('log');
+  const e = toHttpError(err, requestId);
+  const fields = { status: e.status, code: e.body.error.code, userAgent: c.req.header('user-agent') };
+  if (e.serverFault) log?.error({ ...fields, err }, `request failed: ${err instanceof Error ? err.message : String(err)}`);
+  else log?.warn(fields, `rejected: ${e.body.error.message}`);
+  const headers: Record<string, string> = { 'Cache-Control': 'no-store' };
+  if (e.status === 401) headers['WWW-Authenticate'] = 'Bearer realm="reprise"';
+  // A body we refused to read may still be arriving; closing is cheaper than draining it.
+  if (e.status === 413) headers['Connection'] = 'close';
+  return c.json(e.body, e.status as 400, headers);
 }
 
 /** Build the ingress server. Nothing listens until `listen` is called. */
 export function createHttpServer(opts: HttpServerOptions): HttpServer {
   const log = opts.logger.child({ component: 'http' });
   const clock = opts.clock ?? { now: () => new Date() };
-  const tokenDigest = opts.bearerToken ? sha256(opts.bearerToken) : undefined;
+  const app: HttpApp = new Hono<HttpEnv>();
 
-  const requests = opts.metrics.httpRequests;
-  const duration = opts.metrics.httpDuration;
-
-  const alertmanager = async ({ req, requestId, log: rlog }: Ctx): Promise<Reply> => {
-    if (tokenDigest) checkBearer(req.headers.authorization, tokenDigest);
-    assertJsonContentType(req.headers['content-type']);
-    const raw = await readBody(req, opts.bodyLimitBytes);
-    const json = parseJson(decodeUtf8(raw));
-    const batch = await parseAlertmanagerPayloadYielding(json, { receivedAt: clock.now().toISOString(), fieldLimit: opts.fieldLimit });
-    if (batch.truncated.length > 0) {
-      rlog.warn({ truncated: batch.truncated.slice(0, 20), count: batch.truncated.length }, `cut ${batch.truncated.length} oversized label/annotation value(s) to ${opts.fieldLimit ?? 'the'} characters`);
-    }
-    rlog.info(
-      { alerts: batch.incidents.length, groupKey: batch.groupKey, receiver: batch.receiver },
-      'alertmanager webhook parsed',
-    );
-    const result = await opts.onAlertmanager(batch.incidents, requestId);
-    const body: Record<string, unknown> = { accepted: result.accepted, requestId };
-    if (result.results !== undefined) body.results = result.results;
-    return { status: 202, body };
-  };
-
-  const routes: Record<string, Route> = {
-    '/webhook/alertmanager': { methods: ['POST'], handle: alertmanager },
-    '/healthz': { methods: ['GET', 'HEAD'], handle: async () => ({ status: 200, body: { status: 'ok' } }) },
-    '/readyz': {
-      methods: ['GET', 'HEAD'],
-      handle: async () => {
-        const r = opts.readiness();
-        return r.ready
-          ? { status: 200, body: { status: 'ready', checks: r.checks } }
-          : { status: 503, body: { status: 'not_ready', reasons: r.reasons, checks: r.checks } };
-      },
-    },
-    '/metrics': {
-      methods: ['GET', 'HEAD'],
-      handle: async () => ({ status: 200, body: null, text: await opts.metrics.render(), headers: { 'Content-Type': opts.metrics.contentType } }),
-    },
-  };
-
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  // Request id, per-request logger, metrics: around everything, errors included.
+  app.use(async (c, next) => {
     const started = performance.now();
-    const incoming = req.headers['x-request-id'];
-    const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    const method = req.method ?? 'GET';
-    let path = '/';
-    try {
-      path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    } catch {
-      path = (req.url ?? '/').slice(0, 200);
-    }
-    const route = Object.hasOwn(routes, path) ? routes[path] : undefined;
-    const routeLabel = route ? path : 'unmatched';
-    const rlog = log.child({ requestId, method, path: path.slice(0, 200) });
-
-    let reply: Reply;
-    try {
-      if (!route) throw new RepriseError('not_found', `no route for ${method} ${path.slice(0, 200)}`);
-      if (!route.methods.includes(method)) {
-        const err = new RepriseError('method_not_allowed', `method ${method} not allowed on ${path}; use ${route.methods.join(', ')}`);
-        reply = errorReply(err, requestId, rlog, req);
-        reply.headers = { ...reply.headers, Allow: route.methods.join(', ') };
-      } else {
-        reply = await route.handle({ req, requestId, log: rlog });
-      }
-    } catch (err) {
-      reply = errorReply(err, requestId, rlog, req);
-    }
-
-    send(res, reply, requestId, rlog);
-    const statusLabel = String(reply.status);
-    const methodLabel = KNOWN_METHODS.has(method) ? method : 'OTHER';
-    requests.inc({ route: routeLabel, method: methodLabel, status: statusLabel });
-    duration.observe({ route: routeLabel }, (performance.now() - started) / 1000);
-  };
-
-  const server = http.createServer((req, res) => {
-    // handle() catches everything itself; this is the last line of defence for the process.
-    handle(req, res).catch((err: unknown) => {
-      log.error({ err }, 'unexpected failure outside request handling');
-      if (!res.headersSent) res.destroy();
-    });
+    const incoming = c.req.header('x-request-id');
+    const requestId = incoming !== undefined && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    c.set('requestId', requestId);
+    c.set('log', log.child({ requestId, method: c.req.method, path: c.req.path.slice(0, 200) }));
+    await next();
+    c.res.headers.set('X-Request-Id', requestId);
+    if (!c.res.headers.has('Cache-Control')) c.res.headers.set('Cache-Control', 'no-store');
+    const route = c.req.routePath && c.req.routePath !== '/*' ? c.req.routePath : UNMATCHED;
+    const method = KNOWN_METHODS.has(c.req.method) ? c.req.method : 'OTHER';
+    opts.metrics.httpRequests.inc({ route, method, status: String(c.res.status) });
+    opts.metrics.httpDuration.observe({ route }, (performance.now() - started) / 1000);
   });
+
+  const unauthorized = (message: string) => (c: Context<HttpEnv>) => errorResponse(c, new RepriseError('unauthorized', message));
+  const guard: MiddlewareHandler<HttpEnv> = opts.bearerToken
+    ? bearerAuth({
+        token: opts.bearerToken,
+        realm: 'reprise',
+        noAuthenticationHeader: { message: unauthorized('missing bearer token (Authorization: Bearer <token>)') },
+        invalidAuthenticationHeader: { message: unauthorized('authorization header is not a bearer token') },
+        invalidToken: { message: unauthorized('invalid bearer token') },
+      })
+    : async (_c, next) => next();
+  const limit = bodyLimit({
+    maxSize: opts.bodyLimitBytes,
+    onError: (c) => {
+      const declared = c.req.header('content-length');
+      const what = declared !== undefined && /^\d+$/.test(declared) ? `of ${declared} bytes` : 'stream';
+      return errorResponse(c as Context<HttpEnv>, new RepriseError('payload_too_large', `request body ${what} exceeds the limit of ${opts.bodyLimitBytes} bytes`));
+    },
+  });
+
+  app.post(
+    '/webhook/alertmanager',
+    guard,
+    async (c, next) => {
+      assertJsonContentType(c.req.header('content-type'));
+      await next();
+    },
+    limit,
+    async (c) => {
+      const raw = new Uint8Array(await c.req.arrayBuffer());
+      const json = parseJson(decodeUtf8(raw));
+      const batch = await parseAlertmanagerPayloadYielding(json, { receivedAt: clock.now().toISOString(), ...(opts.fieldLimit ? { fieldLimit: opts.fieldLimit } : {}) });
+      const rlog = c.get('log');
+      if (batch.truncated.length > 0) {
+        rlog.warn({ truncated: batch.truncated.slice(0, 20), count: batch.truncated.length }, `cut ${batch.truncated.length} oversized label/annotation value(s) to ${opts.fieldLimit ?? 'the'} characters`);
+      }
+      rlog.info({ alerts: batch.incidents.length, groupKey: batch.groupKey, receiver: batch.receiver }, 'alertmanager webhook parsed');
+      const route: WebhookRoute = {};
+      const channel = c.req.query('channel');
+      const room = c.req.query('room');
+      if (channel) route.channel = channel.slice(0, 200);
+      if (room) route.room = room.slice(0, 300);
+      const result = await opts.onAlertmanager(batch.incidents, c.get('requestId'), route);
+      const body: Record<string, unknown> = { accepted: result.accepted, requestId: c.get('requestId') };
+      if (result.results !== undefined) body['results'] = result.results;
+      return c.json(body, 202);
+    },
+  );
+
+  app.on(['GET', 'HEAD'], '/healthz', (c) => c.json({ status: 'ok' }));
+  app.on(['GET', 'HEAD'], '/readyz', (c) => {
+    const r = opts.readiness();
+    return r.ready ? c.json({ status: 'ready', checks: r.checks }) : c.json({ status: 'not_ready', reasons: r.reasons, checks: r.checks }, 503);
+  });
+  app.on(['GET', 'HEAD'], '/metrics', async (c) => c.body(await opts.metrics.render(), 200, { 'Content-Type': opts.metrics.contentType }));
+
+  opts.mount?.(app);
+
+  // A known path with the wrong method: 405 naming the right one.
+  const allowed: Record<string, string> = { '/webhook/alertmanager': 'POST', '/healthz': 'GET, HEAD', '/readyz': 'GET, HEAD', '/metrics': 'GET, HEAD' };
+  for (const [path, allow] of Object.entries(allowed)) {
+    app.all(path, (c) => {
+      const res = errorResponse(c, new RepriseError('method_not_allowed', `method ${c.req.method} not allowed on ${path}; use ${allow}`));
+      res.headers.set('Allow', allow);
+      return res;
+    });
+  }
+  app.notFound((c) => errorResponse(c, new RepriseError('not_found', `no route for ${c.req.method} ${c.req.path.slice(0, 200)}`)));
+  app.onError((err, c) => (err instanceof HTTPException && err.res ? err.res : errorResponse(c, err)));
+
+  const server = createAdaptorServer({ fetch: app.fetch }) as http.Server;
   server.requestTimeout = opts.requestTimeoutMs ?? 30_000;
   server.headersTimeout = Math.min(server.requestTimeout, 20_000);
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     log.warn({ code: err.code, err: err.message }, 'rejected malformed HTTP request');
-    if (!socket.writable || (err.code === 'ECONNRESET')) {
+    if (!socket.writable || err.code === 'ECONNRESET') {
       socket.destroy();
       return;
     }
     const body = JSON.stringify({ error: { code: 'bad_request', message: 'malformed HTTP request' } });
-    socket.end(
-      `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
+    socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   });
 
   return {
     server,
+    app,
     listen: (port, host = '0.0.0.0') =>
       new Promise((resolve, reject) => {
         const onError = (err: Error): void => reject(err);
@@ -208,33 +218,4 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
         server.closeIdleConnections();
       }),
   };
-}
-
-function errorReply(err: unknown, requestId: string, log: Logger, req: IncomingMessage): Reply {
-  const e = toHttpError(err, requestId);
-  const fields = { status: e.status, code: e.body.error.code, userAgent: req.headers['user-agent'] };
-  if (e.serverFault) log.error({ ...fields, err }, `request failed: ${err instanceof Error ? err.message : String(err)}`);
-  else log.warn(fields, `rejected: ${e.body.error.message}`);
-  const reply: Reply = { status: e.status, body: e.body };
-  if (e.status === 401) reply.headers = { 'WWW-Authenticate': 'Bearer realm="reprise"' };
-  // A body we refused to read may still be arriving; closing is cheaper than draining it.
-  if (e.status === 413) reply.headers = { Connection: 'close' };
-  return reply;
-}
-
-function send(res: ServerResponse, reply: Reply, requestId: string, log: Logger): void {
-  if (res.headersSent || res.destroyed) return;
-  try {
-    const payload = reply.text ?? JSON.stringify(reply.body);
-    res.statusCode = reply.status;
-    res.setHeader('X-Request-Id', requestId);
-    res.setHeader('Cache-Control', 'no-store');
-    if (reply.text === undefined) res.setHeader('Content-Type', 'application/json; charset=utf-8');
-    for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
-    res.setHeader('Content-Length', Buffer.byteLength(payload));
-    res.end(payload);
-  } catch (err) {
-    log.error({ err }, 'could not write response');
-    res.destroy();
-  }
 }

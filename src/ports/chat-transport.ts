@@ -1,20 +1,52 @@
-import type { Answer } from '../core/types.js';
+import type { ChatEventSink, Destination, MessageRef, ResponseTarget, TransportName } from '../core/chat/chat-types.js';
+import type { CardView, DetailView, EphemeralView, ReplyView } from '../core/chat/thread-view.js';
 
-/** What the bot says, independent of any chat SDK. */
+/** What one delivery carries besides the message: the outbox id, for idempotent retries. */
+export interface DeliveryOptions {
+  /**
+   * Stable across retries of the same outbox item: Matrix uses it as the transaction id, so a
+   * retried send is not a second message. Surfaces without idempotent sends may ignore it.
+   */
+  idempotencyKey: string;
+}
+
+/**
+ * A chat surface (Slack, Matrix, console) behind one interface, with both halves: `start`
+ * hands inbound events (reactions, thread replies, commands, button clicks) to the bot's sink;
+ * the rest sends. Sends throw {@link DeliveryError} (core/chat/chat-types) when they fail, saying
+ * whether and when a retry may help; the outbox does the retrying.
+ */
+export interface ChatTransport {
+  readonly name: TransportName;
+  /**
+   * True when the surface shows the whole analysis in the root message (the console): `post`
+   * then receives the detail too, and no separate detail reply is sent.
+   */
+  readonly inlineDetail: boolean;
+  /** Begin receiving. Inbound events are acknowledged to the surface, then given to `sink`. */
+  start(sink: ChatEventSink): Promise<void>;
+  /** Post a thread root (the card; with `detail` when {@link inlineDetail}) in `to.channel`. */
+  post(to: Destination, card: CardView, detail: DetailView | undefined, opts: DeliveryOptions): Promise<MessageRef>;
+  /** Reply inside the thread of `root`. */
+  reply(root: MessageRef, view: ReplyView, opts: DeliveryOptions): Promise<MessageRef>;
+  /** Rewrite a card the bot posted (its state changed). */
+  update(ref: MessageRef, card: CardView, opts: DeliveryOptions): Promise<void>;
+  /** Answer one user privately (a command's answer, a click's acknowledgement). */
+  ephemeral(to: ResponseTarget, view: EphemeralView): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The pre-outbox message shape; removed once the bot delivers through the outbox (issue 10). */
 export interface OutboundMessage {
-  /** `rca` opens a thread; `resolved`, `note`, `status` are replies in it. */
   kind: 'rca' | 'resolved' | 'note' | 'status' | 'silenced';
   triggerKey: string;
-  answer: Answer | null;
-  /** Plain text / markdown rendering of the message. */
+  answer: import('../core/types.js').Answer | null;
   text: string;
 }
 
-/** A chat surface (Slack, Matrix, console) behind one interface. */
-export interface ChatTransport {
-  /** Start a thread; resolves with its id. */
+/** The pre-outbox transport the bot still calls; removed with {@link OutboundMessage}. */
+export interface LegacyChatTransport {
   post(message: OutboundMessage): Promise<{ threadId: string }>;
-  /** Reply inside an existing thread. */
   reply(threadId: string, message: OutboundMessage): Promise<void>;
   close(): Promise<void>;
 }

@@ -1,6 +1,6 @@
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { ChatTransport, OutboundMessage } from '../../ports/chat-transport.js';
+import type { LegacyChatTransport as ChatTransport, OutboundMessage } from '../../ports/chat-transport.js';
 import { escapeControl, escapeLine } from '../../core/render/escape-text.js';
 
 export interface ConsoleTransportOptions {

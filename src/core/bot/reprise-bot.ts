@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ChatTransport, OutboundMessage } from '../../ports/chat-transport.js';
+import type { LegacyChatTransport as ChatTransport, OutboundMessage } from '../../ports/chat-transport.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Logger } from '../../ports/logger.js';
 import type { FeedbackEvent, LedgerEvent, SilenceEvent, Verdict } from '../ledger-events.js';

@@ -1,4 +1,4 @@
-import type { ChatTransport, OutboundMessage } from '../../../src/ports/chat-transport.js';
+import type { LegacyChatTransport as ChatTransport, OutboundMessage } from '../../../src/ports/chat-transport.js';
 
 export interface RecordedMessage {
   threadId: string;

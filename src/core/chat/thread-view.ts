@@ -1,0 +1,157 @@
+/**
+ * The RCA thread as structure (SPEC §9), rendered by each surface its own way: Block Kit for
+ * Slack, HTML plus a plain body for Matrix, text for the console.
+ *
+ * Every string in a view is *text*, never markup: alert labels and annotations, catalog bodies,
+ * user names and notes arrive here raw. A renderer escapes each string for its surface (so
+ * `<!channel>`, `@room`, `<script>` and `*bold*` never take effect) and expresses emphasis,
+ * code and links only through the structure below.
+ */
+import type { GateTraceStep, Severity } from '../types.js';
+import type { Verdict } from '../ledger-events.js';
+
+/** One run of inline content. A bare string is plain text. */
+export type Inline = string | { code: string } | { strong: string } | { link: { url: string; label: string } };
+/** A paragraph of inline runs. */
+export type RichText = Inline[];
+
+export type IncidentState = 'firing' | 'resolved' | 'silenced';
+
+export interface LinkView {
+  label: string;
+  url: string;
+}
+
+/** What the thread leads with, in one line. */
+export interface Headline {
+  answer: 'instant' | 'runbook' | 'none';
+  /** The entry's title (instant / runbook). */
+  title?: string;
+  confidence?: number;
+}
+
+/**
+ * The thread root: compact, edited in place as the incident's state changes (firing →
+ * resolved / silenced) on every surface.
+ */
+export interface CardView {
+  kind: 'card';
+  state: IncidentState;
+  /** Why the state changed: "resolved after 23 min", "silenced by ann until 14:00 UTC". Text. */
+  stateNote?: string;
+  alertname: string;
+  /** `cluster/namespace/name`, or the instance / source when there is no workload. */
+  where: string;
+  severity: Severity;
+  verdict: Verdict;
+  headline: Headline;
+  /** The alert's source (generatorURL), its runbook_url, dashboards, a pre-filled Alertmanager silence. */
+  links: LinkView[];
+  triggerKey: string;
+  /** Opaque id of the incident this card is about; controls carry it back (button values). */
+  controlsId: string;
+  /** Show 👍 Accurate · 👎 Off-base · 🔕 Silence… (off once resolved). */
+  controls: boolean;
+  /** Surface user / group ids to ping: critical firings only, never resolves. */
+  mentions: string[];
+}
+
+/** One step of a runbook, with the command that follows it when the runbook gives one. */
+export interface StepView {
+  text: RichText;
+  code?: string;
+}
+
+export type DetailSection =
+  | {
+      kind: 'instant';
+      title: string;
+      entry: string;
+      entryUrl?: string;
+      cause?: RichText[];
+      resolution?: RichText[];
+      triedBefore?: RichText[];
+      /** "resolved 7 of 8 concluded recalls · 👍 3 👎 0" */
+      track: string;
+    }
+  | { kind: 'runbook'; title: string; entry: string; entryUrl?: string; confidence: number; steps: StepView[]; track: string }
+  | { kind: 'near_miss'; entry: string; gate: string; reason: string }
+  | { kind: 'refused'; entry: string; reason: string }
+  | { kind: 'fall_through'; note: string }
+  | { kind: 'closest'; entries: string[] };
+
+/** The full analysis, posted inside the thread (or under the card on surfaces without threads). */
+export interface DetailView {
+  kind: 'detail';
+  /** e.g. "recalled at 0.70 (exact match × no track record yet; capped at 0.70: no live-state check ran)" */
+  confidence?: string;
+  sections: DetailSection[];
+  /** Label → value, in order: alert, resource, started, recurrence. */
+  facts: Array<[string, string]>;
+  /** The alert's labels as a compact table. */
+  labels: Array<[string, string]>;
+  triggerKey: string;
+  /** verified · model calls · tokens · cost · investigator version, once investigations run. */
+  footer?: string;
+}
+
+/** A short message in the thread: "✅ resolved after 23 min", "📝 saved", "🔕 silenced by …". */
+export interface NoticeView {
+  kind: 'notice';
+  icon: string;
+  text: RichText;
+}
+
+export type ReplyView = DetailView | NoticeView;
+
+/** A private answer to one user (slash commands, button clicks). */
+export interface EphemeralView {
+  kind: 'ephemeral';
+  title: string;
+  body: RichText[];
+  /** Recall's gate trace, for `/reprise recall`. */
+  trace?: GateTraceStep[];
+}
+
+export type MessageView = CardView | ReplyView | EphemeralView;
+
+/** All the text of an inline run (for plain-text fallbacks and tests). */
+export function inlineText(r: Inline): string {
+  if (typeof r === 'string') return r;
+  if ('code' in r) return r.code;
+  if ('strong' in r) return r.strong;
+  return r.link.label;
+}
+
+/** Plain text of a paragraph. */
+export function richText(p: RichText): string {
+  return p.map(inlineText).join('');
+}
+
+/**
+ * Splits catalog markdown (already human-reviewed, still shown as text) into paragraphs with
+ * inline code spans kept as code: `kubectl rollout undo` stays a command on every surface.
+ * Linear: one pass over the text, no regex backtracking.
+ */
+export function markdownParagraphs(md: string): RichText[] {
+  const out: RichText[] = [];
+  for (const para of md.replace(/\r/g, '').split(/\n{2,}/)) {
+    const text = para.trim();
+    if (text === '') continue;
+    const runs: RichText = [];
+    let i = 0;
+    while (i < text.length) {
+      const open = text.indexOf('`', i);
+      const close = open < 0 ? -1 : text.indexOf('`', open + 1);
+      if (open < 0 || close < 0) {
+        runs.push(text.slice(i));
+        break;
+      }
+      if (open > i) runs.push(text.slice(i, open));
+      if (close > open + 1) runs.push({ code: text.slice(open + 1, close) });
+      i = close + 1;
+    }
+    out.push(runs);
+  }
+  return out;
+}
