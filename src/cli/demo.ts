@@ -1,8 +1,10 @@
 import { ConsoleTransport } from '../adapters/console/console-transport.js';
 import { createStore } from '../adapters/keyv/keyv-store.js';
 import { parseAlertmanagerPayload } from '../core/alertmanager.js';
-import { ledgerForBot } from '../core/bot/ledger-for-bot.js';
+import { ledgerForBot, ledgerForOutbox } from '../core/bot/ledger-for-bot.js';
 import { RepriseBot } from '../core/bot/reprise-bot.js';
+import { Routing } from '../core/bot/routing.js';
+import { OutboxWorker } from '../core/outbox/outbox-worker.js';
 import { Ledger } from '../core/ledger/ledger.js';
 import { ManualClock } from '../ports/clock.js';
 import { silentLogger } from '../ports/logger.js';
@@ -55,11 +57,27 @@ export const demo: CliCommand = async (argv, io) => {
   const store = createStore('memory://', '');
   const ledger = await Ledger.open(store);
   const opts = recallOptions();
-  const bot = new RepriseBot({ catalog: () => snapshot, ledger: ledgerForBot(ledger), transport: new ConsoleTransport({ write: io.stdout, runId: 'demo' }), clock, logger: silentLogger, recall: opts });
-  const fire = async (pod: string) => {
-    const [out] = await bot.handle(parseAlertmanagerPayload(alert('firing', pod, clock.now().toISOString())).incidents);
+  const console = new ConsoleTransport({ write: io.stdout, runId: 'demo' });
+  const transports = new Map([[console.name, console]]);
+  // Delivery is immediate here: the demo waits for the outbox after each step so the story reads in order.
+  const outbox = new OutboxWorker({ ledger: ledgerForOutbox(ledger), transports, clock, logger: silentLogger });
+  outbox.start();
+  const bot = new RepriseBot({
+    catalog: () => snapshot,
+    ledger: ledgerForBot(ledger),
+    clock,
+    logger: silentLogger,
+    recall: opts,
+    routing: new Routing({ transports: [{ name: 'console', defaultChannel: 'console', param: 'console' }], rules: [], mentions: [] }),
+    surfaces: transports,
+    outbox,
+  });
+  const send = async (status: 'firing' | 'resolved', pod: string) => {
+    const [out] = await bot.handle(parseAlertmanagerPayload(alert(status, pod, clock.now().toISOString())).incidents);
+    await outbox.idle();
     return out!;
   };
+  const fire = (pod: string) => send('firing', pod);
   const track = () => ledger.trackRecord(DEMO_ENTRY, 'incident', clock.now());
   const window = `${Math.round(ledger.resolveWindowMs / 3_600_000)} h`;
 
@@ -74,7 +92,7 @@ export const demo: CliCommand = async (argv, io) => {
 
   clock.advance(14 * 60_000);
   say('03:14 Alertmanager sends the resolve. It pairs with the open recorded for that fingerprint:');
-  await bot.handle(parseAlertmanagerPayload(alert('resolved', 'checkout-api-7d9f8c6b5-x2k4q', clock.now().toISOString())).incidents);
+  await send('resolved', 'checkout-api-7d9f8c6b5-x2k4q');
   let t = track();
   say(
     `Track record now: resolved ${t.resolved} of ${t.resolved + t.failed} concluded recalls → rate ${t.rate.toFixed(2)} = (resolved ${t.resolved} + 👍 ${t.up} + 1) / (concluded ${t.resolved + t.failed} + 👍 ${t.up} + 👎 ${t.down} + 2), ` +
@@ -86,7 +104,7 @@ export const demo: CliCommand = async (argv, io) => {
   const second = await fire('checkout-api-7d9f8c6b5-k8q2w');
   if (second.status === 'posted' && second.answer?.kind === 'incident') {
     clock.advance(9 * 60_000);
-    await bot.handle(parseAlertmanagerPayload(alert('resolved', 'checkout-api-7d9f8c6b5-k8q2w', clock.now().toISOString())).incidents);
+    await send('resolved', 'checkout-api-7d9f8c6b5-k8q2w');
     t = track();
     say(`The track record rises: resolved ${t.resolved} of ${t.resolved + t.failed} → rate ${t.rate.toFixed(2)}, confidence factor still ${t.factor.toFixed(2)}. Trust is earned from outcomes, not asserted.`);
   }
@@ -105,6 +123,7 @@ export const demo: CliCommand = async (argv, io) => {
     const refusal = out.recall.trace.find((s) => s.gate === 'outcome' && s.entry === DEMO_ENTRY && !s.passed);
     say(`Recall refused. Gate trace: ${refusal ? `${refusal.gate} — ${refusal.reason}` : 'no outcome step found'}.`);
     say('The thread above fell through: no trusted memory, so the bot shows recurrence facts and the runbook instead of a diagnosis, clearly marked. With a model configured this is where the investigation starts. A 👍, or a recall that resolves, would lift the entry back above the floor.');
+    await outbox.stop();
     await ledger.close();
     await store.close();
     return 0;

@@ -56,17 +56,27 @@ function parseSince(text: string, now: Date): number | undefined {
   return Number.isNaN(t) ? undefined : t;
 }
 
-function triggerOf(e: LedgerEvent, byFingerprint: Map<string, string>): string | undefined {
+/** The trigger an event is about, following opens by fingerprint and by id as the log goes. */
+function triggerOf(e: LedgerEvent, seen: Map<string, string>): string | undefined {
   switch (e.type) {
     case 'open':
-      byFingerprint.set(e.fingerprint, e.triggerKey);
+      seen.set(`fp:${e.fingerprint}`, e.triggerKey);
+      if (e.id !== undefined) seen.set(`open:${e.id}`, e.triggerKey);
       return e.triggerKey;
     case 'feedback':
     case 'silence':
+    case 'note':
       return e.triggerKey;
     case 'resolve':
+      return seen.get(`fp:${e.fingerprint}`);
     case 'delivered':
-      return byFingerprint.get(e.fingerprint);
+      return seen.get(`open:${e.openId}`) ?? seen.get(`fp:${e.fingerprint}`);
+    case 'outbox':
+      if (e.openId === undefined) return undefined;
+      seen.set(`outbox:${e.id}`, seen.get(`open:${e.openId}`) ?? '');
+      return seen.get(`open:${e.openId}`);
+    case 'outbox_failed':
+      return seen.get(`outbox:${e.id}`) || undefined;
     case 'confirm':
       return undefined;
   }
@@ -158,7 +168,7 @@ async function verify(argv: string[], io: CliIO): Promise<number> {
     let mismatch: string | undefined;
     for await (const r of readLedgerRecords(store)) {
       total = r.seq;
-      if ('event' in r) applyEvent(replay, r.event);
+      if ('event' in r) applyEvent(replay, r.event, r.seq);
       else {
         replay.skipped += 1;
         corrupt.push(`#${r.seq}: ${r.corrupt}`);

@@ -2,13 +2,14 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { basename, dirname } from 'node:path';
 import { pino } from 'pino';
-import { ConsoleTransport } from '../adapters/console/console-transport.js';
 import type { StoreLock } from '../adapters/keyv/store-lock.js';
-import { CONFIG_EXIT_CODE } from '../config/config-error.js';
 import type { Config } from '../config/schema.js';
-import { ledgerForBot } from '../core/bot/ledger-for-bot.js';
-import { RepriseBot, type IncidentOutcome } from '../core/bot/reprise-bot.js';
+import { incidentEvents } from '../core/bot/bot-event.js';
+import { ledgerForBot, ledgerForOutbox } from '../core/bot/ledger-for-bot.js';
+import { RepriseBot, type BotOutcome } from '../core/bot/reprise-bot.js';
+import { Routing } from '../core/bot/routing.js';
 import { TriggerPolicy } from '../core/bot/trigger-policy.js';
+import { OutboxWorker } from '../core/outbox/outbox-worker.js';
 import type { Ledger } from '../core/ledger/ledger.js';
 import type { CatalogSnapshot } from '../core/recall/catalog-snapshot.js';
 import { startControlServer, type ControlServer } from '../http/control-server.js';
@@ -19,6 +20,7 @@ import { systemClock, type Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
 import type { KeyValueStore } from '../ports/store.js';
 import { parseCli } from './args.js';
+import { buildSurfaces } from './build-surfaces.js';
 import { loadCliConfig } from './cli-config.js';
 import { BUNDLED_CATALOG, loadSnapshot } from './catalog-context.js';
 import type { CliCommand, CliIO } from './io.js';
@@ -31,6 +33,9 @@ const USAGE = `reprise serve [--config FILE] [--port N] [--host H]
 Runs the bot: webhooks, health and metrics on the HTTP port; the local control API (used by
 \`reprise feedback\`) on a Unix socket in the data dir, mode 0600. One serve per store.`;
 
+/** How long a shutdown waits for queued chat messages before leaving them for the next start. */
+const DRAIN_MS = 5000;
+
 /** Key the store probe writes; harmless to overwrite, never read by the ledger. */
 const PROBE_KEY = 'health:probe';
 
@@ -38,6 +43,7 @@ export interface RunningBot {
   port: number;
   bot: RepriseBot;
   ledger: Ledger;
+  outbox: OutboxWorker;
   readiness(): Readiness;
   stop(): Promise<void>;
 }
@@ -63,9 +69,18 @@ export function notYetBuilt(config: Config): string[] {
   return keys;
 }
 
-function outcomeSummary(o: IncidentOutcome): Record<string, unknown> {
-  if (o.status === 'posted') return { status: o.status, triggerKey: o.triggerKey, answer: o.answer, threadId: o.threadId ?? null };
+function outcomeSummary(o: BotOutcome): Record<string, unknown> {
+  if (o.status === 'posted') return { status: o.status, triggerKey: o.triggerKey, answer: o.answer };
   return { ...o };
+}
+
+/** The surfaces a config turns on, for the start banner. */
+function surfacesOf(config: Config): string[] {
+  const out: string[] = [];
+  if (config.transport.slack.bot_token) out.push(config.transport.slack.app_token ? 'Slack, Socket Mode' : 'Slack');
+  if (config.transport.matrix.homeserver_url && config.transport.matrix.access_token) out.push('Matrix');
+  if (config.transport.console === 'on' || (config.transport.console === 'auto' && out.length === 0)) out.push('console transport');
+  return out;
 }
 
 /** Where the server listens, said plainly: 0.0.0.0 is every interface, not localhost. */
@@ -135,16 +150,45 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
         ok: true,
         detail: { seq: ledger.seq, skippedRecords: ledger.state.skipped, ...(ledger.corruptRecords.length > 0 ? { corrupt: ledger.corruptRecords } : {}) },
       },
+      // Undelivered messages are retried, never lost: reported, not a reason to stop taking alerts.
+      { name: 'outbox', ok: true, detail: { surfaces: [...transports.keys()], ...outbox.status() } },
     ];
     return combineReadiness(checks);
   };
 
-  const transport = new ConsoleTransport({ write: io.stdout, ...(config.transport.transcript ? { transcriptFile: config.transport.transcript } : {}) });
+  let surfaces;
+  try {
+    surfaces = await buildSurfaces(config, { write: io.stdout, logger, clock, store });
+  } catch (err) {
+    await ledger.close().catch(() => undefined);
+    await store.close().catch(() => undefined);
+    lock?.release();
+    throw err;
+  }
+  const transports = new Map(surfaces.transports.map((t) => [t.name, t]));
+  const outbox = new OutboxWorker({
+    ledger: ledgerForOutbox(ledger),
+    transports,
+    clock,
+    logger: logger.child({ component: 'outbox' }),
+    options: { concurrency: config.outbox.concurrency, baseDelayMs: config.outbox.retry_base_ms, maxDelayMs: config.outbox.retry_max_ms, maxAgeMs: config.outbox.max_age_ms },
+  });
   const policy = new TriggerPolicy({ match: config.trigger.match, ignore: config.trigger.ignore, dedupWindowMs: config.trigger.dedup_window_ms });
-  const bot = new RepriseBot({ catalog: () => current, ledger: ledgerForBot(ledger), transport, transportName: 'console', clock, logger: logger.child({ component: 'bot' }), recall: recallOptions(config), policy });
+  const bot = new RepriseBot({
+    catalog: () => current,
+    ledger: ledgerForBot(ledger),
+    clock,
+    logger: logger.child({ component: 'bot' }),
+    recall: recallOptions(config),
+    policy,
+    routing: new Routing(surfaces.routing),
+    surfaces: transports,
+    outbox,
+    allow: surfaces.allow,
+  });
   for (const key of notYetBuilt(config)) logger.warn({ key }, `${key} is configured but not implemented in this build; it has no effect yet`);
 
-  const metrics = createBotMetrics({ ledgerSeq: () => ledger.seq, ledgerSkipped: () => ledger.state.skipped, isReady: () => readiness().ready });
+  const metrics = createBotMetrics({ ledgerSeq: () => ledger.seq, ledgerSkipped: () => ledger.state.skipped, isReady: () => readiness().ready, outboxPending: () => outbox.status().pending });
   const http: HttpServer = createHttpServer({
     ...(config.server.bearer_token ? { bearerToken: config.server.bearer_token } : {}),
     bodyLimitBytes: config.server.body_limit_bytes,
@@ -153,8 +197,11 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     clock,
     readiness,
     metrics,
-    onAlertmanager: async (incidents) => {
-      const outcomes = await bot.handle(incidents);
+    mount: (app) => {
+      for (const m of surfaces.mounts) m(app);
+    },
+    onAlertmanager: async (incidents, _requestId, route) => {
+      const outcomes = await bot.handle(incidentEvents(incidents, { channel: route.channel, room: route.room }));
       for (const o of outcomes) metrics.incidents.inc({ outcome: o.status === 'posted' ? (o.answer ? `recall_${o.answer.kind}` : 'fall_through') : o.status });
       return { accepted: incidents.length, results: outcomes.map(outcomeSummary) };
     },
@@ -165,9 +212,11 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     clearInterval(probeTimer);
     await control?.close();
     await http.close();
+    await outbox.drain(DRAIN_MS);
+    await outbox.stop();
+    for (const t of transports.values()) await t.close().catch((err: unknown) => logger.warn({ err, transport: t.name }, 'closing a transport failed'));
     await ledger.close();
     await store.close();
-    await transport.close();
     removeServeOwner(config.store.data_dir, process.pid);
     lock?.release();
   };
@@ -197,9 +246,17 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     await release().catch(() => undefined);
     throw new Error(`cannot open the control socket ${socketPath}: ${(err as Error).message}; store.data_dir (REPRISE_DATA_DIR) must be a folder this user can write`, { cause: err });
   }
+  try {
+    for (const t of transports.values()) await t.start(bot.onChat);
+  } catch (err) {
+    await release().catch(() => undefined);
+    throw new Error(`cannot start a chat transport: ${(err as Error).message}`, { cause: err });
+  }
+  // Undelivered messages of earlier runs (a chat outage, a crash) go out now.
+  outbox.start();
   writeServeOwner(config.store.data_dir, { pid: process.pid, socket: control.path, port, host: config.server.host, user: userInfo().username, startedAt: clock.now().toISOString() });
   logger.info({ port, host: config.server.host, socket: control.path }, `listening on ${describeListen(config.server.host, port)}`);
-  return { port, bot, ledger, readiness, stop: release };
+  return { port, bot, ledger, outbox, readiness, stop: release };
 }
 
 /** `reprise serve`: the bot on its embedded defaults unless a config file says otherwise. */
@@ -219,10 +276,6 @@ export const serve: CliCommand = async (argv, io) => {
     config.server.port = port;
   }
   if (values.host) config.server.host = values.host;
-  if (config.transport.kind !== 'console') {
-    io.stderr(`reprise serve: transport.kind "${config.transport.kind}" is not available in this build yet; use "console"\n`);
-    return CONFIG_EXIT_CODE;
-  }
   const logger = pino({ level: config.log.level, base: { app: 'reprise' }, redact: ['*.bearer_token', '*.api_key', '*.access_token', '*.bot_token'] }, pino.destination(2));
   let running: RunningBot;
   try {
@@ -237,7 +290,7 @@ export const serve: CliCommand = async (argv, io) => {
   const where = describeListen(config.server.host, running.port);
   const local = `http://127.0.0.1:${running.port}`;
   io.stderr(
-    `\nReprise is listening on ${where} (console transport${config.transport.transcript ? `, transcript ${config.transport.transcript}` : ''}).\n` +
+    `\nReprise is listening on ${where} (${surfacesOf(config).join(', ')}${config.transport.transcript ? `, transcript ${config.transport.transcript}` : ''}).\n` +
       `Send an alert:  curl -s -XPOST -H 'Content-Type: application/json' --data @manifests/alertmanager/sample-firing.json ${config.server.host === '0.0.0.0' || config.server.host === '::' ? local : where}/webhook/alertmanager\n\n`,
   );
   await new Promise<void>((resolve) => {

@@ -105,28 +105,55 @@ const ledger = z
   })
   .transform((v) => withMs(v, ['recurrence_cooldown', 'resolve_window']));
 
+const allowUsers = (surface: string, example: string) =>
+  doc(z.array(str(), { error: 'must be a list of user ids' }).default([]), `${surface} users who may vote, silence and write notes; empty = everyone in the channel.`, { example: [example] });
+
 const slack = z.strictObject({
-  bot_token: doc(str().optional(), 'Bot token (xoxb-…); required when kind is slack.', { secret: true, env: ['SLACK_BOT_TOKEN'] }),
-  signing_secret: doc(str().optional(), 'Signing secret that verifies Slack requests; required unless socket_mode.', { secret: true, env: ['SLACK_SIGNING_SECRET'] }),
-  app_token: doc(str().optional(), 'App-level token (xapp-…); required with socket_mode.', { secret: true, env: ['SLACK_APP_TOKEN'] }),
-  channel: doc(str().optional(), 'Channel id the RCA threads are posted to; required when kind is slack.', { example: 'C0123456789' }),
-  api_url: doc(httpUrl().optional(), 'Slack Web API base URL (tests point it at a fake).', { example: 'https://slack.com/api/' }),
-  socket_mode: doc(bool().default(false), 'Use Socket Mode (no public ingress) instead of the HTTP receiver.'),
+  bot_token: doc(str().optional(), 'Bot token (xoxb-…). Slack is on when this is set.', { secret: true, env: ['SLACK_BOT_TOKEN'] }),
+  signing_secret: doc(str().optional(), 'Signing secret that verifies Slack requests to /slack/events (HTTP mode); not needed in Socket Mode.', { secret: true, env: ['SLACK_SIGNING_SECRET'] }),
+  app_token: doc(str().optional(), 'App-level token (xapp-…): when set, Socket Mode — no public ingress needed.', { secret: true, env: ['SLACK_APP_TOKEN'] }),
+  channel: doc(str().optional(), 'Channel id the RCA threads are posted to (unless a routing rule or ?channel= says otherwise).', { example: 'C0123456789', env: ['SLACK_CHANNEL'] }),
+  api_url: doc(httpUrl().optional(), 'Slack Web API base URL (tests point it at a fake).', { example: 'https://slack.com/api/', env: ['SLACK_API_URL'] }),
+  allow_users: allowUsers('Slack', 'U0123456789'),
 });
-
 const matrix = z.strictObject({
-  homeserver_url: doc(httpUrl().optional(), 'Homeserver base URL; required when kind is matrix.', { example: 'https://matrix.example.org' }),
-  access_token: doc(str().optional(), 'Access token of the bot user; required when kind is matrix.', { secret: true, env: ['MATRIX_ACCESS_TOKEN'] }),
-  room_id: doc(str().optional(), 'Room the RCA threads are posted to; required when kind is matrix.', { example: '!abc123:example.org' }),
+  homeserver_url: doc(httpUrl().optional(), 'Homeserver base URL. Matrix is on when this and the access token are set.', { example: 'https://matrix.example.org', env: ['MATRIX_HOMESERVER_URL'] }),
+  access_token: doc(str().optional(), 'Access token of the bot user.', { secret: true, env: ['MATRIX_ACCESS_TOKEN'] }),
+  room_id: doc(str().optional(), 'Room the RCA threads are posted to (unless a routing rule or ?room= says otherwise).', { example: '!abc123:example.org', env: ['MATRIX_ROOM_ID'] }),
+  rooms: doc(z.array(str(), { error: 'must be a list of room ids' }).default([]), 'More rooms the bot may post in and listen to (routing targets); events from any other room are ignored.', { example: ['!ops:example.org'] }),
+  allow_users: allowUsers('Matrix', '@oncall:example.org'),
+});
+const CONSOLE_MODES = ['auto', 'on', 'off'] as const;
+const transport = z.strictObject({
+  console: doc(oneOf(CONSOLE_MODES).default('auto'), 'Print threads to stdout: auto = only when neither Slack nor Matrix is configured.'),
+  transcript: doc(str().optional(), 'Also append every console message to this file (JSON lines).', { fsPath: true, env: ['REPRISE_TRANSCRIPT'], example: './transcript.jsonl' }),
+  slack: doc(block(slack.prefault({})), 'Slack app settings; see manifests/slack-app.yaml.'),
+  matrix: doc(block(matrix.prefault({})), 'Matrix bot settings (end-to-end encrypted rooms are not supported).'),
 });
 
-const TRANSPORTS = ['console', 'slack', 'matrix'] as const;
-const transport = z.strictObject({
-  kind: doc(oneOf(TRANSPORTS).default('console'), 'Chat surface: console (stdout JSON), slack or matrix.'),
-  transcript: doc(str().optional(), 'Also append every outgoing message to this file (JSON lines).', { fsPath: true, env: ['REPRISE_TRANSCRIPT'], example: './transcript.jsonl' }),
-  slack: doc(block(slack.prefault({})), 'Slack app settings (used when kind is slack).'),
-  matrix: doc(block(matrix.prefault({})), 'Matrix bot settings (used when kind is matrix).'),
+const routeRule = z.strictObject({
+  match: doc(rule, 'Matchers (severity, alertname, namespace, labels) the alert must all meet.'),
+  slack: doc(str().optional(), 'Slack channel id for matching alerts.', { example: 'C0PAYMENTS' }),
+  matrix: doc(str().optional(), 'Matrix room id for matching alerts.', { example: '!payments:example.org' }),
 });
+const mentionRule = z.strictObject({
+  match: doc(rule, 'Matchers the critical alert must meet.'),
+  slack: doc(z.array(str()).default([]), 'Slack user (U…) or user-group (S…) ids to ping.', { example: ['S0ONCALL'] }),
+  matrix: doc(z.array(str()).default([]), 'Matrix user ids to ping.', { example: ['@oncall:example.org'] }),
+});
+const routing = z.strictObject({
+  rules: doc(z.array(routeRule, { error: 'must be a list of routing rules' }).default([]), 'Where an incident goes: the first matching rule wins, then the surface default. A webhook\'s ?channel= / ?room= wins over both.', { example: [{ match: { namespace: 'payments*' }, slack: 'C0PAYMENTS' }] }),
+  mentions: doc(z.array(mentionRule, { error: 'must be a list of mention rules' }).default([]), 'Whom to ping on critical firings (never on resolves).'),
+});
+
+const outbox = z
+  .strictObject({
+    concurrency: doc(int(1).default(8), 'Threads delivered at once; one thread\'s messages always go in order.'),
+    retry_base: dur('1s', 'First retry delay after a failed delivery; doubled per attempt (a surface\'s Retry-After wins).', { positive: true }),
+    retry_max: dur('5m', 'Longest wait between two attempts.', { positive: true }),
+    max_age: dur('24h', 'A message still undelivered this long after it was recorded is given up, and that is recorded.', { positive: true }),
+  })
+  .transform((v) => withMs(v, ['retry_base', 'retry_max', 'max_age']));
 
 const price = z.strictObject({
   input: doc(num(0), 'US dollars per million input (prompt) tokens.'),
@@ -225,7 +252,9 @@ const configShape = z.strictObject({
     recall: doc(block(recall.prefault({})), 'Recall gates and confidence shaping (SPEC §6).'),
     trigger: doc(block(trigger.prefault({})), 'Which alerts are handled and when (SPEC §4).'),
     ledger: doc(block(ledger.prefault({})), 'Ledger-backed gates (SPEC §8).'),
-    transport: doc(block(transport.prefault({})), 'Chat surface the RCA threads go to.'),
+    transport: doc(block(transport.prefault({})), 'Chat surfaces: each is on when its credentials are set (Slack and Matrix can run at once); the console otherwise.'),
+    routing: doc(block(routing.prefault({})), 'Which channel or room an incident goes to, and whom critical firings ping.'),
+    outbox: doc(block(outbox.prefault({})), 'Delivery of chat messages: recorded first, delivered after, retried across restarts.'),
     model: doc(block(model.optional()), 'Model endpoint for rerank, investigation and verify; needs `server.bearer_token` to serve. Omit to run recall-only.'),
     tools: doc(block(tools.prefault({})), 'Tools an investigation may use: MCP servers, the allowlist, confirm tools and scope rules (SPEC §7).'),
     log: doc(block(log.prefault({})), 'Logging.'),
@@ -271,8 +300,7 @@ interface Loose {
   server?: { bearer_token?: unknown };
   model?: unknown;
   transport?: {
-    kind?: unknown;
-    slack?: { bot_token?: unknown; signing_secret?: unknown; app_token?: unknown; channel?: unknown; socket_mode?: unknown };
+    slack?: { bot_token?: unknown; signing_secret?: unknown; app_token?: unknown; channel?: unknown };
     matrix?: { homeserver_url?: unknown; access_token?: unknown; room_id?: unknown };
   };
 }
@@ -291,18 +319,20 @@ function crossFieldRules(cfg: unknown, ctx: z.RefinementCtx<unknown>): void {
     ctx.addIssue({ code: 'custom', path: ['server', 'bearer_token'], message: 'is required when a `model` block is configured (SPEC §4)', input: undefined, params: { serveOnly: true } });
   }
   const t = c?.transport;
-  if (t?.kind === 'slack') {
-    need(t.slack?.bot_token, ['transport', 'slack', 'bot_token'], 'is required when transport.kind is slack (or set SLACK_BOT_TOKEN)');
-    need(t.slack?.channel, ['transport', 'slack', 'channel'], 'is required when transport.kind is slack');
-    if (t.slack?.socket_mode === true) {
-      need(t.slack.app_token, ['transport', 'slack', 'app_token'], 'is required with socket_mode (or set SLACK_APP_TOKEN)');
-    } else {
-      need(t.slack?.signing_secret, ['transport', 'slack', 'signing_secret'], 'is required in HTTP mode (or set SLACK_SIGNING_SECRET)');
+  const sl = t?.slack;
+  if (sl?.bot_token !== undefined && sl.bot_token !== '') {
+    need(sl.channel, ['transport', 'slack', 'channel'], 'is required when Slack is on (or set SLACK_CHANNEL)');
+    if ((sl.app_token === undefined || sl.app_token === '') && (sl.signing_secret === undefined || sl.signing_secret === '')) {
+      ctx.addIssue({ code: 'custom', path: ['transport', 'slack', 'signing_secret'], message: 'is required for HTTP mode (or set SLACK_SIGNING_SECRET); for Socket Mode set app_token (SLACK_APP_TOKEN) instead', input: undefined });
     }
+  } else if (sl && ['signing_secret', 'app_token', 'channel'].some((k) => (sl as Record<string, unknown>)[k] !== undefined && (sl as Record<string, unknown>)[k] !== '')) {
+    need(undefined, ['transport', 'slack', 'bot_token'], 'is required: Slack settings are given but no bot token (set SLACK_BOT_TOKEN)');
   }
-  if (t?.kind === 'matrix') {
-    need(t.matrix?.homeserver_url, ['transport', 'matrix', 'homeserver_url'], 'is required when transport.kind is matrix');
-    need(t.matrix?.access_token, ['transport', 'matrix', 'access_token'], 'is required when transport.kind is matrix (or set MATRIX_ACCESS_TOKEN)');
-    need(t.matrix?.room_id, ['transport', 'matrix', 'room_id'], 'is required when transport.kind is matrix');
+  const mx = t?.matrix;
+  const mxSet = ['homeserver_url', 'access_token', 'room_id'].filter((k) => mx && (mx as Record<string, unknown>)[k] !== undefined && (mx as Record<string, unknown>)[k] !== '');
+  if (mxSet.length > 0 && mxSet.length < 3) {
+    need(mx?.homeserver_url, ['transport', 'matrix', 'homeserver_url'], 'is required when Matrix is on (or set MATRIX_HOMESERVER_URL)');
+    need(mx?.access_token, ['transport', 'matrix', 'access_token'], 'is required when Matrix is on (or set MATRIX_ACCESS_TOKEN)');
+    need(mx?.room_id, ['transport', 'matrix', 'room_id'], 'is required when Matrix is on (or set MATRIX_ROOM_ID)');
   }
 }

@@ -147,6 +147,8 @@ function toIncident(alert: AlertmanagerAlert, index: number, receivedAt: string 
   if (workload) incident.workload = workload;
   const runbookUrl = firstNonEmpty(annotations.runbook_url);
   if (runbookUrl) incident.runbookUrl = runbookUrl;
+  const generatorUrl = firstNonEmpty(alert.generatorURL);
+  if (generatorUrl) incident.generatorUrl = generatorUrl;
   return incident;
 }
 
@@ -186,6 +188,8 @@ function* parseSteps(body: unknown, options: ParseAlertmanagerOptions): Generato
     if (i > 0 && i % CHUNK === 0) yield;
     incidents.push(toIncident(alerts[i]!, i, options.receivedAt, limit, truncated));
   }
+  const am = externalURL?.trim();
+  if (am && /^https?:\/\//i.test(am)) for (const i of incidents) i.alertmanagerUrl = am;
   const batch: AlertmanagerBatch = { incidents, truncated };
   if (groupKey !== undefined) batch.groupKey = groupKey;
   if (receiver !== undefined) batch.receiver = receiver;

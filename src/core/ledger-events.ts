@@ -39,8 +39,12 @@ export interface FeedbackEvent {
   triggerKey: string;
   user: string;
   vote: 'up' | 'down' | 'clear';
+  /** The thread it was cast in: it weighs on that thread's entry (else the trigger's newest). */
+  openId?: string;
   /** Where it came from: `cli`, `slack`, `matrix`, … */
   via?: string;
+  /** The surface's id of the click / reaction: a retried delivery of it is recognised. */
+  eventId?: string;
   at: string;
 }
 export interface SilenceEvent {
@@ -49,6 +53,7 @@ export interface SilenceEvent {
   user: string;
   until: string;
   via?: string;
+  eventId?: string;
   at: string;
 }
 export interface ConfirmEvent {
@@ -65,11 +70,72 @@ export interface DeliveredEvent {
   openId: string;
   fingerprint: string;
   transport: string;
-  /** The surface's reference of the thread root (console thread id, Slack ts, Matrix event id). */
+  /** The surface's id of the message (console thread id, Slack ts, Matrix event id). */
   messageRef: string;
+  /** Where it was posted (Slack channel, Matrix room); absent in older ledgers. */
+  channel?: string;
+  /** The outbox item this delivered; absent in older ledgers. */
+  outboxId?: string;
+  /** True for the thread root (the card); replies are registered too, so reactions on them count. */
+  root?: boolean;
   at: string;
 }
 
-export type LedgerEvent = OpenEvent | ResolveEvent | FeedbackEvent | SilenceEvent | ConfirmEvent | DeliveredEvent;
+/** The operations the outbox performs on a surface (private answers go straight to the user). */
+export type OutboxOp = 'post' | 'reply' | 'update';
+
+/**
+ * Intent to deliver one message, recorded in the same transaction as what it is about, so a
+ * crash or a chat outage never loses it: the outbox worker delivers it (with retries, across
+ * restarts) and records `delivered` or `outbox_failed`.
+ */
+export interface OutboxEvent {
+  type: 'outbox';
+  /** Unique; the idempotency key of the delivery (Matrix transaction id). */
+  id: string;
+  transport: string;
+  op: OutboxOp;
+  /** The incident (open id) whose thread this belongs to; replies and updates wait for its root. */
+  openId?: string;
+  /** post: the channel / room to post in. */
+  channel?: string;
+  /** The message: a view from core/chat/thread-view (card, detail, notice, ephemeral answer). */
+  view: Record<string, unknown>;
+  /** post on a surface that shows the detail inline: the detail view. */
+  detail?: Record<string, unknown>;
+  at: string;
+}
+
+/** The outbox gave up on an item (the surface refused it for good, or it aged out). */
+export interface OutboxFailedEvent {
+  type: 'outbox_failed';
+  id: string;
+  reason: string;
+  at: string;
+}
+
+/** An operator note from a thread (SPEC §9): filed to the knowledge base, never evidence. */
+export interface NoteEvent {
+  type: 'note';
+  triggerKey: string;
+  /** The incident whose thread it was written in. */
+  openId?: string;
+  user: string;
+  text: string;
+  via: string;
+  eventId?: string;
+  at: string;
+}
+
+export type LedgerEvent =
+  | OpenEvent
+  | ResolveEvent
+  | FeedbackEvent
+  | SilenceEvent
+  | ConfirmEvent
+  | DeliveredEvent
+  | OutboxEvent
+  | OutboxFailedEvent
+  | NoteEvent;
 export type LedgerEventType = LedgerEvent['type'];
-export const LEDGER_EVENT_TYPES: readonly LedgerEventType[] = ['open', 'resolve', 'feedback', 'silence', 'confirm', 'delivered'];
+export const LEDGER_EVENT_TYPES: readonly LedgerEventType[] = ['open', 'resolve', 'feedback', 'silence', 'confirm', 'delivered', 'outbox', 'outbox_failed', 'note'];

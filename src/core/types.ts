@@ -36,6 +36,10 @@ export interface Incident {
   workload?: Workload;
   /** `runbook_url` annotation, when the alert carries one. */
   runbookUrl?: string;
+  /** The source's link back to the rule; Prometheus puts the rule's PromQL in it (`g0.expr`). */
+  generatorUrl?: string;
+  /** The Alertmanager that sent it (its `externalURL`): where a silence can be made. */
+  alertmanagerUrl?: string;
 }
 
 export const ENTRY_TYPES = ['Incident', 'Playbook', 'Concept'] as const;

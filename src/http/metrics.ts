@@ -15,6 +15,7 @@ export interface BotMetrics {
   readonly ledgerEvents: Gauge;
   readonly ledgerSkipped: Gauge;
   readonly ready: Gauge;
+  readonly outboxPending: Gauge;
   /** The exposition text. */
   render(): Promise<string>;
   readonly contentType: string;
@@ -27,6 +28,7 @@ export interface BotMetricsOptions {
   ledgerSeq?: () => number;
   ledgerSkipped?: () => number;
   isReady?: () => boolean;
+  outboxPending?: () => number;
 }
 
 /** Builds the registry and every series the bot exposes. */
@@ -71,8 +73,17 @@ export function createBotMetrics(opts: BotMetricsOptions = {}): BotMetrics {
       if (opts.isReady) this.set(opts.isReady() ? 1 : 0);
     },
   });
+  const outboxPending = new Gauge({
+    name: 'reprise_outbox_pending',
+    help: 'Chat messages recorded but not delivered yet (retried with backoff).',
+    registers: [registry],
+    collect() {
+      if (opts.outboxPending) this.set(opts.outboxPending());
+    },
+  });
   return {
     registry,
+    outboxPending,
     httpRequests,
     httpDuration,
     incidents,

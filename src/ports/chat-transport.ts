@@ -36,17 +36,3 @@ export interface ChatTransport {
   close(): Promise<void>;
 }
 
-/** The pre-outbox message shape; removed once the bot delivers through the outbox (issue 10). */
-export interface OutboundMessage {
-  kind: 'rca' | 'resolved' | 'note' | 'status' | 'silenced';
-  triggerKey: string;
-  answer: import('../core/types.js').Answer | null;
-  text: string;
-}
-
-/** The pre-outbox transport the bot still calls; removed with {@link OutboundMessage}. */
-export interface LegacyChatTransport {
-  post(message: OutboundMessage): Promise<{ threadId: string }>;
-  reply(threadId: string, message: OutboundMessage): Promise<void>;
-  close(): Promise<void>;
-}

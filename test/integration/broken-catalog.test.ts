@@ -81,7 +81,7 @@ describe('a catalog with broken entries', () => {
     const res = await postAlert(bot.url, crashLoopPayload({ status: 'firing' }));
     expect(res.status, res.text).toBe(202);
     expect((res.json as WebhookAccepted).results[0]?.answer).toMatchObject({ kind: 'incident', entry: CHECKOUT_ENTRY });
-    const line = bot.transcriptLines().find((l) => l.kind === 'rca');
+    const line = (await bot.waitForTranscript((ls) => ls.some((l) => l.kind === 'rca'))).find((l) => l.kind === 'rca');
     expect(line?.answer).toMatchObject({ kind: 'incident', entry: CHECKOUT_ENTRY });
     expect(line!.text).not.toContain('missing-cause');
     expect(line!.text).not.toContain('broken-frontmatter');

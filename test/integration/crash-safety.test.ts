@@ -74,7 +74,9 @@ describe('crash safety', () => {
     const again = await spawnBot({ dataDir: dir, args: ['--config', config], transcript: join(dir, 't2.jsonl') });
     const next = await postAlert(again.url, crashLoopPayload({ status: 'firing', pod: pod(EVENTS + 1) }));
     expect(next.status, next.text).toBe(202);
-    const line = again.transcriptLines().find((l) => l.kind === 'rca');
+    // Its own thread (a thread the dead process acknowledged but never delivered goes out first).
+    const mine = (l: { kind: string; text: string }): boolean => l.kind === 'rca' && l.text.includes(pod(EVENTS + 1));
+    const line = (await again.waitForTranscript((ls) => ls.some(mine))).find(mine);
     expect(line, 'an rca line after the restart').toBeDefined();
     expect(line!.text).toContain(`🔁 #${firings + 1}`);
 

@@ -37,6 +37,7 @@ async function seededDataDir(): Promise<string> {
   const dataDir = makeTmpDir();
   const bot = await spawnBot({ dataDir });
   expect((await postAlert(bot.url, crashLoopPayload({ status: 'firing' }))).status).toBe(202);
+  await bot.waitForTranscript((ls) => ls.some((l) => l.kind === 'rca'));
   expect(await bot.stop()).toEqual({ code: 0, signal: null });
   return dataDir;
 }
@@ -98,21 +99,26 @@ describe('reprise feedback', () => {
 
     // The trigger is silenced: a warning firing is acknowledged but posts nothing.
     const transcriptBefore = bot.transcriptLines().length;
+    const rcaBefore = bot.transcriptLines().filter((x) => x.kind === 'rca').length;
     const quiet = await postAlert(bot.url, crashLoopPayload({ status: 'firing', severity: 'warning', pod: 'checkout-api-7d9f8c6b5-q1q1q' }));
     expect(quiet.status, quiet.text).toBe(202);
     expect((quiet.json as WebhookAccepted).results[0]).toMatchObject({ status: 'silenced', triggerKey: TRIGGER });
+    await new Promise((r) => setTimeout(r, 200)); // time for a delivery, were there anything to deliver
     expect(bot.transcriptLines()).toHaveLength(transcriptBefore);
 
     // A critical firing breaks through (and ends the silence): this is what makes the quiet one meaningful.
     const loud = await postAlert(bot.url, crashLoopPayload({ status: 'firing', severity: 'critical', pod: 'checkout-api-7d9f8c6b5-p4q7z' }));
     expect(loud.status, loud.text).toBe(202);
     expect((loud.json as WebhookAccepted).results[0]).toMatchObject({ status: 'posted', triggerKey: TRIGGER });
+    await bot.waitForTranscript((ls) => ls.filter((x) => x.kind === 'rca').length === rcaBefore + 1);
     expect(await bot.stop()).toEqual({ code: 0, signal: null });
 
     l = await readLedger(dataDir);
-    expect(l.events.slice(base).map((e) => e.type)).toEqual(['feedback', 'silence', 'feedback', 'silence', 'open', 'delivered']);
-    expect(l.events[base + 2]).toMatchObject({ type: 'feedback', triggerKey: TRIGGER, user: 'bob', vote: 'up', via: 'cli' });
-    expect(l.events[base + 3]).toMatchObject({ type: 'silence', triggerKey: TRIGGER, user: 'reprise:critical' });
+    // What was recorded, in order (messages the bot sent are outbox/delivered events between them).
+    const decisions = l.events.slice(base).filter((e) => !['outbox', 'delivered', 'outbox_failed'].includes(e.type));
+    expect(decisions.map((e) => e.type)).toEqual(['feedback', 'silence', 'feedback', 'silence', 'open']);
+    expect(decisions[2]).toMatchObject({ type: 'feedback', triggerKey: TRIGGER, user: 'bob', vote: 'up', via: 'cli' });
+    expect(decisions[3]).toMatchObject({ type: 'silence', triggerKey: TRIGGER, user: 'reprise:critical' });
     expect(l.silenced).toBe(false);
 
     // Stopped cleanly: the socket is gone, so the CLI writes locally again.
@@ -136,10 +142,11 @@ describe('reprise feedback', () => {
     // The next real firing is posted: no forged silence holds it.
     const fired = await postAlert(bot.url, crashLoopPayload({ status: 'firing', pod: 'checkout-api-7d9f8c6b5-m4m4m' }));
     expect((fired.json as WebhookAccepted).results[0]).toMatchObject({ status: 'posted' });
-    expect(bot.transcriptLines().length).toBe(before + 1);
+    await bot.waitForTranscript((ls) => ls.length === before + 1);
     expect(await bot.stop()).toEqual({ code: 0, signal: null });
     const l = await readLedger(dataDir);
-    expect(l.seq).toBe(seqBefore + 2); // the real firing's open and delivery, nothing else
+    // Only the real firing's open and its message: no vote, no silence.
+    expect(l.events.slice(seqBefore).map((e) => e.type)).toEqual(['open', 'outbox', 'delivered']);
     expect(l.events.some((e) => 'user' in e && String(e.user).startsWith('mallory'))).toBe(false);
   });
 

@@ -34,7 +34,7 @@ describe('the learning loop over HTTP', () => {
     expect(firedBody.accepted).toBe(1);
     expect(firedBody.results[0]?.answer).toMatchObject({ kind: 'incident', entry: CHECKOUT_ENTRY });
 
-    const rca = bot.transcriptLines().find((l) => l.kind === 'rca');
+    const rca = (await bot.waitForTranscript((ls) => ls.some((l) => l.kind === 'rca'))).find((l) => l.kind === 'rca');
     expect(rca, 'an rca line in the transcript').toBeDefined();
     expect(rca!.answer).toMatchObject({ kind: 'incident', entry: CHECKOUT_ENTRY });
     expect(rca!.text).toContain('Instant recall');
@@ -43,7 +43,7 @@ describe('the learning loop over HTTP', () => {
     const resolved = await postAlert(bot.url, crashLoopPayload({ status: 'resolved', pod: SAMPLE_POD }));
     expect(resolved.status, resolved.text).toBe(202);
     expect((resolved.json as WebhookAccepted).results[0]).toMatchObject({ status: 'resolved', paired: true, threadId: rca!.threadId });
-    const reply = bot.transcriptLines().find((l) => l.kind === 'resolved');
+    const reply = (await bot.waitForTranscript((ls) => ls.some((l) => l.kind === 'resolved'))).find((l) => l.kind === 'resolved');
     expect(reply, 'a resolved line in the transcript').toBeDefined();
     expect(reply!.threadId).toBe(rca!.threadId);
     expect(reply!.triggerKey).toBe(rca!.triggerKey);
@@ -71,7 +71,7 @@ describe('the learning loop over HTTP', () => {
       const pod = `checkout-api-7d9f8c6b5-r${n}x9z`;
       const res = await postAlert(bot2.url, crashLoopPayload({ status: 'firing', pod }));
       expect(res.status, res.text).toBe(202);
-      const lines = bot2.transcriptLines().filter((l) => l.kind === 'rca');
+      const lines = (await bot2.waitForTranscript((ls) => ls.filter((l) => l.kind === 'rca').length >= n)).filter((l) => l.kind === 'rca');
       expect(lines).toHaveLength(n);
       const line = lines[n - 1]!;
       // Recurrence continues across the restart: run 1 saw one firing.
@@ -116,7 +116,7 @@ describe('the learning loop over HTTP', () => {
     expect((await postAlert(second.url, crashLoopPayload({ status: 'firing', pod: 'checkout-api-7d9f8c6b5-y2k4q' }))).status).toBe(202);
     const res = await postAlert(second.url, crashLoopPayload({ status: 'resolved', pod: SAMPLE_POD }));
     expect(res.status).toBe(202);
-    const lines = second.transcriptLines();
+    const lines = await second.waitForTranscript((ls) => ls.filter((l) => l.kind === 'rca').length === 2 && ls.some((l) => l.kind === 'resolved'));
     const rcas = lines.filter((l) => l.kind === 'rca');
     expect(rcas).toHaveLength(2);
     const reply = lines.find((l) => l.kind === 'resolved');

@@ -1,7 +1,11 @@
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { LegacyChatTransport as ChatTransport, OutboundMessage } from '../../ports/chat-transport.js';
-import { escapeControl, escapeLine } from '../../core/render/escape-text.js';
+import type { ChatEvent, ChatEventSink, Destination, MessageRef, ResponseTarget } from '../../core/chat/chat-types.js';
+import type { CardView, DetailView, EphemeralView, ReplyView } from '../../core/chat/thread-view.js';
+import { escapeLine } from '../../core/render/escape-text.js';
+import type { Answer } from '../../core/types.js';
+import type { ChatTransport, DeliveryOptions } from '../../ports/chat-transport.js';
+import { renderConsoleEphemeral, renderConsoleReply, renderConsoleThread, renderConsoleCard } from './render-console.js';
 
 export interface ConsoleTransportOptions {
   /** Where the human-readable thread goes (stdout in `serve`). */
@@ -18,21 +22,33 @@ export interface ConsoleTransportOptions {
 /** One line of the transcript file, the console transport's machine-readable output. */
 export interface TranscriptLine {
   threadId: string;
-  kind: OutboundMessage['kind'];
+  /** `rca` (a thread root), `detail`, a notice's topic (`resolved`, `silenced`, `note`, …), `update`, `ephemeral`. */
+  kind: string;
   triggerKey: string;
-  answer: OutboundMessage['answer'];
+  answer: Answer | null;
   text: string;
 }
 
+function answerOf(card: CardView): Answer | null {
+  const h = card.headline;
+  if (h.answer === 'none' || h.entry === undefined) return null;
+  return { kind: h.answer === 'instant' ? 'incident' : 'runbook', entry: h.entry, confidence: h.confidence ?? 0 };
+}
+
 /**
- * Local chat surface: threads are printed as boxed blocks; replies are indented under their
- * thread id. The transcript is appended synchronously so a test that reads it right after the
- * webhook's 2xx sees every message already delivered.
+ * Local chat surface: a thread root is printed as a boxed block holding the card and the whole
+ * analysis; replies, card updates and private answers are indented under their thread id. The
+ * transcript is appended synchronously so a test that reads it right after delivery sees it.
+ * Inbound, {@link inject} plays a chat event (tests; the CLI has its own control socket).
  */
 export class ConsoleTransport implements ChatTransport {
+  readonly name = 'console';
+  readonly inlineDetail = true;
   #seq = 0;
   readonly #opts: ConsoleTransportOptions;
   readonly #runId: string;
+  readonly #triggers = new Map<string, string>();
+  #sink: ChatEventSink | undefined;
 
   constructor(opts: ConsoleTransportOptions) {
     this.#opts = opts;
@@ -40,18 +56,45 @@ export class ConsoleTransport implements ChatTransport {
     if (opts.transcriptFile) mkdirSync(dirname(opts.transcriptFile), { recursive: true });
   }
 
-  async post(message: OutboundMessage): Promise<{ threadId: string }> {
-    const threadId = `console-${this.#runId}-${++this.#seq}`;
-    const bar = '─'.repeat(72);
-    // Escaped again here: whatever reaches a terminal must not be able to drive it.
-    this.#opts.write(`\n┌${bar}\n│ thread ${threadId}\n${prefix(escapeControl(message.text), '│ ')}\n└${bar}\n`);
-    this.#record({ threadId, ...pick(message) });
-    return { threadId };
+  async start(sink: ChatEventSink): Promise<void> {
+    this.#sink = sink;
   }
 
-  async reply(threadId: string, message: OutboundMessage): Promise<void> {
-    this.#opts.write(`  ↳ [${escapeLine(threadId)}] ${escapeControl(message.text).replace(/\n/g, '\n    ')}\n`);
-    this.#record({ threadId, ...pick(message) });
+  /** Hands an inbound event to the bot as a chat surface would. */
+  async inject(event: ChatEvent): Promise<void> {
+    if (!this.#sink) throw new Error('console transport not started');
+    await this.#sink(event);
+  }
+
+  async post(to: Destination, card: CardView, detail: DetailView | undefined, _opts: DeliveryOptions): Promise<MessageRef> {
+    const threadId = `console-${this.#runId}-${++this.#seq}`;
+    const bar = '─'.repeat(72);
+    const text = renderConsoleThread(card, detail);
+    this.#opts.write(`\n┌${bar}\n│ thread ${threadId}\n${prefix(text, '│ ')}\n└${bar}\n`);
+    this.#triggers.set(threadId, card.triggerKey);
+    this.#record({ threadId, kind: 'rca', triggerKey: card.triggerKey, answer: answerOf(card), text });
+    return { transport: this.name, channel: to.channel, id: threadId };
+  }
+
+  async reply(root: MessageRef, view: ReplyView, _opts: DeliveryOptions): Promise<MessageRef> {
+    const text = renderConsoleReply(view);
+    this.#opts.write(`  ↳ [${escapeLine(root.id)}] ${text.replace(/\n/g, '\n    ')}\n`);
+    const kind = view.kind === 'notice' ? view.topic : 'detail';
+    this.#record({ threadId: root.id, kind, triggerKey: this.#triggers.get(root.id) ?? (view.kind === 'detail' ? view.triggerKey : ''), answer: null, text });
+    return { transport: this.name, channel: root.channel, id: `${root.id}.${++this.#seq}`, thread: root.id };
+  }
+
+  async update(ref: MessageRef, card: CardView, _opts: DeliveryOptions): Promise<void> {
+    const text = renderConsoleCard(card).join('\n');
+    this.#opts.write(`  ↳ [${escapeLine(ref.id)}] card now: ${text.replace(/\n/g, '\n    ')}\n`);
+    this.#record({ threadId: ref.id, kind: 'update', triggerKey: card.triggerKey, answer: answerOf(card), text });
+  }
+
+  async ephemeral(to: ResponseTarget, view: EphemeralView): Promise<void> {
+    const who = to.kind === 'ephemeral' ? to.user : to.kind === 'thread' ? to.ref.id : 'requester';
+    const text = renderConsoleEphemeral(view);
+    this.#opts.write(`  ↳ (only for ${escapeLine(who)}) ${text.replace(/\n/g, '\n    ')}\n`);
+    this.#record({ threadId: to.kind === 'thread' ? to.ref.id : '', kind: 'ephemeral', triggerKey: '', answer: null, text });
   }
 
   async close(): Promise<void> {}
@@ -60,10 +103,6 @@ export class ConsoleTransport implements ChatTransport {
     if (!this.#opts.transcriptFile) return;
     appendFileSync(this.#opts.transcriptFile, `${JSON.stringify(line)}\n`);
   }
-}
-
-function pick(m: OutboundMessage): Omit<TranscriptLine, 'threadId'> {
-  return { kind: m.kind, triggerKey: m.triggerKey, answer: m.answer, text: m.text };
 }
 
 function prefix(text: string, p: string): string {

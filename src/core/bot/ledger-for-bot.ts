@@ -1,6 +1,18 @@
+import type { CardView } from '../chat/thread-view.js';
 import type { Ledger } from '../ledger/ledger.js';
-import { occurrences, openEpisodes, silenceState } from '../ledger/ledger-state.js';
-import type { BotLedger } from './reprise-bot.js';
+import type { LedgerEvent } from '../ledger-events.js';
+import type { ThreadRecord } from '../ledger/ledger-types.js';
+import { cardSeq, occurrences, openEpisodes, pendingCount, pendingOutbox, seenChatEvent, silenceState, threadByMessage, threadOf } from '../ledger/ledger-state.js';
+import type { OutboxLedger } from '../outbox/outbox-worker.js';
+import type { BotLedger, ThreadInfo } from './bot-context.js';
+
+function info(t: ThreadRecord | undefined): ThreadInfo | undefined {
+  if (!t) return undefined;
+  const out: ThreadInfo = { openId: t.openId, triggerKey: t.triggerKey, fingerprint: t.fingerprint, state: t.state, transports: [...t.transports], roots: { ...t.roots }, notes: t.notes };
+  if (t.entry !== undefined) out.entry = t.entry;
+  if (t.answerKind !== undefined) out.answerKind = t.answerKind;
+  return out;
+}
 
 /** Adapts the ledger service to the narrow view the bot reads and writes. */
 export function ledgerForBot(ledger: Ledger): BotLedger {
@@ -14,14 +26,59 @@ export function ledgerForBot(ledger: Ledger): BotLedger {
     },
     unresolvedOpen: (fingerprint) => {
       const open = openEpisodes(ledger.state, fingerprint)[0];
-      return open ? { ...(open.startsAt ? { startsAt: open.startsAt } : {}), ...(open.threadId ? { threadId: open.threadId } : {}) } : undefined;
+      return open ? { ...(open.startsAt ? { startsAt: open.startsAt } : {}), ...(open.openId ? { openId: open.openId } : {}) } : undefined;
     },
-    newestThread: (triggerKey) => occurrences(ledger.state, triggerKey).newestOpen?.threadId,
     activeSilence: (triggerKey, now) => {
       const s = silenceState(ledger.state, triggerKey, now);
       return s.active && s.silence ? { until: s.silence.until, user: s.silence.user } : null;
     },
     knowsTrigger: (triggerKey) => Object.hasOwn(ledger.state.triggers, triggerKey),
     triggerKeys: () => Object.keys(ledger.state.triggers),
+    thread: (openId) => info(threadOf(ledger.state, openId)),
+    threadByMessage: (ref) => info(threadByMessage(ledger.state, ref.transport, ref.channel, ref.id)),
+    newestThread: (triggerKey) => {
+      const id = occurrences(ledger.state, triggerKey).newestOpen?.id;
+      return id === undefined ? undefined : info(threadOf(ledger.state, id));
+    },
+    seenChatEvent: (eventId) => seenChatEvent(ledger.state, eventId),
+    openIncidents: (limit) => {
+      const out: Array<{ triggerKey: string; openedAt: string }> = [];
+      for (const fp of Object.values(ledger.state.fingerprints)) for (const o of fp.open) out.push({ triggerKey: o.triggerKey, openedAt: o.at });
+      return out.sort((a, b) => (a.openedAt < b.openedAt ? 1 : -1)).slice(0, limit);
+    },
+    activeSilences: (now, limit) => {
+      const out: Array<{ triggerKey: string; until: string; user: string }> = [];
+      for (const key of Object.keys(ledger.state.triggers)) {
+        const s = silenceState(ledger.state, key, now);
+        if (s.active && s.silence) out.push({ triggerKey: key, until: s.silence.until, user: s.silence.user });
+      }
+      return out.sort((a, b) => (a.until < b.until ? -1 : 1)).slice(0, limit);
+    },
+  };
+}
+
+/** Adapts the ledger to what the outbox worker reads and records. */
+export function ledgerForOutbox(ledger: Ledger): OutboxLedger {
+  return {
+    pending: () => pendingOutbox(ledger.state),
+    pendingCount: () => pendingCount(ledger.state),
+    root: (openId, transport) => threadOf(ledger.state, openId)?.roots[transport],
+    fingerprint: (openId) => threadOf(ledger.state, openId)?.fingerprint,
+    card: async (openId, transport) => {
+      const seq = cardSeq(ledger.state, openId, transport);
+      const e = seq === undefined ? undefined : await ledger.eventAt(seq);
+      return e?.type === 'outbox' && e.view['kind'] === 'card' ? (e.view as unknown as CardView) : undefined;
+    },
+    payload: async (item) => {
+      if (item.seq === undefined) return undefined;
+      const e = await ledger.eventAt(item.seq);
+      if (e?.type !== 'outbox' || e.id !== item.id) return undefined;
+      return e.detail ? { view: e.view, detail: e.detail } : { view: e.view };
+    },
+    record: async (events: LedgerEvent[]) => {
+      await ledger.transaction(async (tx) => {
+        for (const e of events) tx.record(e);
+      });
+    },
   };
 }

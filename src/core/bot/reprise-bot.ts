@@ -1,56 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import type { LegacyChatTransport as ChatTransport, OutboundMessage } from '../../ports/chat-transport.js';
-import type { Clock } from '../../ports/clock.js';
 import type { Logger } from '../../ports/logger.js';
-import type { FeedbackEvent, LedgerEvent, SilenceEvent, Verdict } from '../ledger-events.js';
-import { feedbackForKnownTrigger } from './feedback-request.js';
-import type { TriggerPolicy } from './trigger-policy.js';
+import { buildCard, buildDetail, resolvedNote } from '../chat/build-thread-view.js';
+import type { ChatEvent, ResponseTarget } from '../chat/chat-types.js';
+import type { EphemeralView } from '../chat/thread-view.js';
 import { RepriseError } from '../errors.js';
-import type { CatalogSnapshot } from '../recall/catalog-snapshot.js';
-import { recall, type RecallOptions, type RecallResult, type TrackLookup } from '../recall/recall.js';
-import { renderResolved, renderThread } from '../render/render-thread.js';
-import type { AnswerKind, Answer, Incident } from '../types.js';
+import type { FeedbackEvent, SilenceEvent, Verdict } from '../ledger-events.js';
+import { recall, type RecallResult } from '../recall/recall.js';
+import type { Answer, Incident } from '../types.js';
+import { enqueue, restate, type BotTx, type ClosedEpisode, type Enqueued, type RepriseBotDeps } from './bot-context.js';
+import { fromChatEvent, type Actor, type BotEvent } from './bot-event.js';
+import { applyNote, applySilence, applyVote, isUserError, type ActionContext, type ChatOutcome } from './chat-actions.js';
+import { adHocIncident, helpAnswer, parseCommand, plainAnswer, recallAnswer, silenceTarget, statusAnswer } from './commands.js';
 import { dupFingerprint } from './dup-fingerprint.js';
+import { feedbackForKnownTrigger } from './feedback-request.js';
 
-/** An episode a resolve (or an open meeting a buffered resolve) closed. */
-export interface ClosedEpisode {
-  openId?: string;
-  threadId?: string;
-  triggerKey: string;
-  openedAt: string;
-  resolvedAt?: string;
-  /** Source times, when the source sent them: durations are the alert's own. */
-  startsAt?: string;
-  endsAt?: string;
-}
-
-/** Events recorded together: applied at once, durable when the transaction ends. */
-export interface BotTx {
-  record(event: LedgerEvent): { closed?: ClosedEpisode };
-}
-
-/** What the bot needs from the ledger; `ledgerForBot` adapts core/ledger's Ledger. */
-export interface BotLedger {
-  /**
-   * Runs `fn` with exclusive use of the ledger; what it records is written in one durable
-   * transaction when it returns, or not at all (and the read model rolled back) if it throws.
-   */
-  transaction<T>(fn: (tx: BotTx) => Promise<T>): Promise<{ result: T; first: number; count: number }>;
-  /** An entry's track record at `now`. */
-  track(entryId: string, kind: AnswerKind, now: Date): ReturnType<TrackLookup>;
-  /** Recurrence facts for a trigger, before the current firing is recorded. */
-  occurrences(triggerKey: string): { count: number; lastSeen?: string; previousEntry?: string };
-  /** The active silence on a trigger, if any. */
-  activeSilence(triggerKey: string, now: Date): { until: string; user: string } | null;
-  /** Thread of the trigger's newest open, if it was delivered. */
-  newestThread(triggerKey: string): string | undefined;
-  /** The newest unresolved open of a fingerprint, if any. */
-  unresolvedOpen(fingerprint: string): { startsAt?: string; threadId?: string } | undefined;
-  /** Whether the ledger has ever seen this trigger key (an open, a vote or a silence). */
-  knowsTrigger(triggerKey: string): boolean;
-  /** Every trigger key the ledger has seen (for "did you mean"). */
-  triggerKeys(): Iterable<string>;
-}
+export type { BotLedger, BotSurface, BotTx, ClosedEpisode, RepriseBotDeps, ThreadInfo } from './bot-context.js';
 
 export type IncidentOutcome =
   | { status: 'posted'; fingerprint: string; triggerKey: string; threadId?: string; answer: Answer | null; recall: RecallResult }
@@ -58,79 +22,75 @@ export type IncidentOutcome =
   | { status: 'dropped'; fingerprint: string; triggerKey: string; reason: string }
   | { status: 'resolved'; fingerprint: string; triggerKey: string; threadId?: string; paired: boolean };
 
-export interface RepriseBotDeps {
-  catalog: () => CatalogSnapshot;
-  ledger: BotLedger;
-  transport: ChatTransport;
-  /** Name of the transport, recorded with each delivery. */
-  transportName?: string;
-  clock: Clock;
-  logger: Logger;
-  recall: RecallOptions;
-  /** match / ignore rules and the dedup window; everything is admitted without one. */
-  policy?: TriggerPolicy;
-}
+export type BotOutcome = IncidentOutcome | ChatOutcome | { status: 'answered' };
 
 /** Incidents decided between two yields to the event loop: a 10k-alert group must not starve /healthz. */
 const YIELD_EVERY = 64;
 const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
-/** A message to send once the ledger holds what it is about. */
-type Delivery =
-  | { op: 'post'; openId: string; fingerprint: string; message: OutboundMessage; outcome: IncidentOutcome & { status: 'posted' }; closed?: ClosedEpisode }
-  | { op: 'reply'; threadId?: string; openId?: string; message: OutboundMessage; outcome?: { threadId?: string } };
+const DEFAULT_NOTES = { maxBytes: 8 * 1024, perThread: 20 };
 
 /**
- * The loop's entry point (SPEC §3), independent of any transport or source: tests and the
- * HTTP ingress call `handle`. A batch is decided and recorded in one ledger transaction —
- * nothing is shown that was not recorded first — then delivered; each delivered thread is
- * recorded in turn so a later resolve can reply into it.
+ * The loop's entry point (SPEC §3): events in, effects out. Every event — a webhook's firings
+ * and resolves, a vote, a silence, a note, a command, a click — is decided and recorded in one
+ * ledger transaction, with the messages it calls for as outbox items; `handle` resolves once
+ * that is durable, without waiting for any chat service. The outbox worker delivers.
  */
 export class RepriseBot {
   readonly #d: RepriseBotDeps;
-  #chain: Promise<unknown> = Promise.resolve();
 
   constructor(deps: RepriseBotDeps) {
     this.#d = deps;
   }
 
-  /** Handles a batch in order; resolves when every event is on disk and delivery was tried. */
-  handle(incidents: readonly Incident[]): Promise<IncidentOutcome[]> {
-    return this.#serial(async () => {
-      const deliveries: Delivery[] = [];
-      const { result: outcomes } = await this.#d.ledger.transaction(async (tx) => {
-        const out: IncidentOutcome[] = [];
-        for (let i = 0; i < incidents.length; i++) {
-          if (i > 0 && i % YIELD_EVERY === 0) await yieldToLoop();
-          out.push(this.#one(incidents[i]!, tx, deliveries));
-        }
-        return out;
-      });
-      await this.#deliver(deliveries);
+  /** Handles events in order (an Incident is shorthand for its firing or resolve). */
+  async handle(items: ReadonlyArray<BotEvent | Incident>): Promise<BotOutcome[]> {
+    const events = items.map((i): BotEvent => ('type' in i ? i : i.status === 'resolved' ? { type: 'resolve', incident: i } : { type: 'firing', incident: i }));
+    const answers: Array<{ to: ResponseTarget; via: string; view: EphemeralView }> = [];
+    const out: Enqueued = { count: 0 };
+    const { result } = await this.#d.ledger.transaction(async (tx) => {
+      const outcomes: BotOutcome[] = [];
+      for (let i = 0; i < events.length; i++) {
+        if (i > 0 && i % YIELD_EVERY === 0) await yieldToLoop();
+        outcomes.push(this.#one(events[i]!, tx, out, answers));
+      }
       return outcomes;
     });
+    if (out.count > 0) this.#d.outbox?.kick();
+    for (const a of answers) await this.#answer(a.via, a.to, a.view);
+    return result;
   }
 
+  /** The sink a chat transport hands inbound events to. */
+  readonly onChat = async (event: ChatEvent): Promise<void> => {
+    const e = fromChatEvent(event);
+    if (!e) return;
+    if (e.type === 'command') {
+      await this.#command(e);
+      return;
+    }
+    await this.handle([e]);
+  };
+
   /**
-   * Records 👍 / 👎 / clear / 🔕 for a trigger (validated; the trigger must be one the ledger
-   * has seen), in ledger order with incidents. A silence is announced in the trigger's newest
-   * thread, if it has one.
+   * 👍 / 👎 / clear / 🔕 from the CLI (validated; the trigger must be one the ledger has seen).
    * @throws RepriseError `invalid_payload` for a bad request, `not_found` for an unknown trigger.
    */
-  feedback(input: unknown): Promise<{ seq: number; event: FeedbackEvent | SilenceEvent }> {
-    return this.#serial(async () => {
-      const { ledger, clock, logger } = this.#d;
-      const event = feedbackForKnownTrigger(ledger, input, clock.now());
-      const { first: seq } = await ledger.transaction(async (tx) => {
-        tx.record(event);
-      });
-      logger.info({ trigger: event.triggerKey, user: event.user, via: event.via, kind: event.type, ...(event.type === 'feedback' ? { vote: event.vote } : { until: event.until }) }, 'feedback recorded');
-      const threadId = ledger.newestThread(event.triggerKey);
-      if (event.type === 'silence' && threadId) {
-        await this.#deliver([{ op: 'reply', threadId, message: { kind: 'silenced', triggerKey: event.triggerKey, answer: null, text: `🔕 silenced by @${event.user} until ${event.until}` } }]);
-      }
-      return { seq, event };
+  async feedback(input: unknown): Promise<{ seq: number; event: FeedbackEvent | SilenceEvent }> {
+    const event = feedbackForKnownTrigger(this.#d.ledger, input, this.#d.clock.now());
+    const actor: Actor = { id: event.user, via: event.via ?? 'cli' };
+    const bot: BotEvent =
+      event.type === 'feedback'
+        ? { type: 'vote', actor, vote: event.vote, target: { triggerKey: event.triggerKey } }
+        : { type: 'silence', actor, duration: (input as { duration: string }).duration, target: { triggerKey: event.triggerKey } };
+    const out: Enqueued = { count: 0 };
+    let recorded: FeedbackEvent | SilenceEvent | undefined;
+    const { first } = await this.#d.ledger.transaction(async (tx) => {
+      const o = bot.type === 'vote' ? applyVote(this.#ctx(out), tx, bot) : applySilence(this.#ctx(out), tx, bot as Extract<BotEvent, { type: 'silence' }>);
+      if (o.status === 'recorded' && (o.event.type === 'feedback' || o.event.type === 'silence')) recorded = o.event;
     });
+    if (out.count > 0) this.#d.outbox?.kick();
+    if (!recorded) throw new RepriseError('invalid_payload', 'feedback was not recorded');
+    return { seq: first, event: recorded };
   }
 
   /** Recall only: what the bot would answer, without recording or posting anything. */
@@ -139,23 +99,55 @@ export class RepriseBot {
     return recall(incident, this.#d.catalog(), (id, kind) => this.#d.ledger.track(id, kind, now), this.#d.recall, now);
   }
 
-  #serial<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.#chain.then(fn);
-    this.#chain = run.catch(() => undefined);
-    return run;
+  #ctx(out: Enqueued): ActionContext {
+    return { ledger: this.#d.ledger, now: this.#d.clock.now(), log: this.#d.logger, allow: this.#d.allow ?? (() => true), notes: this.#d.notes ?? DEFAULT_NOTES, out };
   }
 
-  #one(incident: Incident, tx: BotTx, deliveries: Delivery[]): IncidentOutcome {
-    const log = this.#d.logger.child({ incident: incident.fingerprint, trigger: incident.triggerKey });
-    const admission = this.#d.policy?.admit(incident, this.#d.clock.now()) ?? { admitted: true };
-    if (!admission.admitted) {
-      log.info({ reason: admission.reason, status: incident.status }, 'dropped by trigger policy');
-      return { status: 'dropped', fingerprint: incident.fingerprint, triggerKey: incident.triggerKey, reason: admission.reason };
+  #one(e: BotEvent, tx: BotTx, out: Enqueued, answers: Array<{ to: ResponseTarget; via: string; view: EphemeralView }>): BotOutcome {
+    switch (e.type) {
+      case 'firing':
+      case 'resolve': {
+        const log = this.#d.logger.child({ incident: e.incident.fingerprint, trigger: e.incident.triggerKey });
+        const admission = this.#d.policy?.admit(e.incident, this.#d.clock.now()) ?? { admitted: true };
+        if (!admission.admitted) {
+          log.info({ reason: admission.reason, status: e.incident.status }, 'dropped by trigger policy');
+          return { status: 'dropped', fingerprint: e.incident.fingerprint, triggerKey: e.incident.triggerKey, reason: admission.reason };
+        }
+        return e.type === 'resolve' ? this.#resolved(e.incident, tx, out, log) : this.#firing(e.incident, e.route ?? {}, tx, out, log);
+      }
+      case 'vote':
+        return applyVote(this.#ctx(out), tx, e);
+      case 'silence':
+        return this.#guarded(e.respond, e.actor.via, answers, () => applySilence(this.#ctx(out), tx, e));
+      case 'note':
+        return applyNote(this.#ctx(out), tx, e);
+      case 'button': {
+        const ctx = this.#ctx(out);
+        const o =
+          e.action === 'silence'
+            ? this.#guarded(e.respond, e.actor.via, answers, () => applySilence(ctx, tx, { type: 'silence', actor: e.actor, duration: e.value ?? '4h', target: e.target, eventId: e.eventId }))
+            : applyVote(ctx, tx, { type: 'vote', actor: e.actor, vote: e.action === 'vote_up' ? 'up' : 'down', target: e.target, eventId: e.eventId });
+        answers.push({ to: e.respond, via: e.actor.via, view: clickAnswer(e.action, o) });
+        return o;
+      }
+      case 'command':
+        // Commands need the surface's answer channel; `onChat` runs them (a command in a batch is a no-op).
+        return { status: 'ignored', reason: 'commands are answered through onChat' };
     }
-    return incident.status === 'resolved' ? this.#resolved(incident, tx, deliveries, log) : this.#firing(incident, tx, deliveries, log);
   }
 
-  #firing(incident: Incident, tx: BotTx, deliveries: Delivery[], log: Logger): IncidentOutcome {
+  /** Runs a chat action whose input may be wrong (a bad duration): the user is told, nothing recorded. */
+  #guarded(respond: ResponseTarget | undefined, via: string, answers: Array<{ to: ResponseTarget; via: string; view: EphemeralView }>, run: () => ChatOutcome): ChatOutcome {
+    try {
+      return run();
+    } catch (err) {
+      if (!isUserError(err)) throw err;
+      if (respond) answers.push({ to: respond, via, view: plainAnswer('Not recorded', err.message) });
+      return { status: 'refused', reason: err.message };
+    }
+  }
+
+  #firing(incident: Incident, route: Record<string, string | undefined>, tx: BotTx, out: Enqueued, log: Logger): IncidentOutcome {
     const { ledger, clock } = this.#d;
     const now = clock.now();
     const at = now.toISOString();
@@ -170,25 +162,18 @@ export class RepriseBot {
       log.info('critical firing ended an active silence');
     }
     if (!incident.fingerprint || !incident.triggerKey) {
-      // Refuse before posting: a thread whose open cannot be recorded could never resolve.
+      // Refuse before anything is recorded: a thread whose open has no identity could never resolve.
       throw new RepriseError('invalid_payload', 'incident has no fingerprint or trigger key');
     }
     const standing = ledger.unresolvedOpen(incident.fingerprint);
     // Alertmanager re-sends a firing group every group/repeat interval: the same firing (same
-    // fingerprint, same start — or no start of its own, so nothing says it is a new one) is not
-    // a new incident and must not count as a recall.
+    // fingerprint, same start — or no start of its own) is not a new incident.
     if (standing && (incident.startsAtEstimated === true || (standing.startsAt !== undefined && standing.startsAt === incident.startsAt))) {
-      log.info({ threadId: standing.threadId }, 're-notification of an open firing: no new thread');
+      log.info('re-notification of an open firing: no new thread');
       return { status: 'dropped', fingerprint: incident.fingerprint, triggerKey: incident.triggerKey, reason: 're-notification of an open firing' };
     }
     const result = this.preview(incident);
     const occ = ledger.occurrences(incident.triggerKey);
-    const text = renderThread({
-      incident,
-      recall: result,
-      recurrence: { previousCount: occ.count, ...(occ.lastSeen ? { lastSeen: occ.lastSeen } : {}), ...(occ.previousEntry ? { previousEntry: occ.previousEntry } : {}) },
-      now,
-    });
     const lead = result.instant ?? result.runbook;
     const verdict: Verdict = result.instant ? 'action_suggested' : 'inconclusive';
     const openId = randomUUID();
@@ -205,76 +190,99 @@ export class RepriseBot {
       startsAt: incident.startsAt,
       at,
     });
-    const outcome: IncidentOutcome & { status: 'posted' } = { status: 'posted', fingerprint: incident.fingerprint, triggerKey: incident.triggerKey, answer: result.answer, recall: result };
-    deliveries.push({ op: 'post', openId, fingerprint: incident.fingerprint, message: { kind: 'rca', triggerKey: incident.triggerKey, answer: result.answer, text }, outcome, ...(closed ? { closed } : {}) });
+    const input = {
+      incident,
+      recall: result,
+      recurrence: { previousCount: occ.count, ...(occ.lastSeen ? { lastSeen: occ.lastSeen } : {}), ...(occ.previousEntry ? { previousEntry: occ.previousEntry } : {}) },
+      now,
+      controlsId: openId,
+      ...(this.#d.linkFor ? { linkFor: this.#d.linkFor } : {}),
+    };
+    const detail = buildDetail(input);
+    for (const dest of this.#d.routing.destinations(incident, route)) {
+      const surface = this.#d.surfaces.get(dest.transport);
+      const card = buildCard({ ...input, mentions: this.#d.routing.mentions(incident, dest.transport) });
+      enqueue(tx, now, { transport: dest.transport, op: 'post', openId, channel: dest.channel, view: card, ...(surface?.inlineDetail ? { detail } : {}) }, out);
+      if (!surface?.inlineDetail) enqueue(tx, now, { transport: dest.transport, op: 'reply', openId, view: detail }, out);
+    }
+    if (closed) {
+      // The resolve arrived before this firing (out of order): the alert is already over.
+      const thread = ledger.thread(openId);
+      if (thread) restate(tx, now, thread, { state: 'resolved', note: resolvedNote(closed.startsAt ?? closed.openedAt, closed.endsAt ?? closed.resolvedAt ?? at), icon: '✅', topic: 'resolved' }, out);
+    }
     log.info({ answer: result.answer, nearMiss: result.nearMiss }, result.answer ? `recalled ${result.answer.kind} ${result.answer.entry}` : 'no trusted memory: fell through');
-    return outcome;
+    return { status: 'posted', fingerprint: incident.fingerprint, triggerKey: incident.triggerKey, answer: result.answer, recall: result };
   }
 
-  #resolved(incident: Incident, tx: BotTx, deliveries: Delivery[], log: Logger): IncidentOutcome {
+  #resolved(incident: Incident, tx: BotTx, out: Enqueued, log: Logger): IncidentOutcome {
+    const now = this.#d.clock.now();
     // Ledger time is when we learned of it; the alert's own endsAt, when sent, dates the end.
-    const at = this.#d.clock.now().toISOString();
-    const { closed: open } = tx.record({ type: 'resolve', fingerprint: incident.fingerprint, ...(incident.endsAt ? { endsAt: incident.endsAt } : {}), at });
-    if (!open) {
+    const at = now.toISOString();
+    const { closed } = tx.record({ type: 'resolve', fingerprint: incident.fingerprint, ...(incident.endsAt ? { endsAt: incident.endsAt } : {}), at });
+    if (!closed) {
       log.info('resolve buffered: no open for this fingerprint yet');
       return { status: 'resolved', fingerprint: incident.fingerprint, triggerKey: incident.triggerKey, paired: false };
     }
-    const outcome: IncidentOutcome & { status: 'resolved' } = { status: 'resolved', fingerprint: incident.fingerprint, triggerKey: open.triggerKey, paired: true };
-    if (open.threadId) outcome.threadId = open.threadId;
-    // An open of this same batch has no thread yet: the reply follows its post.
-    deliveries.push({ op: 'reply', ...(open.threadId ? { threadId: open.threadId } : {}), ...(open.openId ? { openId: open.openId } : {}), message: resolvedMessage(open, at), outcome });
-    log.info({ threadId: open.threadId }, 'resolved');
+    const outcome: IncidentOutcome & { status: 'resolved' } = { status: 'resolved', fingerprint: incident.fingerprint, triggerKey: closed.triggerKey, paired: true };
+    const thread = closed.openId ? this.#d.ledger.thread(closed.openId) : undefined;
+    const root = thread ? Object.values(thread.roots)[0] : undefined;
+    const threadId = root?.id ?? closed.threadId;
+    if (threadId) outcome.threadId = threadId;
+    if (thread) restate(tx, now, thread, { state: 'resolved', note: resolvedNote(closed.startsAt ?? closed.openedAt, closed.endsAt ?? at), icon: '✅', topic: 'resolved' }, out);
+    log.info({ threadId }, 'resolved');
     return outcome;
   }
 
-  /**
-   * Sends what a transaction recorded, in order, then records each delivered thread (one more
-   * transaction). A failed post leaves the open without a thread; a failed reply is logged.
-   */
-  async #deliver(deliveries: readonly Delivery[]): Promise<void> {
-    const { transport, logger, clock } = this.#d;
-    const transportName = this.#d.transportName ?? 'console';
-    const threads = new Map<string, string>();
-    const delivered: LedgerEvent[] = [];
-    for (let i = 0; i < deliveries.length; i++) {
-      if (i > 0 && i % YIELD_EVERY === 0) await yieldToLoop();
-      const d = deliveries[i]!;
-      const log = logger.child({ trigger: d.message.triggerKey });
-      if (d.op === 'post') {
-        try {
-          const { threadId } = await transport.post(d.message);
-          threads.set(d.openId, threadId);
-          d.outcome.threadId = threadId;
-          delivered.push({ type: 'delivered', openId: d.openId, fingerprint: d.fingerprint, transport: transportName, messageRef: threadId, at: clock.now().toISOString() });
-          if (d.closed) {
-            // The resolve arrived before this firing (out of order): the alert is already over.
-            await transport.reply(threadId, resolvedMessage(d.closed, d.closed.resolvedAt ?? clock.now().toISOString())).catch((err: unknown) => log.error({ err }, 'posting the resolve into the thread failed'));
-          }
-        } catch (err) {
-          log.error({ err }, 'delivering the RCA thread failed');
+  async #command(e: Extract<BotEvent, { type: 'command' }>): Promise<void> {
+    const now = this.#d.clock.now();
+    const cmd = parseCommand(e.text);
+    let view: EphemeralView;
+    switch (cmd.name) {
+      case 'recall': {
+        if (cmd.text.trim() === '') view = plainAnswer('Recall', 'Say what to recall: `recall KubePodCrashLooping` or `recall disk filling up on node`.');
+        else view = recallAnswer(cmd.text, this.preview(adHocIncident(cmd.text, now)));
+        break;
+      }
+      case 'investigate':
+        view = this.#d.investigate
+          ? await this.#d.investigate(cmd.text, e.actor)
+          : plainAnswer('Investigate', 'No model is configured, so Reprise cannot investigate yet: set the `model:` block (or REPRISE_MODEL_BASE_URL and REPRISE_MODEL). Recall and runbooks work without one.');
+        break;
+      case 'silence': {
+        const target = silenceTarget(cmd, e.thread);
+        if (!target) {
+          view = plainAnswer('Silence', 'Use it inside an incident thread (`silence 4h`), or name the trigger: `silence <trigger key> 4h`.');
+          break;
         }
-        continue;
+        const [o] = await this.handle([{ type: 'silence', actor: e.actor, duration: cmd.duration, target, eventId: e.eventId, respond: e.respond }]);
+        view = o && o.status === 'recorded' && 'event' in o && o.event.type === 'silence' ? plainAnswer('Silenced', `🔕 ${o.triggerKey} until ${o.event.until}`) : plainAnswer('Not silenced', o && 'reason' in o ? o.reason : 'nothing recorded');
+        break;
       }
-      const threadId = d.threadId ?? (d.openId ? threads.get(d.openId) : undefined);
-      if (!threadId) continue;
-      if (d.outcome) d.outcome.threadId = threadId;
-      try {
-        await transport.reply(threadId, d.message);
-      } catch (err) {
-        log.error({ err }, `posting the ${d.message.kind} reply into the thread failed`);
-      }
+      case 'status':
+        view = statusAnswer(this.#d.ledger, now);
+        break;
+      case 'help':
+        view = helpAnswer();
+        break;
+      case 'unknown':
+        view = { ...helpAnswer(), title: `Unknown command “${cmd.word}” — Reprise commands` };
+        break;
     }
-    if (delivered.length === 0) return;
-    try {
-      await this.#d.ledger.transaction(async (tx) => {
-        for (const e of delivered) tx.record(e);
-      });
-    } catch (err) {
-      logger.error({ err, threads: delivered.length }, 'recording delivered threads failed; their resolves will not reply into them');
-    }
+    await this.#answer(e.actor.via, e.respond, view);
+  }
+
+  /** A private answer goes straight to the user (they are waiting; a retry later helps nobody). */
+  async #answer(via: string, to: ResponseTarget, view: EphemeralView): Promise<void> {
+    const surface = this.#d.surfaces.get(via);
+    if (!surface) return;
+    await surface.ephemeral(to, view).catch((err: unknown) => this.#d.logger.warn({ err, via }, 'a private answer could not be delivered'));
   }
 }
 
-function resolvedMessage(open: ClosedEpisode, resolvedAt: string): OutboundMessage {
-  return { kind: 'resolved', triggerKey: open.triggerKey, answer: null, text: renderResolved(open.startsAt ?? open.openedAt, open.endsAt ?? resolvedAt) };
+function clickAnswer(action: string, o: ChatOutcome): EphemeralView {
+  if (o.status === 'duplicate') return plainAnswer('Already recorded', 'That click was already counted.');
+  if (o.status !== 'recorded') return plainAnswer('Not recorded', o.reason);
+  if (action === 'silence') return plainAnswer('Silenced', `🔕 until ${(o.event as SilenceEvent).until}`);
+  return plainAnswer('Thanks', action === 'vote_up' ? '👍 recorded as accurate' : '👎 recorded as off-base; the entry behind this answer loses trust');
 }
+

@@ -26,7 +26,8 @@ export function globToRegExp(glob: string): RegExp {
   return new RegExp(`^${body}$`, 'i');
 }
 
-function compile(rule: TriggerRule): (i: Incident) => boolean {
+/** A rule as a predicate: every field it gives must match. */
+export function compileRule(rule: TriggerRule): (i: Incident) => boolean {
   const alert = rule.alertname === undefined ? undefined : globToRegExp(rule.alertname);
   const ns = rule.namespace === undefined ? undefined : globToRegExp(rule.namespace);
   const labels = Object.entries(rule.labels ?? {}).map(([k, g]) => [k, globToRegExp(g)] as const);
@@ -49,8 +50,8 @@ export class TriggerPolicy {
   readonly #seen = new Map<string, number>();
 
   constructor(opts: TriggerPolicyOptions) {
-    this.#match = opts.match.map(compile);
-    this.#ignore = opts.ignore.map(compile);
+    this.#match = opts.match.map(compileRule);
+    this.#ignore = opts.ignore.map(compileRule);
     this.#window = opts.dedupWindowMs;
   }
 

@@ -25,7 +25,8 @@ export interface LinkView {
 /** What the thread leads with, in one line. */
 export interface Headline {
   answer: 'instant' | 'runbook' | 'none';
-  /** The entry's title (instant / runbook). */
+  /** The entry's id and title (instant / runbook). */
+  entry?: string;
   title?: string;
   confidence?: number;
 }
@@ -98,6 +99,8 @@ export interface DetailView {
 /** A short message in the thread: "✅ resolved after 23 min", "📝 saved", "🔕 silenced by …". */
 export interface NoticeView {
   kind: 'notice';
+  /** What it is about (renderers may style by it; the console transcript records it). */
+  topic: 'resolved' | 'silenced' | 'note' | 'vote' | 'status' | 'info';
   icon: string;
   text: RichText;
 }
@@ -114,6 +117,18 @@ export interface EphemeralView {
 }
 
 export type MessageView = CardView | ReplyView | EphemeralView;
+
+/** What a card update changes: applied to the card as it was posted (owner pings are not repeated). */
+export interface CardPatch {
+  kind: 'card_patch';
+  state: IncidentState;
+  stateNote: string;
+}
+
+/** The card after a state change. */
+export function patchCard(card: CardView, patch: CardPatch): CardView {
+  return { ...card, state: patch.state, stateNote: patch.stateNote, mentions: [] };
+}
 
 /** All the text of an inline run (for plain-text fallbacks and tests). */
 export function inlineText(r: Inline): string {

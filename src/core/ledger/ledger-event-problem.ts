@@ -4,12 +4,18 @@ const VERDICTS = ['action_required', 'action_suggested', 'inconclusive', 'no_act
 const OPEN_KINDS = ['recall', 'fresh'] as const;
 const ANSWER_KINDS = ['incident', 'runbook'] as const;
 const VOTES = ['up', 'down', 'clear'] as const;
+const OUTBOX_OPS = ['post', 'reply', 'update'] as const;
 
 type Fields = Record<string, unknown>;
 
 function str(o: Fields, key: string): string | undefined {
   const v = o[key];
   return typeof v === 'string' && v.length > 0 ? undefined : `${key} must be a non-empty string`;
+}
+
+function obj(o: Fields, key: string): string | undefined {
+  const v = o[key];
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? undefined : `${key} must be an object`;
 }
 
 function optStr(o: Fields, key: string): string | undefined {
@@ -58,13 +64,31 @@ export function ledgerEventProblem(value: unknown): string | undefined {
       checks.push(str(o, 'fingerprint'), o['endsAt'] === undefined ? undefined : time(o, 'endsAt'));
       break;
     case 'feedback':
-      checks.push(str(o, 'triggerKey'), str(o, 'user'), oneOf(o, 'vote', VOTES), optStr(o, 'via'));
+      checks.push(str(o, 'triggerKey'), str(o, 'user'), oneOf(o, 'vote', VOTES), optStr(o, 'openId'), optStr(o, 'via'), optStr(o, 'eventId'));
       break;
     case 'silence':
-      checks.push(str(o, 'triggerKey'), str(o, 'user'), time(o, 'until'), optStr(o, 'via'));
+      checks.push(str(o, 'triggerKey'), str(o, 'user'), time(o, 'until'), optStr(o, 'via'), optStr(o, 'eventId'));
       break;
     case 'delivered':
-      checks.push(str(o, 'openId'), str(o, 'fingerprint'), str(o, 'transport'), str(o, 'messageRef'));
+      checks.push(str(o, 'openId'), str(o, 'fingerprint'), str(o, 'transport'), str(o, 'messageRef'), optStr(o, 'channel'), optStr(o, 'outboxId'));
+      break;
+    case 'outbox':
+      checks.push(
+        str(o, 'id'),
+        str(o, 'transport'),
+        oneOf(o, 'op', OUTBOX_OPS),
+        optStr(o, 'openId'),
+        optStr(o, 'channel'),
+        obj(o, 'view'),
+        o['detail'] === undefined ? undefined : obj(o, 'detail'),
+        o['openId'] === undefined ? 'openId must be a non-empty string' : undefined,
+      );
+      break;
+    case 'outbox_failed':
+      checks.push(str(o, 'id'), str(o, 'reason'));
+      break;
+    case 'note':
+      checks.push(str(o, 'triggerKey'), optStr(o, 'openId'), str(o, 'user'), str(o, 'text'), str(o, 'via'), optStr(o, 'eventId'));
       break;
     case 'confirm':
       checks.push(str(o, 'entry'), typeof o['dupFingerprint'] === 'string' ? undefined : 'dupFingerprint must be a string');

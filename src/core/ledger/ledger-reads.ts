@@ -177,6 +177,7 @@ function openToEpisode(o: OpenRecord): Episode {
   if (o.answerKind !== undefined) e.answerKind = o.answerKind;
   if (o.threadId !== undefined) e.threadId = o.threadId;
   if (o.startsAt !== undefined) e.startsAt = o.startsAt;
+  if (o.id !== undefined) e.openId = o.id;
   return e;
 }
 

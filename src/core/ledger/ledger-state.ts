@@ -5,6 +5,7 @@
  */
 import type { LedgerEvent, OpenEvent } from '../ledger-events.js';
 import { ledgerEventProblem } from './ledger-event-problem.js';
+import { applyChatDelivered, applyNote, applyOutbox, applyOutboxFailed, registerThread, rememberChatEvent } from './ledger-chat.js';
 import { DEFAULT_LEDGER_LIMITS, LEDGER_STATE_VERSION } from './ledger-types.js';
 import type {
   DupStats,
@@ -20,6 +21,7 @@ import type {
 
 export * from './ledger-types.js';
 export * from './ledger-reads.js';
+export { assignOutboxSeqs, cardSeq, messageKey, pendingCount, pendingOutbox, seenChatEvent, threadByMessage, threadOf } from './ledger-chat.js';
 
 /** A dictionary immune to keys like `__proto__` (trigger keys and user names come from outside). */
 function dict<T>(from?: Record<string, T>): Record<string, T> {
@@ -40,6 +42,13 @@ export function createLedgerState(limits: Partial<LedgerLimits> = {}): LedgerSta
     triggers: dict(),
     dups: dict(),
     recentEpisodes: [],
+    outbox: dict(),
+    outboxCount: 0,
+    threads: dict(),
+    threadCount: 0,
+    messages: dict(),
+    chatEventSeen: dict(),
+    chatEventOrder: [],
   };
 }
 
@@ -61,6 +70,10 @@ export function restoreLedgerState(json: unknown): LedgerState | undefined {
     entries: dict(s.entries),
     triggers,
     dups: dict(s.dups),
+    outbox: dict(s.outbox),
+    threads: dict(s.threads),
+    messages: dict(s.messages),
+    chatEventSeen: dict(s.chatEventSeen),
   };
 }
 
@@ -214,6 +227,7 @@ function applyOpen(state: LedgerState, e: OpenEvent): Episode | undefined {
   d.opens += 1;
   d.triggerKey = open.triggerKey;
 
+  registerThread(state, e);
   const fp = touchFingerprint(state, open.fingerprint);
   fp.triggerKey = open.triggerKey;
   const pending = fp.pendingResolveAt;
@@ -244,6 +258,7 @@ function applyResolve(state: LedgerState, fingerprint: string, at: string, endsA
 }
 
 function applyFeedback(state: LedgerState, e: Extract<LedgerEvent, { type: 'feedback' }>): void {
+  rememberChatEvent(state, e.eventId);
   const t = trigger(state, e.triggerKey);
   const previous = t.votes[e.user];
   if (e.vote === 'down') endSilence(state, e.triggerKey, e.at, 'down');
@@ -254,7 +269,8 @@ function applyFeedback(state: LedgerState, e: Extract<LedgerEvent, { type: 'feed
     delete t.votes[e.user];
   }
   if (e.vote === 'clear') return;
-  const entry = t.newestOpen?.entry;
+  const thread = e.openId === undefined ? undefined : state.threads[e.openId];
+  const entry = thread ? thread.entry : t.newestOpen?.entry;
   t.votes[e.user] = defined<Vote>({ vote: e.vote, entry, at: e.at });
   t[e.vote] += 1;
   if (entry !== undefined) entryAgg(state, entry)[e.vote] += 1;
@@ -283,9 +299,10 @@ function applyDelivered(state: LedgerState, e: Extract<LedgerEvent, { type: 'del
 /**
  * Fold one event into `state` (mutating it, O(1) amortised). Returns the episode a resolve
  * (or an open meeting a buffered resolve) closed, so the caller can reply into its thread.
- * A malformed event is counted in `skipped` and otherwise ignored.
+ * A malformed event is counted in `skipped` and otherwise ignored. `seq` is the event's place
+ * in the log when known (replay); a transaction assigns it after commit.
  */
-export function applyEvent(state: LedgerState, event: unknown): Episode | undefined {
+export function applyEvent(state: LedgerState, event: unknown, seq?: number): Episode | undefined {
   if (ledgerEventProblem(event) !== undefined) {
     state.skipped += 1;
     return undefined;
@@ -302,6 +319,7 @@ export function applyEvent(state: LedgerState, event: unknown): Episode | undefi
       return undefined;
     case 'silence':
       trigger(state, e.triggerKey).silence = { user: e.user, at: e.at, until: e.until };
+      rememberChatEvent(state, e.eventId);
       return undefined;
     case 'confirm':
       entryAgg(state, e.entry).confirmations += 1;
@@ -309,6 +327,16 @@ export function applyEvent(state: LedgerState, event: unknown): Episode | undefi
       return undefined;
     case 'delivered':
       applyDelivered(state, e);
+      applyChatDelivered(state, e);
+      return undefined;
+    case 'outbox':
+      applyOutbox(state, e, seq);
+      return undefined;
+    case 'outbox_failed':
+      applyOutboxFailed(state, e);
+      return undefined;
+    case 'note':
+      applyNote(state, e);
       return undefined;
   }
 }

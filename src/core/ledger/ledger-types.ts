@@ -2,10 +2,10 @@
  * Shapes of the ledger's read model (SPEC §8). Plain JSON throughout so snapshots round-trip.
  */
 import type { AnswerKind } from '../types.js';
-import type { OpenEvent } from '../ledger-events.js';
+import type { OpenEvent, OutboxEvent } from '../ledger-events.js';
 
 /** Bumped whenever the shape or the folding rules change: older snapshots are then ignored. */
-export const LEDGER_STATE_VERSION = 2;
+export const LEDGER_STATE_VERSION = 3;
 
 /** Bounds that keep memory finite however long the ledger runs. */
 export interface LedgerLimits {
@@ -21,6 +21,10 @@ export interface LedgerLimits {
   recentEpisodes: number;
   /** Distinct seconds of unresolved recalls remembered per entry; the oldest past this count as failures. */
   inFlightPerEntry: number;
+  /** Threads kept in the registry (message ↔ incident ↔ entry); the least recently opened go first. */
+  threads: number;
+  /** Inbound chat event ids remembered to drop retried deliveries of the same event. */
+  chatEvents: number;
 }
 
 export const DEFAULT_LEDGER_LIMITS: LedgerLimits = {
@@ -30,6 +34,8 @@ export const DEFAULT_LEDGER_LIMITS: LedgerLimits = {
   episodesPerTrigger: 10,
   recentEpisodes: 200,
   inFlightPerEntry: 500,
+  threads: 10_000,
+  chatEvents: 5_000,
 };
 
 /** An open as recorded (the event without its `type`). */
@@ -125,6 +131,34 @@ export interface DupStats {
   triggerKey?: string;
 }
 
+/**
+ * An outbox item not yet delivered nor given up. Only what scheduling needs is kept in memory
+ * (and in snapshots); the message itself stays in the event log at `seq`, read when it is sent.
+ */
+export type OutboxItem = Omit<OutboxEvent, 'type' | 'view' | 'detail'> & {
+  /** The outbox event's place in the log (set once the transaction that recorded it commits). */
+  seq?: number;
+};
+
+/** One incident's thread across surfaces: the registry a reaction or a click is looked up in. */
+export interface ThreadRecord {
+  openId: string;
+  triggerKey: string;
+  fingerprint: string;
+  entry?: string;
+  answerKind?: AnswerKind;
+  /** The thread root per transport, once delivered. */
+  roots: Record<string, { channel: string; id: string }>;
+  /** Where each surface's card (the `post` outbox event) is in the log: a state change rewrites it from there. */
+  cardSeqs: Record<string, number>;
+  state: 'firing' | 'resolved' | 'silenced';
+  /** Surfaces the thread was (or is being) posted to. */
+  transports: string[];
+  /** Keys in `LedgerState.messages` that point here (dropped with the thread). */
+  messageKeys: string[];
+  notes: number;
+}
+
 export interface LedgerState {
   version: number;
   limits: LedgerLimits;
@@ -141,4 +175,15 @@ export interface LedgerState {
   dups: Record<string, DupStats>;
   /** Newest closed episodes overall, oldest first. */
   recentEpisodes: Episode[];
+  /** Outbox items pending delivery, in the order they were recorded. */
+  outbox: Record<string, OutboxItem>;
+  outboxCount: number;
+  /** Thread registry by open id, least recently opened first. */
+  threads: Record<string, ThreadRecord>;
+  threadCount: number;
+  /** `transport|channel|id` of every bot message delivered → its open id. */
+  messages: Record<string, string>;
+  /** Inbound chat event ids already recorded (dedup), with their order for eviction. */
+  chatEventSeen: Record<string, true>;
+  chatEventOrder: string[];
 }

@@ -16,6 +16,7 @@ import { RepriseError } from '../errors.js';
 import { ledgerEventProblem } from './ledger-event-problem.js';
 import {
   applyEvent,
+  assignOutboxSeqs,
   createLedgerState,
   dupStats,
   entryStats,
@@ -154,6 +155,12 @@ export class Ledger {
     return this.#seq;
   }
 
+  /** One event of the log, by its seq (what an outbox item says, when it is sent). */
+  async eventAt(seq: number): Promise<LedgerEvent | undefined> {
+    const v = await this.#store.get<unknown>(eventKey(seq));
+    return ledgerEventProblem(v) === undefined ? (v as LedgerEvent) : undefined;
+  }
+
   /** The live read model. Treat as read-only. */
   get state(): LedgerState {
     return this.#state;
@@ -243,6 +250,7 @@ export class Ledger {
       // Another writer appended in between (a shared Redis): fold in the log as stored.
       await this.#reload(`the store's head moved from ${expected - 1} to ${first - 1} under us`);
     }
+    assignOutboxSeqs(this.#state, staged, first);
     if (this.#snapshotEvery > 0 && this.#seq - this.#snapshotSeq >= this.#snapshotEvery) await this.#snapshot();
     return { result, first, count: staged.length };
   }
@@ -401,7 +409,7 @@ async function readBatch(store: KeyValueStore, seqs: readonly number[]): Promise
 /** Fold events `from+1 … to` into `state`; a missing or malformed record is counted as skipped. */
 async function replayInto(store: KeyValueStore, state: LedgerState, from: number, to: number, corrupt: CorruptRecord[]): Promise<void> {
   for await (const r of readLedgerRecords(store, from, to)) {
-    if ('event' in r) applyEvent(state, r.event);
+    if ('event' in r) applyEvent(state, r.event, r.seq);
     else {
       state.skipped += 1;
       if (corrupt.length < CORRUPT_KEPT) corrupt.push({ seq: r.seq, reason: r.corrupt });

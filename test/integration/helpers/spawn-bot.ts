@@ -74,6 +74,11 @@ export interface BotProcess {
   waitForLog(match: (l: LogLine) => boolean, timeoutMs?: number): Promise<LogLine>;
   /** Transcript lines written so far (empty when the file does not exist yet). */
   transcriptLines(): TranscriptLine[];
+  /**
+   * Polls the transcript until `match` holds for the lines written so far: delivery follows the
+   * webhook's 202 through the outbox, a moment later.
+   */
+  waitForTranscript(match: (lines: TranscriptLine[]) => boolean, timeoutMs?: number): Promise<TranscriptLine[]>;
   /** SIGTERM, then SIGKILL if it has not exited after a while; resolves with how it ended. */
   stop(): Promise<ExitInfo>;
   /** SIGKILL, no grace: a crash. */
@@ -179,6 +184,11 @@ export async function spawnBot(opts: SpawnBotOptions): Promise<BotProcess> {
     logs: () => parseLogs(err),
     waitForLog: (match, timeoutMs = 10_000) => waitFor(() => parseLogs(err).find(match), 'a matching log line', timeoutMs),
     transcriptLines: () => readTranscript(transcript),
+    waitForTranscript: (match, timeoutMs = 10_000) =>
+      waitFor(() => {
+        const lines = readTranscript(transcript);
+        return match(lines) ? lines : undefined;
+      }, 'transcript lines', timeoutMs),
     exited,
     stop: async () => {
       if (gone) return gone;

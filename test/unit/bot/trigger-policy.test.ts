@@ -1,14 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { createStore } from '../../../src/adapters/keyv/keyv-store.js';
-import { ledgerForBot } from '../../../src/core/bot/ledger-for-bot.js';
-import { RepriseBot } from '../../../src/core/bot/reprise-bot.js';
 import { TriggerPolicy, globToRegExp } from '../../../src/core/bot/trigger-policy.js';
-import { Ledger } from '../../../src/core/ledger/ledger.js';
 import type { Incident } from '../../../src/core/types.js';
 import { ManualClock } from '../../../src/ports/clock.js';
-import { silentLogger } from '../../../src/ports/logger.js';
-import { alert, fixedSnapshot, incidentEntry, recallOpts } from '../recall/recall-fixtures.js';
-import { RecordingTransport } from './recording-transport.js';
+import { alert, fixedSnapshot, incidentEntry } from '../recall/recall-fixtures.js';
+import { botHarness } from './bot-harness.js';
 
 const NOW = new Date('2026-01-01T00:00:00Z');
 
@@ -64,35 +59,36 @@ describe('TriggerPolicy', () => {
 describe('RepriseBot with a trigger policy and Alertmanager re-notifications', () => {
   async function setup(policy?: TriggerPolicy) {
     const oom = incidentEntry('incidents/checkout-api-oomkilled.md', { resource: 'payments/checkout-api', title: 'checkout-api OOMKilled', cause: 'cache', resolution: 'rollback' });
-    const ledger = await Ledger.open(createStore('memory://', ''));
-    const transport = new RecordingTransport();
-    const bot = new RepriseBot({ catalog: () => fixedSnapshot([oom], { [oom.id]: 30 }), ledger: ledgerForBot(ledger), transport, clock: new ManualClock(NOW), logger: silentLogger, recall: recallOpts(), ...(policy ? { policy } : {}) });
-    return { bot, transport, ledger };
+    const h = await botHarness({ snapshot: fixedSnapshot([oom], { [oom.id]: 30 }), clock: new ManualClock(NOW), ...(policy ? { policy } : {}) });
+    return { bot: h.bot, ledger: h.ledger, transport: h.transport, settle: h.settle };
   }
 
   it('records nothing and posts nothing for an ignored alert', async () => {
-    const { bot, transport, ledger } = await setup(new TriggerPolicy({ match: [], ignore: [{ alertname: 'KubePod*' }], dedupWindowMs: 0 }));
+    const { bot, transport, ledger, settle } = await setup(new TriggerPolicy({ match: [], ignore: [{ alertname: 'KubePod*' }], dedupWindowMs: 0 }));
     const [out] = await bot.handle([inc()]);
     expect(out).toMatchObject({ status: 'dropped', reason: 'matches trigger.ignore rule #1' });
+    await settle();
     expect(transport.posts).toHaveLength(0);
     expect(ledger.seq).toBe(0);
   });
 
   it('treats a re-sent firing with the same start as the same incident: one thread, one recall', async () => {
-    const { bot, transport, ledger } = await setup();
+    const { bot, transport, ledger, settle } = await setup();
     const startsAt = '2026-01-01T00:00:00.000Z';
     await bot.handle([inc({ startsAt })]);
     const [again] = await bot.handle([inc({ startsAt })]);
     expect(again).toMatchObject({ status: 'dropped', reason: 're-notification of an open firing' });
+    await settle();
     expect(transport.posts).toHaveLength(1);
     expect(ledger.entryStats('incidents/checkout-api-oomkilled.md').recalls).toBe(1);
   });
 
   it('opens a new incident when the same fingerprint fires with a new start (its resolve was lost)', async () => {
-    const { bot, transport } = await setup();
+    const { bot, transport, settle } = await setup();
     await bot.handle([inc({ startsAt: '2026-01-01T00:00:00.000Z' })]);
     const [next] = await bot.handle([inc({ startsAt: '2026-01-01T06:00:00.000Z' })]);
     expect(next?.status).toBe('posted');
+    await settle();
     expect(transport.posts).toHaveLength(2);
   });
 });

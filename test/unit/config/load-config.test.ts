@@ -33,7 +33,10 @@ describe('loadConfig', () => {
     expect(cfg.trigger.investigate_after_ms).toBe(60_000);
     expect(cfg.trigger.dedup_window_ms).toBe(0);
     expect(cfg.ledger.recurrence_cooldown_ms).toBe(0);
-    expect(cfg.transport.kind).toBe('console');
+    expect(cfg.transport.console).toBe('auto');
+    expect(cfg.transport.slack).toEqual({ allow_users: [] });
+    expect(cfg.routing).toEqual({ rules: [], mentions: [] });
+    expect(cfg.outbox).toMatchObject({ concurrency: 8, max_age_ms: 24 * 3_600_000 });
     expect(cfg.model).toBeUndefined();
     expect(cfg.catalog.git).toBeUndefined();
     expect(cfg.log).toEqual({ level: 'info', pretty: false });
@@ -77,11 +80,11 @@ describe('loadConfig', () => {
 
   it('names the key, value and rule for list items and bad enums', () => {
     const { problems } = problemsOf(
-      ['trigger:', '  match:', '    - alertnme: Kube*', 'transport:', '  kind: teams', 'log:', '  level: loud', ''].join('\n'),
+      ['trigger:', '  match:', '    - alertnme: Kube*', 'transport:', '  console: sometimes', 'log:', '  level: loud', ''].join('\n'),
     );
     expect(problems.map((p) => [p.path, p.value, p.rule])).toEqual([
       ['trigger.match[0].alertnme', 'Kube*', 'unknown key; did you mean `trigger.match[0].alertname`?'],
-      ['transport.kind', 'teams', 'must be one of console, slack, matrix'],
+      ['transport.console', 'sometimes', 'must be one of auto, on, off'],
       ['log.level', 'loud', 'must be one of trace, debug, info, warn, error, fatal, silent'],
     ]);
   });
@@ -93,7 +96,7 @@ describe('loadConfig', () => {
 
   it('env overrides secrets and knobs, winning over the file', () => {
     const cfg = parseConfigText(
-      ['server:', '  port: 9000', 'transport:', '  kind: slack', '  slack:', '    channel: C1', 'model:', '  base_url: http://llm:8000/v1', '  model: m', ''].join('\n'),
+      ['server:', '  port: 9000', 'transport:', '  slack:', '    channel: C1', 'model:', '  base_url: http://llm:8000/v1', '  model: m', ''].join('\n'),
       {
         cwd,
         file: '/etc/reprise/reprise.yaml',
@@ -177,15 +180,18 @@ describe('loadConfig', () => {
     expect(problems.find((p) => p.path === 'model.model')?.rule).toBe('is required');
   });
 
-  it('checks the settings a chosen transport needs', () => {
-    const { problems } = problemsOf('transport:\n  kind: matrix\n');
-    expect(problems.map((p) => p.path)).toEqual([
-      'transport.matrix.homeserver_url',
-      'transport.matrix.access_token',
-      'transport.matrix.room_id',
-    ]);
-    const socket = problemsOf('transport:\n  kind: slack\n  slack:\n    socket_mode: true\n    channel: C1\n', { SLACK_BOT_TOKEN: 'x' });
-    expect(socket.problems.map((p) => p.path)).toEqual(['transport.slack.app_token']);
+  it('checks the settings a surface needs once any of its settings is given', () => {
+    const { problems } = problemsOf('transport:\n  matrix:\n    room_id: "!r:hs"\n');
+    expect(problems.map((p) => p.path)).toEqual(['transport.matrix.homeserver_url', 'transport.matrix.access_token']);
+    // Slack with a bot token needs a channel, and a signing secret unless Socket Mode's app token is set.
+    const http = problemsOf('', { SLACK_BOT_TOKEN: 'x' });
+    expect(http.problems.map((p) => p.path)).toEqual(['transport.slack.channel', 'transport.slack.signing_secret']);
+    expect(http.problems[1]?.rule).toMatch(/SLACK_SIGNING_SECRET.*SLACK_APP_TOKEN/);
+    expect(parseConfigText('', { env: { SLACK_BOT_TOKEN: 'x', SLACK_APP_TOKEN: 'xapp', SLACK_CHANNEL: 'C1' }, cwd }).transport.slack).toMatchObject({ bot_token: 'x', app_token: 'xapp', channel: 'C1' });
+    const orphan = problemsOf('', { SLACK_CHANNEL: 'C1' });
+    expect(orphan.problems.map((p) => p.path)).toEqual(['transport.slack.bot_token']);
+    // Every Matrix setting from the ecosystem's env names: no file needed.
+    expect(parseConfigText('', { env: { MATRIX_HOMESERVER_URL: 'https://hs.example', MATRIX_ACCESS_TOKEN: 't', MATRIX_ROOM_ID: '!r:hs' }, cwd }).transport.matrix).toMatchObject({ homeserver_url: 'https://hs.example', room_id: '!r:hs' });
   });
 
   it('YAML syntax errors name the line and column', () => {
@@ -220,11 +226,13 @@ describe('loadConfig', () => {
   });
 
   it('maskSecrets hides every secret and keeps the rest', () => {
-    const cfg = parseConfigText('server:\n  bearer_token: b\n', { env: { SLACK_BOT_TOKEN: 'x', MATRIX_ACCESS_TOKEN: 'm' }, cwd });
+    const cfg = parseConfigText('server:\n  bearer_token: b\n', { env: { SLACK_BOT_TOKEN: 'x', SLACK_APP_TOKEN: 'xapp', SLACK_CHANNEL: 'C1', MATRIX_HOMESERVER_URL: 'https://hs.example', MATRIX_ACCESS_TOKEN: 'm', MATRIX_ROOM_ID: '!r:hs' }, cwd });
     const masked = maskSecrets(cfg);
     expect(masked.server.bearer_token).toBe('***');
     expect(masked.transport.slack.bot_token).toBe('***');
     expect(masked.transport.matrix.access_token).toBe('***');
+    expect(masked.transport.slack.app_token).toBe('***');
+    expect(masked.transport.slack.channel).toBe('C1');
     expect(masked.transport.slack.signing_secret).toBeUndefined();
     expect(masked.server.port).toBe(8080);
     expect(cfg.server.bearer_token).toBe('b');

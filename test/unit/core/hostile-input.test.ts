@@ -15,7 +15,8 @@ import { buildQuery } from '../../../src/core/recall/build-query.js';
 import { entryForRunbookUrl, recall } from '../../../src/core/recall/recall.js';
 import { splitAlertName } from '../../../src/core/recall/structural.js';
 import { escapeControl } from '../../../src/core/render/escape-text.js';
-import { renderThread } from '../../../src/core/render/render-thread.js';
+import { renderConsoleThread } from '../../../src/adapters/console/render-console.js';
+import { buildThread } from '../../../src/core/chat/build-thread-view.js';
 import { tokenize } from '../../../src/core/tokenize.js';
 import { noHistory, recallOpts } from '../recall/recall-fixtures.js';
 
@@ -54,7 +55,8 @@ function run(fields: Record<string, string>): { tokens: string[]; text: string }
   }
   const tokens = buildQuery(incident);
   const result = recall(incident, snapshot, noHistory, recallOpts(), NOW);
-  const text = renderThread({ incident, recall: result, recurrence: { previousCount: 0 }, now: NOW });
+  const { card, detail } = buildThread({ incident, recall: result, recurrence: { previousCount: 0 }, now: NOW, controlsId: 'x' });
+  const text = renderConsoleThread(card, detail);
   return { tokens, text };
 }
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConsoleTransport } from '../../../../src/adapters/console/console-transport.js';
-import type { OutboundMessage } from '../../../../src/ports/chat-transport.js';
+import type { CardView, DetailView } from '../../../../src/core/chat/thread-view.js';
 
 let dir: string;
 beforeEach(() => {
@@ -13,9 +13,24 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const rca = (triggerKey: string, text: string): OutboundMessage => ({
-  kind: 'rca', triggerKey, answer: { kind: 'incident', entry: 'incidents/a.md', confidence: 0.7 }, text,
+const card = (triggerKey: string, over: Partial<CardView> = {}): CardView => ({
+  kind: 'card',
+  state: 'firing',
+  alertname: 'KubePodCrashLooping',
+  where: 'prod/payments/api',
+  severity: 'warning',
+  verdict: 'action_suggested',
+  headline: { answer: 'instant', entry: 'incidents/a.md', title: 'api OOMKilled', confidence: 0.7 },
+  links: [{ label: 'source', url: 'http://prom:9090/graph?g0.expr=up' }],
+  triggerKey,
+  controlsId: 'open-1',
+  controls: true,
+  mentions: [],
+  ...over,
 });
+const detail: DetailView = { kind: 'detail', sections: [{ kind: 'fall_through', note: 'no model' }], facts: [['alert', 'KubePodCrashLooping']], labels: [['namespace', 'payments']], triggerKey: 'tk-a' };
+const opts = { idempotencyKey: 'k' };
+const to = { transport: 'console', channel: 'console' };
 
 describe('ConsoleTransport', () => {
   it('writes a transcript of JSON lines with exactly threadId, kind, triggerKey, answer, text', async () => {
@@ -23,46 +38,63 @@ describe('ConsoleTransport', () => {
     const file = join(dir, 'out', 'transcript.jsonl');
     const printed: string[] = [];
     const t = new ConsoleTransport({ write: (s) => printed.push(s), transcriptFile: file });
-    const { threadId: first } = await t.post(rca('tk-a', '🔍 A\nline two'));
-    const { threadId: second } = await t.post({ ...rca('tk-b', '🔍 B'), answer: null });
-    await t.reply(first, { kind: 'resolved', triggerKey: 'tk-a', answer: null, text: '✅ resolved after 3 min' });
-    await t.reply(second, { kind: 'silenced', triggerKey: 'tk-b', answer: null, text: '🔕 silenced by @ann until later' });
+    const first = await t.post(to, card('tk-a'), detail, opts);
+    const second = await t.post(to, card('tk-b', { headline: { answer: 'none' } }), undefined, opts);
+    await t.reply(first, { kind: 'notice', topic: 'resolved', icon: '✅', text: ['resolved after 3 min'] }, opts);
+    await t.update(second, card('tk-b', { state: 'silenced', stateNote: 'silenced by ann until 04:00 UTC' }), opts);
+    await t.ephemeral({ kind: 'ephemeral', channel: 'console', user: 'ann' }, { kind: 'ephemeral', title: 'Reprise status', body: [['No open incidents.']] });
     await t.close();
 
-    expect(first).not.toBe(second);
+    expect(first.id).not.toBe(second.id);
+    expect(first).toMatchObject({ transport: 'console', channel: 'console' });
     const lines = readFileSync(file, 'utf8').split('\n');
     expect(lines.at(-1)).toBe('');
     const records = lines.slice(0, -1).map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(records).toHaveLength(4);
+    expect(records).toHaveLength(5);
     for (const r of records) expect(Object.keys(r).sort()).toEqual(['answer', 'kind', 'text', 'threadId', 'triggerKey']);
     expect(records.map((r) => [r['threadId'], r['kind'], r['triggerKey']])).toEqual([
-      [first, 'rca', 'tk-a'],
-      [second, 'rca', 'tk-b'],
-      [first, 'resolved', 'tk-a'],
-      [second, 'silenced', 'tk-b'],
+      [first.id, 'rca', 'tk-a'],
+      [second.id, 'rca', 'tk-b'],
+      [first.id, 'resolved', 'tk-a'],
+      [second.id, 'update', 'tk-b'],
+      ['', 'ephemeral', ''],
     ]);
-    expect(records[0]).toMatchObject({ answer: { kind: 'incident', entry: 'incidents/a.md', confidence: 0.7 }, text: '🔍 A\nline two' });
+    expect(records[0]).toMatchObject({ answer: { kind: 'incident', entry: 'incidents/a.md', confidence: 0.7 } });
+    expect(records[0]?.['text']).toContain('Fall-through');
     expect(records[1]?.['answer']).toBeNull();
     expect(records[2]?.['text']).toBe('✅ resolved after 3 min');
+    expect(records[3]?.['text']).toContain('🔕 silenced (silenced by ann until 04:00 UTC)');
 
     // The human-readable side shows the thread id on the thread and on each reply.
-    expect(printed[0]).toContain(`thread ${first}`);
-    expect(printed[0]).toContain('│ line two');
-    expect(printed[2]).toContain(`↳ [${first}] ✅ resolved after 3 min`);
+    expect(printed[0]).toContain(`thread ${first.id}`);
+    expect(printed[0]).toContain('│ 🔍 KubePodCrashLooping — prod/payments/api');
+    expect(printed[2]).toContain(`↳ [${first.id}] ✅ resolved after 3 min`);
+    expect(printed[4]).toContain('(only for ann) Reprise status');
   });
 
   it('writes the transcript synchronously, before the promise settles', () => {
     const file = join(dir, 'sync.jsonl');
     const t = new ConsoleTransport({ write: () => {}, transcriptFile: file });
-    void t.post(rca('tk', 'x'));
+    void t.post(to, card('tk'), undefined, opts);
     expect(readFileSync(file, 'utf8').split('\n').filter(Boolean)).toHaveLength(1);
   });
 
-  it('keeps no transcript when none is configured', async () => {
+  it('never prints raw control or bidi characters from the views', async () => {
     const printed: string[] = [];
     const t = new ConsoleTransport({ write: (s) => printed.push(s) });
-    const { threadId } = await t.post(rca('tk', 'hello'));
-    expect(threadId).toMatch(/\S/);
-    expect(printed.join('')).toContain('hello');
+    const ref = await t.post(to, card('tk', { alertname: 'X\u001b[2J', where: 'a\u202Eb\nc' }), undefined, opts);
+    await t.reply(ref, { kind: 'notice', topic: 'note', icon: '📝', text: ['saved\u0007\r'] }, opts);
+    const all = printed.join('');
+    expect(all).not.toMatch(/[\u0000-\u0008\u000B-\u001F\u202E]/);
+    expect(all).toContain('X\\u{001B}[2J');
+  });
+
+  it('hands injected chat events to the sink it was started with', async () => {
+    const t = new ConsoleTransport({ write: () => {} });
+    const seen: string[] = [];
+    await expect(t.inject({ type: 'command', eventId: 'e0', transport: 'console', user: { id: 'ann' }, channel: 'console', text: 'status', respond: { kind: 'ephemeral', channel: 'console', user: 'ann' } })).rejects.toThrow(/not started/);
+    await t.start(async (e) => void seen.push(e.eventId));
+    await t.inject({ type: 'command', eventId: 'e1', transport: 'console', user: { id: 'ann' }, channel: 'console', text: 'status', respond: { kind: 'ephemeral', channel: 'console', user: 'ann' } });
+    expect(seen).toEqual(['e1']);
   });
 });

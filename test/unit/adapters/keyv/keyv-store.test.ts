@@ -69,3 +69,21 @@ describe('createStore', () => {
     await expect(store.set('k', 1)).rejects.toThrow();
   });
 });
+
+describe('appendLog records', () => {
+  it('read back exactly as written, strings starting with a colon included (keyv escapes those)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'reprise-rec-'));
+    const store = createStore(`sqlite://${join(dir, 's.sqlite')}`, dir);
+    try {
+      const value = { a: ':colon', b: ':base64:aGVsbG8=', c: '::double', d: [':x', 1, null, true], e: { ':key': 'v' }, f: 'plain' };
+      const first = await store.appendLog({ headKey: 'h', prefix: 'r:', pad: 4 }, [value, { n: 2 }]);
+      expect(first).toBe(1);
+      expect(await store.get('r:0001')).toEqual(value);
+      expect(await store.getMany(['r:0001', 'r:0002'])).toEqual([value, { n: 2 }]);
+      expect(await store.get('h')).toBe(2);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { renderConsoleThread, confidenceDot } from '../../../src/adapters/console/render-console.js';
+import { ago, buildCard, buildDetail, resolvedNote, runbookSteps, type ThreadInput } from '../../../src/core/chat/build-thread-view.js';
+import { richText } from '../../../src/core/chat/thread-view.js';
 import { recall, type RecallResult } from '../../../src/core/recall/recall.js';
-import { ago, confidenceDot, firstSteps, renderResolved, renderThread, type ThreadInput } from '../../../src/core/render/render-thread.js';
 import type { Incident } from '../../../src/core/types.js';
 import { NOW, alert, fixedSnapshot, incidentEntry, noHistory, playbook, recallOpts, tracks } from '../recall/recall-fixtures.js';
 
@@ -26,30 +28,34 @@ const book = playbook('runbooks/pod-crash.md', {
 const goodRecord = tracks({ [oom.id]: { recalls: 8, resolved: 7, up: 3, down: 0 } });
 
 function input(r: RecallResult, over: Partial<ThreadInput> = {}): ThreadInput {
-  return { incident, recall: r, recurrence: { previousCount: 0 }, now: NOW, ...over };
+  return { incident, recall: r, recurrence: { previousCount: 0 }, now: NOW, controlsId: 'open-1', ...over };
 }
+/** The thread as the console shows it: the card, then the analysis. */
+const renderThread = (i: ThreadInput): string => renderConsoleThread(buildCard(i), buildDetail(i));
 const lines = (text: string): string[] => text.split('\n');
 
-describe('renderThread', () => {
+describe('the thread (views, as the console renders them)', () => {
   const instant = recall(incident, fixedSnapshot([oom, book], { [oom.id]: 30, [book.id]: 20 }), goodRecord, recallOpts(), NOW);
 
-  it('opens with the header `🔍 <alertname> — <cluster>/<namespace>/<name>` and severity', () => {
+  it('opens with the header `🔍 <alertname> — <cluster>/<namespace>/<name>`, severity and state', () => {
     const text = renderThread(input(instant));
-    expect(lines(text)[0]).toBe('🔍 KubePodCrashLooping — prod-eu/payments/checkout-api · severity critical');
+    expect(lines(text)[0]).toBe('🔍 KubePodCrashLooping — prod-eu/payments/checkout-api · severity critical · 🔥 firing');
+    expect(buildCard(input(instant))).toMatchObject({ kind: 'card', state: 'firing', where: 'prod-eu/payments/checkout-api', severity: 'critical', controlsId: 'open-1', headline: { answer: 'instant', entry: oom.id } });
   });
 
   it('falls back to the instance label, then the source, when there is no workload', () => {
     const pd = alert({ alertname: 'HostDown', labels: { instance: 'db-host-3:9100' } });
     const empty = recall(pd, fixedSnapshot([], {}), noHistory, recallOpts(), NOW);
-    expect(lines(renderThread(input(empty, { incident: pd })))[0]).toBe('🔍 HostDown — db-host-3:9100 · severity warning');
+    expect(lines(renderThread(input(empty, { incident: pd })))[0]).toBe('🔍 HostDown — db-host-3:9100 · severity warning · 🔥 firing');
     const bare = alert({ alertname: 'HostDown' });
-    expect(lines(renderThread(input(empty, { incident: bare })))[0]).toBe('🔍 HostDown — alertmanager · severity warning');
+    expect(lines(renderThread(input(empty, { incident: bare })))[0]).toBe('🔍 HostDown — alertmanager · severity warning · 🔥 firing');
   });
 
   it('shows an instant recall: verdict, confidence, cause, resolution, tried-before, link and track record', () => {
     expect(instant.instant?.entry.id).toBe(oom.id);
     const text = renderThread(input(instant, { linkFor: (id) => `https://git.acme.dev/catalog/${id}` }));
-    expect(text).toContain('🛠 action suggested · 🟡 recalled at 0.70 (exact match × track record 0.92; capped at 0.70: no live-state check ran)');
+    expect(text).toContain('🛠 action suggested · 🟡 ⚡ Instant recall: checkout-api OOMKilled after cache size change');
+    expect(text).toContain('recalled at 0.70 (exact match × track record 0.92; capped at 0.70: no live-state check ran)');
     expect(text).toContain('⚡ *Instant recall* — answered from your knowledge base; no investigation was run');
     expect(text).toContain('*checkout-api OOMKilled after cache size change*');
     expect(text).toContain('*Known cause:* The in-process cache was raised to 2 GiB while the memory limit stayed at 1.5 GiB.');
@@ -66,7 +72,8 @@ describe('renderThread', () => {
   it('says when there is no track record yet, and drops the cap note when live state confirmed', () => {
     const r = recall(incident, fixedSnapshot([oom], { [oom.id]: 30 }), noHistory, recallOpts({ liveStateTools: true }), NOW);
     const text = renderThread(input(r));
-    expect(text).toContain('🟢 recalled at 0.90 (exact match × no track record yet)');
+    expect(text).toContain('🛠 action suggested · 🟢 ⚡ Instant recall');
+    expect(text).toContain('recalled at 0.90 (exact match × no track record yet)');
     expect(text).not.toContain('capped at 0.70');
   });
 
@@ -75,13 +82,13 @@ describe('renderThread', () => {
     expect(text).toContain('📚 *Runbook* — Pod crash looping (a guide, not a diagnosis) · 🟢 0.90');
     const t = lines(text);
     const at = t.findIndex((l) => l.startsWith('📚 *Runbook*'));
-    expect(t.slice(at + 1, at + 5)).toEqual([
+    expect(t.slice(at + 1, at + 6)).toEqual([
       '  • Read the previous container logs',
       '  • Check events for OOMKilled',
       '  • Compare with the last rollout',
+      '  • A fourth step that is not shown',
       '  runbooks/pod-crash.md · 👍 0 👎 0',
     ]);
-    expect(text).not.toContain('A fourth step');
     expect(text.indexOf('⚡ *Instant recall*')).toBeLessThan(text.indexOf('📚 *Runbook*'));
   });
 
@@ -92,6 +99,7 @@ describe('renderThread', () => {
     expect(refused.nearMiss?.entry).toBe(other.id);
     const text = renderThread(input(refused));
     expect(text).toContain('❓ inconclusive · no trusted memory for this alert');
+    expect(buildCard(input(refused)).headline).toEqual({ answer: 'none' });
     expect(text).toContain('⚠️ *Fall-through* — an investigation is needed');
     expect(text).toContain(`⛔ *Recall refused* — ${oom.id}: rate (resolved 0 + 👍 0 + 1)/(resolved 0 + failed 8 + 👍 0 + 👎 0 + 2) = 0.1 below floor 0.5`);
     expect(text).toMatch(/Closest catalog entries \(not trusted\): incidents\//);
@@ -111,15 +119,15 @@ describe('renderThread', () => {
   it('shows recurrence facts: 🔁 #N · last … ago · previous', () => {
     const text = renderThread(input(instant, {
       recurrence: { previousCount: 3, lastSeen: '2025-12-30T00:00:00Z', previousEntry: oom.id },
-      linkFor: (id) => `<${id}>`,
     }));
     const facts = lines(text).find((l) => l.startsWith('Facts:'));
-    expect(facts).toBe(`Facts: alert KubePodCrashLooping · resource prod-eu/payments/checkout-api · started 2025-12-31T23:40:00.000Z · 🔁 #4 · last 2 d ago · previous: <${oom.id}>`);
+    expect(facts).toBe(`Facts: alert KubePodCrashLooping · resource prod-eu/payments/checkout-api · started 2025-12-31T23:40:00.000Z · 🔁 #4 · last 2 d ago · previous: ${oom.id}`);
     expect(renderThread(input(instant))).toContain('· first time seen');
   });
 
-  it('ends with the trigger key and the controls', () => {
+  it('ends with the labels table, the trigger key and the controls', () => {
     const t = lines(renderThread(input(instant)));
+    expect(t.at(-3)).toBe('Labels: cluster=prod-eu namespace=payments pod=checkout-api-7d9f8c6b5-x2k4q severity=critical');
     expect(t.at(-2)).toBe(`Trigger: ${incident.triggerKey}`);
     expect(t.at(-1)).toBe('👍 Accurate · 👎 Off-base · 🔕 Silence… (1 h / 4 h / 24 h)');
   });
@@ -132,13 +140,13 @@ describe('renderThread', () => {
   });
 });
 
-describe('render helpers', () => {
-  it('renderResolved gives whole minutes, never negative', () => {
-    expect(renderResolved('2026-01-01T00:00:00Z', '2026-01-01T00:23:00Z')).toBe('✅ resolved after 23 min');
-    expect(renderResolved('2026-01-01T00:00:00Z', '2026-01-01T00:00:29Z')).toBe('✅ resolved after 0 min');
-    expect(renderResolved('2026-01-01T00:00:00Z', '2026-01-01T02:00:31Z')).toBe('✅ resolved after 121 min');
-    expect(renderResolved('2026-01-01T01:00:00Z', '2026-01-01T00:00:00Z')).toBe('✅ resolved after 0 min');
-    expect(renderResolved('garbage', '2026-01-01T00:00:00Z')).toBe('✅ resolved after 0 min');
+describe('view helpers', () => {
+  it('resolvedNote gives whole minutes, never negative', () => {
+    expect(resolvedNote('2026-01-01T00:00:00Z', '2026-01-01T00:23:00Z')).toBe('resolved after 23 min');
+    expect(resolvedNote('2026-01-01T00:00:00Z', '2026-01-01T00:00:29Z')).toBe('resolved after 0 min');
+    expect(resolvedNote('2026-01-01T00:00:00Z', '2026-01-01T02:00:31Z')).toBe('resolved after 121 min');
+    expect(resolvedNote('2026-01-01T01:00:00Z', '2026-01-01T00:00:00Z')).toBe('resolved after 0 min');
+    expect(resolvedNote('garbage', '2026-01-01T00:00:00Z')).toBe('resolved after 0 min');
   });
 
   it('ago picks minutes, hours or days', () => {
@@ -152,11 +160,23 @@ describe('render helpers', () => {
     expect([0.8, 0.79, 0.5, 0.49].map(confidenceDot)).toEqual(['🟢', '🟡', '🟡', '⚪']);
   });
 
-  it('firstSteps reads Diagnosis, then Investigate, then Mitigation', () => {
-    expect(firstSteps(book, 2)).toEqual(['Read the previous container logs', 'Check events for OOMKilled']);
+  it('runbookSteps reads Diagnosis, then Investigate, then Mitigation', () => {
+    expect(runbookSteps(book, 2).map((s) => richText(s.text))).toEqual(['Read the previous container logs', 'Check events for OOMKilled']);
     const inv = playbook('runbooks/inv.md', { title: 'inv', body: '## Investigate\n\n* look here\n\n## Mitigation\n\n- not this' });
-    expect(firstSteps(inv)).toEqual(['look here']);
-    expect(firstSteps(playbook('runbooks/none.md', { title: 'none', body: 'prose only' }))).toEqual([]);
+    expect(runbookSteps(inv).map((s) => richText(s.text))).toEqual(['look here']);
+    expect(runbookSteps(playbook('runbooks/none.md', { title: 'none', body: 'prose only' }))).toEqual([]);
+  });
+
+  it('runbookSteps keeps the command after each step: a one-code-span line or a fenced block', () => {
+    const cmds = playbook('runbooks/cmds.md', {
+      title: 'cmds',
+      body: '## Diagnosis\n\n1. See the state:\n   `kubectl -n <ns> get pod <pod> -o wide`\n2. Read the logs of `app`:\n```sh\nkubectl logs <pod> --previous\n```\n3. Think about it\n',
+    });
+    expect(runbookSteps(cmds)).toEqual([
+      { text: ['See the state:'], code: 'kubectl -n <ns> get pod <pod> -o wide' },
+      { text: ['Read the logs of ', { code: 'app' }, ':'], code: 'kubectl logs <pod> --previous' },
+      { text: ['Think about it'] },
+    ]);
   });
 });
 
@@ -173,7 +193,7 @@ describe('untrusted text in the thread', () => {
     const r = recall(hostile, fixedSnapshot([oom], { [oom.id]: 30 }), noHistory, recallOpts(), NOW);
     const text = renderThread(input(r, { incident: hostile }));
     expect(text).not.toMatch(RAW);
-    expect(text.split('\n')[0]).toBe('🔍 Evil\\u{001B}[2J\\u{001B}]0;pwned\\u{0007}Alert — pay\\u{202E}ments/api-7d9f8c6b5-x2k4q\\n│ ⚡ *Instant recall* — forged · severity warning');
+    expect(text.split('\n')[0]).toBe('🔍 Evil\\u{001B}[2J\\u{001B}]0;pwned\\u{0007}Alert — pay\\u{202E}ments/api-7d9f8c6b5-x2k4q\\n│ ⚡ *Instant recall* — forged · severity warning · 🔥 firing');
     // The forged block never starts a line of its own: wherever the pod name is shown, its newline is escaped.
     const forged = text.split('\n').filter((l) => l.includes('forged'));
     expect(forged.length).toBeGreaterThan(0);

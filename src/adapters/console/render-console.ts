@@ -1,0 +1,100 @@
+/**
+ * Thread views as console text. Everything from outside (alert text, catalog text, user names)
+ * is escaped with the shared helper: control, bidi and zero-width characters become visible,
+ * and text meant for one line keeps its newlines escaped, so nothing can forge a line.
+ */
+import { escapeControl, escapeLine } from '../../core/render/escape-text.js';
+import { richText, type CardView, type DetailSection, type DetailView, type EphemeralView, type ReplyView, type RichText } from '../../core/chat/thread-view.js';
+
+const STATE: Record<CardView['state'], string> = { firing: '🔥 firing', resolved: '✅ resolved', silenced: '🔕 silenced' };
+const VERDICT: Record<CardView['verdict'], string> = {
+  action_required: '🔥 action required',
+  action_suggested: '🛠 action suggested',
+  inconclusive: '❓ inconclusive',
+  no_action: '✅ no action',
+};
+
+export function confidenceDot(c: number): string {
+  return c >= 0.8 ? '🟢' : c >= 0.5 ? '🟡' : '⚪';
+}
+
+/** Multi-line text as a human reads it: inline code in backticks (the console has no other markup). */
+function para(p: RichText): string {
+  return escapeControl(p.map((r) => (typeof r === 'string' ? r : 'code' in r ? `\`${r.code}\`` : 'strong' in r ? r.strong : `${r.link.label} <${r.link.url}>`)).join(''));
+}
+
+export function renderConsoleCard(card: CardView): string[] {
+  const out = [`🔍 ${escapeLine(card.alertname)} — ${escapeLine(card.where)} · severity ${card.severity} · ${STATE[card.state]}${card.stateNote ? ` (${escapeLine(card.stateNote)})` : ''}`];
+  const h = card.headline;
+  if (h.answer === 'instant') out.push(`${VERDICT[card.verdict]} · ${confidenceDot(h.confidence ?? 0)} ⚡ Instant recall: ${escapeLine(h.title ?? '')}`);
+  else if (h.answer === 'runbook') out.push(`${VERDICT[card.verdict]} · 📚 Runbook: ${escapeLine(h.title ?? '')} (a guide, not a diagnosis)`);
+  else out.push(`${VERDICT[card.verdict]} · no trusted memory for this alert`);
+  if (card.links.length > 0) out.push(`Links: ${card.links.map((l) => `${l.label} ${escapeLine(l.url)}`).join(' · ')}`);
+  if (card.mentions.length > 0) out.push(`cc ${card.mentions.map(escapeLine).join(' ')}`);
+  return out;
+}
+
+function section(s: DetailSection): string[] {
+  switch (s.kind) {
+    case 'instant': {
+      const out = ['⚡ *Instant recall* — answered from your knowledge base; no investigation was run', `*${escapeLine(s.title)}*`];
+      if (s.cause) out.push(`*Known cause:* ${s.cause.map(para).join('\n')}`);
+      if (s.resolution) out.push(`*Resolution (human-reviewed):* ${s.resolution.map(para).join('\n')}`);
+      if (s.triedBefore) out.push('❌ *Tried before (did not work):*', ...s.triedBefore.map(para));
+      out.push(`Entry: ${escapeLine(s.entryUrl ?? s.entry)}`, `Track record: ${s.track}`);
+      return out;
+    }
+    case 'runbook': {
+      const out = [`📚 *Runbook* — ${escapeLine(s.title)} (a guide, not a diagnosis) · ${confidenceDot(s.confidence)} ${s.confidence.toFixed(2)}`];
+      for (const step of s.steps) {
+        out.push(`  • ${para(step.text)}`);
+        if (step.code !== undefined) out.push(...escapeControl(step.code).split('\n').map((l) => `      $ ${l}`));
+      }
+      out.push(`  ${escapeLine(s.entryUrl ?? s.entry)} · ${s.track}`);
+      return out;
+    }
+    case 'near_miss':
+      return [`🔎 *Near miss* — ${escapeLine(s.entry)} was stopped by the ${s.gate} gate: ${escapeLine(s.reason)}`];
+    case 'refused':
+      return [`⛔ *Recall refused* — ${escapeLine(s.entry)}: ${escapeLine(s.reason)}`];
+    case 'fall_through':
+      return [`⚠️ *Fall-through* — ${escapeLine(s.note)}`];
+    case 'closest':
+      return [`Closest catalog entries (not trusted): ${s.entries.map(escapeLine).join(', ')}`];
+  }
+}
+
+export function renderConsoleDetail(d: DetailView): string[] {
+  const out: string[] = [];
+  if (d.confidence) out.push(`${d.confidence}`);
+  for (const s of d.sections) out.push('', ...section(s));
+  out.push('', `Facts: ${d.facts.map(([k, v]) => (k === 'recurrence' ? (v.startsWith('#') ? `🔁 ${escapeLine(v)}` : escapeLine(v)) : `${k} ${escapeLine(v)}`)).join(' · ')}`);
+  if (d.labels.length > 0) out.push(`Labels: ${d.labels.map(([k, v]) => `${escapeLine(k)}=${escapeLine(v.length > 120 ? `${v.slice(0, 120)}…` : v)}`).join(' ')}`);
+  out.push(`Trigger: ${escapeLine(d.triggerKey)}`);
+  if (d.footer) out.push(escapeLine(d.footer));
+  return out;
+}
+
+/** The whole thread root on the console: the card, the analysis under it, the controls. */
+export function renderConsoleThread(card: CardView, detail: DetailView | undefined): string {
+  const lines = renderConsoleCard(card);
+  if (detail) lines.push(...renderConsoleDetail(detail));
+  if (card.controls) lines.push('👍 Accurate · 👎 Off-base · 🔕 Silence… (1 h / 4 h / 24 h)');
+  return lines.join('\n');
+}
+
+export function renderConsoleReply(view: ReplyView): string {
+  if (view.kind === 'detail') return renderConsoleDetail(view).join('\n');
+  return `${view.icon} ${para(view.text)}`;
+}
+
+export function renderConsoleEphemeral(view: EphemeralView): string {
+  const out = [`${escapeLine(view.title)}`, ...view.body.map(para)];
+  for (const t of view.trace ?? []) out.push(`  ${t.passed ? '✓' : '✗'} ${t.gate} ${escapeLine(t.entry ?? '')} — ${escapeLine(t.reason)}`);
+  return out.join('\n');
+}
+
+/** Plain text of a notice, for transcripts. */
+export function noticeText(view: ReplyView): string {
+  return view.kind === 'notice' ? `${view.icon} ${richText(view.text)}` : '';
+}

@@ -1,0 +1,173 @@
+/**
+ * What the bot's flows share: the narrow ledger view, the surfaces, and the helpers that turn
+ * decisions into outbox items inside a ledger transaction.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../ports/clock.js';
+import type { Logger } from '../../ports/logger.js';
+import type { CardPatch, EphemeralView, CardView, ReplyView } from '../chat/thread-view.js';
+import type { MessageRef, ResponseTarget } from '../chat/chat-types.js';
+import type { LedgerEvent } from '../ledger-events.js';
+import type { CatalogSnapshot } from '../recall/catalog-snapshot.js';
+import type { RecallOptions, TrackLookup } from '../recall/recall.js';
+import type { AnswerKind } from '../types.js';
+import type { Actor } from './bot-event.js';
+import type { Routing } from './routing.js';
+import type { TriggerPolicy } from './trigger-policy.js';
+
+/** An episode a resolve (or an open meeting a buffered resolve) closed. */
+export interface ClosedEpisode {
+  openId?: string;
+  threadId?: string;
+  triggerKey: string;
+  openedAt: string;
+  resolvedAt?: string;
+  /** Source times, when the source sent them: durations are the alert's own. */
+  startsAt?: string;
+  endsAt?: string;
+}
+
+/** Events recorded together: applied at once, durable when the transaction ends. */
+export interface BotTx {
+  record(event: LedgerEvent): { closed?: ClosedEpisode };
+}
+
+/** One incident's thread, as the registry knows it. */
+export interface ThreadInfo {
+  openId: string;
+  triggerKey: string;
+  fingerprint: string;
+  entry?: string;
+  answerKind?: AnswerKind;
+  state: 'firing' | 'resolved' | 'silenced';
+  transports: string[];
+  roots: Record<string, { channel: string; id: string }>;
+  notes: number;
+}
+
+/** What the bot needs from the ledger; `ledgerForBot` adapts core/ledger's Ledger. */
+export interface BotLedger {
+  /**
+   * Runs `fn` with exclusive use of the ledger; what it records is written in one durable
+   * transaction when it returns, or not at all (and the read model rolled back) if it throws.
+   */
+  transaction<T>(fn: (tx: BotTx) => Promise<T>): Promise<{ result: T; first: number; count: number }>;
+  /** An entry's track record at `now`. */
+  track(entryId: string, kind: AnswerKind, now: Date): ReturnType<TrackLookup>;
+  /** Recurrence facts for a trigger, before the current firing is recorded. */
+  occurrences(triggerKey: string): { count: number; lastSeen?: string; previousEntry?: string };
+  /** The active silence on a trigger, if any. */
+  activeSilence(triggerKey: string, now: Date): { until: string; user: string } | null;
+  /** The newest unresolved open of a fingerprint, if any. */
+  unresolvedOpen(fingerprint: string): { startsAt?: string; openId?: string } | undefined;
+  /** Whether the ledger has ever seen this trigger key (an open, a vote or a silence). */
+  knowsTrigger(triggerKey: string): boolean;
+  /** Every trigger key the ledger has seen (for "did you mean"). */
+  triggerKeys(): Iterable<string>;
+  thread(openId: string): ThreadInfo | undefined;
+  /** The thread a bot message belongs to (a reaction's or a click's target). */
+  threadByMessage(ref: MessageRef): ThreadInfo | undefined;
+  /** The thread of the trigger's newest open. */
+  newestThread(triggerKey: string): ThreadInfo | undefined;
+  /** True when this inbound chat event was already recorded. */
+  seenChatEvent(eventId: string): boolean;
+  /** Unresolved incidents, newest first. */
+  openIncidents(limit: number): Array<{ triggerKey: string; openedAt: string }>;
+  /** Silences in force, soonest to end first. */
+  activeSilences(now: Date, limit: number): Array<{ triggerKey: string; until: string; user: string }>;
+}
+
+/** A surface as the bot sees it: how it shows a thread, and how to answer one user privately. */
+export interface BotSurface {
+  name: string;
+  inlineDetail: boolean;
+  ephemeral(to: ResponseTarget, view: EphemeralView): Promise<void>;
+}
+
+export interface NoteLimits {
+  /** Longest note, in bytes (SPEC §9: 8 KiB). */
+  maxBytes: number;
+  /** Notes per thread (SPEC §9: 20). */
+  perThread: number;
+}
+
+export interface RepriseBotDeps {
+  catalog: () => CatalogSnapshot;
+  ledger: BotLedger;
+  clock: Clock;
+  logger: Logger;
+  recall: RecallOptions;
+  /** match / ignore rules and the dedup window; everything is admitted without one. */
+  policy?: TriggerPolicy;
+  /** Where incidents go and whom they ping; no surface, no messages. */
+  routing: Routing;
+  surfaces: ReadonlyMap<string, BotSurface>;
+  /** Told after each transaction that recorded outbox items. */
+  outbox?: { kick(): void };
+  /** Who may vote, silence and write notes (default: everyone). */
+  allow?: (actor: Actor) => boolean;
+  /** Web link of a catalog entry, when one is configured. */
+  linkFor?: (entryId: string) => string | undefined;
+  notes?: NoteLimits;
+  /** Said by `/reprise investigate` until an investigator is wired. */
+  investigate?: (text: string, actor: Actor) => Promise<EphemeralView>;
+}
+
+/** Outbox items a flow recorded, so the caller knows to wake the worker. */
+export interface Enqueued {
+  count: number;
+}
+
+/** Records one outbox item in the transaction. */
+export function enqueue(
+  tx: BotTx,
+  now: Date,
+  item: { transport: string; op: 'post' | 'reply' | 'update'; openId: string; channel?: string; view: CardView | ReplyView | CardPatch; detail?: ReplyView },
+  out: Enqueued,
+): void {
+  tx.record({
+    type: 'outbox',
+    id: randomUUID(),
+    transport: item.transport,
+    op: item.op,
+    openId: item.openId,
+    ...(item.channel !== undefined ? { channel: item.channel } : {}),
+    view: item.view as unknown as Record<string, unknown>,
+    ...(item.detail ? { detail: item.detail as unknown as Record<string, unknown> } : {}),
+    at: now.toISOString(),
+  });
+  out.count += 1;
+}
+
+/**
+ * Rewrites a thread's card everywhere it was posted and says why in the thread: the state
+ * change (resolved, silenced) is both an edit in place and a reply, as on-call expects. The
+ * update carries only what changes; the outbox applies it to the card as it was posted.
+ */
+export function restate(tx: BotTx, now: Date, thread: ThreadInfo, change: { state: CardView['state']; note: string; icon: string; topic: 'resolved' | 'silenced' }, out: Enqueued): void {
+  for (const transport of thread.transports) {
+    const patch: CardPatch = { kind: 'card_patch', state: change.state, stateNote: change.note };
+    enqueue(tx, now, { transport, op: 'update', openId: thread.openId, view: patch }, out);
+    enqueue(tx, now, { transport, op: 'reply', openId: thread.openId, view: { kind: 'notice', topic: change.topic, icon: change.icon, text: [change.note] } }, out);
+  }
+}
+
+/** `@name` for notices: the display name when the surface gave one. */
+export function displayName(actor: Actor): string {
+  return actor.name ?? actor.id;
+}
+
+/** The ledger's `user` for a chat actor: surface-qualified, so one person's vote is one vote. */
+export function ledgerUser(actor: Actor): string {
+  return actor.via === 'cli' ? actor.id : `${actor.via}:${actor.id}`;
+}
+
+/** "14:05 UTC" (today) or "2026-12-01 14:05 UTC". */
+export function shortTime(iso: string, now: Date): string {
+  const d = new Date(iso);
+  const day = d.toISOString().slice(0, 10);
+  const hm = d.toISOString().slice(11, 16);
+  return day === now.toISOString().slice(0, 10) ? `${hm} UTC` : `${day} ${hm} UTC`;
+}
+
+export type { Clock, Logger };

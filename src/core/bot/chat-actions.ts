@@ -1,0 +1,114 @@
+/**
+ * Votes, silences and notes from chat (and the CLI), decided inside a ledger transaction:
+ * duplicates (a retried Slack event, a re-synced Matrix event, a double click) count once, only
+ * allowed users change anything, and each change is announced through the outbox.
+ */
+import type { Logger } from '../../ports/logger.js';
+import { RepriseError } from '../errors.js';
+import type { FeedbackEvent, SilenceEvent } from '../ledger-events.js';
+import { displayName, enqueue, ledgerUser, restate, shortTime, type BotLedger, type BotTx, type Enqueued, type NoteLimits, type ThreadInfo } from './bot-context.js';
+import type { Actor, BotEvent, Target } from './bot-event.js';
+import { feedbackEvent } from './feedback-request.js';
+
+export type ChatOutcome =
+  | { status: 'recorded'; kind: 'vote' | 'silence' | 'note'; triggerKey: string; event: FeedbackEvent | SilenceEvent | { type: 'note' } }
+  | { status: 'duplicate' | 'ignored' | 'refused'; reason: string };
+
+export interface ActionContext {
+  ledger: BotLedger;
+  now: Date;
+  log: Logger;
+  allow: (actor: Actor) => boolean;
+  notes: NoteLimits;
+  out: Enqueued;
+}
+
+/** The thread and trigger a vote or silence is about. */
+function resolveTarget(ctx: ActionContext, target: Target): { thread?: ThreadInfo; triggerKey?: string } {
+  const thread = (target.controlsId ? ctx.ledger.thread(target.controlsId) : undefined) ?? (target.message ? ctx.ledger.threadByMessage(target.message) : undefined);
+  if (thread) return { thread, triggerKey: thread.triggerKey };
+  if (target.triggerKey) {
+    const newest = ctx.ledger.newestThread(target.triggerKey);
+    return newest ? { thread: newest, triggerKey: target.triggerKey } : { triggerKey: target.triggerKey };
+  }
+  return {};
+}
+
+/** Checks shared by every chat action; a reason when it must not count. */
+function gate(ctx: ActionContext, actor: Actor, eventId: string | undefined): ChatOutcome | undefined {
+  if (eventId !== undefined && ctx.ledger.seenChatEvent(eventId)) return { status: 'duplicate', reason: `event ${eventId} was already recorded` };
+  if (!ctx.allow(actor)) return { status: 'refused', reason: `${actor.via} user ${actor.id} is not on the allowlist` };
+  return undefined;
+}
+
+type Vote = Extract<BotEvent, { type: 'vote' }>;
+type Silence = Extract<BotEvent, { type: 'silence' }>;
+type Note = Extract<BotEvent, { type: 'note' }>;
+
+export function applyVote(ctx: ActionContext, tx: BotTx, e: Vote): ChatOutcome {
+  const stop = gate(ctx, e.actor, e.eventId);
+  if (stop) return stop;
+  const { thread, triggerKey } = resolveTarget(ctx, e.target);
+  if (!triggerKey) return { status: 'ignored', reason: 'not a message the bot sent' };
+  const event: FeedbackEvent = {
+    type: 'feedback',
+    triggerKey,
+    user: ledgerUser(e.actor),
+    vote: e.vote,
+    ...(thread ? { openId: thread.openId } : {}),
+    via: e.actor.via,
+    ...(e.eventId ? { eventId: e.eventId } : {}),
+    at: ctx.now.toISOString(),
+  };
+  tx.record(event);
+  ctx.log.info({ trigger: triggerKey, user: event.user, vote: e.vote, via: e.actor.via }, 'feedback recorded');
+  return { status: 'recorded', kind: 'vote', triggerKey, event };
+}
+
+export function applySilence(ctx: ActionContext, tx: BotTx, e: Silence): ChatOutcome {
+  const stop = gate(ctx, e.actor, e.eventId);
+  if (stop) return stop;
+  const { thread, triggerKey } = resolveTarget(ctx, e.target);
+  if (!triggerKey) return { status: 'ignored', reason: 'not a message the bot sent' };
+  // The same rules as the CLI: a duration like 1h, at most 30 days.
+  const parsed = feedbackEvent({ triggerKey, user: 'x', action: 'silence', duration: e.duration }, ctx.now);
+  const event: SilenceEvent = {
+    type: 'silence',
+    triggerKey,
+    user: ledgerUser(e.actor),
+    until: (parsed as SilenceEvent).until,
+    via: e.actor.via,
+    ...(e.eventId ? { eventId: e.eventId } : {}),
+    at: ctx.now.toISOString(),
+  };
+  tx.record(event);
+  ctx.log.info({ trigger: triggerKey, user: event.user, until: event.until, via: e.actor.via }, 'silence recorded');
+  if (thread) restate(tx, ctx.now, thread, { state: 'silenced', note: `silenced by @${displayName(e.actor)} until ${shortTime(event.until, ctx.now)}`, icon: '🔕', topic: 'silenced' }, ctx.out);
+  return { status: 'recorded', kind: 'silence', triggerKey, event };
+}
+
+export function applyNote(ctx: ActionContext, tx: BotTx, e: Note): ChatOutcome {
+  const stop = gate(ctx, e.actor, e.eventId);
+  if (stop) return stop;
+  const thread = ctx.ledger.threadByMessage(e.thread);
+  if (!thread) return { status: 'ignored', reason: 'not a thread the bot started' };
+  const reply = (text: string, icon: string): void =>
+    enqueue(tx, ctx.now, { transport: e.thread.transport, op: 'reply', openId: thread.openId, view: { kind: 'notice', topic: 'note', icon, text: [text] } }, ctx.out);
+  if (Buffer.byteLength(e.text) > ctx.notes.maxBytes) {
+    reply(`note not saved: it is longer than ${Math.round(ctx.notes.maxBytes / 1024)} KiB; shorten it or link to a document`, '⚠️');
+    return { status: 'refused', reason: 'note too long' };
+  }
+  if (thread.notes >= ctx.notes.perThread) {
+    reply(`note not saved: this thread already has ${ctx.notes.perThread} notes`, '⚠️');
+    return { status: 'refused', reason: 'too many notes in this thread' };
+  }
+  tx.record({ type: 'note', triggerKey: thread.triggerKey, openId: thread.openId, user: ledgerUser(e.actor), text: e.text, via: e.actor.via, ...(e.eventId ? { eventId: e.eventId } : {}), at: ctx.now.toISOString() });
+  reply(`saved — note from @${displayName(e.actor)} filed with this incident`, '📝');
+  ctx.log.info({ trigger: thread.triggerKey, user: ledgerUser(e.actor), bytes: Buffer.byteLength(e.text) }, 'note recorded');
+  return { status: 'recorded', kind: 'note', triggerKey: thread.triggerKey, event: { type: 'note' } };
+}
+
+/** A bad silence duration from chat: a clear message for the user, nothing recorded. */
+export function isUserError(err: unknown): err is RepriseError {
+  return err instanceof RepriseError && (err.code === 'invalid_payload' || err.code === 'not_found');
+}

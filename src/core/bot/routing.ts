@@ -1,0 +1,67 @@
+import type { Incident } from '../types.js';
+import { compileRule, type TriggerRule } from './trigger-policy.js';
+
+/** One configured surface, as routing sees it. */
+export interface RoutedTransport {
+  name: string;
+  /** Channel / room used when no rule and no webhook parameter says otherwise. */
+  defaultChannel: string;
+  /** The webhook query parameter that names a channel on this surface (`channel`, `room`). */
+  param: string;
+}
+
+/** First rule whose matchers all match wins; it names a channel per surface. */
+export interface RouteRule {
+  match: TriggerRule;
+  channels: Record<string, string>;
+}
+
+/** Owners to ping on critical firings: user / group ids per surface. */
+export interface MentionRule {
+  match: TriggerRule;
+  ids: Record<string, string[]>;
+}
+
+export interface RoutingOptions {
+  transports: readonly RoutedTransport[];
+  rules: readonly RouteRule[];
+  mentions: readonly MentionRule[];
+}
+
+/** Webhook query parameters (`?channel=…&room=…`): Alertmanager's own routing tree decides. */
+export type RouteHint = Record<string, string | undefined>;
+
+/**
+ * Where an incident goes and whom it pings (SPEC §9 routing): a webhook parameter wins, then
+ * the first matching rule, then the surface's default. Every later message about the incident
+ * follows its thread, so routing is decided once, at the open.
+ */
+export class Routing {
+  readonly #transports: readonly RoutedTransport[];
+  readonly #rules: Array<{ test: (i: Incident) => boolean; channels: Record<string, string> }>;
+  readonly #mentions: Array<{ test: (i: Incident) => boolean; ids: Record<string, string[]> }>;
+
+  constructor(opts: RoutingOptions) {
+    this.#transports = opts.transports;
+    this.#rules = opts.rules.map((r) => ({ test: compileRule(r.match), channels: r.channels }));
+    this.#mentions = opts.mentions.map((m) => ({ test: compileRule(m.match), ids: m.ids }));
+  }
+
+  get transports(): readonly RoutedTransport[] {
+    return this.#transports;
+  }
+
+  /** The channel per surface for a new incident. */
+  destinations(incident: Incident, hint: RouteHint = {}): Array<{ transport: string; channel: string }> {
+    const rule = this.#rules.find((r) => r.test(incident));
+    return this.#transports.map((t) => ({ transport: t.name, channel: hint[t.param] || rule?.channels[t.name] || t.defaultChannel }));
+  }
+
+  /** Ids to ping on this surface: critical firings only, never anything else. */
+  mentions(incident: Incident, transport: string): string[] {
+    if (incident.status !== 'firing' || incident.severity !== 'critical') return [];
+    const ids = new Set<string>();
+    for (const m of this.#mentions) if (m.test(incident)) for (const id of m.ids[transport] ?? []) ids.add(id);
+    return [...ids];
+  }
+}

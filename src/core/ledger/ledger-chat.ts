@@ -1,0 +1,133 @@
+/**
+ * The chat half of the read model: the durable outbox (what must still be delivered), the
+ * thread registry (which bot message belongs to which incident and entry, so a reaction or a
+ * click finds its incident after a restart), notes per thread, and the inbound event ids
+ * already recorded (so a retried Slack event or a re-synced Matrix event counts once).
+ */
+import type { DeliveredEvent, NoteEvent, OpenEvent, OutboxEvent, OutboxFailedEvent } from '../ledger-events.js';
+import type { LedgerState, OutboxItem, ThreadRecord } from './ledger-types.js';
+
+/** Records where staged outbox events landed in the log, once their transaction committed. */
+export function assignOutboxSeqs(state: LedgerState, staged: readonly { type: string; id?: unknown; op?: unknown; openId?: unknown; transport?: unknown }[], first: number): void {
+  staged.forEach((e, i) => {
+    if (e.type !== 'outbox' || typeof e.id !== 'string') return;
+    const item = state.outbox[e.id];
+    if (item) item.seq = first + i;
+    const thread = typeof e.openId === 'string' ? state.threads[e.openId] : undefined;
+    if (thread && e.op === 'post' && typeof e.transport === 'string') thread.cardSeqs[e.transport] = first + i;
+  });
+}
+
+/** Where a thread's card for one surface sits in the log. */
+export function cardSeq(state: LedgerState, openId: string, transport: string): number | undefined {
+  return state.threads[openId]?.cardSeqs[transport];
+}
+
+/** Key of a bot message in the registry. */
+export function messageKey(transport: string, channel: string, id: string): string {
+  return `${transport}|${channel}|${id}`;
+}
+
+/** Registers an open's thread (opens without an id, from older ledgers, have none). */
+export function registerThread(state: LedgerState, e: OpenEvent): void {
+  if (e.id === undefined) return;
+  const record: ThreadRecord = { openId: e.id, triggerKey: e.triggerKey, fingerprint: e.fingerprint, roots: {}, cardSeqs: {}, state: 'firing', transports: [], messageKeys: [], notes: 0 };
+  if (e.entry !== undefined) record.entry = e.entry;
+  if (e.answerKind !== undefined) record.answerKind = e.answerKind;
+  if (state.threads[e.id] === undefined) state.threadCount += 1;
+  state.threads[e.id] = record;
+  while (state.threadCount > state.limits.threads) {
+    for (const oldest in state.threads) {
+      for (const k of state.threads[oldest]!.messageKeys) delete state.messages[k];
+      delete state.threads[oldest];
+      state.threadCount -= 1;
+      break;
+    }
+  }
+}
+
+export function applyOutbox(state: LedgerState, e: OutboxEvent, seq: number | undefined): void {
+  const item: OutboxItem = { id: e.id, transport: e.transport, op: e.op, at: e.at };
+  if (e.openId !== undefined) item.openId = e.openId;
+  if (e.channel !== undefined) item.channel = e.channel;
+  if (seq !== undefined) item.seq = seq;
+  if (state.outbox[e.id] === undefined) state.outboxCount += 1;
+  state.outbox[e.id] = item;
+  const thread = e.openId === undefined ? undefined : state.threads[e.openId];
+  if (thread && e.op === 'post' && !thread.transports.includes(e.transport)) thread.transports.push(e.transport);
+  if (thread && e.op === 'post' && seq !== undefined) thread.cardSeqs[e.transport] = seq;
+  if (thread && (e.op === 'post' || e.op === 'update')) {
+    const s = e.view['state'];
+    if (s === 'firing' || s === 'resolved' || s === 'silenced') thread.state = s;
+  }
+}
+
+function removeOutbox(state: LedgerState, id: string): void {
+  if (state.outbox[id] === undefined) return;
+  delete state.outbox[id];
+  state.outboxCount -= 1;
+}
+
+export function applyOutboxFailed(state: LedgerState, e: OutboxFailedEvent): void {
+  removeOutbox(state, e.id);
+}
+
+/** A delivered message: out of the outbox, into the registry (root per transport, and every message for reactions). */
+export function applyChatDelivered(state: LedgerState, e: DeliveredEvent): void {
+  const item = e.outboxId === undefined ? undefined : state.outbox[e.outboxId];
+  if (e.outboxId !== undefined) removeOutbox(state, e.outboxId);
+  const thread = state.threads[e.openId];
+  if (!thread) return;
+  const channel = e.channel ?? item?.channel ?? '';
+  const isRoot = e.root ?? (item === undefined || item.op === 'post');
+  if (isRoot && thread.roots[e.transport] === undefined) thread.roots[e.transport] = { channel, id: e.messageRef };
+  const key = messageKey(e.transport, channel, e.messageRef);
+  if (state.messages[key] === undefined) {
+    state.messages[key] = e.openId;
+    thread.messageKeys.push(key);
+  }
+}
+
+export function applyNote(state: LedgerState, e: NoteEvent): void {
+  const thread = e.openId === undefined ? undefined : state.threads[e.openId];
+  if (thread) thread.notes += 1;
+  rememberChatEvent(state, e.eventId);
+}
+
+/** Remembers an inbound chat event id (bounded, oldest forgotten first). */
+export function rememberChatEvent(state: LedgerState, eventId: string | undefined): void {
+  if (eventId === undefined || state.chatEventSeen[eventId]) return;
+  state.chatEventSeen[eventId] = true;
+  state.chatEventOrder.push(eventId);
+  while (state.chatEventOrder.length > state.limits.chatEvents) delete state.chatEventSeen[state.chatEventOrder.shift()!];
+}
+
+// ── reads ──
+
+/** Outbox items still to deliver, in the order they were recorded; lazy, so a pass can stop early. */
+export function* pendingOutbox(state: LedgerState): Generator<OutboxItem> {
+  for (const id in state.outbox) {
+    const item = state.outbox[id];
+    if (item) yield item;
+  }
+}
+
+/** How many outbox items are pending (kept as a count: the dictionary may hold thousands). */
+export function pendingCount(state: LedgerState): number {
+  return state.outboxCount;
+}
+
+export function threadOf(state: LedgerState, openId: string): ThreadRecord | undefined {
+  return state.threads[openId];
+}
+
+/** The incident a bot message belongs to (a reaction's or a click's target). */
+export function threadByMessage(state: LedgerState, transport: string, channel: string, id: string): ThreadRecord | undefined {
+  const openId = state.messages[messageKey(transport, channel, id)];
+  return openId === undefined ? undefined : state.threads[openId];
+}
+
+/** True when this inbound chat event was already recorded. */
+export function seenChatEvent(state: LedgerState, eventId: string): boolean {
+  return state.chatEventSeen[eventId] === true;
+}

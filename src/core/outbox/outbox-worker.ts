@@ -1,0 +1,281 @@
+/**
+ * The durable outbox (SPEC §9 "Delivery never holds up intake"). What the bot must say is
+ * recorded in the ledger with what it is about (an `outbox` event in the same transaction as
+ * the open or resolve); this worker delivers it afterwards, records `delivered` (or
+ * `outbox_failed`), and retries with backoff — honouring a surface's `Retry-After` /
+ * `retry_after_ms` — across restarts, since pending items are part of the replayed read model.
+ *
+ * Order: items of one thread on one surface go in the order they were recorded (a lane); a
+ * reply or an update waits for its thread's root, so a resolve that arrived before its thread
+ * was delivered is delivered after it. Lanes run concurrently: a slow thread holds up no other.
+ */
+import type { ChatTransport } from '../../ports/chat-transport.js';
+import type { Clock } from '../../ports/clock.js';
+import type { Logger } from '../../ports/logger.js';
+import { DeliveryError, type MessageRef } from '../chat/chat-types.js';
+import { patchCard, type CardPatch, type CardView, type DetailView, type ReplyView } from '../chat/thread-view.js';
+import type { LedgerEvent } from '../ledger-events.js';
+import type { OutboxItem } from '../ledger/ledger-types.js';
+
+/** What the worker needs from the ledger. */
+export interface OutboxLedger {
+  /** Items still to deliver, in the order they were recorded (lazily: a pass stops early). */
+  pending(): Iterable<OutboxItem>;
+  /** How many items are pending. */
+  pendingCount(): number;
+  /** The thread root of an incident on a surface, once delivered. */
+  root(openId: string, transport: string): { channel: string; id: string } | undefined;
+  /** The incident's fingerprint (recorded with each delivery). */
+  fingerprint(openId: string): string | undefined;
+  /** A thread's card on a surface as it was posted, read from the log. */
+  card(openId: string, transport: string): Promise<CardView | undefined>;
+  /** The message an item carries, read from the log; undefined when it cannot be read. */
+  payload(item: OutboxItem): Promise<{ view: Record<string, unknown>; detail?: Record<string, unknown> } | undefined>;
+  /** Records delivery results durably. */
+  record(events: LedgerEvent[]): Promise<void>;
+}
+
+export interface OutboxOptions {
+  /** Lanes delivering at once. */
+  concurrency: number;
+  /** First retry delay; doubled per attempt up to `maxDelayMs`. */
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** An item still undelivered this long after it was recorded is given up (recorded). */
+  maxAgeMs: number;
+}
+
+export const DEFAULT_OUTBOX_OPTIONS: OutboxOptions = { concurrency: 8, baseDelayMs: 1000, maxDelayMs: 5 * 60_000, maxAgeMs: 24 * 3_600_000 };
+
+interface Attempt {
+  n: number;
+  nextAt: number;
+  lastError?: string;
+}
+
+/** Lane of an item: one thread on one surface. */
+const laneOf = (i: OutboxItem): string => `${i.transport}|${i.openId ?? i.id}`;
+
+export class OutboxWorker {
+  readonly #ledger: OutboxLedger;
+  readonly #transports: ReadonlyMap<string, ChatTransport>;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  readonly #opts: OutboxOptions;
+  readonly #attempts = new Map<string, Attempt>();
+  readonly #running = new Set<string>();
+  #timer: NodeJS.Timeout | undefined;
+  #stopped = true;
+  #pass: Promise<void> = Promise.resolve();
+  #again = false;
+  #scheduled = false;
+  #idle: Array<() => void> = [];
+  /** Delivery results waiting to be recorded together; their lanes stay busy until then. */
+  #results: Array<{ events: LedgerEvent[]; lane: string }> = [];
+  #flushing: Promise<void> | undefined;
+
+  constructor(deps: { ledger: OutboxLedger; transports: ReadonlyMap<string, ChatTransport>; clock: Clock; logger: Logger; options?: Partial<OutboxOptions> }) {
+    this.#ledger = deps.ledger;
+    this.#transports = deps.transports;
+    this.#clock = deps.clock;
+    this.#log = deps.logger;
+    this.#opts = { ...DEFAULT_OUTBOX_OPTIONS, ...deps.options };
+  }
+
+  start(): void {
+    this.#stopped = false;
+    this.kick();
+  }
+
+  /**
+   * Something was recorded: look at the outbox soon. Kicks coalesce into one pass, run as a
+   * macrotask so a burst of deliveries never keeps the event loop from other requests.
+   */
+  kick(): void {
+    if (this.#stopped) return;
+    this.#again = true;
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      this.#pass = this.#pass.then(() => this.#run());
+    });
+  }
+
+  /** Resolves once nothing is deliverable right now (all delivered, or waiting for a retry). */
+  idle(): Promise<void> {
+    if (this.#running.size === 0 && !this.#again && !this.#scheduled) return Promise.resolve();
+    return new Promise((resolve) => this.#idle.push(resolve));
+  }
+
+  /**
+   * On shutdown: lets what is deliverable go out, for at most `timeoutMs`; what is left stays
+   * pending in the ledger and goes out at the next start.
+   */
+  async drain(timeoutMs: number): Promise<void> {
+    this.kick();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.idle(), new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+    if (timer) clearTimeout(timer);
+  }
+
+  /** Stops scheduling; in-flight deliveries finish and are recorded. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    await this.#pass;
+    while (this.#running.size > 0) await new Promise((r) => setTimeout(r, 10));
+    await this.#flushing;
+  }
+
+  /** Undelivered items and how their retries stand (status, readiness detail, metrics). */
+  status(): { pending: number; retrying: number; oldestAt?: string } {
+    const pending = this.#ledger.pendingCount();
+    if (pending === 0) return { pending: 0, retrying: 0 };
+    let oldestAt: string | undefined;
+    for (const i of this.#ledger.pending()) {
+      oldestAt = i.at;
+      break;
+    }
+    let retrying = 0;
+    for (const a of this.#attempts.values()) if (a.n > 0) retrying++;
+    return { pending, retrying, ...(oldestAt ? { oldestAt } : {}) };
+  }
+
+  async #run(): Promise<void> {
+    if (this.#stopped || !this.#again) return;
+    this.#again = false;
+    const now = this.#clock.now().getTime();
+    const seenLanes = new Set<string>();
+    let nextWake = Number.POSITIVE_INFINITY;
+    const given: LedgerEvent[] = [];
+    for (const item of this.#ledger.pending()) {
+      // Recorded by a transaction that has not committed yet: its turn comes after the commit.
+      if (item.seq === undefined) continue;
+      const lane = laneOf(item);
+      if (seenLanes.has(lane)) continue; // only the head of a lane may go
+      seenLanes.add(lane);
+      if (this.#running.has(lane)) continue;
+      const age = now - Date.parse(item.at);
+      if (Number.isFinite(age) && age > this.#opts.maxAgeMs) {
+        const a = this.#attempts.get(item.id);
+        given.push({ type: 'outbox_failed', id: item.id, reason: `undelivered after ${Math.round(age / 60_000)} min${a?.lastError ? `: ${a.lastError}` : ''}`, at: new Date(now).toISOString() });
+        continue;
+      }
+      const attempt = this.#attempts.get(item.id);
+      if (attempt && attempt.nextAt > now) {
+        nextWake = Math.min(nextWake, attempt.nextAt);
+        continue;
+      }
+      if (item.op !== 'post' && this.#ledger.root(item.openId!, item.transport) === undefined) {
+        // Its thread's root is neither delivered nor pending on this lane: it never will be.
+        given.push({ type: 'outbox_failed', id: item.id, reason: `its thread was never delivered on ${item.transport}`, at: new Date(now).toISOString() });
+        continue;
+      }
+      if (this.#running.size >= this.#opts.concurrency) {
+        nextWake = Math.min(nextWake, now + 50);
+        break;
+      }
+      this.#running.add(lane);
+      void this.#deliver(item, lane);
+    }
+    if (given.length > 0) {
+      for (const g of given) this.#log.warn({ outboxId: (g as { id: string }).id, reason: (g as { reason: string }).reason }, 'outbox item given up');
+      await this.#ledger.record(given).catch((err: unknown) => this.#log.error({ err }, 'recording given-up outbox items failed; they stay pending'));
+      this.#again = true;
+    }
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (this.#again) {
+      this.kick();
+      return;
+    }
+    if (Number.isFinite(nextWake) && !this.#stopped) {
+      this.#timer = setTimeout(() => this.kick(), Math.max(5, nextWake - this.#clock.now().getTime()));
+      this.#timer.unref();
+    }
+    if (this.#running.size === 0) for (const resolve of this.#idle.splice(0)) resolve();
+  }
+
+  async #deliver(item: OutboxItem, lane: string): Promise<void> {
+    const transport = this.#transports.get(item.transport);
+    let events: LedgerEvent[];
+    try {
+      if (!transport) throw new DeliveryError(`transport ${item.transport} is not configured in this process`, { retryable: false });
+      const ref = await this.#send(transport, item);
+      this.#attempts.delete(item.id);
+      const fingerprint = this.#ledger.fingerprint(item.openId!) ?? 'unknown';
+      events = ref
+        ? [{ type: 'delivered', openId: item.openId!, fingerprint, transport: item.transport, messageRef: ref.id, channel: ref.channel, outboxId: item.id, root: item.op === 'post', at: this.#clock.now().toISOString() }]
+        : [{ type: 'delivered', openId: item.openId!, fingerprint, transport: item.transport, messageRef: `${item.id}`, outboxId: item.id, root: false, at: this.#clock.now().toISOString() }];
+    } catch (err) {
+      const retryable = !(err instanceof DeliveryError) || err.retryable;
+      const message = err instanceof Error ? err.message : String(err);
+      if (!retryable) {
+        this.#log.error({ err, outboxId: item.id, transport: item.transport, op: item.op }, 'delivery refused for good; giving up');
+        events = [{ type: 'outbox_failed', id: item.id, reason: message.slice(0, 500), at: this.#clock.now().toISOString() }];
+        this.#attempts.delete(item.id);
+      } else {
+        const prev = this.#attempts.get(item.id);
+        const n = (prev?.n ?? 0) + 1;
+        const backoff = Math.min(this.#opts.maxDelayMs, this.#opts.baseDelayMs * 2 ** (n - 1));
+        const wait = err instanceof DeliveryError && err.retryAfterMs !== undefined ? Math.max(err.retryAfterMs, 0) : backoff * (0.8 + 0.4 * Math.random());
+        this.#attempts.set(item.id, { n, nextAt: this.#clock.now().getTime() + wait, lastError: message.slice(0, 300) });
+        this.#log.warn({ outboxId: item.id, transport: item.transport, op: item.op, attempt: n, retryInMs: Math.round(wait), err: message }, 'delivery failed; will retry');
+        events = [];
+      }
+    }
+    if (events.length > 0) {
+      // The lane stays busy until its result is recorded: a pass must not send the item again.
+      this.#results.push({ events, lane });
+      void this.#flush();
+      return;
+    }
+    this.#running.delete(lane);
+    this.kick();
+  }
+
+  /**
+   * Records delivery results in batches: one transaction (one fsync) for whatever finished
+   * while the previous one was being written. A failed write loses no delivery: the items stay
+   * pending and are sent again (at least once).
+   */
+  #flush(): Promise<void> {
+    if (this.#flushing) return this.#flushing;
+    this.#flushing = (async () => {
+      while (this.#results.length > 0) {
+        const batch = this.#results.splice(0);
+        try {
+          await this.#ledger.record(batch.flatMap((b) => b.events));
+        } catch (err) {
+          this.#log.error({ err, events: batch.length }, 'recording delivery results failed; the items stay pending and will be retried');
+        }
+        for (const b of batch) this.#running.delete(b.lane);
+        this.kick();
+      }
+      this.#flushing = undefined;
+    })();
+    return this.#flushing;
+  }
+
+  async #send(transport: ChatTransport, item: OutboxItem): Promise<MessageRef | undefined> {
+    const opts = { idempotencyKey: item.id };
+    const payload = await this.#ledger.payload(item);
+    if (!payload) throw new DeliveryError(`the message of outbox item ${item.id} cannot be read from the ledger`, { retryable: false });
+    if (item.op === 'post') {
+      return transport.post({ transport: item.transport, channel: item.channel ?? '' }, payload.view as unknown as CardView, payload.detail as unknown as DetailView | undefined, opts);
+    }
+    const root = this.#ledger.root(item.openId!, item.transport)!;
+    const ref: MessageRef = { transport: item.transport, channel: root.channel, id: root.id };
+    if (item.op === 'reply') return transport.reply(ref, payload.view as unknown as ReplyView, opts);
+    let card = payload.view as unknown as CardView | CardPatch;
+    if (card.kind === 'card_patch') {
+      const base = await this.#ledger.card(item.openId!, item.transport);
+      if (!base) throw new DeliveryError(`the card of thread ${item.openId} on ${item.transport} cannot be read from the ledger`, { retryable: false });
+      card = patchCard(base, card);
+    }
+    await transport.update(ref, card, opts);
+    return undefined;
+  }
+
+}

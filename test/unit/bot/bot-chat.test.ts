@@ -1,0 +1,217 @@
+/**
+ * Chat in, effects out (issue 10): reactions, clicks, thread replies and commands reach the
+ * bot as ChatEvents; what they mean is recorded once, by allowed users only, and answered
+ * through the outbox (thread notices, card edits) or privately (clicks, commands).
+ */
+import { describe, expect, it } from 'vitest';
+import type { ChatEvent, MessageRef } from '../../../src/core/chat/chat-types.js';
+import type { CardView, EphemeralView, NoticeView } from '../../../src/core/chat/thread-view.js';
+import type { Incident } from '../../../src/core/types.js';
+import { alert, fixedSnapshot, incidentEntry, playbook } from '../recall/recall-fixtures.js';
+import { botHarness } from './bot-harness.js';
+
+const oom = incidentEntry('incidents/checkout-api-oomkilled.md', { resource: 'payments/checkout-api', title: 'checkout-api OOMKilled', cause: 'cache', resolution: 'rollback' });
+const crash = playbook('runbooks/crashloop.md', { title: 'Pod crash looping', alerts: ['KubePodCrashLooping'], body: 'logs' });
+const snapshot = fixedSnapshot([oom, crash], { [oom.id]: 30, [crash.id]: 20 });
+
+function firing(fingerprint = 'fp-1', labels: Record<string, string> = {}): Incident {
+  return alert({ alertname: 'KubePodCrashLooping', fingerprint, labels: { namespace: 'payments', pod: 'checkout-api-7d9f8c6b5-x2k4q', severity: 'warning', ...labels }, annotations: { summary: 'Pod is crash looping.' } });
+}
+const TK = firing().triggerKey;
+const user = (id: string, name?: string) => ({ id, ...(name ? { name } : {}) });
+const notices = (sent: Array<{ view: unknown }>): string[] => sent.filter((s) => (s.view as NoticeView).kind === 'notice').map((s) => `${(s.view as NoticeView).icon} ${(s.view as NoticeView).text.join('')}`);
+
+async function withThread(opts: Parameters<typeof botHarness>[0] | undefined = undefined) {
+  const h = await botHarness(opts ?? { snapshot });
+  await h.bot.handle([firing()]);
+  await h.settle();
+  const root = h.transport.posts[0]!.ref!;
+  const reply = (await h.events()).find((e) => e.type === 'delivered' && !e.root) as { messageRef: string };
+  return { ...h, root, detailRef: { ...root, id: reply.messageRef } as MessageRef, controlsId: (h.transport.posts[0]!.view as CardView).controlsId };
+}
+
+const reaction = (target: MessageRef, reaction: string, eventId: string, who = 'U1', removed = false): ChatEvent => ({ type: 'reaction', eventId, transport: 'rec', user: user(who), target, reaction, removed });
+const respond = { kind: 'ephemeral' as const, channel: '#rec', user: 'U1' };
+
+describe('votes from chat', () => {
+  it('counts a 👎 reaction on the bot\'s card or its analysis against the recalled entry, once per event', async () => {
+    const { bot, transport, ledger, root, detailRef, settle } = await withThread();
+    await transport.sink!(reaction(root, '-1', 'ev-1'));
+    await transport.sink!(reaction(root, '-1', 'ev-1')); // Slack retried the same event
+    expect(ledger.entryStats(oom.id)).toMatchObject({ down: 1 });
+    // 👍 from someone else, on the analysis in the thread: also a message the bot sent.
+    await transport.sink!(reaction(detailRef, '+1', 'ev-2', 'U2'));
+    expect(ledger.entryStats(oom.id)).toMatchObject({ down: 1, up: 1 });
+    // Removing a reaction clears that user's vote.
+    await transport.sink!(reaction(root, '-1', 'ev-3', 'U1', true));
+    expect(ledger.entryStats(oom.id)).toMatchObject({ down: 0, up: 1 });
+    // Other emoji mean nothing.
+    await transport.sink!(reaction(root, 'eyes', 'ev-4'));
+    await settle();
+    expect(ledger.state.triggers[TK]?.votes).toEqual({ 'rec:U2': expect.objectContaining({ vote: 'up', entry: oom.id }) });
+    void bot;
+  });
+
+  it('ignores a reaction on a message the bot did not send, and one from a user outside the allowlist', async () => {
+    const { transport, ledger, root } = await withThread({ snapshot, allow: (a) => a.id !== 'U-stranger' });
+    const seq = ledger.seq;
+    await transport.sink!(reaction({ ...root, id: 'someone-elses-message' }, '-1', 'ev-x'));
+    await transport.sink!(reaction(root, '-1', 'ev-y', 'U-stranger'));
+    expect(ledger.seq).toBe(seq);
+    expect(ledger.entryStats(oom.id)).toMatchObject({ up: 0, down: 0 });
+  });
+
+  it('records a button click once, however often it is clicked, and answers the clicker privately', async () => {
+    const { transport, ledger, root, controlsId } = await withThread();
+    const click: ChatEvent = { type: 'action', eventId: 'click-1', transport: 'rec', user: user('U1', 'ann'), action: 'vote_up', target: root, controlsId, respond };
+    await transport.sink!(click);
+    await transport.sink!(click); // a double click delivers the same action id
+    expect(ledger.entryStats(oom.id)).toMatchObject({ up: 1 });
+    expect(transport.ephemerals.map((e) => (e.view as EphemeralView).title)).toEqual(['Thanks', 'Already recorded']);
+    expect(transport.ephemerals[0]!.to).toEqual(respond);
+  });
+});
+
+describe('silences from chat', () => {
+  it('🔕 Silence… 4h from the card: recorded, the card is rewritten, the thread is told, the next firing posts nothing', async () => {
+    const { bot, transport, ledger, root, controlsId, clock, settle } = await withThread();
+    await transport.sink!({ type: 'action', eventId: 'sel-1', transport: 'rec', user: user('U1', 'ann'), action: 'silence', value: '4h', target: root, controlsId, respond });
+    await settle();
+    expect(ledger.silenceState(TK, clock.now())).toMatchObject({ active: true, silence: { user: 'rec:U1', until: '2026-01-01T04:00:00.000Z' } });
+    expect(transport.updates.map((u) => [(u.view as CardView).state, (u.view as CardView).stateNote])).toEqual([['silenced', 'silenced by @ann until 04:00 UTC']]);
+    expect(notices(transport.replies)).toEqual(['🔕 silenced by @ann until 04:00 UTC']);
+    expect((transport.ephemerals[0]!.view as EphemeralView).title).toBe('Silenced');
+    const seq = ledger.seq;
+    clock.advance(60_000);
+    expect((await bot.handle([firing('fp-2')]))[0]).toMatchObject({ status: 'silenced' });
+    await settle();
+    expect(transport.posts).toHaveLength(1);
+    expect(ledger.seq).toBe(seq);
+  });
+
+  it('a 🔕 reaction silences for 4 h; "@reprise silence: 24h" in the thread for longer; a bad duration is refused with a reason', async () => {
+    const { transport, ledger, root, clock, settle } = await withThread();
+    await transport.sink!(reaction(root, 'no_bell', 'r-1'));
+    expect(ledger.silenceState(TK, clock.now()).silence?.until).toBe('2026-01-01T04:00:00.000Z');
+    await transport.sink!({ type: 'message', eventId: 'm-1', transport: 'rec', user: user('U2'), thread: root, channel: '#rec', text: 'silence: 24h', addressed: true });
+    expect(ledger.silenceState(TK, clock.now()).silence?.until).toBe('2026-01-02T00:00:00.000Z');
+    await settle();
+    const seq = ledger.seq;
+    await transport.sink!({ type: 'action', eventId: 'sel-2', transport: 'rec', user: user('U1'), action: 'silence', value: '90d', target: root, respond });
+    expect(ledger.seq).toBe(seq);
+    expect((transport.ephemerals.at(-1)!.view as EphemeralView).body[0]!.join('')).toMatch(/30d maximum/);
+  });
+});
+
+describe('notes from threads', () => {
+  it('files "@reprise note: …" as a note event and acknowledges it in the thread, once', async () => {
+    const { transport, events, root, settle, controlsId } = await withThread();
+    const note: ChatEvent = { type: 'message', eventId: 'n-1', transport: 'rec', user: user('U3', 'bob'), thread: root, channel: '#rec', text: 'note: the JVM flag came from the perf branch <!channel>', addressed: true };
+    await transport.sink!(note);
+    await transport.sink!(note);
+    await settle();
+    const notes = (await events()).filter((e) => e.type === 'note');
+    expect(notes).toEqual([expect.objectContaining({ type: 'note', triggerKey: TK, openId: controlsId, user: 'rec:U3', via: 'rec', eventId: 'n-1', text: 'the JVM flag came from the perf branch <!channel>' })]);
+    expect(notices(transport.replies)).toEqual(['📝 saved — note from @bob filed with this incident']);
+  });
+
+  it('ignores replies that do not address the bot, and refuses notes over 8 KiB or past 20 per thread', async () => {
+    const { transport, events, root, settle } = await withThread({ snapshot, notes: { maxBytes: 8 * 1024, perThread: 2 } });
+    const say = (id: string, text: string, addressed = true) => transport.sink!({ type: 'message', eventId: id, transport: 'rec', user: user('U3'), thread: root, channel: '#rec', text, addressed });
+    await say('a', 'just chatting', false);
+    await say('b', `note: ${'x'.repeat(9000)}`);
+    await say('c', 'first');
+    await say('d', 'second');
+    await say('e', 'third');
+    await settle();
+    expect((await events()).filter((e) => e.type === 'note').map((e) => (e as { text: string }).text)).toEqual(['first', 'second']);
+    expect(notices(transport.replies)).toEqual([
+      '⚠️ note not saved: it is longer than 8 KiB; shorten it or link to a document',
+      expect.stringMatching(/^📝 saved/),
+      expect.stringMatching(/^📝 saved/),
+      '⚠️ note not saved: this thread already has 2 notes',
+    ]);
+  });
+});
+
+describe('commands', () => {
+  const command = (text: string, thread?: MessageRef): ChatEvent => ({ type: 'command', eventId: `c-${text}`, transport: 'rec', user: user('U1'), channel: '#rec', text, respond, ...(thread ? { thread } : {}) });
+
+  it('answers recall, status, help, investigate and unknown words privately, recording nothing', async () => {
+    const { transport, ledger } = await withThread();
+    const seq = ledger.seq;
+    const answer = async (text: string): Promise<EphemeralView> => {
+      await transport.sink!(command(text));
+      return transport.ephemerals.at(-1)!.view as EphemeralView;
+    };
+    const recalled = await answer('recall KubePodCrashLooping');
+    expect(recalled.title).toBe('Recall for “KubePodCrashLooping”');
+    expect(recalled.body[0]!.map((r) => (typeof r === 'string' ? r : 'code' in r ? r.code : '')).join('')).toContain('📚 runbook: runbooks/crashloop.md');
+    expect(recalled.trace?.some((t) => t.gate === 'margin')).toBe(true);
+    const status = await answer('status');
+    expect(status.body.map((p) => p.map((r) => (typeof r === 'string' ? r : 'code' in r ? r.code : '')).join(''))).toEqual(['1 open incident.', `• ${TK} since 00:00 UTC`, 'No silences in force.']);
+    expect((await answer('help')).title).toBe('Reprise commands');
+    expect((await answer('investigate why is checkout down')).body[0]!.join('')).toMatch(/No model is configured/);
+    expect((await answer('frobnicate')).title).toMatch(/^Unknown command “frobnicate”/);
+    expect(ledger.seq).toBe(seq);
+  });
+
+  it('silences from a thread with `silence 1h`, and asks for a trigger outside one', async () => {
+    const { transport, ledger, root, clock } = await withThread();
+    await transport.sink!(command('silence 1h'));
+    expect((transport.ephemerals.at(-1)!.view as EphemeralView).body[0]!.join('')).toMatch(/inside an incident thread/);
+    await transport.sink!(command('silence 1h', root));
+    expect(ledger.silenceState(TK, clock.now()).active).toBe(true);
+    expect((transport.ephemerals.at(-1)!.view as EphemeralView).title).toBe('Silenced');
+  });
+});
+
+describe('routing, mentions and several surfaces', () => {
+  it('sends two alerts to two channels by rule, and each one\'s resolve follows it', async () => {
+    const h = await botHarness({
+      snapshot,
+      rules: [
+        { match: { namespace: 'payments' }, channels: { rec: '#payments' } },
+        { match: { namespace: 'search' }, channels: { rec: '#search' } },
+      ],
+    });
+    const search = alert({ alertname: 'KubePodCrashLooping', fingerprint: 'fp-s', labels: { namespace: 'search', pod: 'indexer-7d9f8c6b5-x2k4q' } });
+    await h.bot.handle([firing('fp-p'), search]);
+    await h.settle();
+    expect(h.transport.posts.map((p) => (p.to as { channel: string }).channel)).toEqual(['#payments', '#search']);
+    await h.bot.handle([{ ...search, status: 'resolved' }, { ...firing('fp-p'), status: 'resolved' }]);
+    await h.settle();
+    expect(h.transport.updates.map((u) => u.ref?.channel)).toEqual(['#search', '#payments']);
+  });
+
+  it('lets the webhook\'s ?channel= win over rules', async () => {
+    const h = await botHarness({ snapshot, rules: [{ match: { namespace: 'payments' }, channels: { rec: '#payments' } }] });
+    await h.bot.handle([{ type: 'firing', incident: firing(), route: { channel: '#from-alertmanager' } }]);
+    await h.settle();
+    expect((h.transport.posts[0]!.to as { channel: string }).channel).toBe('#from-alertmanager');
+  });
+
+  it('pings owners on critical firings only, never on the resolve\'s card edit', async () => {
+    const h = await botHarness({ snapshot, mentions: [{ match: { namespace: 'payments' }, ids: { rec: ['S-oncall'] } }] });
+    await h.bot.handle([firing('fp-w'), firing('fp-c', { severity: 'critical', pod: 'checkout-api-7d9f8c6b5-p4q7z' })]);
+    await h.settle();
+    expect(h.transport.posts.map((p) => (p.view as CardView).mentions)).toEqual([[], ['S-oncall']]);
+    await h.bot.handle([{ ...firing('fp-c'), status: 'resolved' }]);
+    await h.settle();
+    expect(h.transport.updates.map((u) => (u.view as CardView).mentions)).toEqual([[]]);
+  });
+
+  it('posts each incident to every surface at once, and resolves it on each', async () => {
+    const h = await botHarness({ snapshot, transports: [{ name: 'slack' }, { name: 'matrix' }] });
+    await h.bot.handle([firing()]);
+    await h.settle();
+    const [slack, matrix] = h.transports;
+    expect(slack!.posts).toHaveLength(1);
+    expect(matrix!.posts).toHaveLength(1);
+    expect((matrix!.posts[0]!.to as { channel: string }).channel).toBe('#matrix');
+    await h.bot.handle([{ ...firing(), status: 'resolved' }]);
+    await h.settle();
+    expect(slack!.updates).toHaveLength(1);
+    expect(matrix!.updates).toHaveLength(1);
+  });
+});
