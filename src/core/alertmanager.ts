@@ -112,6 +112,8 @@ function toIncident(alert: AlertmanagerAlert, index: number, receivedAt: string 
   if (workload) incident.workload = workload;
   const runbookUrl = firstNonEmpty(annotations.runbook_url);
   if (runbookUrl) incident.runbookUrl = runbookUrl;
+  const generatorUrl = firstNonEmpty(alert.generatorURL);
+  if (generatorUrl) incident.generatorUrl = generatorUrl;
   return incident;
 }
 

@@ -34,6 +34,8 @@ export interface Incident {
   workload?: Workload;
   /** `runbook_url` annotation, when the alert carries one. */
   runbookUrl?: string;
+  /** The source's link back to the rule; Prometheus puts the rule's PromQL in it (`g0.expr`). */
+  generatorUrl?: string;
 }
 
 export const ENTRY_TYPES = ['Incident', 'Playbook', 'Concept'] as const;
@@ -71,6 +73,12 @@ export interface Entry {
    */
   alertNames?: string[];
   source?: string;
+  /**
+   * Id of the entry this one only points to: a foreign runbook whose whole body is a
+   * "renamed / see …" link (`NodeRAIDDiskFailure.md` → `node/NodeRAIDDegraded.md`). The
+   * target then covers this entry's alerts too.
+   */
+  pointsTo?: string;
   /** `## Heading` → body text, heading lower-cased. */
   sections: Record<string, string>;
   /** Markdown body without frontmatter. */

@@ -73,6 +73,7 @@ describe('parseAlertmanagerPayload', () => {
       startsAt: '2026-11-29T03:12:00.000Z',
       workload: { namespace: 'payments', name: 'payments-worker', kind: 'deployment', cluster: 'prod-eu-1' },
       runbookUrl: 'https://runbooks.prometheus-operator.dev/runbooks/kubernetes/kubepodcrashlooping',
+      generatorUrl: 'http://prometheus-k8s.monitoring:9090/graph',
     });
     // Go's zero time means "no end yet": no endsAt on a firing alert.
     expect(i).not.toHaveProperty('endsAt');
