@@ -2,6 +2,7 @@ import type { Entry } from '../types.js';
 import type { SearchIndex } from '../../ports/search-index.js';
 import { tokenize } from '../tokenize.js';
 import { splitAlertName } from './structural.js';
+import { resolvePointers } from './pointer-families.js';
 
 /** One immutable, indexed view of the catalog; swapped whole when the catalog reloads. */
 export interface CatalogSnapshot {
@@ -25,39 +26,6 @@ export interface CatalogSnapshot {
    */
   family: ReadonlyMap<string, string>;
   builtAt: Date;
-}
-
-/** Finds the entry a pointer names: an id, an id without `.md`, a unique file name, or an alert name. */
-function pointerLookup(entries: readonly Entry[], byId: ReadonlyMap<string, Entry>): (ref: string) => Entry | undefined {
-  const byBase = new Map<string, Entry[]>();
-  const byName = new Map<string, Entry[]>();
-  const push = (m: Map<string, Entry[]>, k: string, e: Entry): void => {
-    const l = m.get(k);
-    if (l) l.push(e);
-    else m.set(k, [e]);
-  };
-  for (const e of entries) {
-    push(byBase, (e.id.split('/').pop() ?? e.id).replace(/\.md$/i, '').toLowerCase(), e);
-    for (const a of e.alerts) push(byName, a, e);
-  }
-  const unique = (l: readonly Entry[] | undefined): Entry | undefined => (l?.length === 1 ? l[0] : undefined);
-  return (ref) => {
-    const base = (ref.split('/').pop() ?? ref).replace(/\.md$/i, '').toLowerCase();
-    return byId.get(ref) ?? byId.get(`${ref}.md`) ?? unique(byBase.get(base)) ?? unique(byName.get(ref.toLowerCase()));
-  };
-}
-
-/** The entry a pointer page stands for, followed through chains (cycles cut). */
-function resolvePointer(e: Entry, find: (ref: string) => Entry | undefined): Entry | undefined {
-  const seen = new Set([e.id]);
-  let at = e;
-  while (at.pointsTo !== undefined) {
-    const next = find(at.pointsTo);
-    if (next === undefined || seen.has(next.id)) break;
-    seen.add(next.id);
-    at = next;
-  }
-  return at === e ? undefined : at;
 }
 
 /** Builds the lookup tables recall needs next to the text index. */
@@ -90,10 +58,9 @@ export function buildCatalogSnapshot(entries: readonly Entry[], index: SearchInd
   }
   // A pointer page hands its alerts to the runbook it points at, so a renamed alert still
   // finds the content (and the target no longer looks like a sibling that merely shares words).
-  const find = pointerLookup(entries, byId);
-  for (const e of entries) {
-    const t = e.pointsTo === undefined ? undefined : resolvePointer(e, find);
-    if (t === undefined) continue;
+  for (const [id, target] of resolvePointers(entries)) {
+    const e = byId.get(id)!;
+    const t = byId.get(target)!;
     family.set(e.id, t.id);
     for (const a of e.alerts) cover(a, t);
     addNames(t.id, e.alertNames ?? []);
