@@ -21,7 +21,7 @@ describe.runIf(hasCorpus)('recall quality on a dev subset (shared/corpus)', () =
     // Every positive (both variants) and every 6th negative: ~170 cases, well under a second.
     const subset = cases.filter((c, i) => !c.expect.none || i % 6 === 0);
     const { snapshot } = await loadSnapshot(resolve(corpus, 'runbooks'));
-    const { metrics } = runEval(snapshot, withLeaveOneOut(subset), recallOptions());
+    const { metrics } = runEval(snapshot.entries, withLeaveOneOut(subset), recallOptions());
     const by = Object.fromEntries(metrics.map((m) => [m.variant, m]));
     const visible = by['name-visible']!;
     const hidden = by['name-hidden']!;
