@@ -1,11 +1,11 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { buildFlexIndex } from '../adapters/flexsearch/flex-index.js';
 import { createRng } from '../bench/prng.js';
 import { loadCatalog } from '../core/catalog/load-catalog.js';
 import { ablate, isSignal, SIGNALS, type Signal } from '../core/eval/ablation.js';
 import { crossValidate, SettingEvaluator, type CrossValidation } from '../core/eval/cross-validate.js';
-import { cvText } from '../core/eval/cv-report.js';
+import { cvMarkdown, cvText } from '../core/eval/cv-report.js';
 import { parseCases, withLeaveOneOut, type EvalCase } from '../core/eval/eval-cases.js';
 import { ruleFolds } from '../core/eval/folds.js';
 import { fmt, metricsByVariant, type SweepPoint, type VariantMetrics } from '../core/eval/metrics.js';
@@ -175,6 +175,12 @@ async function evalRecall(io: CliIO, catalogDir: string, casesFiles: string[], o
     await writeFile(join(dir, 'recall-sweep.svg'), svg);
     await writeFile(join(dir, 'recall-report.md'), markdown);
     io.stderr(`report written to ${join(dir, 'recall-report.md')}\n`);
+    if (cv) {
+      const command = `reprise eval recall --cv ${flags.cv} --seed ${flags.seed}${flags.without.map((w) => ` --without ${w}`).join('')}${flags.loo ? ' --loo' : ''} --cases ${casesFiles.map((f) => basename(f)).join(' --cases ')}`;
+      const name = flags.without.length > 0 ? `recall-cv-without-${flags.without.join('-')}.md` : 'recall-cv.md';
+      await writeFile(join(dir, name), cvMarkdown(cv, result.metrics, { date: new Date(), command, seed: flags.seed }));
+      io.stderr(`cross-validation report written to ${join(dir, name)}\n`);
+    }
   }
   return 0;
 }

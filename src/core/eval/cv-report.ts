@@ -58,3 +58,42 @@ export function cvText(cv: CrossValidation, inSample: readonly VariantMetrics[],
   ];
   return `${lines.join('\n')}\n`;
 }
+
+/**
+ * Markdown for `eval/reports/recall-cv.md`: the cross-validated figures beside the in-sample
+ * ones, each fold's choice, and the defaults the folds agree on.
+ */
+export function cvMarkdown(cv: CrossValidation, inSample: readonly VariantMetrics[], meta: { date: Date; command: string; seed: number }): string {
+  const row = (m: VariantMetrics, s: VariantSpread | undefined): string => {
+    const neg = m.positives === 0;
+    const loo = m.variant === 'leave-one-out';
+    const ff = m.negatives > 0 ? fmt(loo ? m.fireRate : m.falseFireRate) : '—';
+    const cvff = s && m.negatives > 0 ? fmtSpread(loo ? s.fireRate : s.falseFireRate) : '—';
+    return `| ${m.variant} | ${m.cases} | ${neg ? '—' : fmt(m.precision)} | ${neg ? '—' : fmt(m.coverage)} | ${ff} | ${s && !neg ? fmtSpread(s.precision) : '—'} | ${s && !neg ? fmtSpread(s.coverage) : '—'} | ${cvff} |`;
+  };
+  const head = ['| variant | cases | in-sample precision | in-sample coverage | in-sample false-fire (LOO: fire) | CV precision | CV coverage | CV false-fire (LOO: fire) |', '|---|---|---|---|---|---|---|---|'];
+  const lines = [
+    `# Recall cross-validation — ${meta.date.toISOString().slice(0, 10)}`,
+    '',
+    `\`${meta.command}\``,
+    '',
+    `${cv.k} folds split by alert rule (seed ${meta.seed}); each fold's settings calibrated on the other ${cv.k - 1} folds, measured on it; CV columns are mean ± sd over folds. In-sample: the configured settings on every case.`,
+    '',
+    ...head,
+    ...inSample.map((m) => row(m, cv.byVariant.find((v) => v.variant === m.variant))),
+    '',
+    '## Settings chosen per fold',
+    '',
+    ...cv.folds.map((f) => `- fold ${f.fold + 1} (${f.testCases} held-out cases): ${fmtSetting(f.chosen)}`),
+    '',
+    `## Defaults: the fold choice that does best across folds (floors held on ${cv.consensusScore.feasibleFolds}/${cv.k} held-out folds)`,
+    '',
+    fmtSetting(cv.consensus),
+    '',
+    ...head,
+    ...cv.consensusInSample.metrics.map((m) => row(m, cv.consensusByFold.find((v) => v.variant === m.variant))),
+    '',
+    `${cv.settingsRun} settings evaluated.`,
+  ];
+  return `${lines.join('\n')}\n`;
+}

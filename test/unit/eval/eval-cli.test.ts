@@ -4,7 +4,7 @@ import { buildFlexIndex } from '../../../src/adapters/flexsearch/flex-index.js';
 import { createRng } from '../../../src/bench/prng.js';
 import { CALIBRATION_START, SEARCH_SPACE, settingKey } from '../../../src/core/eval/calibrate.js';
 import { crossValidate, SettingEvaluator } from '../../../src/core/eval/cross-validate.js';
-import { cvText } from '../../../src/core/eval/cv-report.js';
+import { cvMarkdown, cvText } from '../../../src/core/eval/cv-report.js';
 import { ruleFolds } from '../../../src/core/eval/folds.js';
 import { createEvalRunner } from '../../../src/core/eval/run-cases.js';
 import { renderEvalReport, sweepSvg } from '../../../src/core/eval/report.js';
@@ -204,6 +204,14 @@ describe('cross-validation', () => {
     expect(text).toContain('in-sample precision');
     expect(text).toMatch(/name-hidden\s+4\s+\S+\s+\S+\s+—\s+\d\.\d{3} ± \d\.\d{3}/);
     expect(text).toContain('fold 2');
+  });
+
+  it('renders a markdown report with the command that reproduces it', () => {
+    const md = cvMarkdown(cv, cv.consensusInSample.metrics, { date: new Date('2026-11-30T00:00:00Z'), command: 'reprise eval recall --cv 2', seed: 1 });
+    expect(md).toMatch(/^# Recall cross-validation — 2026-11-30\n/);
+    expect(md).toContain('`reprise eval recall --cv 2`');
+    expect(md).toMatch(/\| name-hidden \| 4 \| \d\.\d{3} \| \d\.\d{3} \| — \| \d\.\d{3} ± \d\.\d{3} \|/);
+    expect(md).toContain('| leave-one-out | 4 | — | — | 0.000 | — | — | 0.000 ± 0.000 |');
   });
 });
 
