@@ -79,10 +79,10 @@ export function createEvalRunner(entries: readonly Entry[], o: EvalRunnerOptions
       const expected = expectedEntry(c);
       const accepted = expected === null ? [] : acceptedFor(expected, snap);
       const incident = incidentOf(c);
-      const base = { id: c.id, variant: c.variant, expected, ...(accepted.length > 0 ? { accepted } : {}) };
-      if (!incident) return { ...base, fired: null, confidence: null, ranked: [], trace: [{ gate: 'input', reason: 'payload did not parse' }], answer: null };
+      const head = { id: c.id, variant: c.variant, expected, ...(accepted.length > 0 ? { accepted } : {}) };
+      if (!incident) return { ...head, fired: null, confidence: null, ranked: [], trace: [{ gate: 'input', reason: 'payload did not parse' }], answer: null };
       const r = recall(incident, snap, track, opts, now);
-      return { ...base, fired: r.answer?.entry ?? null, confidence: r.answer?.confidence ?? null, ranked: r.ranked, trace: r.trace, answer: r.answer };
+      return { ...head, fired: r.answer?.entry ?? null, confidence: r.answer?.confidence ?? null, ranked: r.ranked, trace: r.trace, answer: r.answer };
     },
   };
 }
