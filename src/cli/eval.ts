@@ -171,7 +171,7 @@ async function evalRecall(io: CliIO, catalogDir: string, casesFiles: string[], o
   if (flags.report) {
     const dir = resolve(io.cwd, flags.report);
     await mkdir(dir, { recursive: true });
-    const { markdown, svg } = renderEvalReport({ metrics: result.metrics, sweep: result.sweep, options: opts, catalogDir, casesFile: casesFiles.join(', '), date: new Date() });
+    const { markdown, svg } = renderEvalReport({ metrics: result.metrics, sweep: result.sweep, options: opts, catalogDir, casesFile: casesFiles.map((f) => basename(f)).join(', '), date: new Date() });
     await writeFile(join(dir, 'recall-sweep.svg'), svg);
     await writeFile(join(dir, 'recall-report.md'), markdown);
     io.stderr(`report written to ${join(dir, 'recall-report.md')}\n`);
