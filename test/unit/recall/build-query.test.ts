@@ -62,3 +62,16 @@ describe('runbookUrlTail', () => {
     expect(runbookUrlTail(url)).toBe(tail);
   });
 });
+
+describe('hostile generatorURL', () => {
+  it('builds a bounded query from a 1 MiB expression quickly', () => {
+    const junk = Array.from({ length: 60_000 }, (_, i) => `m${i}_x{l${i}="v${i}"}`).join(' or ');
+    const i = alert({ alertname: 'Alert1', annotations: { summary: 'x' }, generatorURL: `http://p/graph?g0.expr=${encodeURIComponent(junk)}` });
+    expect(i.generatorUrl!.length).toBeGreaterThan(1024 * 1024);
+    const t = performance.now();
+    const { tokens } = buildQuery(i, W({ exprMetrics: 1, exprLabels: 1, exprMaxTerms: 200 }));
+    expect(performance.now() - t).toBeLessThan(1000);
+    // 200 pieces at most, each a few tokens.
+    expect(tokens.length).toBeLessThan(1000);
+  });
+});
