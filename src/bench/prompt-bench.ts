@@ -63,7 +63,8 @@ export async function runPromptBench(): Promise<PromptBenchResult> {
 
   // Recall path: rerank over the top rerank_k agreeing candidates, then verify over confirm's output.
   const names = alertNameContext(incident.alertname, snapshot.knownAlerts);
-  const agreeing = snapshot.index.search(buildQuery(incident), config.recall.k).filter((c) => {
+  const q = buildQuery(incident);
+  const agreeing = snapshot.index.search(q.tokens, config.recall.k, q.weights).filter((c) => {
     const v = structuralGate(c.entry, incident, names);
     return v.passed && (v.tier === 'exact' || v.tier === 'namespace');
   });

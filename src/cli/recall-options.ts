@@ -17,6 +17,15 @@ export function recallOptions(config: Config = defaultConfig()): RecallOptions {
     staleFactor: r.stale_factor,
     scopelessFactor: r.scopeless_factor,
     nameBoost: r.name_boost,
+    query: {
+      summary: r.summary_weight,
+      description: r.description_weight,
+      labelNames: r.label_name_weight,
+      exprMetrics: r.expr_metric_weight,
+      exprLabels: r.expr_label_weight,
+      runbookUrl: r.runbook_url_weight,
+      exprMaxTerms: r.expr_max_terms,
+    },
     unconfirmedCap: r.unconfirmed_cap,
     // No MCP tool servers exist yet, so the confirm step can never run.
     liveStateTools: false,

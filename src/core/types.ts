@@ -77,6 +77,12 @@ export interface Entry {
    */
   alertNames?: string[];
   source?: string;
+  /**
+   * Id of the entry this one only points to: a foreign runbook whose whole body is a
+   * "renamed / see …" link (`NodeRAIDDiskFailure.md` → `node/NodeRAIDDegraded.md`). The
+   * target then covers this entry's alerts too.
+   */
+  pointsTo?: string;
   /** `## Heading` → body text, heading lower-cased. */
   sections: Record<string, string>;
   /** Markdown body without frontmatter. */

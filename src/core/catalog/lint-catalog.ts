@@ -1,4 +1,5 @@
-import type { LintProblem } from '../types.js';
+import type { Entry, LintProblem } from '../types.js';
+import { resolvePointers } from '../recall/pointer-families.js';
 import { loadCatalog } from './load-catalog.js';
 
 /** What `reprise catalog lint` reports (also its `--json` shape). */
@@ -12,9 +13,25 @@ export interface LintReport {
 
 /** Load `dir` and summarise its problems. Rejects only when the root itself is unusable. */
 export async function lintCatalog(dir: string): Promise<LintReport> {
-  const { entries, problems } = await loadCatalog(dir);
+  const loaded = await loadCatalog(dir);
+  const { entries } = loaded;
+  const problems = [...loaded.problems, ...pointerProblems(entries)];
   const errors = problems.filter((p) => p.severity === 'error').length;
   return { entries: entries.length, errors, warnings: problems.length - errors, problems };
+}
+
+/**
+ * A pointer page whose target is not in the catalog hands its alerts to nobody: the alert
+ * then gets the pointer page itself ("see X") and no X.
+ */
+export function pointerProblems(entries: readonly Entry[]): LintProblem[] {
+  const resolved = resolvePointers(entries);
+  return entries
+    .filter((e) => e.pointsTo !== undefined && !resolved.has(e.id))
+    .map((e) => ({
+      file: e.id, line: 1, rule: 'pointer-unresolved', severity: 'warning' as const,
+      message: `this page only points to ${e.pointsTo}, which is not in the catalog; add that runbook or give this page content of its own`,
+    }));
 }
 
 /** "108 entries loaded, 0 errors, 108 warnings". */

@@ -102,11 +102,14 @@ function foreignEntry(relPath: string, r: FieldReader, body: string, bodyStartLi
   const base = baseName(relPath);
   const named = isAlertNameShaped(base) ? base : heading && isCamelCaseAlertName(heading.text) ? heading.text : undefined;
   const listed = stringList(r.data['alerts']);
-  const alertNames = dedupeNames([...listed, ...(named ? [named] : [])]);
+  // Hugo's own `aliases` are old URL paths (`/kubememovercommit/`); only alert-shaped ones are names.
+  const aliases = stringList(r.data['aliases']).filter(isAlertNameShaped);
+  const alertNames = dedupeNames([...listed, ...(named ? [named] : []), ...aliases]);
   const alerts = [...new Set(alertNames.map((a) => a.toLowerCase()))];
+  const pointsTo = pointerTarget(relPath, body, named);
   r.report('warning', 'foreign-runbook', 1,
-    `no \`type\` in frontmatter: read as a Playbook titled "${title}"${named ? ` covering alert ${named}` : ''}; ` +
-      'add `type: Playbook` and `title:` to make it a catalog entry');
+    `no \`type\` in frontmatter: read as a Playbook titled "${title}"${named ? ` covering alert ${named}` : ''}` +
+      `${pointsTo ? ` that points to ${pointsTo}` : ''}; add \`type: Playbook\` and \`title:\` to make it a catalog entry`);
   const entry: Entry = {
     id: relPath,
     type: 'Playbook',
@@ -121,6 +124,7 @@ function foreignEntry(relPath: string, r: FieldReader, body: string, bodyStartLi
     body,
     foreign: true,
   };
+  if (pointsTo) entry.pointsTo = pointsTo;
   return { entry, problems: r.problems, titleLine };
 }
 
@@ -194,6 +198,8 @@ export function parseEntry(relPath: string, text: string): ParseResult {
   const resource = r.resource('resource');
   const alertResource = r.resource('alert_resource');
   const sections = splitSections(split.body);
+  // `aliases`: other names of the alerts this entry covers (an alert renamed upstream).
+  const covered = [...r.list('alerts'), ...r.list('aliases')];
   if (type === 'Incident') {
     if (!r.has('resource')) {
       r.report('error', 'resource-missing', 'type',
@@ -212,8 +218,8 @@ export function parseEntry(relPath: string, text: string): ParseResult {
     description: r.string('description') ?? '',
     tags: r.list('tags'),
     status: status(r),
-    alerts: [...new Set(r.list('alerts').map((a) => a.toLowerCase()))],
-    alertNames: dedupeNames(r.list('alerts')),
+    alerts: [...new Set(covered.map((a) => a.toLowerCase()))],
+    alertNames: dedupeNames(covered),
     sections,
     body: split.body,
     foreign: false,
@@ -244,4 +250,45 @@ function dedupeNames(names: readonly string[]): string[] {
     seen.add(k);
     return true;
   });
+}
+
+/** A pointer page says one sentence besides its link; a runbook says more. */
+const POINTER_MAX_WORDS = 30;
+/** Only bodies this short are examined as pointer pages. */
+const POINTER_MAX_CHARS = 2000;
+/** `[text](target)` or Hugo's `{{< ref "target" >}}` / `{{< relref "target" >}}`. */
+const LINK = /\{\{<\s*(?:rel)?ref\s+"([^"\n]+)"\s*>\}\}|\]\(([^()\s]+)\)/g;
+/** "renamed to KubeFoo", "see KubeFoo", "replaced by KubeFoo", "moved to KubeFoo". */
+const NAMED_POINTER = /\b(?:see|renamed(?: to)?|moved to|replaced by|superseded by)\s+[`*_]*([A-Za-z][A-Za-z0-9]{2,100})/i;
+
+/**
+ * Upstream runbook repositories keep a page for a renamed or merged alert that only says
+ * "see X" (`NodeRAIDDiskFailure.md`: "See [Node RAID Degraded](./NodeRAIDDegraded.md)").
+ * Such a page points to X: a path relative to the catalog root for a link, or the alert name
+ * itself for a bare "renamed to X". Undefined for a page with content of its own.
+ */
+export function pointerTarget(relPath: string, body: string, ownAlert?: string): string | undefined {
+  if (body.length > POINTER_MAX_CHARS) return undefined;
+  const prose = body.split(/\r?\n/).filter((l) => !/^\s*#/.test(l)).join('\n');
+  const targets = [...prose.matchAll(LINK)].map((m) => m[1] ?? m[2] ?? '').filter((t) => t !== '');
+  const words = prose.replace(LINK, ' ').match(/[A-Za-z]+/g) ?? [];
+  if (words.length === 0 || words.length > POINTER_MAX_WORDS) return undefined;
+  const local = [...new Set(targets.map((t) => resolveLink(relPath, t)).filter((t): t is string => t !== undefined && t !== relPath))];
+  if (local.length === 1) return local[0];
+  if (targets.length > 0) return undefined;
+  const named = NAMED_POINTER.exec(prose)?.[1];
+  return named && isAlertNameShaped(named) && named.toLowerCase() !== ownAlert?.toLowerCase() ? named : undefined;
+}
+
+/** A link target as a catalog path (`./X.md` beside `node/Y.md` → `node/X.md`); undefined for other sites. */
+function resolveLink(relPath: string, target: string): string | undefined {
+  const bare = target.replace(/[?#].*$/, '');
+  if (bare === '' || /^[a-z][a-z0-9+.-]*:/i.test(bare)) return undefined;
+  const parts = bare.startsWith('/') ? [] : relPath.split('/').slice(0, -1);
+  for (const seg of bare.split('/')) {
+    if (seg === '' || seg === '.') continue;
+    if (seg === '..') parts.pop();
+    else parts.push(seg);
+  }
+  return parts.length > 0 ? parts.join('/') : undefined;
 }

@@ -12,6 +12,11 @@ export interface CaseOutcome {
   fired: string | null;
   confidence: number | null;
   ranked: string[];
+  /**
+   * Other entries that answer the case as well as `expected`: the pages of its pointer family
+   * (a `NodeRAIDDiskFailure.md` that says only "see NodeRAIDDegraded"). Absent: only `expected`.
+   */
+  accepted?: readonly string[];
 }
 
 export interface VariantMetrics {
@@ -33,6 +38,8 @@ export interface VariantMetrics {
   correct: number;
   wrong: number;
   falseFires: number;
+  /** Correct answers that named a pointer-family page rather than `expected` itself. */
+  viaPointer: number;
 }
 
 const ratio = (a: number, b: number): number => (b === 0 ? Number.NaN : a / b);
@@ -48,6 +55,7 @@ export function variantMetrics(variant: string, outcomes: readonly CaseOutcome[]
   let correct = 0;
   let wrong = 0;
   let falseFires = 0;
+  let viaPointer = 0;
   for (const o of outcomes) {
     if (o.fired) fired++;
     if (o.expected === null) {
@@ -56,12 +64,16 @@ export function variantMetrics(variant: string, outcomes: readonly CaseOutcome[]
       continue;
     }
     positives++;
-    const rank = o.ranked.indexOf(o.expected);
+    const ok = [o.expected, ...(o.accepted ?? [])];
+    const ranks = ok.map((e) => o.ranked.indexOf(e)).filter((r) => r >= 0);
+    const rank = ranks.length > 0 ? Math.min(...ranks) : -1;
     if (rank === 0) at1++;
     if (rank >= 0 && rank < 3) at3++;
     if (rank >= 0) rr += 1 / (rank + 1);
-    if (o.fired === o.expected) correct++;
-    else if (o.fired) wrong++;
+    if (o.fired !== null && ok.includes(o.fired)) {
+      correct++;
+      if (o.fired !== o.expected) viaPointer++;
+    } else if (o.fired) wrong++;
   }
   return {
     variant,
@@ -79,6 +91,7 @@ export function variantMetrics(variant: string, outcomes: readonly CaseOutcome[]
     correct,
     wrong,
     falseFires,
+    viaPointer,
   };
 }
 

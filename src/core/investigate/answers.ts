@@ -55,8 +55,9 @@ export interface DegradedAnswer {
 }
 
 export async function degradedAnswer(incident: Incident, catalog: CatalogSnapshot, recurrence: RecurrenceSource | undefined, reason: string): Promise<DegradedAnswer> {
+  const q = buildQuery(incident);
   const closest = catalog.index
-    .search(buildQuery(incident), 10)
+    .search(q.tokens, 10, q.weights)
     .filter((c) => c.entry.status === 'active')
     .slice(0, 3)
     .map((c) => ({ id: c.entry.id, title: c.entry.title, score: Math.round(c.score * 100) / 100 }));

@@ -1,4 +1,5 @@
 import type { Entry, StructuralTier } from '../types.js';
+import type { QueryWeights } from './build-query.js';
 
 /** Recall thresholds (config `recall.*`; documented in the config schema). */
 export interface RecallOptions {
@@ -14,6 +15,8 @@ export interface RecallOptions {
   scopelessFactor: number;
   /** Score multiplier per unit of alert-name coverage: score × (1 + nameBoost × covered share). */
   nameBoost: number;
+  /** How much each part of the alert counts in the text query. */
+  query: QueryWeights;
   /** Cap on an instant recall whose confirm step could not run (SPEC §6: 0.70). */
   unconfirmedCap: number;
   /** Whether read-only live-state tools are configured for the confirm backstop. */

@@ -77,31 +77,39 @@ export function entryForRunbookUrl(url: string, catalog: CatalogSnapshot): Entry
  */
 export function recall(incident: Incident, catalog: CatalogSnapshot, track: TrackLookup, opts: RecallOptions, now: Date): RecallResult {
   const trace: GateTraceStep[] = [];
-  const tokens = buildQuery(incident);
-  const candidates = catalog.index.search(tokens, opts.k);
+  const { tokens, weights } = buildQuery(incident, opts.query);
+  const candidates = catalog.index.search(tokens, opts.k, weights);
   const seen = new Set(candidates.map((c) => c.entry.id));
+  const alertname = incident.alertname.toLowerCase();
+  const coverers = catalog.byAlert.get(alertname) ?? [];
   // Entries that cover this alert by name are candidates even when text ranks them low.
-  for (const e of catalog.byAlert.get(incident.alertname.toLowerCase()) ?? []) {
+  for (const e of coverers) {
     if (!seen.has(e.id)) {
-      candidates.push({ entry: e, score: catalog.index.score(tokens, e.id) });
+      candidates.push({ entry: e, score: catalog.index.score(tokens, e.id, weights) });
       seen.add(e.id);
     }
   }
   // Name coverage: the words of an entry's alert name summarise the condition it is about; a
   // candidate whose name the alert text spells out in full is boosted over one that shares
-  // only body vocabulary (calibrated in eval/README.md; 0 turns it off).
+  // only body vocabulary (calibrated in eval/README.md; 0 turns it off). An entry covering
+  // several names counts its best-covered one.
   if (opts.nameBoost > 0) {
-    const q = new Set(tokens);
     for (const c of candidates) {
-      const words = catalog.nameWords.get(c.entry.id);
-      if (!words || words.length === 0) continue;
-      const covered = words.filter((w) => q.has(w)).length / words.length;
+      const lists = catalog.nameWords.get(c.entry.id);
+      if (!lists) continue;
+      let covered = 0;
+      for (const words of lists) {
+        let n = 0;
+        for (const w of words) if (weights.has(w)) n++;
+        covered = Math.max(covered, n / words.length);
+      }
       c.score *= 1 + opts.nameBoost * covered;
     }
   }
-  candidates.sort((a, b) => b.score - a.score || a.entry.id.localeCompare(b.entry.id));
+  // Ties by id in code-unit order, as the search port orders them.
+  candidates.sort((a, b) => b.score - a.score || (a.entry.id < b.entry.id ? -1 : a.entry.id > b.entry.id ? 1 : 0));
 
-  const names = alertNameContext(incident.alertname, catalog.knownAlerts);
+  const names = { ...alertNameContext(incident.alertname, catalog.knownAlerts), coveredBy: new Set(coverers.map((e) => e.id)) };
   const instantGroup: Agreeing[] = [];
   const runbookGroup: Agreeing[] = [];
   let nearMiss: NearMiss | null = null;
@@ -113,13 +121,13 @@ export function recall(incident: Incident, catalog: CatalogSnapshot, track: Trac
     trace.push(step({ gate: v.passed ? 'structural' : cand.entry.status !== 'active' ? 'status' : 'structural', entry: cand.entry.id, passed: v.passed, value: v.tier ?? null, threshold: null, reason: v.reason }));
     if (!v.passed || !v.tier) {
       // A past incident with the same alert on another workload is worth pointing at.
-      if (cand.entry.status === 'active' && cand.entry.type === 'Incident' && coversByName(cand.entry, incident)) {
+      if (cand.entry.status === 'active' && cand.entry.type === 'Incident' && coversByName(cand.entry, incident, names)) {
         offerNearMiss({ entry: cand.entry.id, gate: 'structural', reason: v.reason });
       }
       continue;
     }
     const group = v.tier === 'exact' || v.tier === 'namespace' ? instantGroup : runbookGroup;
-    group.push({ cand, tier: v.tier, byName: coversByName(cand.entry, incident) });
+    group.push({ cand, tier: v.tier, byName: coversByName(cand.entry, incident, names) });
   }
 
   const rejected = new Set<string>();
@@ -127,7 +135,9 @@ export function recall(incident: Incident, catalog: CatalogSnapshot, track: Trac
     let remaining = group.slice();
     for (let attempt = 0; attempt <= opts.maxFallbacks && remaining.length > 0; attempt++) {
       const top = remaining[0]!;
-      const runnerUp = remaining[1];
+      // A pointer page and the runbook it points at are one runbook: neither is the other's rival.
+      const family = (id: string): string => catalog.family.get(id) ?? id;
+      const runnerUp = remaining.find((a) => family(a.cand.entry.id) !== family(top.cand.entry.id));
       // An alert's runbook_url names its runbook outright: text similarity has nothing to add.
       const margin: MarginVerdict =
         top.tier === 'runbook_url'
@@ -168,7 +178,7 @@ export function recall(incident: Incident, catalog: CatalogSnapshot, track: Trac
   const url = incident.runbookUrl ? entryForRunbookUrl(incident.runbookUrl, catalog) : undefined;
   if (url && url.status === 'active' && !url.resource) {
     trace.push(step({ gate: 'structural', entry: url.id, passed: true, value: 'runbook_url', threshold: null, reason: `selected by the alert's runbook_url ${incident.runbookUrl}` }));
-    runbook = decide([{ cand: candidates.find((c) => c.entry.id === url.id) ?? { entry: url, score: catalog.index.score(tokens, url.id) }, tier: 'runbook_url', byName: true }], 'runbook');
+    runbook = decide([{ cand: candidates.find((c) => c.entry.id === url.id) ?? { entry: url, score: catalog.index.score(tokens, url.id, weights) }, tier: 'runbook_url', byName: true }], 'runbook');
   }
   runbook ??= decide(runbookGroup.filter((a) => !rejected.has(a.cand.entry.id)), 'runbook');
 

@@ -69,7 +69,7 @@ export function structuralGate(entry: Entry, incident: Incident, names: AlertNam
     }
     return best ?? { passed: false, reason: 'no identity' };
   }
-  if (entry.alerts.length > 0 && !entry.alerts.includes(alertname)) {
+  if (entry.alerts.length > 0 && !covers(entry, alertname, names)) {
     if (!names.opaque) {
       return { passed: false, reason: `covers ${entry.alerts.join(', ')}, not ${incident.alertname}` };
     }
@@ -87,6 +87,11 @@ export function structuralGate(entry: Entry, incident: Incident, names: AlertNam
   };
 }
 
+/** Whether the entry covers the alertname: by its own `alerts`, or as the catalog says (aliases, pointers). */
+function covers(entry: Entry, alertname: string, names: AlertNameContext): boolean {
+  return names.coveredBy ? names.coveredBy.has(entry.id) : entry.alerts.includes(alertname);
+}
+
 /** What the incident's alertname tells the structural gate, computed once per incident. */
 export interface AlertNameContext {
   /**
@@ -96,6 +101,11 @@ export interface AlertNameContext {
    * that the catalog has no runbook for it, not an invitation to show a sibling's.
    */
   opaque: boolean;
+  /**
+   * Ids of the entries that cover the alertname (`alerts`, `aliases`, or a pointer page's
+   * alerts handed to its target; see CatalogSnapshot.byAlert). Absent: each entry's own `alerts`.
+   */
+  coveredBy?: ReadonlySet<string>;
 }
 
 /**
@@ -127,7 +137,7 @@ export function splitAlertName(name: string): string[] {
 /** Words that appear in alert names without saying what is wrong. */
 const GENERIC_NAME_WORDS = new Set(['alert', 'alarm', 'warn', 'warning', 'critical', 'page', 'test']);
 
-/** True when the structural verdict came from an explicit `alerts` listing. */
-export function coversByName(entry: Entry, incident: Incident): boolean {
-  return entry.alerts.includes(incident.alertname.toLowerCase());
+/** True when the structural verdict came from an explicit `alerts` listing (or an alias of one). */
+export function coversByName(entry: Entry, incident: Incident, names?: AlertNameContext): boolean {
+  return covers(entry, incident.alertname.toLowerCase(), names ?? { opaque: false });
 }

@@ -70,8 +70,9 @@ export function crashLoopIncident(description?: string): Incident {
 /** Structurally agreeing candidates, best BM25 first: what recall hands the rerank gate. */
 export function agreeingCandidates(incident: Incident, snapshot: CatalogSnapshot): Candidate[] {
   const names = alertNameContext(incident.alertname, snapshot.knownAlerts);
+  const q = buildQuery(incident);
   return snapshot.index
-    .search(buildQuery(incident), 20)
+    .search(q.tokens, 20, q.weights)
     .filter((c) => {
       const v = structuralGate(c.entry, incident, names);
       return v.passed && (v.tier === 'exact' || v.tier === 'namespace');

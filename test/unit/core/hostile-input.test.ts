@@ -53,7 +53,7 @@ function run(fields: Record<string, string>): { tokens: string[]; text: string }
   for (const v of [...Object.values(incident.labels), ...Object.values(incident.annotations)]) {
     expect(v.length).toBeLessThanOrEqual(DEFAULT_FIELD_LIMIT + 64);
   }
-  const tokens = buildQuery(incident);
+  const tokens = buildQuery(incident).tokens;
   const result = recall(incident, snapshot, noHistory, recallOpts(), NOW);
   const { card, detail } = buildThread({ incident, recall: result, recurrence: { previousCount: 0 }, now: NOW, controlsId: 'x' });
   const text = renderConsoleThread(card, detail);

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { parseCases, runEval, withLeaveOneOut, type EvalCase } from '../../../src/cli/eval.js';
+import { evalCommand, parseCases, runEval, withLeaveOneOut, type EvalCase } from '../../../src/cli/eval.js';
+import { buildFlexIndex } from '../../../src/adapters/flexsearch/flex-index.js';
+import { createRng } from '../../../src/bench/prng.js';
+import { CALIBRATION_START, SEARCH_SPACE, settingKey } from '../../../src/core/eval/calibrate.js';
+import { crossValidate, SettingEvaluator } from '../../../src/core/eval/cross-validate.js';
+import { cvMarkdown, cvText } from '../../../src/core/eval/cv-report.js';
+import { ruleFolds } from '../../../src/core/eval/folds.js';
+import { createEvalRunner } from '../../../src/core/eval/run-cases.js';
 import { renderEvalReport, sweepSvg } from '../../../src/core/eval/report.js';
 import type { SweepPoint } from '../../../src/core/eval/metrics.js';
 import { alertPayload, flexSnapshot, incidentEntry, playbook, recallOpts } from '../recall/recall-fixtures.js';
@@ -116,7 +123,7 @@ describe('runEval and the report', () => {
     { id: 'broken', variant: 'name-visible', expect: { none: true }, payload: { alerts: 'nope' } },
   ]);
   const opts = recallOpts();
-  const result = runEval(snapshot, cases, opts);
+  const result = runEval(snapshot.entries, cases, opts);
 
   it('produces one line per case, expected vs fired, with the trace', () => {
     expect(result.lines.map((l) => l.id)).toEqual(['crash', 'none', 'broken', 'crash:loo']);
@@ -148,5 +155,80 @@ describe('runEval and the report', () => {
     expect(markdown).toContain('![sweep](recall-sweep.svg)');
     assertWellFormed(svg);
     expect(svg.match(/<path /g)).toHaveLength(1); // leave-one-out has no positives to plot
+  });
+});
+
+describe('cross-validation', () => {
+  const books = [
+    playbook('runbooks/KubePodCrashLooping.md', { title: 'Pod crash looping', alerts: ['KubePodCrashLooping'], body: 'The container keeps restarting in CrashLoopBackOff; read kubectl logs --previous.' }),
+    playbook('runbooks/NodeFilesystemSpaceFillingUp.md', { title: 'Node filesystem filling up', alerts: ['NodeFilesystemSpaceFillingUp'], body: 'The disk fills up; find large files with du and clean them.' }),
+    playbook('runbooks/KubeJobFailed.md', { title: 'Job failed', alerts: ['KubeJobFailed'], body: 'A batch job failed to complete; inspect the job pods and their exit codes.' }),
+    playbook('runbooks/CPUThrottlingHigh.md', { title: 'CPU throttling high', alerts: ['CPUThrottlingHigh'], body: 'Processes are throttled by their CPU limits; raise the limit.' }),
+  ];
+  const texts: Array<[string, string]> = [
+    ['runbooks/KubePodCrashLooping.md', 'Pod is crash looping (CrashLoopBackOff), restarting.'],
+    ['runbooks/NodeFilesystemSpaceFillingUp.md', 'Filesystem is filling up, disk almost full.'],
+    ['runbooks/KubeJobFailed.md', 'Job failed to complete.'],
+    ['runbooks/CPUThrottlingHigh.md', 'Processes experience elevated CPU throttling.'],
+  ];
+  const cases: EvalCase[] = withLeaveOneOut(texts.flatMap(([runbook, summary], i): EvalCase[] => {
+    const name = runbook.replace(/^runbooks\/|\.md$/g, '');
+    return [
+      { id: `rule-${i}`, variant: 'name-visible', expect: { runbook }, payload: alertPayload({ alertname: name, annotations: { summary } }) },
+      { id: `rule-${i}:hidden`, variant: 'name-hidden', expect: { runbook }, payload: alertPayload({ alertname: `Alert${i}f3a9`, annotations: { summary } }) },
+    ];
+  }).concat([0, 1, 2, 3].map((i) => ({ id: `neg-${i}`, variant: 'name-visible', expect: { none: true }, payload: alertPayload({ alertname: `ApacheDown${i}`, annotations: { summary: 'Apache is down' } }) }))));
+  // A small space keeps the test fast; the search itself is the production one.
+  const space = { ...SEARCH_SPACE, minScore: [6], soloFloor: [8], labelNames: [1], exprLabels: [0], exprMetrics: [0], description: [1], marginGap: [0.1, 0.3], nameBoost: [2, 3], summary: [1, 2] };
+  const run = () => {
+    const evaluator = new SettingEvaluator(createEvalRunner(books, { index: buildFlexIndex, memo: true }), cases, recallOpts());
+    return crossValidate(evaluator, { folds: ruleFolds(cases, 2, createRng(1)), start: { ...CALIBRATION_START }, space, grid: {} });
+  };
+  const cv = run();
+
+  it('calibrates per fold, measures on the held-out fold and reports each variant', () => {
+    expect(cv.k).toBe(2);
+    expect(cv.folds.map((f) => f.trainCases + f.testCases)).toEqual([cases.length, cases.length]);
+    expect(cv.byVariant.map((v) => v.variant).sort()).toEqual(['leave-one-out', 'name-hidden', 'name-visible']);
+    const visible = cv.byVariant.find((v) => v.variant === 'name-visible')!;
+    expect(visible.precision.n).toBe(2);
+    expect(cv.folds.map((f) => settingKey(f.chosen))).toContain(settingKey(cv.consensus));
+  });
+
+  it('is deterministic', () => {
+    expect(JSON.stringify(run())).toBe(JSON.stringify(cv));
+  });
+
+  it('prints in-sample and cross-validated figures side by side', () => {
+    const text = cvText(cv, cv.consensusInSample.metrics, 'test');
+    expect(text).toContain('in-sample precision');
+    expect(text).toMatch(/name-hidden\s+4\s+\S+\s+\S+\s+—\s+\d\.\d{3} ± \d\.\d{3}/);
+    expect(text).toContain('fold 2');
+  });
+
+  it('renders a markdown report with the command that reproduces it', () => {
+    const md = cvMarkdown(cv, cv.consensusInSample.metrics, { date: new Date('2026-11-30T00:00:00Z'), command: 'reprise eval recall --cv 2', seed: 1 });
+    expect(md).toMatch(/^# Recall cross-validation — 2026-11-30\n/);
+    expect(md).toContain('`reprise eval recall --cv 2`');
+    expect(md).toMatch(/\| name-hidden \| 4 \| \d\.\d{3} \| \d\.\d{3} \| — \| \d\.\d{3} ± \d\.\d{3} \|/);
+    expect(md).toContain('| leave-one-out | 4 | — | — | 0.000 | — | — | 0.000 ± 0.000 |');
+  });
+});
+
+describe('reprise eval recall flags', () => {
+  const io = () => {
+    let err = '';
+    return { io: { stdout: () => undefined, stderr: (t: string) => void (err += t), stdin: async () => '', env: {}, cwd: '/' }, err: () => err };
+  };
+  it.each([
+    [['--cv', '1']],
+    [['--cv', 'five']],
+    [['--seed', '1.5']],
+    [['--without', 'expression']],
+    [['--cv', '5', '--without', 'telepathy']],
+  ])('rejects %j with exit 2 and the usage', async (flags) => {
+    const t = io();
+    expect(await evalCommand(['recall', '--catalog', '/nope', '--cases', '/nope.jsonl', ...flags], t.io)).toBe(2);
+    expect(t.err()).toContain('usage: reprise eval recall');
   });
 });

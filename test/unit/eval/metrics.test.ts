@@ -62,3 +62,14 @@ describe('metricsByVariant', () => {
     expect(ms[1]).toMatchObject({ fired: 0, coverage: 0, recallAt1: 0 });
   });
 });
+
+describe('pointer families', () => {
+  it('counts an answer from the expected page\'s pointer family as correct, and says how many', () => {
+    const m = variantMetrics('v', [
+      { ...o('pointer', 'p', 't', ['t', 'p']), accepted: ['t'] },
+      o('strict', 'p', 't', ['t', 'p']),
+    ]);
+    expect(m).toMatchObject({ correct: 1, wrong: 1, viaPointer: 1 });
+    expect(m.recallAt1).toBe(0.5);
+  });
+});

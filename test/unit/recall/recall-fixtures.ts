@@ -9,6 +9,7 @@ import { parseAlertmanagerPayload } from '../../../src/core/alertmanager.js';
 import { parseEntry } from '../../../src/core/catalog/parse-entry.js';
 import { buildCatalogSnapshot, type CatalogSnapshot } from '../../../src/core/recall/catalog-snapshot.js';
 import type { RecallOptions, TrackLookup } from '../../../src/core/recall/recall.js';
+import { NEUTRAL_QUERY_WEIGHTS } from '../../../src/core/recall/build-query.js';
 import type { Candidate, Entry, GateTraceStep, Incident } from '../../../src/core/types.js';
 import type { SearchIndex } from '../../../src/ports/search-index.js';
 
@@ -30,6 +31,8 @@ export function recallOpts(over: Partial<RecallOptions> = {}): RecallOptions {
     maxFallbacks: 3,
     // Off by default so hand-set scores stay exact; name-coverage tests turn it on.
     nameBoost: 0,
+    // Every part of the alert at weight 1, as before query weights existed.
+    query: { ...NEUTRAL_QUERY_WEIGHTS },
     confidenceCap: 0.9,
     staleAfterMs: 180 * DAY_MS,
     staleFactor: 0.75,
@@ -139,6 +142,7 @@ export interface AlertSpec {
   status?: 'firing' | 'resolved';
   fingerprint?: string;
   startsAt?: string;
+  generatorURL?: string;
 }
 
 /** The Alertmanager v4 payload for one alert. */
@@ -156,6 +160,7 @@ export function alertPayload(a: AlertSpec): unknown {
         startsAt: a.startsAt ?? '2025-12-31T23:50:00Z',
         endsAt: '0001-01-01T00:00:00Z',
         ...(a.fingerprint ? { fingerprint: a.fingerprint } : {}),
+        ...(a.generatorURL ? { generatorURL: a.generatorURL } : {}),
       },
     ],
   };

@@ -1,0 +1,99 @@
+import { CALIBRATED_KEYS, type Setting } from './calibrate.js';
+import type { CrossValidation, Spread, VariantSpread } from './cross-validate.js';
+import { fmt, type VariantMetrics } from './metrics.js';
+
+/** `0.962 ± 0.041` (mean ± sample sd over folds), or `—`. */
+export function fmtSpread(s: Spread): string {
+  return Number.isFinite(s.mean) ? `${fmt(s.mean)} ± ${fmt(s.sd)}` : '—';
+}
+
+/** `marginGap 0.25 · minScore 6 · …` */
+export function fmtSetting(s: Setting): string {
+  return CALIBRATED_KEYS.map((k) => `${k} ${s[k]}`).join(' · ');
+}
+
+function pad(rows: readonly string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
+}
+
+/**
+ * Per variant: in-sample metrics at the given options beside the held-out mean ± sd over
+ * folds. Negative-only variants show fire rates instead of precision and coverage.
+ */
+export function cvTable(inSample: readonly VariantMetrics[], cv: readonly VariantSpread[]): string {
+  const head = ['variant', 'cases', 'in-sample precision', 'in-sample coverage', 'in-sample false-fire', 'CV precision', 'CV coverage', 'CV false-fire'];
+  const rows = inSample.map((m) => {
+    const s = cv.find((v) => v.variant === m.variant);
+    const negOnly = m.positives === 0;
+    const ff = (x: number): string => fmt(x);
+    return [
+      m.variant,
+      String(m.cases),
+      negOnly ? '—' : fmt(m.precision),
+      negOnly ? '—' : fmt(m.coverage),
+      m.negatives > 0 ? ff(m.variant === 'leave-one-out' ? m.fireRate : m.falseFireRate) : '—',
+      s && !negOnly ? fmtSpread(s.precision) : '—',
+      s && !negOnly ? fmtSpread(s.coverage) : '—',
+      s && m.negatives > 0 ? fmtSpread(m.variant === 'leave-one-out' ? s.fireRate : s.falseFireRate) : '—',
+    ];
+  });
+  return pad([head, ...rows]);
+}
+
+/** Text summary of a cross-validation run: the table, each fold's choice, the consensus. */
+export function cvText(cv: CrossValidation, inSample: readonly VariantMetrics[], inSampleLabel: string): string {
+  const lines = [
+    `${cv.k}-fold cross-validation (folds by alert rule; calibrated on ${cv.k - 1} folds, measured on the held-out one; mean ± sd over folds)`,
+    `in-sample: ${inSampleLabel}`,
+    '',
+    cvTable(inSample, cv.byVariant),
+    '',
+    'settings chosen per fold:',
+    ...cv.folds.map((f) => `  fold ${f.fold + 1} (${f.testCases} held-out cases): ${fmtSetting(f.chosen)}`),
+    '',
+    `defaults — the fold choice that does best across folds (floors held on ${cv.consensusScore.feasibleFolds}/${cv.k} held-out folds): ${fmtSetting(cv.consensus)}`,
+    cvTable(cv.consensusInSample.metrics, cv.consensusByFold),
+    `(${cv.settingsRun} settings evaluated)`,
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * Markdown for `eval/reports/recall-cv.md`: the cross-validated figures beside the in-sample
+ * ones, each fold's choice, and the defaults the folds agree on.
+ */
+export function cvMarkdown(cv: CrossValidation, inSample: readonly VariantMetrics[], meta: { date: Date; command: string; seed: number }): string {
+  const row = (m: VariantMetrics, s: VariantSpread | undefined): string => {
+    const neg = m.positives === 0;
+    const loo = m.variant === 'leave-one-out';
+    const ff = m.negatives > 0 ? fmt(loo ? m.fireRate : m.falseFireRate) : '—';
+    const cvff = s && m.negatives > 0 ? fmtSpread(loo ? s.fireRate : s.falseFireRate) : '—';
+    return `| ${m.variant} | ${m.cases} | ${neg ? '—' : fmt(m.precision)} | ${neg ? '—' : fmt(m.coverage)} | ${ff} | ${s && !neg ? fmtSpread(s.precision) : '—'} | ${s && !neg ? fmtSpread(s.coverage) : '—'} | ${cvff} |`;
+  };
+  const head = ['| variant | cases | in-sample precision | in-sample coverage | in-sample false-fire (LOO: fire) | CV precision | CV coverage | CV false-fire (LOO: fire) |', '|---|---|---|---|---|---|---|---|'];
+  const lines = [
+    `# Recall cross-validation — ${meta.date.toISOString().slice(0, 10)}`,
+    '',
+    `\`${meta.command}\``,
+    '',
+    `${cv.k} folds split by alert rule (seed ${meta.seed}); each fold's settings calibrated on the other ${cv.k - 1} folds, measured on it; CV columns are mean ± sd over folds. In-sample: the configured settings on every case.`,
+    '',
+    ...head,
+    ...inSample.map((m) => row(m, cv.byVariant.find((v) => v.variant === m.variant))),
+    '',
+    '## Settings chosen per fold',
+    '',
+    ...cv.folds.map((f) => `- fold ${f.fold + 1} (${f.testCases} held-out cases): ${fmtSetting(f.chosen)}`),
+    '',
+    `## Defaults: the fold choice that does best across folds (floors held on ${cv.consensusScore.feasibleFolds}/${cv.k} held-out folds)`,
+    '',
+    fmtSetting(cv.consensus),
+    '',
+    ...head,
+    ...cv.consensusInSample.metrics.map((m) => row(m, cv.consensusByFold.find((v) => v.variant === m.variant))),
+    '',
+    `${cv.settingsRun} settings evaluated.`,
+  ];
+  return `${lines.join('\n')}\n`;
+}

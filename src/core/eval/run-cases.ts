@@ -1,0 +1,97 @@
+import { parseAlertmanagerPayload } from '../alertmanager.js';
+import { createLedgerState, trackRecord } from '../ledger/ledger-state.js';
+import { buildCatalogSnapshot, type CatalogSnapshot } from '../recall/catalog-snapshot.js';
+import { recall, type RecallOptions } from '../recall/recall.js';
+import type { Answer, Entry, GateTraceStep, Incident } from '../types.js';
+import type { SearchIndex } from '../../ports/search-index.js';
+import { expectedEntry, type EvalCase } from './eval-cases.js';
+import { memoIndex } from './memo-index.js';
+import type { CaseOutcome } from './metrics.js';
+
+/** One case's outcome plus what recall said, for `--out`. */
+export interface CaseRun extends CaseOutcome {
+  answer: Answer | null;
+  trace: GateTraceStep[] | Array<{ gate: string; reason: string }>;
+}
+
+/** Runs cases against one catalog, re-indexing it once per left-out entry. */
+export interface EvalRunner {
+  run(c: EvalCase, opts: RecallOptions): CaseRun;
+}
+
+export interface EvalRunnerOptions {
+  /** Builds a search index over a catalog (production: the FlexSearch adapter). */
+  index: (entries: readonly Entry[]) => SearchIndex;
+  /** Cache search results across settings (calibration); off for a single run. */
+  memo?: boolean;
+  /** Ignore pointer pages (ablation of the alias signal): each page stands alone. */
+  ignorePointers?: boolean;
+  now?: Date;
+}
+
+/**
+ * Recall for evaluation: an empty ledger (no track record yet), the catalog as given or with
+ * the case's `remove` entry left out.
+ */
+export function createEvalRunner(entries: readonly Entry[], o: EvalRunnerOptions): EvalRunner {
+  const base = o.ignorePointers ? entries.map(({ pointsTo: _, ...e }) => e) : entries;
+  const build = (list: readonly Entry[]): CatalogSnapshot => {
+    const index = o.index(list);
+    return buildCatalogSnapshot(list, o.memo ? memoIndex(index) : index);
+  };
+  const snapshots = new Map<string, CatalogSnapshot>([['', build(base)]]);
+  const families = new WeakMap<CatalogSnapshot, Map<string, string[]>>();
+  const acceptedFor = (expected: string, snap: CatalogSnapshot): string[] => {
+    let bySnap = families.get(snap);
+    if (bySnap === undefined) families.set(snap, (bySnap = new Map()));
+    let hit = bySnap.get(expected);
+    if (hit === undefined) bySnap.set(expected, (hit = familyOf(expected, snap)));
+    return hit;
+  };
+  const snapshotFor = (remove: string | undefined): CatalogSnapshot => {
+    const key = remove ?? '';
+    let s = snapshots.get(key);
+    if (s === undefined) {
+      s = build(base.filter((e) => e.id !== remove));
+      snapshots.set(key, s);
+    }
+    return s;
+  };
+  const incidents = new Map<string, Incident | null>();
+  const incidentOf = (c: EvalCase): Incident | null => {
+    let i = incidents.get(c.id);
+    if (i === undefined) {
+      try {
+        i = parseAlertmanagerPayload(c.payload).incidents[0] ?? null;
+      } catch {
+        i = null;
+      }
+      incidents.set(c.id, i);
+    }
+    return i;
+  };
+  const empty = createLedgerState();
+  const track = (e: string, k: 'incident' | 'runbook') => trackRecord(empty, e, k);
+  const now = o.now ?? new Date();
+  return {
+    run(c, opts) {
+      const snap = snapshotFor(c.remove);
+      const expected = expectedEntry(c);
+      const accepted = expected === null ? [] : acceptedFor(expected, snap);
+      const incident = incidentOf(c);
+      const head = { id: c.id, variant: c.variant, expected, ...(accepted.length > 0 ? { accepted } : {}) };
+      if (!incident) return { ...head, fired: null, confidence: null, ranked: [], trace: [{ gate: 'input', reason: 'payload did not parse' }], answer: null };
+      const r = recall(incident, snap, track, opts, now);
+      return { ...head, fired: r.answer?.entry ?? null, confidence: r.answer?.confidence ?? null, ranked: r.ranked, trace: r.trace, answer: r.answer };
+    },
+  };
+}
+
+/** The other pages of an entry's pointer family (the page it points at, pages pointing at it). */
+function familyOf(id: string, snap: CatalogSnapshot): string[] {
+  const head = snap.family.get(id) ?? id;
+  const out = new Set<string>();
+  if (head !== id) out.add(head);
+  for (const [member, target] of snap.family) if (target === head && member !== id) out.add(member);
+  return [...out];
+}

@@ -1,0 +1,107 @@
+import { describe, expect, it } from 'vitest';
+import { assess, better, calibrate, CALIBRATION_START, FLOORS, roleOf, SEARCH_SPACE, type Assessment, type Setting } from '../../../src/core/eval/calibrate.js';
+import { bestAcrossFolds, spread } from '../../../src/core/eval/cross-validate.js';
+import type { CaseOutcome } from '../../../src/core/eval/metrics.js';
+
+const o = (variant: string, expected: string | null, fired: string | null): CaseOutcome => ({ id: `${variant}-${Math.random()}`, variant, expected, fired, confidence: null, ranked: fired ? [fired] : [] });
+const times = (n: number, make: () => CaseOutcome): CaseOutcome[] => Array.from({ length: n }, make);
+
+describe('assess', () => {
+  it('is feasible when every floor holds and scores hard-variant coverage', () => {
+    const outcomes = [
+      ...times(50, () => o('name-visible', 'a', 'a')),
+      ...times(100, () => o('name-visible', null, null)),
+      ...times(20, () => o('leave-one-out', null, null)),
+      ...times(8, () => o('name-hidden', 'a', 'a')),
+      ...times(2, () => o('name-hidden', 'a', null)),
+    ];
+    const a = assess(outcomes);
+    expect(a.violation).toBe(0);
+    expect(a.coverage).toBeCloseTo(0.8);
+    expect(a.precision).toBe(1);
+  });
+
+  it('charges every floor it misses', () => {
+    const outcomes = [
+      ...times(9, () => o('name-visible', 'a', 'a')),
+      o('name-visible', 'a', 'b'), //                      visible precision 0.9 (< 0.98)
+      ...times(9, () => o('name-visible', null, null)),
+      o('name-visible', null, 'a'), //                      false-fire 0.1 (> 0.01)
+      ...times(8, () => o('leave-one-out', null, null)),
+      ...times(2, () => o('leave-one-out', null, 'a')), //  loo fire 0.2 (> 0.05)
+      ...times(8, () => o('name-hidden+expr', 'a', 'a')),
+      ...times(2, () => o('name-hidden+expr', 'a', 'b')), // hard precision 0.8 (< 0.95)
+    ];
+    expect(assess(outcomes).violation).toBeCloseTo(0.08 + 0.09 + 0.15 + 0.15);
+    expect(assess(outcomes, { ...FLOORS, hardPrecision: 0.7 }).violation).toBeCloseTo(0.08 + 0.09 + 0.15);
+  });
+
+  it('sorts variants into roles by name', () => {
+    expect(['name-visible', 'name-visible+expr', 'name-hidden', 'name-hidden+expr', 'leave-one-out'].map(roleOf)).toEqual(['visible', 'visible', 'hard', 'hard', 'loo']);
+  });
+});
+
+describe('better', () => {
+  const a = (violation: number, coverage: number, precision: number): Assessment => ({ violation, coverage, precision, metrics: [] });
+  it('prefers fewer floor misses, then coverage, then precision', () => {
+    expect(better(a(0, 0.1, 0.5), a(0.01, 1, 1))).toBe(true);
+    expect(better(a(0, 0.8, 0.9), a(0, 0.7, 1))).toBe(true);
+    expect(better(a(0, 0.8, 1), a(0, 0.8, 0.9))).toBe(true);
+    expect(better(a(0, 0.8, 1), a(0, 0.8, 1))).toBe(false);
+  });
+});
+
+describe('calibrate', () => {
+  /**
+   * A synthetic landscape: coverage grows as the gap shrinks, but below 0.15 precision falls
+   * under the floor unless the summary weighs at least 3 (settings interact).
+   */
+  const landscape = (s: Setting): Assessment => {
+    const coverage = 1 - s.marginGap;
+    const precise = s.marginGap >= 0.15 || s.summary >= 3;
+    return { violation: precise ? 0 : 0.1, coverage, precision: precise ? 1 : 0.8, metrics: [] };
+  };
+
+  it('finds the best feasible point of the grid and every setting it tried is in the space', () => {
+    const seen: Setting[] = [];
+    const r = calibrate((s) => {
+      seen.push(s);
+      return landscape(s);
+    }, { ...CALIBRATION_START });
+    expect(r.setting.marginGap).toBe(0.05);
+    expect(r.setting.summary).toBeGreaterThanOrEqual(3);
+    expect(r.assessment.violation).toBe(0);
+    for (const s of seen) for (const [k, v] of Object.entries(s)) expect(SEARCH_SPACE[k as keyof Setting]).toContain(v);
+  });
+
+  it('keeps pinned settings where the space allows one value only', () => {
+    const r = calibrate(landscape, { ...CALIBRATION_START }, { ...SEARCH_SPACE, summary: [1] });
+    expect(r.setting.summary).toBe(1);
+    expect(r.setting.marginGap).toBe(0.15);
+  });
+
+  it('does not move on a tie', () => {
+    const flat = (): Assessment => ({ violation: 0, coverage: 0.5, precision: 1, metrics: [] });
+    expect(calibrate(flat, { ...CALIBRATION_START }).setting).toEqual(CALIBRATION_START);
+  });
+});
+
+describe('cross-validation helpers', () => {
+  it('spread: mean, sample sd and range, undefined folds left out', () => {
+    const s = spread([1, 0.9, Number.NaN, 0.8]);
+    expect(s.mean).toBeCloseTo(0.9);
+    expect(s.sd).toBeCloseTo(0.1);
+    expect([s.min, s.max, s.n]).toEqual([0.8, 1, 3]);
+    expect(spread([]).n).toBe(0);
+  });
+
+  it('bestAcrossFolds: the choice feasible on most held-out folds, then the most coverage', () => {
+    const A = { ...CALIBRATION_START, marginGap: 0.1 };
+    const B = { ...CALIBRATION_START, marginGap: 0.3 };
+    const heldOut = (s: Setting, fold: number): Assessment => s === A
+      ? { violation: fold === 0 ? 0.05 : 0, coverage: 0.95, precision: 0.96, metrics: [] }
+      : { violation: 0, coverage: 0.8, precision: 1, metrics: [] };
+    expect(bestAcrossFolds([A, B, A], heldOut, 3).setting).toBe(B);
+    expect(bestAcrossFolds([A, B, A], (s, f) => ({ ...heldOut(s, f), violation: 0 }), 3).setting).toBe(A);
+  });
+});

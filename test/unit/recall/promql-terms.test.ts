@@ -1,0 +1,118 @@
+import { describe, expect, it } from 'vitest';
+import { percentDecode } from '../../../src/core/recall/percent-decode.js';
+import { expressionFromGeneratorUrl, scanPromql } from '../../../src/core/recall/promql-terms.js';
+
+const MiB = 1024 * 1024;
+
+/** Runs `fn` and returns its result with the wall time it took. */
+function timed<T>(fn: () => T): { value: T; ms: number } {
+  const t = performance.now();
+  const value = fn();
+  return { value, ms: performance.now() - t };
+}
+
+describe('expressionFromGeneratorUrl', () => {
+  it('takes g0.expr from a Prometheus generatorURL, URL-decoded', () => {
+    const url = 'http://prometheus-k8s.monitoring:9090/graph?g0.expr=max_over_time%28kube_pod_container_status_waiting_reason%7Breason%3D%22CrashLoopBackOff%22%2C+job%3D%22kube-state-metrics%22%7D%5B5m%5D%29+%3E%3D+1&g0.tab=1';
+    expect(expressionFromGeneratorUrl(url)).toBe('max_over_time(kube_pod_container_status_waiting_reason{reason="CrashLoopBackOff", job="kube-state-metrics"}[5m]) >= 1');
+  });
+
+  it('finds the expression in any position, and a plain `expr` parameter', () => {
+    expect(expressionFromGeneratorUrl('http://p/graph?g0.tab=1&g1.expr=up%20%3D%3D%200')).toBe('up == 0');
+    expect(expressionFromGeneratorUrl('http://thanos/graph?expr=up#frag')).toBe('up');
+  });
+
+  it('is empty without a query or an expression', () => {
+    expect(expressionFromGeneratorUrl('http://prometheus-k8s.monitoring:9090/graph')).toBe('');
+    expect(expressionFromGeneratorUrl('http://p/graph?g0.tab=1&g0.expr')).toBe('');
+    expect(expressionFromGeneratorUrl('')).toBe('');
+  });
+});
+
+describe('scanPromql', () => {
+  it('reads metric names, matcher labels and positive values, not functions, keywords or durations', () => {
+    const t = scanPromql(
+      'sum by (namespace, horizontalpodautoscaler) (rate(kube_horizontalpodautoscaler_status_current_replicas{job="kube-state-metrics", phase=~"Failed|Pending", reason!="CrashLoopBackOff", key=~"a.*"}[5m] offset 1h)) > 0 and on(cluster) up',
+    );
+    expect(t.metrics).toEqual(['kube_horizontalpodautoscaler_status_current_replicas', 'up']);
+    expect(t.labelNames).toEqual(['namespace', 'horizontalpodautoscaler', 'job', 'phase', 'reason', 'key', 'cluster']);
+    // Negative matchers say what the alert is not about; regex syntax is not a word.
+    expect(t.labelValues).toEqual(['kube-state-metrics', 'Failed', 'Pending']);
+  });
+
+  it('skips comments and reads __name__ matchers as metric names', () => {
+    const t = scanPromql('# Without max_over_time, failed scrapes could create false negatives\n{__name__="node_md_disks", state="failed"} > 0');
+    expect(t.metrics).toEqual(['node_md_disks']);
+    expect(t.labelNames).toEqual(['state']);
+    expect(t.labelValues).toEqual(['failed']);
+  });
+
+  it('reads recording-rule names with colons and escaped quotes in strings', () => {
+    const t = scanPromql('namespace_cpu:kube_pod_container_resource_requests:sum{resource="c\\"pu"}');
+    expect(t.metrics).toEqual(['namespace_cpu:kube_pod_container_resource_requests:sum']);
+    expect(t.labelValues).toEqual(['c"pu']);
+  });
+
+  it('survives unbalanced braces, parentheses and unterminated strings', () => {
+    expect(() => scanPromql('}}}))) up{job="x" ((( {{{ "never closed')).not.toThrow();
+    expect(scanPromql('}}}))) up{job="x"').metrics).toEqual(['up']);
+    expect(scanPromql('rate(foo{job="a"').labelValues).toEqual(['a']);
+    expect(scanPromql('bar[5m').metrics).toEqual(['bar']);
+  });
+
+  it('stops after maxTerms distinct pieces', () => {
+    const many = Array.from({ length: 1000 }, (_, i) => `m${i}`).join(' + ');
+    const t = scanPromql(many, 50);
+    expect(t.metrics).toHaveLength(50);
+  });
+
+  it('handles 1 MiB hostile expressions in linear time without throwing', () => {
+    const inputs = [
+      '{'.repeat(MiB),
+      '('.repeat(MiB),
+      'a'.repeat(MiB),
+      '"'.repeat(MiB),
+      '{a="'.repeat(MiB / 4),
+      'by ('.repeat(MiB / 4),
+      `x{l=~"${'a|'.repeat(MiB / 2)}"}`,
+      '#'.repeat(MiB),
+      '1'.repeat(MiB),
+      'a{b!~'.repeat(MiB / 5),
+    ];
+    for (const input of inputs) {
+      const { ms } = timed(() => scanPromql(input));
+      // Quadratic behaviour on 1 MiB takes minutes; linear takes milliseconds.
+      expect(ms).toBeLessThan(1000);
+    }
+  });
+});
+
+describe('percentDecode', () => {
+  it('decodes escapes and form-encoded spaces', () => {
+    expect(percentDecode('a%20b+c%2Bd')).toBe('a b c+d');
+    expect(percentDecode('a+b', false)).toBe('a+b');
+    expect(percentDecode('%E2%89%A5 caf%C3%A9')).toBe('≥ café');
+  });
+
+  it('keeps malformed escapes as written and replaces broken UTF-8, never throwing', () => {
+    expect(percentDecode('100%')).toBe('100%');
+    expect(percentDecode('%zz%4')).toBe('%zz%4');
+    expect(percentDecode('%E2%89')).toBe('\uFFFD');
+    expect(() => decodeURIComponent('%E2%89')).toThrow();
+  });
+
+  it('decodes 1 MiB of percent-encoding garbage quickly', () => {
+    for (const input of ['%'.repeat(MiB), '%F'.repeat(MiB / 2), '%FF'.repeat(MiB / 3), '%C3'.repeat(MiB / 3), '+'.repeat(MiB)]) {
+      const { value, ms } = timed(() => percentDecode(input));
+      expect(typeof value).toBe('string');
+      expect(ms).toBeLessThan(1000);
+    }
+  });
+
+  it('reads a 1 MiB generatorURL of garbage quickly', () => {
+    for (const url of [`http://p/graph?${'&'.repeat(MiB)}`, `http://p/graph?g0.expr=${'%7B'.repeat(MiB / 3)}`, `http://p/graph?${'g0.exp=x&'.repeat(MiB / 9)}`]) {
+      const { ms } = timed(() => scanPromql(expressionFromGeneratorUrl(url)));
+      expect(ms).toBeLessThan(1000);
+    }
+  });
+});
