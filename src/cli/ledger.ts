@@ -66,6 +66,7 @@ function triggerOf(e: LedgerEvent, seen: Map<string, string>): string | undefine
     case 'feedback':
     case 'silence':
     case 'note':
+    case 'finding':
       return e.triggerKey;
     case 'resolve':
       return seen.get(`fp:${e.fingerprint}`);

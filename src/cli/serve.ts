@@ -21,6 +21,7 @@ import type { Logger } from '../ports/logger.js';
 import type { KeyValueStore } from '../ports/store.js';
 import { parseCli } from './args.js';
 import { buildSurfaces } from './build-surfaces.js';
+import { startModel } from './start-model.js';
 import { loadCliConfig } from './cli-config.js';
 import { BUNDLED_CATALOG, loadSnapshot } from './catalog-context.js';
 import type { CliCommand, CliIO } from './io.js';
@@ -63,7 +64,6 @@ export function catalogDir(config: Config): { dir: string; bundled: boolean } {
 export function notYetBuilt(config: Config): string[] {
   const keys: string[] = [];
   if (config.catalog.git) keys.push('catalog.git');
-  if (config.model) keys.push('model');
   if (config.trigger.debounce_ms > 0) keys.push('trigger.debounce');
   if (config.ledger.recurrence_cooldown_ms > 0) keys.push('ledger.recurrence_cooldown');
   return keys;
@@ -174,9 +174,11 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     options: { concurrency: config.outbox.concurrency, baseDelayMs: config.outbox.retry_base_ms, maxDelayMs: config.outbox.retry_max_ms, maxAgeMs: config.outbox.max_age_ms },
   });
   const policy = new TriggerPolicy({ match: config.trigger.match, ignore: config.trigger.ignore, dedupWindowMs: config.trigger.dedup_window_ms });
+  const botLedger = ledgerForBot(ledger);
+  const model = config.model ? await startModel(config, { catalog: () => current, ledger, botLedger, clock, logger, kick: () => outbox.kick() }) : undefined;
   const bot = new RepriseBot({
     catalog: () => current,
-    ledger: ledgerForBot(ledger),
+    ledger: botLedger,
     clock,
     logger: logger.child({ component: 'bot' }),
     recall: recallOptions(config),
@@ -185,6 +187,8 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     surfaces: transports,
     outbox,
     allow: surfaces.allow,
+    investigateAfterMs: config.trigger.investigate_after_ms,
+    ...(model ? { jobs: model.jobs, investigate: model.command } : {}),
   });
   for (const key of notYetBuilt(config)) logger.warn({ key }, `${key} is configured but not implemented in this build; it has no effect yet`);
 
@@ -212,6 +216,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     clearInterval(probeTimer);
     await control?.close();
     await http.close();
+    await model?.stop();
     await outbox.drain(DRAIN_MS);
     await outbox.stop();
     for (const t of transports.values()) await t.close().catch((err: unknown) => logger.warn({ err, transport: t.name }, 'closing a transport failed'));

@@ -127,7 +127,39 @@ export interface NoteEvent {
   at: string;
 }
 
+export type FindingStatus = 'completed' | 'exhausted' | 'failed' | 'skipped' | 'cancelled' | 'degraded';
+
+/**
+ * What an investigation (or a recall's confirm and verify) concluded for an open (SPEC §7):
+ * kept with the open. A verified recall (`kind: recall` with its entry) is what counts the open
+ * as a recall of that entry when a model decides recall.
+ */
+export interface FindingEvent {
+  type: 'finding';
+  openId: string;
+  fingerprint: string;
+  triggerKey: string;
+  kind: 'recall' | 'fresh';
+  status: FindingStatus;
+  /** The recalled entry (recall). */
+  entry?: string;
+  confidence?: number;
+  verdict?: Verdict;
+  summary?: string;
+  topCause?: string;
+  /** What was checked (tools), one line each: the next run's "what was checked then". */
+  checked?: string[];
+  /** Why it is not `completed`. */
+  reason?: string;
+  calls: number;
+  tokensIn: number;
+  tokensOut: number;
+  costUsd?: number;
+  at: string;
+}
+
 export type LedgerEvent =
+  | FindingEvent
   | OpenEvent
   | ResolveEvent
   | FeedbackEvent
@@ -138,4 +170,4 @@ export type LedgerEvent =
   | OutboxFailedEvent
   | NoteEvent;
 export type LedgerEventType = LedgerEvent['type'];
-export const LEDGER_EVENT_TYPES: readonly LedgerEventType[] = ['open', 'resolve', 'feedback', 'silence', 'confirm', 'delivered', 'outbox', 'outbox_failed', 'note'];
+export const LEDGER_EVENT_TYPES: readonly LedgerEventType[] = ['open', 'resolve', 'feedback', 'silence', 'confirm', 'delivered', 'outbox', 'outbox_failed', 'note', 'finding'];

@@ -28,6 +28,8 @@ export function renderConsoleCard(card: CardView): string[] {
   const h = card.headline;
   if (h.answer === 'instant') out.push(`${VERDICT[card.verdict]} · ${confidenceDot(h.confidence ?? 0)} ⚡ Instant recall: ${escapeLine(h.title ?? '')}`);
   else if (h.answer === 'runbook') out.push(`${VERDICT[card.verdict]} · 📚 Runbook: ${escapeLine(h.title ?? '')} (a guide, not a diagnosis)`);
+  else if (h.answer === 'finding') out.push(`${VERDICT[card.verdict]} · ${confidenceDot(h.confidence ?? 0)} 🧭 ${escapeLine(h.title ?? '')}`);
+  else if (h.answer === 'checking') out.push(`${VERDICT[card.verdict]} · 🔎 ${escapeLine(h.title ?? 'checking with the model…')}`);
   else out.push(`${VERDICT[card.verdict]} · no trusted memory for this alert`);
   if (card.links.length > 0) out.push(`Links: ${card.links.map((l) => `${l.label} ${escapeLine(l.url)}`).join(' · ')}`);
   if (card.mentions.length > 0) out.push(`cc ${card.mentions.map(escapeLine).join(' ')}`);
@@ -61,6 +63,26 @@ function section(s: DetailSection): string[] {
       return [`⚠️ *Fall-through* — ${escapeLine(s.note)}`];
     case 'closest':
       return [`Closest catalog entries (not trusted): ${s.entries.map(escapeLine).join(', ')}`];
+    case 'finding': {
+      const out = [`🧭 *Finding* — ${VERDICT[s.verdict]} · ${confidenceDot(s.confidence)} ${s.confidence.toFixed(2)}${s.verified === undefined ? '' : s.verified ? ' · verified ✓' : ' · verify rejected ✗'}${s.status === 'completed' ? '' : ` · ${s.status}${s.statusDetail ? `: ${escapeLine(s.statusDetail)}` : ''}`}`, escapeLine(s.summary)];
+      if (s.entry) out.push(`Answered from your knowledge base: ${escapeLine(s.entry)}`);
+      s.causes.forEach((c, i) => {
+        out.push(`  ${i + 1}. ${escapeLine(c.cause)} (${c.confidence.toFixed(2)})`);
+        for (const e of c.evidence) out.push(`     evidence: ${escapeLine(e)}`);
+      });
+      for (const a of s.actions) out.push(`  → ${escapeLine(a.action)} ${a.reversible ? '(reversible)' : '(NOT reversible)'}`);
+      for (const r of s.ruledOut) out.push(`  ✗ ruled out: ${escapeLine(r.cause)} — ${escapeLine(r.reason)}`);
+      for (const q of s.openQuestions) out.push(`  ? ${escapeLine(q)}`);
+      for (const g of s.dataGaps) out.push(`  ⚠ could not check: ${escapeLine(g)}`);
+      if (s.changeRef) out.push(`  change: ${escapeLine(s.changeRef)}`);
+      return out;
+    }
+    case 'degraded':
+      return [
+        `⚠️ *Degraded answer* — the model could not conclude (${escapeLine(s.reason)}); these are facts and the closest entries only`,
+        ...s.facts.map((f) => `  • ${escapeLine(f)}`),
+        ...s.closest.map((c) => `  • ${escapeLine(c.entry)} — ${escapeLine(c.title)}`),
+      ];
   }
 }
 

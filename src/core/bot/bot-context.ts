@@ -75,6 +75,8 @@ export interface BotLedger {
   openIncidents(limit: number): Array<{ triggerKey: string; openedAt: string }>;
   /** Silences in force, soonest to end first. */
   activeSilences(now: Date, limit: number): Array<{ triggerKey: string; until: string; user: string }>;
+  /** The trigger's standing answer (its newest finding), quoted to the next investigation. */
+  standing(triggerKey: string): { cause: string; verdict: import('../ledger-events.js').Verdict; concludedAt: string; entry?: string } | undefined;
 }
 
 /** A surface as the bot sees it: how it shows a thread, and how to answer one user privately. */
@@ -109,8 +111,21 @@ export interface RepriseBotDeps {
   /** Web link of a catalog entry, when one is configured. */
   linkFor?: (entryId: string) => string | undefined;
   notes?: NoteLimits;
-  /** Said by `/reprise investigate` until an investigator is wired. */
+  /** `/reprise investigate <text>`: runs one and answers with its Finding (absent: says no model is configured). */
   investigate?: (text: string, actor: Actor) => Promise<EphemeralView>;
+  /**
+   * The model's part (rerank, confirm, verify, investigations), run after the open is recorded.
+   * Absent: recall decides alone with the margin gate (SPEC §6 without a model).
+   */
+  jobs?: InvestigationJobsPort;
+  /** `trigger.investigate_after`, for what the thread says about a waiting investigation. */
+  investigateAfterMs?: number;
+}
+
+/** What the bot asks of the investigation scheduler. */
+export interface InvestigationJobsPort {
+  start(job: { openId: string; incident: import('../types.js').Incident; candidates: import('../types.js').Candidate[]; standing?: import('../investigate/prompts.js').StandingAnswer }): void;
+  cancel(fingerprint: string): boolean;
 }
 
 /** Outbox items a flow recorded, so the caller knows to wake the worker. */

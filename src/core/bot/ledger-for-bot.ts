@@ -2,7 +2,7 @@ import type { CardView } from '../chat/thread-view.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { LedgerEvent } from '../ledger-events.js';
 import type { ThreadRecord } from '../ledger/ledger-types.js';
-import { cardSeq, occurrences, openEpisodes, pendingCount, pendingOutbox, seenChatEvent, silenceState, threadByMessage, threadOf } from '../ledger/ledger-state.js';
+import { cardSeq, occurrences, openEpisodes, pendingCount, triggerFindings, pendingOutbox, seenChatEvent, silenceState, threadByMessage, threadOf } from '../ledger/ledger-state.js';
 import type { OutboxLedger } from '../outbox/outbox-worker.js';
 import type { BotLedger, ThreadInfo } from './bot-context.js';
 
@@ -41,6 +41,11 @@ export function ledgerForBot(ledger: Ledger): BotLedger {
       return id === undefined ? undefined : info(threadOf(ledger.state, id));
     },
     seenChatEvent: (eventId) => seenChatEvent(ledger.state, eventId),
+    standing: (triggerKey) => {
+      const f = triggerFindings(ledger.state, triggerKey)[0];
+      if (!f) return undefined;
+      return { cause: f.topCause ?? f.summary, verdict: f.verdict, concludedAt: f.at, ...(f.entry ? { entry: f.entry } : {}) };
+    },
     openIncidents: (limit) => {
       const out: Array<{ triggerKey: string; openedAt: string }> = [];
       for (const fp of Object.values(ledger.state.fingerprints)) for (const o of fp.open) out.push({ triggerKey: o.triggerKey, openedAt: o.at });

@@ -24,6 +24,12 @@ export type IncidentOutcome =
 
 export type BotOutcome = IncidentOutcome | ChatOutcome | { status: 'answered' };
 
+/** What a transaction decided that must happen once it is durable. */
+interface AfterCommit {
+  start: Array<Parameters<NonNullable<RepriseBotDeps['jobs']>['start']>[0]>;
+  cancel: string[];
+}
+
 /** Incidents decided between two yields to the event loop: a 10k-alert group must not starve /healthz. */
 const YIELD_EVERY = 64;
 const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -47,15 +53,19 @@ export class RepriseBot {
     const events = items.map((i): BotEvent => ('type' in i ? i : i.status === 'resolved' ? { type: 'resolve', incident: i } : { type: 'firing', incident: i }));
     const answers: Array<{ to: ResponseTarget; via: string; view: EphemeralView }> = [];
     const out: Enqueued = { count: 0 };
+    const after: AfterCommit = { start: [], cancel: [] };
     const { result } = await this.#d.ledger.transaction(async (tx) => {
       const outcomes: BotOutcome[] = [];
       for (let i = 0; i < events.length; i++) {
         if (i > 0 && i % YIELD_EVERY === 0) await yieldToLoop();
-        outcomes.push(this.#one(events[i]!, tx, out, answers));
+        outcomes.push(this.#one(events[i]!, tx, out, answers, after));
       }
       return outcomes;
     });
     if (out.count > 0) this.#d.outbox?.kick();
+    // Model work starts only once its open is durable, and never inside the transaction.
+    for (const fp of after.cancel) this.#d.jobs?.cancel(fp);
+    for (const job of after.start) this.#d.jobs?.start(job);
     for (const a of answers) await this.#answer(a.via, a.to, a.view);
     return result;
   }
@@ -103,7 +113,7 @@ export class RepriseBot {
     return { ledger: this.#d.ledger, now: this.#d.clock.now(), log: this.#d.logger, allow: this.#d.allow ?? (() => true), notes: this.#d.notes ?? DEFAULT_NOTES, out };
   }
 
-  #one(e: BotEvent, tx: BotTx, out: Enqueued, answers: Array<{ to: ResponseTarget; via: string; view: EphemeralView }>): BotOutcome {
+  #one(e: BotEvent, tx: BotTx, out: Enqueued, answers: Array<{ to: ResponseTarget; via: string; view: EphemeralView }>, after: AfterCommit): BotOutcome {
     switch (e.type) {
       case 'firing':
       case 'resolve': {
@@ -113,7 +123,7 @@ export class RepriseBot {
           log.info({ reason: admission.reason, status: e.incident.status }, 'dropped by trigger policy');
           return { status: 'dropped', fingerprint: e.incident.fingerprint, triggerKey: e.incident.triggerKey, reason: admission.reason };
         }
-        return e.type === 'resolve' ? this.#resolved(e.incident, tx, out, log) : this.#firing(e.incident, e.route ?? {}, tx, out, log);
+        return e.type === 'resolve' ? this.#resolved(e.incident, tx, out, log, after) : this.#firing(e.incident, e.route ?? {}, tx, out, log, after);
       }
       case 'vote':
         return applyVote(this.#ctx(out), tx, e);
@@ -147,7 +157,7 @@ export class RepriseBot {
     }
   }
 
-  #firing(incident: Incident, route: Record<string, string | undefined>, tx: BotTx, out: Enqueued, log: Logger): IncidentOutcome {
+  #firing(incident: Incident, route: Record<string, string | undefined>, tx: BotTx, out: Enqueued, log: Logger, after: AfterCommit): IncidentOutcome {
     const { ledger, clock } = this.#d;
     const now = clock.now();
     const at = now.toISOString();
@@ -172,7 +182,11 @@ export class RepriseBot {
       log.info('re-notification of an open firing: no new thread');
       return { status: 'dropped', fingerprint: incident.fingerprint, triggerKey: incident.triggerKey, reason: 're-notification of an open firing' };
     }
-    const result = this.preview(incident);
+    const recalled = this.preview(incident);
+    // With a model, the match gate is the model's (rerank, then confirm and verify): until it
+    // answers, only the runbook is shown, and the thread says the model is on it.
+    const modelDecides = this.#d.jobs !== undefined;
+    const result: RecallResult = modelDecides ? { ...recalled, instant: null, answer: recalled.runbook ? { kind: 'runbook', entry: recalled.runbook.entry.id, confidence: recalled.runbook.confidence } : null } : recalled;
     const occ = ledger.occurrences(incident.triggerKey);
     const lead = result.instant ?? result.runbook;
     const verdict: Verdict = result.instant ? 'action_suggested' : 'inconclusive';
@@ -190,6 +204,7 @@ export class RepriseBot {
       startsAt: incident.startsAt,
       at,
     });
+    const checking = modelDecides ? this.#checkingNote(incident, recalled.instantCandidates.length > 0) : undefined;
     const input = {
       incident,
       recall: result,
@@ -197,11 +212,13 @@ export class RepriseBot {
       now,
       controlsId: openId,
       ...(this.#d.linkFor ? { linkFor: this.#d.linkFor } : {}),
+      ...(checking ? { fallThroughNote: checking } : {}),
     };
     const detail = buildDetail(input);
     for (const dest of this.#d.routing.destinations(incident, route)) {
       const surface = this.#d.surfaces.get(dest.transport);
       const card = buildCard({ ...input, mentions: this.#d.routing.mentions(incident, dest.transport) });
+      if (checking && card.headline.answer === 'none') card.headline = { answer: 'checking', title: checking };
       enqueue(tx, now, { transport: dest.transport, op: 'post', openId, channel: dest.channel, view: card, ...(surface?.inlineDetail ? { detail } : {}) }, out);
       if (!surface?.inlineDetail) enqueue(tx, now, { transport: dest.transport, op: 'reply', openId, view: detail }, out);
     }
@@ -210,11 +227,24 @@ export class RepriseBot {
       const thread = ledger.thread(openId);
       if (thread) restate(tx, now, thread, { state: 'resolved', note: resolvedNote(closed.startsAt ?? closed.openedAt, closed.endsAt ?? closed.resolvedAt ?? at), icon: '✅', topic: 'resolved' }, out);
     }
-    log.info({ answer: result.answer, nearMiss: result.nearMiss }, result.answer ? `recalled ${result.answer.kind} ${result.answer.entry}` : 'no trusted memory: fell through');
+    if (modelDecides) {
+      const standing = ledger.standing(incident.triggerKey);
+      after.start.push({ openId, incident, candidates: recalled.instantCandidates, ...(standing ? { standing } : {}) });
+    }
+    log.info({ answer: result.answer, nearMiss: result.nearMiss }, result.answer ? `recalled ${result.answer.kind} ${result.answer.entry}` : modelDecides ? 'the model decides' : 'no trusted memory: fell through');
     return { status: 'posted', fingerprint: incident.fingerprint, triggerKey: incident.triggerKey, answer: result.answer, recall: result };
   }
 
-  #resolved(incident: Incident, tx: BotTx, out: Enqueued, log: Logger): IncidentOutcome {
+  /** What the thread says while the model works. */
+  #checkingNote(incident: Incident, candidates: boolean): string {
+    if (candidates) return 'the model is checking whether memory answers this (rerank, live-state confirm, review); its answer follows in this thread';
+    const wait = incident.severity === 'critical' ? 0 : (this.#d.investigateAfterMs ?? 0);
+    if (wait <= 0) return 'an investigation has started; its finding follows in this thread';
+    return `an investigation starts in ${Math.round(wait / 1000)} s unless the alert resolves first; its finding follows in this thread`;
+  }
+
+  #resolved(incident: Incident, tx: BotTx, out: Enqueued, log: Logger, after: AfterCommit): IncidentOutcome {
+    after.cancel.push(incident.fingerprint);
     const now = this.#d.clock.now();
     // Ledger time is when we learned of it; the alert's own endsAt, when sent, dates the end.
     const at = now.toISOString();

@@ -24,7 +24,8 @@ export interface LinkView {
 
 /** What the thread leads with, in one line. */
 export interface Headline {
-  answer: 'instant' | 'runbook' | 'none';
+  /** `checking`: a model is deciding (recall verification or an investigation on its way). */
+  answer: 'instant' | 'runbook' | 'finding' | 'checking' | 'none';
   /** The entry's id and title (instant / runbook). */
   entry?: string;
   title?: string;
@@ -79,7 +80,31 @@ export type DetailSection =
   | { kind: 'near_miss'; entry: string; gate: string; reason: string }
   | { kind: 'refused'; entry: string; reason: string }
   | { kind: 'fall_through'; note: string }
-  | { kind: 'closest'; entries: string[] };
+  | { kind: 'closest'; entries: string[] }
+  | FindingSection
+  | { kind: 'degraded'; reason: string; facts: string[]; closest: Array<{ entry: string; title: string }> };
+
+/** An investigation's (or a verified recall's) conclusion, SPEC §2 Finding. */
+export interface FindingSection {
+  kind: 'finding';
+  /** completed · exhausted (partial) · … */
+  status: string;
+  /** Why it is not completed, in one sentence. */
+  statusDetail?: string;
+  summary: string;
+  verdict: Verdict;
+  confidence: number;
+  causes: Array<{ cause: string; confidence: number; evidence: string[] }>;
+  actions: Array<{ action: string; reversible: boolean }>;
+  ruledOut: Array<{ cause: string; reason: string }>;
+  openQuestions: string[];
+  dataGaps: string[];
+  changeRef?: string;
+  /** The adversarial review kept the cause (true), rejected it (false), or did not run. */
+  verified?: boolean;
+  /** The catalog entry a verified recall answered from. */
+  entry?: string;
+}
 
 /** The full analysis, posted inside the thread (or under the card on surfaces without threads). */
 export interface DetailView {
@@ -121,13 +146,20 @@ export type MessageView = CardView | ReplyView | EphemeralView;
 /** What a card update changes: applied to the card as it was posted (owner pings are not repeated). */
 export interface CardPatch {
   kind: 'card_patch';
-  state: IncidentState;
-  stateNote: string;
+  state?: IncidentState;
+  stateNote?: string;
+  headline?: Headline;
+  verdict?: Verdict;
 }
 
-/** The card after a state change. */
+/** The card after a change of state or of answer. */
 export function patchCard(card: CardView, patch: CardPatch): CardView {
-  return { ...card, state: patch.state, stateNote: patch.stateNote, mentions: [] };
+  const out: CardView = { ...card, mentions: [] };
+  if (patch.state) out.state = patch.state;
+  if (patch.stateNote !== undefined) out.stateNote = patch.stateNote;
+  if (patch.headline) out.headline = patch.headline;
+  if (patch.verdict) out.verdict = patch.verdict;
+  return out;
 }
 
 /** All the text of an inline run (for plain-text fallbacks and tests). */

@@ -5,6 +5,7 @@ const OPEN_KINDS = ['recall', 'fresh'] as const;
 const ANSWER_KINDS = ['incident', 'runbook'] as const;
 const VOTES = ['up', 'down', 'clear'] as const;
 const OUTBOX_OPS = ['post', 'reply', 'update'] as const;
+const FINDING_STATUSES = ['completed', 'exhausted', 'failed', 'skipped', 'cancelled', 'degraded'] as const;
 
 type Fields = Record<string, unknown>;
 
@@ -86,6 +87,18 @@ export function ledgerEventProblem(value: unknown): string | undefined {
       break;
     case 'outbox_failed':
       checks.push(str(o, 'id'), str(o, 'reason'));
+      break;
+    case 'finding':
+      checks.push(
+        str(o, 'openId'),
+        str(o, 'fingerprint'),
+        str(o, 'triggerKey'),
+        oneOf(o, 'kind', OPEN_KINDS),
+        oneOf(o, 'status', FINDING_STATUSES),
+        optStr(o, 'entry'),
+        oneOf(o, 'verdict', VERDICTS, true),
+        ...['calls', 'tokensIn', 'tokensOut'].map((k) => (typeof o[k] === 'number' && Number.isFinite(o[k]) && (o[k] as number) >= 0 ? undefined : `${k} must be a number ≥ 0`)),
+      );
       break;
     case 'note':
       checks.push(str(o, 'triggerKey'), optStr(o, 'openId'), str(o, 'user'), str(o, 'text'), str(o, 'via'), optStr(o, 'eventId'));

@@ -5,6 +5,7 @@
  */
 import type { LedgerEvent, OpenEvent } from '../ledger-events.js';
 import { ledgerEventProblem } from './ledger-event-problem.js';
+import { applyFinding } from './ledger-findings.js';
 import { applyChatDelivered, applyNote, applyOutbox, applyOutboxFailed, registerThread, rememberChatEvent } from './ledger-chat.js';
 import { DEFAULT_LEDGER_LIMITS, LEDGER_STATE_VERSION } from './ledger-types.js';
 import type {
@@ -21,6 +22,7 @@ import type {
 
 export * from './ledger-types.js';
 export * from './ledger-reads.js';
+export { tokensSpent, triggerFindings } from './ledger-findings.js';
 export { assignOutboxSeqs, cardSeq, messageKey, pendingCount, pendingOutbox, seenChatEvent, threadByMessage, threadOf } from './ledger-chat.js';
 
 /** A dictionary immune to keys like `__proto__` (trigger keys and user names come from outside). */
@@ -49,6 +51,7 @@ export function createLedgerState(limits: Partial<LedgerLimits> = {}): LedgerSta
     messages: dict(),
     chatEventSeen: dict(),
     chatEventOrder: [],
+    tokensByDay: dict(),
   };
 }
 
@@ -74,6 +77,7 @@ export function restoreLedgerState(json: unknown): LedgerState | undefined {
     threads: dict(s.threads),
     messages: dict(s.messages),
     chatEventSeen: dict(s.chatEventSeen),
+    tokensByDay: dict(s.tokensByDay),
   };
 }
 
@@ -135,6 +139,22 @@ function addInFlight(buckets: Array<[string, number]>, key: string): void {
   const at = buckets[i - 1];
   if (at && at[0] === key) at[1] += 1;
   else buckets.splice(i, 0, [key, 1]);
+}
+
+/**
+ * Counts an open as a recall of `entry`: in flight until it resolves or lapses, or already a
+ * success when `resolvedAt` is given (a verdict that came after the resolve).
+ */
+function countRecall(state: LedgerState, open: OpenRecord, entry: string, resolvedAt: string | undefined): void {
+  const agg = entryAgg(state, entry);
+  agg.recalls += 1;
+  if (resolvedAt !== undefined) {
+    agg.resolved += 1;
+    agg.lastResolved = resolvedAt;
+    return;
+  }
+  addInFlight(agg.inFlight, secondOf(open.at));
+  while (agg.inFlight.length > state.limits.inFlightPerEntry) agg.expired += agg.inFlight.shift()![1];
 }
 
 /** Whether an open feeds the entry's instant-recall record (resolve-based decay). */
@@ -217,12 +237,7 @@ function applyOpen(state: LedgerState, e: OpenEvent): Episode | undefined {
   if (open.verdict !== 'inconclusive') t.newestConcludedOpen = open;
   const link = open.curatedUrl ?? open.entry;
   if (link !== undefined) t.lastKbLink = link;
-  if (countsAsRecall(open)) {
-    const agg = entryAgg(state, open.entry);
-    agg.recalls += 1;
-    addInFlight(agg.inFlight, secondOf(open.at));
-    while (agg.inFlight.length > state.limits.inFlightPerEntry) agg.expired += agg.inFlight.shift()![1];
-  }
+  if (countsAsRecall(open)) countRecall(state, open, open.entry, undefined);
   const d = dup(state, open.dupFingerprint);
   d.opens += 1;
   d.triggerKey = open.triggerKey;
@@ -337,6 +352,9 @@ export function applyEvent(state: LedgerState, event: unknown, seq?: number): Ep
       return undefined;
     case 'note':
       applyNote(state, e);
+      return undefined;
+    case 'finding':
+      applyFinding(state, e, { countRecall, trigger });
       return undefined;
   }
 }

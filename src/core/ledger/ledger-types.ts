@@ -5,7 +5,7 @@ import type { AnswerKind } from '../types.js';
 import type { OpenEvent, OutboxEvent } from '../ledger-events.js';
 
 /** Bumped whenever the shape or the folding rules change: older snapshots are then ignored. */
-export const LEDGER_STATE_VERSION = 3;
+export const LEDGER_STATE_VERSION = 4;
 
 /** Bounds that keep memory finite however long the ledger runs. */
 export interface LedgerLimits {
@@ -104,6 +104,17 @@ export interface SilenceRecord {
   endedBy?: 'resolve' | 'down';
 }
 
+/** A finding as the next investigation of the trigger is told about it. */
+export interface PriorFindingRecord {
+  at: string;
+  summary: string;
+  verdict: OpenEvent['verdict'];
+  confidence: number;
+  topCause?: string;
+  checked?: string[];
+  entry?: string;
+}
+
 export interface TriggerState {
   count: number;
   resolved: number;
@@ -121,6 +132,8 @@ export interface TriggerState {
   silence?: SilenceRecord;
   /** Newest closed episodes, oldest first. */
   episodes: Episode[];
+  /** Latest findings, oldest first. */
+  findings?: PriorFindingRecord[];
 }
 
 export interface DupStats {
@@ -186,4 +199,6 @@ export interface LedgerState {
   /** Inbound chat event ids already recorded (dedup), with their order for eviction. */
   chatEventSeen: Record<string, true>;
   chatEventOrder: string[];
+  /** Model tokens spent per UTC day (the daily budget), recent days only. */
+  tokensByDay: Record<string, number>;
 }

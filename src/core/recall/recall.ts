@@ -40,6 +40,8 @@ export interface RecallResult {
   trace: GateTraceStep[];
   /** Candidate entry ids: structurally agreeing ones first, each group best BM25 first. */
   ranked: string[];
+  /** Candidates that agree structurally as instant recalls (same workload / namespace), best first: what a rerank call sees. */
+  instantCandidates: Candidate[];
 }
 
 interface Agreeing {
@@ -191,7 +193,7 @@ export function recall(incident: Incident, catalog: CatalogSnapshot, track: Trac
   // then the rest, each by BM25.
   const agreeing = new Set([...instantGroup, ...runbookGroup].map((a) => a.cand.entry.id));
   const ranked = [...candidates.filter((c) => agreeing.has(c.entry.id)), ...candidates.filter((c) => !agreeing.has(c.entry.id))].map((c) => c.entry.id);
-  return { answer, instant, runbook, nearMiss, trace, ranked };
+  return { answer, instant, runbook, nearMiss, trace, ranked, instantCandidates: instantGroup.map((a) => a.cand) };
 }
 
 /** The outcome gate's reason, with the formula's numbers so the trace can be checked by hand. */

@@ -285,3 +285,40 @@ describe('bad input', () => {
     expect(({} as Record<string, unknown>)['count']).toBeUndefined();
   });
 });
+
+describe('findings', () => {
+  const WINDOW = 24 * 3_600_000;
+  const finding = (m: number, o: Partial<Record<string, unknown>> = {}) => ({
+    type: 'finding' as const, openId: 'o1', fingerprint: 'f', triggerKey: TK, kind: 'recall' as const, status: 'completed' as const, entry: ENTRY,
+    confidence: 0.86, verdict: 'action_suggested' as const, summary: 'heap too big', topCause: 'Xmx above the limit', checked: ['k8s__pod_status: OOMKilled'],
+    calls: 2, tokensIn: 900, tokensOut: 120, at: at(m), ...o,
+  });
+
+  it('counts a verified recall against its entry: in progress, then a success when it resolves', () => {
+    const s = replayEvents([resolve('x', 0), open('f', 1, { id: 'o1', kind: 'fresh', entry: undefined, answerKind: undefined, verdict: 'inconclusive' })]);
+    expect(trackRecord(s, ENTRY, 'incident', new Date(at(2)), WINDOW)).toMatchObject({ recalls: 0 });
+    applyEvent(s, finding(2));
+    expect(trackRecord(s, ENTRY, 'incident', new Date(at(3)), WINDOW)).toMatchObject({ recalls: 1, inFlight: 1, resolved: 0 });
+    applyEvent(s, finding(3)); // a duplicate counts once
+    expect(trackRecord(s, ENTRY, 'incident', new Date(at(3)), WINDOW)).toMatchObject({ recalls: 1 });
+    applyEvent(s, resolve('f', 10));
+    expect(trackRecord(s, ENTRY, 'incident', new Date(at(11)), WINDOW)).toMatchObject({ recalls: 1, resolved: 1, inFlight: 0, factor: 1 });
+    expect(occurrences(s, TK).newestConcludedOpen).toMatchObject({ id: 'o1', verdict: 'action_suggested' });
+  });
+
+  it('counts a verdict that arrives after the resolve as a recall that already succeeded', () => {
+    const s = replayEvents([open('f', 1, { id: 'o1', kind: 'fresh', entry: undefined, answerKind: undefined }), resolve('f', 5)]);
+    applyEvent(s, finding(6));
+    expect(trackRecord(s, ENTRY, 'incident', new Date(at(7)), WINDOW)).toMatchObject({ recalls: 1, resolved: 1, inFlight: 0 });
+  });
+
+  it('keeps a fresh finding out of every entry\'s record, but remembers it for the trigger and sums the day\'s tokens', async () => {
+    const { triggerFindings, tokensSpent } = await import('../../../src/core/ledger/ledger-state.js');
+    const s = replayEvents([open('f', 1, { id: 'o1', kind: 'fresh', entry: undefined })]);
+    applyEvent(s, finding(2, { kind: 'fresh', entry: undefined }));
+    applyEvent(s, finding(3, { kind: 'fresh', entry: undefined, status: 'exhausted', summary: 'partial', tokensIn: 100, tokensOut: 0 }));
+    expect(trackRecord(s, ENTRY, 'incident', new Date(at(4)), WINDOW).recalls).toBe(0);
+    expect(triggerFindings(s, TK).map((f) => f.summary)).toEqual(['partial', 'heap too big']);
+    expect(tokensSpent(s, at(0).slice(0, 10))).toBe(900 + 120 + 100);
+  });
+});

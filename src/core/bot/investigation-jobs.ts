@@ -1,0 +1,214 @@
+/**
+ * When to investigate (SPEC §3, §7; issue 11): model work runs as jobs *after* the open is
+ * recorded and the thread is posted — never inside a ledger transaction. An instant-recall
+ * candidate is reranked, then confirmed and verified at once (2 model calls when it holds; a
+ * rejection falls through to a full investigation). A miss waits `investigate_after` (never
+ * for critical) while the runbook answer is already in the channel; a resolve meanwhile
+ * cancels it, recorded. The result is recorded as a `finding` event with the open and goes to
+ * the thread through the outbox.
+ */
+import type { Logger } from '../../ports/logger.js';
+import type { Clock } from '../../ports/clock.js';
+import { findingCardPatch, findingDetail } from '../chat/finding-view.js';
+import type { InvestigationRequest, InvestigationResult } from '../investigate/investigation-types.js';
+import type { RerankResult } from '../investigate/rerank.js';
+import type { StandingAnswer } from '../investigate/prompts.js';
+import type { FindingEvent } from '../ledger-events.js';
+import type { Candidate, Entry, GateTraceStep, Incident } from '../types.js';
+import { enqueue, type BotLedger, type Enqueued } from './bot-context.js';
+
+/** The engine as the bot uses it. */
+export interface InvestigationEngine {
+  run(req: InvestigationRequest): Promise<InvestigationResult>;
+  /** The match gate with a model; absent = margin gate only (no rerank call). */
+  rerank?(incident: Incident, candidates: readonly Candidate[], signal: AbortSignal): Promise<RerankResult>;
+}
+
+export interface JobsOptions {
+  /** Wait before investigating a miss (`trigger.investigate_after`); 0 for critical. */
+  investigateAfterMs: number;
+  /** The outcome gate still applies to a reranked entry. */
+  outcomeFloor: number;
+}
+
+export interface JobInput {
+  openId: string;
+  incident: Incident;
+  /** Structurally agreeing instant-recall candidates, best BM25 first (what rerank sees). */
+  candidates: Candidate[];
+  standing?: StandingAnswer;
+}
+
+interface Pending {
+  controller: AbortController;
+  timer?: NodeJS.Timeout;
+  openId: string;
+  triggerKey: string;
+  fingerprint: string;
+}
+
+export class InvestigationJobs {
+  readonly #engine: InvestigationEngine;
+  readonly #ledger: BotLedger;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  readonly #opts: JobsOptions;
+  readonly #kick: () => void;
+  /** By fingerprint: a resolve cancels the job of its firing. */
+  readonly #pending = new Map<string, Pending>();
+  readonly #running = new Set<Promise<void>>();
+
+  constructor(deps: { engine: InvestigationEngine; ledger: BotLedger; clock: Clock; logger: Logger; options: JobsOptions; kick: () => void }) {
+    this.#engine = deps.engine;
+    this.#ledger = deps.ledger;
+    this.#clock = deps.clock;
+    this.#log = deps.logger;
+    this.#opts = deps.options;
+    this.#kick = deps.kick;
+  }
+
+  /** Schedules the model's part for a freshly recorded open. */
+  start(job: JobInput): void {
+    const controller = new AbortController();
+    const pending: Pending = { controller, openId: job.openId, triggerKey: job.incident.triggerKey, fingerprint: job.incident.fingerprint };
+    this.#pending.get(job.incident.fingerprint)?.controller.abort();
+    this.#pending.set(job.incident.fingerprint, pending);
+    const go = (): void => this.#track(this.#run(job, pending));
+    if (job.candidates.length > 0 && this.#engine.rerank) go();
+    else {
+      const wait = job.incident.severity === 'critical' ? 0 : this.#opts.investigateAfterMs;
+      if (wait <= 0) go();
+      else {
+        pending.timer = setTimeout(go, wait);
+        pending.timer.unref();
+      }
+    }
+  }
+
+  /**
+   * The incident resolved: a job still waiting is cancelled (and that is recorded); one already
+   * running is told to stop. Returns whether there was one.
+   */
+  cancel(fingerprint: string): boolean {
+    const p = this.#pending.get(fingerprint);
+    if (!p) return false;
+    this.#pending.delete(fingerprint);
+    p.controller.abort();
+    if (p.timer) {
+      clearTimeout(p.timer);
+      this.#track(this.#recordCancel(p));
+    }
+    return true;
+  }
+
+  /** Resolves when every started job has finished (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.#running.size > 0) await Promise.allSettled([...this.#running]);
+  }
+
+  /** Stops waiting jobs and waits for running ones to notice. */
+  async stop(): Promise<void> {
+    for (const p of this.#pending.values()) {
+      if (p.timer) clearTimeout(p.timer);
+      p.controller.abort();
+    }
+    this.#pending.clear();
+    await this.idle();
+  }
+
+  #track(p: Promise<void>): void {
+    const tracked = p.catch((err: unknown) => this.#log.error({ err }, 'investigation job failed'));
+    this.#running.add(tracked);
+    void tracked.finally(() => this.#running.delete(tracked));
+  }
+
+  async #recordCancel(p: Pending): Promise<void> {
+    const at = this.#clock.now().toISOString();
+    const event: FindingEvent = { type: 'finding', openId: p.openId, fingerprint: p.fingerprint, triggerKey: p.triggerKey, kind: 'fresh', status: 'cancelled', reason: 'the alert resolved before the investigation started', calls: 0, tokensIn: 0, tokensOut: 0, at };
+    await this.#ledger.transaction(async (tx) => {
+      tx.record(event);
+    });
+    this.#log.info({ trigger: p.triggerKey, openId: p.openId }, 'investigation cancelled: resolved before it started');
+  }
+
+  async #run(job: JobInput, p: Pending): Promise<void> {
+    if (p.controller.signal.aborted) return;
+    const { incident } = job;
+    let recalled: Entry | undefined;
+    let req: InvestigationRequest = { incident, signal: p.controller.signal, ...(job.standing ? { standing: job.standing } : {}) };
+    let trace: GateTraceStep[] = [];
+    let rerankCalls = { calls: 0, input: 0, output: 0, costUsd: 0 };
+    if (job.candidates.length > 0 && this.#engine.rerank) {
+      const r = await this.#engine.rerank(incident, job.candidates, p.controller.signal);
+      trace = r.trace;
+      rerankCalls = { calls: r.usage.calls, input: r.usage.input, output: r.usage.output, costUsd: r.usage.costUsd };
+      if (r.hit) {
+        const track = this.#ledger.track(r.entry.id, 'incident', this.#clock.now());
+        if (track.withheld || track.rate >= this.#opts.outcomeFloor) {
+          recalled = r.entry;
+          // The track record weighs on a reranked entry as on any recall.
+          req = { ...req, recall: { entry: r.entry, confidence: r.confidence * (track.withheld ? 1 : track.factor) } };
+        } else this.#log.info({ entry: r.entry.id, rate: track.rate }, 'reranked entry refused by the outcome gate');
+      }
+      if (!recalled && !p.controller.signal.aborted) {
+        // A miss: the investigation proper waits like any other (never for critical).
+        const wait = incident.severity === 'critical' ? 0 : this.#opts.investigateAfterMs;
+        if (wait > 0) {
+          await new Promise<void>((resolve) => {
+            p.timer = setTimeout(resolve, wait);
+            p.timer.unref();
+            p.controller.signal.addEventListener('abort', () => resolve(), { once: true });
+          });
+          p.timer = undefined;
+          // Cancelled while waiting: `cancel` found the timer and recorded it.
+          if (p.controller.signal.aborted) return;
+        }
+      }
+    }
+    this.#pending.delete(incident.fingerprint);
+    const result = await this.#engine.run(req);
+    result.usage.calls += rerankCalls.calls;
+    result.usage.input += rerankCalls.input;
+    result.usage.output += rerankCalls.output;
+    result.usage.costUsd += rerankCalls.costUsd;
+    result.trace = [...trace, ...result.trace];
+    await this.#deliver(job, result, result.recall?.delivered ? recalled : undefined);
+  }
+
+  async #deliver(job: JobInput, r: InvestigationResult, recalled: Entry | undefined): Promise<void> {
+    const at = this.#clock.now().toISOString();
+    const f = r.finding;
+    const checked = r.steps.filter((s) => s.kind === 'tool' && s.outcome === 'ok').map((s) => (s.kind === 'tool' ? `${s.tool}: ${(s.result ?? '').replace(/\s+/g, ' ').slice(0, 160)}` : ''));
+    const event: FindingEvent = {
+      type: 'finding',
+      openId: job.openId,
+      fingerprint: job.incident.fingerprint,
+      triggerKey: job.incident.triggerKey,
+      kind: recalled ? 'recall' : 'fresh',
+      status: r.status,
+      ...(recalled ? { entry: recalled.id } : {}),
+      ...(f ? { confidence: recalled && r.recall ? r.recall.confidence : f.confidence, verdict: f.verdict, summary: f.summary } : {}),
+      ...(f?.rootCauses[0] ? { topCause: f.rootCauses[0].cause } : {}),
+      ...(checked.length > 0 ? { checked: checked.slice(0, 12) } : {}),
+      ...(r.reason ? { reason: r.reason } : {}),
+      calls: r.usage.calls,
+      tokensIn: r.usage.input,
+      tokensOut: r.usage.output,
+      ...(r.usage.costUsd > 0 ? { costUsd: Math.round(r.usage.costUsd * 1e6) / 1e6 } : {}),
+      at,
+    };
+    const out: Enqueued = { count: 0 };
+    await this.#ledger.transaction(async (tx) => {
+      tx.record(event);
+      const thread = this.#ledger.thread(job.openId);
+      if (!thread || r.status === 'cancelled') return;
+      const now = this.#clock.now();
+      for (const transport of thread.transports) {
+        enqueue(tx, now, { transport, op: 'update', openId: job.openId, view: findingCardPatch(r, recalled) }, out);
+        enqueue(tx, now, { transport, op: 'reply', openId: job.openId, view: findingDetail(r, job.incident.triggerKey, recalled) }, out);
+      }
+    });
+    if (out.count > 0) this.#kick();
+    this.#log.info({ trigger: job.incident.triggerKey, status: r.status, kind: event.kind, entry: event.entry, calls: r.usage.calls, tokens: r.usage.input + r.usage.output }, `investigation ${r.status}`);
+  }
+}

@@ -1,0 +1,141 @@
+/**
+ * The investigator wired into `reprise serve` (issue 11 with the chat issue's threads): the
+ * thread is posted at once, the model's work follows as a job — rerank → confirm → verify on a
+ * recall (2 model calls), a full investigation when verify rejects, a waiting investigation
+ * cancelled by the resolve — and each result is recorded with its open and delivered into the
+ * same thread with its cost footer.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startOpenAIFake, type OpenAIFake } from '../fakes/openai-fake.js';
+import { startK8sHttpServer, type K8sFixtures } from '../fakes/mcp-k8s-server.js';
+import { crashLoopPayload, postAlert } from './helpers/alerts.js';
+import { byRole, finding, INVESTIGATE_CATALOG, K8S_FIXTURES, OOM_ENTRY, POISONED_ENTRY, roleOf, toolCall, verdict } from './helpers/investigation.js';
+import { cleanup, makeTmpDir, runCli, spawnBot, type BotProcess } from './helpers/spawn-bot.js';
+
+const fixtures = JSON.parse(readFileSync(K8S_FIXTURES, 'utf8')) as K8sFixtures;
+let fake: OpenAIFake;
+let mcp: Awaited<ReturnType<typeof startK8sHttpServer>>;
+
+beforeAll(async () => {
+  fake = await startOpenAIFake();
+  mcp = await startK8sHttpServer(fixtures);
+});
+afterAll(async () => {
+  await fake.close();
+  await mcp.close();
+});
+afterEach(async () => {
+  await cleanup();
+  fake.requests.length = 0;
+});
+
+async function serveWithModel(investigateAfter = '60s'): Promise<{ bot: BotProcess; dir: string }> {
+  const dir = makeTmpDir();
+  const config = join(dir, 'reprise.yaml');
+  writeFileSync(
+    config,
+    [
+      'server:',
+      '  bearer_token: test-token',
+      'catalog:',
+      `  dir: ${JSON.stringify(INVESTIGATE_CATALOG)}`,
+      'trigger:',
+      `  investigate_after: ${investigateAfter}`,
+      'model:',
+      `  base_url: ${fake.baseUrl}`,
+      '  model: main-model',
+      '  max_retries: 0',
+      '  request_timeout: 5s',
+      '  prices: { main-model: { input: 1, output: 4 } }',
+      'tools:',
+      '  servers:',
+      '    - name: k8s',
+      '      access: read',
+      '      transport: http',
+      `      url: ${mcp.url}`,
+      '  confirm: [k8s__pod_status, k8s__events]',
+      '  allow: [k8s__pod_status, k8s__events, k8s__logs, kb_search, kb_get, prior_findings, recurrence]',
+      '',
+    ].join('\n'),
+  );
+  return { bot: await spawnBot({ dataDir: dir, args: ['--config', config] }), dir };
+}
+
+const post = (bot: BotProcess, payload: unknown) => postAlert(bot.url, payload, { authorization: 'Bearer test-token' });
+const rerankReply = (entry: string, confidence: number) => ({ content: JSON.stringify({ entry, confidence, reason: 'same workload, same failure' }) });
+
+async function ledgerEvents(dir: string): Promise<Array<Record<string, unknown>>> {
+  const r = await runCli(['ledger', 'events', '--json'], { env: { REPRISE_DATA_DIR: dir } });
+  return r.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+describe('serve with a model', () => {
+  it('posts at once, then delivers the verified recall into the thread: rerank + verify, 2 model calls, recorded as a recall', { timeout: 60_000 }, async () => {
+    fake.respond(byRole({ rerank: [rerankReply(OOM_ENTRY, 0.9)], verify: [verdict('supported', 0.95)] }));
+    const { bot, dir } = await serveWithModel();
+    const res = await post(bot, crashLoopPayload({ status: 'firing' }));
+    expect(res.status, res.text).toBe(202);
+    const lines = await bot.waitForTranscript((ls) => ls.some((l) => l.kind === 'detail'), 20_000);
+    const rca = lines.find((l) => l.kind === 'rca')!;
+    expect(rca.text).toContain('the model is checking whether memory answers this');
+    expect(fake.requests.map(roleOf)).toEqual(['rerank', 'verify']);
+    const update = lines.find((l) => l.kind === 'update')!;
+    expect(update.threadId).toBe(rca.threadId);
+    expect(update.text).toContain('⚡ Instant recall: checkout-api crashlooping');
+    const detail = lines.find((l) => l.kind === 'detail')!;
+    expect(detail.threadId).toBe(rca.threadId);
+    expect(detail.text).toContain('🧭 *Finding*');
+    expect(detail.text).toContain(`Answered from your knowledge base: ${OOM_ENTRY}`);
+    expect(detail.text).toMatch(/verified ✓ · 2 model calls · 2\d\d in \/ 4\d out tokens · ~\$0\.000\d+ · main-model@[0-9a-f]{12}/);
+    const events = await ledgerEvents(dir);
+    expect(events.find((e) => e['type'] === 'finding')).toMatchObject({ kind: 'recall', status: 'completed', entry: OOM_ENTRY, calls: 2 });
+    expect(await bot.stop()).toEqual({ code: 0, signal: null });
+  });
+
+  it('when verify rejects a poisoned recall, runs the full investigation and delivers its Finding instead', { timeout: 60_000 }, async () => {
+    fake.respond(
+      byRole({
+        rerank: [rerankReply(POISONED_ENTRY, 0.8)],
+        verify: [verdict('rejected', 0.1, ['live state shows OOMKilled, exit 137; nothing about TLS']), verdict('supported', 0.8)],
+        investigate: [toolCall('k8s__pod_status', { namespace: 'payments' }), finding()],
+      }),
+    );
+    const { bot, dir } = await serveWithModel();
+    expect((await post(bot, crashLoopPayload({ status: 'firing' }))).status).toBe(202);
+    const lines = await bot.waitForTranscript((ls) => ls.some((l) => l.kind === 'detail'), 20_000);
+    const detail = lines.find((l) => l.kind === 'detail')!;
+    expect(detail.text).toContain('checkout-api is OOMKilled');
+    expect(detail.text).not.toContain(POISONED_ENTRY);
+    const f = (await ledgerEvents(dir)).find((e) => e['type'] === 'finding');
+    expect(f).toMatchObject({ kind: 'fresh', status: 'completed', verdict: 'action_required' });
+    expect(f).not.toHaveProperty('entry');
+    expect(await bot.stop()).toEqual({ code: 0, signal: null });
+  });
+
+  it('waits investigate_after on a miss, and a resolve meanwhile cancels it: recorded, no model call', { timeout: 60_000 }, async () => {
+    fake.respond(() => ({ status: 418 }));
+    const { bot, dir } = await serveWithModel('30s');
+    // An alert no catalog entry is scoped to: no recall candidate, so an investigation waits.
+    const payload = crashLoopPayload({ status: 'firing', pod: 'billing-api-7d9f8c6b5-x2k4q' });
+    expect((await post(bot, payload)).status).toBe(202);
+    const rca = (await bot.waitForTranscript((ls) => ls.some((l) => l.kind === 'rca'))).find((l) => l.kind === 'rca')!;
+    expect(rca.text).toContain('an investigation starts in 30 s unless the alert resolves first');
+    expect((await post(bot, crashLoopPayload({ status: 'resolved', pod: 'billing-api-7d9f8c6b5-x2k4q' }))).status).toBe(202);
+    await bot.waitForLog((l) => l.msg === 'investigation cancelled: resolved before it started');
+    expect(fake.requests).toEqual([]);
+    expect((await ledgerEvents(dir)).find((e) => e['type'] === 'finding')).toMatchObject({ status: 'cancelled', calls: 0 });
+    expect(await bot.stop()).toEqual({ code: 0, signal: null });
+  });
+
+  it('investigates a critical miss at once, without waiting', { timeout: 60_000 }, async () => {
+    fake.respond(byRole({ investigate: [finding({ summary: 'billing-api keeps restarting: its config map is missing a key', verdict: 'action_suggested' })], verify: [verdict('supported', 0.8)] }));
+    const { bot } = await serveWithModel('10m');
+    expect((await post(bot, crashLoopPayload({ status: 'firing', severity: 'critical', pod: 'billing-api-7d9f8c6b5-x2k4q' }))).status).toBe(202);
+    const lines = await bot.waitForTranscript((ls) => ls.some((l) => l.kind === 'detail'), 20_000);
+    expect(lines.find((l) => l.kind === 'detail')!.text).toContain('billing-api keeps restarting');
+    expect(lines.find((l) => l.kind === 'update')!.text).toContain('🧭 billing-api keeps restarting');
+    expect(await bot.stop()).toEqual({ code: 0, signal: null });
+  });
+});
