@@ -7,7 +7,7 @@ import { MatrixTransport, transactionId } from '../../src/adapters/matrix/matrix
 import { DeliveryError, type ChatEvent } from '../../src/core/chat/chat-types.js';
 import { silentLogger } from '../../src/ports/logger.js';
 import { startMatrixFake, type MatrixFake } from '../fakes/matrix-homeserver.js';
-import { card, detail } from '../unit/adapters/matrix/views.js';
+import { card, detail, HOSTILE } from '../unit/adapters/matrix/views.js';
 import { ALICE, BOB, memoryStore, startTransport, until, type Harness } from './matrix-helpers.js';
 
 let fake: MatrixFake;
@@ -108,6 +108,22 @@ describe('Matrix transport: sending', () => {
     await transport.update(root, card({ alertname: huge, where: huge, state: 'resolved', stateNote: huge }), key('big-edit'));
     expect(fake.sent.map((s) => s.replay)).toEqual([false, false, false]);
     expect(String(fake.sent[1]!.content['body'])).toContain('cut to fit the Matrix event size limit');
+  });
+
+  it('sends hostile alert text inert: no pings, no markup, no links on the wire', async () => {
+    fake = await startMatrixFake();
+    const { transport } = await boot();
+    const root = await transport.post(dest(fake.room), card({ alertname: HOSTILE, where: HOSTILE, links: [{ label: HOSTILE, url: 'javascript:alert(1)' }] }), undefined, key('evil'));
+    await transport.reply(root, detail({ labels: [['description', HOSTILE]], facts: [['alert', HOSTILE]] }), key('evil-detail'));
+    await transport.update(root, card({ state: 'silenced', stateNote: HOSTILE }), key('evil-edit'));
+    for (const s of fake.sent) {
+      const shown = [s.content, s.content['m.new_content'] as Record<string, unknown> | undefined].filter((c) => c !== undefined);
+      for (const c of shown) {
+        expect(c['m.mentions']).toEqual({});
+        expect(String(c['body'])).not.toMatch(/@room/i);
+        expect(String(c['formatted_body'])).not.toMatch(/<script|<a href="(?!https:\/\/(prometheus|runbooks|grafana|alertmanager|git)\.example)/);
+      }
+    }
   });
 
   it('answers a command in its thread, addressed to nobody in particular, or to the user', async () => {
