@@ -216,6 +216,19 @@ describe('Matrix transport: receiving', () => {
     expect((err as Error).message).toMatch(/end-to-end encryption.*not support encrypted rooms/);
   });
 
+  it('does not hold up the bot when the homeserver is down at start, and catches up once it is back', async () => {
+    fake = await startMatrixFake();
+    fake.setBehaviour({ down: true });
+    const { transport, events } = await boot();
+    await expect(transport.post(dest(fake.room), card(), undefined, key('early'))).rejects.toMatchObject({ retryable: true });
+    fake.setBehaviour({ down: false });
+    await until(() => fake.syncs() > 0, 5_000, 'the first sync after recovery');
+    const root = await transport.post(dest(fake.room), card(), undefined, key('early'));
+    const vote = fake.react(fake.room, ALICE, root.id, '👍');
+    await until(() => events.length === 1, 5_000, 'the vote');
+    expect(events[0]?.eventId).toBe(vote);
+  });
+
   it('fails loudly at start on a rejected access token', async () => {
     fake = await startMatrixFake();
     const t = new MatrixTransport({ homeserverUrl: fake.url, accessToken: 'wrong', rooms: [fake.room], store: memoryStore(), logger: silentLogger });

@@ -306,7 +306,13 @@ export class MatrixTransport implements ChatTransport {
         this.#log.info({ room, inviter: e.sender }, 'matrix: ignoring an invite to a room that is not configured');
         return;
       }
-      await this.#client.joinRoom(room);
+      try {
+        await this.#client.joinRoom(room);
+      } catch (err) {
+        // A withdrawn invite or a ban must not stall the sync; the next invite is another chance.
+        this.#log.error({ room, err: describe(err) }, 'matrix: could not join a configured room on invite');
+        return;
+      }
       await this.#checkEncryption(room);
       if (this.#encrypted.has(room)) this.#log.error({ room }, new EncryptedRoomError(room).message);
       else this.#log.info({ room }, 'matrix: joined a configured room on invite');
