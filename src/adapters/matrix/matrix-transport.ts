@@ -13,18 +13,19 @@
  * refuses to post into a room that turns encryption on.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import type { ChatEvent, ChatEventSink, Destination, MessageRef, ResponseTarget } from '../../core/chat/chat-types.js';
+import type { ChatEventSink, Destination, MessageRef, ResponseTarget } from '../../core/chat/chat-types.js';
 import { DeliveryError } from '../../core/chat/chat-types.js';
 import type { CardView, DetailView, EphemeralView, ReplyView } from '../../core/chat/thread-view.js';
 import type { ChatTransport, DeliveryOptions } from '../../ports/chat-transport.js';
 import type { Logger } from '../../ports/logger.js';
 import type { KeyValueStore } from '../../ports/store.js';
 import { toDeliveryError } from './matrix-errors.js';
-import { TRANSPORT, translate, type EventInfo, type InboundContext } from './matrix-inbound.js';
+import { TRANSPORT } from './matrix-inbound.js';
+import { MatrixReceiver } from './matrix-receiver.js';
 import { MatrixStore } from './matrix-store.js';
 import { cardContent, cardEditContent, fit, inThread, renderEphemeral, replyContent, type MatrixMessageContent } from './render-matrix.js';
 import { routeSdkLogs } from './sdk-logger.js';
-import { describe, SyncClient, SyncStopped, type RawEvent, type SyncEmit } from './sync-client.js';
+import { describe, SyncClient } from './sync-client.js';
 
 export interface MatrixTransportOptions {
   /** Client-server API base URL (`MATRIX_HOMESERVER_URL`), e.g. `https://matrix.example.org`. */
@@ -52,8 +53,6 @@ export interface MatrixTransportOptions {
 }
 
 const DEFAULTS = { commandPrefix: '!reprise', syncTimeoutMs: 30_000, timelineLimit: 50, backoff: { initialMs: 1_000, maxMs: 60_000 } };
-/** Events remembered per process (delivered ids, senders of looked-up events). */
-const CACHE_SIZE = 5_000;
 /** Longest gap (in `/messages` pages of 100) filled after downtime. */
 const GAP_PAGES = 50;
 
@@ -91,19 +90,6 @@ export class EncryptedRoomError extends Error {
   }
 }
 
-class Lru<K, V> {
-  readonly #map = new Map<K, V>();
-  constructor(readonly max: number) {}
-  get(k: K): V | undefined {
-    return this.#map.get(k);
-  }
-  set(k: K, v: V): void {
-    this.#map.delete(k);
-    this.#map.set(k, v);
-    if (this.#map.size > this.max) this.#map.delete(this.#map.keys().next().value as K);
-  }
-}
-
 export class MatrixTransport implements ChatTransport {
   readonly name = TRANSPORT;
   readonly inlineDetail = false;
@@ -117,11 +103,8 @@ export class MatrixTransport implements ChatTransport {
   readonly #encrypted = new Set<string>();
   /** Rooms whose encryption state was read since start. */
   readonly #checked = new Set<string>();
-  readonly #delivered = new Lru<string, true>(CACHE_SIZE);
-  readonly #info = new Lru<string, EventInfo>(CACHE_SIZE);
-  #sink: ChatEventSink | undefined;
-  #botUserId: string | undefined;
-  #displayName: string | undefined;
+  readonly #receiver: MatrixReceiver;
+  #started = false;
   #closed = false;
   #startRetry: ReturnType<typeof setTimeout> | undefined;
 
@@ -132,7 +115,7 @@ export class MatrixTransport implements ChatTransport {
     this.#store = new MatrixStore(opts.store, this.#log);
     for (const r of opts.rooms) if (r.startsWith('!')) this.#rooms.add(r);
     this.#client = new SyncClient(opts.homeserverUrl, opts.accessToken, this.#store, {
-      handler: (kind, room, e) => this.#onSync(kind, room, e),
+      handler: (kind, room, e) => this.#receiver.handle(kind, room, e),
       wanted: (room) => this.#rooms.has(room),
       logger: this.#log,
       backoff: this.#opts.backoff,
@@ -140,6 +123,21 @@ export class MatrixTransport implements ChatTransport {
       pageSize: 100,
     });
     this.#client.syncingTimeout = this.#opts.syncTimeoutMs;
+    this.#receiver = new MatrixReceiver({
+      client: this.#client,
+      store: this.#store,
+      log: this.#log,
+      prefix: this.#opts.commandPrefix,
+      rooms: this.#rooms,
+      joined: async (room) => {
+        await this.#checkEncryption(room);
+        if (this.#encrypted.has(room)) this.#log.error({ room }, new EncryptedRoomError(room).message);
+      },
+      encrypted: (room) => {
+        this.#encrypted.add(room);
+        this.#log.error({ room }, new EncryptedRoomError(room).message);
+      },
+    });
   }
 
   /**
@@ -148,8 +146,9 @@ export class MatrixTransport implements ChatTransport {
    * retryably meanwhile); a rejected token or an encrypted room throws at once.
    */
   async start(sink: ChatEventSink): Promise<void> {
-    if (this.#sink) throw new Error('matrix transport already started');
-    this.#sink = sink;
+    if (this.#started) throw new Error('matrix transport already started');
+    this.#started = true;
+    this.#receiver.sink = sink;
     await this.#tryStart(this.#opts.backoff.initialMs);
   }
 
@@ -170,14 +169,15 @@ export class MatrixTransport implements ChatTransport {
 
   async #setup(): Promise<void> {
     const userId = await this.#client.getUserId();
-    this.#botUserId = userId;
     this.#store.bind(userId);
+    let displayName: string | undefined;
     try {
       const profile = (await this.#client.getUserProfile(userId)) as { displayname?: unknown };
-      if (typeof profile.displayname === 'string') this.#displayName = profile.displayname;
+      if (typeof profile.displayname === 'string') displayName = profile.displayname;
     } catch {
       // A display name only helps recognise mentions; the user id is enough.
     }
+    this.#receiver.identify(userId, displayName);
     for (const r of this.#opts.rooms) {
       if (r.startsWith('!') || this.#aliases.has(r)) continue;
       const id = await this.#client.resolveRoom(r);
@@ -253,6 +253,7 @@ export class MatrixTransport implements ChatTransport {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#receiver.close();
     clearTimeout(this.#startRetry);
     this.#client.stop();
     // The batch in hand finishes (or is abandoned unpersisted); the long-poll is left to expire.
@@ -294,84 +295,8 @@ export class MatrixTransport implements ChatTransport {
       throw d;
     }
     if (typeof eventId !== 'string') throw new DeliveryError(`matrix ${what}: homeserver answered without an event_id`, { retryable: true });
-    if (this.#botUserId) this.#info.set(eventId, { sender: this.#botUserId, ...(thread ? { thread } : {}) });
+    this.#receiver.sent(eventId, thread);
     return eventId;
-  }
-
-  async #onSync(kind: SyncEmit, room: string, e: RawEvent): Promise<void> {
-    if (this.#closed) throw new SyncStopped();
-    const ours = this.#rooms.has(room);
-    if (kind === 'room.invite') {
-      if (!ours) {
-        this.#log.info({ room, inviter: e.sender }, 'matrix: ignoring an invite to a room that is not configured');
-        return;
-      }
-      try {
-        await this.#client.joinRoom(room);
-      } catch (err) {
-        // A withdrawn invite or a ban must not stall the sync; the next invite is another chance.
-        this.#log.error({ room, err: describe(err) }, 'matrix: could not join a configured room on invite');
-        return;
-      }
-      await this.#checkEncryption(room);
-      if (this.#encrypted.has(room)) this.#log.error({ room }, new EncryptedRoomError(room).message);
-      else this.#log.info({ room }, 'matrix: joined a configured room on invite');
-      return;
-    }
-    if (kind === 'room.leave') {
-      if (ours) this.#log.error({ room, by: e.sender }, 'matrix: the bot was removed from a configured room; invite it again');
-      return;
-    }
-    if (kind !== 'room.event' || !ours || !e.event_id) return;
-    if (this.#delivered.get(e.event_id)) return;
-    if (e.type === 'm.room.encryption' && e.state_key === '') {
-      this.#encrypted.add(room);
-      this.#log.error({ room }, new EncryptedRoomError(room).message);
-    }
-    if (e.sender) {
-      const rel = e.content?.['m.relates_to'] as { rel_type?: unknown; event_id?: unknown } | undefined;
-      const thread = rel?.rel_type === 'm.thread' && typeof rel.event_id === 'string' ? rel.event_id : undefined;
-      this.#info.set(e.event_id, { sender: e.sender, ...(thread ? { thread } : {}) });
-    }
-    const event = await translate(room, e, this.#inbound());
-    if (event) await this.#deliver(event);
-    this.#delivered.set(e.event_id, true);
-  }
-
-  async #deliver(event: ChatEvent): Promise<void> {
-    if (this.#closed || !this.#sink) throw new SyncStopped();
-    await this.#sink(event);
-  }
-
-  #inbound(): InboundContext {
-    return {
-      botUserId: this.#botUserId!,
-      ...(this.#displayName ? { botDisplayName: this.#displayName } : {}),
-      prefix: this.#opts.commandPrefix,
-      lookup: (room, id) => this.#lookup(room, id),
-      rememberReaction: (id, r) => this.#store.rememberReaction(id, r),
-      recallReaction: (id) => this.#store.recallReaction(id),
-    };
-  }
-
-  async #lookup(room: string, id: string): Promise<EventInfo | undefined> {
-    const cached = this.#info.get(id);
-    if (cached) return cached;
-    let raw: RawEvent;
-    try {
-      raw = (await this.#client.getRawEvent(room, id)) as RawEvent;
-    } catch (err) {
-      const e = err as { statusCode?: unknown };
-      // Not there or not visible: not the bot's. Anything else fails the batch, which is retried.
-      if (e.statusCode === 404 || e.statusCode === 403) return undefined;
-      throw err;
-    }
-    if (typeof raw.sender !== 'string') return undefined;
-    const rel = raw.content?.['m.relates_to'] as { rel_type?: unknown; event_id?: unknown } | undefined;
-    const thread = rel?.rel_type === 'm.thread' && typeof rel.event_id === 'string' ? rel.event_id : undefined;
-    const info: EventInfo = { sender: raw.sender, ...(thread ? { thread } : {}) };
-    this.#info.set(id, info);
-    return info;
   }
 }
 
