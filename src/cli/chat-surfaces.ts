@@ -6,8 +6,22 @@ import type { Config } from '../config/schema.js';
 import type { RoutedTransport } from '../core/bot/routing.js';
 import type { HttpApp } from '../http/create-server.js';
 import type { ChatTransport } from '../ports/chat-transport.js';
-import type { SurfaceDeps } from './build-surfaces.js';
+import { matrixEnabled, slackEnabled, type SurfaceDeps } from './build-surfaces.js';
 
-export async function chatSurfaces(_config: Config, _deps: SurfaceDeps): Promise<{ transports: ChatTransport[]; routed: RoutedTransport[]; mounts: Array<(app: HttpApp) => void> }> {
-  throw new Error('Slack and Matrix transports are not in this build yet; unset SLACK_* and MATRIX_* (transport.slack / transport.matrix) to run on the console');
+export async function chatSurfaces(config: Config, deps: SurfaceDeps): Promise<{ transports: ChatTransport[]; routed: RoutedTransport[]; mounts: Array<(app: HttpApp) => void> }> {
+  const transports: ChatTransport[] = [];
+  const routed: RoutedTransport[] = [];
+  const mounts: Array<(app: HttpApp) => void> = [];
+  if (matrixEnabled(config)) {
+    const { createMatrixTransport } = await import('../adapters/matrix/matrix-transport.js');
+    const m = config.transport.matrix;
+    // Every room routing may send to is a room the bot serves (and listens to).
+    const rooms = [...new Set([m.room_id!, ...m.rooms, ...config.routing.rules.flatMap((r) => (r.matrix ? [r.matrix] : []))])];
+    transports.push(createMatrixTransport({ homeserverUrl: m.homeserver_url!, accessToken: m.access_token!, rooms, defaultRoom: m.room_id!, store: deps.store, logger: deps.logger.child({ component: 'matrix' }) }));
+    routed.push({ name: 'matrix', defaultChannel: m.room_id!, param: 'room' });
+  }
+  if (slackEnabled(config)) {
+    throw new Error('the Slack transport is not in this build yet; unset SLACK_BOT_TOKEN (transport.slack.bot_token) to run without it');
+  }
+  return { transports, routed, mounts };
 }

@@ -36,7 +36,7 @@ describe('Matrix transport: sending', () => {
 
     const d = await transport.reply(root, detail(), key('detail-1'));
     expect(d).toMatchObject({ channel: fake.room, thread: root.id });
-    const resolvedNote = await transport.reply(root, { kind: 'notice', icon: '✅', text: ['resolved after 23 min'] }, key('resolve-note-1'));
+    const resolvedNote = await transport.reply(root, { kind: 'notice', topic: 'resolved', icon: '✅', text: ['resolved after 23 min'] }, key('resolve-note-1'));
     await transport.update(root, card({ state: 'resolved', stateNote: 'resolved after 23 min', controls: false }), key('resolve-card-1'));
 
     const [c, dd, n, edit] = fake.sent;

@@ -4,7 +4,7 @@
  * and text meant for one line keeps its newlines escaped, so nothing can forge a line.
  */
 import { escapeControl, escapeLine } from '../../core/render/escape-text.js';
-import { richText, type CardView, type DetailSection, type DetailView, type EphemeralView, type ReplyView, type RichText } from '../../core/chat/thread-view.js';
+import { confidenceDot, richText, type CardView, type DetailSection, type DetailView, type EphemeralView, type ReplyView, type RichText } from '../../core/chat/thread-view.js';
 
 const STATE: Record<CardView['state'], string> = { firing: '🔥 firing', resolved: '✅ resolved', silenced: '🔕 silenced' };
 const VERDICT: Record<CardView['verdict'], string> = {
@@ -14,9 +14,7 @@ const VERDICT: Record<CardView['verdict'], string> = {
   no_action: '✅ no action',
 };
 
-export function confidenceDot(c: number): string {
-  return c >= 0.8 ? '🟢' : c >= 0.5 ? '🟡' : '⚪';
-}
+export { confidenceDot };
 
 /** Multi-line text as a human reads it: inline code in backticks (the console has no other markup). */
 function para(p: RichText): string {

@@ -8,10 +8,10 @@
  * an alert's annotations notifies nobody. Content is laid out within {@link CONTENT_BUDGET_BYTES}
  * (matrix-layout), cut with "…" and a link when it would not fit.
  */
-import type { CardView, DetailSection, DetailView, EphemeralView, IncidentState, NoticeView, ReplyView, StepView } from '../../core/chat/thread-view.js';
+import { confidenceDot, type CardView, type DetailSection, type DetailView, type EphemeralView, type IncidentState, type NoticeView, type ReplyView, type StepView } from '../../core/chat/thread-view.js';
 import type { Verdict } from '../../core/ledger-events.js';
 import type { Severity } from '../../core/types.js';
-import { confidenceDot } from '../../core/render/render-thread.js';
+
 import { layout, jsonBytes, type Block, type Piece } from './matrix-layout.js';
 import { html, htmlLine, inline, isUserId, link, plain, plainLine, safeUrl, userPermalink } from './matrix-markup.js';
 
@@ -103,6 +103,8 @@ function headline(card: CardView): Piece {
   const h = card.headline;
   if (h.answer === 'instant') return cat(trusted('⚡ Instant recall — '), strong(line(h.title ?? 'untitled entry')), confidence(h.confidence));
   if (h.answer === 'runbook') return cat(trusted('📚 Runbook — '), strong(line(h.title ?? 'untitled runbook')), confidence(h.confidence));
+  if (h.answer === 'finding') return cat(trusted('🧭 '), strong(line(h.title ?? 'finding')), confidence(h.confidence));
+  if (h.answer === 'checking') return cat(trusted('🔎 '), line(h.title ?? 'checking with the model…'));
   return trusted('No trusted memory for this alert — details in the thread');
 }
 
@@ -176,6 +178,30 @@ function section(s: DetailSection): Block[] {
       return s.entries.length === 0
         ? []
         : [para(cat(trusted('Closest catalog entries: '), ...s.entries.slice(0, 10).flatMap((e, i) => (i === 0 ? [code(e)] : [trusted(', '), code(e)]))))];
+    case 'finding': {
+      const review = s.verified === undefined ? '' : s.verified ? ' · verified ✓' : ' · verify rejected ✗';
+      const status = s.status === 'completed' ? '' : ` · ${s.status}`;
+      const out: Block[] = [
+        para(cat(strong(trusted('🧭 Finding')), trusted(` — ${VERDICT[s.verdict] ?? s.verdict}`), confidence(s.confidence), trusted(`${review}${status}`))),
+        para(text(s.summary)),
+      ];
+      if (s.statusDetail) out.push(para(em(line(s.statusDetail))));
+      if (s.entry) out.push(para(cat(trusted('Answered from your knowledge base: '), code(s.entry))));
+      if (s.causes.length > 0) {
+        out.push({ kind: 'list', ordered: true, head: strong(trusted('Root causes')), items: s.causes.slice(0, 5).map((c) => cat(text(c.cause), confidence(c.confidence), ...c.evidence.slice(0, 4).map((e) => cat(trusted(' — evidence: '), line(e))))) });
+      }
+      if (s.actions.length > 0) out.push({ kind: 'list', ordered: false, head: strong(trusted('Suggested next steps (read-only advice)')), items: s.actions.slice(0, 8).map((a) => cat(text(a.action), trusted(a.reversible ? ' (reversible)' : ' (NOT reversible)'))) });
+      if (s.ruledOut.length > 0) out.push({ kind: 'list', ordered: false, head: strong(trusted('Ruled out')), items: s.ruledOut.slice(0, 8).map((r) => cat(text(r.cause), trusted(' — '), text(r.reason))) });
+      if (s.openQuestions.length > 0) out.push({ kind: 'list', ordered: false, head: strong(trusted('Open questions')), items: s.openQuestions.slice(0, 8).map((q) => text(q)) });
+      if (s.dataGaps.length > 0) out.push({ kind: 'list', ordered: false, head: strong(trusted('Could not check')), items: s.dataGaps.slice(0, 8).map((g) => text(g)) });
+      if (s.changeRef) out.push(para(cat(trusted('Change: '), code(s.changeRef))));
+      return out;
+    }
+    case 'degraded':
+      return [
+        para(cat(strong(trusted('⚠️ Degraded answer')), trusted(' — the model could not conclude ('), line(s.reason), trusted('); facts and the closest entries only'))),
+        ...(s.facts.length + s.closest.length > 0 ? [{ kind: 'list', ordered: false, items: [...s.facts.map((f) => line(f)), ...s.closest.map((c) => cat(code(c.entry), trusted(' — '), line(c.title)))] } satisfies Block] : []),
+      ];
   }
 }
 

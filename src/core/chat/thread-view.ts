@@ -162,6 +162,11 @@ export function patchCard(card: CardView, patch: CardPatch): CardView {
   return out;
 }
 
+/** Confidence as a dot (SPEC §9): 🟢 ≥ 0.8 · 🟡 ≥ 0.5 · ⚪ below. */
+export function confidenceDot(c: number): string {
+  return c >= 0.8 ? '🟢' : c >= 0.5 ? '🟡' : '⚪';
+}
+
 /** All the text of an inline run (for plain-text fallbacks and tests). */
 export function inlineText(r: Inline): string {
   if (typeof r === 'string') return r;

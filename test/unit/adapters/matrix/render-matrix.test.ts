@@ -195,7 +195,7 @@ describe('edits, notices and ephemeral answers', () => {
   });
 
   it('renders a notice on one line', () => {
-    const c = renderNotice({ kind: 'notice', icon: '✅', text: ['resolved after ', { strong: '23 min' }] });
+    const c = renderNotice({ kind: 'notice', topic: 'resolved', icon: '✅', text: ['resolved after ', { strong: '23 min' }] });
     expect(c.body).toBe('✅ resolved after 23 min');
     expect(c.formatted_body).toBe('<p>✅ resolved after <strong>23 min</strong></p>');
   });
