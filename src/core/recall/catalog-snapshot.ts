@@ -1,9 +1,13 @@
 import type { Entry } from '../types.js';
-import type { SearchIndex } from '../../ports/search-index.js';
+import type { SearchIndex, UpdatableSearchIndex } from '../../ports/search-index.js';
 import { tokenize } from '../tokenize.js';
 import { splitAlertName } from './structural.js';
 
-/** One immutable, indexed view of the catalog; swapped whole when the catalog reloads. */
+/**
+ * One indexed view of the catalog, swapped whole when the catalog reloads. After
+ * `updateCatalogSnapshot` the previous snapshot is spent: its index and tables were updated in
+ * place for the new one (recall is synchronous, so no call ever sees half an update).
+ */
 export interface CatalogSnapshot {
   entries: readonly Entry[];
   byId: ReadonlyMap<string, Entry>;
@@ -19,24 +23,134 @@ export interface CatalogSnapshot {
   builtAt: Date;
 }
 
+/** Entries added or replaced (by id) and ids removed, as a catalog sync finds them. */
+export interface CatalogChange {
+  upserts: readonly Entry[];
+  removedIds: readonly string[];
+}
+
+/** The mutable tables behind a snapshot's read-only views. */
+interface Tables {
+  byId: Map<string, Entry>;
+  byAlert: Map<string, Entry[]>;
+  knownAlerts: Set<string>;
+  /** Normalised source → every entry with it, in entry order; `bySource` holds the last one. */
+  sources: Map<string, Entry[]>;
+  bySource: Map<string, Entry>;
+  nameWords: Map<string, string[]>;
+}
+
+/** The tables of each snapshot this module built, so an update can patch them. */
+const tablesOf = new WeakMap<CatalogSnapshot, Tables>();
+
+function normaliseSource(source: string): string {
+  return source.trim().replace(/[?#].*$/, '').replace(/\/+$/, '');
+}
+
+const byId = (a: Entry, b: Entry): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
+/** Add `e` after every entry already in the tables. */
+function addEntry(t: Tables, e: Entry): void {
+  const words = new Set((e.alertNames ?? []).flatMap((n) => splitAlertName(n).flatMap((w) => tokenize(w))));
+  if (words.size > 0) t.nameWords.set(e.id, [...words]);
+  t.byId.set(e.id, e);
+  for (const a of e.alerts) {
+    push(t.byAlert, a, e);
+    if (e.status === 'active') t.knownAlerts.add(a);
+  }
+  if (e.source) {
+    const s = normaliseSource(e.source);
+    push(t.sources, s, e);
+    t.bySource.set(s, e);
+  }
+}
+
+function snapshotOf(entries: readonly Entry[], t: Tables, index: SearchIndex, builtAt: Date): CatalogSnapshot {
+  const snapshot: CatalogSnapshot = { entries, byId: t.byId, byAlert: t.byAlert, knownAlerts: t.knownAlerts, bySource: t.bySource, index, nameWords: t.nameWords, builtAt };
+  tablesOf.set(snapshot, t);
+  return snapshot;
+}
+
 /** Builds the lookup tables recall needs next to the text index. */
 export function buildCatalogSnapshot(entries: readonly Entry[], index: SearchIndex, builtAt = new Date()): CatalogSnapshot {
-  const byId = new Map<string, Entry>();
-  const byAlert = new Map<string, Entry[]>();
-  const knownAlerts = new Set<string>();
-  const bySource = new Map<string, Entry>();
-  const nameWords = new Map<string, string[]>();
-  for (const e of entries) {
-    const words = new Set((e.alertNames ?? []).flatMap((n) => splitAlertName(n).flatMap((w) => tokenize(w))));
-    if (words.size > 0) nameWords.set(e.id, [...words]);
-    byId.set(e.id, e);
-    for (const a of e.alerts) {
-      const list = byAlert.get(a);
-      if (list) list.push(e);
-      else byAlert.set(a, [e]);
-      if (e.status === 'active') knownAlerts.add(a);
-    }
-    if (e.source) bySource.set(e.source.trim().replace(/[?#].*$/, '').replace(/\/+$/, ''), e);
+  const t: Tables = { byId: new Map(), byAlert: new Map(), knownAlerts: new Set(), sources: new Map(), bySource: new Map(), nameWords: new Map() };
+  for (const e of entries) addEntry(t, e);
+  return snapshotOf(entries, t, index, builtAt);
+}
+
+/** Whether `index` can follow catalog changes in place. */
+export function isUpdatable(index: SearchIndex): index is UpdatableSearchIndex {
+  return typeof (index as Partial<UpdatableSearchIndex>).update === 'function';
+}
+
+/**
+ * The snapshot after `change`, without re-indexing: the index is updated in place and the
+ * tables are patched for the entries that changed only; the entry list is copied (pointers,
+ * no parsing). Entries keep their order, changed ones are merged in by id, and lists under an
+ * alert or source that changed are re-sorted by id: for a catalog loaded in id order (as
+ * `loadCatalog` does) the result equals `buildCatalogSnapshot` of the new entries.
+ * `prev` is spent afterwards.
+ * @throws Error when `prev` was not built here or its index cannot be updated.
+ */
+export function updateCatalogSnapshot(prev: CatalogSnapshot, change: CatalogChange, builtAt = new Date()): CatalogSnapshot {
+  const t = tablesOf.get(prev);
+  if (!t || !isUpdatable(prev.index)) throw new Error('updateCatalogSnapshot: the snapshot has no updatable index; rebuild it with buildCatalogSnapshot');
+  prev.index.update(change.upserts, change.removedIds);
+  tablesOf.delete(prev);
+
+  const latest = new Map<string, Entry>();
+  for (const e of change.upserts) latest.set(e.id, e);
+  const gone = new Set([...change.removedIds, ...latest.keys()]);
+  const alerts = new Set<string>();
+  const sources = new Set<string>();
+  for (const id of gone) {
+    const old = t.byId.get(id);
+    if (!old) continue;
+    t.byId.delete(id);
+    t.nameWords.delete(id);
+    for (const a of old.alerts) alerts.add(a);
+    if (old.source) sources.add(normaliseSource(old.source));
   }
-  return { entries, byId, byAlert, knownAlerts, bySource, index, nameWords, builtAt };
+  for (const a of alerts) t.byAlert.set(a, (t.byAlert.get(a) ?? []).filter((e) => !gone.has(e.id)));
+  for (const s of sources) t.sources.set(s, (t.sources.get(s) ?? []).filter((e) => !gone.has(e.id)));
+  const added = [...latest.values()].sort(byId);
+  for (const e of added) {
+    addEntry(t, e);
+    for (const a of e.alerts) alerts.add(a);
+    if (e.source) sources.add(normaliseSource(e.source));
+  }
+  for (const a of alerts) {
+    const list = (t.byAlert.get(a) ?? []).sort(byId);
+    if (list.length === 0) t.byAlert.delete(a);
+    if (list.some((e) => e.status === 'active')) t.knownAlerts.add(a);
+    else t.knownAlerts.delete(a);
+  }
+  for (const s of sources) {
+    const list = (t.sources.get(s) ?? []).sort(byId);
+    const last = list.at(-1);
+    if (last) t.bySource.set(s, last);
+    else {
+      t.sources.delete(s);
+      t.bySource.delete(s);
+    }
+  }
+  return snapshotOf(mergeById(prev.entries.filter((e) => !gone.has(e.id)), added), t, prev.index, builtAt);
+}
+
+/** Merge two lists by id (each in id order, or at least `b` is); equal ids cannot occur. */
+function mergeById(a: readonly Entry[], b: readonly Entry[]): Entry[] {
+  const out: Entry[] = [];
+  let j = 0;
+  for (const e of a) {
+    while (j < b.length && byId(b[j]!, e) < 0) out.push(b[j++]!);
+    out.push(e);
+  }
+  while (j < b.length) out.push(b[j++]!);
+  return out;
 }
