@@ -38,6 +38,8 @@ export class DocumentTable {
   alive = new Uint8Array(0);
   /** Distinct terms per document: its number of postings. */
   uniq = new Uint32Array(0);
+  /** Sum of the document's distinct terms' hashes: tells whether it still tokenizes the same. */
+  termHash = new Uint32Array(0);
   /** Field lengths in tokens, per field then document. */
   lens: Uint32Array[] = BM25_FIELDS.map(() => new Uint32Array(0));
   readonly lenSum = new Float64Array(FIELDS);
@@ -61,6 +63,7 @@ export class DocumentTable {
     if (d >= this.alive.length) {
       this.alive = grow(this.alive, d + 1);
       this.uniq = grow(this.uniq, d + 1);
+      this.termHash = grow(this.termHash, d + 1);
       this.lens = this.lens.map((a) => grow(a, d + 1));
     }
     this.alive[d] = 1;
@@ -162,12 +165,14 @@ export class DocumentTable {
   compact(newDoc: Int32Array, live: number, newTerm: Int32Array): void {
     const entries: Entry[] = [];
     const uniq = new Uint32Array(live);
+    const termHash = new Uint32Array(live);
     const lens = BM25_FIELDS.map(() => new Uint32Array(live));
     for (let d = 0; d < this.count; d++) {
       const nd = newDoc[d]!;
       if (nd < 0) continue;
       entries[nd] = this.entries[d]!;
       uniq[nd] = this.uniq[d]!;
+      termHash[nd] = this.termHash[d]!;
       for (let f = 0; f < FIELDS; f++) lens[f]![nd] = this.lens[f]![d]!;
     }
     for (const [id, d] of this.ids) this.ids.set(id, newDoc[d]!);
@@ -176,6 +181,7 @@ export class DocumentTable {
     this.#overflow = overflow;
     this.entries = entries;
     this.uniq = uniq;
+    this.termHash = termHash;
     this.lens = lens;
     this.alive = new Uint8Array(live).fill(1);
     this.count = live;

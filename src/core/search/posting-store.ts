@@ -15,6 +15,13 @@ const MERGE_RATIO = 8;
 /** Thrown when a removed entry no longer tokenizes to what was indexed (it was mutated in place). */
 export class StaleEntryError extends Error {}
 
+/** FNV-1a: a term's 32-bit hash, summed over a document's terms to fingerprint them. */
+function hashTerm(term: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < term.length; i++) h = Math.imul(h ^ term.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
 /**
  * The catalog's BM25F statistics in typed arrays (internal to core/search; `PostingsIndex` is
  * the public face): postings with per-field counts (term-postings.ts) and per-document field
@@ -41,6 +48,8 @@ export class PostingStore {
   readonly #local = new Map<string, number>();
   #slotTerms: number[] = [];
   #slotCounts = new Uint32Array(0);
+  /** `hashTerm` summed over the distinct terms of the document last counted. */
+  #hash = 0;
 
   constructor(params: Readonly<Bm25Params>) {
     this.k1 = params.k1;
@@ -88,6 +97,7 @@ export class PostingStore {
     }
     const slots = this.#count(document, true);
     docs.uniq[d] = slots;
+    docs.termHash[d] = this.#hash;
     for (let s = 0; s < slots; s++) {
       const t = this.#slotTerms[s]!;
       const packed = packCounts(this.#slotCounts, s * FIELDS);
@@ -103,6 +113,8 @@ export class PostingStore {
 
   /**
    * Take entry `id` out: its df and field lengths at once, its postings at the next compaction.
+   * Its terms are learnt by tokenizing it again (the index keeps no copy of them); their count
+   * and hash must match what was indexed.
    * @throws StaleEntryError when it no longer tokenizes to what was indexed; nothing is changed.
    */
   remove(id: string): boolean {
@@ -110,7 +122,7 @@ export class PostingStore {
     const d = docs.ids.get(id);
     if (d === undefined) return false;
     const slots = this.#count(entryDocument(docs.entries[d]!), false);
-    if (slots !== docs.uniq[d] || this.#slotTerms.slice(0, slots).some((t) => t < 0 || postings.find(t, d) === -1)) {
+    if (slots !== docs.uniq[d] || this.#hash !== docs.termHash[d] || this.#slotTerms.slice(0, slots).some((t) => t < 0)) {
       throw new StaleEntryError(`entry ${id} changed after it was indexed`);
     }
     for (let s = 0; s < slots; s++) {
@@ -243,7 +255,12 @@ export class PostingStore {
       }
     }
     let s = 0;
-    for (const term of local.keys()) this.#slotTerms[s++] = create ? this.postings.intern(term) : (this.postings.termId(term) ?? -1);
+    let hash = 0;
+    for (const term of local.keys()) {
+      this.#slotTerms[s++] = create ? this.postings.intern(term) : (this.postings.termId(term) ?? -1);
+      hash = (hash + hashTerm(term)) >>> 0;
+    }
+    this.#hash = hash;
     return slots;
   }
 }

@@ -33,6 +33,8 @@ export class TermPostings {
   dNext = new Int32Array(0);
   #dTerm = new Uint32Array(0);
   dLen = 0;
+  /** Where each delta document's postings start in the log (they are appended together). */
+  #dFirst = new Uint32Array(0);
   /** Postings of documents removed since the last compaction. */
   deadPostings = 0;
   /** While true (initial build, nothing queried until `compact`), no chains are kept. */
@@ -72,6 +74,10 @@ export class TermPostings {
       this.#dTerm = grow(this.#dTerm, i + 1);
       if (!this.bulk) this.dNext = grow(this.dNext, i + 1);
     }
+    if (i === 0 || this.dDoc[i - 1] !== d) {
+      this.#dFirst = grow(this.#dFirst, d - this.baseDocLimit + 1);
+      this.#dFirst[d - this.baseDocLimit] = i;
+    }
     this.dDoc[i] = d;
     this.dPacked[i] = packed;
     this.#dTerm[i] = t;
@@ -92,11 +98,10 @@ export class TermPostings {
       const i = gallop(docs, this.baseStart[t]!, end, d);
       return i < end && docs[i] === d ? this.basePacked[i]! : -1;
     }
-    for (let i = this.dHead[t]!; i !== -1; i = this.dNext[i]!) {
-      const x = this.dDoc[i]!;
-      if (x === d) return this.dPacked[i]!;
-      if (x > d) break;
-    }
+    // A delta document's postings are contiguous in the log: scan them, not the term's chain.
+    const first = this.#dFirst[d - this.baseDocLimit];
+    if (first === undefined) return -1;
+    for (let i = first; i < this.dLen && this.dDoc[i] === d; i++) if (this.#dTerm[i] === t) return this.dPacked[i]!;
     return -1;
   }
 
@@ -157,6 +162,7 @@ export class TermPostings {
     this.dPacked = new Uint32Array(0);
     this.dNext = new Int32Array(0);
     this.#dTerm = new Uint32Array(0);
+    this.#dFirst = new Uint32Array(0);
     this.dLen = 0;
     this.deadPostings = 0;
     return newTerm;
