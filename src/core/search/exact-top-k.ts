@@ -82,14 +82,25 @@ export function prunedTopK(store: PostingStore, s: QueryScratch, q: ScoredQuery,
  * from `from` on, and return the k-th best of all such sums: each is a lower bound of an
  * entry's score, so the k-th score of the final top k cannot be lower. The weak terms (long
  * postings, small idf) are left out: seeking in them would cost more than they add.
+ * `s.leadAcc` is the k-th partial score at the previous call: partial scores only grow, so
+ * only entries at or above it can lead now, and the selection runs over those alone.
  */
 function raiseFloor(store: PostingStore, s: QueryScratch, q: ScoredQuery, bound: readonly number[], from: number, n: number, k: number, floor: number): number {
   const { acc, docs, values, full, leaders } = s;
-  for (let i = 0; i < n; i++) values[i] = acc[docs[i]!]!;
-  const kth = kthLargest(values, n, k);
-  let count = 0;
-  for (let i = 0; i < n && count < 2 * k; i++) {
+  let c = 0;
+  for (let i = 0; i < n; i++) {
     const d = docs[i]!;
+    const a = acc[d]!;
+    if (a >= s.leadAcc) {
+      values[c] = a;
+      leaders[c++] = d;
+    }
+  }
+  const kth = kthLargest(values, c, k);
+  s.leadAcc = kth;
+  let count = 0;
+  for (let i = 0; i < c && count < 2 * k; i++) {
+    const d = leaders[i]!;
     if (acc[d]! < kth || s.fullStamp[d] === s.gen) continue;
     s.fullStamp[d] = s.gen;
     full[d] = acc[d]!;

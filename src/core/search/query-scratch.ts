@@ -17,6 +17,8 @@ export class QueryScratch {
   fullStamp = new Uint32Array(0);
   scoredDocs = new Int32Array(0);
   scored = 0;
+  /** The k-th partial score when leaders were last picked (`raiseFloor`). */
+  leadAcc = 0;
   leaders = new Int32Array(0);
   #bits = new Int32Array(0);
 
@@ -40,6 +42,7 @@ export class QueryScratch {
       this.gen = 1;
     }
     this.scored = 0;
+    this.leadAcc = 0;
     return this.gen;
   }
 
