@@ -27,8 +27,10 @@ const REMOVED = 2;
  * `index`, each timed. The entries' new text comes from another synthetic catalog.
  */
 export function runUpdateBench(catalog: SyntheticCatalog, index: UpdatableSearchIndex, updates: number, log: (line: string) => void): UpdateResult {
+  // In id order, as loadCatalog returns a catalog (the snapshot then edits its list by position).
+  const sorted = [...catalog.entries].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const t0 = process.hrtime.bigint();
-  let snapshot = buildCatalogSnapshot(catalog.entries, index);
+  let snapshot = buildCatalogSnapshot(sorted, index);
   const snapshotBuildMs = Number(process.hrtime.bigint() - t0) / 1e6;
   const pool = generateCatalog(Math.min(catalog.entries.length, 500), 77).entries;
   const ids = catalog.entries.map((e) => e.id);

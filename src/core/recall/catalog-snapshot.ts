@@ -38,6 +38,8 @@ interface Tables {
   sources: Map<string, Entry[]>;
   bySource: Map<string, Entry>;
   nameWords: Map<string, string[]>;
+  /** The snapshot's entries are in id order (as `loadCatalog` returns them). */
+  sorted: boolean;
 }
 
 /** The tables of each snapshot this module built, so an update can patch them. */
@@ -79,7 +81,8 @@ function snapshotOf(entries: readonly Entry[], t: Tables, index: SearchIndex, bu
 
 /** Builds the lookup tables recall needs next to the text index. */
 export function buildCatalogSnapshot(entries: readonly Entry[], index: SearchIndex, builtAt = new Date()): CatalogSnapshot {
-  const t: Tables = { byId: new Map(), byAlert: new Map(), knownAlerts: new Set(), sources: new Map(), bySource: new Map(), nameWords: new Map() };
+  const sorted = entries.every((e, i) => i === 0 || entries[i - 1]!.id < e.id);
+  const t: Tables = { byId: new Map(), byAlert: new Map(), knownAlerts: new Set(), sources: new Map(), bySource: new Map(), nameWords: new Map(), sorted };
   for (const e of entries) addEntry(t, e);
   return snapshotOf(entries, t, index, builtAt);
 }
@@ -140,7 +143,34 @@ export function updateCatalogSnapshot(prev: CatalogSnapshot, change: CatalogChan
       t.bySource.delete(s);
     }
   }
-  return snapshotOf(mergeById(prev.entries.filter((e) => !gone.has(e.id)), added), t, prev.index, builtAt);
+  const entries = t.sorted ? editSorted(prev.entries, gone, added) : mergeById(prev.entries.filter((e) => !gone.has(e.id)), added);
+  return snapshotOf(entries, t, prev.index, builtAt);
+}
+
+/** First position in `entries` (in id order) whose id is not below `id`. */
+function lowerBound(entries: readonly Entry[], id: string): number {
+  let lo = 0;
+  let hi = entries.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (entries[mid]!.id < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * `entries` (in id order) without the `gone` ids and with `added` (in id order) in place: found
+ * by binary search, so a change costs a copy of the list, not a comparison per entry.
+ */
+function editSorted(entries: readonly Entry[], gone: ReadonlySet<string>, added: readonly Entry[]): Entry[] {
+  const out = entries.slice();
+  for (const id of gone) {
+    const i = lowerBound(out, id);
+    if (out[i]?.id === id) out.splice(i, 1);
+  }
+  for (const e of added) out.splice(lowerBound(out, e.id), 0, e);
+  return out;
 }
 
 /** Merge two lists by id (each in id order, or at least `b` is); equal ids cannot occur. */
