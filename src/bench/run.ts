@@ -32,9 +32,9 @@ function minSamples(engine: (typeof ENGINES)[number], size: number): number {
   return 10;
 }
 
-/** Queries whose top 20 is compared with the full scan's (the full scan takes ~0.3 s a query at 100k). */
+/** Queries whose top 20 is compared with the full scan's (the full scan takes ~0.6 s a query at 100k). */
 function agreementQueries(size: number): number {
-  return size <= 10_000 ? 300 : 100;
+  return size <= 10_000 ? 300 : 50;
 }
 
 function log(line: string): void {
