@@ -59,11 +59,6 @@ export class PostingsIndex implements UpdatableSearchIndex {
     return t === undefined ? 0 : this.#store.postings.df[t]!;
   }
 
-  /** The indexed entries, in document order. */
-  entries(): Entry[] {
-    return this.#store.docs.entries.filter((e): e is Entry => e !== undefined);
-  }
-
   search(queryTokens: readonly string[], k: number, weights?: TermWeights): Candidate[] {
     if (!(k >= 1)) return [];
     const q = this.#prepare(queryTokens, weights);
