@@ -1,12 +1,11 @@
 import { buildFlexIndex } from '../adapters/flexsearch/flex-index.js';
-import type { FlexSearchIndex } from '../adapters/flexsearch/flex-index.js';
 import { recallOptions } from '../cli/recall-options.js';
 import { buildSearchCorpus, fullScanSearch, scoreEntry } from '../core/catalog/search-corpus.js';
-import type { SearchCorpus } from '../core/catalog/search-corpus.js';
 import { createLedgerState, trackRecord } from '../core/ledger/ledger-state.js';
 import { buildCatalogSnapshot } from '../core/recall/catalog-snapshot.js';
 import { recall } from '../core/recall/recall.js';
 import type { TrackLookup } from '../core/recall/recall.js';
+import { PostingsIndex } from '../core/search/postings-index.js';
 import type { Entry, Incident } from '../core/types.js';
 import type { SearchIndex } from '../ports/search-index.js';
 import type { LatencySummary } from './percentile.js';
@@ -14,8 +13,11 @@ import { buildMiniSearch, searchMiniSearch } from './mini-search-index.js';
 import { generateCatalog } from './synthetic-catalog.js';
 import { generateIncidents, generateQueries } from './synthetic-queries.js';
 import { collectGarbage, timeSeries } from './timing.js';
+import { runUpdateBench } from './update-bench.js';
+import type { UpdateResult } from './update-bench.js';
 
-export const ENGINES = ['flex', 'fullScan', 'miniSearch'] as const;
+/** `postings` is ours (the recall index); the others are baselines measured beside it. */
+export const ENGINES = ['postings', 'fullScan', 'flex', 'miniSearch'] as const;
 export type Engine = (typeof ENGINES)[number];
 export type Series = LatencySummary & { truncated: boolean };
 
@@ -27,6 +29,8 @@ export interface LatencyOptions {
   budgetMs: number;
   /** Timed calls a series makes at least, whatever the budget. */
   minSamples: number;
+  /** Queries whose top 20 (ids and scores) the child reports, for agreement with the full scan. */
+  agreement: number;
 }
 
 /** Everything measured for one engine at one catalog size, in one fresh process. */
@@ -39,7 +43,7 @@ export interface EngineResult {
   /** Whole-process RSS with catalog and index, MB. */
   rssTotalMb: number;
   gcExposed: boolean;
-  /** Build wall time (ms): mean of `buildRuns` warm rebuilds, or the one cold build at 100k. */
+  /** Build wall time (ms): mean of `buildRuns` warm rebuilds (3 at 1k, 1 at 10k), or the one cold build at 100k. */
   buildMs: number;
   buildRuns: number;
   search?: Series;
@@ -47,30 +51,37 @@ export interface EngineResult {
   recall?: Series;
   /** Share of timed incidents recall answered (sanity: the gates ran to the end). */
   answered?: number;
-  /** Ours only: how often its top 20 equals full scan's (ids and order), and its top 1. */
-  agreement?: { topK: number; top1: number; queries: number };
   meanQueryTerms?: number;
+  /** Top 20 of the first `agreement` queries: ids and scores (compared across processes). */
+  top?: { ids: string[][]; scores: number[][] };
+  /** Ours only: catalog changes applied in place, against rebuilding. */
+  update?: UpdateResult;
 }
 
 const K = 20;
+/** Catalog changes timed on ours, after everything else (they change the index). */
+const UPDATES = 30;
 
 /** Same engine, searched uniformly: the number returned only feeds the JIT sink. */
 interface Built {
   search: (tokens: string[]) => number;
   index?: SearchIndex;
-  corpus?: SearchCorpus;
 }
 
 function build(engine: Engine, entries: readonly Entry[]): Built {
   switch (engine) {
+    case 'postings': {
+      const index = new PostingsIndex(entries);
+      return { search: (t) => index.search(t, K).length, index };
+    }
     case 'flex': {
-      const flex: FlexSearchIndex = buildFlexIndex(entries);
-      return { search: (t) => flex.search(t, K).length, index: flex, corpus: flex.corpus };
+      const index = buildFlexIndex(entries);
+      return { search: (t) => index.search(t, K).length, index };
     }
     case 'fullScan': {
       const corpus = buildSearchCorpus(entries);
       const index: SearchIndex = { size: entries.length, search: (t, k) => fullScanSearch(corpus, t, k), score: (t, id) => scoreEntry(corpus, t, id) };
-      return { search: (t) => fullScanSearch(corpus, t, K).length, index, corpus };
+      return { search: (t) => fullScanSearch(corpus, t, K).length, index };
     }
     case 'miniSearch': {
       const ms = buildMiniSearch(entries);
@@ -89,7 +100,8 @@ const mb = (b: number): number => Math.round((b / 2 ** 20) * 10) / 10;
 
 /**
  * Build `engine` over a synthetic catalog of `size` entries, measuring the memory it adds and
- * its build time, then (with `latency`) time `search` and, for indexes recall can use, `recall()`.
+ * its build time, then (with `latency`) time `search` and, for the indexes recall uses,
+ * `recall()`; report the top 20 of the agreement queries; for ours, time catalog updates.
  */
 export function runEngineBench(engine: Engine, size: number, latency: LatencyOptions | undefined, log: (line: string) => void): EngineResult {
   const catalog = generateCatalog(size);
@@ -101,7 +113,7 @@ export function runEngineBench(engine: Engine, size: number, latency: LatencyOpt
   let built: Built | undefined = build(engine, entries);
   const cold = Number(process.hrtime.bigint() - t0) / 1e6;
   const after = settledMemory();
-  const warmRuns = size <= 1000 ? 3 : size <= 10_000 ? 2 : 0;
+  const warmRuns = size <= 1000 ? 3 : size <= 10_000 ? 1 : 0;
   let warmTotal = 0;
   for (let i = 0; i < warmRuns; i++) {
     built = undefined; // let the previous index go before building the next
@@ -130,8 +142,9 @@ export function runEngineBench(engine: Engine, size: number, latency: LatencyOpt
   result.meanQueryTerms = queries.reduce((s, q) => s + new Set(q.tokens).size, 0) / Math.max(1, queries.length);
   log(`  ${engine} @ ${size}: search p50 ${result.search.p50.toFixed(3)} ms, p99 ${result.search.p99.toFixed(3)} ms (n=${result.search.n})`);
 
-  if (built.index) {
-    const snapshot = buildCatalogSnapshot(entries, built.index, new Date('2025-06-01T10:05:00Z'));
+  const index = built.index;
+  if (index && engine !== 'flex') {
+    const snapshot = buildCatalogSnapshot(entries, index, new Date('2025-06-01T10:05:00Z'));
     const opts = recallOptions();
     const state = createLedgerState();
     const track: TrackLookup = (id, kind) => trackRecord(state, id, kind);
@@ -151,23 +164,11 @@ export function runEngineBench(engine: Engine, size: number, latency: LatencyOpt
     log(`  ${engine} @ ${size}: recall() p50 ${result.recall.p50.toFixed(3)} ms, p99 ${result.recall.p99.toFixed(3)} ms (n=${result.recall.n})`);
   }
 
-  if (engine === 'flex' && built.index && built.corpus) {
-    // Untimed: does ours return what the exhaustive scan returns? Bounded by the budget too.
-    const corpus = built.corpus;
-    const index = built.index;
-    let topK = 0;
-    let top1 = 0;
-    let n = 0;
-    const end = process.hrtime.bigint() + BigInt(latency.budgetMs * 1e6);
-    for (const q of queries) {
-      if (n >= 300 || (n >= 10 && process.hrtime.bigint() > end)) break;
-      const a = index.search(q.tokens, K);
-      const b = fullScanSearch(corpus, q.tokens, K);
-      if (a.length === b.length && a.every((c, i) => c.entry.id === b[i]?.entry.id)) topK++;
-      if (a[0]?.entry.id === b[0]?.entry.id) top1++;
-      n++;
-    }
-    result.agreement = { topK: topK / Math.max(1, n), top1: top1 / Math.max(1, n), queries: n };
+  if (index) {
+    // Untimed: the top 20 of the first queries, compared with the full scan's by the parent.
+    const top = queries.slice(0, latency.agreement).map((q) => index.search(q.tokens, K));
+    result.top = { ids: top.map((cs) => cs.map((c) => c.entry.id)), scores: top.map((cs) => cs.map((c) => c.score)) };
   }
+  if (index instanceof PostingsIndex) result.update = runUpdateBench(catalog, index, UPDATES, log);
   return result;
 }

@@ -1,9 +1,10 @@
 /**
  * `npm run bench` → `node dist/bench/run.js [--quick] [--json]`.
  *
- * Search, recall, memory and ledger-replay benchmarks on synthetic data, each beside the
- * baselines measured in the same run. One table on stdout (JSON with --json), progress on stderr.
- * --quick: catalogs of 1k and 10k only (docs).
+ * Search, recall, update, memory and ledger-replay benchmarks on synthetic data, each beside
+ * the baselines measured in the same run, and the resident memory of `reprise serve`. One table
+ * on stdout (JSON with --json), progress on stderr.
+ * --quick: catalogs of 1k and 10k only, a 200k-event ledger for serve (docs).
  */
 import { cpus } from 'node:os';
 import { renderReport } from './bench-report.js';
@@ -14,6 +15,7 @@ import { ENGINES } from './engine-bench.js';
 import type { EngineResult } from './engine-bench.js';
 import { runLedgerBench } from './ledger-bench.js';
 import { renderPromptBench, runPromptBench } from './prompt-bench.js';
+import { runServeBench } from './serve-bench.js';
 
 const FLAGS = ['--quick', '--json'] as const;
 const QUERIES = 2000;
@@ -21,12 +23,19 @@ const WARMUP = 200;
 /** Per timed series; the slow baselines stop there (the table says how many calls ran). */
 const BUDGET_MS = 5000;
 /**
- * Timed calls a series makes whatever the budget: ours all queries up to 10k (the p99 target
- * size), 200 at 100k; the baselines at 100k take up to ~2 s a call, so 10 is their floor.
+ * Timed calls a series makes whatever the budget: ours all queries at every size (its p99 is
+ * the target), FlexSearch all up to 10k and 200 at 100k; the baselines at 100k take up to
+ * ~2 s a call, so 10 is their floor.
  */
 function minSamples(engine: (typeof ENGINES)[number], size: number): number {
-  if (engine !== 'flex') return 10;
-  return size <= 10_000 ? QUERIES : 200;
+  if (engine === 'postings') return QUERIES;
+  if (engine === 'flex') return size <= 10_000 ? QUERIES : 200;
+  return 10;
+}
+
+/** Queries whose top 20 is compared with the full scan's (the full scan takes ~0.6 s a query at 100k). */
+function agreementQueries(size: number): number {
+  return size <= 10_000 ? 300 : 50;
 }
 
 function log(line: string): void {
@@ -47,7 +56,7 @@ async function main(argv: readonly string[]): Promise<number> {
   const engines: EngineResult[] = [];
   for (const size of sizes) {
     for (const engine of ENGINES) {
-      const args = [engine, String(size), String(QUERIES), String(WARMUP), String(BUDGET_MS), String(minSamples(engine, size))];
+      const args = [engine, String(size), String(QUERIES), String(WARMUP), String(BUDGET_MS), String(minSamples(engine, size)), String(agreementQueries(size))];
       engines.push(await runChildJson<EngineResult>('mem-child', args, ['--expose-gc']));
     }
   }
@@ -55,6 +64,7 @@ async function main(argv: readonly string[]): Promise<number> {
   const webhook = await runWebhookBench(100, quick ? 5 : 10, log);
   log('bench: prompt tokens per path');
   const prompts = await runPromptBench();
+  const serve = await runServeBench({ entries: 10_000, events: quick ? 200_000 : 1_000_000, webhooks: 1000, log });
   const report: BenchReport = {
     date: new Date().toISOString(),
     node: process.version,
@@ -66,6 +76,7 @@ async function main(argv: readonly string[]): Promise<number> {
     ledger,
     webhook,
     prompts,
+    serve,
     wallSeconds: (Date.now() - started) / 1000,
   };
   process.stdout.write(argv.includes('--json') ? `${JSON.stringify(report, null, 2)}\n` : `${renderReport(report)}\n\n${renderPromptBench(prompts)}\n`);

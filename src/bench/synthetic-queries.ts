@@ -35,15 +35,23 @@ export function generateQueries(catalog: SyntheticCatalog, count: number, seed =
   return out;
 }
 
+/** One Alertmanager alert, as a webhook carries it. */
+export interface SyntheticAlert {
+  status: 'firing';
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  startsAt: string;
+  fingerprint: string;
+}
+
 /**
- * Incidents parsed from Alertmanager-shaped alerts, one per random entry: a past incident's
- * alert on its own workload (the recurrence recall is for), or a runbook's alert on some
- * workload. Parsed here, outside any timing, through the real normaliser.
+ * Alertmanager alerts, one per random entry: a past incident's alert on its own workload (the
+ * recurrence recall is for), or a runbook's alert on some workload.
  */
-export function generateIncidents(catalog: SyntheticCatalog, count: number, seed = 11): Incident[] {
+export function generateAlerts(catalog: SyntheticCatalog, count: number, seed = 11): SyntheticAlert[] {
   const rng = createRng(seed);
   const byLower = new Map(catalog.alertNames.map((a) => [a.toLowerCase(), a]));
-  const out: Incident[] = [];
+  const out: SyntheticAlert[] = [];
   for (let i = 0; i < count; i++) {
     const entry = pick(rng, catalog.entries);
     const alertname = byLower.get(entry.alerts[0] ?? '') ?? pick(rng, catalog.alertNames);
@@ -51,7 +59,7 @@ export function generateIncidents(catalog: SyntheticCatalog, count: number, seed
     const name = entry.resource?.name ?? pick(rng, catalog.workloads);
     const titleWords = entry.title.split(' ').slice(1, randInt(rng, 3, 6));
     const noise = Array.from({ length: randInt(rng, 2, 4) }, () => catalog.word(rng));
-    const alert = {
+    out.push({
       status: 'firing',
       labels: {
         alertname,
@@ -68,10 +76,14 @@ export function generateIncidents(catalog: SyntheticCatalog, count: number, seed
       },
       startsAt: '2025-06-01T10:00:00Z',
       fingerprint: `fp${i}`,
-    };
-    const batch = parseAlertmanagerPayload({ version: '4', status: 'firing', receiver: 'reprise', alerts: [alert] });
-    const incident = batch.incidents[0];
-    if (incident) out.push(incident);
+    });
   }
   return out;
+}
+
+/**
+ * `generateAlerts` parsed into incidents through the real normaliser (outside any timing).
+ */
+export function generateIncidents(catalog: SyntheticCatalog, count: number, seed = 11): Incident[] {
+  return generateAlerts(catalog, count, seed).flatMap((alert) => parseAlertmanagerPayload({ version: '4', status: 'firing', receiver: 'reprise', alerts: [alert] }).incidents);
 }

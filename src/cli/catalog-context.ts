@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
-import { buildFlexIndex } from '../adapters/flexsearch/flex-index.js';
 import { loadCatalog } from '../core/catalog/load-catalog.js';
 import { buildCatalogSnapshot, type CatalogSnapshot } from '../core/recall/catalog-snapshot.js';
+import { PostingsIndex } from '../core/search/postings-index.js';
 import type { LintProblem } from '../core/types.js';
 
 /** The starter catalog shipped with the package (`catalog/` beside `dist/`). */
@@ -14,15 +14,22 @@ export interface LoadedSnapshot {
   skipped: LintProblem[];
 }
 
-/** Loads a catalog folder and indexes it; broken entries are skipped and reported, never fatal. */
+/**
+ * Loads a catalog folder and indexes it for recall; broken entries are skipped and reported,
+ * never fatal. The index is the exact postings index, updatable in place: a sync applies its
+ * changes with `updateCatalogSnapshot` instead of re-indexing.
+ */
 export async function loadSnapshot(dir: string): Promise<LoadedSnapshot> {
   const { entries, problems } = await loadCatalog(dir);
-  const snapshot = buildCatalogSnapshot(entries, buildFlexIndex(entries));
+  const snapshot = buildCatalogSnapshot(entries, new PostingsIndex(entries));
   return { snapshot, problems, skipped: problems.filter((p) => p.severity === 'error') };
 }
 
-/** Removes one entry (leave-one-out evaluation) and re-indexes. */
+/**
+ * A new snapshot without one entry (leave-one-out evaluation), indexed afresh: `snapshot`
+ * stays usable, which an in-place update would not allow.
+ */
 export function withoutEntry(snapshot: CatalogSnapshot, entryId: string): CatalogSnapshot {
   const entries = snapshot.entries.filter((e) => e.id !== entryId);
-  return buildCatalogSnapshot(entries, buildFlexIndex(entries));
+  return buildCatalogSnapshot(entries, new PostingsIndex(entries));
 }

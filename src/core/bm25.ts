@@ -76,7 +76,7 @@ export function buildBm25Stats(docs: readonly Bm25Document[], params: Readonly<B
       const tokens = doc.fields[f];
       const w = params.weights[f];
       if (!tokens || tokens.length === 0 || w === 0) continue;
-      const norm = 1 - params.b + (params.b * tokens.length) / avg[f];
+      const norm = fieldNorm(params.b, tokens.length, avg[f]);
       for (const t of tokens) weighted.set(t, (weighted.get(t) ?? 0) + w / norm);
     }
     for (const t of weighted.keys()) df.set(t, (df.get(t) ?? 0) + 1);
@@ -87,16 +87,49 @@ export function buildBm25Stats(docs: readonly Bm25Document[], params: Readonly<B
   return { params, ids, position, tf, avgFieldLength: avg, df };
 }
 
+/**
+ * The formula's three pieces, shared by every implementation so that all of them compute
+ * bit-identical scores (same operations in the same order), not merely close ones: then ties
+ * between entries are ties everywhere, and "ties by id" means the same thing in each index.
+ */
+
+/** B_f: length normalisation of a field of `len` tokens against the field's average. */
+export function fieldNorm(b: number, len: number, avgLen: number): number {
+  return 1 - b + (b * len) / avgLen;
+}
+
+/** idf of a term found in `df` of `n` documents (never negative). */
+export function idfOf(n: number, df: number): number {
+  return Math.log(1 + (n - df + 0.5) / (df + 0.5));
+}
+
+/** One term's contribution: `wIdf` (query weight × idf) times the saturated tf~. */
+export function saturate(wIdf: number, tf: number, k1: number): number {
+  return (wIdf * tf * (k1 + 1)) / (tf + k1);
+}
+
 /** Inverse document frequency of `term` in this corpus (never negative). */
 export function idf(stats: Bm25Stats, term: string): number {
-  const n = stats.ids.length;
-  const df = stats.df.get(term) ?? 0;
-  return Math.log(1 + (n - df + 0.5) / (df + 0.5));
+  return idfOf(stats.ids.length, stats.df.get(term) ?? 0);
 }
 
 /** Query terms counted once each, in first-seen order. */
 export function uniqueTerms(queryTokens: readonly string[]): string[] {
   return [...new Set(queryTokens)];
+}
+
+/**
+ * The order in which a score adds up its terms: rarest first (ascending df), ties in query
+ * order. Floating-point addition is not associative, so every index adds in this one order and
+ * all of them compute bit-identical scores: a tie is a tie everywhere, and "ties by id" picks
+ * the same entries. Rarest first is also the order the postings index prunes in.
+ */
+export function scoringOrder<T>(terms: readonly T[], df: (term: T) => number): T[] {
+  // Array.prototype.sort is stable: equal df keep their query order.
+  return terms
+    .map((term) => ({ term, df: df(term) }))
+    .sort((a, b) => a.df - b.df)
+    .map((x) => x.term);
 }
 
 /** Weight of a query term (1 unless the query says otherwise). */
@@ -106,17 +139,17 @@ export function termWeight(weights: ReadonlyMap<string, number> | undefined, ter
 
 /**
  * BM25 score of the document at `docIndex` (see `stats.position`) for already-unique terms,
- * each term's contribution multiplied by its query weight.
+ * each term's contribution multiplied by its query weight, added in `scoringOrder`.
  */
 export function bm25ScoreAt(stats: Bm25Stats, docIndex: number, terms: readonly string[], weights?: ReadonlyMap<string, number>): number {
   const counts = stats.tf[docIndex];
   if (counts === undefined) return 0;
   const { k1 } = stats.params;
   let score = 0;
-  for (const t of terms) {
+  for (const t of scoringOrder(terms, (x) => stats.df.get(x) ?? 0)) {
     const f = counts.get(t);
     if (f === undefined) continue;
-    score += (termWeight(weights, t) * idf(stats, t) * f * (k1 + 1)) / (f + k1);
+    score += saturate(termWeight(weights, t) * idf(stats, t), f, k1);
   }
   return score;
 }

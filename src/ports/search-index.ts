@@ -26,5 +26,17 @@ export interface SearchIndex {
   score(queryTokens: readonly string[], entryId: string, weights?: TermWeights): number;
 }
 
+/**
+ * A SearchIndex that follows catalog changes in place, in time proportional to the change (not
+ * a rebuild). Recall is synchronous, so an update between two calls is never seen half-done.
+ */
+export interface UpdatableSearchIndex extends SearchIndex {
+  /**
+   * Remove `removedIds` (unknown ids are ignored), then add or replace `upserts` (by id). Every
+   * later score is the one a fresh index over the resulting entries would give.
+   */
+  update(upserts: readonly Entry[], removedIds: readonly string[]): void;
+}
+
 /** Builds an index over a loaded catalog; called again whenever the catalog reloads. */
 export type SearchIndexFactory = (entries: readonly Entry[]) => SearchIndex;

@@ -1,8 +1,7 @@
 import { Index } from 'flexsearch';
-import { buildSearchCorpus, rankPositions, scoreEntry } from '../../core/catalog/search-corpus.js';
-import type { SearchCorpus } from '../../core/catalog/search-corpus.js';
 import type { Bm25Params } from '../../core/bm25.js';
-import { BM25_FIELDS } from '../../core/bm25.js';
+import { BM25_FIELDS, DEFAULT_BM25_PARAMS } from '../../core/bm25.js';
+import { PostingsIndex } from '../../core/search/postings-index.js';
 import type { Entry } from '../../core/types.js';
 import type { SearchIndex, SearchIndexFactory } from '../../ports/search-index.js';
 
@@ -24,21 +23,21 @@ export interface FlexIndexOptions {
 /** Up to this many entries, common terms are looked up too (exact top-k, cheap at this size). */
 const SMALL_CATALOG = 1000;
 
-/** A SearchIndex with its corpus exposed for benchmarks and tests. */
-export interface FlexSearchIndex extends SearchIndex {
-  readonly corpus: SearchCorpus;
-}
-
 /**
- * FlexSearch finds candidates, BM25 ranks them (SPEC §5). Text is tokenized by our own
- * tokenizer and handed over space-joined, with FlexSearch's encoder reduced to a split, so
- * both engines see exactly the same terms. FlexSearch 0.8 ANDs multi-term queries, so the
- * candidate set is the union of a `suggest` query (documents matching most terms) and one
- * lookup per distinct term (OR semantics); every candidate then gets the real BM25 score.
- * Ids in FlexSearch are positions in the corpus, which keeps its memory small.
+ * FlexSearch finds candidates, BM25 ranks them (SPEC §5): the engine of free-text
+ * `reprise search`, where FlexSearch's own query features earn their place. Recall uses the
+ * exact `PostingsIndex` instead: above SMALL_CATALOG entries this index skips lookups of common
+ * terms, so its top k can differ from the exhaustive one (the benchmark measures by how much).
+ *
+ * Text is tokenized once, by our tokenizer, while the postings index is built; FlexSearch gets
+ * each document's terms space-joined with its encoder reduced to a split, so both engines see
+ * the same terms. FlexSearch 0.8 ANDs multi-term queries, so the candidate set is the union of a
+ * `suggest` query (documents matching most terms) and one lookup per distinct term (OR
+ * semantics); the candidates get the postings index's BM25 scores. Ids in FlexSearch are the
+ * postings index's document numbers, which keeps its memory small.
  */
-export function buildFlexIndex(entries: readonly Entry[], opts: FlexIndexOptions = {}): FlexSearchIndex {
-  const corpus = buildSearchCorpus(entries, opts.bm25);
+export function buildFlexIndex(entries: readonly Entry[], opts: FlexIndexOptions = {}): SearchIndex {
+  const params = opts.bm25 ?? DEFAULT_BM25_PARAMS;
   const limitFloor = opts.candidateLimit ?? 50;
   const commonShare = opts.commonTermShare ?? 0.25;
   const flex = new Index({
@@ -48,24 +47,25 @@ export function buildFlexIndex(entries: readonly Entry[], opts: FlexIndexOptions
   });
   // Strongest fields first, each term once: FlexSearch ranks a term higher the earlier it
   // appears, so a lookup capped at `limit` keeps the entries where the term matters most.
-  const order = [...BM25_FIELDS].sort((a, b) => corpus.stats.params.weights[b] - corpus.stats.params.weights[a]);
-  corpus.documents.forEach((doc, i) => {
-    const terms = new Set(order.flatMap((f) => doc.fields[f] ?? []));
-    flex.add(i, [...terms].join(' '));
+  const order = [...BM25_FIELDS].sort((a, b) => params.weights[b] - params.weights[a]);
+  const postings = new PostingsIndex(entries, {
+    bm25: params,
+    onDocument: (doc, document) => {
+      flex.add(doc, [...new Set(order.flatMap((f) => document.fields[f] ?? []))].join(' '));
+    },
   });
 
   return {
-    corpus,
-    size: corpus.entries.length,
+    size: postings.size,
     search(queryTokens, k, weights) {
       // Terms no entry has cannot match; terms most entries have cannot discriminate. Both
       // only cost lookups (the OR-suggest query's time grows with every term it is given).
-      const n = corpus.entries.length;
-      const known = [...new Set(queryTokens)].filter((t) => t !== '' && corpus.stats.df.has(t) && (weights?.get(t) ?? 1) !== 0);
-      if (known.length === 0 || k <= 0) return [];
+      const n = postings.size;
+      const known = [...new Set(queryTokens)].filter((t) => t !== '' && postings.documentFrequency(t) > 0 && (weights?.get(t) ?? 1) !== 0);
+      if (known.length === 0 || !(k >= 1)) return [];
       // Small catalogs gather candidates from every term: the union stays small anyway.
       const common = n > SMALL_CATALOG ? n * commonShare : Number.POSITIVE_INFINITY;
-      const rare = known.filter((t) => (corpus.stats.df.get(t) ?? 0) <= common);
+      const rare = known.filter((t) => postings.documentFrequency(t) <= common);
       const lookup = rare.length > 0 ? rare : known;
       const limit = Math.max(limitFloor, k);
       const found = new Set<number>();
@@ -74,11 +74,11 @@ export function buildFlexIndex(entries: readonly Entry[], opts: FlexIndexOptions
       };
       add(flex.search(lookup.join(' '), limit, { suggest: true }));
       for (const t of lookup) add(flex.search(t, limit));
-      return rankPositions(corpus, [...found].sort((a, b) => a - b), known, k, weights);
+      return postings.rankDocuments(found, queryTokens, k, weights);
     },
-    score: (queryTokens, entryId, weights) => scoreEntry(corpus, queryTokens, entryId, weights),
+    score: (queryTokens, entryId, weights) => postings.score(queryTokens, entryId, weights),
   };
 }
 
-/** `SearchIndexFactory` for the composition root. */
+/** `SearchIndexFactory` for free-text search. */
 export const flexIndexFactory: SearchIndexFactory = (entries) => buildFlexIndex(entries);

@@ -1,4 +1,4 @@
-import { bm25ScoreAt, buildBm25Stats, DEFAULT_BM25_PARAMS, idf, termWeight, uniqueTerms } from '../bm25.js';
+import { bm25ScoreAt, buildBm25Stats, DEFAULT_BM25_PARAMS, idf, saturate, scoringOrder, termWeight, uniqueTerms } from '../bm25.js';
 import type { Bm25Document, Bm25Params, Bm25Stats } from '../bm25.js';
 import { tokenize } from '../tokenize.js';
 import type { Candidate, Entry } from '../types.js';
@@ -54,11 +54,12 @@ function byScoreThenId(a: Candidate, b: Candidate): number {
  */
 export function rankPositions(corpus: SearchCorpus, positions: Iterable<number>, queryTokens: readonly string[], k: number, weights?: TermWeights): Candidate[] {
   // idf depends only on the term: compute it once per query, and drop terms no entry has.
+  // Terms are added rarest first (`scoringOrder`), as every index adds them.
   const { stats } = corpus;
   const k1 = stats.params.k1;
   const terms: string[] = [];
   const idfs: number[] = [];
-  for (const t of uniqueTerms(queryTokens)) {
+  for (const t of scoringOrder(uniqueTerms(queryTokens), (x) => stats.df.get(x) ?? 0)) {
     const w = termWeight(weights, t);
     if (!stats.df.has(t) || w === 0) continue;
     terms.push(t);
@@ -73,7 +74,7 @@ export function rankPositions(corpus: SearchCorpus, positions: Iterable<number>,
     let score = 0;
     for (let j = 0; j < terms.length; j++) {
       const f = counts.get(terms[j]!);
-      if (f !== undefined) score += (idfs[j]! * f * (k1 + 1)) / (f + k1);
+      if (f !== undefined) score += saturate(idfs[j]!, f, k1);
     }
     if (score > 0) out.push({ entry, score });
   }

@@ -1,11 +1,15 @@
 import type { Entry } from '../types.js';
-import type { SearchIndex } from '../../ports/search-index.js';
+import type { SearchIndex, UpdatableSearchIndex } from '../../ports/search-index.js';
 import { tokenize } from '../tokenize.js';
 import { urlKey } from '../url-key.js';
 import { splitAlertName } from './structural.js';
 import { resolvePointers } from './pointer-families.js';
 
-/** One immutable, indexed view of the catalog; swapped whole when the catalog reloads. */
+/**
+ * One indexed view of the catalog, swapped whole when the catalog reloads. After
+ * `updateCatalogSnapshot` the previous snapshot is spent: its index and tables were updated in
+ * place for the new one (recall is synchronous, so no call ever sees half an update).
+ */
 export interface CatalogSnapshot {
   entries: readonly Entry[];
   byId: ReadonlyMap<string, Entry>;
@@ -29,42 +33,207 @@ export interface CatalogSnapshot {
   builtAt: Date;
 }
 
-/** Builds the lookup tables recall needs next to the text index. */
-export function buildCatalogSnapshot(entries: readonly Entry[], index: SearchIndex, builtAt = new Date()): CatalogSnapshot {
-  const byId = new Map<string, Entry>();
-  for (const e of entries) byId.set(e.id, e);
-  const byAlert = new Map<string, Entry[]>();
-  const knownAlerts = new Set<string>();
-  const bySource = new Map<string, Entry>();
-  const nameWords = new Map<string, string[][]>();
-  const family = new Map<string, string>();
-  const cover = (alert: string, e: Entry): void => {
-    const list = byAlert.get(alert);
-    if (!list) byAlert.set(alert, [e]);
-    else if (!list.includes(e)) list.push(e);
-    if (e.status === 'active') knownAlerts.add(alert);
-  };
-  const addNames = (id: string, names: readonly string[]): void => {
-    const lists = nameWords.get(id) ?? [];
-    for (const n of names) {
+/** Entries added or replaced (by id) and ids removed, as a catalog sync finds them. */
+export interface CatalogChange {
+  upserts: readonly Entry[];
+  removedIds: readonly string[];
+}
+
+/** The mutable tables behind a snapshot's read-only views. */
+interface Tables {
+  byId: Map<string, Entry>;
+  byAlert: Map<string, Entry[]>;
+  knownAlerts: Set<string>;
+  /** `urlKey(source)` → every entry with it, in entry order; `bySource` holds the last one. */
+  sources: Map<string, Entry[]>;
+  bySource: Map<string, Entry>;
+  nameWords: Map<string, string[][]>;
+  family: Map<string, string>;
+  /** Entries that are pointer pages, resolved or not (a later entry can resolve one). */
+  pointerPages: number;
+  /** The snapshot's entries are in id order (as `loadCatalog` returns them). */
+  sorted: boolean;
+}
+
+/** The tables of each snapshot this module built, so an update can patch them. */
+const tablesOf = new WeakMap<CatalogSnapshot, Tables>();
+
+/** An entry's own alert names as word lists; entries are immutable, so computed once each. */
+const ownNameWords = new WeakMap<Entry, string[][]>();
+
+function nameWordsOf(e: Entry): string[][] {
+  let lists = ownNameWords.get(e);
+  if (!lists) {
+    lists = [];
+    for (const n of e.alertNames ?? []) {
       const words = [...new Set(splitAlertName(n).flatMap((w) => tokenize(w)))];
       if (words.length > 0) lists.push(words);
     }
-    if (lists.length > 0) nameWords.set(id, lists);
-  };
-  for (const e of entries) {
-    addNames(e.id, e.alertNames ?? []);
-    for (const a of e.alerts) cover(a, e);
-    if (e.source) bySource.set(urlKey(e.source), e);
+    ownNameWords.set(e, lists);
   }
-  // A pointer page hands its alerts to the runbook it points at, so a renamed alert still
-  // finds the content (and the target no longer looks like a sibling that merely shares words).
+  return lists;
+}
+
+const byId = (a: Entry, b: Entry): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (!list) map.set(key, [value]);
+  else if (!list.includes(value)) list.push(value);
+}
+
+/** Add `e` after every entry already in the tables (pointer families aside). */
+function addEntry(t: Tables, e: Entry): void {
+  const lists = nameWordsOf(e);
+  if (lists.length > 0) t.nameWords.set(e.id, [...lists]);
+  t.byId.set(e.id, e);
+  if (e.pointsTo !== undefined) t.pointerPages++;
+  for (const a of e.alerts) {
+    push(t.byAlert, a, e);
+    if (e.status === 'active') t.knownAlerts.add(a);
+  }
+  if (e.source) {
+    const s = urlKey(e.source);
+    push(t.sources, s, e);
+    t.bySource.set(s, e);
+  }
+}
+
+/**
+ * A pointer page hands its alerts to the runbook it points at, so a renamed alert still finds
+ * the content (and the target no longer looks like a sibling that merely shares words).
+ */
+function addFamilies(t: Tables, entries: readonly Entry[]): void {
   for (const [id, target] of resolvePointers(entries)) {
-    const e = byId.get(id)!;
-    const t = byId.get(target)!;
-    family.set(e.id, t.id);
-    for (const a of e.alerts) cover(a, t);
-    addNames(t.id, e.alertNames ?? []);
+    const e = t.byId.get(id)!;
+    const to = t.byId.get(target)!;
+    t.family.set(e.id, to.id);
+    for (const a of e.alerts) {
+      push(t.byAlert, a, to);
+      if (to.status === 'active') t.knownAlerts.add(a);
+    }
+    const lists = nameWordsOf(e);
+    if (lists.length > 0) t.nameWords.set(to.id, [...(t.nameWords.get(to.id) ?? []), ...lists]);
   }
-  return { entries, byId, byAlert, knownAlerts, bySource, index, nameWords, family, builtAt };
+}
+
+function buildTables(entries: readonly Entry[]): Tables {
+  const sorted = entries.every((e, i) => i === 0 || entries[i - 1]!.id < e.id);
+  const t: Tables = { byId: new Map(), byAlert: new Map(), knownAlerts: new Set(), sources: new Map(), bySource: new Map(), nameWords: new Map(), family: new Map(), pointerPages: 0, sorted };
+  for (const e of entries) addEntry(t, e);
+  addFamilies(t, entries);
+  return t;
+}
+
+function snapshotOf(entries: readonly Entry[], t: Tables, index: SearchIndex, builtAt: Date): CatalogSnapshot {
+  const snapshot: CatalogSnapshot = { entries, byId: t.byId, byAlert: t.byAlert, knownAlerts: t.knownAlerts, bySource: t.bySource, index, nameWords: t.nameWords, family: t.family, builtAt };
+  tablesOf.set(snapshot, t);
+  return snapshot;
+}
+
+/** Builds the lookup tables recall needs next to the text index. */
+export function buildCatalogSnapshot(entries: readonly Entry[], index: SearchIndex, builtAt = new Date()): CatalogSnapshot {
+  return snapshotOf(entries, buildTables(entries), index, builtAt);
+}
+
+/** Whether `index` can follow catalog changes in place. */
+export function isUpdatable(index: SearchIndex): index is UpdatableSearchIndex {
+  return typeof (index as Partial<UpdatableSearchIndex>).update === 'function';
+}
+
+/**
+ * The snapshot after `change`, without re-indexing: the index is updated in place and the
+ * tables are patched for the entries that changed only; the entry list is copied (pointers,
+ * no parsing). Entries keep their order, changed ones are merged in by id, and lists under an
+ * alert or source that changed are re-sorted by id: for a catalog loaded in id order (as
+ * `loadCatalog` does) the result equals `buildCatalogSnapshot` of the new entries.
+ * A catalog with pointer pages (before or after) has its tables rebuilt instead — a pointer
+ * resolves against the whole catalog — which costs map inserts per entry, still no indexing.
+ * `prev` is spent afterwards.
+ * @throws Error when `prev` was not built here or its index cannot be updated.
+ */
+export function updateCatalogSnapshot(prev: CatalogSnapshot, change: CatalogChange, builtAt = new Date()): CatalogSnapshot {
+  const t = tablesOf.get(prev);
+  if (!t || !isUpdatable(prev.index)) throw new Error('updateCatalogSnapshot: the snapshot has no updatable index; rebuild it with buildCatalogSnapshot');
+  prev.index.update(change.upserts, change.removedIds);
+  tablesOf.delete(prev);
+
+  const latest = new Map<string, Entry>();
+  for (const e of change.upserts) latest.set(e.id, e);
+  const gone = new Set([...change.removedIds, ...latest.keys()]);
+  const added = [...latest.values()].sort(byId);
+  const entries = t.sorted ? editSorted(prev.entries, gone, added) : mergeById(prev.entries.filter((e) => !gone.has(e.id)), added);
+  if (t.pointerPages > 0 || added.some((e) => e.pointsTo !== undefined)) return snapshotOf(entries, buildTables(entries), prev.index, builtAt);
+
+  const alerts = new Set<string>();
+  const sources = new Set<string>();
+  for (const id of gone) {
+    const old = t.byId.get(id);
+    if (!old) continue;
+    t.byId.delete(id);
+    t.nameWords.delete(id);
+    for (const a of old.alerts) alerts.add(a);
+    if (old.source) sources.add(urlKey(old.source));
+  }
+  for (const a of alerts) t.byAlert.set(a, (t.byAlert.get(a) ?? []).filter((e) => !gone.has(e.id)));
+  for (const s of sources) t.sources.set(s, (t.sources.get(s) ?? []).filter((e) => !gone.has(e.id)));
+  for (const e of added) {
+    addEntry(t, e);
+    for (const a of e.alerts) alerts.add(a);
+    if (e.source) sources.add(urlKey(e.source));
+  }
+  for (const a of alerts) {
+    const list = (t.byAlert.get(a) ?? []).sort(byId);
+    if (list.length === 0) t.byAlert.delete(a);
+    if (list.some((e) => e.status === 'active')) t.knownAlerts.add(a);
+    else t.knownAlerts.delete(a);
+  }
+  for (const s of sources) {
+    const list = (t.sources.get(s) ?? []).sort(byId);
+    const last = list.at(-1);
+    if (last) t.bySource.set(s, last);
+    else {
+      t.sources.delete(s);
+      t.bySource.delete(s);
+    }
+  }
+  return snapshotOf(entries, t, prev.index, builtAt);
+}
+
+/** First position in `entries` (in id order) whose id is not below `id`. */
+function lowerBound(entries: readonly Entry[], id: string): number {
+  let lo = 0;
+  let hi = entries.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (entries[mid]!.id < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * `entries` (in id order) without the `gone` ids and with `added` (in id order) in place: found
+ * by binary search, so a change costs a copy of the list, not a comparison per entry.
+ */
+function editSorted(entries: readonly Entry[], gone: ReadonlySet<string>, added: readonly Entry[]): Entry[] {
+  const out = entries.slice();
+  for (const id of gone) {
+    const i = lowerBound(out, id);
+    if (out[i]?.id === id) out.splice(i, 1);
+  }
+  for (const e of added) out.splice(lowerBound(out, e.id), 0, e);
+  return out;
+}
+
+/** Merge two lists by id (each in id order, or at least `b` is); equal ids cannot occur. */
+function mergeById(a: readonly Entry[], b: readonly Entry[]): Entry[] {
+  const out: Entry[] = [];
+  let j = 0;
+  for (const e of a) {
+    while (j < b.length && byId(b[j]!, e) < 0) out.push(b[j++]!);
+    out.push(e);
+  }
+  while (j < b.length) out.push(b[j++]!);
+  return out;
 }

@@ -1,13 +1,13 @@
 /**
  * Small catalogs and incidents for recall, render, bot and eval tests. Entries are real
  * markdown run through `parseEntry`; incidents are real Alertmanager payloads run through
- * `parseAlertmanagerPayload`; the index is the production FlexSearch adapter unless a test
+ * `parseAlertmanagerPayload`; the index is the production recall index unless a test
  * needs exact scores (then `fixedScoreIndex`, a fake of the SearchIndex port).
  */
-import { buildFlexIndex } from '../../../src/adapters/flexsearch/flex-index.js';
 import { parseAlertmanagerPayload } from '../../../src/core/alertmanager.js';
 import { parseEntry } from '../../../src/core/catalog/parse-entry.js';
 import { buildCatalogSnapshot, type CatalogSnapshot } from '../../../src/core/recall/catalog-snapshot.js';
+import { PostingsIndex } from '../../../src/core/search/postings-index.js';
 import type { RecallOptions, TrackLookup } from '../../../src/core/recall/recall.js';
 import { NEUTRAL_QUERY_WEIGHTS } from '../../../src/core/recall/build-query.js';
 import type { Candidate, Entry, GateTraceStep, Incident } from '../../../src/core/types.js';
@@ -108,9 +108,9 @@ export function playbook(id: string, s: PlaybookSpec): Entry {
   return entryFrom(id, `---\n${fm.join('\n')}\n---\n\n${s.body}\n`);
 }
 
-/** Snapshot over the production FlexSearch index. */
+/** Snapshot over the production recall index (`PostingsIndex`; FlexSearch's before issue 9). */
 export function flexSnapshot(entries: readonly Entry[]): CatalogSnapshot {
-  return buildCatalogSnapshot(entries, buildFlexIndex(entries), NOW);
+  return buildCatalogSnapshot(entries, new PostingsIndex(entries), NOW);
 }
 
 /**

@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildFlexIndex } from '../../../../src/adapters/flexsearch/flex-index.js';
-import type { FlexSearchIndex } from '../../../../src/adapters/flexsearch/flex-index.js';
 import { loadCatalog } from '../../../../src/core/catalog/load-catalog.js';
 import { parseEntry } from '../../../../src/core/catalog/parse-entry.js';
-import { buildFullScanIndex, fullScanSearch } from '../../../../src/core/catalog/search-corpus.js';
+import { buildFullScanIndex } from '../../../../src/core/catalog/search-corpus.js';
 import { tokenize } from '../../../../src/core/tokenize.js';
 import type { Entry } from '../../../../src/core/types.js';
+import type { SearchIndex } from '../../../../src/ports/search-index.js';
 
 const CORPUS = '/work/shared/corpus';
 
@@ -17,11 +17,13 @@ interface Case {
 }
 
 describe('FlexSearch candidates + BM25 on the runbook corpus', () => {
-  let index: FlexSearchIndex;
+  let index: SearchIndex;
+  let scan: SearchIndex;
   let entries: Entry[];
   beforeAll(async () => {
     ({ entries } = await loadCatalog(`${CORPUS}/runbooks`));
     index = buildFlexIndex(entries);
+    scan = buildFullScanIndex(entries);
   });
 
   it('indexes every entry', () => {
@@ -34,10 +36,10 @@ describe('FlexSearch candidates + BM25 on the runbook corpus', () => {
     for (const name of names) {
       const q = tokenize(name);
       const flex = index.search(q, 20);
-      const scan = fullScanSearch(index.corpus, q, 20);
-      expect(flex[0]?.entry.id, name).toBe(scan[0]?.entry.id);
+      const full = scan.search(q, 20);
+      expect(flex[0]?.entry.id, name).toBe(full[0]?.entry.id);
       expect(flex[0]?.entry.id.endsWith(`/${name}.md`), name).toBe(true);
-      expect(flex.map((c) => c.score)).toEqual(scan.map((c) => c.score));
+      expect(flex.map((c) => c.score)).toEqual(full.map((c) => c.score));
     }
   });
 
@@ -47,8 +49,7 @@ describe('FlexSearch candidates + BM25 on the runbook corpus', () => {
       const a = c.payload.alerts[0]!;
       const q = tokenize([a.annotations['summary'], a.annotations['description'], ...Object.values(a.labels)].join(' '));
       const flex = index.search(q, 20);
-      const scan = fullScanSearch(index.corpus, q, 20);
-      expect(flex.map((x) => x.entry.id), c.id).toEqual(scan.map((x) => x.entry.id));
+      expect(flex.map((x) => x.entry.id), c.id).toEqual(scan.search(q, 20).map((x) => x.entry.id));
     }
   });
 
@@ -56,7 +57,7 @@ describe('FlexSearch candidates + BM25 on the runbook corpus', () => {
     const q = tokenize('pod crash loop restart container memory');
     const weights = new Map([['crash', 3], ['memory', 0]]);
     const flex = index.search(q, 20, weights);
-    expect(flex.map((x) => x.entry.id)).toEqual(fullScanSearch(index.corpus, q, 20, weights).map((x) => x.entry.id));
+    expect(flex.map((x) => x.entry.id)).toEqual(scan.search(q, 20, weights).map((x) => x.entry.id));
     expect(flex[0]?.score).toBeCloseTo(index.score(q, flex[0]!.entry.id, weights), 12);
     expect(flex.map((x) => x.score)).not.toEqual(index.search(q, 20).map((x) => x.score));
   });
