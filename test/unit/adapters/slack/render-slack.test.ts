@@ -59,11 +59,11 @@ describe('renderCard', () => {
       'https://alertmanager.example.com/#/silences/new?filter=%7Balertname%3D%22KubePodCrashLooping%22%7D',
     ]);
     expect(actions?.type).toBe('actions');
-    const elements = (actions as { elements: Node[] }).elements;
+    const elements = (actions as unknown as { elements: Node[] }).elements;
     expect(elements.map((e) => e['action_id'])).toEqual([ACTION_IDS.vote_up, ACTION_IDS.vote_down, ACTION_IDS.silence]);
     expect(elements.map((e) => (e['text'] as Node | undefined)?.['text'] ?? (e['placeholder'] as Node)['text'])).toEqual(['👍 Accurate', '👎 Off-base', '🔕 Silence…']);
     expect((elements[2]!['options'] as Node[]).map((o) => o['value'])).toEqual(['1h', '4h', '24h']);
-    expect(parseControlsBlockId(String((actions as Node)['block_id']))).toBe('inc-42');
+    expect(parseControlsBlockId(String((actions as unknown as Node)['block_id']))).toBe('inc-42');
     expect(msg.text).toBe('🔍 KubePodCrashLooping — prod-eu-1/payments/checkout-api · 🚨 Firing · 🔥 Action required · ⚡ Instant recall: Checkout OOM after deploy');
   });
 
@@ -74,7 +74,7 @@ describe('renderCard', () => {
     const silenced = renderCard(card({ state: 'silenced', stateNote: 'silenced by ann until 14:00 UTC' }));
     expect(texts(silenced)).toContain('🔕 Silenced — silenced by ann until 14:00 UTC');
     // A rewritten card gets a new block_id (Slack would keep the select's last choice), same controlsId.
-    const ids = [renderCard(card()), silenced].map((m) => String((m.blocks.find((b) => b.type === 'actions') as Node)['block_id']));
+    const ids = [renderCard(card()), silenced].map((m) => String((m.blocks.find((b) => b.type === "actions") as unknown as Node)['block_id']));
     expect(ids[0]).not.toBe(ids[1]);
     expect(ids.map(parseControlsBlockId)).toEqual(['inc-42', 'inc-42']);
   });
