@@ -243,6 +243,28 @@ describe('Slack HTTP mode: commands and controls', () => {
 });
 
 describe('Slack HTTP mode: lifecycle', () => {
+  it('started while Slack was unreachable: events are answered 500 until the bot can identify itself', async () => {
+    const late = createSlackTransport({ botToken: fake.botToken, signingSecret: fake.signingSecret, apiUrl: fake.apiUrl, defaultChannel: CHANNEL, logger: recordingLogger(logs), retries: 0 });
+    const app = createHttpServer({ bodyLimitBytes: 1024 * 1024, logger: recordingLogger(logs), onAlertmanager: async () => ({ accepted: 0 }), readiness: () => combineReadiness([]), metrics: createBotMetrics({ defaults: false }), ...(late.mount ? { mount: late.mount } : {}) }).app;
+    const got: ChatEvent[] = [];
+    await fake.down();
+    try {
+      await late.transport.start(async (e) => {
+        got.push(e);
+      });
+      const event = reactionEvent({ user: 'U0ANN', reaction: '+1', channel: CHANNEL, ts: '1700000000.000100', itemUser: BOT });
+      const first = fake.signed.event(event, { eventId: 'Ev0EARLY1' });
+      expect((await app.request('/slack/events', { method: 'POST', headers: first.headers, body: first.body })).status).toBe(500);
+      await fake.up();
+      const retry = fake.signed.event(event, { eventId: 'Ev0EARLY1', retryNum: 1 });
+      expect((await app.request('/slack/events', { method: 'POST', headers: retry.headers, body: retry.body })).status).toBe(200);
+      expect(got.map((e) => e.eventId)).toEqual(['Ev0EARLY1']);
+    } finally {
+      if (!(await fetch(fake.url).then(() => true, () => false))) await fake.up();
+      await late.transport.close();
+    }
+  });
+
   it('answers 503 once closed, so Slack retries later (the challenge still works)', async () => {
     await transport.close();
     const res = await deliver(eventsUrl, fake.signed.event(reactionEvent({ user: 'U0ANN', reaction: '+1', channel: CHANNEL, ts: '1.1', itemUser: BOT })));

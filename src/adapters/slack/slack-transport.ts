@@ -128,6 +128,11 @@ export class SlackTransport implements ChatTransport {
       ignoreSelf: false,
       convoStore: false,
     });
+    // Failures are logged where they happen (Inbound, the HTTP error handler); Bolt's default
+    // handler would log each twice. Rethrown so the receiver can answer 500 / not ack.
+    this.#app.error(async (err) => {
+      throw err;
+    });
     this.#listen();
   }
 
