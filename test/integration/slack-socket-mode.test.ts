@@ -80,4 +80,25 @@ describe('Slack Socket Mode', () => {
     await fake.socket.waitForAck(id);
     expect(received.map((e) => e.type)).toEqual(['command']);
   });
+
+  it('a rejected app token fails start with how to fix it', async () => {
+    const bad = createSlackTransport({ botToken: fake.botToken, appToken: 'xapp-revoked', apiUrl: fake.apiUrl, defaultChannel: 'C0INCIDENTS', logger: silentLogger, retries: 0 }).transport;
+    await expect(bad.start(async () => {})).rejects.toThrow(/SLACK_APP_TOKEN.*invalid_auth.*connections:write/);
+    await bad.close();
+  });
+
+  it('Slack unreachable at start: keeps trying in the background and connects once it is back', async () => {
+    // Only the transport under test may reconnect from here on.
+    await slack.close();
+    const sessions = fake.socket.sessions;
+    await fake.down();
+    const later = createSlackTransport({ botToken: fake.botToken, appToken: fake.appToken, apiUrl: fake.apiUrl, defaultChannel: 'C0INCIDENTS', logger: silentLogger, retries: 0, reconnectMs: 100 }).transport;
+    try {
+      await later.start(async () => {});
+    } finally {
+      await fake.up();
+    }
+    await fake.waitFor(() => (fake.socket.sessions > sessions && fake.socket.connected() ? true : undefined), 5000);
+    await later.close();
+  });
 });

@@ -216,17 +216,25 @@ export class SlackTransport implements ChatTransport {
     return this.#self;
   }
 
-  /** Socket Mode: open the WebSocket; if Slack cannot be reached, keep trying in the background. */
-  async #connect(): Promise<void> {
+  /**
+   * Socket Mode: open the WebSocket; if Slack cannot be reached, keep trying in the background.
+   * A rejected app token fails `start` (first attempt) or is logged (later attempts).
+   */
+  async #connect(first = true): Promise<void> {
     try {
       await this.#app.start();
       this.#log.info('slack socket mode connected');
     } catch (err) {
       if (!this.#running) return;
       const e = toDeliveryError('apps.connections.open', err);
-      if (!e.retryable) throw new Error(`Slack rejected SLACK_APP_TOKEN (${e.message}): create an app-level token with the connections:write scope`, { cause: err });
+      if (!e.retryable) {
+        const message = `Slack rejected SLACK_APP_TOKEN (${e.message}): create an app-level token with the connections:write scope`;
+        if (first) throw new Error(message, { cause: err });
+        this.#log.error({ err: e.message }, message);
+        return;
+      }
       this.#log.warn({ err: e.message }, 'slack socket mode could not connect; retrying');
-      this.#reconnect = setTimeout(() => void this.#connect(), this.#opts.reconnectMs ?? 10_000);
+      this.#reconnect = setTimeout(() => void this.#connect(false), this.#opts.reconnectMs ?? 10_000);
       this.#reconnect.unref();
     }
   }
