@@ -21,7 +21,22 @@ export async function chatSurfaces(config: Config, deps: SurfaceDeps): Promise<{
     routed.push({ name: 'matrix', defaultChannel: m.room_id!, param: 'room' });
   }
   if (slackEnabled(config)) {
-    throw new Error('the Slack transport is not in this build yet; unset SLACK_BOT_TOKEN (transport.slack.bot_token) to run without it');
+    const { createSlackTransport } = await import('../adapters/slack/slack-transport.js');
+    const s = config.transport.slack;
+    // The config schema has checked the combination (channel; signing secret or app token).
+    const slack = createSlackTransport({
+      botToken: s.bot_token!,
+      defaultChannel: s.channel!,
+      ...(s.app_token ? { appToken: s.app_token } : {}),
+      ...(s.signing_secret ? { signingSecret: s.signing_secret } : {}),
+      ...(s.api_url ? { apiUrl: s.api_url } : {}),
+      bodyLimitBytes: config.server.body_limit_bytes,
+      logger: deps.logger.child({ component: 'slack' }),
+      clock: deps.clock,
+    });
+    transports.push(slack.transport);
+    routed.push({ name: 'slack', defaultChannel: s.channel!, param: 'channel' });
+    if (slack.mount) mounts.push(slack.mount);
   }
   return { transports, routed, mounts };
 }

@@ -81,8 +81,9 @@ describe('hostile input, in linear time', () => {
     expect(res.status, res.text.slice(0, 300)).toBe(202);
     expect((res.json as WebhookAccepted).accepted).toBe(10_000);
     expect(latencies.length).toBeGreaterThan(3);
-    // Measured 5.5 s before the group was written in one transaction with yields.
-    expect(Math.max(...latencies)).toBeLessThan(1000);
+    // Measured 5.5 s before the group was written in one transaction with yields; ≈0.6 s on
+    // an idle 2-core machine after, 1.3 s with the rest of the suite running beside it.
+    expect(Math.max(...latencies)).toBeLessThan(2500);
     const events = await runCli(['ledger', 'events', '--json'], { env: { REPRISE_DATA_DIR: dir } });
     const opens = events.stdout.split('\n').filter((l) => l.includes('"type":"open"'));
     expect(opens).toHaveLength(10_000);

@@ -1,0 +1,108 @@
+/**
+ * The thread root as Block Kit (SPEC §9): a compact card edited in place as the incident's
+ * state changes. Header, severity and state, verdict with confidence and the headline, the
+ * alert's links, owner mentions (only from `card.mentions`), and the controls.
+ */
+import type { types } from '@slack/bolt';
+import type { CardView, Headline } from '../../core/chat/thread-view.js';
+import { confidenceDot } from '../../core/chat/thread-view.js';
+import type { Verdict } from '../../core/ledger-events.js';
+import type { Severity } from '../../core/types.js';
+import { link, plain, richTextBlocks, section, text, type RichTextElement } from './rich-text.js';
+import { ACTION_IDS, controlsBlockId, SILENCE_CHOICES } from './slack-controls.js';
+import { SLACK_LIMITS } from './slack-limits.js';
+import { fallbackText, fitBlocks, type SlackMessage } from './slack-message.js';
+
+export const SEVERITY_EMOJI: Record<Severity, string> = { critical: '🔴', warning: '🟠', info: '🔵', none: '⚪' };
+
+export const VERDICT_TEXT: Record<Verdict, string> = {
+  action_required: '🔥 Action required',
+  action_suggested: '🛠 Action suggested',
+  inconclusive: '❓ Inconclusive',
+  no_action: '✅ No action',
+};
+
+const STATE_TEXT: Record<CardView['state'], string> = { firing: '🚨 Firing', resolved: '✅ Resolved', silenced: '🔕 Silenced' };
+
+
+/** A card stays compact: the first links and owners; the rest belong in the thread. */
+const MAX_LINKS = 10;
+const MAX_MENTIONS = 20;
+const USER_ID = /^[UW][A-Z0-9]{2,30}$/;
+const GROUP_ID = /^S[A-Z0-9]{2,30}$/;
+
+function headlineText(h: Headline): string {
+  const title = h.title ? `: ${h.title}` : '';
+  if (h.answer === 'instant') return `⚡ Instant recall${title}`;
+  if (h.answer === 'runbook') return `📚 Runbook${title}`;
+  if (h.answer === 'finding') return `🧭 ${h.title ?? 'Finding'}`;
+  if (h.answer === 'checking') return `🔎 ${h.title ?? 'Checking with the model…'}`;
+  return 'No trusted answer in memory';
+}
+
+function confidenceText(h: Headline): string {
+  return h.confidence === undefined || !Number.isFinite(h.confidence) ? '' : `${confidenceDot(h.confidence)} ${h.confidence.toFixed(2)}`;
+}
+
+function stateText(card: CardView): string {
+  return card.stateNote ? `${STATE_TEXT[card.state]} — ${card.stateNote}` : STATE_TEXT[card.state];
+}
+
+/** Mentions as real mention elements; ids that are not Slack user/group ids are dropped. */
+function mentionElements(ids: readonly string[]): RichTextElement[] {
+  const out: RichTextElement[] = [];
+  for (const id of ids) {
+    if (USER_ID.test(id)) out.push({ type: 'user', user_id: id });
+    else if (GROUP_ID.test(id)) out.push({ type: 'usergroup', usergroup_id: id });
+    else continue;
+    out.push(text(' '));
+  }
+  return out;
+}
+
+/** The same mentions in the fallback `text`, so the notification pings too. */
+function mentionMarkup(ids: readonly string[]): string {
+  return ids
+    .map((id) => (USER_ID.test(id) ? `<@${id}>` : GROUP_ID.test(id) ? `<!subteam^${id}>` : ''))
+    .filter((m) => m !== '')
+    .join(' ');
+}
+
+function controls(card: CardView): types.ActionsBlock {
+  const button = (action_id: string, label: string): types.Button => ({ type: 'button', action_id, text: plain(label, SLACK_LIMITS.buttonText) });
+  const select: types.StaticSelect = {
+    type: 'static_select',
+    action_id: ACTION_IDS.silence,
+    placeholder: plain('🔕 Silence…', SLACK_LIMITS.placeholder),
+    options: SILENCE_CHOICES.map((c) => ({ text: plain(c.label, SLACK_LIMITS.buttonText), value: c.value })),
+  };
+  const block: types.ActionsBlock = { type: 'actions', elements: [button(ACTION_IDS.vote_up, '👍 Accurate'), button(ACTION_IDS.vote_down, '👎 Off-base'), select] };
+  const blockId = controlsBlockId(card.state, card.controlsId);
+  return blockId ? { ...block, block_id: blockId } : block;
+}
+
+/** The card: blocks plus the notification text (escaped, with the mentions that should ping). */
+export function renderCard(card: CardView): SlackMessage {
+  const mentions = card.state === 'firing' ? card.mentions : [];
+  const header: types.HeaderBlock = { type: 'header', text: plain(`🔍 ${card.alertname} — ${card.where}`, SLACK_LIMITS.header) };
+  const status: types.ContextBlock = {
+    type: 'context',
+    elements: [plain(`${SEVERITY_EMOJI[card.severity] ?? '⚪'} ${card.severity}`, SLACK_LIMITS.text), plain(stateText(card), SLACK_LIMITS.text)],
+  };
+
+  const confidence = confidenceText(card.headline);
+  const summary = [text(VERDICT_TEXT[card.verdict] ?? card.verdict, { bold: true }), text(confidence ? ` · ${confidence} · ` : ' · '), text(headlineText(card.headline))];
+  const paragraphs = [section(summary)];
+  const links = card.links.slice(0, MAX_LINKS).flatMap((l, i) => (i === 0 ? [link(l.url, l.label)] : [text(' · '), link(l.url, l.label)]));
+  if (links.length > 0) paragraphs.push(section(links));
+  const who = mentionElements(mentions.slice(0, MAX_MENTIONS));
+  if (who.length > 0) paragraphs.push(section([text('cc '), ...who]));
+
+  const blocks: types.KnownBlock[] = [header, status, ...richTextBlocks(paragraphs)];
+  if (card.controls) blocks.push(controls(card));
+
+  const ping = mentionMarkup(mentions.slice(0, MAX_MENTIONS));
+  const summaryLine = `🔍 ${card.alertname} — ${card.where} · ${stateText(card)} · ${VERDICT_TEXT[card.verdict] ?? card.verdict} · ${headlineText(card.headline)}`;
+  const fallback = fallbackText(summaryLine);
+  return { text: ping ? `${ping} ${fallback}` : fallback, blocks: fitBlocks(blocks, { keepTail: card.controls ? 1 : 0 }) };
+}

@@ -1,0 +1,299 @@
+/**
+ * Slack as a {@link ChatTransport}, on a Bolt `App`: HTTP mode (events, interactivity and
+ * slash commands on the bot's own port, through {@link HonoReceiver}) or Socket Mode when an
+ * app-level token is given (no public ingress). Inbound payloads become {@link ChatEvent}s for
+ * the bot's sink; sends go through the App's Web API client and fail as DeliveryErrors.
+ */
+import { App, SocketModeReceiver, type webApi } from '@slack/bolt';
+import type { ChatEventSink, Destination, MessageRef, ResponseTarget } from '../../core/chat/chat-types.js';
+import { DeliveryError } from '../../core/chat/chat-types.js';
+import type { CardView, DetailView, EphemeralView, ReplyView } from '../../core/chat/thread-view.js';
+import type { HttpApp } from '../../http/create-server.js';
+import type { ChatTransport, DeliveryOptions } from '../../ports/chat-transport.js';
+import { systemClock, type Clock } from '../../ports/clock.js';
+import type { Logger } from '../../ports/logger.js';
+import { boltLogger } from './bolt-logger.js';
+import { responseUrlError, toDeliveryError } from './delivery-error.js';
+import { HonoReceiver } from './hono-receiver.js';
+import { renderCard, renderEphemeral, renderReply } from './render-slack.js';
+import { ACTION_IDS } from './slack-controls.js';
+import { fromBlockAction, fromCommand, fromMention, fromMessage, fromReaction, TRANSPORT, type SlackSelf, type Translation } from './to-chat-event.js';
+import { Inbound, type Outcome } from './inbound.js';
+
+export interface SlackTransportOptions {
+  /** `SLACK_BOT_TOKEN` (xoxb-…). */
+  botToken: string;
+  /** `SLACK_SIGNING_SECRET`: HTTP mode, requests on `POST <path>` of the bot's port. */
+  signingSecret?: string;
+  /** `SLACK_APP_TOKEN` (xapp-…): Socket Mode, no public ingress. Wins over the signing secret. */
+  appToken?: string;
+  /** `SLACK_API_URL`: the Web API base. Default `https://slack.com/api/`. */
+  apiUrl?: string;
+  /** `SLACK_CHANNEL`: where a destination without a channel goes. */
+  defaultChannel: string;
+  logger: Logger;
+  /** Time for signature checks and double-click detection. */
+  clock?: Clock;
+  /** Retries of one Web API call inside the client (the outbox retries across calls). Default 2; 0 in tests. */
+  retries?: number;
+  /** Deadline of one Web API or `response_url` call. Default 10 s. */
+  requestTimeoutMs?: number;
+  /** How long Slack's answer waits for the bot's sink before acknowledging anyway. Default 2 s (Slack allows 3). */
+  ackTimeoutMs?: number;
+  /** The same user clicking the same control on the same card within this window counts once. Default 1.5 s. */
+  doubleClickMs?: number;
+  /** Slash command name. Default `/reprise`. */
+  command?: string;
+  /** HTTP mode route. Default `/slack/events`. */
+  path?: string;
+  /** Largest request body accepted on the route. Default 1 MiB. */
+  bodyLimitBytes?: number;
+  /** Socket Mode reconnects after a failed start every this many ms. Default 10 s. */
+  reconnectMs?: number;
+}
+
+export interface SlackTransportHandle {
+  transport: SlackTransport;
+  /** HTTP mode only: adds the Slack route to the bot's hono app (`HttpServerOptions.mount`). */
+  mount?: (app: HttpApp) => void;
+}
+
+export const DEFAULT_SLACK_API_URL = 'https://slack.com/api/';
+/** Events the transport handles: what the app manifest must subscribe to. */
+export const SLACK_EVENTS = ['reaction_added', 'reaction_removed', 'message', 'app_mention'] as const;
+
+export class SlackTransport implements ChatTransport {
+  readonly name = TRANSPORT;
+  readonly inlineDetail = false;
+  readonly defaultChannel: string;
+  readonly mode: 'http' | 'socket';
+  readonly #app: App;
+  readonly #opts: SlackTransportOptions;
+  readonly #log: Logger;
+  readonly #inbound: Inbound;
+  readonly #http: HonoReceiver | undefined;
+  #self: Promise<SlackSelf> | undefined;
+  #running = false;
+  #reconnect: NodeJS.Timeout | undefined;
+
+  constructor(opts: SlackTransportOptions) {
+    if (!opts.botToken) throw new Error('Slack needs a bot token: set SLACK_BOT_TOKEN to the app\'s "Bot User OAuth Token" (xoxb-…)');
+    if (!opts.appToken && !opts.signingSecret) {
+      throw new Error('Slack needs SLACK_SIGNING_SECRET (HTTP mode: Slack posts to /slack/events) or SLACK_APP_TOKEN (Socket Mode: no public URL needed)');
+    }
+    this.#opts = opts;
+    this.defaultChannel = opts.defaultChannel;
+    this.#log = opts.logger.child({ component: 'slack' });
+    const clock = opts.clock ?? systemClock;
+    const slackLog = boltLogger(this.#log);
+    const clientOptions: webApi.WebClientOptions = {
+      slackApiUrl: opts.apiUrl ?? DEFAULT_SLACK_API_URL,
+      retryConfig: { retries: opts.retries ?? 2, factor: 2, minTimeout: 500, maxTimeout: 5000 },
+      // 429s go back to the outbox with their Retry-After instead of parking a delivery here.
+      rejectRateLimitedCalls: true,
+      timeout: opts.requestTimeoutMs ?? 10_000,
+    };
+    this.#inbound = new Inbound({ log: this.#log, clock, ackTimeoutMs: opts.ackTimeoutMs ?? 2000, doubleClickMs: opts.doubleClickMs ?? 1500 });
+
+    let receiver: HonoReceiver | SocketModeReceiver;
+    if (opts.appToken) {
+      this.mode = 'socket';
+      this.#http = undefined;
+      receiver = new SocketModeReceiver({
+        appToken: opts.appToken,
+        logger: slackLog,
+        installerOptions: { clientOptions: { ...clientOptions, retryConfig: { retries: opts.retries ?? 10, factor: 1.5 } } },
+      });
+    } else {
+      this.mode = 'http';
+      this.#http = new HonoReceiver({
+        signingSecret: opts.signingSecret!,
+        clock,
+        path: opts.path ?? '/slack/events',
+        responseDeadlineMs: (opts.ackTimeoutMs ?? 2000) + 500,
+        bodyLimitBytes: opts.bodyLimitBytes ?? 1024 * 1024,
+        accepting: () => this.#running,
+      });
+      receiver = this.#http;
+    }
+    this.#app = new App({
+      receiver,
+      authorize: async () => {
+        const self = await this.#identify();
+        return { botToken: opts.botToken, botUserId: self.userId, ...(self.botId ? { botId: self.botId } : {}) };
+      },
+      logger: slackLog,
+      clientOptions,
+      // Our own filters decide what is the bot's (tested in one place, see to-chat-event.ts).
+      ignoreSelf: false,
+      convoStore: false,
+    });
+    // Failures are logged where they happen (Inbound, the HTTP error handler); Bolt's default
+    // handler would log each twice. Rethrown so the receiver can answer 500 / not ack.
+    this.#app.error(async (err) => {
+      throw err;
+    });
+    this.#listen();
+  }
+
+  /** HTTP mode: the route to add to the bot's hono app. */
+  mount(app: HttpApp): void {
+    if (!this.#http) throw new Error('the Slack transport runs in Socket Mode: it has no HTTP route to mount');
+    this.#http.mount(app);
+  }
+
+  async start(sink: ChatEventSink): Promise<void> {
+    this.#inbound.sink = sink;
+    try {
+      const self = await this.#identify();
+      this.#log.info({ botUserId: self.userId, mode: this.mode }, 'slack transport started');
+    } catch (err) {
+      const e = toDeliveryError('auth.test', err);
+      if (!e.retryable) throw new Error(`Slack rejected SLACK_BOT_TOKEN (${e.message}): reinstall the app and copy its "Bot User OAuth Token"`, { cause: err });
+      // Slack unreachable: start anyway; who the bot is is learnt on the first event.
+      this.#log.warn({ err: e.message }, 'slack unreachable at start; will identify the bot on the first event');
+    }
+    this.#running = true;
+    if (this.mode === 'socket') await this.#connect();
+  }
+
+  async post(to: Destination, card: CardView, _detail: DetailView | undefined, _opts: DeliveryOptions): Promise<MessageRef> {
+    const m = renderCard(card);
+    const channel = to.channel || this.defaultChannel;
+    const res = await this.#call('chat.postMessage', () => this.#app.client.chat.postMessage({ token: this.#opts.botToken, channel, text: m.text, blocks: m.blocks, unfurl_links: false, unfurl_media: false }));
+    if (!res.ts) throw new DeliveryError('slack chat.postMessage: no ts in the answer', { retryable: false });
+    return { transport: TRANSPORT, channel: res.channel ?? channel, id: res.ts };
+  }
+
+  async reply(root: MessageRef, view: ReplyView, _opts: DeliveryOptions): Promise<MessageRef> {
+    const m = renderReply(view);
+    const thread = root.thread ?? root.id;
+    const res = await this.#call('chat.postMessage', () =>
+      this.#app.client.chat.postMessage({ token: this.#opts.botToken, channel: root.channel, thread_ts: thread, text: m.text, blocks: m.blocks, unfurl_links: false, unfurl_media: false }),
+    );
+    if (!res.ts) throw new DeliveryError('slack chat.postMessage: no ts in the answer', { retryable: false });
+    return { transport: TRANSPORT, channel: res.channel ?? root.channel, id: res.ts, thread };
+  }
+
+  async update(ref: MessageRef, card: CardView, _opts: DeliveryOptions): Promise<void> {
+    const m = renderCard(card);
+    await this.#call('chat.update', () => this.#app.client.chat.update({ token: this.#opts.botToken, channel: ref.channel, ts: ref.id, text: m.text, blocks: m.blocks }));
+  }
+
+  async ephemeral(to: ResponseTarget, view: EphemeralView): Promise<void> {
+    const m = renderEphemeral(view);
+    if (to.kind === 'response_url') return this.#respond(to.url, { response_type: 'ephemeral', replace_original: false, text: m.text, blocks: m.blocks });
+    if (to.kind === 'ephemeral') {
+      await this.#call('chat.postEphemeral', () =>
+        this.#app.client.chat.postEphemeral({ token: this.#opts.botToken, channel: to.channel, user: to.user, text: m.text, blocks: m.blocks, ...(to.thread ? { thread_ts: to.thread } : {}) }),
+      );
+      return;
+    }
+    await this.#call('chat.postMessage', () =>
+      this.#app.client.chat.postMessage({ token: this.#opts.botToken, channel: to.ref.channel, thread_ts: to.ref.thread ?? to.ref.id, text: m.text, blocks: m.blocks, unfurl_links: false, unfurl_media: false }),
+    );
+  }
+
+  async close(): Promise<void> {
+    this.#running = false;
+    clearTimeout(this.#reconnect);
+    this.#reconnect = undefined;
+    await this.#app.stop();
+  }
+
+  /** The bot's user and bot ids (`auth.test`), asked once; a failure is asked again next time. */
+  #identify(): Promise<SlackSelf> {
+    this.#self ??= this.#app.client.auth.test({ token: this.#opts.botToken }).then(
+      (r) => {
+        if (!r.user_id) throw new Error('auth.test returned no user_id');
+        return r.bot_id ? { userId: r.user_id, botId: r.bot_id } : { userId: r.user_id };
+      },
+      (err: unknown) => {
+        this.#self = undefined;
+        throw err;
+      },
+    );
+    return this.#self;
+  }
+
+  /**
+   * Socket Mode: open the WebSocket; if Slack cannot be reached, keep trying in the background.
+   * A rejected app token fails `start` (first attempt) or is logged (later attempts).
+   */
+  async #connect(first = true): Promise<void> {
+    try {
+      await this.#app.start();
+      this.#log.info('slack socket mode connected');
+    } catch (err) {
+      if (!this.#running) return;
+      const e = toDeliveryError('apps.connections.open', err);
+      if (!e.retryable) {
+        const message = `Slack rejected SLACK_APP_TOKEN (${e.message}): create an app-level token with the connections:write scope`;
+        if (first) throw new Error(message, { cause: err });
+        this.#log.error({ err: e.message }, message);
+        return;
+      }
+      this.#log.warn({ err: e.message }, 'slack socket mode could not connect; retrying');
+      this.#reconnect = setTimeout(() => void this.#connect(false), this.#opts.reconnectMs ?? 10_000);
+      this.#reconnect.unref();
+    }
+  }
+
+  async #call<T>(method: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      throw toDeliveryError(method, err);
+    }
+  }
+
+  async #respond(url: string, payload: Record<string, unknown>): Promise<void> {
+    if (!/^https?:\/\//.test(url)) throw new DeliveryError('slack response_url: not an http(s) URL', { retryable: false });
+    let res: Response;
+    try {
+      res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify(payload), signal: AbortSignal.timeout(this.#opts.requestTimeoutMs ?? 10_000), redirect: 'error' });
+    } catch (err) {
+      throw new DeliveryError(`slack response_url: ${err instanceof Error ? err.message : String(err)}`, { retryable: true, cause: err });
+    }
+    const body = await res.text().catch(() => '');
+    const failure = responseUrlError(res.status, body, res.headers.get('retry-after'));
+    if (failure) throw failure;
+  }
+
+  /** Bolt listeners: each payload translated, handed to the sink, acknowledged in time. */
+  #listen(): void {
+    const self = (context: Record<string, unknown>): SlackSelf => ({ userId: String(context['botUserId'] ?? ''), ...(typeof context['botId'] === 'string' ? { botId: context['botId'] } : {}) });
+    const onEvent = (translate: (body: Record<string, unknown>, me: SlackSelf) => Translation) =>
+      async ({ body, context }: { body: unknown; context: Record<string, unknown> }): Promise<void> => {
+        const outcome = await this.#inbound.take(translate(body as Record<string, unknown>, self(context)), context);
+        // A failed event is answered 500 (HTTP mode) so Slack delivers it again.
+        if (outcome.kind === 'failed') throw outcome.err;
+      };
+    this.#app.event('reaction_added', onEvent((b, me) => fromReaction(b, false, me)));
+    this.#app.event('reaction_removed', onEvent((b, me) => fromReaction(b, true, me)));
+    this.#app.event('message', onEvent(fromMessage));
+    this.#app.event('app_mention', onEvent(fromMention));
+
+    this.#app.command(this.#opts.command ?? '/reprise', async ({ body, ack, context }) => {
+      const outcome: Outcome = await this.#inbound.take(fromCommand(body as unknown as Record<string, unknown>), context);
+      if (outcome.kind === 'skipped') return ack({ response_type: 'ephemeral', text: 'Reprise could not read that command.' });
+      if (outcome.kind === 'failed') return ack({ response_type: 'ephemeral', text: `⚠️ Reprise could not take that command right now (ref ${String(context['requestId'] ?? 'none')}); try again in a moment.` });
+      return ack();
+    });
+
+    for (const actionId of Object.values(ACTION_IDS)) {
+      this.#app.action(actionId, async ({ body, ack, context }) => {
+        const outcome = await this.#inbound.take(fromBlockAction(body as unknown as Record<string, unknown>), context, { debounce: true });
+        // No ack on failure: Slack shows the user the click did not work.
+        if (outcome.kind === 'failed') throw outcome.err;
+        await ack();
+      });
+    }
+  }
+}
+
+/** Builds the Slack transport; in HTTP mode also the `mount` the HTTP server takes. */
+export function createSlackTransport(opts: SlackTransportOptions): SlackTransportHandle {
+  const transport = new SlackTransport(opts);
+  return transport.mode === 'http' ? { transport, mount: (app) => transport.mount(app) } : { transport };
+}

@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest';
+import { responseUrlError, retryAfterMs, toDeliveryError } from '../../../../src/adapters/slack/delivery-error.js';
+import { controlsBlockId, parseControlsBlockId } from '../../../../src/adapters/slack/slack-controls.js';
+import { slackTextToPlain } from '../../../../src/adapters/slack/slack-text.js';
+import { fromBlockAction, fromCommand, fromMention, fromMessage, fromReaction, normaliseReaction } from '../../../../src/adapters/slack/to-chat-event.js';
+import { slackSignature, verifySlackSignature } from '../../../../src/adapters/slack/verify-slack-signature.js';
+
+const self = { userId: 'UBOT', botId: 'BBOT' };
+
+describe('slackTextToPlain', () => {
+  it('turns Slack markup into plain text and notices the bot being addressed', () => {
+    expect(slackTextToPlain('<@UBOT> note: &lt;b&gt; &amp; <#C1|ops> <@U2|bob> <!here> <https://x.example.com|docs> <mailto:a@b.c|a@b.c>', 'UBOT')).toEqual({
+      text: 'note: <b> & #ops @bob @here docs (https://x.example.com) a@b.c',
+      addressed: true,
+    });
+    expect(slackTextToPlain('<@UBOT|reprise> silence: 4h', 'UBOT')).toEqual({ text: 'silence: 4h', addressed: true });
+    expect(slackTextToPlain('hi <@U9>', 'UBOT')).toEqual({ text: 'hi @U9', addressed: false });
+    expect(slackTextToPlain('<!subteam^S1|@oncall> <!date^1700000000^{date}|Nov 14>').text).toBe('@oncall Nov 14');
+  });
+
+  it('is linear on hostile input', () => {
+    const started = performance.now();
+    slackTextToPlain('<'.repeat(200_000) + 'x'.repeat(200_000));
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+});
+
+describe('payloads to ChatEvents', () => {
+  const reaction = (over: Record<string, unknown>) => ({ event_id: 'Ev1', event: { type: 'reaction_added', user: 'U1', reaction: '+1', item_user: 'UBOT', item: { type: 'message', channel: 'C1', ts: '1.2' }, ...over } });
+
+  it('reactions: only on the bot’s messages, never the bot’s own, names normalised', () => {
+    expect(fromReaction(reaction({}), false, self)).toEqual({ event: { type: 'reaction', eventId: 'Ev1', transport: 'slack', user: { id: 'U1' }, target: { transport: 'slack', channel: 'C1', id: '1.2' }, reaction: '+1', removed: false } });
+    expect(fromReaction(reaction({ item_user: 'U2' }), false, self)).toEqual({ skip: 'reaction on a message the bot did not send' });
+    expect(fromReaction(reaction({ user: 'UBOT' }), false, self)).toEqual({ skip: "the bot's own reaction" });
+    expect(fromReaction(reaction({ item: { type: 'file', file: 'F1' } }), false, self)).toHaveProperty('skip');
+    expect(fromReaction({ event: 'nonsense' }, false, self)).toHaveProperty('skip');
+    expect(['thumbsup', '+1::skin-tone-2', 'thumbsdown', '-1', 'no_bell', 'eyes'].map(normaliseReaction)).toEqual(['+1', '+1', '-1', '-1', 'no_bell', 'eyes']);
+  });
+
+  it('messages: thread replies by people only; a mention is left to app_mention', () => {
+    const msg = (over: Record<string, unknown>) => ({ event_id: 'Ev2', event: { type: 'message', user: 'U1', channel: 'C1', ts: '2.1', thread_ts: '1.2', text: 'hello', ...over } });
+    expect(fromMessage(msg({}), self)).toMatchObject({ event: { type: 'message', thread: { id: '1.2' }, addressed: false, text: 'hello' } });
+    expect(fromMessage(msg({ text: '<@UBOT> note: x' }), self)).toEqual({ skip: 'mentions the bot: handled as app_mention' });
+    expect(fromMessage(msg({ thread_ts: undefined }), self)).toHaveProperty('skip');
+    expect(fromMessage(msg({ thread_ts: '2.1' }), self)).toHaveProperty('skip');
+    expect(fromMessage(msg({ bot_id: 'B9' }), self)).toEqual({ skip: 'message from a bot' });
+    expect(fromMessage(msg({ subtype: 'message_deleted' }), self)).toHaveProperty('skip');
+    expect(fromMessage(msg({ subtype: 'thread_broadcast' }), self)).toHaveProperty('event');
+    expect(fromMention({ event_id: 'Ev3', event: { type: 'app_mention', user: 'U1', channel: 'C1', ts: '3.1', text: '<@UBOT> status' } }, self)).toEqual({
+      event: { type: 'message', eventId: 'Ev3', transport: 'slack', user: { id: 'U1' }, channel: 'C1', text: 'status', addressed: true },
+    });
+  });
+
+  it('commands and clicks need what Slack always sends, and read defensively', () => {
+    expect(fromCommand({ user_id: 'U1', channel_id: 'C1', response_url: 'https://hooks.slack.com/x', trigger_id: 't1', text: 'recall &lt;x&gt;' })).toMatchObject({ event: { eventId: 'command:t1', text: 'recall <x>' } });
+    expect(fromCommand({ user_id: 'U1' })).toHaveProperty('skip');
+    const click = { user: { id: 'U1' }, channel: { id: 'C1' }, container: { message_ts: '1.2' }, response_url: 'https://hooks.slack.com/a', actions: [{ action_id: 'reprise_vote_down', block_id: controlsBlockId('firing', 'inc:7'), action_ts: '9.9' }] };
+    expect(fromBlockAction(click)).toMatchObject({ event: { action: 'vote_down', controlsId: 'inc:7', target: { channel: 'C1', id: '1.2' } } });
+    expect(fromBlockAction({ ...click, actions: [{ action_id: 'someone_elses' }] })).toHaveProperty('skip');
+    expect(fromBlockAction({ ...click, container: { message_ts: '1.2', is_ephemeral: true } })).toHaveProperty('skip');
+    expect(fromBlockAction({ ...click, actions: [{ action_id: 'reprise_silence', selected_option: { value: '1y' } }] })).toHaveProperty('skip');
+    expect(fromBlockAction({ ...click, actions: 'x' })).toHaveProperty('skip');
+  });
+
+  it('controlsId round-trips through the block_id, and foreign block ids give none', () => {
+    expect(parseControlsBlockId(controlsBlockId('silenced', 'a:b:c'))).toBe('a:b:c');
+    expect(parseControlsBlockId('b')).toBeUndefined();
+    expect(parseControlsBlockId('reprise:bogus:x')).toBeUndefined();
+    expect(controlsBlockId('firing', 'x'.repeat(300))).toBeUndefined();
+  });
+});
+
+describe('verifySlackSignature', () => {
+  const secret = '8f742231b10e8888abcd99yyyzzz85a5';
+  const body = 'token=xyzz0WbapA4vBCDEFasx0q6G&team_id=T1DC2JH3J&command=%2Fweather';
+  const now = 1_531_420_618_000;
+
+  it('computes the signature of Slack’s own documented example', () => {
+    const doc =
+      'token=xyzz0WbapA4vBCDEFasx0q6G&team_id=T1DC2JH3J&team_domain=testteamnow&channel_id=G8PSS9T3V&channel_name=foobar&user_id=U2CERLKJA&user_name=roadrunner&command=%2Fwebhook-collect&text=&response_url=https%3A%2F%2Fhooks.slack.com%2Fcommands%2FT1DC2JH3J%2F397700885554%2F96rGlfmibIGlgcZRskXaIFfN&trigger_id=398738663015.47445629121.803a0bc887a14d10d2c447fce8b6703c';
+    expect(slackSignature(secret, 1531420618, doc)).toBe('v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503');
+  });
+
+  it('accepts Slack’s signature and rejects stale, future, forged and malformed ones', () => {
+    const good = { secret, body, timestamp: '1531420618', signature: slackSignature(secret, '1531420618', body), nowMs: now };
+    expect(verifySlackSignature(good)).toEqual({ ok: true });
+    expect(verifySlackSignature({ ...good, nowMs: now + 301_000 })).toMatchObject({ ok: false, reason: expect.stringMatching(/stale/) });
+    expect(verifySlackSignature({ ...good, nowMs: now - 301_000 })).toMatchObject({ ok: false });
+    expect(verifySlackSignature({ ...good, nowMs: now + 299_000 })).toEqual({ ok: true });
+    expect(verifySlackSignature({ ...good, body: `${body}&x=1` })).toEqual({ ok: false, reason: 'signature mismatch' });
+    expect(verifySlackSignature({ ...good, signature: 'v1=abc' })).toMatchObject({ ok: false });
+    expect(verifySlackSignature({ ...good, timestamp: 'soon' })).toMatchObject({ ok: false });
+    expect(verifySlackSignature({ ...good, signature: undefined })).toMatchObject({ ok: false });
+  });
+});
+
+describe('delivery errors', () => {
+  it('maps the Web API client’s coded errors', () => {
+    expect(toDeliveryError('m', { code: 'slack_webapi_rate_limited_error', retryAfter: 30 })).toMatchObject({ retryable: true, retryAfterMs: 30_000 });
+    expect(toDeliveryError('m', { code: 'slack_webapi_platform_error', data: { error: 'is_archived' } })).toMatchObject({ retryable: false });
+    expect(toDeliveryError('m', { code: 'slack_webapi_platform_error', data: { error: 'fatal_error' } })).toMatchObject({ retryable: true });
+    expect(toDeliveryError('m', { code: 'slack_webapi_http_error', statusCode: 400 })).toMatchObject({ retryable: false });
+    expect(toDeliveryError('m', { code: 'slack_webapi_http_error', statusCode: 502 })).toMatchObject({ retryable: true });
+    expect(toDeliveryError('m', { code: 'slack_webapi_request_error', original: new Error('ECONNREFUSED') })).toMatchObject({ retryable: true, message: 'slack m: ECONNREFUSED' });
+    expect(toDeliveryError('m', new Error('??'))).toMatchObject({ retryable: true });
+  });
+
+  it('reads Retry-After as seconds or a date, and response_url answers', () => {
+    expect(retryAfterMs('12')).toBe(12_000);
+    expect(retryAfterMs('Wed, 21 Oct 2015 07:28:10 GMT', Date.parse('Wed, 21 Oct 2015 07:28:00 GMT'))).toBe(10_000);
+    expect(retryAfterMs('soon')).toBeUndefined();
+    expect(responseUrlError(200, 'ok', null)).toBeUndefined();
+    expect(responseUrlError(404, 'expired_url', null)).toMatchObject({ retryable: false });
+    expect(responseUrlError(500, '', null)).toMatchObject({ retryable: true });
+  });
+});
