@@ -188,6 +188,9 @@ export function buildDetail(input: ThreadInput): DetailView {
   if (r.nearMiss) sections.push({ kind: 'near_miss', entry: r.nearMiss.entry, gate: r.nearMiss.gate, reason: r.nearMiss.reason });
   if (!r.instant && !r.runbook && r.ranked.length > 0) sections.push({ kind: 'closest', entries: r.ranked.slice(0, 3) });
   const facts: Array<[string, string]> = [['alert', i.alertname]];
+  // What the alert's author wrote about it (data: every surface shows it as literal text).
+  const said = (i.annotations['summary'] ?? i.annotations['description'] ?? '').trim();
+  if (said !== '') facts.push(['summary', said.length > 500 ? `${said.slice(0, 499)}…` : said]);
   if (i.workload) facts.push(['resource', describe(i.workload)]);
   facts.push(['started', i.startsAt]);
   if (rec.previousCount > 0) {

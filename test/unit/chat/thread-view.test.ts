@@ -121,7 +121,7 @@ describe('the thread (views, as the console renders them)', () => {
       recurrence: { previousCount: 3, lastSeen: '2025-12-30T00:00:00Z', previousEntry: oom.id },
     }));
     const facts = lines(text).find((l) => l.startsWith('Facts:'));
-    expect(facts).toBe(`Facts: alert KubePodCrashLooping · resource prod-eu/payments/checkout-api · started 2025-12-31T23:40:00.000Z · 🔁 #4 · last 2 d ago · previous: ${oom.id}`);
+    expect(facts).toBe(`Facts: alert KubePodCrashLooping · summary Pod is crash looping. · resource prod-eu/payments/checkout-api · started 2025-12-31T23:40:00.000Z · 🔁 #4 · last 2 d ago · previous: ${oom.id}`);
     expect(renderThread(input(instant))).toContain('· first time seen');
   });
 

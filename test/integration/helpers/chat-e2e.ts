@@ -1,0 +1,49 @@
+/**
+ * What the end-to-end chat tests share: a config file with two routing rules, the ledger read
+ * through the CLI, and alerts for a second namespace.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { crashLoopPayload, type CrashLoopOptions } from './alerts.js';
+import { runCli } from './spawn-bot.js';
+
+export type LedgerRow = Record<string, unknown> & { seq: number; type: string };
+
+/** Every ledger event, through `reprise ledger events --json` (it reads beside a running bot). */
+export async function ledgerEvents(dataDir: string): Promise<LedgerRow[]> {
+  const r = await runCli(['ledger', 'events', '--json'], { env: { REPRISE_DATA_DIR: dataDir } });
+  if (r.code !== 0) throw new Error(`reprise ledger events failed: ${r.stderr}`);
+  return r.stdout
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as LedgerRow);
+}
+
+export const ofType = (rows: readonly LedgerRow[], type: string): LedgerRow[] => rows.filter((r) => r.type === type);
+
+/** Writes `reprise.yaml` in `dir` and returns its path. */
+export function writeConfig(dir: string, yaml: string): string {
+  const file = join(dir, 'reprise.yaml');
+  writeFileSync(file, yaml);
+  return file;
+}
+
+/**
+ * The crash-loop alert in another namespace (a different trigger, a fall-through: nothing in the
+ * starter catalog covers it), with hostile annotations when asked.
+ */
+export function searchPayload(o: CrashLoopOptions & { annotations?: Record<string, string> }): Record<string, unknown> {
+  const p = crashLoopPayload({ ...o, pod: o.pod ?? 'indexer-5c7d9-abcde' }) as { commonLabels: Record<string, string>; alerts: Array<{ labels: Record<string, string>; annotations: Record<string, string> }> };
+  for (const a of p.alerts) {
+    a.labels = { ...a.labels, namespace: 'search', container: 'indexer' };
+    if (o.annotations) a.annotations = o.annotations;
+  }
+  p.commonLabels = { ...p.commonLabels, namespace: 'search', container: 'indexer' };
+  return p;
+}
+
+/** Annotations that would notify, link or run something if any surface treated them as markup. */
+export const HOSTILE_ANNOTATIONS = {
+  summary: '<!channel> @room @here the indexer is down',
+  description: '<script>alert(1)</script> <a href="https://evil.example/">click</a> *bold* <@U0BOSS> [x](https://evil.example/)',
+};

@@ -1,0 +1,251 @@
+/**
+ * Slack end to end (issue 10): `reprise serve` as users run it — Slack configured by the
+ * ecosystem's environment variables, the real Bolt app on the bot's port — against the Slack
+ * Web API fake on 127.0.0.1. Alertmanager webhooks in, signed Slack requests for what people do,
+ * the ledger read back through the CLI.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSlackFake, type PostedMessage, type SlackFake } from '../fakes/slack-fake.js';
+import { deliver, reactionEvent, appMentionEvent, messageEvent } from '../fakes/slack-requests.js';
+import { CHECKOUT_ENTRY, crashLoopPayload, postAlert, type WebhookAccepted } from './helpers/alerts.js';
+import { HOSTILE_ANNOTATIONS, ledgerEvents, ofType, searchPayload, writeConfig, type LedgerRow } from './helpers/chat-e2e.js';
+import { cleanup, makeTmpDir, spawnBot, waitFor, type BotProcess } from './helpers/spawn-bot.js';
+
+const BOT = 'U0REPRISE';
+const ANN = 'U0ANN';
+const PAYMENTS = 'C0PAYMENTS';
+const SEARCH = 'C0SEARCH';
+const CONFIG = `transport:
+  slack:
+    allow_users: [${ANN}, U0BOB]
+routing:
+  rules:
+    - match: { namespace: payments }
+      slack: ${PAYMENTS}
+    - match: { namespace: search }
+      slack: ${SEARCH}
+`;
+
+let fake: SlackFake;
+let dataDir: string;
+let bot: BotProcess;
+let eventsUrl: string;
+
+async function startBot(): Promise<void> {
+  bot = await spawnBot({
+    dataDir,
+    args: ['--config', writeConfig(dataDir, CONFIG)],
+    env: { SLACK_BOT_TOKEN: fake.botToken, SLACK_SIGNING_SECRET: fake.signingSecret, SLACK_CHANNEL: 'C0DEFAULT', SLACK_API_URL: fake.apiUrl },
+  });
+  eventsUrl = `${bot.url}/slack/events`;
+}
+
+beforeAll(async () => {
+  fake = await startSlackFake({ botUserId: BOT });
+  dataDir = makeTmpDir();
+  await startBot();
+}, 60_000);
+
+afterAll(async () => {
+  await cleanup();
+  await fake?.close();
+});
+
+const roots = (channel: string): PostedMessage[] => fake.messages.filter((m) => m.channel === channel && !m.thread_ts);
+const replies = (root: PostedMessage): PostedMessage[] => fake.messages.filter((m) => m.thread_ts === root.ts);
+/** Everything a message shows: its notification text and every text in its blocks. */
+const shown = (m: { text: unknown; blocks: unknown }): string => `${String(m.text)}\n${JSON.stringify(m.blocks)}`;
+
+/** The `type` of every node in a Block Kit tree. */
+function nodeTypes(tree: unknown): string[] {
+  if (Array.isArray(tree)) return tree.flatMap(nodeTypes);
+  if (tree === null || typeof tree !== 'object') return [];
+  const own = typeof (tree as { type?: unknown }).type === 'string' ? [(tree as { type: string }).type] : [];
+  return [...own, ...Object.values(tree).flatMap(nodeTypes)];
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Waits until the ledger holds `n` events of `type` (more would fail the caller's count check). */
+const eventsOf = (type: string, n: number): Promise<LedgerRow[]> =>
+  until(`${n} ${type} event(s)`, async () => {
+    const rows = ofType(await ledgerEvents(dataDir), type);
+    return rows.length >= n ? rows : undefined;
+  });
+
+let card: PostedMessage;
+
+describe('Slack, end to end through reprise serve', () => {
+  it('turns an Alertmanager webhook into a card in the routed channel with the analysis in its thread', { timeout: 30_000 }, async () => {
+    const res = await postAlert(bot.url, crashLoopPayload({ status: 'firing' }));
+    expect(res.status, res.text).toBe(202);
+    card = await fake.waitFor(() => roots(PAYMENTS)[0]);
+    const detail = await fake.waitFor(() => replies(card)[0]);
+    expect(shown(card)).toContain('KubePodCrashLooping');
+    expect(shown(card)).toContain('Instant recall');
+    expect(shown(detail)).toContain(CHECKOUT_ENTRY);
+    const [open] = await eventsOf('open', 1);
+    expect(open).toMatchObject({ entry: CHECKOUT_ENTRY });
+  });
+
+  it('rejects a forged or stale signature with 401 and records nothing', { timeout: 30_000 }, async () => {
+    const before = (await ledgerEvents(dataDir)).length;
+    const forged = await deliver(eventsUrl, fake.signed.event(reactionEvent({ user: ANN, reaction: '-1', channel: PAYMENTS, ts: card.ts, itemUser: BOT }), { secret: 'guessed' }));
+    const stale = await deliver(eventsUrl, fake.signed.event(reactionEvent({ user: ANN, reaction: '-1', channel: PAYMENTS, ts: card.ts, itemUser: BOT }), { timestamp: Math.floor(Date.now() / 1000) - 600 }));
+    expect([forged.status, stale.status]).toEqual([401, 401]);
+    await bot.waitForLog((l) => l.level === 40 && /signature/i.test(String(l.msg)));
+    expect((await ledgerEvents(dataDir)).length).toBe(before);
+  });
+
+  it('ignores reactions on messages the bot did not send, the bot’s own, and users outside the allowlist', { timeout: 30_000 }, async () => {
+    const before = (await ledgerEvents(dataDir)).length;
+    const tries = [
+      reactionEvent({ user: ANN, reaction: '-1', channel: PAYMENTS, ts: '1700000000.000100', itemUser: 'U0SOMEONE' }),
+      reactionEvent({ user: BOT, reaction: '-1', channel: PAYMENTS, ts: card.ts, itemUser: BOT }),
+      reactionEvent({ user: 'U0EVE', reaction: '-1', channel: PAYMENTS, ts: card.ts, itemUser: BOT }),
+    ];
+    for (const ev of tries) expect((await deliver(eventsUrl, fake.signed.event(ev))).status).toBe(200);
+    // An outsider's click is answered privately, not recorded.
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await ledgerEvents(dataDir)).length).toBe(before);
+  });
+
+  it('counts 👎 on the card once, as a vote on the thread’s recalled entry, even when Slack retries it', { timeout: 30_000 }, async () => {
+    const req = fake.signed.event(reactionEvent({ user: ANN, reaction: '-1', channel: PAYMENTS, ts: card.ts, itemUser: BOT }));
+    expect((await deliver(eventsUrl, req)).status).toBe(200);
+    expect((await deliver(eventsUrl, req)).status).toBe(200); // Slack's retry: same event_id
+    const [vote] = await eventsOf('feedback', 1);
+    const [open] = ofType(await ledgerEvents(dataDir), 'open');
+    expect(vote).toMatchObject({ vote: 'down', user: `slack:${ANN}`, via: 'slack', openId: open!['id'] });
+    expect(open!['entry']).toBe(CHECKOUT_ENTRY);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(ofType(await ledgerEvents(dataDir), 'feedback')).toHaveLength(1);
+  });
+
+  it('records a note addressed to the bot in the thread and acknowledges it there', { timeout: 30_000 }, async () => {
+    const ts = `${Math.floor(Date.now() / 1000)}.000200`;
+    const mention = appMentionEvent({ user: ANN, text: `<@${BOT}> the pool was exhausted after the 02:40 deploy`, channel: PAYMENTS, ts, threadTs: card.ts });
+    expect((await deliver(eventsUrl, fake.signed.event(mention))).status).toBe(200);
+    // Slack also sends the plain message event for the same post: it must not make a second note.
+    const plain = await deliver(eventsUrl, fake.signed.event(messageEvent({ user: ANN, text: mention['text'] as string, channel: PAYMENTS, ts, threadTs: card.ts })));
+    expect(plain.status).toBe(200);
+    const [note] = await eventsOf('note', 1);
+    expect(note).toMatchObject({ user: `slack:${ANN}`, via: 'slack', text: 'the pool was exhausted after the 02:40 deploy' });
+    await fake.waitFor(() => replies(card).find((m) => shown(m).includes('📝')));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(ofType(await ledgerEvents(dataDir), 'note')).toHaveLength(1);
+  });
+
+  it('answers /reprise recall privately with the ranked answer and its gate trace', { timeout: 30_000 }, async () => {
+    const res = await deliver(eventsUrl, fake.signed.command({ text: 'recall KubePodCrashLooping', user: ANN, channel: PAYMENTS }));
+    expect(res.status).toBe(200);
+    const answer = await fake.waitFor(() => fake.calls('response_url').at(-1) ?? fake.calls('chat.postEphemeral').at(-1));
+    const text = JSON.stringify(answer.body);
+    expect(text).toContain(CHECKOUT_ENTRY);
+    expect(text).toContain('Gate trace');
+  });
+
+  it('silences the trigger for 4 h from the card: the next firing posts nothing and opens nothing', { timeout: 30_000 }, async () => {
+    const actions = (card.blocks as Array<{ type: string; block_id?: string }>).find((b) => b.type === 'actions')!;
+    const res = await deliver(eventsUrl, fake.signed.action({ messageTs: card.ts, channel: PAYMENTS, actionId: 'reprise_silence', blockId: actions.block_id!, selected: '4h', user: ANN }));
+    expect(res.status).toBe(200);
+    const [silence] = await eventsOf('silence', 1);
+    expect(Date.parse(silence!['until'] as string) - Date.now()).toBeGreaterThan(3.9 * 3_600_000);
+    const posted = fake.messages.length;
+    const opens = ofType(await ledgerEvents(dataDir), 'open').length;
+    // The same trigger, another pod: a new firing the silence covers.
+    const again = await postAlert(bot.url, crashLoopPayload({ status: 'firing', pod: 'checkout-api-7d9f8c6b5-zzzzz' }));
+    expect(again.status).toBe(202);
+    expect((again.json as WebhookAccepted).results[0]).toMatchObject({ status: 'silenced' });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(ofType(await ledgerEvents(dataDir), 'open')).toHaveLength(opens);
+    expect(fake.messages.filter((m) => !m.thread_ts && fake.messages.indexOf(m) >= posted)).toEqual([]);
+  });
+
+  it('routes two alerts to two channels, each resolve editing its own card and replying in its thread; hostile annotations stay text', { timeout: 30_000 }, async () => {
+    expect((await postAlert(bot.url, searchPayload({ status: 'firing', annotations: HOSTILE_ANNOTATIONS }))).status).toBe(202);
+    const other = await fake.waitFor(() => roots(SEARCH)[0]);
+    await fake.waitFor(() => replies(other)[0]);
+    for (const m of [other, ...replies(other)]) {
+      const types = nodeTypes(m.blocks);
+      for (const live of ['broadcast', 'user', 'usergroup', 'channel', 'mrkdwn']) expect(types, live).not.toContain(live);
+      expect(JSON.stringify(m.blocks)).not.toContain('"url":"https://evil');
+      // The notification text is mrkdwn: Slack's control sequences arrive escaped.
+      expect(String(m.text)).not.toMatch(/<!channel>|<@U0BOSS>|<script>|<https:/);
+    }
+    expect(shown(replies(other)[0]!)).toContain('<!channel> @room @here the indexer is down'); // shown, as text
+
+    expect((await postAlert(bot.url, crashLoopPayload({ status: 'resolved' }))).status).toBe(202);
+    expect((await postAlert(bot.url, searchPayload({ status: 'resolved' }))).status).toBe(202);
+    for (const [root, channel] of [
+      [card, PAYMENTS],
+      [other, SEARCH],
+    ] as const) {
+      const edited = await fake.waitFor(() => fake.message(channel, root.ts)?.updates.find((u) => shown(u).includes('Resolved')));
+      expect(shown(edited)).toContain('Resolved');
+      await fake.waitFor(() => replies(root).find((m) => /resolved/i.test(String(m.text))));
+    }
+    expect(roots(PAYMENTS)).toHaveLength(1);
+    expect(roots(SEARCH)).toHaveLength(1);
+  });
+
+  it('counts a reaction Slack redelivers after a restart once', { timeout: 60_000 }, async () => {
+    const req = fake.signed.event(reactionEvent({ user: 'U0BOB', reaction: '+1', channel: PAYMENTS, ts: card.ts, itemUser: BOT }));
+    expect((await deliver(eventsUrl, req)).status).toBe(200);
+    await eventsOf('feedback', 2);
+    expect(await bot.stop()).toEqual({ code: 0, signal: null });
+    await startBot();
+    // Slack retries a delivery it thinks failed with the same event_id (signed anew).
+    const retry = fake.signed.event(reactionEvent({ user: 'U0BOB', reaction: '+1', channel: PAYMENTS, ts: card.ts, itemUser: BOT }), { eventId: req.eventId });
+    expect((await deliver(eventsUrl, retry)).status).toBe(200);
+    // And one made while the bot was down reaches it once it is back.
+    const late = fake.signed.event(reactionEvent({ user: ANN, reaction: '+1', channel: PAYMENTS, ts: card.ts, itemUser: BOT }));
+    expect((await deliver(eventsUrl, late)).status).toBe(200);
+    const votes = await eventsOf('feedback', 3);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(ofType(await ledgerEvents(dataDir), 'feedback')).toHaveLength(3);
+    expect(votes.map((v) => [v['user'], v['vote']])).toEqual([
+      [`slack:${ANN}`, 'down'],
+      ['slack:U0BOB', 'up'],
+      [`slack:${ANN}`, 'up'],
+    ]);
+  });
+});
+
+describe('Slack slow or away', () => {
+  it('acknowledges a 40-alert group at once with every Slack call taking 2 s, and delivers once Slack is back from an outage', { timeout: 120_000 }, async () => {
+    fake.setBehaviour({ latencyMs: 2000 });
+    const group = crashLoopPayload({ status: 'firing' }) as { alerts: Array<Record<string, unknown>> };
+    const template = group.alerts[0]!;
+    group.alerts = Array.from({ length: 40 }, (_, i) => ({ ...template, fingerprint: `storm-${i}`, labels: { ...(template['labels'] as object), namespace: 'search', pod: `indexer-${i}` } }));
+    const started = Date.now();
+    const res = await postAlert(bot.url, group);
+    const ackMs = Date.now() - started;
+    expect(res.status).toBe(202);
+    expect((res.json as WebhookAccepted).accepted).toBe(40);
+    // Alertmanager gives a webhook 10 s; the chat calls happen after the acknowledgement.
+    expect(ackMs).toBeLessThan(5_000);
+    const opens = ofType(await ledgerEvents(dataDir), 'open').filter((o) => String(o['fingerprint']).startsWith('storm-'));
+    expect(opens).toHaveLength(40);
+    fake.setBehaviour({ latencyMs: 0 });
+
+    await fake.down();
+    const away = await postAlert(bot.url, searchPayload({ status: 'firing', pod: 'indexer-away', fingerprint: 'away-1' }));
+    expect(away.status).toBe(202);
+    await new Promise((r) => setTimeout(r, 1500));
+    await fake.up();
+    await waitFor(() => fake.messages.find((m) => shown(m).includes('indexer-away')), 'the thread posted after the outage', 60_000);
+    await new Promise((r) => setTimeout(r, 1000));
+    // Delivered once: no message of that thread was posted twice.
+    const hits = fake.messages.filter((m) => shown(m).includes('indexer-away')).map(shown);
+    expect(new Set(hits).size).toBe(hits.length);
+  });
+});
