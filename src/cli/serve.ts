@@ -309,5 +309,8 @@ export const serve: CliCommand = async (argv, io) => {
     process.once('SIGINT', () => stop('SIGINT'));
     process.once('SIGTERM', () => stop('SIGTERM'));
   });
+  // Everything is closed and flushed. A request left in flight must not hold the exit: the
+  // Matrix client's /sync long-poll waits up to 30 s, and the SDK cannot abort it.
+  setTimeout(() => process.exit(), 1000).unref();
   return 0;
 };

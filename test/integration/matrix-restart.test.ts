@@ -53,6 +53,23 @@ describe('Matrix transport across restarts', () => {
     expect(second.events[0]).toMatchObject({ type: 'reaction', reaction: '-1', user: { id: BOB }, target: { id: root.id } });
   });
 
+  it('starts at once after a restart in a quiet room: the catch-up sync does not long-poll', async () => {
+    fake = await startMatrixFake();
+    const store = memoryStore();
+    await stop(await boot(store));
+    // The stopped client's last long-poll (200 ms here) ends on its own: let it, so what follows is the new client's.
+    await new Promise((r) => setTimeout(r, 400));
+    const from = fake.requests.length;
+    const second = await boot(store);
+    const syncs = fake.requests.slice(from).filter((r) => r.path.endsWith('/sync'));
+    expect(syncs[0]?.query['since']).toBeDefined();
+    expect(syncs[0]?.query['timeout']).toBe('0');
+    // After the catch-up the client long-polls as usual.
+    await until(() => fake.requests.slice(from).filter((r) => r.path.endsWith('/sync')).length >= 2, 5_000, 'the next sync');
+    expect(fake.requests.slice(from).filter((r) => r.path.endsWith('/sync'))[1]?.query['timeout']).toBe('200');
+    expect(second.events).toEqual([]);
+  });
+
   it('replays a batch the sink never accepted (the position was not persisted)', async () => {
     fake = await startMatrixFake();
     const store = memoryStore();

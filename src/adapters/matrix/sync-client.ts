@@ -105,9 +105,14 @@ export class SyncClient extends MatrixClient {
       await this.#opts.handler(type as SyncEmit, payload[0] as string, payload[1] as RawEvent);
     };
     if (this.#stopped) this.#settled();
+    // The first sync catches up and returns at once: a long-poll there would hold the bot's
+    // start for up to 30 s after every restart in a quiet room.
+    const longPoll = this.syncingTimeout;
+    this.syncingTimeout = 0;
     while (!this.#stopped) {
       try {
         const response = (await this.doSync(token as string)) as { next_batch?: unknown } | undefined;
+        this.syncingTimeout = longPoll;
         if (this.#stopped) return;
         const next = typeof response?.next_batch === 'string' ? response.next_batch : undefined;
         if (!next) throw new Error('sync answer without next_batch');

@@ -52,7 +52,7 @@ export interface CardView {
   triggerKey: string;
   /** Opaque id of the incident this card is about; controls carry it back (button values). */
   controlsId: string;
-  /** Show 👍 Accurate · 👎 Off-base · 🔕 Silence… (off once resolved). */
+  /** Show 👍 Accurate · 👎 Off-base · 🔕 Silence… (kept once resolved: verdicts on an answer often come after). */
   controls: boolean;
   /** Surface user / group ids to ping: critical firings only, never resolves. */
   mentions: string[];
