@@ -131,6 +131,8 @@ export function renderReport(r: BenchReport): string {
   const slower = (ours: number, base: number): string => `×${fmtNum(ours / base)} of baseline`;
   rows.push([`webhook → console message p50 (ms) @${w.rate} req/s`, `${w.ours.delivered}/${w.ours.sent}`, fmtNum(w.ours.messageP50), `${fmtNum(w.baseline.messageP50)} (bare node:http)`, '–', '–', slower(w.ours.messageP50, w.baseline.messageP50), '–', '–', '']);
   rows.push([`webhook → console message p99 (ms) @${w.rate} req/s`, `${w.ours.delivered}/${w.ours.sent}`, fmtNum(w.ours.messageP99), `${fmtNum(w.baseline.messageP99)} (bare node:http)`, '–', '–', slower(w.ours.messageP99, w.baseline.messageP99), '–', '–', '']);
+  rows.push([`webhook → Slack chat.postMessage p50 (ms) @${w.rate} req/s`, `${w.slack.delivered}/${w.slack.sent}`, fmtNum(w.slack.messageP50), `${fmtNum(w.ours.messageP50)} (console)`, '–', '–', slower(w.slack.messageP50, w.ours.messageP50), '–', '–', '']);
+  rows.push([`webhook → Slack chat.postMessage p99 (ms) @${w.rate} req/s`, `${w.slack.delivered}/${w.slack.sent}`, fmtNum(w.slack.messageP99), `${fmtNum(w.ours.messageP99)} (console)`, '–', '–', slower(w.slack.messageP99, w.ours.messageP99), '–', '–', '']);
   rows.push([`webhook 202 ack p99 (ms) @${w.rate} req/s`, `${w.ours.sent}`, fmtNum(w.ours.ackP99), `${fmtNum(w.baseline.ackP99)} (bare node:http)`, '–', '–', slower(w.ours.ackP99, w.baseline.ackP99), '–', '–', '']);
   const s = r.serve;
   const size = `${fmtCount(s.entries)} + ${fmtCount(s.events)} ev`;

@@ -1,7 +1,8 @@
 /**
- * Webhook → first console message latency under an open-loop load of 100 requests/s, for the
- * real bot (HTTP ingress, recall, durable sqlite ledger write, console transport) beside a
- * baseline node:http server that only reads, parses and prints each alert.
+ * Webhook → first chat message latency under an open-loop load of 100 requests/s, for the real
+ * bot (HTTP ingress, recall, durable sqlite ledger write, outbox) with the console transport and
+ * with the Slack transport (the real Bolt/Web API client against a minimal local Slack API),
+ * beside a baseline node:http server that only reads, parses and prints each alert.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -28,6 +29,8 @@ export interface WebhookResult {
   rate: number;
   seconds: number;
   ours: WebhookSeries;
+  /** The same bot posting to Slack: webhook → first `chat.postMessage` reaching the API. */
+  slack: WebhookSeries;
   baseline: WebhookSeries;
 }
 
@@ -105,7 +108,41 @@ async function baseline(rate: number, seconds: number): Promise<WebhookSeries> {
   }
 }
 
-async function ours(rate: number, seconds: number): Promise<WebhookSeries> {
+/**
+ * Just enough of Slack's Web API for the bot to run: `auth.test`, `chat.postMessage` (each
+ * answered with a fresh ts), `chat.update`, `chat.postEphemeral`. Every posted text goes to
+ * `print`. Not a fake to test against (that is test/fakes/slack-fake.ts): a bench target.
+ */
+async function minimalSlackApi(print: (text: string) => void): Promise<{ url: string; close: () => Promise<void> }> {
+  let ts = 0;
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const method = (req.url ?? '').replace(/^\/api\//, '').replace(/\?.*$/, '');
+      const raw = Buffer.concat(chunks).toString('utf8');
+      const body = (req.headers['content-type'] ?? '').includes('json') ? (JSON.parse(raw) as Record<string, unknown>) : Object.fromEntries(new URLSearchParams(raw));
+      let answer: Record<string, unknown> = { ok: true };
+      if (method === 'auth.test') answer = { ok: true, user_id: 'U0BENCH', bot_id: 'B0BENCH', team_id: 'T0BENCH', user: 'reprise', team: 'bench' };
+      else if (method === 'chat.postMessage') {
+        print(`${String(body['text'])} ${typeof body['blocks'] === 'string' ? body['blocks'] : JSON.stringify(body['blocks'])}`);
+        answer = { ok: true, channel: body['channel'], ts: `1700000000.${String(++ts).padStart(6, '0')}` };
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  return {
+    url: `http://127.0.0.1:${port}/api/`,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+async function ours(rate: number, seconds: number, surface: 'console' | 'slack'): Promise<WebhookSeries> {
   const dir = mkdtempSync(join(tmpdir(), 'reprise-bench-'));
   const seen = new Map<number, number>();
   const config = defaultConfig();
@@ -113,12 +150,15 @@ async function ours(rate: number, seconds: number): Promise<WebhookSeries> {
   config.server.host = '127.0.0.1';
   config.store.data_dir = dir;
   config.catalog.dir = BUNDLED_CATALOG;
-  const io = { stdout: watcher(seen), stderr: () => {}, stdin: async () => '', env: {}, cwd: process.cwd() };
+  const slack = surface === 'slack' ? await minimalSlackApi(watcher(seen)) : undefined;
+  if (slack) config.transport.slack = { ...config.transport.slack, bot_token: 'xoxb-bench', signing_secret: 'bench-secret', channel: 'C0BENCH', api_url: slack.url };
+  const io = { stdout: slack ? () => {} : watcher(seen), stderr: () => {}, stdin: async () => '', env: {}, cwd: process.cwd() };
   const bot = await startBot(config, io, silentLogger);
   try {
     return await drive(bot.port, rate, seconds, seen);
   } finally {
     await bot.stop();
+    await slack?.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -127,6 +167,8 @@ export async function runWebhookBench(rate = 100, seconds = 10, log: (s: string)
   log(`bench: webhook latency, baseline server, ${rate} req/s for ${seconds} s`);
   const base = await baseline(rate, seconds);
   log(`bench: webhook latency, reprise serve (sqlite ledger, console transport), ${rate} req/s for ${seconds} s`);
-  const mine = await ours(rate, seconds);
-  return { rate, seconds, ours: mine, baseline: base };
+  const mine = await ours(rate, seconds, 'console');
+  log(`bench: webhook latency, reprise serve (sqlite ledger, Slack transport against a local API), ${rate} req/s for ${seconds} s`);
+  const slack = await ours(rate, seconds, 'slack');
+  return { rate, seconds, ours: mine, slack, baseline: base };
 }

@@ -149,6 +149,7 @@ export class OutboxWorker {
     const seenLanes = new Set<string>();
     let nextWake = Number.POSITIVE_INFINITY;
     const given: LedgerEvent[] = [];
+    const ready: Array<{ item: OutboxItem; lane: string }> = [];
     for (const item of this.#ledger.pending()) {
       // Recorded by a transaction that has not committed yet: its turn comes after the commit.
       if (item.seq === undefined) continue;
@@ -172,6 +173,14 @@ export class OutboxWorker {
         given.push({ type: 'outbox_failed', id: item.id, reason: `its thread was never delivered on ${item.transport}`, at: new Date(now).toISOString() });
         continue;
       }
+      ready.push({ item, lane });
+      // Enough heads to choose from; the rest wait for the next pass.
+      if (ready.length >= 4 * (this.#opts.concurrency - this.#running.size)) break;
+    }
+    // A thread's first message goes before other threads' later ones (stable: otherwise in
+    // recorded order): in an alert storm every incident shows up before the analyses fill in.
+    ready.sort((a, b) => Number(b.item.op === 'post') - Number(a.item.op === 'post'));
+    for (const { item, lane } of ready) {
       if (this.#running.size >= this.#opts.concurrency) {
         nextWake = Math.min(nextWake, now + 50);
         break;

@@ -31,6 +31,8 @@ export interface HarnessOptions {
   notes?: NoteLimits;
   store?: KeyValueStore;
   clock?: ManualClock;
+  /** Threads delivered at once (the outbox's default otherwise). */
+  concurrency?: number;
 }
 
 /** A bot on a memory (or given) store with recording transports and a real outbox worker. */
@@ -43,7 +45,7 @@ export async function botHarness(o: HarnessOptions) {
   const errors: unknown[] = [];
   const warnings: unknown[] = [];
   const logger = recordingLogger(errors, warnings);
-  const outbox = new OutboxWorker({ ledger: ledgerForOutbox(ledger), transports: byName, clock, logger, options: { baseDelayMs: 1000, maxDelayMs: 60_000 } });
+  const outbox = new OutboxWorker({ ledger: ledgerForOutbox(ledger), transports: byName, clock, logger, options: { baseDelayMs: 1000, maxDelayMs: 60_000, ...(o.concurrency ? { concurrency: o.concurrency } : {}) } });
   outbox.start();
   const bot = new RepriseBot({
     catalog: () => o.snapshot,

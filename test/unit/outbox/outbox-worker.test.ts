@@ -99,6 +99,13 @@ describe('outbox worker', () => {
     expect(h.transport.posts).toHaveLength(2);
   });
 
+  it('posts every new thread before the analyses of earlier ones when delivery is the bottleneck', async () => {
+    const h = await botHarness({ snapshot, concurrency: 1 });
+    await h.bot.handle([firing('fp-a'), firing('fp-b', 'checkout-api-7d9f8c6b5-p4q7z'), firing('fp-c', 'checkout-api-7d9f8c6b5-k2m9n')]);
+    await h.settle();
+    expect(h.transport.sent.map((s) => `${s.op} ${s.ref?.id}`)).toEqual(['post t-1', 'post t-2', 'post t-3', 'reply t-1', 'reply t-2', 'reply t-3']);
+  });
+
   it('delivers after a restart what the previous process recorded but never delivered, exactly once', async () => {
     const file = `sqlite://${join(dir, 'reprise.sqlite')}`;
     const first = await botHarness({ snapshot, transports: [{ failPost: true }], store: createStore(file, dir) });
