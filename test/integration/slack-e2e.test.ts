@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSlackFake, type PostedMessage, type SlackFake } from '../fakes/slack-fake.js';
-import { deliver, reactionEvent, appMentionEvent, messageEvent } from '../fakes/slack-requests.js';
+import { appMentionEvent, deliver, eventEnvelope, messageEvent, reactionEvent } from '../fakes/slack-requests.js';
 import { CHECKOUT_ENTRY, crashLoopPayload, postAlert, type WebhookAccepted } from './helpers/alerts.js';
 import { HOSTILE_ANNOTATIONS, ledgerEvents, ofType, searchPayload, writeConfig, type LedgerRow } from './helpers/chat-e2e.js';
 import { cleanup, makeTmpDir, spawnBot, waitFor, type BotProcess } from './helpers/spawn-bot.js';
@@ -247,5 +247,27 @@ describe('Slack slow or away', () => {
     // Delivered once: no message of that thread was posted twice.
     const hits = fake.messages.filter((m) => shown(m).includes('indexer-away')).map(shown);
     expect(new Set(hits).size).toBe(hits.length);
+  });
+});
+
+describe('Slack in Socket Mode, through reprise serve', () => {
+  it('posts the thread and counts a 👎 that arrives over the WebSocket, with no Slack route on the public port', { timeout: 60_000 }, async () => {
+    const socketFake = await startSlackFake({ botUserId: BOT });
+    const dir = makeTmpDir();
+    try {
+      const socketBot = await spawnBot({ dataDir: dir, env: { SLACK_BOT_TOKEN: socketFake.botToken, SLACK_APP_TOKEN: socketFake.appToken, SLACK_CHANNEL: 'C0SOCKET', SLACK_API_URL: socketFake.apiUrl } });
+      await socketFake.socket.waitForConnection();
+      expect((await postAlert(socketBot.url, crashLoopPayload({ status: 'firing' }))).status).toBe(202);
+      const root = await socketFake.waitFor(() => socketFake.messages.find((m) => m.channel === 'C0SOCKET' && !m.thread_ts));
+      const id = socketFake.socket.send('events_api', eventEnvelope(socketFake.workspace, reactionEvent({ user: ANN, reaction: '-1', channel: 'C0SOCKET', ts: root.ts, itemUser: BOT })));
+      await socketFake.socket.waitForAck(id);
+      const vote = await until('the vote', async () => ofType(await ledgerEvents(dir), 'feedback')[0]);
+      expect(vote).toMatchObject({ vote: 'down', user: `slack:${ANN}`, via: 'slack' });
+      // Socket Mode needs no ingress: nothing answers Slack requests on the bot's port.
+      expect((await deliver(`${socketBot.url}/slack/events`, socketFake.signed.event(reactionEvent({ user: ANN, reaction: '+1', channel: 'C0SOCKET', ts: root.ts, itemUser: BOT })))).status).toBe(404);
+      expect(await socketBot.stop()).toEqual({ code: 0, signal: null });
+    } finally {
+      await socketFake.close();
+    }
   });
 });
