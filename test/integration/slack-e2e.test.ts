@@ -159,6 +159,8 @@ describe('Slack, end to end through reprise serve', () => {
     expect(res.status).toBe(200);
     const [silence] = await eventsOf('silence', 1);
     expect(Date.parse(silence!['until'] as string) - Date.now()).toBeGreaterThan(3.9 * 3_600_000);
+    // The click is acknowledged privately and the card rewritten in place.
+    await fake.waitFor(() => fake.message(PAYMENTS, card.ts)?.updates.find((u) => /silenced by/i.test(shown(u))));
     const posted = fake.messages.length;
     const opens = ofType(await ledgerEvents(dataDir), 'open').length;
     // The same trigger, another pod: a new firing the silence covers.
@@ -268,6 +270,36 @@ describe('Slack in Socket Mode, through reprise serve', () => {
       expect(await socketBot.stop()).toEqual({ code: 0, signal: null });
     } finally {
       await socketFake.close();
+    }
+  });
+});
+
+describe('Slack and Matrix at once', () => {
+  it('posts each incident to both, and a resolve edits both cards', { timeout: 60_000 }, async () => {
+    const { startMatrixFake } = await import('../fakes/matrix-homeserver.js');
+    const both = await startSlackFake({ botUserId: BOT });
+    const matrix = await startMatrixFake();
+    const dir = makeTmpDir();
+    try {
+      const twin = await spawnBot({
+        dataDir: dir,
+        env: { SLACK_BOT_TOKEN: both.botToken, SLACK_SIGNING_SECRET: both.signingSecret, SLACK_CHANNEL: 'C0BOTH', SLACK_API_URL: both.apiUrl, MATRIX_HOMESERVER_URL: matrix.url, MATRIX_ACCESS_TOKEN: matrix.botToken, MATRIX_ROOM_ID: matrix.room },
+      });
+      await twin.waitForLog((l) => l.msg === 'matrix: syncing', 15_000);
+      expect((await postAlert(twin.url, crashLoopPayload({ status: 'firing' }))).status).toBe(202);
+      const slackCard = await both.waitFor(() => both.messages.find((m) => m.channel === 'C0BOTH' && !m.thread_ts));
+      const matrixCard = await until('the Matrix card', () => matrix.sent.find((s) => s.room === matrix.room && s.type === 'm.room.message' && !s.content['m.relates_to']));
+      expect((await postAlert(twin.url, crashLoopPayload({ status: 'resolved' }))).status).toBe(202);
+      await both.waitFor(() => both.message('C0BOTH', slackCard.ts)?.updates.find((u) => shown(u).includes('Resolved')));
+      await until('the Matrix card edited', () => (String(matrix.current(matrixCard.eventId)?.['body']).includes('✅ resolved') ? true : undefined));
+      // One open, delivered to each surface.
+      const rows = await ledgerEvents(dir);
+      expect(ofType(rows, 'open')).toHaveLength(1);
+      expect(new Set(ofType(rows, 'delivered').flatMap((d) => (d['channel'] ? [d['channel']] : [])))).toEqual(new Set(['C0BOTH', matrix.room]));
+      expect(await twin.stop()).toEqual({ code: 0, signal: null });
+    } finally {
+      await both.close();
+      await matrix.close();
     }
   });
 });
