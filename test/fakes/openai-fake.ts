@@ -28,6 +28,8 @@ export interface FakeReply {
   finishReason?: string;
   /** Answer with this HTTP status and an error body instead. */
   status?: number;
+  /** The error body's message (default `scripted <status>`). */
+  errorMessage?: string;
   delayMs?: number;
 }
 
@@ -69,7 +71,7 @@ export async function startOpenAIFake(responder: Responder = () => ({ content: '
       if (r.delayMs) await new Promise((f) => setTimeout(f, r.delayMs));
       if (res.destroyed) return;
       if (r.status && r.status >= 400) {
-        res.writeHead(r.status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `scripted ${r.status}`, type: 'server_error' } }));
+        res.writeHead(r.status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: r.errorMessage ?? `scripted ${r.status}`, type: r.status < 500 ? 'invalid_request_error' : 'server_error' } }));
         return;
       }
       const toolCalls = (r.toolCalls ?? []).map((t) => ({ id: t.id ?? `call_${++nextId}`, type: 'function', function: { name: t.name, arguments: typeof t.arguments === 'string' ? t.arguments : JSON.stringify(t.arguments) } }));

@@ -43,9 +43,28 @@ function toError(err: unknown): ModelError {
   return new ModelError('bad_response', err instanceof Error ? err.message : String(err), { cause: err });
 }
 
+/**
+ * Which request field caps the answer's length. OpenAI's newer (reasoning) models refuse
+ * `max_tokens` and want `max_completion_tokens`; most compatible servers (vLLM, Ollama,
+ * LiteLLM) know `max_tokens`. OpenAI's own endpoint gets the new name; elsewhere a 400 naming
+ * `max_completion_tokens` switches this client over once, for good.
+ */
+type LengthField = 'max_tokens' | 'max_completion_tokens';
+
+function lengthFieldFor(baseUrl: string): LengthField {
+  try {
+    return new URL(baseUrl).hostname === 'api.openai.com' ? 'max_completion_tokens' : 'max_tokens';
+  } catch {
+    return 'max_tokens';
+  }
+}
+
+const asksForCompletionTokens = (err: unknown): boolean => err instanceof APIError && err.status === 400 && /max_completion_tokens/.test(err.message);
+
 /** One model on one endpoint. */
 export function createOpenAIModel(o: OpenAIModelOptions): ModelPort {
   const client = new OpenAI({ baseURL: o.baseUrl, apiKey: o.apiKey ?? 'none', timeout: o.timeoutMs, maxRetries: o.maxRetries });
+  let lengthField = lengthFieldFor(o.baseUrl);
   return {
     name: o.model,
     async chat(req: ChatRequest): Promise<ChatResponse> {
@@ -56,11 +75,18 @@ export function createOpenAIModel(o: OpenAIModelOptions): ModelPort {
         model: o.model,
         messages: req.messages.map(toWire),
         ...(tools ? { tools, tool_choice: 'auto' as const } : {}),
-        ...(req.maxOutputTokens !== undefined ? { max_tokens: req.maxOutputTokens } : {}),
+      };
+      const send = () => {
+        const capped = req.maxOutputTokens === undefined ? body : { ...body, [lengthField]: req.maxOutputTokens };
+        return client.chat.completions.create(capped, req.signal ? { signal: req.signal } : {});
       };
       let res;
       try {
-        res = await client.chat.completions.create(body, req.signal ? { signal: req.signal } : {});
+        res = await send().catch((err: unknown) => {
+          if (req.maxOutputTokens === undefined || lengthField === 'max_completion_tokens' || !asksForCompletionTokens(err)) throw err;
+          lengthField = 'max_completion_tokens';
+          return send();
+        });
       } catch (err) {
         throw toError(err);
       }
