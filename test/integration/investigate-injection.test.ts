@@ -4,26 +4,14 @@
  * Asserted on the wire: the text appears only inside a fenced data block of a user message,
  * and the system prompts and the instructions around the fence are byte-for-byte the same.
  */
-import { readFileSync } from 'node:fs';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { modelFindingSchema } from '../../src/core/investigate/finding.js';
-import { startK8sHttpServer, type K8sFixtures } from '../fakes/mcp-k8s-server.js';
-import { startOpenAIFake, type OpenAIFake, type RecordedRequest } from '../fakes/openai-fake.js';
-import { byRole, crashLoopIncident, finding, K8S_FIXTURES, OOM_ENTRY, sinkOf, startEngine, toolCall, verdict, type Engine } from './helpers/investigation.js';
+import { type RecordedRequest } from '../fakes/openai-fake.js';
+import { byRole, crashLoopIncident, type Engine, fake, finding, mcp, OOM_ENTRY, sinkOf, startEngine, toolCall, useModelAndTools, verdict } from './helpers/investigation.js';
 
-const fixtures = JSON.parse(readFileSync(K8S_FIXTURES, 'utf8')) as K8sFixtures;
-let fake: OpenAIFake;
-let mcp: Awaited<ReturnType<typeof startK8sHttpServer>>;
+useModelAndTools();
 let engine: Engine | undefined;
 
-beforeAll(async () => {
-  fake = await startOpenAIFake();
-  mcp = await startK8sHttpServer(fixtures);
-});
-afterAll(async () => {
-  await fake.close();
-  await mcp.close();
-});
 afterEach(async () => {
   await engine?.close();
   engine = undefined;

@@ -2,30 +2,16 @@
  * Model failures end on a clear status (issue 11 e): one repair prompt, then the fallback
  * model, then a degraded answer; HTTP 500 degrades; a turn without usage fails the run.
  */
-import { readFileSync } from 'node:fs';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { REPAIR_TEXT } from '../../src/core/investigate/prompts.js';
-import { startK8sHttpServer, type K8sFixtures } from '../fakes/mcp-k8s-server.js';
-import { startOpenAIFake, type OpenAIFake } from '../fakes/openai-fake.js';
-import { byRole, crashLoopIncident, finding, K8S_FIXTURES, OOM_ENTRY, sinkOf, startEngine, toolCall, verdict, type Engine } from './helpers/investigation.js';
+import { byRole, crashLoopIncident, type Engine, fake, finding, mcp, OOM_ENTRY, sinkOf, startEngine, toolCall, useModelAndTools, verdict } from './helpers/investigation.js';
 
-const fixtures = JSON.parse(readFileSync(K8S_FIXTURES, 'utf8')) as K8sFixtures;
-let fake: OpenAIFake;
-let mcp: Awaited<ReturnType<typeof startK8sHttpServer>>;
+useModelAndTools();
 let engine: Engine | undefined;
 
-beforeAll(async () => {
-  fake = await startOpenAIFake();
-  mcp = await startK8sHttpServer(fixtures);
-});
-afterAll(async () => {
-  await fake.close();
-  await mcp.close();
-});
 afterEach(async () => {
   await engine?.close();
   engine = undefined;
-  fake.requests.length = 0;
 });
 
 const repairPrefix = REPAIR_TEXT.split('{error}')[0]!;

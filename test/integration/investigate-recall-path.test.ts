@@ -2,32 +2,16 @@
  * The recall path through the real openai SDK and a real MCP server: rerank → confirm →
  * verify, and fail-closed fall-through to a full investigation (issue 11 a, b, c).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { rerank } from '../../src/core/investigate/rerank.js';
-import { startOpenAIFake, type OpenAIFake } from '../fakes/openai-fake.js';
-import { startK8sHttpServer } from '../fakes/mcp-k8s-server.js';
-import type { K8sFixtures } from '../fakes/mcp-k8s-server.js';
-import { readFileSync } from 'node:fs';
-import { agreeingCandidates, byRole, crashLoopIncident, finding, K8S_FIXTURES, OOM_ENTRY, POISONED_ENTRY, roleOf, sinkOf, startEngine, toolCall, verdict, type Engine } from './helpers/investigation.js';
+import { agreeingCandidates, byRole, crashLoopIncident, type Engine, fake, finding, mcp, OOM_ENTRY, POISONED_ENTRY, roleOf, sinkOf, startEngine, toolCall, useModelAndTools, verdict } from './helpers/investigation.js';
 
-const fixtures = JSON.parse(readFileSync(K8S_FIXTURES, 'utf8')) as K8sFixtures;
-let fake: OpenAIFake;
-let mcp: Awaited<ReturnType<typeof startK8sHttpServer>>;
+useModelAndTools();
 let engine: Engine | undefined;
 
-beforeAll(async () => {
-  fake = await startOpenAIFake();
-  mcp = await startK8sHttpServer(fixtures);
-});
-afterAll(async () => {
-  await fake.close();
-  await mcp.close();
-});
 afterEach(async () => {
   await engine?.close();
   engine = undefined;
-  fake.requests.length = 0;
-  mcp.received.length = 0;
 });
 
 const rerankReply = (entry: string, confidence: number) => ({ content: JSON.stringify({ entry, confidence, reason: 'same workload, same failure' }) });

@@ -5,30 +5,17 @@
  * cancelled by the resolve — and each result is recorded with its open and delivered into the
  * same thread with its cost footer.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startOpenAIFake, type OpenAIFake } from '../fakes/openai-fake.js';
-import { startK8sHttpServer, type K8sFixtures } from '../fakes/mcp-k8s-server.js';
+import { afterEach, describe, expect, it } from 'vitest';
 import { crashLoopPayload, postAlert } from './helpers/alerts.js';
-import { byRole, finding, INVESTIGATE_CATALOG, K8S_FIXTURES, OOM_ENTRY, POISONED_ENTRY, roleOf, toolCall, verdict } from './helpers/investigation.js';
+import { byRole, fake, finding, INVESTIGATE_CATALOG, mcp, OOM_ENTRY, POISONED_ENTRY, roleOf, toolCall, useModelAndTools, verdict } from './helpers/investigation.js';
 import { cleanup, makeTmpDir, runCli, spawnBot, type BotProcess } from './helpers/spawn-bot.js';
 
-const fixtures = JSON.parse(readFileSync(K8S_FIXTURES, 'utf8')) as K8sFixtures;
-let fake: OpenAIFake;
-let mcp: Awaited<ReturnType<typeof startK8sHttpServer>>;
+useModelAndTools();
 
-beforeAll(async () => {
-  fake = await startOpenAIFake();
-  mcp = await startK8sHttpServer(fixtures);
-});
-afterAll(async () => {
-  await fake.close();
-  await mcp.close();
-});
 afterEach(async () => {
   await cleanup();
-  fake.requests.length = 0;
 });
 
 async function serveWithModel(investigateAfter = '60s'): Promise<{ bot: BotProcess; dir: string }> {

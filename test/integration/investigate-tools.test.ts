@@ -3,31 +3,16 @@
  * `readOnlyHint: false` are refused; scope rules refuse out-of-scope arguments; a slow tool
  * times out and an oversized result is truncated — each recorded, and the run goes on.
  */
-import { readFileSync } from 'node:fs';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { ToolStep } from '../../src/core/investigate/step.js';
-import { startK8sHttpServer, type K8sFixtures } from '../fakes/mcp-k8s-server.js';
-import { startOpenAIFake, type OpenAIFake } from '../fakes/openai-fake.js';
-import { byRole, crashLoopIncident, finding, K8S_FIXTURES, sinkOf, startEngine, verdict, type Engine } from './helpers/investigation.js';
+import { byRole, crashLoopIncident, type Engine, fake, finding, mcp, sinkOf, startEngine, useModelAndTools, verdict } from './helpers/investigation.js';
 
-const fixtures = JSON.parse(readFileSync(K8S_FIXTURES, 'utf8')) as K8sFixtures;
-let fake: OpenAIFake;
-let mcp: Awaited<ReturnType<typeof startK8sHttpServer>>;
+useModelAndTools({ slowMs: 5000 });
 let engine: Engine | undefined;
 
-beforeAll(async () => {
-  fake = await startOpenAIFake();
-  mcp = await startK8sHttpServer(fixtures, { slowMs: 5000 });
-});
-afterAll(async () => {
-  await fake.close();
-  await mcp.close();
-});
 afterEach(async () => {
   await engine?.close();
   engine = undefined;
-  fake.requests.length = 0;
-  mcp.received.length = 0;
 });
 
 describe('tool policy', () => {

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMatrixFake, type MatrixFake, type RecordedSend } from '../fakes/matrix-homeserver.js';
 import { CHECKOUT_ENTRY, crashLoopPayload, postAlert, type WebhookAccepted } from './helpers/alerts.js';
-import { HOSTILE_ANNOTATIONS, ledgerEvents, ofType, searchPayload, writeConfig, type LedgerRow } from './helpers/chat-e2e.js';
+import { eventsOf, HOSTILE_ANNOTATIONS, ledgerEvents, ofType, searchPayload, until, writeConfig } from './helpers/chat-e2e.js';
 import { cleanup, makeTmpDir, spawnBot, type BotProcess } from './helpers/spawn-bot.js';
 
 const ALICE = '@alice:fake.test';
@@ -51,21 +51,7 @@ afterAll(async () => {
   await fake?.close();
 });
 
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
-const eventsOf = (type: string, n: number): Promise<LedgerRow[]> =>
-  until(`${n} ${type} event(s)`, async () => {
-    const rows = ofType(await ledgerEvents(dataDir), type);
-    return rows.length >= n ? rows : undefined;
-  });
 
 type Relation = { rel_type?: string; event_id?: string };
 const relation = (s: RecordedSend): Relation => (s.content['m.relates_to'] ?? {}) as Relation;
@@ -96,7 +82,7 @@ describe('Matrix, end to end through reprise serve', () => {
     fake.react(PAYMENTS, EVE, card.eventId, '👎');
     // A later event from an allowed user proves the batch before it was read.
     fake.react(PAYMENTS, ALICE, card.eventId, '👎');
-    const [vote] = await eventsOf('feedback', 1);
+    const [vote] = await eventsOf(dataDir, 'feedback', 1);
     expect(vote).toMatchObject({ vote: 'down', user: `matrix:${ALICE}`, via: 'matrix' });
     const open = ofType(await ledgerEvents(dataDir), 'open')[0]!;
     expect(vote!['openId']).toBe(open['id']);
@@ -107,7 +93,7 @@ describe('Matrix, end to end through reprise serve', () => {
 
   it('records a thread note addressed to the bot and acknowledges it in the thread', { timeout: 30_000 }, async () => {
     fake.replyInThread(PAYMENTS, ALICE, card.eventId, '!reprise note the pool was exhausted after the 02:40 deploy');
-    const [note] = await eventsOf('note', 1);
+    const [note] = await eventsOf(dataDir, 'note', 1);
     expect(note).toMatchObject({ user: `matrix:${ALICE}`, via: 'matrix', text: 'the pool was exhausted after the 02:40 deploy' });
     await until('📝 in the thread', () => threadOf(card).find((s) => body(s.content).includes('📝')));
   });
@@ -121,7 +107,7 @@ describe('Matrix, end to end through reprise serve', () => {
 
   it('silences the trigger with 🔕: the next firing posts nothing and opens nothing', { timeout: 30_000 }, async () => {
     fake.react(PAYMENTS, ALICE, card.eventId, '🔕');
-    const [silence] = await eventsOf('silence', 1);
+    const [silence] = await eventsOf(dataDir, 'silence', 1);
     expect(Date.parse(silence!['until'] as string) - Date.now()).toBeGreaterThan(3.9 * 3_600_000);
     const sent = fake.sent.length;
     const opens = ofType(await ledgerEvents(dataDir), 'open').length;
@@ -159,13 +145,13 @@ describe('Matrix, end to end through reprise serve', () => {
     expect(await bot.stop()).toEqual({ code: 0, signal: null });
     fake.react(PAYMENTS, BOB, card.eventId, '👍');
     await startBot();
-    const votes = await eventsOf('feedback', votesBefore + 1);
+    const votes = await eventsOf(dataDir, 'feedback', votesBefore + 1);
     expect(votes.at(-1)).toMatchObject({ vote: 'up', user: `matrix:${BOB}` });
     // A second restart replays nothing.
     expect(await bot.stop()).toEqual({ code: 0, signal: null });
     await startBot();
     fake.react(PAYMENTS, ALICE, card.eventId, '👍');
-    await eventsOf('feedback', votesBefore + 2);
+    await eventsOf(dataDir, 'feedback', votesBefore + 2);
     await new Promise((r) => setTimeout(r, 300));
     expect(ofType(await ledgerEvents(dataDir), 'feedback').map((v) => [v['user'], v['vote']]).slice(votesBefore)).toEqual([
       [`matrix:${BOB}`, 'up'],

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSlackFake, type PostedMessage, type SlackFake } from '../fakes/slack-fake.js';
 import { appMentionEvent, deliver, eventEnvelope, messageEvent, reactionEvent } from '../fakes/slack-requests.js';
 import { CHECKOUT_ENTRY, crashLoopPayload, postAlert, type WebhookAccepted } from './helpers/alerts.js';
-import { HOSTILE_ANNOTATIONS, ledgerEvents, ofType, searchPayload, writeConfig, type LedgerRow } from './helpers/chat-e2e.js';
+import { eventsOf, HOSTILE_ANNOTATIONS, ledgerEvents, ofType, searchPayload, until, writeConfig } from './helpers/chat-e2e.js';
 import { cleanup, makeTmpDir, spawnBot, waitFor, type BotProcess } from './helpers/spawn-bot.js';
 
 const BOT = 'U0REPRISE';
@@ -64,22 +64,7 @@ function nodeTypes(tree: unknown): string[] {
   return [...own, ...Object.values(tree).flatMap(nodeTypes)];
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
-/** Waits until the ledger holds `n` events of `type` (more would fail the caller's count check). */
-const eventsOf = (type: string, n: number): Promise<LedgerRow[]> =>
-  until(`${n} ${type} event(s)`, async () => {
-    const rows = ofType(await ledgerEvents(dataDir), type);
-    return rows.length >= n ? rows : undefined;
-  });
 
 let card: PostedMessage;
 
@@ -92,7 +77,7 @@ describe('Slack, end to end through reprise serve', () => {
     expect(shown(card)).toContain('KubePodCrashLooping');
     expect(shown(card)).toContain('Instant recall');
     expect(shown(detail)).toContain(CHECKOUT_ENTRY);
-    const [open] = await eventsOf('open', 1);
+    const [open] = await eventsOf(dataDir, 'open', 1);
     expect(open).toMatchObject({ entry: CHECKOUT_ENTRY });
   });
 
@@ -122,7 +107,7 @@ describe('Slack, end to end through reprise serve', () => {
     const req = fake.signed.event(reactionEvent({ user: ANN, reaction: '-1', channel: PAYMENTS, ts: card.ts, itemUser: BOT }));
     expect((await deliver(eventsUrl, req)).status).toBe(200);
     expect((await deliver(eventsUrl, req)).status).toBe(200); // Slack's retry: same event_id
-    const [vote] = await eventsOf('feedback', 1);
+    const [vote] = await eventsOf(dataDir, 'feedback', 1);
     const [open] = ofType(await ledgerEvents(dataDir), 'open');
     expect(vote).toMatchObject({ vote: 'down', user: `slack:${ANN}`, via: 'slack', openId: open!['id'] });
     expect(open!['entry']).toBe(CHECKOUT_ENTRY);
@@ -137,7 +122,7 @@ describe('Slack, end to end through reprise serve', () => {
     // Slack also sends the plain message event for the same post: it must not make a second note.
     const plain = await deliver(eventsUrl, fake.signed.event(messageEvent({ user: ANN, text: mention['text'] as string, channel: PAYMENTS, ts, threadTs: card.ts })));
     expect(plain.status).toBe(200);
-    const [note] = await eventsOf('note', 1);
+    const [note] = await eventsOf(dataDir, 'note', 1);
     expect(note).toMatchObject({ user: `slack:${ANN}`, via: 'slack', text: 'the pool was exhausted after the 02:40 deploy' });
     await fake.waitFor(() => replies(card).find((m) => shown(m).includes('📝')));
     await new Promise((r) => setTimeout(r, 300));
@@ -157,7 +142,7 @@ describe('Slack, end to end through reprise serve', () => {
     const actions = (card.blocks as Array<{ type: string; block_id?: string }>).find((b) => b.type === 'actions')!;
     const res = await deliver(eventsUrl, fake.signed.action({ messageTs: card.ts, channel: PAYMENTS, actionId: 'reprise_silence', blockId: actions.block_id!, selected: '4h', user: ANN }));
     expect(res.status).toBe(200);
-    const [silence] = await eventsOf('silence', 1);
+    const [silence] = await eventsOf(dataDir, 'silence', 1);
     expect(Date.parse(silence!['until'] as string) - Date.now()).toBeGreaterThan(3.9 * 3_600_000);
     // The click is acknowledged privately and the card rewritten in place.
     await fake.waitFor(() => fake.message(PAYMENTS, card.ts)?.updates.find((u) => /silenced by/i.test(shown(u))));
@@ -202,7 +187,7 @@ describe('Slack, end to end through reprise serve', () => {
   it('counts a reaction Slack redelivers after a restart once', { timeout: 60_000 }, async () => {
     const req = fake.signed.event(reactionEvent({ user: 'U0BOB', reaction: '+1', channel: PAYMENTS, ts: card.ts, itemUser: BOT }));
     expect((await deliver(eventsUrl, req)).status).toBe(200);
-    await eventsOf('feedback', 2);
+    await eventsOf(dataDir, 'feedback', 2);
     expect(await bot.stop()).toEqual({ code: 0, signal: null });
     await startBot();
     // Slack retries a delivery it thinks failed with the same event_id (signed anew).
@@ -211,7 +196,7 @@ describe('Slack, end to end through reprise serve', () => {
     // And one made while the bot was down reaches it once it is back.
     const late = fake.signed.event(reactionEvent({ user: ANN, reaction: '+1', channel: PAYMENTS, ts: card.ts, itemUser: BOT }));
     expect((await deliver(eventsUrl, late)).status).toBe(200);
-    const votes = await eventsOf('feedback', 3);
+    const votes = await eventsOf(dataDir, 'feedback', 3);
     await new Promise((r) => setTimeout(r, 300));
     expect(ofType(await ledgerEvents(dataDir), 'feedback')).toHaveLength(3);
     expect(votes.map((v) => [v['user'], v['vote']])).toEqual([

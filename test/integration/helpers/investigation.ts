@@ -16,7 +16,10 @@ import type { Config } from '../../../src/config/schema.js';
 import { buildInvestigator, type BuiltInvestigator } from '../../../src/cli/build-investigator.js';
 import { loadSnapshot } from '../../../src/cli/catalog-context.js';
 import { InMemoryTokenMeter } from '../../../src/core/investigate/memory-stores.js';
-import type { FakeReply, RecordedRequest, Responder } from '../../fakes/openai-fake.js';
+import { readFileSync } from 'node:fs';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import { startOpenAIFake, type FakeReply, type OpenAIFake, type RecordedRequest, type Responder } from '../../fakes/openai-fake.js';
+import { startK8sHttpServer, type K8sFixtures } from '../../fakes/mcp-k8s-server.js';
 import { crashLoopPayload } from './alerts.js';
 import { REPO_ROOT } from './spawn-bot.js';
 
@@ -25,6 +28,30 @@ export const MCP_SERVER_TS = join(REPO_ROOT, 'test/fakes/mcp-k8s-server.ts');
 export const INVESTIGATE_CATALOG = join(REPO_ROOT, 'test/fixtures/catalog-investigate');
 export const OOM_ENTRY = 'incidents/checkout-api-oomkilled.md';
 export const POISONED_ENTRY = 'incidents/checkout-api-tls-expired.md';
+
+/** The file's OpenAI fake and k8s MCP server (HTTP), live once `useModelAndTools` has run its hooks. */
+export let fake: OpenAIFake;
+export let mcp: Awaited<ReturnType<typeof startK8sHttpServer>>;
+
+/**
+ * Starts an OpenAI fake and the k8s MCP server over fixture data for the calling test file,
+ * stops them after it, and clears what they recorded after each test.
+ */
+export function useModelAndTools(opts: { slowMs?: number } = {}): void {
+  beforeAll(async () => {
+    fake = await startOpenAIFake();
+    const fixtures = JSON.parse(readFileSync(K8S_FIXTURES, 'utf8')) as K8sFixtures;
+    mcp = await startK8sHttpServer(fixtures, opts.slowMs === undefined ? undefined : { slowMs: opts.slowMs });
+  });
+  afterAll(async () => {
+    await fake?.close();
+    await mcp?.close();
+  });
+  afterEach(() => {
+    if (fake) fake.requests.length = 0;
+    if (mcp) mcp.received.length = 0;
+  });
+}
 
 export type Role = 'rerank' | 'verify' | 'investigate' | 'other';
 
