@@ -67,9 +67,10 @@ function triggerOf(e: LedgerEvent, seen: Map<string, string>): string | undefine
     case 'silence':
     case 'note':
     case 'finding':
+    case 'noise':
       return e.triggerKey;
     case 'resolve':
-      return seen.get(`fp:${e.fingerprint}`);
+      return e.triggerKey ?? seen.get(`fp:${e.fingerprint}`);
     case 'delivered':
       return seen.get(`open:${e.openId}`) ?? seen.get(`fp:${e.fingerprint}`);
     case 'outbox':

@@ -29,7 +29,11 @@ export interface JobsOptions {
   investigateAfterMs: number;
   /** The outcome gate still applies to a reranked entry. */
   outcomeFloor: number;
+  /** Investigations started per rolling hour (`trigger.max_investigations_per_hour`); 0 or absent = no limit. */
+  maxPerHour?: number;
 }
+
+const HOUR_MS = 3_600_000;
 
 export interface JobInput {
   openId: string;
@@ -37,6 +41,8 @@ export interface JobInput {
   /** Structurally agreeing instant-recall candidates, best BM25 first (what rerank sees). */
   candidates: Candidate[];
   standing?: StandingAnswer;
+  /** A storm thread: the affected workloads, read when the investigation starts. */
+  storm?: () => string[];
 }
 
 interface Pending {
@@ -57,6 +63,8 @@ export class InvestigationJobs {
   /** By fingerprint: a resolve cancels the job of its firing. */
   readonly #pending = new Map<string, Pending>();
   readonly #running = new Set<Promise<void>>();
+  /** Start times of investigations in the last hour, oldest first (the rate limit). */
+  readonly #starts: number[] = [];
 
   constructor(deps: { engine: InvestigationEngine; ledger: BotLedger; clock: Clock; logger: Logger; options: JobsOptions; kick: () => void }) {
     this.#engine = deps.engine;
@@ -166,6 +174,15 @@ export class InvestigationJobs {
       }
     }
     this.#pending.delete(incident.fingerprint);
+    if (!req.recall) {
+      const refusal = this.#rateLimited();
+      if (refusal) {
+        await this.#skip(job, refusal);
+        return;
+      }
+      const storm = job.storm?.();
+      if (storm && storm.length > 1) req = { ...req, storm };
+    }
     const result = await this.#engine.run(req);
     result.usage.calls += rerankCalls.calls;
     result.usage.input += rerankCalls.input;
@@ -173,6 +190,39 @@ export class InvestigationJobs {
     result.usage.costUsd += rerankCalls.costUsd;
     result.trace = [...trace, ...result.trace];
     await this.#deliver(job, result, result.recall?.delivered ? recalled : undefined);
+  }
+
+  /** Why a new investigation may not start now (the hourly limit), or undefined; counts the start. */
+  #rateLimited(): string | undefined {
+    const limit = this.#opts.maxPerHour ?? 0;
+    if (limit <= 0) return undefined;
+    const now = this.#clock.now().getTime();
+    while (this.#starts.length > 0 && now - this.#starts[0]! >= HOUR_MS) this.#starts.shift();
+    if (this.#starts.length >= limit) {
+      const wait = Math.max(1, Math.ceil((this.#starts[0]! + HOUR_MS - now) / 60_000));
+      return `rate limit: ${limit} investigations already started in the last hour (trigger.max_investigations_per_hour); the next slot opens in ${wait} min`;
+    }
+    this.#starts.push(now);
+    return undefined;
+  }
+
+  /** An investigation that did not start, recorded with its reason and said in the thread. */
+  async #skip(job: JobInput, reason: string): Promise<void> {
+    const at = this.#clock.now().toISOString();
+    const event: FindingEvent = { type: 'finding', openId: job.openId, fingerprint: job.incident.fingerprint, triggerKey: job.incident.triggerKey, kind: 'fresh', status: 'skipped', reason, calls: 0, tokensIn: 0, tokensOut: 0, at };
+    const out: Enqueued = { count: 0 };
+    await this.#ledger.transaction(async (tx) => {
+      tx.record(event);
+      const thread = this.#ledger.thread(job.openId);
+      if (!thread) return;
+      const now = this.#clock.now();
+      for (const transport of thread.transports) {
+        enqueue(tx, now, { transport, op: 'update', openId: thread.openId, view: { kind: 'card_patch', headline: { answer: 'none' } } }, out);
+        enqueue(tx, now, { transport, op: 'reply', openId: thread.openId, view: { kind: 'notice', topic: 'info', icon: '⏸', text: [`investigation not started — ${reason}`] } }, out);
+      }
+    });
+    if (out.count > 0) this.#kick();
+    this.#log.warn({ trigger: job.incident.triggerKey, openId: job.openId, reason }, 'investigation skipped by the rate limit');
   }
 
   async #deliver(job: JobInput, r: InvestigationResult, recalled: Entry | undefined): Promise<void> {

@@ -5,6 +5,7 @@ const OPEN_KINDS = ['recall', 'fresh'] as const;
 const ANSWER_KINDS = ['incident', 'runbook'] as const;
 const VOTES = ['up', 'down', 'clear'] as const;
 const OUTBOX_OPS = ['post', 'reply', 'update'] as const;
+const NOISE_ACTIONS = ['hold', 'release', 'drop', 'flush', 'mark'] as const;
 const FINDING_STATUSES = ['completed', 'exhausted', 'failed', 'skipped', 'cancelled', 'degraded'] as const;
 
 type Fields = Record<string, unknown>;
@@ -59,10 +60,13 @@ export function ledgerEventProblem(value: unknown): string | undefined {
         typeof o['resolvable'] === 'boolean' ? undefined : 'resolvable must be a boolean',
         optStr(o, 'threadId'),
         optStr(o, 'startsAt'),
+        optStr(o, 'source'),
+        optStr(o, 'coalesceKey'),
+        optStr(o, 'threadOf'),
       );
       break;
     case 'resolve':
-      checks.push(str(o, 'fingerprint'), o['endsAt'] === undefined ? undefined : time(o, 'endsAt'));
+      checks.push(str(o, 'fingerprint'), o['endsAt'] === undefined ? undefined : time(o, 'endsAt'), optStr(o, 'triggerKey'));
       break;
     case 'feedback':
       checks.push(str(o, 'triggerKey'), str(o, 'user'), oneOf(o, 'vote', VOTES), optStr(o, 'openId'), optStr(o, 'via'), optStr(o, 'eventId'));
@@ -102,6 +106,21 @@ export function ledgerEventProblem(value: unknown): string | undefined {
       break;
     case 'note':
       checks.push(str(o, 'triggerKey'), optStr(o, 'openId'), str(o, 'user'), str(o, 'text'), str(o, 'via'), optStr(o, 'eventId'));
+      break;
+    case 'noise':
+      checks.push(
+        oneOf(o, 'action', NOISE_ACTIONS),
+        str(o, 'fingerprint'),
+        str(o, 'triggerKey'),
+        str(o, 'reason'),
+        typeof o['detail'] === 'string' ? undefined : 'detail must be a string',
+        optStr(o, 'holdId'),
+        o['until'] === undefined ? undefined : time(o, 'until'),
+        o['incident'] === undefined ? undefined : obj(o, 'incident'),
+        o['route'] === undefined ? undefined : obj(o, 'route'),
+        optStr(o, 'openId'),
+        o['action'] === 'hold' && (o['holdId'] === undefined || o['until'] === undefined || o['incident'] === undefined) ? 'a hold needs holdId, until and incident' : undefined,
+      );
       break;
     case 'confirm':
       checks.push(str(o, 'entry'), typeof o['dupFingerprint'] === 'string' ? undefined : 'dupFingerprint must be a string');
