@@ -195,7 +195,7 @@ export class RepriseBot {
         const admission = this.#d.policy?.admit(e.incident, this.#d.clock.now()) ?? { admitted: true };
         if (!admission.admitted) {
           log.info({ reason: admission.reason, status: e.incident.status }, 'dropped by trigger policy');
-          return this.#drop(tx, e.incident, 'policy', `${e.incident.status} dropped by the trigger policy: ${admission.reason}`);
+          return this.#drop(tx, e.incident, 'policy', admission.reason);
         }
         return e.type === 'resolve' ? this.#resolved(e.incident, tx, out, log, after) : this.#firing(e.incident, e.route ?? {}, tx, out, log, after);
       }
