@@ -15,7 +15,7 @@ import type { Incident } from '../../../src/core/types.js';
 import { alert, fixedSnapshot } from '../recall/recall-fixtures.js';
 import { botHarness } from './bot-harness.js';
 
-const snapshot = fixedSnapshot([]);
+const snapshot = fixedSnapshot([], {});
 const firing = (fp: string, source = 'alertmanager'): Incident => ({ ...alert({ alertname: 'KubePodCrashLooping', fingerprint: fp, labels: { namespace: 'payments', pod: `p-${fp}-7d9f8c6b5-x2k4q` } }), source });
 const notices = (sent: Array<{ view: unknown }>): string[] => sent.filter((s) => (s.view as NoticeView).kind === 'notice').map((s) => `${(s.view as NoticeView).icon} ${(s.view as NoticeView).text.join('')}`);
 const respond = { kind: 'ephemeral' as const, channel: '#rec', user: 'U1' };

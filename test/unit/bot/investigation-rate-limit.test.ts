@@ -29,7 +29,7 @@ describe('rate limit on investigation starts', () => {
     const engine: InvestigationEngine = { run: async (req) => (runs.push(req), failedRun(req)) };
     const ref: { jobs?: InvestigationJobs } = {};
     const port: InvestigationJobsPort = { start: (j) => ref.jobs!.start(j), cancel: (fp) => ref.jobs!.cancel(fp) };
-    const h = await botHarness({ snapshot: fixedSnapshot([]), jobs: port });
+    const h = await botHarness({ snapshot: fixedSnapshot([], {}), jobs: port });
     ref.jobs = new InvestigationJobs({ engine, ledger: ledgerForBot(h.ledger), clock: h.clock, logger: recordingLogger([]), options: { investigateAfterMs: 0, outcomeFloor: 0.5, maxPerHour: 2 }, kick: () => h.outbox.kick() });
 
     await h.bot.handle([crit('a'), crit('b'), crit('c')]);
