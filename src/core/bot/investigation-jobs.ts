@@ -16,6 +16,21 @@ import type { StandingAnswer } from '../investigate/prompts.js';
 import type { FindingEvent } from '../ledger-events.js';
 import type { Candidate, Entry, GateTraceStep, Incident } from '../types.js';
 import { enqueue, type BotLedger, type Enqueued } from './bot-context.js';
+import { dupFingerprint } from './dup-fingerprint.js';
+
+/**
+ * 👎 recovery (SPEC §8): a fresh investigation, forced because a standing 👎 made the track
+ * record refuse the entry the model matched, that independently reaches the same finding —
+ * completed, verified, conclusive, with the entry's own dedup fingerprint — is a confirmation
+ * of that entry. Two of them offset one 👎.
+ */
+export function confirmation(refused: Entry, incident: Incident, r: InvestigationResult): { entry: string; dupFingerprint: string } | undefined {
+  const f = r.finding;
+  if (r.status !== 'completed' || !f || f.partial || f.verdict === 'inconclusive') return undefined;
+  if (!(f.verified === true || r.verify?.passed === true)) return undefined;
+  const dup = dupFingerprint(incident);
+  return refused.fingerprint === dup ? { entry: refused.id, dupFingerprint: dup } : undefined;
+}
 
 /** The engine as the bot uses it. */
 export interface InvestigationEngine {
@@ -143,6 +158,8 @@ export class InvestigationJobs {
     if (p.controller.signal.aborted) return;
     const { incident } = job;
     let recalled: Entry | undefined;
+    /** An entry the model matched but its track record refused (a standing 👎): a fresh run may confirm it. */
+    let refused: Entry | undefined;
     let req: InvestigationRequest = { incident, signal: p.controller.signal, ...(job.standing ? { standing: job.standing } : {}) };
     let trace: GateTraceStep[] = [];
     let rerankCalls = { calls: 0, input: 0, output: 0, costUsd: 0 };
@@ -156,7 +173,10 @@ export class InvestigationJobs {
           recalled = r.entry;
           // The track record weighs on a reranked entry as on any recall.
           req = { ...req, recall: { entry: r.entry, confidence: r.confidence * (track.withheld ? 1 : track.factor) } };
-        } else this.#log.info({ entry: r.entry.id, rate: track.rate }, 'reranked entry refused by the outcome gate');
+        } else {
+          refused = r.entry;
+          this.#log.info({ entry: r.entry.id, rate: track.rate }, 'reranked entry refused by the outcome gate');
+        }
       }
       if (!recalled && !p.controller.signal.aborted) {
         // A miss: the investigation proper waits like any other (never for critical).
@@ -189,7 +209,7 @@ export class InvestigationJobs {
     result.usage.output += rerankCalls.output;
     result.usage.costUsd += rerankCalls.costUsd;
     result.trace = [...trace, ...result.trace];
-    await this.#deliver(job, result, result.recall?.delivered ? recalled : undefined);
+    await this.#deliver(job, result, result.recall?.delivered ? recalled : undefined, refused);
   }
 
   /** Why a new investigation may not start now (the hourly limit), or undefined; counts the start. */
@@ -225,7 +245,7 @@ export class InvestigationJobs {
     this.#log.warn({ trigger: job.incident.triggerKey, openId: job.openId, reason }, 'investigation skipped by the rate limit');
   }
 
-  async #deliver(job: JobInput, r: InvestigationResult, recalled: Entry | undefined): Promise<void> {
+  async #deliver(job: JobInput, r: InvestigationResult, recalled: Entry | undefined, refused?: Entry): Promise<void> {
     const at = this.#clock.now().toISOString();
     const f = r.finding;
     const checked = r.steps.filter((s) => s.kind === 'tool' && s.outcome === 'ok').map((s) => (s.kind === 'tool' ? `${s.tool}: ${(s.result ?? '').replace(/\s+/g, ' ').slice(0, 160)}` : ''));
@@ -248,8 +268,10 @@ export class InvestigationJobs {
       at,
     };
     const out: Enqueued = { count: 0 };
+    const confirm = refused ? confirmation(refused, job.incident, r) : undefined;
     await this.#ledger.transaction(async (tx) => {
       tx.record(event);
+      if (confirm) tx.record({ type: 'confirm', entry: confirm.entry, dupFingerprint: confirm.dupFingerprint, at });
       const thread = this.#ledger.thread(job.openId);
       if (!thread || r.status === 'cancelled') return;
       const now = this.#clock.now();
