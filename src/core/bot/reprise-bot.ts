@@ -4,32 +4,30 @@ import { buildCard, buildDetail, resolvedNote } from '../chat/build-thread-view.
 import type { ChatEvent, ResponseTarget } from '../chat/chat-types.js';
 import type { EphemeralView } from '../chat/thread-view.js';
 import { RepriseError } from '../errors.js';
-import type { FeedbackEvent, NoiseEvent, SilenceEvent, Verdict } from '../ledger-events.js';
+import type { FeedbackEvent, SilenceEvent, Verdict } from '../ledger-events.js';
 import { recall, type RecallResult } from '../recall/recall.js';
 import type { Answer, Incident } from '../types.js';
-import { displayName, enqueue, restate, shortTime, type BotTx, type ClosedEpisode, type Enqueued, type RepriseBotDeps, type ThreadInfo } from './bot-context.js';
+import { displayName, enqueue, restate, type BotTx, type ClosedEpisode, type Enqueued, type RepriseBotDeps, type ThreadInfo } from './bot-context.js';
 import { fromChatEvent, type Actor, type BotEvent, type Target } from './bot-event.js';
-import { threadMarks, type AlertmanagerAlertState } from './alertmanager-reconcile.js';
-import { parseSilenceChoice, silenceComment } from './silence-choice.js';
+import type { AlertmanagerAlertState } from './alertmanager-reconcile.js';
+import { reconcileThreads, silenceInAlertmanager, type AmSilenceRequest } from './alertmanager-flow.js';
+import { flushStorm, noiseGate, recordDrop, stormCard, type NoiseOutcome } from './noise-gate.js';
+import { parseSilenceChoice } from './silence-choice.js';
 import { applyNote, applySilence, applyVote, isUserError, type ActionContext, type ChatOutcome } from './chat-actions.js';
 import { adHocIncident, helpAnswer, parseCommand, plainAnswer, recallAnswer, silenceTarget, statusAnswer } from './commands.js';
 import { dupFingerprint } from './dup-fingerprint.js';
-import { batchDue, batchOpen, coalesceKey, cooldownReason, NO_NOISE_CONTROL, stormNote } from './noise-control.js';
+import { batchDue, NO_NOISE_CONTROL } from './noise-control.js';
 import { feedbackForKnownTrigger } from './feedback-request.js';
 
 export type { BotLedger, BotSurface, BotTx, ClosedEpisode, RepriseBotDeps, ThreadInfo } from './bot-context.js';
 
 /** Held firings released (and storm batches flushed) per `tick` transaction. */
 const TICK_BATCH = 500;
-/** Threads still firing checked per reconcile round (newest first). */
-const RECONCILE_THREADS = 5000;
 
 export type IncidentOutcome =
   | { status: 'posted'; fingerprint: string; triggerKey: string; threadId?: string; answer: Answer | null; recall: RecallResult }
   | { status: 'silenced'; fingerprint: string; triggerKey: string; until: string }
-  | { status: 'dropped'; fingerprint: string; triggerKey: string; reason: string }
-  | { status: 'held'; fingerprint: string; triggerKey: string; until: string }
-  | { status: 'merged'; fingerprint: string; triggerKey: string; threadOf: string }
+  | NoiseOutcome
   | { status: 'resolved'; fingerprint: string; triggerKey: string; threadId?: string; paired: boolean };
 
 export type BotOutcome = IncidentOutcome | ChatOutcome | { status: 'answered' };
@@ -39,7 +37,7 @@ interface AfterCommit {
   start: Array<Parameters<NonNullable<RepriseBotDeps['jobs']>['start']>[0]>;
   cancel: string[];
   /** 🔕 "in Alertmanager too": made once the silence is durable here. */
-  amSilences?: Array<{ thread: ThreadInfo | undefined; until: string; who: string; via: string }>;
+  amSilences?: AmSilenceRequest[];
 }
 
 /** Incidents decided between two yields to the event loop: a 10k-alert group must not starve /healthz. */
@@ -85,7 +83,7 @@ export class RepriseBot {
     // Model work starts only once its open is durable, and never inside the transaction.
     for (const fp of after.cancel) this.#d.jobs?.cancel(fp);
     for (const job of after.start) this.#d.jobs?.start(job);
-    for (const req of after.amSilences ?? []) this.#inBackground(this.#amSilence(req));
+    for (const req of after.amSilences ?? []) this.#inBackground(silenceInAlertmanager(this.#d, req));
     for (const a of answers) await this.#answer(a.via, a.to, a.view);
     return result;
   }
@@ -96,52 +94,13 @@ export class RepriseBot {
     void tracked.finally(() => this.#background.delete(tracked));
   }
 
-  /** Makes the Alertmanager silence a 🔕 asked for, and says in the thread how it went. */
-  async #amSilence(req: { thread: ThreadInfo | undefined; until: string; who: string; via: string }): Promise<void> {
-    const { thread } = req;
-    if (!thread) return;
-    const am = this.#d.alertmanager;
-    let text: string;
-    let icon = '⚠️';
-    if (!am) text = 'not silenced in Alertmanager: no Alertmanager is configured (alertmanager.url / REPRISE_ALERTMANAGER_URL); silenced in Reprise only';
-    else if (thread.source !== 'alertmanager') text = `not silenced in Alertmanager: this alert came from ${thread.source ?? 'another source'}; silenced in Reprise only`;
-    else {
-      try {
-        const id = await am.silenceAlert({ fingerprint: thread.fingerprint, endsAt: req.until, createdBy: `${req.who} via Reprise (${req.via})`, comment: silenceComment(thread, req.who) });
-        text = `also silenced in Alertmanager until ${shortTime(req.until, this.#d.clock.now())} (silence ${id})`;
-        icon = '🔕';
-        this.#d.logger.info({ trigger: thread.triggerKey, silence: id }, 'silenced in Alertmanager');
-      } catch (err) {
-        this.#d.logger.warn({ err, trigger: thread.triggerKey }, 'Alertmanager silence failed');
-        text = `not silenced in Alertmanager: ${(err as Error).message.slice(0, 300)}; silenced in Reprise only`;
-      }
-    }
-    const out: Enqueued = { count: 0 };
-    await this.#d.ledger.transaction(async (tx) => {
-      const now = this.#d.clock.now();
-      for (const transport of thread.transports) enqueue(tx, now, { transport, op: 'reply', openId: thread.openId, view: { kind: 'notice', topic: 'silenced', icon, text: [text] } }, out);
-    });
-    if (out.count > 0) this.#d.outbox?.kick();
-  }
-
   /**
    * Marks threads from what Alertmanager holds (issue 12): silenced or inhibited there, or no
    * longer firing; each mark is recorded and the card rewritten in place. `listedAt` is when the
    * list was read: threads opened after it are left for the next round.
    */
   async reconcile(alerts: readonly AlertmanagerAlertState[], listedAt: Date): Promise<number> {
-    const out: Enqueued = { count: 0 };
-    const { result } = await this.#d.ledger.transaction(async (tx) => {
-      const marks = threadMarks(this.#d.ledger.firingThreads(RECONCILE_THREADS), alerts, listedAt);
-      const now = this.#d.clock.now();
-      for (const m of marks) {
-        tx.record({ type: 'noise', action: 'mark', fingerprint: m.thread.fingerprint, triggerKey: m.thread.triggerKey, reason: m.reason, detail: m.note, openId: m.thread.openId, at: now.toISOString() });
-        restate(tx, now, m.thread, { state: m.state, note: m.note, icon: m.state === 'silenced' ? '🔕' : '⏹', topic: m.state === 'silenced' ? 'silenced' : 'resolved' }, out);
-      }
-      return marks.length;
-    });
-    if (out.count > 0) this.#d.outbox?.kick();
-    return result;
+    return reconcileThreads(this.#d, alerts, listedAt);
   }
 
   /** The sink a chat transport hands inbound events to. */
@@ -244,14 +203,6 @@ export class RepriseBot {
     }
   }
 
-  /** Records why an alert went no further (replayable, shown by `reprise ledger events`). */
-  #drop(tx: BotTx, incident: Incident, reason: string, detail: string, holdId?: string): IncidentOutcome {
-    const fingerprint = incident.fingerprint || '(none)';
-    const triggerKey = incident.triggerKey || '(none)';
-    tx.record({ type: 'noise', action: 'drop', fingerprint, triggerKey, reason, detail, ...(holdId ? { holdId } : {}), at: this.#d.clock.now().toISOString() });
-    return { status: 'dropped', fingerprint: incident.fingerprint, triggerKey: incident.triggerKey, reason: detail };
-  }
-
   /**
    * Releases held firings whose debounce has lapsed and closes storm batches whose window has
    * (issue 12). `serve` calls it on a timer and at start, so holds recorded before a restart are
@@ -267,7 +218,7 @@ export class RepriseBot {
     const after: AfterCommit = { start: [], cancel: [] };
     const { result } = await this.#d.ledger.transaction(async (tx) => {
       const outcomes: BotOutcome[] = [];
-      for (const t of storms) this.#flush(tx, t, out);
+      for (const t of storms) flushStorm(tx, this.#d.clock.now(), t, out);
       for (const h of due) {
         const incident = h.incident as unknown as Incident;
         const at = this.#d.clock.now().toISOString();
@@ -286,58 +237,8 @@ export class RepriseBot {
     return this.#d.noise ?? NO_NOISE_CONTROL;
   }
 
-  /** Closes a storm batch: recorded once, and its card shows the final count. */
-  #flush(tx: BotTx, t: ThreadInfo, out: Enqueued): void {
-    if (!t.storm || t.storm.flushed) return;
-    const now = this.#d.clock.now();
-    tx.record({ type: 'noise', action: 'flush', fingerprint: t.fingerprint, triggerKey: t.triggerKey, reason: 'coalesce', detail: `storm batch closed with ${t.storm.count} alert${t.storm.count === 1 ? '' : 's'}`, openId: t.openId, at: now.toISOString() });
-    if (t.storm.count > 1 && t.state === 'firing') for (const transport of t.transports) enqueue(tx, now, { transport, op: 'update', openId: t.openId, view: { kind: 'card_patch', stateNote: stormNote(t.storm) } }, out);
-  }
-
-  /**
-   * Noise control before a new thread (issue 12): re-sends of a held firing, the recurrence
-   * cooldown, the debounce hold and storm coalescing. Returns an outcome when the firing stops
-   * here (recorded), or the coalesce key it opens a thread under.
-   */
-  #noiseGate(incident: Incident, route: Record<string, string | undefined>, tx: BotTx, out: Enqueued, log: Logger, released: boolean): IncidentOutcome | { key?: string } {
-    const { ledger, clock } = this.#d;
-    const now = clock.now();
-    const opts = this.#noise();
-    const held = ledger.holdOf(incident.fingerprint);
-    if (held && !released) {
-      log.info('re-notification of a held firing');
-      return this.#drop(tx, incident, 'renotification', 'the same firing is already held by the debounce');
-    }
-    const cooldown = cooldownReason(ledger.recurrence(incident.triggerKey), now, opts.cooldownMs);
-    if (cooldown) {
-      log.info({ cooldown }, 'recurrence cooldown: not investigated again');
-      return this.#drop(tx, incident, 'cooldown', cooldown);
-    }
-    if (!released && opts.debounceMs > 0 && incident.severity !== 'critical') {
-      const until = new Date(now.getTime() + opts.debounceMs).toISOString();
-      const r: Record<string, string> = {};
-      for (const [k, v] of Object.entries(route)) if (typeof v === 'string') r[k] = v;
-      const hold: NoiseEvent = { type: 'noise', action: 'hold', fingerprint: incident.fingerprint, triggerKey: incident.triggerKey, reason: 'debounce', detail: `held ${Math.round(opts.debounceMs / 1000)} s: posted unless it resolves first`, holdId: randomUUID(), until, incident: incident as unknown as Record<string, unknown>, ...(Object.keys(r).length > 0 ? { route: r } : {}), at: now.toISOString() };
-      tx.record(hold);
-      log.info({ until }, 'held by the debounce');
-      return { status: 'held', fingerprint: incident.fingerprint, triggerKey: incident.triggerKey, until };
-    }
-    const key = coalesceKey(incident, opts.coalesce);
-    if (key === undefined || !opts.coalesce) return {};
-    const lead = ledger.stormThread(key);
-    if (lead?.storm && batchOpen(lead.storm, now, opts.coalesce)) {
-      const openId = randomUUID();
-      tx.record({ type: 'open', id: openId, fingerprint: incident.fingerprint, triggerKey: incident.triggerKey, kind: 'fresh', dupFingerprint: dupFingerprint(incident), verdict: 'inconclusive', resolvable: true, startsAt: incident.startsAt, source: incident.source, coalesceKey: key, threadOf: lead.openId, at: now.toISOString() });
-      const thread = ledger.thread(lead.openId);
-      if (thread?.storm && thread.state === 'firing') {
-        for (const transport of thread.transports) enqueue(tx, now, { transport, op: 'update', openId: thread.openId, view: { kind: 'card_patch', stateNote: stormNote(thread.storm) } }, out);
-      }
-      log.info({ threadOf: lead.openId, key }, 'coalesced into a storm thread');
-      return { status: 'merged', fingerprint: incident.fingerprint, triggerKey: incident.triggerKey, threadOf: lead.openId };
-    }
-    // The previous batch under this key is over: close it before a new one starts.
-    if (lead?.storm && !lead.storm.flushed) this.#flush(tx, lead, out);
-    return { key };
+  #drop(tx: BotTx, incident: Incident, reason: string, detail: string): IncidentOutcome {
+    return recordDrop(tx, this.#d.clock.now(), incident, reason, detail);
   }
 
   #firing(incident: Incident, route: Record<string, string | undefined>, tx: BotTx, out: Enqueued, log: Logger, after: AfterCommit, released = false): IncidentOutcome {
@@ -366,7 +267,7 @@ export class RepriseBot {
       log.info('re-notification of an open firing: no new thread');
       return this.#drop(tx, incident, 'renotification', 're-notification of an open firing');
     }
-    const gate = this.#noiseGate(incident, route, tx, out, log, released);
+    const gate = noiseGate({ ledger, noise: this.#noise(), now }, incident, route, tx, out, log, released);
     if ('status' in gate) return gate;
     const recalled = this.preview(incident);
     // With a model, the match gate is the model's (rerank, then confirm and verify): until it
@@ -440,7 +341,7 @@ export class RepriseBot {
     const held = incident.fingerprint ? this.#d.ledger.holdOf(incident.fingerprint) : undefined;
     if (held) {
       log.info('resolved inside the debounce window: neither is posted');
-      return this.#drop(tx, incident, 'debounce', 'resolved inside the debounce window: neither the firing nor its resolve is posted', held.holdId);
+      return recordDrop(tx, now, incident, 'debounce', 'resolved inside the debounce window: neither the firing nor its resolve is posted', held.holdId);
     }
     const { closed } = tx.record({ type: 'resolve', fingerprint: incident.fingerprint, ...(incident.triggerKey ? { triggerKey: incident.triggerKey } : {}), ...(incident.endsAt ? { endsAt: incident.endsAt } : {}), at });
     if (!closed) {
@@ -455,7 +356,7 @@ export class RepriseBot {
     if (threadId) outcome.threadId = threadId;
     if (thread?.storm && thread.storm.open > 0) {
       // One alert of a storm resolved; the thread (and its investigation) goes on for the rest.
-      if (thread.state === 'firing') for (const transport of thread.transports) enqueue(tx, now, { transport, op: 'update', openId: thread.openId, view: { kind: 'card_patch', stateNote: stormNote(thread.storm) } }, out);
+      if (thread.state === 'firing') stormCard(tx, now, thread, out);
       log.info({ threadId, stillFiring: thread.storm.open }, 'storm member resolved');
       return outcome;
     }
