@@ -4,7 +4,7 @@
  * reconciler records on threads Alertmanager has silenced, inhibited or dropped.
  */
 import { enqueue, restate, shortTime, type Enqueued, type RepriseBotDeps, type ThreadInfo } from './bot-context.js';
-import { threadMarks, type AlertmanagerAlertState } from './alertmanager-reconcile.js';
+import { rememberListed, threadMarks, type AlertmanagerAlertState } from './alertmanager-reconcile.js';
 import { silenceComment } from './silence-choice.js';
 
 /** Threads still firing checked per reconcile round (newest first). */
@@ -47,10 +47,11 @@ export async function silenceInAlertmanager(d: RepriseBotDeps, req: AmSilenceReq
 }
 
 /** Records and announces the marks Alertmanager's alert list calls for; returns how many. */
-export async function reconcileThreads(d: RepriseBotDeps, alerts: readonly AlertmanagerAlertState[], listedAt: Date): Promise<number> {
+export async function reconcileThreads(d: RepriseBotDeps, alerts: readonly AlertmanagerAlertState[], listedAt: Date, seen: Set<string>): Promise<number> {
   const out: Enqueued = { count: 0 };
   const { result } = await d.ledger.transaction(async (tx) => {
-    const marks = threadMarks(d.ledger.firingThreads(RECONCILE_THREADS), alerts, listedAt);
+    const marks = threadMarks(d.ledger.firingThreads(RECONCILE_THREADS), alerts, listedAt, seen);
+    rememberListed(seen, alerts);
     const now = d.clock.now();
     for (const m of marks) {
       tx.record({ type: 'noise', action: 'mark', fingerprint: m.thread.fingerprint, triggerKey: m.thread.triggerKey, reason: m.reason, detail: m.note, openId: m.thread.openId, at: now.toISOString() });

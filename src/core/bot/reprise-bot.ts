@@ -55,6 +55,8 @@ export class RepriseBot {
   readonly #d: RepriseBotDeps;
   /** Background calls to Alertmanager still running. */
   readonly #background = new Set<Promise<void>>();
+  /** Fingerprints Alertmanager has listed (only those can be marked "no longer firing"). */
+  readonly #amListed = new Set<string>();
 
   constructor(deps: RepriseBotDeps) {
     this.#d = deps;
@@ -100,7 +102,7 @@ export class RepriseBot {
    * list was read: threads opened after it are left for the next round.
    */
   async reconcile(alerts: readonly AlertmanagerAlertState[], listedAt: Date): Promise<number> {
-    return reconcileThreads(this.#d, alerts, listedAt);
+    return reconcileThreads(this.#d, alerts, listedAt, this.#amListed);
   }
 
   /** The sink a chat transport hands inbound events to. */

@@ -102,10 +102,13 @@ describe('reconciling threads with Alertmanager', () => {
     await h.bot.handle([firing('fp-sil'), firing('fp-inh'), firing('fp-gone'), firing('fp-live'), firing('fp-pd', 'pagerduty')]);
     await h.settle();
     h.clock.advance(60_000);
+    const active = (fingerprint: string) => ({ fingerprint, state: 'active', silenced: false, inhibited: false });
+    // First round: everything still active (the pagerduty alert was never Alertmanager's).
+    expect(await h.bot.reconcile([active('fp-sil'), active('fp-inh'), active('fp-gone'), active('fp-live')], h.clock.now())).toBe(0);
     const list = [
       { fingerprint: 'fp-sil', state: 'suppressed', silenced: true, inhibited: false },
       { fingerprint: 'fp-inh', state: 'suppressed', silenced: false, inhibited: true },
-      { fingerprint: 'fp-live', state: 'active', silenced: false, inhibited: false },
+      active('fp-live'),
     ];
     expect(await h.bot.reconcile(list, h.clock.now())).toBe(3);
     expect(await h.bot.reconcile(list, h.clock.now())).toBe(0);
@@ -127,7 +130,12 @@ describe('reconciling threads with Alertmanager', () => {
 
   it('leaves a thread opened after the list was read for the next round', () => {
     const t = { openId: 'o', triggerKey: 'k', fingerprint: 'f', state: 'firing' as const, transports: [], roots: {}, notes: 0, source: 'alertmanager', openedAt: '2026-01-01T00:00:05.000Z' };
-    expect(threadMarks([t], [], new Date('2026-01-01T00:00:04.000Z'))).toEqual([]);
-    expect(threadMarks([t], [], new Date('2026-01-01T00:00:06.000Z'))).toHaveLength(1);
+    expect(threadMarks([t], [], new Date('2026-01-01T00:00:04.000Z'), new Set(['f']))).toEqual([]);
+    expect(threadMarks([t], [], new Date('2026-01-01T00:00:06.000Z'), new Set(['f']))).toHaveLength(1);
+  });
+
+  it('never calls "no longer firing" an alert this Alertmanager never listed (another Alertmanager sent it)', () => {
+    const t = { openId: 'o', triggerKey: 'k', fingerprint: 'f', state: 'firing' as const, transports: [], roots: {}, notes: 0, source: 'alertmanager', openedAt: '2026-01-01T00:00:05.000Z' };
+    expect(threadMarks([t], [{ fingerprint: 'other', state: 'active', silenced: false, inhibited: false }], new Date('2026-01-01T00:01:00.000Z'), new Set(['other']))).toEqual([]);
   });
 });
