@@ -103,6 +103,8 @@ export interface BotLedger {
   unflushedStorms(): ThreadInfo[];
   /** Threads whose card still says firing, newest first (the Alertmanager reconciler). */
   firingThreads(limit: number): ThreadInfo[];
+  /** When fresh investigations ended since `since` (ISO, oldest first): seeds the hourly limit after a restart. */
+  investigationsSince(since: Date): string[];
   /** What the recurrence cooldown reads about a trigger. */
   recurrence(triggerKey: string): RecurrenceFacts;
   /** The trigger's standing answer (its newest finding), quoted to the next investigation. */

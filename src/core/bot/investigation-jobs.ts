@@ -79,7 +79,7 @@ export class InvestigationJobs {
   readonly #pending = new Map<string, Pending>();
   readonly #running = new Set<Promise<void>>();
   /** Start times of investigations in the last hour, oldest first (the rate limit). */
-  readonly #starts: number[] = [];
+  #starts: number[] | undefined;
 
   constructor(deps: { engine: InvestigationEngine; ledger: BotLedger; clock: Clock; logger: Logger; options: JobsOptions; kick: () => void }) {
     this.#engine = deps.engine;
@@ -217,12 +217,14 @@ export class InvestigationJobs {
     const limit = this.#opts.maxPerHour ?? 0;
     if (limit <= 0) return undefined;
     const now = this.#clock.now().getTime();
-    while (this.#starts.length > 0 && now - this.#starts[0]! >= HOUR_MS) this.#starts.shift();
-    if (this.#starts.length >= limit) {
-      const wait = Math.max(1, Math.ceil((this.#starts[0]! + HOUR_MS - now) / 60_000));
+    // First use: what the ledger says ran in the last hour (a restart must not reset the limit).
+    const starts = (this.#starts ??= this.#ledger.investigationsSince(new Date(now - HOUR_MS)).map((t) => Date.parse(t)));
+    while (starts.length > 0 && now - starts[0]! >= HOUR_MS) starts.shift();
+    if (starts.length >= limit) {
+      const wait = Math.max(1, Math.ceil((starts[0]! + HOUR_MS - now) / 60_000));
       return `rate limit: ${limit} investigations already started in the last hour (trigger.max_investigations_per_hour); the next slot opens in ${wait} min`;
     }
-    this.#starts.push(now);
+    starts.push(now);
     return undefined;
   }
 

@@ -77,6 +77,10 @@ export function ledgerForBot(ledger: Ledger): BotLedger {
       }
       return out;
     },
+    investigationsSince: (since) => {
+      const cutoff = since.getTime();
+      return ledger.state.investigationTimes.filter((t) => Date.parse(t) >= cutoff);
+    },
     recurrence: (triggerKey) => {
       const o = occurrences(ledger.state, triggerKey);
       return { ...(o.lastSeen ? { lastLookAt: o.lastSeen } : {}), concluded: o.newestConcludedOpen !== undefined, standingDown: o.down };

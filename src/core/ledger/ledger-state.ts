@@ -60,6 +60,7 @@ export function createLedgerState(limits: Partial<LedgerLimits> = {}): LedgerSta
     stormMembers: dict(),
     stormByKey: dict(),
     noiseCounts: dict(),
+    investigationTimes: [],
   };
 }
 
@@ -91,6 +92,7 @@ export function restoreLedgerState(json: unknown): LedgerState | undefined {
     stormMembers: dict(s.stormMembers),
     stormByKey: dict(s.stormByKey),
     noiseCounts: dict(s.noiseCounts),
+    investigationTimes: [...(s.investigationTimes ?? [])],
   };
 }
 

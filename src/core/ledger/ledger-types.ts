@@ -249,4 +249,6 @@ export interface LedgerState {
   stormByKey: Record<string, string>;
   /** Noise-control decisions per `action:reason` (drops, holds, …), for status and metrics. */
   noiseCounts: Record<string, number>;
+  /** When recent fresh investigations that called the model ended, oldest first (the hourly limit survives restarts). */
+  investigationTimes: string[];
 }

@@ -1,7 +1,7 @@
 /**
  * The rate limit on investigation starts (issue 12, SPEC §4): past the hourly limit an
  * investigation is not started, and that is recorded and said in its thread, never silently
- * lost; the next hour starts them again.
+ * lost; the next hour starts them again, and a restart does not reset the count.
  */
 import { describe, expect, it } from 'vitest';
 import type { InvestigationJobsPort } from '../../../src/core/bot/bot-context.js';
@@ -46,9 +46,18 @@ describe('rate limit on investigation starts', () => {
     const notices = h.transport.replies.map((r) => r.view as NoticeView).filter((v) => v.kind === 'notice');
     expect(notices.map((n) => n.text.join(''))).toEqual([expect.stringMatching(/^investigation not started — rate limit/)]);
 
-    h.clock.advance(HOUR);
+    // A restart does not reset the limit: the ledger says what ran in the last hour.
+    const restarted = (): InvestigationJobs => new InvestigationJobs({ engine, ledger: ledgerForBot(h.ledger), clock: h.clock, logger: recordingLogger([]), options: { investigateAfterMs: 0, outcomeFloor: 0.5, maxPerHour: 2 }, kick: () => h.outbox.kick() });
+    ref.jobs = restarted();
+    h.clock.advance(HOUR / 2);
     await h.bot.handle([crit('d')]);
     await ref.jobs.idle();
-    expect(runs.map((r) => r.incident.fingerprint).sort()).toEqual(['a', 'b', 'd']);
+    expect(runs).toHaveLength(2);
+
+    h.clock.advance(HOUR / 2);
+    ref.jobs = restarted();
+    await h.bot.handle([crit('e')]);
+    await ref.jobs.idle();
+    expect(runs.map((r) => r.incident.fingerprint).sort()).toEqual(['a', 'b', 'e']);
   });
 });
