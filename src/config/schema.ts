@@ -101,7 +101,7 @@ const coalesce = z
     group: doc(bool().default(true), 'Alerts of one Alertmanager notification group (its `groupKey`, shaped by `group_by`) form a batch.'),
     labels: doc(z.array(str(), { error: 'must be a list of label names' }).default([]), 'Alerts whose values of all these labels agree form a batch (checked before the group).', { example: ['cluster', 'namespace'] }),
     debounce: dur('30s', 'A batch stays open while its alerts arrive at most this far apart.', { positive: true }),
-    max_wait: dur('2m', '…and for no longer than this after its first alert.', { positive: true }),
+    max_wait: dur('2m', 'A batch closes this long after its first alert, however busy the storm.', { positive: true }),
     max_alerts: doc(int(1).default(50), 'Most alerts in one storm thread (and its one investigation); the next starts a new batch.'),
   })
   .transform((v) => withMs(v, ['debounce', 'max_wait']));
