@@ -4,12 +4,15 @@
  * a count of every decision by its reason. Folded one event at a time like the rest.
  */
 import type { NoiseEvent, OpenEvent } from '../ledger-events.js';
-import type { HoldRecord, LedgerState, StormRecord, ThreadRecord } from './ledger-types.js';
+import type { FingerprintState, HoldRecord, LedgerState, StormRecord, ThreadRecord } from './ledger-types.js';
+
+/** Firings suppressed for these reasons leave their resolve nothing to pair with. */
+const SUPPRESSED = new Set(['silence', 'cooldown']);
 
 /** Affected workloads listed per storm thread. */
 const STORM_WORKLOADS = 50;
 
-export function applyNoise(state: LedgerState, e: NoiseEvent): void {
+export function applyNoise(state: LedgerState, e: NoiseEvent, touchFingerprint: (state: LedgerState, fp: string) => FingerprintState): void {
   const counter = `${e.action}:${e.reason}`;
   state.noiseCounts[counter] = (state.noiseCounts[counter] ?? 0) + 1;
   switch (e.action) {
@@ -25,6 +28,8 @@ export function applyNoise(state: LedgerState, e: NoiseEvent): void {
     case 'release':
     case 'drop':
       if (e.holdId !== undefined) endHold(state, e.holdId);
+      // Its resolve must not wait for (and wrongly close) the next firing of the fingerprint.
+      if (e.action === 'drop' && SUPPRESSED.has(e.reason)) touchFingerprint(state, e.fingerprint).suppressed = true;
       return;
     case 'flush': {
       const storm = e.openId === undefined ? undefined : state.threads[e.openId]?.storm;

@@ -261,6 +261,7 @@ function applyOpen(state: LedgerState, e: OpenEvent): Episode | undefined {
   registerThread(state, e);
   const fp = touchFingerprint(state, open.fingerprint);
   fp.triggerKey = open.triggerKey;
+  delete fp.suppressed;
   const pending = fp.pendingResolveAt;
   if (pending !== undefined) {
     const endsAt = fp.pendingResolveEndsAt;
@@ -281,6 +282,12 @@ function applyResolve(state: LedgerState, fingerprint: string, at: string, endsA
   const fp = touchFingerprint(state, fingerprint);
   const open = fp.open.pop();
   if (open) return closeEpisode(state, open, at, endsAt);
+  if (fp.suppressed) {
+    // The firing it ends was never opened: nothing to pair, nothing to buffer.
+    delete fp.suppressed;
+    endSilence(state, fp.triggerKey ?? triggerKey, at, 'resolve');
+    return undefined;
+  }
   fp.pendingResolveAt = at;
   if (endsAt !== undefined) fp.pendingResolveEndsAt = endsAt;
   else delete fp.pendingResolveEndsAt;
@@ -374,7 +381,7 @@ export function applyEvent(state: LedgerState, event: unknown, seq?: number): Ep
       applyFinding(state, e, { countRecall, trigger });
       return undefined;
     case 'noise':
-      applyNoise(state, e);
+      applyNoise(state, e, touchFingerprint);
       return undefined;
   }
 }

@@ -68,6 +68,8 @@ export interface FingerprintState {
   open: OpenRecord[];
   /** A resolve that arrived before any open, waiting for the next one. */
   pendingResolveAt?: string;
+  /** Its newest firing was suppressed (🔕 or the cooldown): its resolve ends, it does not wait for an open. */
+  suppressed?: boolean;
   pendingResolveEndsAt?: string;
 }
 

@@ -282,6 +282,18 @@ describe('a silence ends on each of its three causes', () => {
     expect(statuses(await h.bot.handle([firing('fp-next')]))).toEqual(['posted']);
   });
 
+  it('the resolve of a firing it kept from being opened does not close that alert\'s next firing', async () => {
+    const h = await silenced();
+    await h.bot.handle([resolvedOf(firing('fp-quiet'))]);
+    h.clock.advance(5 * MIN);
+    // The same alert fires again (a new start) within the resolve buffer: a new incident, still firing.
+    const again = { ...firing('fp-quiet'), startsAt: h.clock.now().toISOString() };
+    expect(statuses(await h.bot.handle([again]))).toEqual(['posted']);
+    expect(h.ledger.openEpisodes('fp-quiet')).toHaveLength(1);
+    await h.settle();
+    expect(h.transport.updates.filter((u) => (u.view as CardView).state === 'resolved')).toEqual([]);
+  });
+
   it('records each firing it suppressed, with no open and no message', async () => {
     const h = await silenced();
     await h.settle();
