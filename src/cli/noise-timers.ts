@@ -56,6 +56,9 @@ export function startNoiseTimers(deps: { bot: RepriseBot; config: Config; clock:
   });
   rounds.push(tick);
   void tick.run();
+  // A 🔕 "+ Alertmanager" recorded before a restart whose Alertmanager half never ran.
+  const resumed = bot.resumeAmSilences();
+  if (resumed > 0) logger.info({ resumed }, 'Alertmanager silences asked for before the restart are being made');
   if (noise.debounceMs > 0 || noise.coalesce) timers.push(setInterval(() => void tick.run(), TICK_MS));
   const am = deps.alertmanager;
   if (am) {

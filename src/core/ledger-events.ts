@@ -62,6 +62,8 @@ export interface SilenceEvent {
   until: string;
   via?: string;
   eventId?: string;
+  /** "Silence in Alertmanager too" (issue 12): made after this is durable, re-tried after a restart until its outcome is recorded. */
+  alertmanager?: { requestId: string; openId: string; who: string };
   at: string;
 }
 export interface ConfirmEvent {
@@ -167,12 +169,12 @@ export interface FindingEvent {
 }
 
 /** What noise control did with an alert (issue 12), recorded with its reason so a replay agrees. */
-export type NoiseAction = 'hold' | 'release' | 'drop' | 'flush' | 'mark';
+export type NoiseAction = 'hold' | 'release' | 'drop' | 'flush' | 'mark' | 'am_silence';
 
 /**
  * A hold (debounce), its release, a drop (policy, silence, cooldown, a resolve inside the
- * debounce window, a re-notification), a storm batch closing (`flush`), or a thread marked from
- * Alertmanager's state (`mark`). Nothing noise control decides goes unrecorded.
+ * debounce window, a re-notification), a storm batch closing (`flush`), a thread marked from
+ * Alertmanager's state (`mark`), or the outcome of an Alertmanager silence a 🔕 asked for. Nothing noise control decides goes unrecorded.
  */
 export interface NoiseEvent {
   type: 'noise';
@@ -191,8 +193,10 @@ export interface NoiseEvent {
   incident?: Record<string, unknown>;
   /** hold: the webhook's routing hint. */
   route?: Record<string, string>;
-  /** flush / mark: the thread (its open id). */
+  /** flush / mark / am_silence: the thread (its open id). */
   openId?: string;
+  /** am_silence: the silence event's `alertmanager.requestId` this is the outcome of. */
+  requestId?: string;
   at: string;
 }
 

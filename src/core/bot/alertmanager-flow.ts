@@ -3,45 +3,60 @@
  * once the Reprise silence is durable and reported in the thread; and the marks the
  * reconciler records on threads Alertmanager has silenced, inhibited or dropped.
  */
-import { enqueue, restate, shortTime, type Enqueued, type RepriseBotDeps, type ThreadInfo } from './bot-context.js';
+import { enqueue, restate, shortTime, type Enqueued, type RepriseBotDeps } from './bot-context.js';
 import { rememberListed, threadMarks, type AlertmanagerAlertState } from './alertmanager-reconcile.js';
 import { silenceComment } from './silence-choice.js';
 
 /** Threads still firing checked per reconcile round (newest first). */
 const RECONCILE_THREADS = 5000;
 
-/** A recorded 🔕 that asked for Alertmanager too. */
+/** A recorded 🔕 that asked for Alertmanager too (its silence event's `alertmanager`, with the end). */
 export interface AmSilenceRequest {
-  thread: ThreadInfo | undefined;
+  requestId: string;
+  openId: string;
   until: string;
   who: string;
-  via: string;
+  via?: string;
 }
 
-/** Makes the Alertmanager silence a 🔕 asked for, and says in the thread how it went. */
+/**
+ * Makes the Alertmanager silence a 🔕 asked for; its outcome (made, failed, not possible) is
+ * recorded with the notice that tells the thread, so a request whose outcome is missing after a
+ * restart is made then.
+ */
 export async function silenceInAlertmanager(d: RepriseBotDeps, req: AmSilenceRequest): Promise<void> {
-  const { thread } = req;
-  if (!thread) return;
+  const thread = d.ledger.thread(req.openId);
   const am = d.alertmanager;
   let text: string;
+  let reason: string;
   let icon = '⚠️';
-  if (!am) text = 'not silenced in Alertmanager: no Alertmanager is configured (alertmanager.url / REPRISE_ALERTMANAGER_URL); silenced in Reprise only';
-  else if (thread.source !== 'alertmanager') text = `not silenced in Alertmanager: this alert came from ${thread.source ?? 'another source'}; silenced in Reprise only`;
-  else {
+  if (!thread) {
+    reason = 'no_thread';
+    text = 'not silenced in Alertmanager: the thread is no longer known';
+  } else if (!am) {
+    reason = 'not_configured';
+    text = 'not silenced in Alertmanager: no Alertmanager is configured (alertmanager.url / REPRISE_ALERTMANAGER_URL); silenced in Reprise only';
+  } else if (thread.source !== 'alertmanager') {
+    reason = 'other_source';
+    text = `not silenced in Alertmanager: this alert came from ${thread.source ?? 'another source'}; silenced in Reprise only`;
+  } else {
     try {
-      const id = await am.silenceAlert({ fingerprint: thread.fingerprint, endsAt: req.until, createdBy: `${req.who} via Reprise (${req.via})`, comment: silenceComment(thread, req.who) });
+      const id = await am.silenceAlert({ fingerprint: thread.fingerprint, endsAt: req.until, createdBy: `${req.who} via Reprise (${req.via ?? 'cli'})`, comment: silenceComment(thread, req.who) });
+      reason = 'created';
       text = `also silenced in Alertmanager until ${shortTime(req.until, d.clock.now())} (silence ${id})`;
       icon = '🔕';
       d.logger.info({ trigger: thread.triggerKey, silence: id }, 'silenced in Alertmanager');
     } catch (err) {
       d.logger.warn({ err, trigger: thread.triggerKey }, 'Alertmanager silence failed');
+      reason = 'failed';
       text = `not silenced in Alertmanager: ${(err as Error).message.slice(0, 300)}; silenced in Reprise only`;
     }
   }
   const out: Enqueued = { count: 0 };
   await d.ledger.transaction(async (tx) => {
     const now = d.clock.now();
-    for (const transport of thread.transports) enqueue(tx, now, { transport, op: 'reply', openId: thread.openId, view: { kind: 'notice', topic: 'silenced', icon, text: [text] } }, out);
+    tx.record({ type: 'noise', action: 'am_silence', fingerprint: thread?.fingerprint ?? '(none)', triggerKey: thread?.triggerKey ?? '(none)', reason, detail: text, requestId: req.requestId, openId: req.openId, at: now.toISOString() });
+    for (const transport of thread?.transports ?? []) enqueue(tx, now, { transport, op: 'reply', openId: req.openId, view: { kind: 'notice', topic: 'silenced', icon, text: [text] } }, out);
   });
   if (out.count > 0) d.outbox?.kick();
 }

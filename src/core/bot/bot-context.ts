@@ -103,6 +103,8 @@ export interface BotLedger {
   unflushedStorms(): ThreadInfo[];
   /** Threads whose card still says firing, newest first (the Alertmanager reconciler). */
   firingThreads(limit: number): ThreadInfo[];
+  /** Alertmanager silences asked for whose outcome is not recorded (a restart came in between). */
+  pendingAmSilences(): Array<{ requestId: string; openId: string; until: string; who: string; via?: string }>;
   /** When fresh investigations ended since `since` (ISO, oldest first): seeds the hourly limit after a restart. */
   investigationsSince(since: Date): string[];
   /** What the recurrence cooldown reads about a trigger. */

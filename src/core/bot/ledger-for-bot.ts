@@ -77,6 +77,7 @@ export function ledgerForBot(ledger: Ledger): BotLedger {
       }
       return out;
     },
+    pendingAmSilences: () => Object.values(ledger.state.amSilences).map((p) => ({ requestId: p.requestId, openId: p.openId, until: p.until, who: p.who, ...(p.via ? { via: p.via } : {}) })),
     investigationsSince: (since) => {
       const cutoff = since.getTime();
       return ledger.state.investigationTimes.filter((t) => Date.parse(t) >= cutoff);

@@ -7,8 +7,8 @@ import { RepriseError } from '../errors.js';
 import type { FeedbackEvent, SilenceEvent, Verdict } from '../ledger-events.js';
 import { recall, type RecallResult } from '../recall/recall.js';
 import type { Answer, Incident } from '../types.js';
-import { displayName, enqueue, restate, type BotTx, type ClosedEpisode, type Enqueued, type RepriseBotDeps, type ThreadInfo } from './bot-context.js';
-import { fromChatEvent, type Actor, type BotEvent, type Target } from './bot-event.js';
+import { enqueue, restate, type BotTx, type ClosedEpisode, type Enqueued, type RepriseBotDeps, type ThreadInfo } from './bot-context.js';
+import { fromChatEvent, type Actor, type BotEvent } from './bot-event.js';
 import type { AlertmanagerAlertState } from './alertmanager-reconcile.js';
 import { reconcileThreads, silenceInAlertmanager, type AmSilenceRequest } from './alertmanager-flow.js';
 import { flushStorm, noiseGate, recordDrop, stormCard, type NoiseOutcome } from './noise-gate.js';
@@ -57,6 +57,8 @@ export class RepriseBot {
   readonly #background = new Set<Promise<void>>();
   /** Fingerprints Alertmanager has listed (only those can be marked "no longer firing"). */
   readonly #amListed = new Set<string>();
+  /** Alertmanager silence requests being made now (a resume must not make them twice). */
+  readonly #amInFlight = new Set<string>();
 
   constructor(deps: RepriseBotDeps) {
     this.#d = deps;
@@ -85,7 +87,7 @@ export class RepriseBot {
     // Model work starts only once its open is durable, and never inside the transaction.
     for (const fp of after.cancel) this.#d.jobs?.cancel(fp);
     for (const job of after.start) this.#d.jobs?.start(job);
-    for (const req of after.amSilences ?? []) this.#inBackground(silenceInAlertmanager(this.#d, req));
+    for (const req of after.amSilences ?? []) this.#amSilence(req);
     for (const a of answers) await this.#answer(a.via, a.to, a.view);
     return result;
   }
@@ -164,8 +166,8 @@ export class RepriseBot {
         return applyVote(this.#ctx(out), tx, e);
       case 'silence': {
         const choice = parseSilenceChoice(e.duration);
-        const o = this.#guarded(e.respond, e.actor.via, answers, () => applySilence(this.#ctx(out), tx, { ...e, duration: choice.duration }));
-        if (choice.alertmanager) this.#wantAmSilence(o, e.actor, e.target, after);
+        const o = this.#guarded(e.respond, e.actor.via, answers, () => applySilence(this.#ctx(out), tx, { ...e, duration: choice.duration }, choice.alertmanager));
+        this.#wantAmSilence(o, e.actor, after);
         return o;
       }
       case 'note':
@@ -175,9 +177,9 @@ export class RepriseBot {
         const choice = parseSilenceChoice(e.value ?? '4h');
         const o =
           e.action === 'silence'
-            ? this.#guarded(e.respond, e.actor.via, answers, () => applySilence(ctx, tx, { type: 'silence', actor: e.actor, duration: choice.duration, target: e.target, eventId: e.eventId }))
+            ? this.#guarded(e.respond, e.actor.via, answers, () => applySilence(ctx, tx, { type: 'silence', actor: e.actor, duration: choice.duration, target: e.target, eventId: e.eventId }, choice.alertmanager))
             : applyVote(ctx, tx, { type: 'vote', actor: e.actor, vote: e.action === 'vote_up' ? 'up' : 'down', target: e.target, eventId: e.eventId });
-        if (e.action === 'silence' && choice.alertmanager) this.#wantAmSilence(o, e.actor, e.target, after);
+        this.#wantAmSilence(o, e.actor, after);
         answers.push({ to: e.respond, via: e.actor.via, view: clickAnswer(e.action, o) });
         return o;
       }
@@ -187,11 +189,24 @@ export class RepriseBot {
     }
   }
 
-  /** A recorded 🔕 that asked for Alertmanager too: queued for after the commit. */
-  #wantAmSilence(o: ChatOutcome, actor: Actor, target: Target, after: AfterCommit): void {
-    if (o.status !== 'recorded' || o.event.type !== 'silence') return;
-    const thread = (target.controlsId ? this.#d.ledger.thread(target.controlsId) : undefined) ?? (target.message ? this.#d.ledger.threadByMessage(target.message) : undefined) ?? this.#d.ledger.newestThread(o.triggerKey);
-    (after.amSilences ??= []).push({ thread, until: o.event.until, who: displayName(actor), via: actor.via });
+  /** A recorded 🔕 that asked for Alertmanager too: made once the silence is durable. */
+  #wantAmSilence(o: ChatOutcome, actor: Actor, after: AfterCommit): void {
+    if (o.status !== 'recorded' || o.event.type !== 'silence' || !o.event.alertmanager) return;
+    const { requestId, openId, who } = o.event.alertmanager;
+    (after.amSilences ??= []).push({ requestId, openId, until: o.event.until, who, via: actor.via });
+  }
+
+  /** Alertmanager silences asked for before a restart whose outcome was never recorded: made now. */
+  resumeAmSilences(): number {
+    const pending = this.#d.ledger.pendingAmSilences().filter((r) => !this.#amInFlight.has(r.requestId));
+    for (const req of pending) this.#amSilence(req);
+    return pending.length;
+  }
+
+  #amSilence(req: AmSilenceRequest): void {
+    if (this.#amInFlight.has(req.requestId)) return;
+    this.#amInFlight.add(req.requestId);
+    this.#inBackground(silenceInAlertmanager(this.#d, req).finally(() => this.#amInFlight.delete(req.requestId)));
   }
 
   /** Runs a chat action whose input may be wrong (a bad duration): the user is told, nothing recorded. */

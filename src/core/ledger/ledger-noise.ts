@@ -41,6 +41,9 @@ export function applyNoise(state: LedgerState, e: NoiseEvent, touchFingerprint: 
       if (thread) thread.amMark = e.reason;
       return;
     }
+    case 'am_silence':
+      if (e.requestId !== undefined) delete state.amSilences[e.requestId];
+      return;
   }
 }
 

@@ -61,6 +61,7 @@ export function createLedgerState(limits: Partial<LedgerLimits> = {}): LedgerSta
     stormByKey: dict(),
     noiseCounts: dict(),
     investigationTimes: [],
+    amSilences: dict(),
   };
 }
 
@@ -93,6 +94,7 @@ export function restoreLedgerState(json: unknown): LedgerState | undefined {
     stormByKey: dict(s.stormByKey),
     noiseCounts: dict(s.noiseCounts),
     investigationTimes: [...(s.investigationTimes ?? [])],
+    amSilences: dict(s.amSilences),
   };
 }
 
@@ -359,6 +361,7 @@ export function applyEvent(state: LedgerState, event: unknown, seq?: number): Ep
     case 'silence':
       trigger(state, e.triggerKey).silence = { user: e.user, at: e.at, until: e.until };
       rememberChatEvent(state, e.eventId);
+      if (e.alertmanager) state.amSilences[e.alertmanager.requestId] = defined({ requestId: e.alertmanager.requestId, triggerKey: e.triggerKey, openId: e.alertmanager.openId, until: e.until, who: e.alertmanager.who, via: e.via });
       return undefined;
     case 'confirm':
       entryAgg(state, e.entry).confirmations += 1;

@@ -253,4 +253,15 @@ export interface LedgerState {
   noiseCounts: Record<string, number>;
   /** When recent fresh investigations that called the model ended, oldest first (the hourly limit survives restarts). */
   investigationTimes: string[];
+  /** Alertmanager silences a 🔕 asked for whose outcome is not recorded yet, by request id. */
+  amSilences: Record<string, AmSilencePending>;
+}
+
+export interface AmSilencePending {
+  requestId: string;
+  triggerKey: string;
+  openId: string;
+  until: string;
+  who: string;
+  via?: string;
 }

@@ -72,6 +72,27 @@ describe('"silence in Alertmanager too"', () => {
     expect(notices(h.transport.replies)).toEqual(['🔕 silenced by @ann until 04:00 UTC', '🔕 also silenced in Alertmanager until 04:00 UTC (silence sil-1)']);
   });
 
+  it('a request recorded before a crash is made after the restart, once', async () => {
+    // The first process records the 🔕 and dies while Alertmanager has not answered.
+    const hung: AlertmanagerSilencer = { silenceAlert: () => new Promise<string>(() => undefined) };
+    const first = await botHarness({ snapshot, alertmanager: hung });
+    await first.bot.handle([firing('fp-1')]);
+    await first.settle();
+    await first.transport.sink!({ type: 'message', eventId: 'm', transport: 'rec', user: { id: 'U1', name: 'ann' }, thread: first.transport.posts[0]!.ref!, channel: '#rec', text: 'silence 4h am', addressed: true });
+    await first.ledger.close();
+    first.outbox.stop();
+
+    const { silencer, calls } = recordingSilencer();
+    const second = await botHarness({ snapshot, store: first.store, clock: first.clock, alertmanager: silencer });
+    expect(second.bot.resumeAmSilences()).toBe(1);
+    expect(second.bot.resumeAmSilences()).toBe(0);
+    await second.bot.idle();
+    expect(calls).toEqual([expect.objectContaining({ fingerprint: 'fp-1', endsAt: '2026-01-01T04:00:00.000Z', createdBy: 'ann via Reprise (rec)' })]);
+    const outcome = (await second.events()).filter((e): e is NoiseEvent => e.type === 'noise' && e.action === 'am_silence');
+    expect(outcome).toEqual([expect.objectContaining({ reason: 'created', detail: 'also silenced in Alertmanager until 04:00 UTC (silence sil-1)' })]);
+    expect(second.bot.resumeAmSilences()).toBe(0);
+  });
+
   it('Alertmanager down: silenced in Reprise all the same, and the thread says why not there', async () => {
     const { silencer } = recordingSilencer('Alertmanager at http://127.0.0.1:9 did not answer');
     const h = await botHarness({ snapshot, alertmanager: silencer });
