@@ -67,9 +67,10 @@ function triggerOf(e: LedgerEvent, seen: Map<string, string>): string | undefine
     case 'silence':
     case 'note':
     case 'finding':
+    case 'noise':
       return e.triggerKey;
     case 'resolve':
-      return seen.get(`fp:${e.fingerprint}`);
+      return e.triggerKey ?? seen.get(`fp:${e.fingerprint}`);
     case 'delivered':
       return seen.get(`open:${e.openId}`) ?? seen.get(`fp:${e.fingerprint}`);
     case 'outbox':
@@ -86,6 +87,8 @@ function triggerOf(e: LedgerEvent, seen: Map<string, string>): string | undefine
 /** One event as a human reads it: seq, time, type, then its fields. */
 function humanLine(seq: number, e: LedgerEvent): string {
   const { type, at, ...fields } = e as LedgerEvent & Record<string, unknown>;
+  // A held firing carries the whole alert (for its release); one line names it instead.
+  if (e.type === 'noise' && e.incident) fields['incident'] = `${String(e.incident['alertname'] ?? '?')} (${Object.keys(e.incident).length} fields; --json shows it)`;
   const rest = Object.entries(fields)
     .map(([k, v]) => `${k}=${typeof v === 'string' ? JSON.stringify(v).slice(1, -1) : JSON.stringify(v)}`)
     .join(' ');

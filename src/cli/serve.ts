@@ -9,6 +9,8 @@ import { ledgerForBot, ledgerForOutbox } from '../core/bot/ledger-for-bot.js';
 import { RepriseBot, type BotOutcome } from '../core/bot/reprise-bot.js';
 import { Routing } from '../core/bot/routing.js';
 import { TriggerPolicy } from '../core/bot/trigger-policy.js';
+import { AlertmanagerApi } from '../adapters/alertmanager/alertmanager-api.js';
+import { noiseOptions, startNoiseTimers } from './noise-timers.js';
 import { OutboxWorker } from '../core/outbox/outbox-worker.js';
 import type { Ledger } from '../core/ledger/ledger.js';
 import type { CatalogSnapshot } from '../core/recall/catalog-snapshot.js';
@@ -64,8 +66,6 @@ export function catalogDir(config: Config): { dir: string; bundled: boolean } {
 export function notYetBuilt(config: Config): string[] {
   const keys: string[] = [];
   if (config.catalog.git) keys.push('catalog.git');
-  if (config.trigger.debounce_ms > 0) keys.push('trigger.debounce');
-  if (config.ledger.recurrence_cooldown_ms > 0) keys.push('ledger.recurrence_cooldown');
   return keys;
 }
 
@@ -175,6 +175,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   });
   const policy = new TriggerPolicy({ match: config.trigger.match, ignore: config.trigger.ignore, dedupWindowMs: config.trigger.dedup_window_ms });
   const botLedger = ledgerForBot(ledger);
+  const alertmanager = config.alertmanager.url ? new AlertmanagerApi({ url: config.alertmanager.url, timeoutMs: config.alertmanager.timeout_ms }) : undefined;
   const model = config.model ? await startModel(config, { catalog: () => current, ledger, botLedger, clock, logger, kick: () => outbox.kick() }) : undefined;
   const bot = new RepriseBot({
     catalog: () => current,
@@ -188,6 +189,8 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     outbox,
     allow: surfaces.allow,
     investigateAfterMs: config.trigger.investigate_after_ms,
+    noise: noiseOptions(config),
+    ...(alertmanager ? { alertmanager } : {}),
     ...(model ? { jobs: model.jobs, investigate: model.command } : {}),
   });
   for (const key of notYetBuilt(config)) logger.warn({ key }, `${key} is configured but not implemented in this build; it has no effect yet`);
@@ -212,8 +215,10 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   });
 
   let control: ControlServer | undefined;
+  let noiseTimers: { stop(): Promise<void> } | undefined;
   const release = async (): Promise<void> => {
     clearInterval(probeTimer);
+    await noiseTimers?.stop();
     await control?.close();
     await http.close();
     await model?.stop();
@@ -259,6 +264,8 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   }
   // Undelivered messages of earlier runs (a chat outage, a crash) go out now.
   outbox.start();
+  // Holds recorded before a restart are re-armed from the ledger; Alertmanager is reconciled.
+  noiseTimers = startNoiseTimers({ bot, config, clock, logger: logger.child({ component: 'noise' }), ...(alertmanager ? { alertmanager } : {}) });
   writeServeOwner(config.store.data_dir, { pid: process.pid, socket: control.path, port, host: config.server.host, user: userInfo().username, startedAt: clock.now().toISOString() });
   logger.info({ port, host: config.server.host, socket: control.path }, `listening on ${describeListen(config.server.host, port)}`);
   return { port, bot, ledger, outbox, readiness, stop: release };

@@ -95,19 +95,40 @@ const rules = (description: string) =>
     example: [{ severity: 'critical' }, { alertname: 'Kube*', namespace: 'prod-*' }],
   });
 
+const coalesce = z
+  .strictObject({
+    enabled: doc(bool().default(false), 'Coalesce storms: alerts of one batch become one thread and at most one investigation, each alert keeping its own ledger open.'),
+    group: doc(bool().default(true), 'Alerts of one Alertmanager notification group (its `groupKey`, shaped by `group_by`) form a batch.'),
+    labels: doc(z.array(str(), { error: 'must be a list of label names' }).default([]), 'Alerts whose values of all these labels agree form a batch (checked before the group).', { example: ['cluster', 'namespace'] }),
+    debounce: dur('30s', 'A batch stays open while its alerts arrive at most this far apart.', { positive: true }),
+    max_wait: dur('2m', 'A batch closes this long after its first alert, however busy the storm.', { positive: true }),
+    max_alerts: doc(int(1).default(50), 'Most alerts in one storm thread (and its one investigation); the next starts a new batch.'),
+  })
+  .transform((v) => withMs(v, ['debounce', 'max_wait']));
+
 const trigger = z
   .strictObject({
     match: rules('Only alerts matching at least one rule are handled (empty = all).'),
     ignore: rules('Alerts matching any rule are dropped (checked after `match`).'),
     dedup_window: dur('0s', 'The same fingerprint re-sent inside this window is dropped (0 = off).'),
-    debounce: dur('0s', 'Hold a firing alert this long; drop it if it resolves meanwhile (0 = off).'),
+    debounce: dur('0s', 'Hold a firing alert this long; drop it if it resolves meanwhile (0 = off; never for critical). Holds survive restarts.'),
     investigate_after: dur('60s', 'Wait this long before starting an investigation (never for critical); a resolve meanwhile cancels it.'),
+    max_investigations_per_hour: doc(int(0).default(30), 'Investigations started per rolling hour; the excess is recorded as skipped, never silently lost (0 = no limit).'),
+    coalesce: doc(block(coalesce.prefault({})), 'Storm coalescing (SPEC §4).'),
   })
   .transform((v) => withMs(v, ['dedup_window', 'debounce', 'investigate_after']));
 
+const alertmanager = z
+  .strictObject({
+    url: doc(httpUrl().optional(), 'Alertmanager base URL for its v2 API: a 🔕 can also silence there, and threads are reconciled with its alerts.', { example: 'http://alertmanager.monitoring:9093', env: ['REPRISE_ALERTMANAGER_URL'] }),
+    reconcile_interval: dur('60s', 'How often threads still firing are checked against `GET /api/v2/alerts` (silenced, inhibited, no longer firing).', { positive: true }),
+    timeout: dur('10s', 'Timeout of one Alertmanager API call.', { positive: true }),
+  })
+  .transform((v) => withMs(v, ['reconcile_interval', 'timeout']));
+
 const ledger = z
   .strictObject({
-    recurrence_cooldown: dur('0s', 'A trigger concluded this recently is not re-investigated (0 = off).'),
+    recurrence_cooldown: dur('0s', 'A trigger concluded this recently is not re-investigated (0 = off); a never-concluded trigger always goes through, a standing 👎 re-arms it.'),
     resolve_window: dur('24h', 'A recall still unresolved this long after it was posted counts against its entry; before that it is in progress, neither success nor failure.', { positive: true }),
   })
   .transform((v) => withMs(v, ['recurrence_cooldown', 'resolve_window']));
@@ -259,6 +280,7 @@ const configShape = z.strictObject({
     recall: doc(block(recall.prefault({})), 'Recall gates and confidence shaping (SPEC §6).'),
     trigger: doc(block(trigger.prefault({})), 'Which alerts are handled and when (SPEC §4).'),
     ledger: doc(block(ledger.prefault({})), 'Ledger-backed gates (SPEC §8).'),
+    alertmanager: doc(block(alertmanager.prefault({})), 'Alertmanager as a partner: silences there, and reconciling threads with its alerts.'),
     transport: doc(block(transport.prefault({})), 'Chat surfaces: each is on when its credentials are set (Slack and Matrix can run at once); the console otherwise.'),
     routing: doc(block(routing.prefault({})), 'Which channel or room an incident goes to, and whom critical firings ping.'),
     outbox: doc(block(outbox.prefault({})), 'Delivery of chat messages: recorded first, delivered after, retried across restarts.'),

@@ -190,6 +190,7 @@ function* parseSteps(body: unknown, options: ParseAlertmanagerOptions): Generato
   }
   const am = externalURL?.trim();
   if (am && /^https?:\/\//i.test(am)) for (const i of incidents) i.alertmanagerUrl = am;
+  if (groupKey) for (const i of incidents) i.groupKey = groupKey.slice(0, 1024);
   const batch: AlertmanagerBatch = { incidents, truncated };
   if (groupKey !== undefined) batch.groupKey = groupKey;
   if (receiver !== undefined) batch.receiver = receiver;

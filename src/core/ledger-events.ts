@@ -25,11 +25,19 @@ export interface OpenEvent {
   threadId?: string;
   /** The source's start time of this firing: a re-notification carries the same one. */
   startsAt?: string;
+  /** Where the alert came from (`alertmanager`, `pagerduty`, …): the Alertmanager reconciler reads only its own. */
+  source?: string;
+  /** Storm coalescing (issue 12): the key this open was batched under (Alertmanager group or correlation labels). */
+  coalesceKey?: string;
+  /** A storm member: the open whose thread it joined (its own ledger open still pairs its resolve). */
+  threadOf?: string;
   at: string;
 }
 export interface ResolveEvent {
   type: 'resolve';
   fingerprint: string;
+  /** The resolved alert's trigger key, when the source said: ends a silence even when the firing was never opened. */
+  triggerKey?: string;
   /** When the source says the alert ended (Alertmanager `endsAt`), if it said. */
   endsAt?: string;
   at: string;
@@ -54,6 +62,8 @@ export interface SilenceEvent {
   until: string;
   via?: string;
   eventId?: string;
+  /** "Silence in Alertmanager too" (issue 12): made after this is durable, re-tried after a restart until its outcome is recorded. */
+  alertmanager?: { requestId: string; openId: string; who: string };
   at: string;
 }
 export interface ConfirmEvent {
@@ -158,7 +168,40 @@ export interface FindingEvent {
   at: string;
 }
 
+/** What noise control did with an alert (issue 12), recorded with its reason so a replay agrees. */
+export type NoiseAction = 'hold' | 'release' | 'drop' | 'flush' | 'mark' | 'am_silence';
+
+/**
+ * A hold (debounce), its release, a drop (policy, silence, cooldown, a resolve inside the
+ * debounce window, a re-notification), a storm batch closing (`flush`), a thread marked from
+ * Alertmanager's state (`mark`), or the outcome of an Alertmanager silence a 🔕 asked for. Nothing noise control decides goes unrecorded.
+ */
+export interface NoiseEvent {
+  type: 'noise';
+  action: NoiseAction;
+  fingerprint: string;
+  triggerKey: string;
+  /** Short code: debounce, policy, silence, cooldown, renotification, coalesce, am_silenced, am_inhibited, am_gone. */
+  reason: string;
+  /** One sentence for people. */
+  detail: string;
+  /** hold / release / drop of a held firing. */
+  holdId?: string;
+  /** hold: when the firing is released unless its resolve comes first. */
+  until?: string;
+  /** hold: the held incident, replayed into the loop after a restart. */
+  incident?: Record<string, unknown>;
+  /** hold: the webhook's routing hint. */
+  route?: Record<string, string>;
+  /** flush / mark / am_silence: the thread (its open id). */
+  openId?: string;
+  /** am_silence: the silence event's `alertmanager.requestId` this is the outcome of. */
+  requestId?: string;
+  at: string;
+}
+
 export type LedgerEvent =
+  | NoiseEvent
   | FindingEvent
   | OpenEvent
   | ResolveEvent
@@ -170,4 +213,4 @@ export type LedgerEvent =
   | OutboxFailedEvent
   | NoteEvent;
 export type LedgerEventType = LedgerEvent['type'];
-export const LEDGER_EVENT_TYPES: readonly LedgerEventType[] = ['open', 'resolve', 'feedback', 'silence', 'confirm', 'delivered', 'outbox', 'outbox_failed', 'note', 'finding'];
+export const LEDGER_EVENT_TYPES: readonly LedgerEventType[] = ['open', 'resolve', 'feedback', 'silence', 'confirm', 'delivered', 'outbox', 'outbox_failed', 'note', 'finding', 'noise'];

@@ -40,6 +40,8 @@ export interface Incident {
   generatorUrl?: string;
   /** The Alertmanager that sent it (its `externalURL`): where a silence can be made. */
   alertmanagerUrl?: string;
+  /** Alertmanager's `groupKey` of the notification it came in (the team's `group_by`): storm coalescing reads it. */
+  groupKey?: string;
 }
 
 export const ENTRY_TYPES = ['Incident', 'Playbook', 'Concept'] as const;

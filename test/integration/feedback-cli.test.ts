@@ -116,9 +116,11 @@ describe('reprise feedback', () => {
     l = await readLedger(dataDir);
     // What was recorded, in order (messages the bot sent are outbox/delivered events between them).
     const decisions = l.events.slice(base).filter((e) => !['outbox', 'delivered', 'outbox_failed'].includes(e.type));
-    expect(decisions.map((e) => e.type)).toEqual(['feedback', 'silence', 'feedback', 'silence', 'open']);
+    // The quiet firing opened nothing; its suppression is recorded with its reason.
+    expect(decisions.map((e) => e.type)).toEqual(['feedback', 'silence', 'feedback', 'noise', 'silence', 'open']);
     expect(decisions[2]).toMatchObject({ type: 'feedback', triggerKey: TRIGGER, user: 'bob', vote: 'up', via: 'cli' });
-    expect(decisions[3]).toMatchObject({ type: 'silence', triggerKey: TRIGGER, user: 'reprise:critical' });
+    expect(decisions[3]).toMatchObject({ type: 'noise', action: 'drop', reason: 'silence', triggerKey: TRIGGER });
+    expect(decisions[4]).toMatchObject({ type: 'silence', triggerKey: TRIGGER, user: 'reprise:critical' });
     expect(l.silenced).toBe(false);
 
     // Stopped cleanly: the socket is gone, so the CLI writes locally again.

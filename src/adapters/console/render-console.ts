@@ -99,7 +99,7 @@ export function renderConsoleDetail(d: DetailView): string[] {
 export function renderConsoleThread(card: CardView, detail: DetailView | undefined): string {
   const lines = renderConsoleCard(card);
   if (detail) lines.push(...renderConsoleDetail(detail));
-  if (card.controls) lines.push('👍 Accurate · 👎 Off-base · 🔕 Silence… (1 h / 4 h / 24 h)');
+  if (card.controls) lines.push(`👍 Accurate · 👎 Off-base · 🔕 Silence… (1 h / 4 h / 24 h${card.amSilence ? '; + Alertmanager' : ''})`);
   return lines.join('\n');
 }
 

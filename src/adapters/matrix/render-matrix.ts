@@ -67,6 +67,8 @@ const STATE: Record<IncidentState, string> = { firing: '🚨 firing', resolved: 
 
 /** The reactions Matrix offers instead of buttons (counted on the bot's own messages only). */
 export const CONTROLS_HINT = 'React 👍 accurate · 👎 off-base · 🔕 silence 4h';
+/** Added when a 🔕 can silence in Alertmanager too. */
+export const AM_SILENCE_HINT = ' · reply "!reprise silence 4h am" to silence in Alertmanager too';
 
 const para = (piece: Piece): Block => ({ kind: 'para', piece });
 const text = (s: string): Piece => ({ text: plain(s, CAP.text), html: html(s, CAP.text) });
@@ -120,7 +122,7 @@ export function renderCard(card: CardView, opts: RenderOptions = {}): MatrixMess
   blocks.push(para(cat(trusted(`${VERDICT[card.verdict] ?? card.verdict} · `), headline(card))));
   const links = card.links.slice(0, 12).map((l) => link(l.label, l.url, CAP.line));
   if (links.length > 0) blocks.push(para(cat(trusted('🔗 '), ...links.flatMap((l, i) => (i === 0 ? [l] : [trusted(' · '), l])))));
-  if (card.controls) blocks.push(para(em(trusted(CONTROLS_HINT))));
+  if (card.controls) blocks.push(para(em(trusted(card.amSilence ? CONTROLS_HINT + AM_SILENCE_HINT : CONTROLS_HINT))));
   const users = card.mentions.filter(isUserId);
   if (users.length > 0) {
     const pills = users.map((u) => ({ text: u, html: `<a href="${userPermalink(u)}">${htmlLine(u, CAP.line)}</a>` }));

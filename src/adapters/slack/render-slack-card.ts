@@ -9,7 +9,7 @@ import { confidenceDot } from '../../core/chat/thread-view.js';
 import type { Verdict } from '../../core/ledger-events.js';
 import type { Severity } from '../../core/types.js';
 import { link, plain, richTextBlocks, section, text, type RichTextElement } from './rich-text.js';
-import { ACTION_IDS, controlsBlockId, SILENCE_CHOICES } from './slack-controls.js';
+import { ACTION_IDS, AM_SILENCE_CHOICES, controlsBlockId, SILENCE_CHOICES } from './slack-controls.js';
 import { SLACK_LIMITS } from './slack-limits.js';
 import { fallbackText, fitBlocks, type SlackMessage } from './slack-message.js';
 
@@ -74,7 +74,7 @@ function controls(card: CardView): types.ActionsBlock {
     type: 'static_select',
     action_id: ACTION_IDS.silence,
     placeholder: plain('🔕 Silence…', SLACK_LIMITS.placeholder),
-    options: SILENCE_CHOICES.map((c) => ({ text: plain(c.label, SLACK_LIMITS.buttonText), value: c.value })),
+    options: [...SILENCE_CHOICES, ...(card.amSilence ? AM_SILENCE_CHOICES : [])].map((c) => ({ text: plain(c.label, SLACK_LIMITS.buttonText), value: c.value })),
   };
   const block: types.ActionsBlock = { type: 'actions', elements: [button(ACTION_IDS.vote_up, '👍 Accurate'), button(ACTION_IDS.vote_down, '👎 Off-base'), select] };
   const blockId = controlsBlockId(card.state, card.controlsId);

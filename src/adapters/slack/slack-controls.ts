@@ -48,6 +48,9 @@ export function controlFor(actionId: string): ControlAction | undefined {
   return undefined;
 }
 
-export function isSilenceChoice(value: string | undefined): value is (typeof SILENCE_CHOICES)[number]['value'] {
-  return SILENCE_CHOICES.some((c) => c.value === value);
+/** The same durations, silencing in Alertmanager too (offered only when it is configured). */
+export const AM_SILENCE_CHOICES = SILENCE_CHOICES.map((c) => ({ value: `${c.value}+am`, label: `${c.label} + Alertmanager` }));
+
+export function isSilenceChoice(value: string | undefined): boolean {
+  return SILENCE_CHOICES.some((c) => c.value === value) || AM_SILENCE_CHOICES.some((c) => c.value === value);
 }

@@ -12,6 +12,7 @@ import type { CatalogSnapshot } from '../recall/catalog-snapshot.js';
 import type { RecallOptions, TrackLookup } from '../recall/recall.js';
 import type { AnswerKind } from '../types.js';
 import type { Actor } from './bot-event.js';
+import type { NoiseOptions, RecurrenceFacts } from './noise-control.js';
 import type { Routing } from './routing.js';
 import type { TriggerPolicy } from './trigger-policy.js';
 
@@ -43,6 +44,23 @@ export interface ThreadInfo {
   transports: string[];
   roots: Record<string, { channel: string; id: string }>;
   notes: number;
+  source?: string;
+  /** When its open was recorded. */
+  openedAt?: string;
+  /** Alerts coalesced into this thread (issue 12). */
+  storm?: { key: string; count: number; open: number; firstAt: string; lastAt: string; workloads: string[]; flushed?: boolean };
+  /** What the Alertmanager reconciler last marked it. */
+  amMark?: string;
+}
+
+/** A firing held by the debounce. */
+export interface HeldFiring {
+  holdId: string;
+  fingerprint: string;
+  triggerKey: string;
+  until: string;
+  incident: Record<string, unknown>;
+  route?: Record<string, string>;
 }
 
 /** What the bot needs from the ledger; `ledgerForBot` adapts core/ledger's Ledger. */
@@ -75,6 +93,22 @@ export interface BotLedger {
   openIncidents(limit: number): Array<{ triggerKey: string; openedAt: string }>;
   /** Silences in force, soonest to end first. */
   activeSilences(now: Date, limit: number): Array<{ triggerKey: string; until: string; user: string }>;
+  /** The debounce hold of a fingerprint, if one is pending. */
+  holdOf(fingerprint: string): HeldFiring | undefined;
+  /** Holds due at `now`, oldest first. */
+  dueHolds(now: Date, limit: number): HeldFiring[];
+  /** The newest storm thread opened under a coalesce key. */
+  stormThread(key: string): ThreadInfo | undefined;
+  /** Storm threads whose batch has not been flushed yet. */
+  unflushedStorms(): ThreadInfo[];
+  /** Threads whose card still says firing, newest first (the Alertmanager reconciler). */
+  firingThreads(limit: number): ThreadInfo[];
+  /** Alertmanager silences asked for whose outcome is not recorded (a restart came in between). */
+  pendingAmSilences(): Array<{ requestId: string; openId: string; until: string; who: string; via?: string }>;
+  /** When fresh investigations ended since `since` (ISO, oldest first): seeds the hourly limit after a restart. */
+  investigationsSince(since: Date): string[];
+  /** What the recurrence cooldown reads about a trigger. */
+  recurrence(triggerKey: string): RecurrenceFacts;
   /** The trigger's standing answer (its newest finding), quoted to the next investigation. */
   standing(triggerKey: string): { cause: string; verdict: import('../ledger-events.js').Verdict; concludedAt: string; entry?: string } | undefined;
 }
@@ -120,11 +154,24 @@ export interface RepriseBotDeps {
   jobs?: InvestigationJobsPort;
   /** `trigger.investigate_after`, for what the thread says about a waiting investigation. */
   investigateAfterMs?: number;
+  /** Debounce, storm coalescing and the recurrence cooldown (default: all off). */
+  noise?: NoiseOptions;
+  /** Alertmanager's v2 API, when `alertmanager.url` is set: a 🔕 can silence there too. */
+  alertmanager?: AlertmanagerSilencer;
+}
+
+/** What the bot asks of Alertmanager (issue 12): a silence matching one alert. */
+export interface AlertmanagerSilencer {
+  /**
+   * Creates a silence for the alert with this fingerprint (matchers from its labels) until
+   * `endsAt`; resolves with the silence id. Rejects when Alertmanager is down or has no such alert.
+   */
+  silenceAlert(req: { fingerprint: string; endsAt: string; createdBy: string; comment: string }): Promise<string>;
 }
 
 /** What the bot asks of the investigation scheduler. */
 export interface InvestigationJobsPort {
-  start(job: { openId: string; incident: import('../types.js').Incident; candidates: import('../types.js').Candidate[]; standing?: import('../investigate/prompts.js').StandingAnswer }): void;
+  start(job: { openId: string; incident: import('../types.js').Incident; candidates: import('../types.js').Candidate[]; standing?: import('../investigate/prompts.js').StandingAnswer; storm?: () => string[] }): void;
   cancel(fingerprint: string): boolean;
 }
 

@@ -62,7 +62,7 @@ export function fromChatEvent(e: ChatEvent): BotEvent | undefined {
       if (!e.addressed || !e.thread) return undefined;
       const text = e.text.trim();
       const silence = afterKeyword(text, 'silence');
-      if (silence !== undefined && silence !== '' && !/\s/.test(silence)) return { type: 'silence', actor, duration: silence, target: { message: e.thread }, eventId: e.eventId };
+      if (silence !== undefined && silence !== '' && /^\S+(\s+am)?$/i.test(silence)) return { type: 'silence', actor, duration: silence, target: { message: e.thread }, eventId: e.eventId };
       const note = afterKeyword(text, 'note') ?? text;
       if (note === '') return undefined;
       return { type: 'note', actor, text: note, thread: e.thread, eventId: e.eventId };

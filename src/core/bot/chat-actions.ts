@@ -3,6 +3,7 @@
  * duplicates (a retried Slack event, a re-synced Matrix event, a double click) count once, only
  * allowed users change anything, and each change is announced through the outbox.
  */
+import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../ports/logger.js';
 import { RepriseError } from '../errors.js';
 import type { FeedbackEvent, SilenceEvent } from '../ledger-events.js';
@@ -65,7 +66,8 @@ export function applyVote(ctx: ActionContext, tx: BotTx, e: Vote): ChatOutcome {
   return { status: 'recorded', kind: 'vote', triggerKey, event };
 }
 
-export function applySilence(ctx: ActionContext, tx: BotTx, e: Silence): ChatOutcome {
+/** `alsoAlertmanager`: the user asked to silence in Alertmanager too; the request is recorded with the silence. */
+export function applySilence(ctx: ActionContext, tx: BotTx, e: Silence, alsoAlertmanager = false): ChatOutcome {
   const stop = gate(ctx, e.actor, e.eventId);
   if (stop) return stop;
   const { thread, triggerKey } = resolveTarget(ctx, e.target);
@@ -79,6 +81,7 @@ export function applySilence(ctx: ActionContext, tx: BotTx, e: Silence): ChatOut
     until: (parsed as SilenceEvent).until,
     via: e.actor.via,
     ...(e.eventId ? { eventId: e.eventId } : {}),
+    ...(alsoAlertmanager && thread ? { alertmanager: { requestId: randomUUID(), openId: thread.openId, who: displayName(e.actor) } } : {}),
     at: ctx.now.toISOString(),
   };
   tx.record(event);

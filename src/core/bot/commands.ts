@@ -20,7 +20,7 @@ export type ParsedCommand =
 export const COMMAND_HELP: RichText[] = [
   [{ code: 'recall <alertname or text>' }, ' — what memory answers, with the gate trace'],
   [{ code: 'investigate <text>' }, ' — start an investigation with the model and read-only tools'],
-  [{ code: 'silence <duration>' }, ' (in a thread) or ', { code: 'silence <trigger key> <duration>' }, ' — 1h, 4h, 24h…'],
+  [{ code: 'silence <duration>' }, ' (in a thread) or ', { code: 'silence <trigger key> <duration>' }, ' — 1h, 4h, 24h…; add ', { code: 'am' }, ' to silence in Alertmanager too'],
   [{ code: 'status' }, ' — open incidents and silences in force'],
   [{ code: 'help' }, ' — this list'],
 ];
@@ -35,9 +35,13 @@ export function parseCommand(text: string): ParsedCommand {
       return { name, text: rest.join(' ') };
     case 'investigate':
       return { name, text: rest.join(' ') };
-    case 'silence':
-      if (rest.length >= 2) return { name, triggerKey: rest[0]!, duration: rest[1]! };
-      return { name, duration: rest[0] ?? '' };
+    case 'silence': {
+      // `silence 4h am` / `silence <trigger> 4h am`: silence in Alertmanager too.
+      const am = rest.length >= 2 && rest[rest.length - 1]!.toLowerCase() === 'am' ? ' am' : '';
+      const args = am ? rest.slice(0, -1) : rest;
+      if (args.length >= 2) return { name, triggerKey: args[0]!, duration: `${args[1]!}${am}` };
+      return { name, duration: `${args[0] ?? ''}${am}` };
+    }
     case 'status':
     case 'help':
       return { name };

@@ -16,6 +16,21 @@ import type { StandingAnswer } from '../investigate/prompts.js';
 import type { FindingEvent } from '../ledger-events.js';
 import type { Candidate, Entry, GateTraceStep, Incident } from '../types.js';
 import { enqueue, type BotLedger, type Enqueued } from './bot-context.js';
+import { dupFingerprint } from './dup-fingerprint.js';
+
+/**
+ * 👎 recovery (SPEC §8): a fresh investigation, forced because a standing 👎 made the track
+ * record refuse the entry the model matched, that independently reaches the same finding —
+ * completed, verified, conclusive, with the entry's own dedup fingerprint — is a confirmation
+ * of that entry. Two of them offset one 👎.
+ */
+export function confirmation(refused: Entry, incident: Incident, r: InvestigationResult): { entry: string; dupFingerprint: string } | undefined {
+  const f = r.finding;
+  if (r.status !== 'completed' || !f || f.partial || f.verdict === 'inconclusive') return undefined;
+  if (!(f.verified === true || r.verify?.passed === true)) return undefined;
+  const dup = dupFingerprint(incident);
+  return refused.fingerprint === dup ? { entry: refused.id, dupFingerprint: dup } : undefined;
+}
 
 /** The engine as the bot uses it. */
 export interface InvestigationEngine {
@@ -29,7 +44,11 @@ export interface JobsOptions {
   investigateAfterMs: number;
   /** The outcome gate still applies to a reranked entry. */
   outcomeFloor: number;
+  /** Investigations started per rolling hour (`trigger.max_investigations_per_hour`); 0 or absent = no limit. */
+  maxPerHour?: number;
 }
+
+const HOUR_MS = 3_600_000;
 
 export interface JobInput {
   openId: string;
@@ -37,6 +56,8 @@ export interface JobInput {
   /** Structurally agreeing instant-recall candidates, best BM25 first (what rerank sees). */
   candidates: Candidate[];
   standing?: StandingAnswer;
+  /** A storm thread: the affected workloads, read when the investigation starts. */
+  storm?: () => string[];
 }
 
 interface Pending {
@@ -57,6 +78,8 @@ export class InvestigationJobs {
   /** By fingerprint: a resolve cancels the job of its firing. */
   readonly #pending = new Map<string, Pending>();
   readonly #running = new Set<Promise<void>>();
+  /** Start times of investigations in the last hour, oldest first (the rate limit). */
+  #starts: number[] | undefined;
 
   constructor(deps: { engine: InvestigationEngine; ledger: BotLedger; clock: Clock; logger: Logger; options: JobsOptions; kick: () => void }) {
     this.#engine = deps.engine;
@@ -135,6 +158,8 @@ export class InvestigationJobs {
     if (p.controller.signal.aborted) return;
     const { incident } = job;
     let recalled: Entry | undefined;
+    /** An entry the model matched but its track record refused (a standing 👎): a fresh run may confirm it. */
+    let refused: Entry | undefined;
     let req: InvestigationRequest = { incident, signal: p.controller.signal, ...(job.standing ? { standing: job.standing } : {}) };
     let trace: GateTraceStep[] = [];
     let rerankCalls = { calls: 0, input: 0, output: 0, costUsd: 0 };
@@ -148,7 +173,10 @@ export class InvestigationJobs {
           recalled = r.entry;
           // The track record weighs on a reranked entry as on any recall.
           req = { ...req, recall: { entry: r.entry, confidence: r.confidence * (track.withheld ? 1 : track.factor) } };
-        } else this.#log.info({ entry: r.entry.id, rate: track.rate }, 'reranked entry refused by the outcome gate');
+        } else {
+          refused = r.entry;
+          this.#log.info({ entry: r.entry.id, rate: track.rate }, 'reranked entry refused by the outcome gate');
+        }
       }
       if (!recalled && !p.controller.signal.aborted) {
         // A miss: the investigation proper waits like any other (never for critical).
@@ -166,16 +194,60 @@ export class InvestigationJobs {
       }
     }
     this.#pending.delete(incident.fingerprint);
+    if (!req.recall) {
+      const refusal = this.#rateLimited();
+      if (refusal) {
+        await this.#skip(job, refusal);
+        return;
+      }
+      const storm = job.storm?.();
+      if (storm && storm.length > 1) req = { ...req, storm };
+    }
     const result = await this.#engine.run(req);
     result.usage.calls += rerankCalls.calls;
     result.usage.input += rerankCalls.input;
     result.usage.output += rerankCalls.output;
     result.usage.costUsd += rerankCalls.costUsd;
     result.trace = [...trace, ...result.trace];
-    await this.#deliver(job, result, result.recall?.delivered ? recalled : undefined);
+    await this.#deliver(job, result, result.recall?.delivered ? recalled : undefined, refused);
   }
 
-  async #deliver(job: JobInput, r: InvestigationResult, recalled: Entry | undefined): Promise<void> {
+  /** Why a new investigation may not start now (the hourly limit), or undefined; counts the start. */
+  #rateLimited(): string | undefined {
+    const limit = this.#opts.maxPerHour ?? 0;
+    if (limit <= 0) return undefined;
+    const now = this.#clock.now().getTime();
+    // First use: what the ledger says ran in the last hour (a restart must not reset the limit).
+    const starts = (this.#starts ??= this.#ledger.investigationsSince(new Date(now - HOUR_MS)).map((t) => Date.parse(t)));
+    while (starts.length > 0 && now - starts[0]! >= HOUR_MS) starts.shift();
+    if (starts.length >= limit) {
+      const wait = Math.max(1, Math.ceil((starts[0]! + HOUR_MS - now) / 60_000));
+      return `rate limit: ${limit} investigations already started in the last hour (trigger.max_investigations_per_hour); the next slot opens in ${wait} min`;
+    }
+    starts.push(now);
+    return undefined;
+  }
+
+  /** An investigation that did not start, recorded with its reason and said in the thread. */
+  async #skip(job: JobInput, reason: string): Promise<void> {
+    const at = this.#clock.now().toISOString();
+    const event: FindingEvent = { type: 'finding', openId: job.openId, fingerprint: job.incident.fingerprint, triggerKey: job.incident.triggerKey, kind: 'fresh', status: 'skipped', reason, calls: 0, tokensIn: 0, tokensOut: 0, at };
+    const out: Enqueued = { count: 0 };
+    await this.#ledger.transaction(async (tx) => {
+      tx.record(event);
+      const thread = this.#ledger.thread(job.openId);
+      if (!thread) return;
+      const now = this.#clock.now();
+      for (const transport of thread.transports) {
+        enqueue(tx, now, { transport, op: 'update', openId: thread.openId, view: { kind: 'card_patch', headline: { answer: 'none' } } }, out);
+        enqueue(tx, now, { transport, op: 'reply', openId: thread.openId, view: { kind: 'notice', topic: 'info', icon: '⏸', text: [`investigation not started — ${reason}`] } }, out);
+      }
+    });
+    if (out.count > 0) this.#kick();
+    this.#log.warn({ trigger: job.incident.triggerKey, openId: job.openId, reason }, 'investigation skipped by the rate limit');
+  }
+
+  async #deliver(job: JobInput, r: InvestigationResult, recalled: Entry | undefined, refused?: Entry): Promise<void> {
     const at = this.#clock.now().toISOString();
     const f = r.finding;
     const checked = r.steps.filter((s) => s.kind === 'tool' && s.outcome === 'ok').map((s) => (s.kind === 'tool' ? `${s.tool}: ${(s.result ?? '').replace(/\s+/g, ' ').slice(0, 160)}` : ''));
@@ -198,8 +270,10 @@ export class InvestigationJobs {
       at,
     };
     const out: Enqueued = { count: 0 };
+    const confirm = refused ? confirmation(refused, job.incident, r) : undefined;
     await this.#ledger.transaction(async (tx) => {
       tx.record(event);
+      if (confirm) tx.record({ type: 'confirm', entry: confirm.entry, dupFingerprint: confirm.dupFingerprint, at });
       const thread = this.#ledger.thread(job.openId);
       if (!thread || r.status === 'cancelled') return;
       const now = this.#clock.now();

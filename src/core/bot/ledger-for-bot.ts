@@ -2,15 +2,28 @@ import type { CardView } from '../chat/thread-view.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { LedgerEvent } from '../ledger-events.js';
 import type { ThreadRecord } from '../ledger/ledger-types.js';
-import { cardSeq, occurrences, openEpisodes, pendingCount, triggerFindings, pendingOutbox, seenChatEvent, silenceState, threadByMessage, threadOf } from '../ledger/ledger-state.js';
+import { cardSeq, dueHolds, holdOf, occurrences, openEpisodes, pendingCount, triggerFindings, pendingOutbox, seenChatEvent, silenceState, threadByMessage, threadOf } from '../ledger/ledger-state.js';
+import type { HoldRecord } from '../ledger/ledger-types.js';
 import type { OutboxLedger } from '../outbox/outbox-worker.js';
-import type { BotLedger, ThreadInfo } from './bot-context.js';
+import type { BotLedger, HeldFiring, ThreadInfo } from './bot-context.js';
+
+function held(h: HoldRecord | undefined): HeldFiring | undefined {
+  if (!h) return undefined;
+  return { holdId: h.holdId, fingerprint: h.fingerprint, triggerKey: h.triggerKey, until: h.until, incident: h.incident, ...(h.route ? { route: { ...h.route } } : {}) };
+}
 
 function info(t: ThreadRecord | undefined): ThreadInfo | undefined {
   if (!t) return undefined;
   const out: ThreadInfo = { openId: t.openId, triggerKey: t.triggerKey, fingerprint: t.fingerprint, state: t.state, transports: [...t.transports], roots: { ...t.roots }, notes: t.notes };
   if (t.entry !== undefined) out.entry = t.entry;
   if (t.answerKind !== undefined) out.answerKind = t.answerKind;
+  if (t.source !== undefined) out.source = t.source;
+  if (t.openedAt !== undefined) out.openedAt = t.openedAt;
+  if (t.amMark !== undefined) out.amMark = t.amMark;
+  if (t.storm) {
+    const { key, count, open, firstAt, lastAt, workloads, flushed } = t.storm;
+    out.storm = { key, count, open, firstAt, lastAt, workloads: [...workloads], ...(flushed ? { flushed } : {}) };
+  }
   return out;
 }
 
@@ -41,6 +54,38 @@ export function ledgerForBot(ledger: Ledger): BotLedger {
       return id === undefined ? undefined : info(threadOf(ledger.state, id));
     },
     seenChatEvent: (eventId) => seenChatEvent(ledger.state, eventId),
+    holdOf: (fingerprint) => held(holdOf(ledger.state, fingerprint)),
+    dueHolds: (now, limit) => dueHolds(ledger.state, now, limit).map((h) => held(h)!),
+    stormThread: (key) => {
+      const id = ledger.state.stormByKey[key];
+      return id === undefined ? undefined : info(ledger.state.threads[id]);
+    },
+    unflushedStorms: () => {
+      const out: ThreadInfo[] = [];
+      for (const key in ledger.state.stormByKey) {
+        const t = ledger.state.threads[ledger.state.stormByKey[key]!];
+        if (t?.storm && !t.storm.flushed) out.push(info(t)!);
+      }
+      return out;
+    },
+    firingThreads: (limit) => {
+      const out: ThreadInfo[] = [];
+      const ids = Object.keys(ledger.state.threads);
+      for (let i = ids.length - 1; i >= 0 && out.length < limit; i--) {
+        const t = ledger.state.threads[ids[i]!]!;
+        if (t.state === 'firing') out.push(info(t)!);
+      }
+      return out;
+    },
+    pendingAmSilences: () => Object.values(ledger.state.amSilences).map((p) => ({ requestId: p.requestId, openId: p.openId, until: p.until, who: p.who, ...(p.via ? { via: p.via } : {}) })),
+    investigationsSince: (since) => {
+      const cutoff = since.getTime();
+      return ledger.state.investigationTimes.filter((t) => Date.parse(t) >= cutoff);
+    },
+    recurrence: (triggerKey) => {
+      const o = occurrences(ledger.state, triggerKey);
+      return { ...(o.lastSeen ? { lastLookAt: o.lastSeen } : {}), concluded: o.newestConcludedOpen !== undefined, standingDown: o.down };
+    },
     standing: (triggerKey) => {
       const f = triggerFindings(ledger.state, triggerKey)[0];
       if (!f) return undefined;

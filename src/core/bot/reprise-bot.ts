@@ -7,19 +7,27 @@ import { RepriseError } from '../errors.js';
 import type { FeedbackEvent, SilenceEvent, Verdict } from '../ledger-events.js';
 import { recall, type RecallResult } from '../recall/recall.js';
 import type { Answer, Incident } from '../types.js';
-import { enqueue, restate, type BotTx, type ClosedEpisode, type Enqueued, type RepriseBotDeps } from './bot-context.js';
+import { enqueue, restate, type BotTx, type ClosedEpisode, type Enqueued, type RepriseBotDeps, type ThreadInfo } from './bot-context.js';
 import { fromChatEvent, type Actor, type BotEvent } from './bot-event.js';
+import type { AlertmanagerAlertState } from './alertmanager-reconcile.js';
+import { reconcileThreads, silenceInAlertmanager, type AmSilenceRequest } from './alertmanager-flow.js';
+import { flushStorm, noiseGate, recordDrop, stormCard, type NoiseOutcome } from './noise-gate.js';
+import { parseSilenceChoice } from './silence-choice.js';
 import { applyNote, applySilence, applyVote, isUserError, type ActionContext, type ChatOutcome } from './chat-actions.js';
 import { adHocIncident, helpAnswer, parseCommand, plainAnswer, recallAnswer, silenceTarget, statusAnswer } from './commands.js';
 import { dupFingerprint } from './dup-fingerprint.js';
+import { batchDue, NO_NOISE_CONTROL } from './noise-control.js';
 import { feedbackForKnownTrigger } from './feedback-request.js';
 
 export type { BotLedger, BotSurface, BotTx, ClosedEpisode, RepriseBotDeps, ThreadInfo } from './bot-context.js';
 
+/** Held firings released (and storm batches flushed) per `tick` transaction. */
+const TICK_BATCH = 500;
+
 export type IncidentOutcome =
   | { status: 'posted'; fingerprint: string; triggerKey: string; threadId?: string; answer: Answer | null; recall: RecallResult }
   | { status: 'silenced'; fingerprint: string; triggerKey: string; until: string }
-  | { status: 'dropped'; fingerprint: string; triggerKey: string; reason: string }
+  | NoiseOutcome
   | { status: 'resolved'; fingerprint: string; triggerKey: string; threadId?: string; paired: boolean };
 
 export type BotOutcome = IncidentOutcome | ChatOutcome | { status: 'answered' };
@@ -28,6 +36,8 @@ export type BotOutcome = IncidentOutcome | ChatOutcome | { status: 'answered' };
 interface AfterCommit {
   start: Array<Parameters<NonNullable<RepriseBotDeps['jobs']>['start']>[0]>;
   cancel: string[];
+  /** 🔕 "in Alertmanager too": made once the silence is durable here. */
+  amSilences?: AmSilenceRequest[];
 }
 
 /** Incidents decided between two yields to the event loop: a 10k-alert group must not starve /healthz. */
@@ -43,9 +53,20 @@ const DEFAULT_NOTES = { maxBytes: 8 * 1024, perThread: 20 };
  */
 export class RepriseBot {
   readonly #d: RepriseBotDeps;
+  /** Background calls to Alertmanager still running. */
+  readonly #background = new Set<Promise<void>>();
+  /** Fingerprints Alertmanager has listed (only those can be marked "no longer firing"). */
+  readonly #amListed = new Set<string>();
+  /** Alertmanager silence requests being made now (a resume must not make them twice). */
+  readonly #amInFlight = new Set<string>();
 
   constructor(deps: RepriseBotDeps) {
     this.#d = deps;
+  }
+
+  /** Resolves once background work (Alertmanager silences) has finished (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.#background.size > 0) await Promise.allSettled([...this.#background]);
   }
 
   /** Handles events in order (an Incident is shorthand for its firing or resolve). */
@@ -53,7 +74,7 @@ export class RepriseBot {
     const events = items.map((i): BotEvent => ('type' in i ? i : i.status === 'resolved' ? { type: 'resolve', incident: i } : { type: 'firing', incident: i }));
     const answers: Array<{ to: ResponseTarget; via: string; view: EphemeralView }> = [];
     const out: Enqueued = { count: 0 };
-    const after: AfterCommit = { start: [], cancel: [] };
+    const after: AfterCommit = { start: [], cancel: [], amSilences: [] };
     const { result } = await this.#d.ledger.transaction(async (tx) => {
       const outcomes: BotOutcome[] = [];
       for (let i = 0; i < events.length; i++) {
@@ -66,8 +87,24 @@ export class RepriseBot {
     // Model work starts only once its open is durable, and never inside the transaction.
     for (const fp of after.cancel) this.#d.jobs?.cancel(fp);
     for (const job of after.start) this.#d.jobs?.start(job);
+    for (const req of after.amSilences ?? []) this.#amSilence(req);
     for (const a of answers) await this.#answer(a.via, a.to, a.view);
     return result;
+  }
+
+  #inBackground(p: Promise<void>): void {
+    const tracked = p.catch((err: unknown) => this.#d.logger.error({ err }, 'background work failed'));
+    this.#background.add(tracked);
+    void tracked.finally(() => this.#background.delete(tracked));
+  }
+
+  /**
+   * Marks threads from what Alertmanager holds (issue 12): silenced or inhibited there, or no
+   * longer firing; each mark is recorded and the card rewritten in place. `listedAt` is when the
+   * list was read: threads opened after it are left for the next round.
+   */
+  async reconcile(alerts: readonly AlertmanagerAlertState[], listedAt: Date): Promise<number> {
+    return reconcileThreads(this.#d, alerts, listedAt, this.#amListed);
   }
 
   /** The sink a chat transport hands inbound events to. */
@@ -121,22 +158,28 @@ export class RepriseBot {
         const admission = this.#d.policy?.admit(e.incident, this.#d.clock.now()) ?? { admitted: true };
         if (!admission.admitted) {
           log.info({ reason: admission.reason, status: e.incident.status }, 'dropped by trigger policy');
-          return { status: 'dropped', fingerprint: e.incident.fingerprint, triggerKey: e.incident.triggerKey, reason: admission.reason };
+          return this.#drop(tx, e.incident, 'policy', admission.reason);
         }
         return e.type === 'resolve' ? this.#resolved(e.incident, tx, out, log, after) : this.#firing(e.incident, e.route ?? {}, tx, out, log, after);
       }
       case 'vote':
         return applyVote(this.#ctx(out), tx, e);
-      case 'silence':
-        return this.#guarded(e.respond, e.actor.via, answers, () => applySilence(this.#ctx(out), tx, e));
+      case 'silence': {
+        const choice = parseSilenceChoice(e.duration);
+        const o = this.#guarded(e.respond, e.actor.via, answers, () => applySilence(this.#ctx(out), tx, { ...e, duration: choice.duration }, choice.alertmanager));
+        this.#wantAmSilence(o, e.actor, after);
+        return o;
+      }
       case 'note':
         return applyNote(this.#ctx(out), tx, e);
       case 'button': {
         const ctx = this.#ctx(out);
+        const choice = parseSilenceChoice(e.value ?? '4h');
         const o =
           e.action === 'silence'
-            ? this.#guarded(e.respond, e.actor.via, answers, () => applySilence(ctx, tx, { type: 'silence', actor: e.actor, duration: e.value ?? '4h', target: e.target, eventId: e.eventId }))
+            ? this.#guarded(e.respond, e.actor.via, answers, () => applySilence(ctx, tx, { type: 'silence', actor: e.actor, duration: choice.duration, target: e.target, eventId: e.eventId }, choice.alertmanager))
             : applyVote(ctx, tx, { type: 'vote', actor: e.actor, vote: e.action === 'vote_up' ? 'up' : 'down', target: e.target, eventId: e.eventId });
+        this.#wantAmSilence(o, e.actor, after);
         answers.push({ to: e.respond, via: e.actor.via, view: clickAnswer(e.action, o) });
         return o;
       }
@@ -144,6 +187,26 @@ export class RepriseBot {
         // Commands need the surface's answer channel; `onChat` runs them (a command in a batch is a no-op).
         return { status: 'ignored', reason: 'commands are answered through onChat' };
     }
+  }
+
+  /** A recorded 🔕 that asked for Alertmanager too: made once the silence is durable. */
+  #wantAmSilence(o: ChatOutcome, actor: Actor, after: AfterCommit): void {
+    if (o.status !== 'recorded' || o.event.type !== 'silence' || !o.event.alertmanager) return;
+    const { requestId, openId, who } = o.event.alertmanager;
+    (after.amSilences ??= []).push({ requestId, openId, until: o.event.until, who, via: actor.via });
+  }
+
+  /** Alertmanager silences asked for before a restart whose outcome was never recorded: made now. */
+  resumeAmSilences(): number {
+    const pending = this.#d.ledger.pendingAmSilences().filter((r) => !this.#amInFlight.has(r.requestId));
+    for (const req of pending) this.#amSilence(req);
+    return pending.length;
+  }
+
+  #amSilence(req: AmSilenceRequest): void {
+    if (this.#amInFlight.has(req.requestId)) return;
+    this.#amInFlight.add(req.requestId);
+    this.#inBackground(silenceInAlertmanager(this.#d, req).finally(() => this.#amInFlight.delete(req.requestId)));
   }
 
   /** Runs a chat action whose input may be wrong (a bad duration): the user is told, nothing recorded. */
@@ -157,7 +220,45 @@ export class RepriseBot {
     }
   }
 
-  #firing(incident: Incident, route: Record<string, string | undefined>, tx: BotTx, out: Enqueued, log: Logger, after: AfterCommit): IncidentOutcome {
+  /**
+   * Releases held firings whose debounce has lapsed and closes storm batches whose window has
+   * (issue 12). `serve` calls it on a timer and at start, so holds recorded before a restart are
+   * re-armed from the ledger; tests call it after moving their clock.
+   */
+  async tick(): Promise<BotOutcome[]> {
+    const now = this.#d.clock.now();
+    const coalesce = this.#noise().coalesce;
+    const due = this.#d.ledger.dueHolds(now, TICK_BATCH);
+    const storms = coalesce ? this.#d.ledger.unflushedStorms().filter((t) => t.storm && batchDue(t.storm, now, coalesce)).slice(0, TICK_BATCH) : [];
+    if (due.length === 0 && storms.length === 0) return [];
+    const out: Enqueued = { count: 0 };
+    const after: AfterCommit = { start: [], cancel: [] };
+    const { result } = await this.#d.ledger.transaction(async (tx) => {
+      const outcomes: BotOutcome[] = [];
+      for (const t of storms) flushStorm(tx, this.#d.clock.now(), t, out);
+      for (const h of due) {
+        const incident = h.incident as unknown as Incident;
+        const at = this.#d.clock.now().toISOString();
+        tx.record({ type: 'noise', action: 'release', fingerprint: h.fingerprint, triggerKey: h.triggerKey, reason: 'debounce', detail: 'no resolve inside the debounce window: the firing goes on', holdId: h.holdId, at });
+        const log = this.#d.logger.child({ incident: h.fingerprint, trigger: h.triggerKey });
+        outcomes.push(this.#firing(incident, h.route ?? {}, tx, out, log, after, true));
+      }
+      return outcomes;
+    });
+    if (out.count > 0) this.#d.outbox?.kick();
+    for (const job of after.start) this.#d.jobs?.start(job);
+    return result;
+  }
+
+  #noise() {
+    return this.#d.noise ?? NO_NOISE_CONTROL;
+  }
+
+  #drop(tx: BotTx, incident: Incident, reason: string, detail: string): IncidentOutcome {
+    return recordDrop(tx, this.#d.clock.now(), incident, reason, detail);
+  }
+
+  #firing(incident: Incident, route: Record<string, string | undefined>, tx: BotTx, out: Enqueued, log: Logger, after: AfterCommit, released = false): IncidentOutcome {
     const { ledger, clock } = this.#d;
     const now = clock.now();
     const at = now.toISOString();
@@ -165,6 +266,7 @@ export class RepriseBot {
     if (silence) {
       if (incident.severity !== 'critical') {
         log.info({ until: silence.until }, 'silenced: no message, no ledger open');
+        this.#drop(tx, incident, 'silence', `silenced by ${silence.user} until ${silence.until}: no message, no ledger open`);
         return { status: 'silenced', fingerprint: incident.fingerprint, triggerKey: incident.triggerKey, until: silence.until };
       }
       // A critical firing ends the silence (SPEC §8): record it so a replay agrees.
@@ -180,8 +282,10 @@ export class RepriseBot {
     // fingerprint, same start — or no start of its own) is not a new incident.
     if (standing && (incident.startsAtEstimated === true || (standing.startsAt !== undefined && standing.startsAt === incident.startsAt))) {
       log.info('re-notification of an open firing: no new thread');
-      return { status: 'dropped', fingerprint: incident.fingerprint, triggerKey: incident.triggerKey, reason: 're-notification of an open firing' };
+      return this.#drop(tx, incident, 'renotification', 're-notification of an open firing');
     }
+    const gate = noiseGate({ ledger, noise: this.#noise(), now }, incident, route, tx, out, log, released);
+    if ('status' in gate) return gate;
     const recalled = this.preview(incident);
     // With a model, the match gate is the model's (rerank, then confirm and verify): until it
     // answers, only the runbook is shown, and the thread says the model is on it.
@@ -202,6 +306,8 @@ export class RepriseBot {
       verdict,
       resolvable: true,
       startsAt: incident.startsAt,
+      source: incident.source,
+      ...(gate.key ? { coalesceKey: gate.key } : {}),
       at,
     });
     const checking = modelDecides ? this.#checkingNote(incident, recalled.instantCandidates.length > 0) : undefined;
@@ -219,6 +325,7 @@ export class RepriseBot {
       const surface = this.#d.surfaces.get(dest.transport);
       const card = buildCard({ ...input, mentions: this.#d.routing.mentions(incident, dest.transport) });
       if (checking && card.headline.answer === 'none') card.headline = { answer: 'checking', title: checking };
+      if (this.#d.alertmanager && incident.source === 'alertmanager') card.amSilence = true;
       enqueue(tx, now, { transport: dest.transport, op: 'post', openId, channel: dest.channel, view: card, ...(surface?.inlineDetail ? { detail } : {}) }, out);
       if (!surface?.inlineDetail) enqueue(tx, now, { transport: dest.transport, op: 'reply', openId, view: detail }, out);
     }
@@ -229,7 +336,8 @@ export class RepriseBot {
     }
     if (modelDecides) {
       const standing = ledger.standing(incident.triggerKey);
-      after.start.push({ openId, incident, candidates: recalled.instantCandidates, ...(standing ? { standing } : {}) });
+      const storm = gate.key ? (): string[] => ledger.thread(openId)?.storm?.workloads ?? [] : undefined;
+      after.start.push({ openId, incident, candidates: recalled.instantCandidates, ...(standing ? { standing } : {}), ...(storm ? { storm } : {}) });
     }
     log.info({ answer: result.answer, nearMiss: result.nearMiss }, result.answer ? `recalled ${result.answer.kind} ${result.answer.entry}` : modelDecides ? 'the model decides' : 'no trusted memory: fell through');
     return { status: 'posted', fingerprint: incident.fingerprint, triggerKey: incident.triggerKey, answer: result.answer, recall: result };
@@ -244,12 +352,17 @@ export class RepriseBot {
   }
 
   #resolved(incident: Incident, tx: BotTx, out: Enqueued, log: Logger, after: AfterCommit): IncidentOutcome {
-    after.cancel.push(incident.fingerprint);
     const now = this.#d.clock.now();
     // Ledger time is when we learned of it; the alert's own endsAt, when sent, dates the end.
     const at = now.toISOString();
-    const { closed } = tx.record({ type: 'resolve', fingerprint: incident.fingerprint, ...(incident.endsAt ? { endsAt: incident.endsAt } : {}), at });
+    const held = incident.fingerprint ? this.#d.ledger.holdOf(incident.fingerprint) : undefined;
+    if (held) {
+      log.info('resolved inside the debounce window: neither is posted');
+      return recordDrop(tx, now, incident, 'debounce', 'resolved inside the debounce window: neither the firing nor its resolve is posted', held.holdId);
+    }
+    const { closed } = tx.record({ type: 'resolve', fingerprint: incident.fingerprint, ...(incident.triggerKey ? { triggerKey: incident.triggerKey } : {}), ...(incident.endsAt ? { endsAt: incident.endsAt } : {}), at });
     if (!closed) {
+      after.cancel.push(incident.fingerprint);
       log.info('resolve buffered: no open for this fingerprint yet');
       return { status: 'resolved', fingerprint: incident.fingerprint, triggerKey: incident.triggerKey, paired: false };
     }
@@ -258,7 +371,17 @@ export class RepriseBot {
     const root = thread ? Object.values(thread.roots)[0] : undefined;
     const threadId = root?.id ?? closed.threadId;
     if (threadId) outcome.threadId = threadId;
-    if (thread) restate(tx, now, thread, { state: 'resolved', note: resolvedNote(closed.startsAt ?? closed.openedAt, closed.endsAt ?? at), icon: '✅', topic: 'resolved' }, out);
+    if (thread?.storm && thread.storm.open > 0) {
+      // One alert of a storm resolved; the thread (and its investigation) goes on for the rest.
+      if (thread.state === 'firing') stormCard(tx, now, thread, out);
+      log.info({ threadId, stillFiring: thread.storm.open }, 'storm member resolved');
+      return outcome;
+    }
+    // The incident is over: queued work for it is cancelled (a storm's job runs under its lead).
+    after.cancel.push(thread?.storm ? thread.fingerprint : incident.fingerprint);
+    const started = thread?.storm ? thread.storm.firstAt : (closed.startsAt ?? closed.openedAt);
+    const note = resolvedNote(started, closed.endsAt ?? at);
+    if (thread) restate(tx, now, thread, { state: 'resolved', note: thread.storm && thread.storm.count > 1 ? `all ${thread.storm.count} alerts ${note}` : note, icon: '✅', topic: 'resolved' }, out);
     log.info({ threadId }, 'resolved');
     return outcome;
   }

@@ -56,6 +56,8 @@ export interface CardView {
   controls: boolean;
   /** Surface user / group ids to ping: critical firings only, never resolves. */
   mentions: string[];
+  /** The 🔕 control may also silence in Alertmanager (configured, and the alert came from it). */
+  amSilence?: boolean;
 }
 
 /** One step of a runbook, with the command that follows it when the runbook gives one. */

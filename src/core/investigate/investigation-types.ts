@@ -75,6 +75,8 @@ export interface InvestigationRequest {
   recall?: RecalledCandidate;
   /** The trigger's standing answer on a recurrence, quoted as data. */
   standing?: StandingAnswer;
+  /** A storm thread (issue 12): the workloads of every alert coalesced with this one, quoted as data. */
+  storm?: string[];
   /** Cancels the run (e.g. the alert resolved); waiting in the queue counts too. */
   signal?: AbortSignal;
   /** Run id (default: a random UUID). */

@@ -140,7 +140,7 @@ export class Investigator {
         await rec.note('recall', `recalled answer ${entry.id} withdrawn (verify ${v.verdict}); running a full investigation`);
       }
 
-      const start = investigateMessages(req.incident, toolbox.names, req.standing, d.clock.now());
+      const start = investigateMessages(req.incident, toolbox.names, req.standing, d.clock.now(), req.storm);
       const loop = await runLoop(req.incident, start, { models: d.models, toolbox, budget, ctx, maxSteps: o.maxSteps, maxOutputTokens: o.maxOutputTokens, progress });
       const extra = recallOutcome ? { recall: recallOutcome } : {};
       const end = loop.end;

@@ -79,8 +79,14 @@ export interface StandingAnswer {
   entry?: string;
 }
 
-export function investigateMessages(incident: Incident, tools: readonly string[], standing: StandingAnswer | undefined, now: Date): ChatMessage[] {
+export function investigateMessages(incident: Incident, tools: readonly string[], standing: StandingAnswer | undefined, now: Date, storm?: readonly string[]): ChatMessage[] {
   const parts = [`Investigate this incident. Tools you may call: ${tools.length ? tools.join(', ') : '(none)'}.`, incidentData(incident)];
+  if (storm && storm.length > 1) {
+    parts.push(
+      `This alert is one of ${storm.length} alerts that fired together (a storm, coalesced into one investigation). Look for the common cause first. The affected workloads are quoted below.`,
+      fence('affected workloads', storm.slice(0, 50).join('\n')),
+    );
+  }
   if (standing) {
     const ageH = Math.max(0, Math.round((now.getTime() - Date.parse(standing.concludedAt)) / 3_600_000));
     parts.push(

@@ -5,6 +5,7 @@
  * already recorded (so a retried Slack event or a re-synced Matrix event counts once).
  */
 import type { DeliveredEvent, NoteEvent, OpenEvent, OutboxEvent, OutboxFailedEvent } from '../ledger-events.js';
+import { forgetStorm, registerStormOpen } from './ledger-noise.js';
 import type { LedgerState, OutboxItem, ThreadRecord } from './ledger-types.js';
 
 /** Records where staged outbox events landed in the log, once their transaction committed. */
@@ -31,13 +32,19 @@ export function messageKey(transport: string, channel: string, id: string): stri
 /** Registers an open's thread (opens without an id, from older ledgers, have none). */
 export function registerThread(state: LedgerState, e: OpenEvent): void {
   if (e.id === undefined) return;
+  // A storm member joins its lead's thread instead of starting one.
+  if (registerStormOpen(state, e, undefined)) return;
   const record: ThreadRecord = { openId: e.id, triggerKey: e.triggerKey, fingerprint: e.fingerprint, roots: {}, cardSeqs: {}, state: 'firing', transports: [], messageKeys: [], notes: 0 };
   if (e.entry !== undefined) record.entry = e.entry;
   if (e.answerKind !== undefined) record.answerKind = e.answerKind;
+  if (e.source !== undefined) record.source = e.source;
+  record.openedAt = e.at;
   if (state.threads[e.id] === undefined) state.threadCount += 1;
   state.threads[e.id] = record;
+  if (e.threadOf === undefined) registerStormOpen(state, e, record);
   while (state.threadCount > state.limits.threads) {
     for (const oldest in state.threads) {
+      forgetStorm(state, state.threads[oldest]!);
       for (const k of state.threads[oldest]!.messageKeys) delete state.messages[k];
       delete state.threads[oldest];
       state.threadCount -= 1;
@@ -117,8 +124,9 @@ export function pendingCount(state: LedgerState): number {
   return state.outboxCount;
 }
 
+/** The thread of an open: its own, or for a storm member the thread it joined. */
 export function threadOf(state: LedgerState, openId: string): ThreadRecord | undefined {
-  return state.threads[openId];
+  return state.threads[openId] ?? state.threads[state.stormMembers[openId] ?? ''];
 }
 
 /** The incident a bot message belongs to (a reaction's or a click's target). */

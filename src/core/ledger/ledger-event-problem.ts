@@ -5,6 +5,7 @@ const OPEN_KINDS = ['recall', 'fresh'] as const;
 const ANSWER_KINDS = ['incident', 'runbook'] as const;
 const VOTES = ['up', 'down', 'clear'] as const;
 const OUTBOX_OPS = ['post', 'reply', 'update'] as const;
+const NOISE_ACTIONS = ['hold', 'release', 'drop', 'flush', 'mark', 'am_silence'] as const;
 const FINDING_STATUSES = ['completed', 'exhausted', 'failed', 'skipped', 'cancelled', 'degraded'] as const;
 
 type Fields = Record<string, unknown>;
@@ -59,16 +60,19 @@ export function ledgerEventProblem(value: unknown): string | undefined {
         typeof o['resolvable'] === 'boolean' ? undefined : 'resolvable must be a boolean',
         optStr(o, 'threadId'),
         optStr(o, 'startsAt'),
+        optStr(o, 'source'),
+        optStr(o, 'coalesceKey'),
+        optStr(o, 'threadOf'),
       );
       break;
     case 'resolve':
-      checks.push(str(o, 'fingerprint'), o['endsAt'] === undefined ? undefined : time(o, 'endsAt'));
+      checks.push(str(o, 'fingerprint'), o['endsAt'] === undefined ? undefined : time(o, 'endsAt'), optStr(o, 'triggerKey'));
       break;
     case 'feedback':
       checks.push(str(o, 'triggerKey'), str(o, 'user'), oneOf(o, 'vote', VOTES), optStr(o, 'openId'), optStr(o, 'via'), optStr(o, 'eventId'));
       break;
     case 'silence':
-      checks.push(str(o, 'triggerKey'), str(o, 'user'), time(o, 'until'), optStr(o, 'via'), optStr(o, 'eventId'));
+      checks.push(str(o, 'triggerKey'), str(o, 'user'), time(o, 'until'), optStr(o, 'via'), optStr(o, 'eventId'), o['alertmanager'] === undefined ? undefined : amRequestProblem(o['alertmanager']));
       break;
     case 'delivered':
       checks.push(str(o, 'openId'), str(o, 'fingerprint'), str(o, 'transport'), str(o, 'messageRef'), optStr(o, 'channel'), optStr(o, 'outboxId'));
@@ -103,6 +107,22 @@ export function ledgerEventProblem(value: unknown): string | undefined {
     case 'note':
       checks.push(str(o, 'triggerKey'), optStr(o, 'openId'), str(o, 'user'), str(o, 'text'), str(o, 'via'), optStr(o, 'eventId'));
       break;
+    case 'noise':
+      checks.push(
+        oneOf(o, 'action', NOISE_ACTIONS),
+        str(o, 'fingerprint'),
+        str(o, 'triggerKey'),
+        str(o, 'reason'),
+        typeof o['detail'] === 'string' ? undefined : 'detail must be a string',
+        optStr(o, 'holdId'),
+        o['until'] === undefined ? undefined : time(o, 'until'),
+        o['incident'] === undefined ? undefined : obj(o, 'incident'),
+        o['route'] === undefined ? undefined : obj(o, 'route'),
+        optStr(o, 'openId'),
+        optStr(o, 'requestId'),
+        o['action'] === 'hold' && (o['holdId'] === undefined || o['until'] === undefined || o['incident'] === undefined) ? 'a hold needs holdId, until and incident' : undefined,
+      );
+      break;
     case 'confirm':
       checks.push(str(o, 'entry'), typeof o['dupFingerprint'] === 'string' ? undefined : 'dupFingerprint must be a string');
       break;
@@ -111,6 +131,12 @@ export function ledgerEventProblem(value: unknown): string | undefined {
   }
   const problems = checks.filter((c): c is string => c !== undefined);
   return problems.length === 0 ? undefined : `${String(o['type'])} event: ${problems.join('; ')}`;
+}
+
+function amRequestProblem(v: unknown): string | undefined {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'alertmanager must be an object';
+  const o = v as Fields;
+  return str(o, 'requestId') ?? str(o, 'openId') ?? str(o, 'who');
 }
 
 /** Type guard over {@link ledgerEventProblem}. */

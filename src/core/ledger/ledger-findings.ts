@@ -11,6 +11,8 @@ import type { LedgerState, OpenRecord, PriorFindingRecord } from './ledger-types
 const FINDINGS_PER_TRIGGER = 3;
 /** Days of token spend kept. */
 const TOKEN_DAYS = 8;
+/** Investigation times kept (the hourly limit never needs more). */
+const INVESTIGATION_TIMES = 1000;
 
 export interface FindingHooks {
   /** Counts `open` as a recall of `entry` (in flight, or resolved when its episode closed already). */
@@ -33,6 +35,10 @@ export function applyFinding(state: LedgerState, e: FindingEvent, hooks: Finding
     const list = (t.findings ??= []);
     list.push(record);
     while (list.length > FINDINGS_PER_TRIGGER) list.shift();
+  }
+  if (e.kind === 'fresh' && e.calls > 0) {
+    state.investigationTimes.push(e.at);
+    while (state.investigationTimes.length > INVESTIGATION_TIMES) state.investigationTimes.shift();
   }
   const tokens = e.tokensIn + e.tokensOut;
   if (tokens > 0) {

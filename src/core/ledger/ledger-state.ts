@@ -7,6 +7,7 @@ import type { LedgerEvent, OpenEvent } from '../ledger-events.js';
 import { ledgerEventProblem } from './ledger-event-problem.js';
 import { applyFinding } from './ledger-findings.js';
 import { applyChatDelivered, applyNote, applyOutbox, applyOutboxFailed, registerThread, rememberChatEvent } from './ledger-chat.js';
+import { applyNoise, stormResolved } from './ledger-noise.js';
 import { DEFAULT_LEDGER_LIMITS, LEDGER_STATE_VERSION } from './ledger-types.js';
 import type {
   DupStats,
@@ -23,6 +24,7 @@ import type {
 export * from './ledger-types.js';
 export * from './ledger-reads.js';
 export { tokensSpent, triggerFindings } from './ledger-findings.js';
+export { dueHolds, holdOf, workloadLabel } from './ledger-noise.js';
 export { assignOutboxSeqs, cardSeq, messageKey, pendingCount, pendingOutbox, seenChatEvent, threadByMessage, threadOf } from './ledger-chat.js';
 
 /** A dictionary immune to keys like `__proto__` (trigger keys and user names come from outside). */
@@ -52,6 +54,14 @@ export function createLedgerState(limits: Partial<LedgerLimits> = {}): LedgerSta
     chatEventSeen: dict(),
     chatEventOrder: [],
     tokensByDay: dict(),
+    holds: dict(),
+    holdCount: 0,
+    holdByFingerprint: dict(),
+    stormMembers: dict(),
+    stormByKey: dict(),
+    noiseCounts: dict(),
+    investigationTimes: [],
+    amSilences: dict(),
   };
 }
 
@@ -78,6 +88,13 @@ export function restoreLedgerState(json: unknown): LedgerState | undefined {
     messages: dict(s.messages),
     chatEventSeen: dict(s.chatEventSeen),
     tokensByDay: dict(s.tokensByDay),
+    holds: dict(s.holds),
+    holdByFingerprint: dict(s.holdByFingerprint),
+    stormMembers: dict(s.stormMembers),
+    stormByKey: dict(s.stormByKey),
+    noiseCounts: dict(s.noiseCounts),
+    investigationTimes: [...(s.investigationTimes ?? [])],
+    amSilences: dict(s.amSilences),
   };
 }
 
@@ -209,6 +226,7 @@ function closeEpisode(state: LedgerState, open: OpenRecord, resolvedAt: string, 
   d.resolved += 1;
   d.lastResolvedAt = resolvedAt;
   endSilence(state, open.triggerKey, resolvedAt, 'resolve');
+  stormResolved(state, open.id);
   return episode;
 }
 
@@ -245,6 +263,7 @@ function applyOpen(state: LedgerState, e: OpenEvent): Episode | undefined {
   registerThread(state, e);
   const fp = touchFingerprint(state, open.fingerprint);
   fp.triggerKey = open.triggerKey;
+  delete fp.suppressed;
   const pending = fp.pendingResolveAt;
   if (pending !== undefined) {
     const endsAt = fp.pendingResolveEndsAt;
@@ -259,16 +278,23 @@ function applyOpen(state: LedgerState, e: OpenEvent): Episode | undefined {
   return undefined;
 }
 
-function applyResolve(state: LedgerState, fingerprint: string, at: string, endsAt: string | undefined): Episode | undefined {
+function applyResolve(state: LedgerState, fingerprint: string, at: string, endsAt: string | undefined, triggerKey?: string): Episode | undefined {
   state.resolves += 1;
   state.lastResolveAt = at;
   const fp = touchFingerprint(state, fingerprint);
   const open = fp.open.pop();
   if (open) return closeEpisode(state, open, at, endsAt);
+  if (fp.suppressed) {
+    // The firing it ends was never opened: nothing to pair, nothing to buffer.
+    delete fp.suppressed;
+    endSilence(state, fp.triggerKey ?? triggerKey, at, 'resolve');
+    return undefined;
+  }
   fp.pendingResolveAt = at;
   if (endsAt !== undefined) fp.pendingResolveEndsAt = endsAt;
   else delete fp.pendingResolveEndsAt;
-  endSilence(state, fp.triggerKey, at, 'resolve');
+  // A firing that was never opened (silenced) still ends its silence when it resolves.
+  endSilence(state, fp.triggerKey ?? triggerKey, at, 'resolve');
   return undefined;
 }
 
@@ -328,13 +354,14 @@ export function applyEvent(state: LedgerState, event: unknown, seq?: number): Ep
     case 'open':
       return applyOpen(state, e);
     case 'resolve':
-      return applyResolve(state, e.fingerprint, e.at, e.endsAt);
+      return applyResolve(state, e.fingerprint, e.at, e.endsAt, e.triggerKey);
     case 'feedback':
       applyFeedback(state, e);
       return undefined;
     case 'silence':
       trigger(state, e.triggerKey).silence = { user: e.user, at: e.at, until: e.until };
       rememberChatEvent(state, e.eventId);
+      if (e.alertmanager) state.amSilences[e.alertmanager.requestId] = defined({ requestId: e.alertmanager.requestId, triggerKey: e.triggerKey, openId: e.alertmanager.openId, until: e.until, who: e.alertmanager.who, via: e.via });
       return undefined;
     case 'confirm':
       entryAgg(state, e.entry).confirmations += 1;
@@ -355,6 +382,9 @@ export function applyEvent(state: LedgerState, event: unknown, seq?: number): Ep
       return undefined;
     case 'finding':
       applyFinding(state, e, { countRecall, trigger });
+      return undefined;
+    case 'noise':
+      applyNoise(state, e, touchFingerprint);
       return undefined;
   }
 }

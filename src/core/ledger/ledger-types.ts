@@ -5,7 +5,7 @@ import type { AnswerKind } from '../types.js';
 import type { OpenEvent, OutboxEvent } from '../ledger-events.js';
 
 /** Bumped whenever the shape or the folding rules change: older snapshots are then ignored. */
-export const LEDGER_STATE_VERSION = 4;
+export const LEDGER_STATE_VERSION = 5;
 
 /** Bounds that keep memory finite however long the ledger runs. */
 export interface LedgerLimits {
@@ -68,6 +68,8 @@ export interface FingerprintState {
   open: OpenRecord[];
   /** A resolve that arrived before any open, waiting for the next one. */
   pendingResolveAt?: string;
+  /** Its newest firing was suppressed (🔕 or the cooldown): its resolve ends, it does not wait for an open. */
+  suppressed?: boolean;
   pendingResolveEndsAt?: string;
 }
 
@@ -102,6 +104,35 @@ export interface SilenceRecord {
   until: string;
   endedAt?: string;
   endedBy?: 'resolve' | 'down';
+}
+
+/** A firing held by the debounce (issue 12): released at `until` unless its resolve comes first. */
+export interface HoldRecord {
+  holdId: string;
+  fingerprint: string;
+  triggerKey: string;
+  until: string;
+  at: string;
+  /** The incident as it arrived (plain JSON). */
+  incident: Record<string, unknown>;
+  route?: Record<string, string>;
+}
+
+/** A storm thread: the alerts coalesced into one thread (issue 12). */
+export interface StormRecord {
+  key: string;
+  /** Alerts in the thread (the lead included). */
+  count: number;
+  /** Of those, still unresolved. */
+  open: number;
+  firstAt: string;
+  lastAt: string;
+  /** Affected workloads, in arrival order, distinct. */
+  workloads: string[];
+  /** Member open ids (not the lead). */
+  members: string[];
+  /** The batch window was closed (recorded by a `noise` flush). */
+  flushed?: boolean;
 }
 
 /** A finding as the next investigation of the trigger is told about it. */
@@ -170,6 +201,14 @@ export interface ThreadRecord {
   /** Keys in `LedgerState.messages` that point here (dropped with the thread). */
   messageKeys: string[];
   notes: number;
+  /** The alert's source (`alertmanager`, …), when the open said. */
+  source?: string;
+  /** When the open was recorded. */
+  openedAt?: string;
+  /** Set when alerts were coalesced into this thread. */
+  storm?: StormRecord;
+  /** What the Alertmanager reconciler last marked it (so it marks once). */
+  amMark?: string;
 }
 
 export interface LedgerState {
@@ -201,4 +240,28 @@ export interface LedgerState {
   chatEventOrder: string[];
   /** Model tokens spent per UTC day (the daily budget), recent days only. */
   tokensByDay: Record<string, number>;
+  /** Firings held by the debounce, in the order they were held. */
+  holds: Record<string, HoldRecord>;
+  holdCount: number;
+  /** Fingerprint → its hold id. */
+  holdByFingerprint: Record<string, string>;
+  /** Storm member open id → the thread's (lead) open id. */
+  stormMembers: Record<string, string>;
+  /** Coalesce key → the newest storm thread opened under it. */
+  stormByKey: Record<string, string>;
+  /** Noise-control decisions per `action:reason` (drops, holds, …), for status and metrics. */
+  noiseCounts: Record<string, number>;
+  /** When recent fresh investigations that called the model ended, oldest first (the hourly limit survives restarts). */
+  investigationTimes: string[];
+  /** Alertmanager silences a 🔕 asked for whose outcome is not recorded yet, by request id. */
+  amSilences: Record<string, AmSilencePending>;
+}
+
+export interface AmSilencePending {
+  requestId: string;
+  triggerKey: string;
+  openId: string;
+  until: string;
+  who: string;
+  via?: string;
 }

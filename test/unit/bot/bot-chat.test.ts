@@ -86,7 +86,8 @@ describe('silences from chat', () => {
     expect((await bot.handle([firing('fp-2')]))[0]).toMatchObject({ status: 'silenced' });
     await settle();
     expect(transport.posts).toHaveLength(1);
-    expect(ledger.seq).toBe(seq);
+    expect(ledger.seq).toBe(seq + 1);
+    expect(ledger.state.noiseCounts['drop:silence']).toBe(1);
   });
 
   it('a 🔕 reaction silences for 4 h; "@reprise silence: 24h" in the thread for longer; a bad duration is refused with a reason', async () => {

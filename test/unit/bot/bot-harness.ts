@@ -1,6 +1,7 @@
 import { createStore } from '../../../src/adapters/keyv/keyv-store.js';
 import type { Actor } from '../../../src/core/bot/bot-event.js';
-import type { NoteLimits } from '../../../src/core/bot/bot-context.js';
+import type { AlertmanagerSilencer, InvestigationJobsPort, NoteLimits } from '../../../src/core/bot/bot-context.js';
+import type { NoiseOptions } from '../../../src/core/bot/noise-control.js';
 import { ledgerForBot, ledgerForOutbox } from '../../../src/core/bot/ledger-for-bot.js';
 import { RepriseBot } from '../../../src/core/bot/reprise-bot.js';
 import { Routing, type MentionRule, type RouteRule } from '../../../src/core/bot/routing.js';
@@ -33,6 +34,10 @@ export interface HarnessOptions {
   clock?: ManualClock;
   /** Threads delivered at once (the outbox's default otherwise). */
   concurrency?: number;
+  /** Debounce, storm coalescing, cooldown (off otherwise). */
+  noise?: NoiseOptions;
+  jobs?: InvestigationJobsPort;
+  alertmanager?: AlertmanagerSilencer;
 }
 
 /** A bot on a memory (or given) store with recording transports and a real outbox worker. */
@@ -59,6 +64,9 @@ export async function botHarness(o: HarnessOptions) {
     outbox,
     ...(o.allow ? { allow: o.allow } : {}),
     ...(o.notes ? { notes: o.notes } : {}),
+    ...(o.noise ? { noise: o.noise } : {}),
+    ...(o.jobs ? { jobs: o.jobs } : {}),
+    ...(o.alertmanager ? { alertmanager: o.alertmanager } : {}),
   });
   for (const t of transports) await t.start(bot.onChat);
   const events = async (): Promise<LedgerEvent[]> => {

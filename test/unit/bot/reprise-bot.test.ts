@@ -175,7 +175,9 @@ describe('RepriseBot: silence', () => {
     expect(out).toEqual({ status: 'silenced', fingerprint: 'fp-again', triggerKey: TK, until: '2026-01-01T01:00:00.000Z' });
     await settle();
     expect(transport.posts).toHaveLength(1);
-    expect(ledger.seq).toBe(seq);
+    // Only the suppression is recorded (with its reason): no open, no message.
+    expect(ledger.seq).toBe(seq + 1);
+    expect(ledger.state.noiseCounts['drop:silence']).toBe(1);
     expect(ledger.occurrences(TK).count).toBe(1);
     // Once it lapses, the trigger posts again.
     clock.advance(51 * MIN);

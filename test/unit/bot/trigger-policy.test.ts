@@ -69,7 +69,10 @@ describe('RepriseBot with a trigger policy and Alertmanager re-notifications', (
     expect(out).toMatchObject({ status: 'dropped', reason: 'matches trigger.ignore rule #1' });
     await settle();
     expect(transport.posts).toHaveLength(0);
-    expect(ledger.seq).toBe(0);
+    // Nothing opened; the drop itself is recorded with its reason.
+    expect(ledger.seq).toBe(1);
+    expect(ledger.state.noiseCounts['drop:policy']).toBe(1);
+    expect(ledger.occurrences(inc().triggerKey).count).toBe(0);
   });
 
   it('treats a re-sent firing with the same start as the same incident: one thread, one recall', async () => {

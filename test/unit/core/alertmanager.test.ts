@@ -63,6 +63,7 @@ describe('parseAlertmanagerPayload', () => {
       source: 'alertmanager',
       status: 'firing',
       fingerprint: '3735f7d4f107cadd',
+      groupKey: '{}:{alertname="KubePodCrashLooping"}',
       triggerKey: 'kubepodcrashlooping|payments|deployment|payments-worker|prod-eu-1',
       alertname: 'KubePodCrashLooping',
       title: 'Pod is crash looping.',

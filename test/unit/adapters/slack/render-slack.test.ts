@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { renderCard, renderDetail, renderEphemeral, renderNotice, renderReply } from '../../../../src/adapters/slack/render-slack.js';
 import { confidenceDot } from '../../../../src/core/chat/thread-view.js';
-import { ACTION_IDS, parseControlsBlockId } from '../../../../src/adapters/slack/slack-controls.js';
+import { ACTION_IDS, isSilenceChoice, parseControlsBlockId } from '../../../../src/adapters/slack/slack-controls.js';
 import { clip, SLACK_LIMITS } from '../../../../src/adapters/slack/slack-limits.js';
 import type { SlackMessage } from '../../../../src/adapters/slack/slack-message.js';
 import { card, detail, HOSTILE } from './thread-fixtures.js';
@@ -65,6 +65,24 @@ describe('renderCard', () => {
     expect((elements[2]!['options'] as Node[]).map((o) => o['value'])).toEqual(['1h', '4h', '24h']);
     expect(parseControlsBlockId(String((actions as unknown as Node)['block_id']))).toBe('inc-42');
     expect(msg.text).toBe('🔍 KubePodCrashLooping — prod-eu-1/payments/checkout-api · 🚨 Firing · 🔥 Action required · ⚡ Instant recall: Checkout OOM after deploy');
+  });
+
+  it('offers "+ Alertmanager" silences only on a card that says Alertmanager can silence it, and reads them back', () => {
+    const options = (c: Parameters<typeof card>[0]) => {
+      const actions = renderCard(card(c)).blocks.find((b) => b.type === 'actions') as unknown as { elements: Node[] };
+      return (actions.elements[2]!['options'] as Node[]).map((o) => [o['value'], (o['text'] as Node)['text']]);
+    };
+    expect(options({ amSilence: true })).toEqual([
+      ['1h', '1 h'],
+      ['4h', '4 h'],
+      ['24h', '24 h'],
+      ['1h+am', '1 h + Alertmanager'],
+      ['4h+am', '4 h + Alertmanager'],
+      ['24h+am', '24 h + Alertmanager'],
+    ]);
+    expect(options({}).map(([v]) => v)).toEqual(['1h', '4h', '24h']);
+    expect(['4h+am', '4h', '1h+am'].map(isSilenceChoice)).toEqual([true, true, true]);
+    expect(['4h+AM', '90d+am', '4h am', ''].map(isSilenceChoice)).toEqual([false, false, false, false]);
   });
 
   it('shows resolved and silenced states with their note, and drops the controls when told', () => {

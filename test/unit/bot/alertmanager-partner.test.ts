@@ -1,0 +1,162 @@
+/**
+ * Alertmanager as a partner (issue 12), at the bot: a 🔕 that asks for it silences there too
+ * (matchers made by the adapter; here a recording stand-in), offered only when configured; and
+ * threads are marked from Alertmanager's alert list instead of staying "firing".
+ */
+import { describe, expect, it } from 'vitest';
+import { threadMarks } from '../../../src/core/bot/alertmanager-reconcile.js';
+import type { AlertmanagerSilencer } from '../../../src/core/bot/bot-context.js';
+import { parseCommand } from '../../../src/core/bot/commands.js';
+import { fromChatEvent } from '../../../src/core/bot/bot-event.js';
+import { parseSilenceChoice } from '../../../src/core/bot/silence-choice.js';
+import type { CardView, NoticeView } from '../../../src/core/chat/thread-view.js';
+import type { NoiseEvent } from '../../../src/core/ledger-events.js';
+import type { Incident } from '../../../src/core/types.js';
+import { alert, fixedSnapshot } from '../recall/recall-fixtures.js';
+import { botHarness } from './bot-harness.js';
+
+const snapshot = fixedSnapshot([], {});
+const firing = (fp: string, source = 'alertmanager'): Incident => ({ ...alert({ alertname: 'KubePodCrashLooping', fingerprint: fp, labels: { namespace: 'payments', pod: `p-${fp}-7d9f8c6b5-x2k4q` } }), source });
+const notices = (sent: Array<{ view: unknown }>): string[] => sent.filter((s) => (s.view as NoticeView).kind === 'notice').map((s) => `${(s.view as NoticeView).icon} ${(s.view as NoticeView).text.join('')}`);
+const respond = { kind: 'ephemeral' as const, channel: '#rec', user: 'U1' };
+
+function recordingSilencer(fail?: string) {
+  const calls: Array<{ fingerprint: string; endsAt: string; createdBy: string; comment: string }> = [];
+  const silencer: AlertmanagerSilencer = {
+    silenceAlert: async (req) => {
+      calls.push(req);
+      if (fail) throw new Error(fail);
+      return 'sil-1';
+    },
+  };
+  return { silencer, calls };
+}
+
+describe('"silence in Alertmanager too"', () => {
+  it('reads the choice from a select value, a thread reply and a command', () => {
+    expect(parseSilenceChoice('4h+am')).toEqual({ duration: '4h', alertmanager: true });
+    expect(parseSilenceChoice('24h am')).toEqual({ duration: '24h', alertmanager: true });
+    expect(parseSilenceChoice('1h')).toEqual({ duration: '1h', alertmanager: false });
+    expect(parseCommand('silence 4h am')).toEqual({ name: 'silence', duration: '4h am' });
+    expect(parseCommand('silence kubepod|payments 4h am')).toEqual({ name: 'silence', triggerKey: 'kubepod|payments', duration: '4h am' });
+    expect(parseCommand('silence kubepod|payments 4h')).toEqual({ name: 'silence', triggerKey: 'kubepod|payments', duration: '4h' });
+    const thread = { transport: 'matrix', channel: '!r', id: '$e' };
+    expect(fromChatEvent({ type: 'message', eventId: 'e', transport: 'matrix', user: { id: '@a:hs' }, thread, channel: '!r', text: 'silence 4h am', addressed: true })).toMatchObject({ type: 'silence', duration: '4h am' });
+    expect(fromChatEvent({ type: 'message', eventId: 'e', transport: 'matrix', user: { id: '@a:hs' }, thread, channel: '!r', text: 'silence 4h because of the deploy', addressed: true })).toMatchObject({ type: 'note' });
+  });
+
+  it('offers it on the card only when Alertmanager is configured and the alert came from it', async () => {
+    const plain = await botHarness({ snapshot });
+    await plain.bot.handle([firing('fp-1')]);
+    await plain.settle();
+    expect((plain.transport.posts[0]!.view as CardView).amSilence).toBeUndefined();
+    const { silencer } = recordingSilencer();
+    const am = await botHarness({ snapshot, alertmanager: silencer });
+    await am.bot.handle([firing('fp-1'), firing('fp-2', 'pagerduty')]);
+    await am.settle();
+    expect(am.transport.posts.map((p) => (p.view as CardView).amSilence)).toEqual([true, undefined]);
+  });
+
+  it('a 🔕 "4h + Alertmanager" silences here and there; the comment links the thread; the thread is told', async () => {
+    const { silencer, calls } = recordingSilencer();
+    const h = await botHarness({ snapshot, alertmanager: silencer });
+    await h.bot.handle([firing('fp-1')]);
+    await h.settle();
+    const root = h.transport.posts[0]!.ref!;
+    const controlsId = (h.transport.posts[0]!.view as CardView).controlsId;
+    await h.transport.sink!({ type: 'action', eventId: 'sel-1', transport: 'rec', user: { id: 'U1', name: 'ann' }, action: 'silence', value: '4h+am', target: root, controlsId, respond });
+    await h.bot.idle();
+    await h.settle();
+    expect(h.ledger.silenceState(firing('fp-1').triggerKey, h.clock.now()).active).toBe(true);
+    expect(calls).toEqual([{ fingerprint: 'fp-1', endsAt: '2026-01-01T04:00:00.000Z', createdBy: 'ann via Reprise (rec)', comment: 'Silenced from Reprise by ann. Thread: rec thread t-1' }]);
+    expect(notices(h.transport.replies)).toEqual(['🔕 silenced by @ann until 04:00 UTC', '🔕 also silenced in Alertmanager until 04:00 UTC (silence sil-1)']);
+  });
+
+  it('a request recorded before a crash is made after the restart, once', async () => {
+    // The first process records the 🔕 and dies while Alertmanager has not answered.
+    const hung: AlertmanagerSilencer = { silenceAlert: () => new Promise<string>(() => undefined) };
+    const first = await botHarness({ snapshot, alertmanager: hung });
+    await first.bot.handle([firing('fp-1')]);
+    await first.settle();
+    await first.transport.sink!({ type: 'message', eventId: 'm', transport: 'rec', user: { id: 'U1', name: 'ann' }, thread: first.transport.posts[0]!.ref!, channel: '#rec', text: 'silence 4h am', addressed: true });
+    await first.ledger.close();
+    first.outbox.stop();
+
+    const { silencer, calls } = recordingSilencer();
+    const second = await botHarness({ snapshot, store: first.store, clock: first.clock, alertmanager: silencer });
+    expect(second.bot.resumeAmSilences()).toBe(1);
+    expect(second.bot.resumeAmSilences()).toBe(0);
+    await second.bot.idle();
+    expect(calls).toEqual([expect.objectContaining({ fingerprint: 'fp-1', endsAt: '2026-01-01T04:00:00.000Z', createdBy: 'ann via Reprise (rec)' })]);
+    const outcome = (await second.events()).filter((e): e is NoiseEvent => e.type === 'noise' && e.action === 'am_silence');
+    expect(outcome).toEqual([expect.objectContaining({ reason: 'created', detail: 'also silenced in Alertmanager until 04:00 UTC (silence sil-1)' })]);
+    expect(second.bot.resumeAmSilences()).toBe(0);
+  });
+
+  it('Alertmanager down: silenced in Reprise all the same, and the thread says why not there', async () => {
+    const { silencer } = recordingSilencer('Alertmanager at http://127.0.0.1:9 did not answer');
+    const h = await botHarness({ snapshot, alertmanager: silencer });
+    await h.bot.handle([firing('fp-1')]);
+    await h.settle();
+    await h.transport.sink!({ type: 'reaction', eventId: 'r', transport: 'rec', user: { id: 'U1' }, target: h.transport.posts[0]!.ref!, reaction: 'no_bell', removed: false });
+    await h.transport.sink!({ type: 'message', eventId: 'm', transport: 'rec', user: { id: 'U1' }, thread: h.transport.posts[0]!.ref!, channel: '#rec', text: 'silence 1h am', addressed: true });
+    await h.bot.idle();
+    await h.settle();
+    expect(h.errors).toEqual([]);
+    expect(notices(h.transport.replies).at(-1)).toBe('⚠️ not silenced in Alertmanager: Alertmanager at http://127.0.0.1:9 did not answer; silenced in Reprise only');
+  });
+
+  it('without Alertmanager configured, asking for it silences here and says so', async () => {
+    const h = await botHarness({ snapshot });
+    await h.bot.handle([firing('fp-1')]);
+    await h.settle();
+    await h.transport.sink!({ type: 'message', eventId: 'm', transport: 'rec', user: { id: 'U1' }, thread: h.transport.posts[0]!.ref!, channel: '#rec', text: 'silence 1h am', addressed: true });
+    await h.bot.idle();
+    await h.settle();
+    expect(notices(h.transport.replies).at(-1)).toMatch(/^⚠️ not silenced in Alertmanager: no Alertmanager is configured/);
+  });
+});
+
+describe('reconciling threads with Alertmanager', () => {
+  it('marks silenced, inhibited and vanished alerts once each, in place and recorded; active ones and other sources are left alone', async () => {
+    const h = await botHarness({ snapshot });
+    await h.bot.handle([firing('fp-sil'), firing('fp-inh'), firing('fp-gone'), firing('fp-live'), firing('fp-pd', 'pagerduty')]);
+    await h.settle();
+    h.clock.advance(60_000);
+    const active = (fingerprint: string) => ({ fingerprint, state: 'active', silenced: false, inhibited: false });
+    // First round: everything still active (the pagerduty alert was never Alertmanager's).
+    expect(await h.bot.reconcile([active('fp-sil'), active('fp-inh'), active('fp-gone'), active('fp-live')], h.clock.now())).toBe(0);
+    const list = [
+      { fingerprint: 'fp-sil', state: 'suppressed', silenced: true, inhibited: false },
+      { fingerprint: 'fp-inh', state: 'suppressed', silenced: false, inhibited: true },
+      active('fp-live'),
+    ];
+    expect(await h.bot.reconcile(list, h.clock.now())).toBe(3);
+    expect(await h.bot.reconcile(list, h.clock.now())).toBe(0);
+    await h.settle();
+    const byRoot = new Map(h.transport.posts.map((p) => [p.ref!.id, (p.view as CardView).triggerKey]));
+    expect(byRoot.size).toBe(5);
+    expect(h.transport.updates.map((u) => [(u.view as CardView).state, (u.view as CardView).stateNote]).sort()).toEqual([
+      ['resolved', 'no longer firing in Alertmanager (no resolve was received)'],
+      ['silenced', 'inhibited in Alertmanager (a related alert suppresses it)'],
+      ['silenced', 'silenced in Alertmanager'],
+    ]);
+    const marks = (await h.events()).filter((e): e is NoiseEvent => e.type === 'noise');
+    expect(marks.map((m) => [m.action, m.reason, m.fingerprint]).sort()).toEqual([
+      ['mark', 'am_gone', 'fp-gone'],
+      ['mark', 'am_inhibited', 'fp-inh'],
+      ['mark', 'am_silenced', 'fp-sil'],
+    ]);
+  });
+
+  it('leaves a thread opened after the list was read for the next round', () => {
+    const t = { openId: 'o', triggerKey: 'k', fingerprint: 'f', state: 'firing' as const, transports: [], roots: {}, notes: 0, source: 'alertmanager', openedAt: '2026-01-01T00:00:05.000Z' };
+    expect(threadMarks([t], [], new Date('2026-01-01T00:00:04.000Z'), new Set(['f']))).toEqual([]);
+    expect(threadMarks([t], [], new Date('2026-01-01T00:00:06.000Z'), new Set(['f']))).toHaveLength(1);
+  });
+
+  it('never calls "no longer firing" an alert this Alertmanager never listed (another Alertmanager sent it)', () => {
+    const t = { openId: 'o', triggerKey: 'k', fingerprint: 'f', state: 'firing' as const, transports: [], roots: {}, notes: 0, source: 'alertmanager', openedAt: '2026-01-01T00:00:05.000Z' };
+    expect(threadMarks([t], [{ fingerprint: 'other', state: 'active', silenced: false, inhibited: false }], new Date('2026-01-01T00:01:00.000Z'), new Set(['other']))).toEqual([]);
+  });
+});
