@@ -18,6 +18,7 @@ import { escapeControl } from '../../../src/core/render/escape-text.js';
 import { renderConsoleThread } from '../../../src/adapters/console/render-console.js';
 import { buildThread } from '../../../src/core/chat/build-thread-view.js';
 import { tokenize } from '../../../src/core/tokenize.js';
+import { RepriseError } from '../../../src/core/errors.js';
 import { noHistory, recallOpts } from '../recall/recall-fixtures.js';
 
 const catalog = await loadCatalog(new URL('../../../catalog', import.meta.url).pathname);
@@ -47,9 +48,20 @@ function payload(fields: Record<string, string>): unknown {
   };
 }
 
-/** The whole path an alert takes before anything is recorded. */
-function run(fields: Record<string, string>): { tokens: string[]; text: string } {
-  const incident = parseAlertmanagerPayload(payload(fields)).incidents[0]!;
+/**
+ * The whole path an alert takes before anything is recorded. An alert the parser refuses (a
+ * blank alertname) must be refused with a clear, coded error: that is not a crash.
+ */
+function run(fields: Record<string, string>): { tokens: string[]; text: string } | null {
+  let incident;
+  try {
+    incident = parseAlertmanagerPayload(payload(fields)).incidents[0]!;
+  } catch (err) {
+    expect(err).toBeInstanceOf(RepriseError);
+    expect((err as RepriseError).code).toBe('invalid_payload');
+    expect((err as Error).message).toMatch(/must not be empty/);
+    return null;
+  }
   for (const v of [...Object.values(incident.labels), ...Object.values(incident.annotations)]) {
     expect(v.length).toBeLessThanOrEqual(DEFAULT_FIELD_LIMIT + 64);
   }
@@ -65,11 +77,13 @@ describe('hostile alert text', () => {
     const field = fc.constantFrom('alertname', 'namespace', 'pod', 'job', 'labelName', 'summary', 'description', 'runbook', 'generator');
     fc.assert(
       fc.property(fc.dictionary(field, hostile, { minKeys: 1, maxKeys: 4 }), (fields) => {
-        const { tokens, text } = run(fields);
+        const ran = run(fields);
+        if (ran === null) return;
+        const { tokens, text } = ran;
         for (const t of tokens) expect(t).toBe(t.toLowerCase());
         expect(escapeControl(text)).toBe(text);
       }),
-      { numRuns: 60 },
+      { numRuns: 60, examples: [[{ alertname: ' ' }], [{ alertname: '\n\n' }]] },
     );
   });
 
