@@ -10,6 +10,7 @@ Commands:
                                           what recall answers for an Alertmanager payload, with the gate trace
   search --catalog DIR [--k N] [--json] TEXT…   ranked catalog entries for a text query
   catalog lint DIR [--json] [--format github]   check a catalog; exit 1 on errors
+  catalog sync [--json]                   make the running bot fetch the catalog from git now
   feedback <triggerKey> up|down|clear [--user U]
   feedback <triggerKey> silence <duration> [--user U]
                                           record 👍/👎/🔕 (through the running bot's control socket)
@@ -42,6 +43,7 @@ const COMMANDS: Record<string, () => Promise<CliCommand>> = {
 };
 
 const CATALOG_USAGE = `usage: reprise catalog lint DIR [--json] [--format github]
+       reprise catalog sync [--config FILE] [--json]
 `;
 
 /**
@@ -79,6 +81,7 @@ async function main(argv: string[]): Promise<number> {
   if (cmd === 'catalog') {
     const [sub, ...args] = rest;
     if (sub === 'lint') return (await import('./cli/catalog-lint.js')).catalogLint(args, io);
+    if (sub === 'sync') return (await import('./cli/catalog-sync.js')).catalogSync(args, io);
     if (sub === '--help' || sub === '-h' || sub === 'help') {
       io.stdout(CATALOG_USAGE);
       return 0;

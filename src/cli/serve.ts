@@ -11,10 +11,10 @@ import { Routing } from '../core/bot/routing.js';
 import { TriggerPolicy } from '../core/bot/trigger-policy.js';
 import { OutboxWorker } from '../core/outbox/outbox-worker.js';
 import type { Ledger } from '../core/ledger/ledger.js';
-import type { CatalogSnapshot } from '../core/recall/catalog-snapshot.js';
 import { startControlServer, type ControlServer } from '../http/control-server.js';
 import { createHttpServer, type HttpServer } from '../http/create-server.js';
 import { createBotMetrics } from '../http/metrics.js';
+import { registerCatalogSyncMetrics } from '../http/catalog-metrics.js';
 import { combineReadiness, type Readiness, type ReadinessCheck } from '../http/readiness.js';
 import { systemClock, type Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
@@ -23,7 +23,8 @@ import { parseCli } from './args.js';
 import { buildSurfaces } from './build-surfaces.js';
 import { startModel } from './start-model.js';
 import { loadCliConfig } from './cli-config.js';
-import { BUNDLED_CATALOG, loadSnapshot } from './catalog-context.js';
+import { BUNDLED_CATALOG } from './catalog-context.js';
+import { gitCatalog, staticCatalog, type ServedCatalog } from './served-catalog.js';
 import type { CliCommand, CliIO } from './io.js';
 import { recallOptions } from './recall-options.js';
 import { controlSocketPath, removeServeOwner, writeServeOwner } from './serve-owner.js';
@@ -32,7 +33,8 @@ import { describeStore, lockStore, openLedger, StoreLockedError, storeWarnings }
 const USAGE = `reprise serve [--config FILE] [--port N] [--host H]
 
 Runs the bot: webhooks, health and metrics on the HTTP port; the local control API (used by
-\`reprise feedback\`) on a Unix socket in the data dir, mode 0600. One serve per store.`;
+\`reprise feedback\` and \`reprise catalog sync\`) on a Unix socket in the data dir, mode 0600.
+One serve per store.`;
 
 /** How long a shutdown waits for queued chat messages before leaving them for the next start. */
 const DRAIN_MS = 5000;
@@ -63,7 +65,6 @@ export function catalogDir(config: Config): { dir: string; bundled: boolean } {
 /** Config keys that validate but whose feature is not built yet: say so rather than ignore them. */
 export function notYetBuilt(config: Config): string[] {
   const keys: string[] = [];
-  if (config.catalog.git) keys.push('catalog.git');
   if (config.trigger.debounce_ms > 0) keys.push('trigger.debounce');
   if (config.ledger.recurrence_cooldown_ms > 0) keys.push('ledger.recurrence_cooldown');
   return keys;
@@ -90,17 +91,18 @@ export function describeListen(host: string, port: number): string {
   return `http://${h}:${port}`;
 }
 
-/** Builds and starts everything `serve` runs; tests call this in-process. */
-export async function startBot(config: Config, io: CliIO, logger: Logger, clock: Clock = systemClock): Promise<RunningBot> {
+/** The catalog to serve: synced from git when `catalog.git` is set, else the folder. */
+async function servedCatalog(config: Config, clock: Clock, logger: Logger): Promise<ServedCatalog> {
+  if (config.catalog.git) return gitCatalog(config, clock, logger);
   const { dir, bundled } = catalogDir(config);
   if (bundled) logger.warn({ configured: config.catalog.dir, serving: dir }, 'catalog.dir does not exist; serving the bundled starter catalog');
-  const { snapshot, problems, skipped } = await loadSnapshot(dir);
-  for (const p of problems.filter((x) => x.severity === 'warning' && x.rule === 'file-outside-catalog')) logger.warn({ file: p.file, rule: p.rule }, p.message);
-  for (const p of skipped) logger.warn({ file: p.file, line: p.line, rule: p.rule }, `catalog entry skipped: ${p.message}`);
-  const skippedFiles = new Set(skipped.map((p) => p.file)).size;
-  logger.info({ catalog: dir, entries: snapshot.entries.length, skippedFiles, problems: problems.length }, 'catalog indexed');
-  // Swapped whole when catalog sync lands; readiness follows the first successful index.
-  const current: CatalogSnapshot = snapshot;
+  return staticCatalog(dir, bundled, logger);
+}
+
+/** Builds and starts everything `serve` runs; tests call this in-process. */
+export async function startBot(config: Config, io: CliIO, logger: Logger, clock: Clock = systemClock): Promise<RunningBot> {
+  // A folder read once, or a git remote re-indexed when its HEAD moves (/readyz waits for the first index).
+  const served = await servedCatalog(config, clock, logger);
 
   // One writer per store: the lock comes before anything is opened for writing.
   const lock: StoreLock | undefined = lockStore(config, 'reprise serve');
@@ -138,7 +140,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     const lastError = ledger.lastWriteError;
     const writeError = lastError && !(probe.ok && Date.parse(probe.at) > Date.parse(lastError.at)) ? lastError : undefined;
     const checks: ReadinessCheck[] = [
-      { name: 'catalog', ok: true, detail: { dir, bundled, entries: current.entries.length, skippedFiles, builtAt: current.builtAt.toISOString() } },
+      served.check(),
       {
         name: 'store',
         ok: probe.ok && writeError === undefined,
@@ -175,9 +177,9 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   });
   const policy = new TriggerPolicy({ match: config.trigger.match, ignore: config.trigger.ignore, dedupWindowMs: config.trigger.dedup_window_ms });
   const botLedger = ledgerForBot(ledger);
-  const model = config.model ? await startModel(config, { catalog: () => current, ledger, botLedger, clock, logger, kick: () => outbox.kick() }) : undefined;
+  const model = config.model ? await startModel(config, { catalog: () => served.current(), ledger, botLedger, clock, logger, kick: () => outbox.kick() }) : undefined;
   const bot = new RepriseBot({
-    catalog: () => current,
+    catalog: () => served.current(),
     ledger: botLedger,
     clock,
     logger: logger.child({ component: 'bot' }),
@@ -193,6 +195,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   for (const key of notYetBuilt(config)) logger.warn({ key }, `${key} is configured but not implemented in this build; it has no effect yet`);
 
   const metrics = createBotMetrics({ ledgerSeq: () => ledger.seq, ledgerSkipped: () => ledger.state.skipped, isReady: () => readiness().ready, outboxPending: () => outbox.status().pending });
+  if (served.sync) registerCatalogSyncMetrics(metrics.registry, () => served.sync!.status(), clock);
   const http: HttpServer = createHttpServer({
     ...(config.server.bearer_token ? { bearerToken: config.server.bearer_token } : {}),
     bodyLimitBytes: config.server.body_limit_bytes,
@@ -214,6 +217,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   let control: ControlServer | undefined;
   const release = async (): Promise<void> => {
     clearInterval(probeTimer);
+    await served.stop();
     await control?.close();
     await http.close();
     await model?.stop();
@@ -244,6 +248,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
         // The socket is the CLI's channel: whatever the body says, it came through the CLI.
         feedback: async (body) => bot.feedback({ ...(typeof body === 'object' && body !== null ? body : {}), via: 'cli' }),
         status: async () => ({ pid: process.pid, port, seq: ledger.seq, readiness: readiness() }),
+        catalogSync: () => served.syncNow(),
       },
       logger,
     );
@@ -259,6 +264,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   }
   // Undelivered messages of earlier runs (a chat outage, a crash) go out now.
   outbox.start();
+  served.start();
   writeServeOwner(config.store.data_dir, { pid: process.pid, socket: control.path, port, host: config.server.host, user: userInfo().username, startedAt: clock.now().toISOString() });
   logger.info({ port, host: config.server.host, socket: control.path }, `listening on ${describeListen(config.server.host, port)}`);
   return { port, bot, ledger, outbox, readiness, stop: release };

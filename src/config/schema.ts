@@ -29,15 +29,17 @@ const server = z.strictObject({
 
 const git = z
   .strictObject({
-    url: doc(str(), 'Remote to clone the catalog from (https or ssh); the clone lives in `catalog.dir`.', { example: 'https://github.com/acme/runbooks.git' }),
-    branch: doc(str().default('main'), 'Branch to follow.'),
-    poll_interval: dur('5m', 'How often to fetch; the index is rebuilt only when HEAD moved.', { positive: true }),
+    url: doc(str(), 'Remote to clone the catalog from (https, ssh or a path); credentials in the URL are never logged.', { example: 'https://github.com/acme/runbooks.git', env: ['REPRISE_CATALOG_GIT_URL'], opensBlock: true }),
+    branch: doc(str().default('main'), 'Branch to follow (fetched and reset to, never merged).', { env: ['REPRISE_CATALOG_GIT_BRANCH'] }),
+    poll_interval: dur('5m', 'How often to fetch; the index is rebuilt only when HEAD moved. `reprise catalog sync` fetches at once.', { positive: true }),
+    clone_dir: doc(str().optional(), 'Folder of the local clone (default: `catalog-git` in `store.data_dir`); owned by Reprise, local edits are discarded.', { fsPath: true, example: './data/catalog-git' }),
+    path: doc(str().default(''), 'Folder of the catalog inside the repository (empty = its root).', { example: 'runbooks' }),
   })
   .transform((v) => withMs(v, ['poll_interval']));
 
 const catalog = z.strictObject({
   dir: doc(str().default('catalog'), 'Folder of markdown entries; relative to the config file (or the working directory without one).', { fsPath: true }),
-  git: doc(block(git.optional()), 'Keep `dir` as a clone of a git remote. Omit to read `dir` as is.'),
+  git: doc(block(git.optional()), 'Serve the catalog from a git remote, kept in a local clone (then `dir` is not read). Omit to read `dir` as is.'),
 });
 
 const STORE_URL = /^(sqlite|redis|rediss|memory):\/\//;

@@ -21,6 +21,8 @@ export interface ControlHandlers {
   feedback: (body: unknown) => Promise<unknown>;
   /** `GET /v1/status`: what the bot is and how it is doing. */
   status: () => Promise<unknown>;
+  /** `POST /v1/catalog/sync`: fetch the catalog now; answers once the index is rebuilt. */
+  catalogSync?: () => Promise<unknown>;
 }
 
 export interface ControlServer {
@@ -50,6 +52,13 @@ export async function startControlServer(path: string, handlers: ControlHandlers
       },
     },
     '/v1/status': { method: 'GET', handle: async () => handlers.status() },
+    '/v1/catalog/sync': {
+      method: 'POST',
+      handle: async () => {
+        if (!handlers.catalogSync) throw new RepriseError('not_found', 'catalog sync is not available in this bot');
+        return handlers.catalogSync();
+      },
+    },
   };
 
   const server = http.createServer((req, res) => {
