@@ -17,6 +17,8 @@ Commands:
   ledger events [--trigger KEY] [--since TIME] [--json]
                                           every recorded event, one per line
   ledger verify                           replay the log and check the stored aggregates
+  curate [--apply] [--json]               grooming sweeps over the knowledge PRs (dry run unless --apply)
+  curate log [--json] [--verify]          the sweeps' audit log
   demo                                    play the learning loop on the bundled catalog, narrated
   eval recall --catalog DIR --cases FILE [--out FILE] [--json] [--report DIR]
   investigate (--alert FILE|- | --text "...") [--json] [--catalog DIR] [--config FILE]
@@ -40,6 +42,7 @@ const COMMANDS: Record<string, () => Promise<CliCommand>> = {
   eval: async () => (await import('./cli/eval.js')).evalCommand,
   ledger: async () => (await import('./cli/ledger.js')).ledgerCommand,
   investigate: async () => (await import('./cli/investigate.js')).investigateCommand,
+  curate: async () => (await import('./cli/curate.js')).curateCommand,
 };
 
 const CATALOG_USAGE = `usage: reprise catalog lint DIR [--json] [--format github]

@@ -25,6 +25,7 @@ import { startModel } from './start-model.js';
 import { loadCliConfig } from './cli-config.js';
 import { BUNDLED_CATALOG } from './catalog-context.js';
 import { gitCatalog, staticCatalog, type ServedCatalog } from './served-catalog.js';
+import { serveCuration } from './serve-curation.js';
 import type { CliCommand, CliIO } from './io.js';
 import { recallOptions } from './recall-options.js';
 import { controlSocketPath, removeServeOwner, writeServeOwner } from './serve-owner.js';
@@ -196,6 +197,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
 
   const metrics = createBotMetrics({ ledgerSeq: () => ledger.seq, ledgerSkipped: () => ledger.state.skipped, isReady: () => readiness().ready, outboxPending: () => outbox.status().pending });
   if (served.sync) registerCatalogSyncMetrics(metrics.registry, () => served.sync!.status(), clock);
+  const curation = serveCuration({ config, env: io.env, logger, served, ledger, store, clock });
   const http: HttpServer = createHttpServer({
     ...(config.server.bearer_token ? { bearerToken: config.server.bearer_token } : {}),
     bodyLimitBytes: config.server.body_limit_bytes,
@@ -218,6 +220,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   const release = async (): Promise<void> => {
     clearInterval(probeTimer);
     await served.stop();
+    await curation.stop();
     await control?.close();
     await http.close();
     await model?.stop();
@@ -249,6 +252,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
         feedback: async (body) => bot.feedback({ ...(typeof body === 'object' && body !== null ? body : {}), via: 'cli' }),
         status: async () => ({ pid: process.pid, port, seq: ledger.seq, readiness: readiness() }),
         catalogSync: () => served.syncNow(),
+        curate: async (body) => curation.run(typeof body === 'object' && body !== null && (body as { apply?: unknown }).apply === true),
       },
       logger,
     );
@@ -265,6 +269,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   // Undelivered messages of earlier runs (a chat outage, a crash) go out now.
   outbox.start();
   served.start();
+  curation.start();
   writeServeOwner(config.store.data_dir, { pid: process.pid, socket: control.path, port, host: config.server.host, user: userInfo().username, startedAt: clock.now().toISOString() });
   logger.info({ port, host: config.server.host, socket: control.path }, `listening on ${describeListen(config.server.host, port)}`);
   return { port, bot, ledger, outbox, readiness, stop: release };

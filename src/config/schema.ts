@@ -247,6 +247,22 @@ const tools = z
   })
   .transform((v) => withMs(v, ['call_timeout', 'connect_timeout']));
 
+const SWEEP_MODES = ['dry-run', 'apply'] as const;
+const curate = z
+  .strictObject({
+    interval: dur('6h', 'How often `serve` runs the grooming sweeps when a forge is configured (first run a minute after start).', { positive: true }),
+    mode: doc(oneOf(SWEEP_MODES).default('dry-run'), 'Scheduled sweeps only plan and audit (`dry-run`) or act on the forge (`apply`). `reprise curate --apply` acts either way.'),
+    stale_after: dur('30d', 'A Reprise PR with no forge activity this long and no human label is closed with a back-reference comment (0 = never).'),
+    title_similarity: doc(fraction().default(0.8), 'Title word overlap (Jaccard) at which two PRs without fingerprint markers are duplicates.'),
+    recurrence_threshold: doc(int(2).default(3), 'Occurrences of an unanswered trigger (or of a finding a human rejected) before one knowledge-gap issue is opened.'),
+    min_observations: doc(int(1).default(3), 'Observations an entry needs before a retirement PR is proposed (its factor below `recall.outcome_floor`).'),
+    retirement: doc(bool().default(true), 'Propose `status: retired` PRs for entries whose track record collapsed (needs catalog.git).'),
+    revalidation: doc(bool().default(true), 'Propose `last_validated` PRs for entries whose recall resolved an incident (needs catalog.git).'),
+    revalidation_min_interval: dur('720h', 'A revalidation must move `last_validated` forward by at least this much.', { positive: true }),
+    revalidation_max_open: doc(int(1).default(5), 'Revalidation PRs awaiting review at once, at most.'),
+  })
+  .transform((v) => withMs(v, ['interval', 'stale_after', 'revalidation_min_interval']));
+
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 const log = z.strictObject({
   level: doc(oneOf(LOG_LEVELS).default('info'), 'Minimum log level.', { env: ['REPRISE_LOG_LEVEL'] }),
@@ -266,6 +282,7 @@ const configShape = z.strictObject({
     outbox: doc(block(outbox.prefault({})), 'Delivery of chat messages: recorded first, delivered after, retried across restarts.'),
     model: doc(block(model.optional()), 'Model endpoint for rerank, investigation and verify; needs `server.bearer_token` to serve. Omit to run recall-only.'),
     tools: doc(block(tools.prefault({})), 'Tools an investigation may use: MCP servers, the allowlist, confirm tools and scope rules (SPEC §7).'),
+    curate: doc(block(curate.prefault({})), 'Grooming sweeps over the forge\'s knowledge PRs (SPEC §10); dry run unless told to apply.'),
     log: doc(block(log.prefault({})), 'Logging.'),
 });
 
@@ -303,6 +320,7 @@ export type ToolsConfig = Config['tools'];
 export type ToolServerConfig = ToolsConfig['servers'][number];
 export type ScopeRuleConfig = ToolsConfig['scope'][number];
 export type LogConfig = Config['log'];
+export type CurateConfig = Config['curate'];
 
 /** The loose shape the cross-field rules read; any part may be missing or mistyped. */
 interface Loose {

@@ -23,6 +23,8 @@ export interface ControlHandlers {
   status: () => Promise<unknown>;
   /** `POST /v1/catalog/sync`: fetch the catalog now; answers once the index is rebuilt. */
   catalogSync?: () => Promise<unknown>;
+  /** `POST /v1/curate` `{apply}`: run the grooming sweeps now; answers with the report. */
+  curate?: (body: unknown) => Promise<unknown>;
 }
 
 export interface ControlServer {
@@ -57,6 +59,14 @@ export async function startControlServer(path: string, handlers: ControlHandlers
       handle: async () => {
         if (!handlers.catalogSync) throw new RepriseError('not_found', 'catalog sync is not available in this bot');
         return handlers.catalogSync();
+      },
+    },
+    '/v1/curate': {
+      method: 'POST',
+      handle: async (req) => {
+        if (!handlers.curate) throw new RepriseError('not_found', 'grooming is not available in this bot');
+        assertJsonContentType(req.headers['content-type']);
+        return handlers.curate(parseJson(decodeUtf8(await readBody(req, BODY_LIMIT))));
       },
     },
   };

@@ -1,0 +1,103 @@
+/**
+ * What a grooming run needs, built from config and env: the forge, the branch pusher for
+ * entry PRs, the catalog's files, the sweep options. Shared by `serve` (scheduled and on
+ * request through the control socket) and `reprise curate` when no bot runs.
+ *
+ * The forge connection comes from the env the issue names (`GITHUB_TOKEN`,
+ * `REPRISE_GITHUB_REPO`, `REPRISE_GITHUB_API_URL`) until a `forge` config block exists.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { GitDrafts } from '../adapters/git/git-drafts.js';
+import { GitHubForge } from '../adapters/github/github-forge.js';
+import type { Config } from '../config/schema.js';
+import type { CurateAudit } from '../core/curate/curate-audit.js';
+import type { SweepReport } from '../core/curate/curate-types.js';
+import type { SweepOptions } from '../core/curate/plan-sweeps.js';
+import { runSweeps, type BranchPusher } from '../core/curate/run-sweeps.js';
+import type { LedgerState } from '../core/ledger/ledger-types.js';
+import type { Entry } from '../core/types.js';
+import { escapeLine } from '../core/render/escape-text.js';
+import type { ForgePort } from '../ports/forge.js';
+import type { Logger } from '../ports/logger.js';
+
+/** The forge from the environment, or undefined when none is configured. */
+export function forgeFromEnv(env: NodeJS.ProcessEnv, logger: Logger): ForgePort | undefined {
+  const token = env['GITHUB_TOKEN']?.trim();
+  const repo = env['REPRISE_GITHUB_REPO']?.trim();
+  if (!token || !repo) return undefined;
+  const baseUrl = env['REPRISE_GITHUB_API_URL']?.trim();
+  return new GitHubForge({ repo, token, ...(baseUrl ? { baseUrl } : {}), logger: logger.child({ component: 'forge' }) });
+}
+
+/** Pushes retirement / revalidation branches to the catalog remote (catalog.git), in a work clone of its own. */
+export function draftPusher(config: Config, env: NodeJS.ProcessEnv, logger: Logger): BranchPusher | undefined {
+  const git = config.catalog.git;
+  if (!git) return undefined;
+  const token = env['GITHUB_TOKEN']?.trim();
+  return new GitDrafts({ remoteUrl: git.url, baseBranch: git.branch, workDir: join(config.store.data_dir, 'curate-drafts'), ...(token ? { token } : {}), logger });
+}
+
+export function sweepOptions(config: Config): Partial<SweepOptions> {
+  const c = config.curate;
+  return {
+    staleAfterMs: c.stale_after_ms,
+    titleSimilarity: c.title_similarity,
+    recurrenceThreshold: c.recurrence_threshold,
+    minObservations: c.min_observations,
+    retirement: c.retirement,
+    revalidation: c.revalidation,
+    revalidateMinIntervalMs: c.revalidation_min_interval_ms,
+    revalidateMaxOpen: c.revalidation_max_open,
+    outcomeFloor: config.recall.outcome_floor,
+  };
+}
+
+export interface CurationInput {
+  config: Config;
+  forge: ForgePort;
+  ledger: LedgerState;
+  entries: readonly Entry[];
+  /** The catalog folder of the git clone; entry PRs need it (and catalog.git). */
+  catalogRoot?: string;
+  pusher?: BranchPusher;
+  audit: CurateAudit;
+  apply: boolean;
+  logger: Logger;
+  now?: Date;
+}
+
+export function runCuration(i: CurationInput): Promise<SweepReport> {
+  const root = i.catalogRoot;
+  return runSweeps({
+    forge: i.forge,
+    apply: i.apply,
+    audit: i.audit,
+    ...(i.pusher ? { pusher: i.pusher } : {}),
+    logger: i.logger,
+    options: sweepOptions(i.config),
+    facts: {
+      now: i.now ?? new Date(),
+      ledger: i.ledger,
+      resolveWindowMs: i.config.ledger.resolve_window_ms,
+      entries: i.entries,
+      ...(root && i.pusher ? { readEntry: (id: string) => readFile(join(root, id), 'utf8').catch(() => undefined), catalogPath: i.config.catalog.git?.path ?? '' } : {}),
+    },
+  });
+}
+
+/** The report as lines a human reads. */
+export function formatReport(r: SweepReport): string {
+  const lines: string[] = [];
+  const verb = r.mode === 'apply' ? '' : 'would ';
+  for (const a of r.actions) {
+    const mark = a.outcome === 'done' ? '✓' : a.outcome === 'failed' ? '✗' : '·';
+    lines.push(escapeLine(`${mark} ${a.kind.padEnd(10)} ${verb}${a.summary}${a.url ? ` — ${a.url}` : ''}${a.error ? ` — failed: ${a.error}` : ''}`));
+  }
+  for (const s of r.skippedPasses) lines.push(escapeLine(`- ${s.pass} skipped: ${s.reason}`));
+  const failed = r.actions.filter((a) => a.outcome === 'failed').length;
+  if (r.actions.length === 0) lines.push('nothing to do: the knowledge PRs are groomed');
+  else if (r.mode === 'dry-run') lines.push(`${r.actions.length} action(s) planned (dry run: nothing was written); run \`reprise curate --apply\` to act`);
+  else lines.push(`${r.actions.length - failed} action(s) done${failed ? `, ${failed} failed (skipped; the next run retries them)` : ''}`);
+  return `${lines.join('\n')}\n`;
+}
