@@ -250,6 +250,12 @@ describe('loadConfig', () => {
     expect(cfg.server.bearer_token).toBe('b');
   });
 
+  it('maskSecrets hides a token in the catalog git URL', () => {
+    const cfg = parseConfigText('', { env: { REPRISE_CATALOG_GIT_URL: 'https://x-access-token:ghp_secret@github.com/acme/kb.git' }, cwd });
+    expect(maskSecrets(cfg).catalog.git?.url).toBe('https://***@github.com/acme/kb.git');
+    expect(cfg.catalog.git?.url).toContain('ghp_secret');
+  });
+
   it('defaultConfig equals an empty file apart from path resolution', () => {
     const d = defaultConfig();
     expect(d.catalog.dir).toBe('catalog');
