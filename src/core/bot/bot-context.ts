@@ -37,12 +37,15 @@ export interface ThreadInfo {
   openId: string;
   triggerKey: string;
   fingerprint: string;
+  dupFingerprint?: string;
   entry?: string;
   answerKind?: AnswerKind;
   state: 'firing' | 'resolved' | 'silenced';
   transports: string[];
   roots: Record<string, { channel: string; id: string }>;
   notes: number;
+  /** The file-time curation decision of its Finding, once made. */
+  curation?: { decision: string; detail?: string; url?: string; number?: number };
 }
 
 /** What the bot needs from the ledger; `ledgerForBot` adapts core/ledger's Ledger. */
