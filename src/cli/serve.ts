@@ -10,6 +10,8 @@ import { RepriseBot, type BotOutcome } from '../core/bot/reprise-bot.js';
 import { Routing } from '../core/bot/routing.js';
 import { TriggerPolicy } from '../core/bot/trigger-policy.js';
 import { OutboxWorker } from '../core/outbox/outbox-worker.js';
+import type { CurationWorker } from '../core/curate/curation-worker.js';
+import { noteRequest } from './note.js';
 import type { Ledger } from '../core/ledger/ledger.js';
 import type { CatalogSnapshot } from '../core/recall/catalog-snapshot.js';
 import { startControlServer, type ControlServer } from '../http/control-server.js';
@@ -22,6 +24,7 @@ import type { KeyValueStore } from '../ports/store.js';
 import { parseCli } from './args.js';
 import { buildSurfaces } from './build-surfaces.js';
 import { startModel } from './start-model.js';
+import { startCuration } from './start-curation.js';
 import { loadCliConfig } from './cli-config.js';
 import { BUNDLED_CATALOG, loadSnapshot } from './catalog-context.js';
 import type { CliCommand, CliIO } from './io.js';
@@ -45,6 +48,8 @@ export interface RunningBot {
   bot: RepriseBot;
   ledger: Ledger;
   outbox: OutboxWorker;
+  /** The curation worker, when a forge is configured. */
+  curation?: CurationWorker;
   readiness(): Readiness;
   stop(): Promise<void>;
 }
@@ -152,6 +157,8 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
       },
       // Undelivered messages are retried, never lost: reported, not a reason to stop taking alerts.
       { name: 'outbox', ok: true, detail: { surfaces: [...transports.keys()], ...outbox.status() } },
+      // Forge work waits out an outage (kept, retried): reported, never a reason to stop taking alerts.
+      ...(curation ? [{ name: 'forge', ok: true, detail: { repo: curation.repo, ...curation.worker.status() } }] : []),
     ];
     return combineReadiness(checks);
   };
@@ -175,7 +182,8 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   });
   const policy = new TriggerPolicy({ match: config.trigger.match, ignore: config.trigger.ignore, dedupWindowMs: config.trigger.dedup_window_ms });
   const botLedger = ledgerForBot(ledger);
-  const model = config.model ? await startModel(config, { catalog: () => current, ledger, botLedger, clock, logger, kick: () => outbox.kick() }) : undefined;
+  const curation = startCuration(config, { ledger, botLedger, catalog: () => current, clock, logger, outbox });
+  const model = config.model ? await startModel(config, { catalog: () => current, ledger, botLedger, clock, logger, kick: () => outbox.kick(), ...(curation ? { curation: curation.jobs } : {}) }) : undefined;
   const bot = new RepriseBot({
     catalog: () => current,
     ledger: botLedger,
@@ -189,6 +197,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     allow: surfaces.allow,
     investigateAfterMs: config.trigger.investigate_after_ms,
     ...(model ? { jobs: model.jobs, investigate: model.command } : {}),
+    ...(curation ? { curation: curation.worker } : {}),
   });
   for (const key of notYetBuilt(config)) logger.warn({ key }, `${key} is configured but not implemented in this build; it has no effect yet`);
 
@@ -217,6 +226,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     await control?.close();
     await http.close();
     await model?.stop();
+    await curation?.worker.stop();
     await outbox.drain(DRAIN_MS);
     await outbox.stop();
     for (const t of transports.values()) await t.close().catch((err: unknown) => logger.warn({ err, transport: t.name }, 'closing a transport failed'));
@@ -244,6 +254,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
         // The socket is the CLI's channel: whatever the body says, it came through the CLI.
         feedback: async (body) => bot.feedback({ ...(typeof body === 'object' && body !== null ? body : {}), via: 'cli' }),
         status: async () => ({ pid: process.pid, port, seq: ledger.seq, readiness: readiness() }),
+        note: async (body) => bot.note(noteRequest(body)),
       },
       logger,
     );
@@ -259,9 +270,11 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   }
   // Undelivered messages of earlier runs (a chat outage, a crash) go out now.
   outbox.start();
+  // Forge work of earlier runs (an outage, a crash) is picked up now.
+  curation?.worker.start();
   writeServeOwner(config.store.data_dir, { pid: process.pid, socket: control.path, port, host: config.server.host, user: userInfo().username, startedAt: clock.now().toISOString() });
   logger.info({ port, host: config.server.host, socket: control.path }, `listening on ${describeListen(config.server.host, port)}`);
-  return { port, bot, ledger, outbox, readiness, stop: release };
+  return { port, bot, ledger, outbox, ...(curation ? { curation: curation.worker } : {}), readiness, stop: release };
 }
 
 /** `reprise serve`: the bot on its embedded defaults unless a config file says otherwise. */

@@ -21,6 +21,8 @@ export interface ControlHandlers {
   feedback: (body: unknown) => Promise<unknown>;
   /** `GET /v1/status`: what the bot is and how it is doing. */
   status: () => Promise<unknown>;
+  /** `POST /v1/note`: an operator note on a trigger's newest thread (`reprise note`). */
+  note?: (body: unknown) => Promise<unknown>;
 }
 
 export interface ControlServer {
@@ -51,6 +53,16 @@ export async function startControlServer(path: string, handlers: ControlHandlers
     },
     '/v1/status': { method: 'GET', handle: async () => handlers.status() },
   };
+  const note = handlers.note;
+  if (note) {
+    routes['/v1/note'] = {
+      method: 'POST',
+      handle: async (req) => {
+        assertJsonContentType(req.headers['content-type']);
+        return note(parseJson(decodeUtf8(await readBody(req, BODY_LIMIT))));
+      },
+    };
+  }
 
   const server = http.createServer((req, res) => {
     void handle(req, res);

@@ -109,6 +109,8 @@ export interface RepriseBotDeps {
   surfaces: ReadonlyMap<string, BotSurface>;
   /** Told after each transaction that recorded outbox items. */
   outbox?: { kick(): void };
+  /** The curation worker, when a forge is configured: notes become curate intents it files. */
+  curation?: { kick(): void };
   /** Who may vote, silence and write notes (default: everyone). */
   allow?: (actor: Actor) => boolean;
   /** Web link of a catalog entry, when one is configured. */
