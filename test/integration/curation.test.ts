@@ -10,6 +10,9 @@ import type { CardView } from '../../src/core/chat/thread-view.js';
 import type { CuratedEvent } from '../../src/core/ledger-events.js';
 import type { Incident } from '../../src/core/types.js';
 import { alert } from '../unit/recall/recall-fixtures.js';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { BUNDLED_CATALOG } from '../../src/cli/catalog-context.js';
 import { curationHarness, goodFinding, type CurationHarness } from './helpers/curation-harness.js';
 
 let h: CurationHarness | undefined;
@@ -20,6 +23,19 @@ afterEach(async () => {
 
 function oomFiring(fingerprint: string): Incident {
   return alert({ alertname: 'KubePodOOMKilled', fingerprint, labels: { namespace: 'payments', pod: 'checkout-api-7d9f8c6b5-x2k4q', severity: 'warning' }, annotations: { summary: 'Container checkout-api was OOMKilled.' } });
+}
+
+function bundledCatalog(): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (dir: string): void => {
+    for (const d of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, d.name);
+      if (d.isDirectory()) walk(p);
+      else if (d.name.endsWith('.md')) out[relative(BUNDLED_CATALOG, p)] = readFileSync(p, 'utf8');
+    }
+  };
+  walk(BUNDLED_CATALOG);
+  return out;
 }
 
 const curated = async (x: CurationHarness): Promise<CuratedEvent[]> => (await x.events()).filter((e): e is CuratedEvent => e.type === 'curated');
@@ -92,10 +108,10 @@ describe('a fresh verified Finding', () => {
     expect(lastCard(h).curation?.text).toMatch(/below the quality bar \(provenance/);
   });
 
-  it('does not draft what the catalog already holds (same fingerprint), nor what a human closed unmerged before', async () => {
+  it('does not draft what the catalog already holds (same fingerprint, here a draft recall skips), nor what a human closed unmerged before', async () => {
     const incident = oomFiring('fp-1');
     const dup = dupFingerprint(incident);
-    h = await curationHarness({ seed: { 'incidents/known.md': `---\ntype: Incident\ntitle: known OOM\ndescription: known\nresource: payments/checkout-api\nfingerprint: ${dup}\n---\n## Symptom\nx\n## Cause\ny\n## Resolution\nz\n` } });
+    h = await curationHarness({ seed: { 'incidents/known.md': `---\ntype: Incident\ntitle: known OOM\ndescription: known\nresource: payments/checkout-api\nstatus: draft\nfingerprint: ${dup}\n---\n## Symptom\nx\n## Cause\ny\n## Resolution\nz\n` } });
     h.findings.push(goodFinding());
     await h.bot.handle([incident]);
     await h.settle();
@@ -123,5 +139,47 @@ describe('a fresh verified Finding', () => {
     await h.bot.handle([incident]);
     await h.settle();
     expect((await curated(h)).map((c) => c.decision)).toEqual(['novel']);
+  });
+});
+
+describe('the loop closes', () => {
+  it('PR merged → the catalog syncs from the remote → the next firing is an instant recall of the new entry', async () => {
+    // A realistic remote: the bundled starter catalog (BM25 needs a corpus to tell terms apart).
+    h = await curationHarness({ seed: bundledCatalog() });
+    const firing = (fp: string): Incident =>
+      alert({ alertname: 'KubePodOOMKilled', fingerprint: fp, labels: { namespace: 'billing', pod: 'ledger-writer-6b7c9d-q2w3e', severity: 'warning' }, annotations: { summary: 'Container ledger-writer was OOMKilled.' } });
+    expect(h.bot.preview(firing('fp-0')).answer?.kind).not.toBe('incident'); // at most a runbook: nothing known about this workload
+    h.findings.push(
+      goodFinding({
+        summary: 'ledger-writer is OOMKilled: the batch import loads whole files into memory',
+        rootCauses: [{ cause: 'ledger-writer batch import buffers whole CSV files in memory; files over 600 MB exceed the 1Gi limit', confidence: 0.88, evidence: ['OOMKilled during import job 4411', 'import file 812 MB'], entities: ['ledger-writer'] }],
+        suggestedActions: [{ action: 'stream the import (IMPORT_STREAMING=true) or split files above 500 MB', reversible: true }],
+        changeRef: undefined,
+      }),
+    );
+    await h.bot.handle([firing('fp-1')]);
+    await h.settle();
+    expect((await curated(h)).map((c) => c.decision)).toEqual(['novel']);
+    const pr = h.fake.pulls()[0]!;
+    // A human merges: the branch lands on main of the remote, the forge says merged.
+    await h.remote.merge(pr.head);
+    h.fake.merge(pr.number);
+    await h.bot.handle([{ ...firing('fp-1'), status: 'resolved' }]);
+    // What `reprise catalog sync` does: a fresh index of the remote's main.
+    const snap = await h.syncCatalog();
+    const path = `incidents/${pr.head.slice('reprise/kb/'.length)}.md`;
+    expect(snap.byId.get(path)?.resource?.raw).toBe('billing/ledger-writer');
+    h.clock.advance(3_600_000);
+    const requestsBefore = h.fake.requests.length;
+    await h.bot.handle([firing('fp-2')]);
+    await h.settle();
+    // The next firing is answered from the new entry (reranked and verified by the model), not investigated afresh.
+    const findings = (await h.events()).filter((e) => e.type === 'finding');
+    expect(findings.at(-1)).toMatchObject({ kind: 'recall', status: 'completed', entry: path });
+    expect((await curated(h)).map((c) => [c.decision, c.detail])).toEqual([['novel', undefined], ['recalled', `answered from ${path}`]]);
+    expect(lastCard(h).headline).toMatchObject({ answer: 'instant', entry: path });
+    expect(lastCard(h).curation?.text).toBe(`KB: answered from the catalog (answered from ${path}); nothing to draft`);
+    // A recalled finding is not novel: nothing more on the forge.
+    expect(h.fake.requests.length).toBe(requestsBefore);
   });
 });

@@ -260,7 +260,10 @@ export class CurationWorker {
     const hits = tokens.length > 0 ? snap.index.search(tokens, this.#opts.neighbours) : [];
     const neighbours = hits.map((h) => ({ entry: h.entry.id, title: h.entry.title, score: h.score }));
     if (same) return { dup: `${same.id} (same fingerprint)`, neighbours };
-    const top = hits.find((h) => h.entry.status !== 'retired');
+    // Similar text about another workload is a neighbour, not the same knowledge.
+    const sameSubject = (e: (typeof hits)[number]['entry']): boolean =>
+      d.resource ? e.resource?.raw === d.resource || e.alertResource?.raw === d.resource : !e.resource && e.alerts.includes(d.alertname.toLowerCase());
+    const top = hits.find((h) => h.entry.status !== 'retired' && sameSubject(h.entry));
     if (top && top.score >= this.#opts.dupScore) return { dup: `${top.entry.id} (score ${top.score.toFixed(1)} ≥ ${this.#opts.dupScore})`, neighbours };
     return { neighbours };
   }

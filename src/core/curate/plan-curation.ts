@@ -45,7 +45,7 @@ export function planCuration(input: PlanInput): CurationPlan {
     alertname: incident.alertname,
     ...(resource ? { resource } : {}),
     where,
-    symptom: [incident.title, incident.message].filter((s) => s && s.trim() !== '').join('\n\n').slice(0, 2000),
+    symptom: [...new Set([incident.title, incident.message].map((s) => (s ?? '').trim()).filter((s) => s !== ''))].join('\n\n').slice(0, 2000),
     summary: f.summary,
     verdict: f.verdict,
     confidence: f.confidence,

@@ -18,6 +18,7 @@ import { RepriseBot } from '../../../src/core/bot/reprise-bot.js';
 import { Routing } from '../../../src/core/bot/routing.js';
 import { CurationWorker, type CurationOptions } from '../../../src/core/curate/curation-worker.js';
 import type { Finding, ModelFinding } from '../../../src/core/investigate/finding.js';
+import { emptyTally } from '../../../src/core/investigate/model-call.js';
 import type { InvestigationResult } from '../../../src/core/investigate/investigation-types.js';
 import { eventKey, Ledger } from '../../../src/core/ledger/ledger.js';
 import { pendingCurate } from '../../../src/core/ledger/ledger-state.js';
@@ -145,11 +146,18 @@ export async function curationHarness(o: { seed?: Record<string, string>; fake?:
   });
   const findings: Finding[] = [];
   const engine: InvestigationEngine = {
-    run: async () => {
+    run: async (req) => {
+      if (req.recall) {
+        // A recall the model confirmed and verified: the entry's answer is the result.
+        const f = findings.shift() ?? goodFinding({ summary: `recalled from ${req.recall.entry.id}` });
+        return { ...resultOf(f), kind: 'recall', recall: { entry: req.recall.entry.id, confidence: req.recall.confidence, confirmed: true, verify: null, delivered: true } };
+      }
       const f = findings.shift();
       if (!f) throw new Error('no scripted finding left');
       return resultOf(f);
     },
+    // The match gate with a model: the top structurally agreeing candidate, confidently.
+    rerank: async (_incident, candidates) => ({ hit: true, entry: candidates[0]!.entry, confidence: 0.9, reason: 'scripted', trace: [], usage: emptyTally(), steps: [] }),
   };
   const jobs = new InvestigationJobs({ engine, ledger: botLedger, clock, logger, options: { investigateAfterMs: 0, outcomeFloor: 0.5, curation: { minConfidence: 0.75, kick: () => worker.kick() } }, kick: () => outbox.kick() });
   const bot = new RepriseBot({
