@@ -14,6 +14,7 @@ Commands:
   feedback <triggerKey> up|down|clear [--user U]
   feedback <triggerKey> silence <duration> [--user U]
                                           record 👍/👎/🔕 (through the running bot's control socket)
+  note <triggerKey> <text…> [--user U]    an operator note on the trigger's thread, filed to the KB forge
   ledger events [--trigger KEY] [--since TIME] [--json]
                                           every recorded event, one per line
   ledger verify                           replay the log and check the stored aggregates
@@ -37,6 +38,7 @@ const COMMANDS: Record<string, () => Promise<CliCommand>> = {
   recall: async () => (await import('./cli/recall.js')).recallCommand,
   search: async () => (await import('./cli/search.js')).search,
   feedback: async () => (await import('./cli/feedback.js')).feedback,
+  note: async () => (await import('./cli/note.js')).note,
   demo: async () => (await import('./cli/demo.js')).demo,
   config: async () => (await import('./cli/config.js')).config,
   eval: async () => (await import('./cli/eval.js')).evalCommand,

@@ -2,9 +2,8 @@
  * What a grooming run needs, built from config and env: the forge, the branch pusher for
  * entry PRs, the catalog's files, the sweep options. Shared by `serve` (scheduled and on
  * request through the control socket) and `reprise curate` when no bot runs.
- *
- * The forge connection comes from the env the issue names (`GITHUB_TOKEN`,
- * `REPRISE_GITHUB_REPO`, `REPRISE_GITHUB_API_URL`) until a `forge` config block exists.
+ * The forge is the `forge` config block (or `GITHUB_TOKEN`, `REPRISE_GITHUB_REPO`,
+ * `REPRISE_GITHUB_API_URL` without a config file), as for file-time curation.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -13,7 +12,7 @@ import { GitHubForge } from '../adapters/github/github-forge.js';
 import type { Config } from '../config/schema.js';
 import type { CurateAudit } from '../core/curate/curate-audit.js';
 import type { SweepReport } from '../core/curate/curate-types.js';
-import type { SweepOptions } from '../core/curate/plan-sweeps.js';
+import { DEFAULT_SWEEP_OPTIONS, type SweepOptions } from '../core/curate/plan-sweeps.js';
 import { runSweeps, type BranchPusher } from '../core/curate/run-sweeps.js';
 import type { LedgerState } from '../core/ledger/ledger-types.js';
 import type { Entry } from '../core/types.js';
@@ -21,20 +20,22 @@ import { escapeLine } from '../core/render/escape-text.js';
 import type { ForgePort } from '../ports/forge.js';
 import type { Logger } from '../ports/logger.js';
 
-/** The forge from the environment, or undefined when none is configured. */
-export function forgeFromEnv(env: NodeJS.ProcessEnv, logger: Logger): ForgePort | undefined {
-  const token = env['GITHUB_TOKEN']?.trim();
-  const repo = env['REPRISE_GITHUB_REPO']?.trim();
-  if (!token || !repo) return undefined;
-  const baseUrl = env['REPRISE_GITHUB_API_URL']?.trim();
-  return new GitHubForge({ repo, token, ...(baseUrl ? { baseUrl } : {}), logger: logger.child({ component: 'forge' }) });
+/** The forge of the `forge` config block, or undefined when none is configured. */
+export function forgeFromConfig(config: Config, logger: Logger): ForgePort | undefined {
+  const f = config.forge;
+  if (!f) return undefined;
+  const app = f.app_id && f.app_private_key && f.app_installation_id ? { appId: f.app_id, privateKey: f.app_private_key.replace(/\\n/g, '\n'), installationId: f.app_installation_id } : undefined;
+  return new GitHubForge({ repo: f.repo, ...(f.token ? { token: f.token } : {}), ...(app ? { app } : {}), baseUrl: f.api_url, logger: logger.child({ component: 'github' }) });
 }
 
-/** Pushes retirement / revalidation branches to the catalog remote (catalog.git), in a work clone of its own. */
-export function draftPusher(config: Config, env: NodeJS.ProcessEnv, logger: Logger): BranchPusher | undefined {
+/**
+ * Pushes retirement / revalidation branches to the catalog remote (catalog.git), in a work
+ * clone of its own (the file-time curator's is `forge.work_dir`: one clone, one writer).
+ */
+export function draftPusher(config: Config, logger: Logger): BranchPusher | undefined {
   const git = config.catalog.git;
   if (!git) return undefined;
-  const token = env['GITHUB_TOKEN']?.trim();
+  const token = config.forge?.token;
   return new GitDrafts({ remoteUrl: git.url, baseBranch: git.branch, workDir: join(config.store.data_dir, 'curate-drafts'), ...(token ? { token } : {}), logger });
 }
 
@@ -50,6 +51,7 @@ export function sweepOptions(config: Config): Partial<SweepOptions> {
     revalidateMinIntervalMs: c.revalidation_min_interval_ms,
     revalidateMaxOpen: c.revalidation_max_open,
     outcomeFloor: config.recall.outcome_floor,
+    botLabels: [...new Set([...DEFAULT_SWEEP_OPTIONS.botLabels, ...(config.forge?.labels ?? []), 'operator-note'])],
   };
 }
 

@@ -9,9 +9,9 @@ import { escapeLine } from '../core/render/escape-text.js';
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
 import { controlRequest } from './control-client.js';
-import { draftPusher, forgeFromEnv, formatReport, runCuration } from './curate-context.js';
+import { draftPusher, forgeFromConfig, formatReport, runCuration } from './curate-context.js';
 import type { CliCommand, CliIO } from './io.js';
-import { catalogDir } from './serve.js';
+import { BUNDLED_CATALOG } from './catalog-context.js';
 import { cloneDir } from './served-catalog.js';
 import { readServeOwner } from './serve-owner.js';
 import { lockStore, openLedger, StoreLockedError } from './store-context.js';
@@ -25,7 +25,8 @@ knowledge-gap issues, warn on contested findings, propose retirements and revali
 Dry run by default: lists what it would do and writes nothing to the forge. --apply acts;
 running it again does nothing. With a bot running it goes through the bot's control socket.
 \`curate log\` prints the audit log of every planned and taken action.
-Forge: GITHUB_TOKEN, REPRISE_GITHUB_REPO (owner/name), REPRISE_GITHUB_API_URL (GHE).`;
+Forge: the \`forge\` config block, or GITHUB_TOKEN, REPRISE_GITHUB_REPO (owner/name),
+REPRISE_GITHUB_API_URL (GitHub Enterprise).`;
 
 export const curateCommand: CliCommand = async (argv, io) => {
   if (argv[0] === 'log') return curateLog(argv.slice(1), io);
@@ -63,9 +64,9 @@ export const curateCommand: CliCommand = async (argv, io) => {
     }
   }
 
-  const forge = forgeFromEnv(io.env, logger);
+  const forge = forgeFromConfig(config, logger);
   if (!forge) {
-    io.stderr('reprise curate: no forge configured: set GITHUB_TOKEN and REPRISE_GITHUB_REPO (owner/name), and REPRISE_GITHUB_API_URL for GitHub Enterprise.\n');
+    io.stderr('reprise curate: no forge configured: set the `forge` config block, or GITHUB_TOKEN and REPRISE_GITHUB_REPO (owner/name), and REPRISE_GITHUB_API_URL for GitHub Enterprise.\n');
     return 1;
   }
   let lock;
@@ -83,9 +84,9 @@ export const curateCommand: CliCommand = async (argv, io) => {
     try {
       // The clone a bot left (catalog.git), else the catalog folder (no entry PRs then).
       const clone = config.catalog.git ? join(cloneDir(config), ...(config.catalog.git.path ? config.catalog.git.path.split('/') : [])) : undefined;
-      const root = clone && existsSync(clone) ? clone : catalogDir(config).dir;
+      const root = clone && existsSync(clone) ? clone : existsSync(config.catalog.dir) ? config.catalog.dir : BUNDLED_CATALOG;
       const { entries } = await loadCatalog(root).catch(() => ({ entries: [] }));
-      const pusher = clone && existsSync(clone) ? draftPusher(config, io.env, logger) : undefined;
+      const pusher = clone && existsSync(clone) ? draftPusher(config, logger) : undefined;
       const report = await runCuration({ config, forge, ledger: ledger.state, entries, ...(pusher ? { pusher, catalogRoot: root } : {}), audit: new CurateAudit(store), apply, logger });
       await ledger.close();
       return print(report);

@@ -67,6 +67,8 @@ function triggerOf(e: LedgerEvent, seen: Map<string, string>): string | undefine
     case 'silence':
     case 'note':
     case 'finding':
+    case 'curate':
+    case 'curated':
       return e.triggerKey;
     case 'resolve':
       return seen.get(`fp:${e.fingerprint}`);

@@ -12,7 +12,7 @@ import type { Ledger } from '../core/ledger/ledger.js';
 import type { Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
 import type { KeyValueStore } from '../ports/store.js';
-import { draftPusher, forgeFromEnv, runCuration } from './curate-context.js';
+import { draftPusher, forgeFromConfig, runCuration } from './curate-context.js';
 import type { ServedCatalog } from './served-catalog.js';
 
 export interface ServeCuration {
@@ -25,10 +25,10 @@ export interface ServeCuration {
 /** Delay of the first scheduled run after start. */
 const FIRST_RUN_MS = 60_000;
 
-export function serveCuration(o: { config: Config; env: NodeJS.ProcessEnv; logger: Logger; served: ServedCatalog; ledger: Ledger; store: KeyValueStore; clock: Clock; isLeader?: () => boolean }): ServeCuration {
+export function serveCuration(o: { config: Config; logger: Logger; served: ServedCatalog; ledger: Ledger; store: KeyValueStore; clock: Clock; isLeader?: () => boolean }): ServeCuration {
   const log = o.logger.child({ component: 'curate' });
-  const forge = forgeFromEnv(o.env, o.logger);
-  const pusher = draftPusher(o.config, o.env, log);
+  const forge = forgeFromConfig(o.config, o.logger);
+  const pusher = draftPusher(o.config, log);
   const audit = new CurateAudit(o.store);
   let queue: Promise<unknown> = Promise.resolve();
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -36,7 +36,7 @@ export function serveCuration(o: { config: Config; env: NodeJS.ProcessEnv; logge
 
   const run = (apply: boolean): Promise<SweepReport> => {
     if (!forge) {
-      return Promise.reject(new RepriseError('not_found', 'no forge configured', { userMessage: 'no forge configured in the running bot: set GITHUB_TOKEN and REPRISE_GITHUB_REPO for it and restart it' }));
+      return Promise.reject(new RepriseError('not_found', 'no forge configured', { userMessage: 'no forge configured in the running bot: set the `forge` config block (or GITHUB_TOKEN and REPRISE_GITHUB_REPO) for it and restart it' }));
     }
     const next = queue.then(() =>
       runCuration({

@@ -10,6 +10,8 @@ import { RepriseBot, type BotOutcome } from '../core/bot/reprise-bot.js';
 import { Routing } from '../core/bot/routing.js';
 import { TriggerPolicy } from '../core/bot/trigger-policy.js';
 import { OutboxWorker } from '../core/outbox/outbox-worker.js';
+import type { CurationWorker } from '../core/curate/curation-worker.js';
+import { noteRequest } from './note.js';
 import type { Ledger } from '../core/ledger/ledger.js';
 import { startControlServer, type ControlServer } from '../http/control-server.js';
 import { createHttpServer, type HttpServer } from '../http/create-server.js';
@@ -22,6 +24,7 @@ import type { KeyValueStore } from '../ports/store.js';
 import { parseCli } from './args.js';
 import { buildSurfaces } from './build-surfaces.js';
 import { startModel } from './start-model.js';
+import { startCuration } from './start-curation.js';
 import { loadCliConfig } from './cli-config.js';
 import { BUNDLED_CATALOG } from './catalog-context.js';
 import { gitCatalog, staticCatalog, type ServedCatalog } from './served-catalog.js';
@@ -48,6 +51,8 @@ export interface RunningBot {
   bot: RepriseBot;
   ledger: Ledger;
   outbox: OutboxWorker;
+  /** The curation worker, when a forge is configured. */
+  curation?: CurationWorker;
   readiness(): Readiness;
   stop(): Promise<void>;
 }
@@ -155,6 +160,8 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
       },
       // Undelivered messages are retried, never lost: reported, not a reason to stop taking alerts.
       { name: 'outbox', ok: true, detail: { surfaces: [...transports.keys()], ...outbox.status() } },
+      // Forge work waits out an outage (kept, retried): reported, never a reason to stop taking alerts.
+      ...(curation ? [{ name: 'forge', ok: true, detail: { repo: curation.repo, ...curation.worker.status() } }] : []),
     ];
     return combineReadiness(checks);
   };
@@ -178,7 +185,8 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   });
   const policy = new TriggerPolicy({ match: config.trigger.match, ignore: config.trigger.ignore, dedupWindowMs: config.trigger.dedup_window_ms });
   const botLedger = ledgerForBot(ledger);
-  const model = config.model ? await startModel(config, { catalog: () => served.current(), ledger, botLedger, clock, logger, kick: () => outbox.kick() }) : undefined;
+  const curation = startCuration(config, { ledger, botLedger, catalog: () => served.current(), clock, logger, outbox });
+  const model = config.model ? await startModel(config, { catalog: () => served.current(), ledger, botLedger, clock, logger, kick: () => outbox.kick(), ...(curation ? { curation: curation.jobs } : {}) }) : undefined;
   const bot = new RepriseBot({
     catalog: () => served.current(),
     ledger: botLedger,
@@ -192,12 +200,13 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     allow: surfaces.allow,
     investigateAfterMs: config.trigger.investigate_after_ms,
     ...(model ? { jobs: model.jobs, investigate: model.command } : {}),
+    ...(curation ? { curation: curation.worker } : {}),
   });
   for (const key of notYetBuilt(config)) logger.warn({ key }, `${key} is configured but not implemented in this build; it has no effect yet`);
 
   const metrics = createBotMetrics({ ledgerSeq: () => ledger.seq, ledgerSkipped: () => ledger.state.skipped, isReady: () => readiness().ready, outboxPending: () => outbox.status().pending });
   if (served.sync) registerCatalogSyncMetrics(metrics.registry, () => served.sync!.status(), clock);
-  const curation = serveCuration({ config, env: io.env, logger, served, ledger, store, clock });
+  const grooming = serveCuration({ config, logger, served, ledger, store, clock });
   const http: HttpServer = createHttpServer({
     ...(config.server.bearer_token ? { bearerToken: config.server.bearer_token } : {}),
     bodyLimitBytes: config.server.body_limit_bytes,
@@ -220,10 +229,11 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   const release = async (): Promise<void> => {
     clearInterval(probeTimer);
     await served.stop();
-    await curation.stop();
+    await grooming.stop();
     await control?.close();
     await http.close();
     await model?.stop();
+    await curation?.worker.stop();
     await outbox.drain(DRAIN_MS);
     await outbox.stop();
     for (const t of transports.values()) await t.close().catch((err: unknown) => logger.warn({ err, transport: t.name }, 'closing a transport failed'));
@@ -251,8 +261,9 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
         // The socket is the CLI's channel: whatever the body says, it came through the CLI.
         feedback: async (body) => bot.feedback({ ...(typeof body === 'object' && body !== null ? body : {}), via: 'cli' }),
         status: async () => ({ pid: process.pid, port, seq: ledger.seq, readiness: readiness() }),
+        note: async (body) => bot.note(noteRequest(body)),
         catalogSync: () => served.syncNow(),
-        curate: async (body) => curation.run(typeof body === 'object' && body !== null && (body as { apply?: unknown }).apply === true),
+        curate: async (body) => grooming.run(typeof body === 'object' && body !== null && (body as { apply?: unknown }).apply === true),
       },
       logger,
     );
@@ -268,11 +279,13 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   }
   // Undelivered messages of earlier runs (a chat outage, a crash) go out now.
   outbox.start();
+  // Forge work of earlier runs (an outage, a crash) is picked up now.
+  curation?.worker.start();
   served.start();
-  curation.start();
+  grooming.start();
   writeServeOwner(config.store.data_dir, { pid: process.pid, socket: control.path, port, host: config.server.host, user: userInfo().username, startedAt: clock.now().toISOString() });
   logger.info({ port, host: config.server.host, socket: control.path }, `listening on ${describeListen(config.server.host, port)}`);
-  return { port, bot, ledger, outbox, readiness, stop: release };
+  return { port, bot, ledger, outbox, ...(curation ? { curation: curation.worker } : {}), readiness, stop: release };
 }
 
 /** `reprise serve`: the bot on its embedded defaults unless a config file says otherwise. */

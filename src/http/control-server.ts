@@ -25,6 +25,8 @@ export interface ControlHandlers {
   catalogSync?: () => Promise<unknown>;
   /** `POST /v1/curate` `{apply}`: run the grooming sweeps now; answers with the report. */
   curate?: (body: unknown) => Promise<unknown>;
+  /** `POST /v1/note`: an operator note on a trigger's newest thread (`reprise note`). */
+  note?: (body: unknown) => Promise<unknown>;
 }
 
 export interface ControlServer {
@@ -70,6 +72,16 @@ export async function startControlServer(path: string, handlers: ControlHandlers
       },
     },
   };
+  const note = handlers.note;
+  if (note) {
+    routes['/v1/note'] = {
+      method: 'POST',
+      handle: async (req) => {
+        assertJsonContentType(req.headers['content-type']);
+        return note(parseJson(decodeUtf8(await readBody(req, BODY_LIMIT))));
+      },
+    };
+  }
 
   const server = http.createServer((req, res) => {
     void handle(req, res);

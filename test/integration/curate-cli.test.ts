@@ -6,15 +6,19 @@
  */
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { marker } from '../../src/core/curate/markers.js';
+import { marker } from '../../src/core/curate/sweep-markers.js';
 import { startGitHubFake, type GitHubFake } from '../fakes/github-fake.js';
+import { incidentEntry, makeGitRemote, type GitRemote } from '../helpers/git-remote.js';
 import { cleanup, makeTmpDir, runCli, spawnBot } from './helpers/spawn-bot.js';
 
 let fake: GitHubFake | undefined;
+let remote: GitRemote | undefined;
 afterEach(async () => {
   await cleanup();
   await fake?.close();
   fake = undefined;
+  remote?.cleanup();
+  remote = undefined;
 });
 
 const DAY = 86_400_000;
@@ -23,11 +27,14 @@ async function seeded() {
   fake = await startGitHubFake();
   const f = fake;
   const old = new Date(Date.now() - 90 * DAY).toISOString();
-  const a = f.addPull({ title: 'KB: checkout-api crash loop after the cache change', body: `draft\n\n${marker('fingerprint', 'fpA')}`, head: 'reprise/kb/a', labels: ['reprise'] });
-  const b = f.addPull({ title: 'KB: checkout api restarts', body: `draft\n\n${marker('fingerprint', 'fpA')}`, head: 'reprise/kb/b', labels: ['reprise'] });
-  const stale = f.addPull({ title: 'KB: ingress 502', body: `draft\n\n${marker('fingerprint', 'fpB')}`, head: 'reprise/kb/c', labels: ['reprise'], createdAt: old, updatedAt: old });
+  const a = f.addPull({ title: 'KB: checkout-api crash loop after the cache change', body: `draft\n\n${marker('dup', 'fpA')}`, head: 'reprise/kb/a', labels: ['reprise'] });
+  const b = f.addPull({ title: 'KB: checkout api restarts', body: `draft\n\n${marker('dup', 'fpA')}`, head: 'reprise/kb/b', labels: ['reprise'] });
+  const stale = f.addPull({ title: 'KB: ingress 502', body: `draft\n\n${marker('dup', 'fpB')}`, head: 'reprise/kb/c', labels: ['reprise'], createdAt: old, updatedAt: old });
   const human = f.addPull({ title: 'Fix a typo', body: 'typo', head: 'feature/typo', createdAt: old, updatedAt: old });
-  return { f, a, b, stale, human, env: (dir: string) => ({ REPRISE_DATA_DIR: dir, GITHUB_TOKEN: 'test-token', REPRISE_GITHUB_REPO: f.repo, REPRISE_GITHUB_API_URL: f.url }) };
+  // A forge needs the catalog remote its drafts are pushed to.
+  remote = makeGitRemote({ 'incidents/web.md': incidentEntry({ title: 'web pods crash after the cache change', resource: 'prod/web', alert: 'KubePodCrashLooping' }) });
+  const url = remote.bare;
+  return { f, a, b, stale, human, env: (dir: string) => ({ REPRISE_DATA_DIR: dir, GITHUB_TOKEN: 'test-token', REPRISE_GITHUB_REPO: f.repo, REPRISE_GITHUB_API_URL: f.url, REPRISE_CATALOG_GIT_URL: url }) };
 }
 
 describe('reprise curate', () => {
@@ -86,6 +93,6 @@ describe('reprise curate', () => {
 
     const noForge = await runCli(['curate'], { env: { REPRISE_DATA_DIR: join(dir, 'other') } });
     expect(noForge.code).toBe(1);
-    expect(noForge.stderr).toMatch(/no forge configured: set GITHUB_TOKEN and REPRISE_GITHUB_REPO/);
+    expect(noForge.stderr).toMatch(/no forge configured: set the .forge. config block, or GITHUB_TOKEN and REPRISE_GITHUB_REPO/);
   });
 });

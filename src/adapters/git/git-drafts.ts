@@ -7,6 +7,7 @@
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, normalize, sep } from 'node:path';
 import { simpleGit, type SimpleGit } from 'simple-git';
+import type { DraftBranchPort, DraftFile } from '../../ports/forge.js';
 import type { Logger } from '../../ports/logger.js';
 
 export interface GitDraftsOptions {
@@ -22,15 +23,6 @@ export interface GitDraftsOptions {
   logger: Logger;
 }
 
-export interface DraftFile {
-  /** Branch to create (replaced if this bot pushed it before). */
-  branch: string;
-  /** Path of the file inside the catalog (`incidents/disk-full-1a2b3c4d.md`). */
-  path: string;
-  content: string;
-  message: string;
-}
-
 const DEFAULT_AUTHOR = { name: 'Reprise', email: 'reprise-bot@users.noreply.github.com' };
 
 /** A git failure, with the remote named and any credential stripped from the text. */
@@ -41,7 +33,7 @@ export class GitDraftError extends Error {
   }
 }
 
-export class GitDrafts {
+export class GitDrafts implements DraftBranchPort {
   readonly #opts: GitDraftsOptions;
   readonly #author: { name: string; email: string };
   #queue: Promise<unknown> = Promise.resolve();

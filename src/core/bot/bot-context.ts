@@ -37,12 +37,15 @@ export interface ThreadInfo {
   openId: string;
   triggerKey: string;
   fingerprint: string;
+  dupFingerprint?: string;
   entry?: string;
   answerKind?: AnswerKind;
   state: 'firing' | 'resolved' | 'silenced';
   transports: string[];
   roots: Record<string, { channel: string; id: string }>;
   notes: number;
+  /** The file-time curation decision of its Finding, once made. */
+  curation?: { decision: string; detail?: string; url?: string; number?: number };
 }
 
 /** What the bot needs from the ledger; `ledgerForBot` adapts core/ledger's Ledger. */
@@ -106,6 +109,8 @@ export interface RepriseBotDeps {
   surfaces: ReadonlyMap<string, BotSurface>;
   /** Told after each transaction that recorded outbox items. */
   outbox?: { kick(): void };
+  /** The curation worker, when a forge is configured: notes become curate intents it files. */
+  curation?: { kick(): void };
   /** Who may vote, silence and write notes (default: everyone). */
   allow?: (actor: Actor) => boolean;
   /** Web link of a catalog entry, when one is configured. */

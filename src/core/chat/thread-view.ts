@@ -56,6 +56,14 @@ export interface CardView {
   controls: boolean;
   /** Surface user / group ids to ping: critical firings only, never resolves. */
   mentions: string[];
+  /** What became of the Finding in the knowledge base (SPEC §10), once decided. */
+  curation?: CurationLine;
+}
+
+/** The card's knowledge-base line: "📚 KB draft opened" with its link, "📚 not drafted: …". Text. */
+export interface CurationLine {
+  text: string;
+  link?: LinkView;
 }
 
 /** One step of a runbook, with the command that follows it when the runbook gives one. */
@@ -150,6 +158,7 @@ export interface CardPatch {
   stateNote?: string;
   headline?: Headline;
   verdict?: Verdict;
+  curation?: CurationLine;
 }
 
 /** The card after a change of state or of answer. */
@@ -159,6 +168,7 @@ export function patchCard(card: CardView, patch: CardPatch): CardView {
   if (patch.stateNote !== undefined) out.stateNote = patch.stateNote;
   if (patch.headline) out.headline = patch.headline;
   if (patch.verdict) out.verdict = patch.verdict;
+  if (patch.curation) out.curation = patch.curation;
   return out;
 }
 

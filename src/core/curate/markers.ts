@@ -1,57 +1,30 @@
 /**
- * Hidden markers in pull request / issue bodies and comments (SPEC §10): how the forge itself
- * records what Reprise drafted and did, so sweeps need no state of their own and a re-run is
- * idempotent. An HTML comment renders as nothing on the forge. Values are URI-encoded, so no
- * value can end the comment or forge another marker.
+ * Hidden markers in pull request bodies and comments (HTML comments: invisible on the forge).
+ * They make curation idempotent and stateless: a draft's DupFingerprint, a note's id, an
+ * open already coalesced. Untrusted text is neutralised before it reaches the forge, so only
+ * the bot writes these.
  */
 
-export type MarkerKind =
-  /** The DupFingerprint of the finding a KB PR drafts. */
-  | 'fingerprint'
-  /** A retirement PR for the catalog entry at this path. */
-  | 'retire'
-  /** A revalidation PR for the catalog entry at this path. */
-  | 'revalidate'
-  /** A knowledge-gap issue for this trigger key / fingerprint. */
-  | 'gap'
-  /** A sweep comment: `<action>:<key>`. */
-  | 'sweep';
+const HEX = /^[0-9a-f]{8,64}$/;
+const ID = /^[A-Za-z0-9_.:-]{1,100}$/;
 
-const MARKER = /<!--\s*reprise:([a-z]+)=([^\s>]*)\s*-->/g;
+export type MarkerKind = 'dup' | 'note' | 'notes' | 'seen';
 
+/** `<!-- reprise:dup=<hex> -->` and friends; the value must be a hex digest or a plain id. */
 export function marker(kind: MarkerKind, value: string): string {
-  return `<!-- reprise:${kind}=${encodeURIComponent(value)} -->`;
+  if (kind === 'dup' || kind === 'notes' ? !HEX.test(value) : !ID.test(value)) throw new Error(`bad ${kind} marker value ${JSON.stringify(value)}`);
+  return `<!-- reprise:${kind}=${value} -->`;
 }
 
-/** Every value of `kind` in `text`, decoded, in order. */
-export function readMarkers(text: string, kind: MarkerKind): string[] {
+/** True when `body` carries the marker. */
+export function hasMarker(body: string, kind: MarkerKind, value: string): boolean {
+  return body.includes(`<!-- reprise:${kind}=${value} -->`);
+}
+
+/** The values of every `kind` marker in `body`. */
+export function markerValues(body: string, kind: MarkerKind): string[] {
   const out: string[] = [];
-  for (const m of text.matchAll(MARKER)) {
-    if (m[1] !== kind) continue;
-    try {
-      out.push(decodeURIComponent(m[2]!));
-    } catch {
-      // a malformed value is no marker
-    }
-  }
+  const re = new RegExp(`<!-- reprise:${kind}=([A-Za-z0-9_.:-]{1,100}) -->`, 'g');
+  for (const m of body.matchAll(re)) out.push(m[1]!);
   return out;
-}
-
-/** The first value of `kind`, if any. */
-export function readMarker(text: string, kind: MarkerKind): string | undefined {
-  return readMarkers(text, kind)[0];
-}
-
-/** True when `text` carries any Reprise marker. */
-export function hasAnyMarker(text: string): boolean {
-  MARKER.lastIndex = 0;
-  return /<!--\s*reprise:[a-z]+=/.test(text);
-}
-
-/**
- * Untrusted text (alert text, titles from a human PR) with every marker-like sequence
- * defused, so it cannot forge one when quoted in a body or comment.
- */
-export function defuseMarkers(text: string): string {
-  return text.replace(/<!--/g, '&lt;!--').replace(/-->/g, '--&gt;');
 }

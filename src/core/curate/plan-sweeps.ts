@@ -9,7 +9,7 @@ import type { ForgePort, ForgePullRequest } from '../../ports/forge.js';
 import type { Logger } from '../../ports/logger.js';
 import { dupStats, occurrences, trackRecord } from '../ledger/ledger-reads.js';
 import type { LedgerState } from '../ledger/ledger-types.js';
-import { defuseMarkers, marker, readMarker, readMarkers } from './markers.js';
+import { defuseMarkers, marker, readMarker, readMarkers } from './sweep-markers.js';
 import type { CloseAction, ContestedAction, EntryAction, GapAction, PromoteAction, SweepAction } from './curate-types.js';
 import { setFrontmatterKey } from './frontmatter-edit.js';
 import { isHumanRejection, isReprisePr, rejectedFingerprints } from './rejections.js';
@@ -108,16 +108,16 @@ export async function planSweeps(forge: ForgePort, facts: SweepFacts, options: P
   const ours = open.filter((pr) => isReprisePr(pr) && !isEntryPr(pr));
   const kept: ForgePullRequest[] = [];
   for (const pr of ours) {
-    const fp = readMarker(pr.body, 'fingerprint');
+    const fp = readMarker(pr.body, 'dup');
     const original = kept.find((k) => {
-      const kfp = readMarker(k.body, 'fingerprint');
+      const kfp = readMarker(k.body, 'dup');
       return fp !== undefined && kfp !== undefined ? fp === kfp : jaccard(k.title, pr.title) >= o.titleSimilarity;
     });
     if (!original || humanLabelled(pr)) {
       kept.push(pr);
       continue;
     }
-    const why = fp !== undefined && readMarker(original.body, 'fingerprint') === fp ? 'the same finding fingerprint' : 'a near-identical title';
+    const why = fp !== undefined && readMarker(original.body, 'dup') === fp ? 'the same finding fingerprint' : 'a near-identical title';
     const a: CloseAction = {
       kind: 'dedup',
       target: ref(pr),
@@ -135,7 +135,7 @@ export async function planSweeps(forge: ForgePort, facts: SweepFacts, options: P
   const rejected = rejectedFingerprints(closed);
   for (const pr of ours) {
     if (closing.has(pr.number) || humanLabelled(pr)) continue;
-    const fp = readMarker(pr.body, 'fingerprint');
+    const fp = readMarker(pr.body, 'dup');
     const no = fp === undefined ? undefined : rejected.get(fp);
     if (!no || no.number === pr.number) continue;
     const label = no.labels.find((l) => l === 'wontfix' || l === 'not-kb-worthy');
@@ -158,7 +158,7 @@ export async function planSweeps(forge: ForgePort, facts: SweepFacts, options: P
       const idle = facts.now.getTime() - Date.parse(pr.updatedAt);
       if (!(idle > o.staleAfterMs)) continue;
       const days = Math.floor(idle / 86_400_000);
-      const fp = readMarker(pr.body, 'fingerprint');
+      const fp = readMarker(pr.body, 'dup');
       const trigger = fp === undefined ? undefined : dupStats(facts.ledger, fp).triggerKey;
       actions.push({
         kind: 'stale',
@@ -175,7 +175,7 @@ export async function planSweeps(forge: ForgePort, facts: SweepFacts, options: P
   // ── Promote / contested: ledger-backed, fingerprint first.
   for (const pr of ours) {
     if (closing.has(pr.number)) continue;
-    const fp = readMarker(pr.body, 'fingerprint');
+    const fp = readMarker(pr.body, 'dup');
     if (fp === undefined) continue;
     const d = dupStats(facts.ledger, fp);
     if (d.resolved > 0 && !pr.labels.includes(o.readyLabel)) {
@@ -224,7 +224,7 @@ export async function planSweeps(forge: ForgePort, facts: SweepFacts, options: P
 async function planGaps(forge: ForgePort, facts: SweepFacts, o: SweepOptions, open: readonly ForgePullRequest[], _closed: readonly ForgePullRequest[], rejected: Map<string, ForgePullRequest>): Promise<GapAction[]> {
   const issues = await forge.listIssues('all', [o.gapLabel]);
   const filed = new Set(issues.flatMap((i) => readMarkers(i.body, 'gap')));
-  const drafting = new Set(open.flatMap((pr) => readMarkers(pr.body, 'fingerprint')));
+  const drafting = new Set(open.flatMap((pr) => readMarkers(pr.body, 'dup')));
   const out: GapAction[] = [];
   for (const [triggerKey, t] of Object.entries(facts.ledger.triggers)) {
     if (t.count < o.recurrenceThreshold || filed.has(triggerKey)) continue;

@@ -4,7 +4,7 @@
  * forge's closed PRs, so there is no state to keep.
  */
 import type { ForgePullRequest } from '../../ports/forge.js';
-import { hasAnyMarker, readMarker } from './markers.js';
+import { hasAnyMarker, readMarker } from './sweep-markers.js';
 
 /** Labels the sweeps put on a PR they close themselves: such a close is not a human's "no". */
 export const SWEEP_CLOSE_LABELS = ['duplicate', 'stale', 'suppressed'] as const;
@@ -31,7 +31,7 @@ export function rejectedFingerprints(closed: readonly ForgePullRequest[]): Map<s
   const out = new Map<string, ForgePullRequest>();
   for (const pr of closed) {
     if (!isHumanRejection(pr)) continue;
-    const fp = readMarker(pr.body, 'fingerprint');
+    const fp = readMarker(pr.body, 'dup');
     if (fp === undefined) continue;
     const seen = out.get(fp);
     if (!seen || (pr.closedAt ?? pr.updatedAt) > (seen.closedAt ?? seen.updatedAt)) out.set(fp, pr);

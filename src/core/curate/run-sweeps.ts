@@ -8,7 +8,7 @@ import type { ForgePort } from '../../ports/forge.js';
 import type { Logger } from '../../ports/logger.js';
 import type { CurateAudit } from './curate-audit.js';
 import type { AuditRecord, SweepAction, SweepReport } from './curate-types.js';
-import { readMarkers } from './markers.js';
+import { readMarkers } from './sweep-markers.js';
 import { planSweeps, type SweepFacts, type SweepOptions } from './plan-sweeps.js';
 
 /** Pushes a branch with one file to the catalog remote (the git drafts adapter). */

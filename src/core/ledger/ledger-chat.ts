@@ -32,6 +32,7 @@ export function messageKey(transport: string, channel: string, id: string): stri
 export function registerThread(state: LedgerState, e: OpenEvent): void {
   if (e.id === undefined) return;
   const record: ThreadRecord = { openId: e.id, triggerKey: e.triggerKey, fingerprint: e.fingerprint, roots: {}, cardSeqs: {}, state: 'firing', transports: [], messageKeys: [], notes: 0 };
+  if (e.dupFingerprint !== '') record.dupFingerprint = e.dupFingerprint;
   if (e.entry !== undefined) record.entry = e.entry;
   if (e.answerKind !== undefined) record.answerKind = e.answerKind;
   if (state.threads[e.id] === undefined) state.threadCount += 1;

@@ -14,7 +14,7 @@ import { createStore } from '../../../src/adapters/keyv/keyv-store.js';
 import { parseEntry } from '../../../src/core/catalog/parse-entry.js';
 import { CurateAudit } from '../../../src/core/curate/curate-audit.js';
 import { setFrontmatterKey } from '../../../src/core/curate/frontmatter-edit.js';
-import { defuseMarkers, marker, readMarker } from '../../../src/core/curate/markers.js';
+import { defuseMarkers, marker, readMarker } from '../../../src/core/curate/sweep-markers.js';
 import { jaccard, type SweepFacts } from '../../../src/core/curate/plan-sweeps.js';
 import { rejectedFingerprints } from '../../../src/core/curate/rejections.js';
 import { runSweeps } from '../../../src/core/curate/run-sweeps.js';
@@ -30,7 +30,7 @@ import { incidentEntry } from '../../helpers/git-remote.js';
 const NOW = new Date('2026-06-01T12:00:00Z');
 const DAY = 86_400_000;
 const ago = (days: number) => new Date(NOW.getTime() - days * DAY).toISOString();
-const fpMarker = (fp: string) => marker('fingerprint', fp);
+const fpMarker = (fp: string) => marker('dup', fp);
 
 let fake: GitHubFake | undefined;
 let repo: BareCatalogRepo | undefined;
@@ -238,7 +238,7 @@ describe('curation helpers', () => {
     const hostile = 'x --> <!-- reprise:fingerprint=evil -->';
     const m = marker('gap', hostile);
     expect(readMarker(`body ${m}`, 'gap')).toBe(hostile);
-    expect(readMarker(defuseMarkers(hostile), 'fingerprint')).toBeUndefined();
+    expect(readMarker(defuseMarkers(hostile), 'dup')).toBeUndefined();
     expect(jaccard('KB: Disk full on orders-db', 'KB: disk full on orders db')).toBe(1);
     expect(jaccard('KB: disk full on orders db', 'KB: disk full on billing db')).toBeCloseTo(4 / 6, 5);
     expect(jaccard('KB: a b c', 'KB: x y z')).toBe(0);

@@ -8,7 +8,7 @@ import { serveCuration } from '../../../src/cli/serve-curation.js';
 import { staticCatalog } from '../../../src/cli/served-catalog.js';
 import { configSchema } from '../../../src/config/schema.js';
 import { CurateAudit } from '../../../src/core/curate/curate-audit.js';
-import { marker } from '../../../src/core/curate/markers.js';
+import { marker } from '../../../src/core/curate/sweep-markers.js';
 import { Ledger } from '../../../src/core/ledger/ledger.js';
 import { systemClock } from '../../../src/ports/clock.js';
 import { silentLogger } from '../../../src/ports/logger.js';
@@ -23,14 +23,13 @@ afterEach(async () => {
 
 async function setup(mode: 'dry-run' | 'apply', leader: boolean) {
   fake = await startGitHubFake();
-  fake.addPull({ title: 'KB: a', body: marker('fingerprint', 'fp1'), head: 'reprise/kb/a' });
-  const dup = fake.addPull({ title: 'KB: b', body: marker('fingerprint', 'fp1'), head: 'reprise/kb/b' });
-  const config = configSchema.parse({ curate: { interval: '50ms', mode } });
+  fake.addPull({ title: 'KB: a', body: marker('dup', 'fp1'), head: 'reprise/kb/a' });
+  const dup = fake.addPull({ title: 'KB: b', body: marker('dup', 'fp1'), head: 'reprise/kb/b' });
+  const config = configSchema.parse({ curate: { interval: '50ms', mode }, forge: { repo: fake.repo, token: 'test-token', api_url: fake.url }, catalog: { git: { url: '/nonexistent/catalog.git' } } });
   const store = createStore('memory://', '');
   const ledger = await Ledger.open(store);
   const served = await staticCatalog(`${REPO_ROOT}catalog`, true, silentLogger);
-  const env = { GITHUB_TOKEN: 'test-token', REPRISE_GITHUB_REPO: fake.repo, REPRISE_GITHUB_API_URL: fake.url };
-  const curation = serveCuration({ config, env, logger: silentLogger, served, ledger, store, clock: systemClock, isLeader: () => leader });
+  const curation = serveCuration({ config, logger: silentLogger, served, ledger, store, clock: systemClock, isLeader: () => leader });
   return { f: fake, dup, store, curation };
 }
 
