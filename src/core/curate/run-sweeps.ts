@@ -4,7 +4,7 @@
  * logged, and the run goes on with the next. Every action is appended to the audit log.
  */
 import { randomUUID } from 'node:crypto';
-import type { ForgePort } from '../../ports/forge.js';
+import type { DraftBranchPort, ForgePort } from '../../ports/forge.js';
 import type { Logger } from '../../ports/logger.js';
 import type { CurateAudit } from './curate-audit.js';
 import type { AuditRecord, SweepAction, SweepReport } from './curate-types.js';
@@ -12,9 +12,7 @@ import { readMarkers } from './sweep-markers.js';
 import { planSweeps, type SweepFacts, type SweepOptions } from './plan-sweeps.js';
 
 /** Pushes a branch with one file to the catalog remote (the git drafts adapter). */
-export interface BranchPusher {
-  push(file: { branch: string; path: string; content: string; message: string }): Promise<{ branch: string; commit: string }>;
-}
+export type BranchPusher = DraftBranchPort;
 
 export interface RunSweepsOptions {
   forge: ForgePort;
