@@ -10,12 +10,16 @@ Commands:
                                           what recall answers for an Alertmanager payload, with the gate trace
   search --catalog DIR [--k N] [--json] TEXT…   ranked catalog entries for a text query
   catalog lint DIR [--json] [--format github]   check a catalog; exit 1 on errors
+  catalog sync [--json]                   make the running bot fetch the catalog from git now
   feedback <triggerKey> up|down|clear [--user U]
   feedback <triggerKey> silence <duration> [--user U]
                                           record 👍/👎/🔕 (through the running bot's control socket)
+  note <triggerKey> <text…> [--user U]    an operator note on the trigger's thread, filed to the KB forge
   ledger events [--trigger KEY] [--since TIME] [--json]
                                           every recorded event, one per line
   ledger verify                           replay the log and check the stored aggregates
+  curate [--apply] [--json]               grooming sweeps over the knowledge PRs (dry run unless --apply)
+  curate log [--json] [--verify]          the sweeps' audit log
   demo                                    play the learning loop on the bundled catalog, narrated
   eval recall --catalog DIR --cases FILE [--out FILE] [--json] [--report DIR]
   investigate (--alert FILE|- | --text "...") [--json] [--catalog DIR] [--config FILE]
@@ -34,14 +38,17 @@ const COMMANDS: Record<string, () => Promise<CliCommand>> = {
   recall: async () => (await import('./cli/recall.js')).recallCommand,
   search: async () => (await import('./cli/search.js')).search,
   feedback: async () => (await import('./cli/feedback.js')).feedback,
+  note: async () => (await import('./cli/note.js')).note,
   demo: async () => (await import('./cli/demo.js')).demo,
   config: async () => (await import('./cli/config.js')).config,
   eval: async () => (await import('./cli/eval.js')).evalCommand,
   ledger: async () => (await import('./cli/ledger.js')).ledgerCommand,
   investigate: async () => (await import('./cli/investigate.js')).investigateCommand,
+  curate: async () => (await import('./cli/curate.js')).curateCommand,
 };
 
 const CATALOG_USAGE = `usage: reprise catalog lint DIR [--json] [--format github]
+       reprise catalog sync [--config FILE] [--json]
 `;
 
 /**
@@ -79,6 +86,7 @@ async function main(argv: string[]): Promise<number> {
   if (cmd === 'catalog') {
     const [sub, ...args] = rest;
     if (sub === 'lint') return (await import('./cli/catalog-lint.js')).catalogLint(args, io);
+    if (sub === 'sync') return (await import('./cli/catalog-sync.js')).catalogSync(args, io);
     if (sub === '--help' || sub === '-h' || sub === 'help') {
       io.stdout(CATALOG_USAGE);
       return 0;

@@ -68,6 +68,8 @@ function triggerOf(e: LedgerEvent, seen: Map<string, string>): string | undefine
     case 'note':
     case 'finding':
     case 'noise':
+    case 'curate':
+    case 'curated':
       return e.triggerKey;
     case 'resolve':
       return e.triggerKey ?? seen.get(`fp:${e.fingerprint}`);

@@ -12,11 +12,13 @@ import { TriggerPolicy } from '../core/bot/trigger-policy.js';
 import { AlertmanagerApi } from '../adapters/alertmanager/alertmanager-api.js';
 import { noiseOptions, startNoiseTimers } from './noise-timers.js';
 import { OutboxWorker } from '../core/outbox/outbox-worker.js';
+import type { CurationWorker } from '../core/curate/curation-worker.js';
+import { noteRequest } from './note.js';
 import type { Ledger } from '../core/ledger/ledger.js';
-import type { CatalogSnapshot } from '../core/recall/catalog-snapshot.js';
 import { startControlServer, type ControlServer } from '../http/control-server.js';
 import { createHttpServer, type HttpServer } from '../http/create-server.js';
 import { createBotMetrics } from '../http/metrics.js';
+import { registerCatalogSyncMetrics } from '../http/catalog-metrics.js';
 import { combineReadiness, type Readiness, type ReadinessCheck } from '../http/readiness.js';
 import { systemClock, type Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
@@ -24,8 +26,11 @@ import type { KeyValueStore } from '../ports/store.js';
 import { parseCli } from './args.js';
 import { buildSurfaces } from './build-surfaces.js';
 import { startModel } from './start-model.js';
+import { startCuration } from './start-curation.js';
 import { loadCliConfig } from './cli-config.js';
-import { BUNDLED_CATALOG, loadSnapshot } from './catalog-context.js';
+import { BUNDLED_CATALOG } from './catalog-context.js';
+import { gitCatalog, staticCatalog, type ServedCatalog } from './served-catalog.js';
+import { serveCuration } from './serve-curation.js';
 import type { CliCommand, CliIO } from './io.js';
 import { recallOptions } from './recall-options.js';
 import { controlSocketPath, removeServeOwner, writeServeOwner } from './serve-owner.js';
@@ -34,7 +39,8 @@ import { describeStore, lockStore, openLedger, StoreLockedError, storeWarnings }
 const USAGE = `reprise serve [--config FILE] [--port N] [--host H]
 
 Runs the bot: webhooks, health and metrics on the HTTP port; the local control API (used by
-\`reprise feedback\`) on a Unix socket in the data dir, mode 0600. One serve per store.`;
+\`reprise feedback\` and \`reprise catalog sync\`) on a Unix socket in the data dir, mode 0600.
+One serve per store.`;
 
 /** How long a shutdown waits for queued chat messages before leaving them for the next start. */
 const DRAIN_MS = 5000;
@@ -47,6 +53,8 @@ export interface RunningBot {
   bot: RepriseBot;
   ledger: Ledger;
   outbox: OutboxWorker;
+  /** The curation worker, when a forge is configured. */
+  curation?: CurationWorker;
   readiness(): Readiness;
   stop(): Promise<void>;
 }
@@ -60,13 +68,6 @@ export function catalogDir(config: Config): { dir: string; bundled: boolean } {
   const dir = config.catalog.dir;
   if (!existsSync(dir) && basename(dir) === 'catalog') return { dir: BUNDLED_CATALOG, bundled: true };
   return { dir, bundled: false };
-}
-
-/** Config keys that validate but whose feature is not built yet: say so rather than ignore them. */
-export function notYetBuilt(config: Config): string[] {
-  const keys: string[] = [];
-  if (config.catalog.git) keys.push('catalog.git');
-  return keys;
 }
 
 function outcomeSummary(o: BotOutcome): Record<string, unknown> {
@@ -90,17 +91,18 @@ export function describeListen(host: string, port: number): string {
   return `http://${h}:${port}`;
 }
 
-/** Builds and starts everything `serve` runs; tests call this in-process. */
-export async function startBot(config: Config, io: CliIO, logger: Logger, clock: Clock = systemClock): Promise<RunningBot> {
+/** The catalog to serve: synced from git when `catalog.git` is set, else the folder. */
+async function servedCatalog(config: Config, clock: Clock, logger: Logger): Promise<ServedCatalog> {
+  if (config.catalog.git) return gitCatalog(config, clock, logger);
   const { dir, bundled } = catalogDir(config);
   if (bundled) logger.warn({ configured: config.catalog.dir, serving: dir }, 'catalog.dir does not exist; serving the bundled starter catalog');
-  const { snapshot, problems, skipped } = await loadSnapshot(dir);
-  for (const p of problems.filter((x) => x.severity === 'warning' && x.rule === 'file-outside-catalog')) logger.warn({ file: p.file, rule: p.rule }, p.message);
-  for (const p of skipped) logger.warn({ file: p.file, line: p.line, rule: p.rule }, `catalog entry skipped: ${p.message}`);
-  const skippedFiles = new Set(skipped.map((p) => p.file)).size;
-  logger.info({ catalog: dir, entries: snapshot.entries.length, skippedFiles, problems: problems.length }, 'catalog indexed');
-  // Swapped whole when catalog sync lands; readiness follows the first successful index.
-  const current: CatalogSnapshot = snapshot;
+  return staticCatalog(dir, bundled, logger);
+}
+
+/** Builds and starts everything `serve` runs; tests call this in-process. */
+export async function startBot(config: Config, io: CliIO, logger: Logger, clock: Clock = systemClock): Promise<RunningBot> {
+  // A folder read once, or a git remote re-indexed when its HEAD moves (/readyz waits for the first index).
+  const served = await servedCatalog(config, clock, logger);
 
   // One writer per store: the lock comes before anything is opened for writing.
   const lock: StoreLock | undefined = lockStore(config, 'reprise serve');
@@ -138,7 +140,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     const lastError = ledger.lastWriteError;
     const writeError = lastError && !(probe.ok && Date.parse(probe.at) > Date.parse(lastError.at)) ? lastError : undefined;
     const checks: ReadinessCheck[] = [
-      { name: 'catalog', ok: true, detail: { dir, bundled, entries: current.entries.length, skippedFiles, builtAt: current.builtAt.toISOString() } },
+      served.check(),
       {
         name: 'store',
         ok: probe.ok && writeError === undefined,
@@ -152,6 +154,8 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
       },
       // Undelivered messages are retried, never lost: reported, not a reason to stop taking alerts.
       { name: 'outbox', ok: true, detail: { surfaces: [...transports.keys()], ...outbox.status() } },
+      // Forge work waits out an outage (kept, retried): reported, never a reason to stop taking alerts.
+      ...(curation ? [{ name: 'forge', ok: true, detail: { repo: curation.repo, ...curation.worker.status() } }] : []),
     ];
     return combineReadiness(checks);
   };
@@ -176,9 +180,10 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   const policy = new TriggerPolicy({ match: config.trigger.match, ignore: config.trigger.ignore, dedupWindowMs: config.trigger.dedup_window_ms });
   const botLedger = ledgerForBot(ledger);
   const alertmanager = config.alertmanager.url ? new AlertmanagerApi({ url: config.alertmanager.url, timeoutMs: config.alertmanager.timeout_ms }) : undefined;
-  const model = config.model ? await startModel(config, { catalog: () => current, ledger, botLedger, clock, logger, kick: () => outbox.kick() }) : undefined;
+  const curation = startCuration(config, { ledger, botLedger, catalog: () => served.current(), clock, logger, outbox });
+  const model = config.model ? await startModel(config, { catalog: () => served.current(), ledger, botLedger, clock, logger, kick: () => outbox.kick(), ...(curation ? { curation: curation.jobs } : {}) }) : undefined;
   const bot = new RepriseBot({
-    catalog: () => current,
+    catalog: () => served.current(),
     ledger: botLedger,
     clock,
     logger: logger.child({ component: 'bot' }),
@@ -192,10 +197,12 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     noise: noiseOptions(config),
     ...(alertmanager ? { alertmanager } : {}),
     ...(model ? { jobs: model.jobs, investigate: model.command } : {}),
+    ...(curation ? { curation: curation.worker } : {}),
   });
-  for (const key of notYetBuilt(config)) logger.warn({ key }, `${key} is configured but not implemented in this build; it has no effect yet`);
 
   const metrics = createBotMetrics({ ledgerSeq: () => ledger.seq, ledgerSkipped: () => ledger.state.skipped, isReady: () => readiness().ready, outboxPending: () => outbox.status().pending });
+  if (served.sync) registerCatalogSyncMetrics(metrics.registry, () => served.sync!.status(), clock);
+  const grooming = serveCuration({ config, logger, served, ledger, store, clock });
   const http: HttpServer = createHttpServer({
     ...(config.server.bearer_token ? { bearerToken: config.server.bearer_token } : {}),
     bodyLimitBytes: config.server.body_limit_bytes,
@@ -219,9 +226,12 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   const release = async (): Promise<void> => {
     clearInterval(probeTimer);
     await noiseTimers?.stop();
+    await served.stop();
+    await grooming.stop();
     await control?.close();
     await http.close();
     await model?.stop();
+    await curation?.worker.stop();
     await outbox.drain(DRAIN_MS);
     await outbox.stop();
     for (const t of transports.values()) await t.close().catch((err: unknown) => logger.warn({ err, transport: t.name }, 'closing a transport failed'));
@@ -249,6 +259,9 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
         // The socket is the CLI's channel: whatever the body says, it came through the CLI.
         feedback: async (body) => bot.feedback({ ...(typeof body === 'object' && body !== null ? body : {}), via: 'cli' }),
         status: async () => ({ pid: process.pid, port, seq: ledger.seq, readiness: readiness() }),
+        note: async (body) => bot.note(noteRequest(body)),
+        catalogSync: () => served.syncNow(),
+        curate: async (body) => grooming.run(typeof body === 'object' && body !== null && (body as { apply?: unknown }).apply === true),
       },
       logger,
     );
@@ -266,9 +279,13 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   outbox.start();
   // Holds recorded before a restart are re-armed from the ledger; Alertmanager is reconciled.
   noiseTimers = startNoiseTimers({ bot, config, clock, logger: logger.child({ component: 'noise' }), ...(alertmanager ? { alertmanager } : {}) });
+  // Forge work of earlier runs (an outage, a crash) is picked up now.
+  curation?.worker.start();
+  served.start();
+  grooming.start();
   writeServeOwner(config.store.data_dir, { pid: process.pid, socket: control.path, port, host: config.server.host, user: userInfo().username, startedAt: clock.now().toISOString() });
   logger.info({ port, host: config.server.host, socket: control.path }, `listening on ${describeListen(config.server.host, port)}`);
-  return { port, bot, ledger, outbox, readiness, stop: release };
+  return { port, bot, ledger, outbox, ...(curation ? { curation: curation.worker } : {}), readiness, stop: release };
 }
 
 /** `reprise serve`: the bot on its embedded defaults unless a config file says otherwise. */

@@ -25,7 +25,7 @@ export interface StartedModel {
 
 export async function startModel(
   config: Config,
-  deps: { catalog: () => CatalogSnapshot; ledger: Ledger; botLedger: BotLedger; clock: Clock; logger: Logger; kick: () => void },
+  deps: { catalog: () => CatalogSnapshot; ledger: Ledger; botLedger: BotLedger; clock: Clock; logger: Logger; kick: () => void; curation?: { minConfidence: number; kick(): void } },
 ): Promise<StartedModel> {
   const log = deps.logger.child({ component: 'investigator' });
   const built = await buildInvestigator(config, {
@@ -49,7 +49,7 @@ export async function startModel(
     ledger: deps.botLedger,
     clock: deps.clock,
     logger: log,
-    options: { investigateAfterMs: config.trigger.investigate_after_ms, outcomeFloor: config.recall.outcome_floor, maxPerHour: config.trigger.max_investigations_per_hour },
+    options: { investigateAfterMs: config.trigger.investigate_after_ms, outcomeFloor: config.recall.outcome_floor, maxPerHour: config.trigger.max_investigations_per_hour, ...(deps.curation ? { curation: deps.curation } : {}) },
     kick: deps.kick,
   });
   const command = async (text: string, actor: Actor): Promise<EphemeralView> => {

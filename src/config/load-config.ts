@@ -102,6 +102,9 @@ export function maskSecrets(config: Config): Config {
     const parent = walk(copy, segs);
     if (parent && parent[last] !== undefined) parent[last] = MASK;
   }
+  // A git remote may carry a token in its userinfo (https://x-access-token:…@host/…).
+  const git = (copy['catalog'] as { git?: { url?: string } } | undefined)?.git;
+  if (git?.url) git.url = git.url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^@/\s]+@/i, `$1${MASK}@`);
   return copy as unknown as Config;
 }
 

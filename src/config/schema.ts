@@ -29,15 +29,17 @@ const server = z.strictObject({
 
 const git = z
   .strictObject({
-    url: doc(str(), 'Remote to clone the catalog from (https or ssh); the clone lives in `catalog.dir`.', { example: 'https://github.com/acme/runbooks.git' }),
-    branch: doc(str().default('main'), 'Branch to follow.'),
-    poll_interval: dur('5m', 'How often to fetch; the index is rebuilt only when HEAD moved.', { positive: true }),
+    url: doc(str(), 'Remote to clone the catalog from (https, ssh or a path); credentials in the URL are never logged. Drafted entries are pushed here as branches.', { example: 'https://github.com/acme/runbooks.git', env: ['REPRISE_CATALOG_GIT_URL'], opensBlock: true }),
+    branch: doc(str().default('main'), 'Branch to follow (fetched and reset to, never merged).', { env: ['REPRISE_CATALOG_GIT_BRANCH'] }),
+    poll_interval: dur('5m', 'How often to fetch; the index is rebuilt only when HEAD moved. `reprise catalog sync` fetches at once.', { positive: true }),
+    clone_dir: doc(str().optional(), 'Folder of the local clone (default: `catalog-git` in `store.data_dir`); owned by Reprise, local edits are discarded.', { fsPath: true, example: './data/catalog-git' }),
+    path: doc(str().default(''), 'Folder of the catalog inside the repository (empty = its root).', { example: 'runbooks' }),
   })
   .transform((v) => withMs(v, ['poll_interval']));
 
 const catalog = z.strictObject({
   dir: doc(str().default('catalog'), 'Folder of markdown entries; relative to the config file (or the working directory without one).', { fsPath: true }),
-  git: doc(block(git.optional()), 'Keep `dir` as a clone of a git remote. Omit to read `dir` as is.'),
+  git: doc(block(git.optional()), 'Serve the catalog from a git remote, kept in a local clone (then `dir` is not read). Omit to read `dir` as is.'),
 });
 
 const STORE_URL = /^(sqlite|redis|rediss|memory):\/\//;
@@ -266,6 +268,41 @@ const tools = z
   })
   .transform((v) => withMs(v, ['call_timeout', 'connect_timeout']));
 
+const forge = z
+  .strictObject({
+    repo: doc(z.string({ error: 'must be owner/name' }).regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, { error: 'must be owner/name, e.g. acme/runbooks' }), 'GitHub repository (owner/name) of the catalog, where knowledge drafts become pull requests.', { example: 'acme/runbooks', env: ['REPRISE_GITHUB_REPO'], opensBlock: true }),
+    token: doc(str().optional(), 'GitHub token with write access to contents, pull requests and issues of `repo`; also used to push draft branches over https.', { secret: true, env: ['GITHUB_TOKEN'] }),
+    api_url: doc(httpUrl().default('https://api.github.com'), 'GitHub API root; for GitHub Enterprise https://HOST/api/v3.', { env: ['REPRISE_GITHUB_API_URL'] }),
+    app_id: doc(str().optional(), 'GitHub App id (instead of a token).', { env: ['REPRISE_GITHUB_APP_ID'] }),
+    app_private_key: doc(str().optional(), 'GitHub App private key (PEM).', { secret: true, env: ['REPRISE_GITHUB_APP_PRIVATE_KEY'] }),
+    app_installation_id: doc(int(1).optional(), 'GitHub App installation id on the repository\'s owner.', { env: ['REPRISE_GITHUB_APP_INSTALLATION_ID'] }),
+    work_dir: doc(str().optional(), 'Work clone for draft branches (never the served catalog clone). Default: `forge-work` in `store.data_dir`.', { fsPath: true }),
+    labels: doc(z.array(str()).default(['reprise', 'kb-draft']), 'Labels on every draft pull request.'),
+    min_confidence: doc(fraction().default(0.75), 'Quality bar: a Finding below this confidence is not drafted.'),
+    dup_score: doc(num(0).default(8), 'A catalog entry scoring at least this (BM25) against a Finding already holds that knowledge: no draft.'),
+    writes_per_hour: doc(int(1).default(30), 'Most forge write calls (pull requests, comments, labels) per hour; more wait, never dropped.'),
+    retry_base: dur('30s', 'First retry after a forge or git failure; doubled per attempt (a rate-limit reset wins).', { positive: true }),
+    retry_max: dur('30m', 'Longest wait between two attempts.', { positive: true }),
+    max_age: dur('7d', 'Forge work still not done this long after it was recorded is given up (recorded, and the thread told).', { positive: true }),
+  })
+  .transform((v) => withMs(v, ['retry_base', 'retry_max', 'max_age']));
+
+const SWEEP_MODES = ['dry-run', 'apply'] as const;
+const curate = z
+  .strictObject({
+    interval: dur('6h', 'How often `serve` runs the grooming sweeps when a forge is configured (first run a minute after start).', { positive: true }),
+    mode: doc(oneOf(SWEEP_MODES).default('dry-run'), 'Scheduled sweeps only plan and audit (`dry-run`) or act on the forge (`apply`). `reprise curate --apply` acts either way.'),
+    stale_after: dur('30d', 'A Reprise PR with no forge activity this long and no human label is closed with a back-reference comment (0 = never).'),
+    title_similarity: doc(fraction().default(0.8), 'Title word overlap (Jaccard) at which two PRs without fingerprint markers are duplicates.'),
+    recurrence_threshold: doc(int(2).default(3), 'Occurrences of an unanswered trigger (or of a finding a human rejected) before one knowledge-gap issue is opened.'),
+    min_observations: doc(int(1).default(3), 'Observations an entry needs before a retirement PR is proposed (its factor below `recall.outcome_floor`).'),
+    retirement: doc(bool().default(true), 'Propose `status: retired` PRs for entries whose track record collapsed (needs catalog.git).'),
+    revalidation: doc(bool().default(true), 'Propose `last_validated` PRs for entries whose recall resolved an incident (needs catalog.git).'),
+    revalidation_min_interval: dur('720h', 'A revalidation must move `last_validated` forward by at least this much.', { positive: true }),
+    revalidation_max_open: doc(int(1).default(5), 'Revalidation PRs awaiting review at once, at most.'),
+  })
+  .transform((v) => withMs(v, ['interval', 'stale_after', 'revalidation_min_interval']));
+
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 const log = z.strictObject({
   level: doc(oneOf(LOG_LEVELS).default('info'), 'Minimum log level.', { env: ['REPRISE_LOG_LEVEL'] }),
@@ -285,7 +322,9 @@ const configShape = z.strictObject({
     routing: doc(block(routing.prefault({})), 'Which channel or room an incident goes to, and whom critical firings ping.'),
     outbox: doc(block(outbox.prefault({})), 'Delivery of chat messages: recorded first, delivered after, retried across restarts.'),
     model: doc(block(model.optional()), 'Model endpoint for rerank, investigation and verify; needs `server.bearer_token` to serve. Omit to run recall-only.'),
+    forge: doc(block(forge.optional()), 'Knowledge curation on GitHub (SPEC §10): drafts and notes become pull requests on the catalog repository; needs `catalog.git.url`. Omit to keep notes in the ledger only.'),
     tools: doc(block(tools.prefault({})), 'Tools an investigation may use: MCP servers, the allowlist, confirm tools and scope rules (SPEC §7).'),
+    curate: doc(block(curate.prefault({})), 'Grooming sweeps over the forge\'s knowledge PRs (SPEC §10); dry run unless told to apply.'),
     log: doc(block(log.prefault({})), 'Logging.'),
 });
 
@@ -323,9 +362,14 @@ export type ToolsConfig = Config['tools'];
 export type ToolServerConfig = ToolsConfig['servers'][number];
 export type ScopeRuleConfig = ToolsConfig['scope'][number];
 export type LogConfig = Config['log'];
+/** Present only when a forge is configured. */
+export type ForgeConfig = NonNullable<Config['forge']>;
+export type CurateConfig = Config['curate'];
 
 /** The loose shape the cross-field rules read; any part may be missing or mistyped. */
 interface Loose {
+  forge?: { token?: unknown; app_id?: unknown; app_private_key?: unknown; app_installation_id?: unknown };
+  catalog?: { git?: { url?: unknown } };
   server?: { bearer_token?: unknown };
   model?: unknown;
   transport?: {
@@ -346,6 +390,17 @@ function crossFieldRules(cfg: unknown, ctx: z.RefinementCtx<unknown>): void {
   if (c?.model !== undefined && (c.server?.bearer_token === undefined || c.server.bearer_token === '')) {
     // Tagged: it guards the webhook port, so one-shot commands that serve nothing may drop it.
     ctx.addIssue({ code: 'custom', path: ['server', 'bearer_token'], message: 'is required when a `model` block is configured (SPEC §4)', input: undefined, params: { serveOnly: true } });
+  }
+  const f = c?.forge;
+  if (f && typeof f === 'object') {
+    const app = [f.app_id, f.app_private_key, f.app_installation_id].filter((v) => v !== undefined && v !== '').length;
+    if ((f.token === undefined || f.token === '') && app === 0) need(undefined, ['forge', 'token'], 'is required when a forge is configured (set GITHUB_TOKEN), or give app_id, app_private_key and app_installation_id');
+    else if (app > 0 && app < 3) {
+      need(f.app_id, ['forge', 'app_id'], 'is required for GitHub App auth (or set REPRISE_GITHUB_APP_ID)');
+      need(f.app_private_key, ['forge', 'app_private_key'], 'is required for GitHub App auth (or set REPRISE_GITHUB_APP_PRIVATE_KEY)');
+      need(f.app_installation_id, ['forge', 'app_installation_id'], 'is required for GitHub App auth (or set REPRISE_GITHUB_APP_INSTALLATION_ID)');
+    }
+    need(c.catalog?.git?.url, ['catalog', 'git', 'url'], 'is required when a forge is configured: drafts are pushed there as branches (set REPRISE_CATALOG_GIT_URL)');
   }
   const t = c?.transport;
   const sl = t?.slack;

@@ -200,8 +200,74 @@ export interface NoiseEvent {
   at: string;
 }
 
+/** File-time curation outcomes of a Finding (SPEC §10): a closed set. */
+export type CurationDecision = 'recalled' | 'below_bar' | 'duplicate_entry' | 'duplicate_pr' | 'suppressed' | 'novel';
+/** Where an operator note went: a comment on the finding's open KB PR, or a new Concept PR. */
+export type NoteFiling = 'pr_comment' | 'concept_pr';
+/** The forge refused an item for good (credentials, permissions, validation); `detail` says why. */
+export type CurationFailure = 'failed';
+
+/** What a KB draft is written from: the Finding and its incident, as recorded at file time. */
+export interface DraftMaterial {
+  title: string;
+  alertname: string;
+  /** `namespace/name` (or a cloud id) of the workload, when there is one. */
+  resource?: string;
+  /** Header line of the incident (`cluster/namespace/name`). */
+  where: string;
+  /** What was seen: the alert's own title and message. */
+  symptom: string;
+  summary: string;
+  verdict: Verdict;
+  confidence: number;
+  causes: Array<{ cause: string; confidence: number; evidence: string[] }>;
+  actions: Array<{ action: string; reversible: boolean }>;
+  ruledOut: Array<{ cause: string; reason: string }>;
+  changeRef?: string;
+  /** `model · prompt hash`. */
+  investigator: string;
+  /** "🔁 #4 · last 2 d ago", when the trigger fired before. */
+  recurrence?: string;
+}
+
+/**
+ * Intent to file something on the forge (SPEC §10): recorded with what it is about, performed
+ * afterwards by the curation worker (retried across restarts), settled by `curated`.
+ */
+export interface CurateEvent {
+  type: 'curate';
+  id: string;
+  subject: 'finding' | 'note';
+  openId: string;
+  triggerKey: string;
+  dupFingerprint: string;
+  /** subject finding: the material of the draft. */
+  draft?: DraftMaterial;
+  /** subject note: who wrote what, and the finding it was written on. */
+  note?: { user: string; name: string; via: string; text: string; finding?: string };
+  at: string;
+}
+
+/** A curation decision or a note's filing, with where it went; settles the `curate` intent `id`. */
+export interface CuratedEvent {
+  type: 'curated';
+  /** The intent settled (absent for decisions made at file time without the forge). */
+  id?: string;
+  subject: 'finding' | 'note';
+  openId: string;
+  triggerKey: string;
+  decision: CurationDecision | NoteFiling | CurationFailure;
+  /** Which criterion (below_bar), which entry (duplicate_entry), why (failed). */
+  detail?: string;
+  url?: string;
+  number?: number;
+  at: string;
+}
+
 export type LedgerEvent =
   | NoiseEvent
+  | CurateEvent
+  | CuratedEvent
   | FindingEvent
   | OpenEvent
   | ResolveEvent
@@ -213,4 +279,4 @@ export type LedgerEvent =
   | OutboxFailedEvent
   | NoteEvent;
 export type LedgerEventType = LedgerEvent['type'];
-export const LEDGER_EVENT_TYPES: readonly LedgerEventType[] = ['open', 'resolve', 'feedback', 'silence', 'confirm', 'delivered', 'outbox', 'outbox_failed', 'note', 'finding', 'noise'];
+export const LEDGER_EVENT_TYPES: readonly LedgerEventType[] = ['open', 'resolve', 'feedback', 'silence', 'confirm', 'delivered', 'outbox', 'outbox_failed', 'note', 'finding', 'noise', 'curate', 'curated'];

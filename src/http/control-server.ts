@@ -21,6 +21,12 @@ export interface ControlHandlers {
   feedback: (body: unknown) => Promise<unknown>;
   /** `GET /v1/status`: what the bot is and how it is doing. */
   status: () => Promise<unknown>;
+  /** `POST /v1/catalog/sync`: fetch the catalog now; answers once the index is rebuilt. */
+  catalogSync?: () => Promise<unknown>;
+  /** `POST /v1/curate` `{apply}`: run the grooming sweeps now; answers with the report. */
+  curate?: (body: unknown) => Promise<unknown>;
+  /** `POST /v1/note`: an operator note on a trigger's newest thread (`reprise note`). */
+  note?: (body: unknown) => Promise<unknown>;
 }
 
 export interface ControlServer {
@@ -50,7 +56,32 @@ export async function startControlServer(path: string, handlers: ControlHandlers
       },
     },
     '/v1/status': { method: 'GET', handle: async () => handlers.status() },
+    '/v1/catalog/sync': {
+      method: 'POST',
+      handle: async () => {
+        if (!handlers.catalogSync) throw new RepriseError('not_found', 'catalog sync is not available in this bot');
+        return handlers.catalogSync();
+      },
+    },
+    '/v1/curate': {
+      method: 'POST',
+      handle: async (req) => {
+        if (!handlers.curate) throw new RepriseError('not_found', 'grooming is not available in this bot');
+        assertJsonContentType(req.headers['content-type']);
+        return handlers.curate(parseJson(decodeUtf8(await readBody(req, BODY_LIMIT))));
+      },
+    },
   };
+  const note = handlers.note;
+  if (note) {
+    routes['/v1/note'] = {
+      method: 'POST',
+      handle: async (req) => {
+        assertJsonContentType(req.headers['content-type']);
+        return note(parseJson(decodeUtf8(await readBody(req, BODY_LIMIT))));
+      },
+    };
+  }
 
   const server = http.createServer((req, res) => {
     void handle(req, res);

@@ -84,6 +84,22 @@ export interface ForgePort {
   createIssue(issue: NewIssue): Promise<ForgeIssue>;
 }
 
+/** One file on a new branch of the catalog remote (SPEC §10: branches go through git). */
+export interface DraftFile {
+  branch: string;
+  /** Path inside the catalog (`incidents/<slug>-<fp8>.md`). */
+  path: string;
+  content: string;
+  /** Commit message. */
+  message: string;
+}
+
+/** Pushes draft branches to the catalog remote; the git adapter implements it. */
+export interface DraftBranchPort {
+  /** Creates (or replaces) `branch` off the remote's default branch with one commit adding the file. */
+  push(file: DraftFile): Promise<{ branch: string; commit: string }>;
+}
+
 /**
  * A forge call that failed after the adapter's own retries. `retryable` says whether a later
  * attempt may succeed (5xx, rate limit, network) — the caller keeps the work and tries again —

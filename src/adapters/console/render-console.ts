@@ -29,6 +29,7 @@ export function renderConsoleCard(card: CardView): string[] {
   else if (h.answer === 'finding') out.push(`${VERDICT[card.verdict]} · ${confidenceDot(h.confidence ?? 0)} 🧭 ${escapeLine(h.title ?? '')}`);
   else if (h.answer === 'checking') out.push(`${VERDICT[card.verdict]} · 🔎 ${escapeLine(h.title ?? 'checking with the model…')}`);
   else out.push(`${VERDICT[card.verdict]} · no trusted memory for this alert`);
+  if (card.curation) out.push(`📚 ${escapeLine(card.curation.text)}${card.curation.link ? ` ${escapeLine(card.curation.link.label)} <${escapeLine(card.curation.link.url)}>` : ''}`);
   if (card.links.length > 0) out.push(`Links: ${card.links.map((l) => `${l.label} ${escapeLine(l.url)}`).join(' · ')}`);
   if (card.mentions.length > 0) out.push(`cc ${card.mentions.map(escapeLine).join(' ')}`);
   return out;

@@ -122,6 +122,7 @@ export function renderCard(card: CardView, opts: RenderOptions = {}): MatrixMess
   blocks.push(para(cat(trusted(`${VERDICT[card.verdict] ?? card.verdict} · `), headline(card))));
   const links = card.links.slice(0, 12).map((l) => link(l.label, l.url, CAP.line));
   if (links.length > 0) blocks.push(para(cat(trusted('🔗 '), ...links.flatMap((l, i) => (i === 0 ? [l] : [trusted(' · '), l])))));
+  if (card.curation) blocks.push(para(cat(trusted('📚 '), line(card.curation.text), ...(card.curation.link ? [trusted(' '), link(card.curation.link.label, card.curation.link.url, CAP.line)] : []))));
   if (card.controls) blocks.push(para(em(trusted(card.amSilence ? CONTROLS_HINT + AM_SILENCE_HINT : CONTROLS_HINT))));
   const users = card.mentions.filter(isUserId);
   if (users.length > 0) {

@@ -95,6 +95,8 @@ export function renderCard(card: CardView): SlackMessage {
   const paragraphs = [section(summary)];
   const links = card.links.slice(0, MAX_LINKS).flatMap((l, i) => (i === 0 ? [link(l.url, l.label)] : [text(' · '), link(l.url, l.label)]));
   if (links.length > 0) paragraphs.push(section(links));
+  const c = card.curation;
+  if (c) paragraphs.push(section([text(`📚 ${c.text}`), ...(c.link ? [text(' '), link(c.link.url, c.link.label)] : [])]));
   const who = mentionElements(mentions.slice(0, MAX_MENTIONS));
   if (who.length > 0) paragraphs.push(section([text('cc '), ...who]));
 

@@ -38,6 +38,7 @@ export interface ThreadInfo {
   openId: string;
   triggerKey: string;
   fingerprint: string;
+  dupFingerprint?: string;
   entry?: string;
   answerKind?: AnswerKind;
   state: 'firing' | 'resolved' | 'silenced';
@@ -51,6 +52,8 @@ export interface ThreadInfo {
   storm?: { key: string; count: number; open: number; firstAt: string; lastAt: string; workloads: string[]; flushed?: boolean };
   /** What the Alertmanager reconciler last marked it. */
   amMark?: string;
+  /** The file-time curation decision of its Finding, once made. */
+  curation?: { decision: string; detail?: string; url?: string; number?: number };
 }
 
 /** A firing held by the debounce. */
@@ -140,6 +143,8 @@ export interface RepriseBotDeps {
   surfaces: ReadonlyMap<string, BotSurface>;
   /** Told after each transaction that recorded outbox items. */
   outbox?: { kick(): void };
+  /** The curation worker, when a forge is configured: notes become curate intents it files. */
+  curation?: { kick(): void };
   /** Who may vote, silence and write notes (default: everyone). */
   allow?: (actor: Actor) => boolean;
   /** Web link of a catalog entry, when one is configured. */

@@ -22,6 +22,8 @@ export interface ActionContext {
   allow: (actor: Actor) => boolean;
   notes: NoteLimits;
   out: Enqueued;
+  /** Set when a forge is configured: notes become curate intents (counted here). */
+  curate?: { intents: number };
 }
 
 /** The thread and trigger a vote or silence is about. */
@@ -95,19 +97,54 @@ export function applyNote(ctx: ActionContext, tx: BotTx, e: Note): ChatOutcome {
   if (stop) return stop;
   const thread = ctx.ledger.threadByMessage(e.thread);
   if (!thread) return { status: 'ignored', reason: 'not a thread the bot started' };
-  const reply = (text: string, icon: string): void =>
-    enqueue(tx, ctx.now, { transport: e.thread.transport, op: 'reply', openId: thread.openId, view: { kind: 'notice', topic: 'note', icon, text: [text] } }, ctx.out);
+  return recordNote(ctx, tx, thread, e, [e.thread.transport]);
+}
+
+/**
+ * `reprise note <triggerKey> <text…>`: a note on the trigger's newest thread, told on every
+ * surface the thread is on.
+ * @throws RepriseError `not_found` when the trigger has no thread.
+ */
+export function applyCliNote(ctx: ActionContext, tx: BotTx, e: { triggerKey: string; actor: Actor; text: string }): ChatOutcome {
+  const stop = gate(ctx, e.actor, undefined);
+  if (stop) return stop;
+  const thread = ctx.ledger.newestThread(e.triggerKey);
+  if (!thread) throw new RepriseError('not_found', `no incident thread for trigger ${e.triggerKey}; notes are written on an incident the bot posted`);
+  return recordNote(ctx, tx, thread, { actor: e.actor, text: e.text }, thread.transports);
+}
+
+function recordNote(ctx: ActionContext, tx: BotTx, thread: ThreadInfo, e: { actor: Actor; text: string; eventId?: string }, tell: readonly string[]): ChatOutcome {
+  const reply = (text: string, icon: string): void => {
+    for (const transport of tell) enqueue(tx, ctx.now, { transport, op: 'reply', openId: thread.openId, view: { kind: 'notice', topic: 'note', icon, text: [text] } }, ctx.out);
+  };
+  if (e.text.trim() === '') return { status: 'refused', reason: 'empty note' };
   if (Buffer.byteLength(e.text) > ctx.notes.maxBytes) {
     reply(`note not saved: it is longer than ${Math.round(ctx.notes.maxBytes / 1024)} KiB; shorten it or link to a document`, '⚠️');
-    return { status: 'refused', reason: 'note too long' };
+    return { status: 'refused', reason: `note too long: more than ${Math.round(ctx.notes.maxBytes / 1024)} KiB` };
   }
   if (thread.notes >= ctx.notes.perThread) {
     reply(`note not saved: this thread already has ${ctx.notes.perThread} notes`, '⚠️');
     return { status: 'refused', reason: 'too many notes in this thread' };
   }
-  tx.record({ type: 'note', triggerKey: thread.triggerKey, openId: thread.openId, user: ledgerUser(e.actor), text: e.text, via: e.actor.via, ...(e.eventId ? { eventId: e.eventId } : {}), at: ctx.now.toISOString() });
-  reply(`saved — note from @${displayName(e.actor)} filed with this incident`, '📝');
-  ctx.log.info({ trigger: thread.triggerKey, user: ledgerUser(e.actor), bytes: Buffer.byteLength(e.text) }, 'note recorded');
+  const at = ctx.now.toISOString();
+  const user = ledgerUser(e.actor);
+  tx.record({ type: 'note', triggerKey: thread.triggerKey, openId: thread.openId, user, text: e.text, via: e.actor.via, ...(e.eventId ? { eventId: e.eventId } : {}), at });
+  if (ctx.curate) {
+    const finding = ctx.ledger.standing(thread.triggerKey)?.cause;
+    tx.record({
+      type: 'curate',
+      id: randomUUID(),
+      subject: 'note',
+      openId: thread.openId,
+      triggerKey: thread.triggerKey,
+      dupFingerprint: thread.dupFingerprint ?? '',
+      note: { user, name: displayName(e.actor), via: e.actor.via, text: e.text, ...(finding ? { finding } : {}) },
+      at,
+    });
+    ctx.curate.intents += 1;
+    reply(`saved — note from @${displayName(e.actor)} recorded; filing it to the knowledge base`, '📝');
+  } else reply(`saved — note from @${displayName(e.actor)} filed with this incident`, '📝');
+  ctx.log.info({ trigger: thread.triggerKey, user, bytes: Buffer.byteLength(e.text) }, 'note recorded');
   return { status: 'recorded', kind: 'note', triggerKey: thread.triggerKey, event: { type: 'note' } };
 }
 

@@ -15,7 +15,11 @@ import type { RerankResult } from '../investigate/rerank.js';
 import type { StandingAnswer } from '../investigate/prompts.js';
 import type { FindingEvent } from '../ledger-events.js';
 import type { Candidate, Entry, GateTraceStep, Incident } from '../types.js';
-import { enqueue, type BotLedger, type Enqueued } from './bot-context.js';
+import { randomUUID } from 'node:crypto';
+import { enqueue, type BotLedger, type BotTx, type Enqueued } from './bot-context.js';
+import type { CardPatch } from '../chat/thread-view.js';
+import { planCuration } from '../curate/plan-curation.js';
+import { curationLine } from '../curate/curation-line.js';
 import { dupFingerprint } from './dup-fingerprint.js';
 
 /**
@@ -39,6 +43,14 @@ export interface InvestigationEngine {
   rerank?(incident: Incident, candidates: readonly Candidate[], signal: AbortSignal): Promise<RerankResult>;
 }
 
+/** File-time curation (SPEC §10), when a forge is configured. */
+export interface JobsCuration {
+  /** The quality bar's confidence floor. */
+  minConfidence: number;
+  /** Told after a transaction that recorded a curate intent. */
+  kick(): void;
+}
+
 export interface JobsOptions {
   /** Wait before investigating a miss (`trigger.investigate_after`); 0 for critical. */
   investigateAfterMs: number;
@@ -46,6 +58,7 @@ export interface JobsOptions {
   outcomeFloor: number;
   /** Investigations started per rolling hour (`trigger.max_investigations_per_hour`); 0 or absent = no limit. */
   maxPerHour?: number;
+  curation?: JobsCuration;
 }
 
 const HOUR_MS = 3_600_000;
@@ -247,6 +260,27 @@ export class InvestigationJobs {
     this.#log.warn({ trigger: job.incident.triggerKey, openId: job.openId, reason }, 'investigation skipped by the rate limit');
   }
 
+  /**
+   * File-time curation of the Finding, in the finding's transaction: a recalled or below-bar
+   * finding is decided here (and shown on the card); anything else is recorded as a curate
+   * intent the curation worker performs against the catalog and the forge.
+   */
+  #curate(tx: BotTx, job: JobInput, r: InvestigationResult, recalled: Entry | undefined, at: string): { line?: ReturnType<typeof curationLine>; intent?: boolean } | undefined {
+    const c = this.#opts.curation;
+    if (!c || !r.finding) return undefined;
+    const o = this.#ledger.occurrences(job.incident.triggerKey);
+    const recurrence = o.count > 1 ? `🔁 #${o.count}${o.lastSeen ? ` · last ${o.lastSeen.slice(0, 16).replace('T', ' ')} UTC` : ''}${o.previousEntry ? ` · previous: ${o.previousEntry}` : ''}` : undefined;
+    const plan = planCuration({ incident: job.incident, finding: r.finding, ...(recalled ? { recalledEntry: recalled.id } : {}), ...(recurrence ? { recurrence } : {}), minConfidence: c.minConfidence });
+    const base = { openId: job.openId, triggerKey: job.incident.triggerKey, at };
+    if (plan.kind === 'decided') {
+      tx.record({ type: 'curated', subject: 'finding', ...base, decision: plan.decision, detail: plan.detail });
+      this.#log.info({ trigger: job.incident.triggerKey, decision: plan.decision, detail: plan.detail }, `curation: ${plan.decision}`);
+      return { line: curationLine({ decision: plan.decision, detail: plan.detail }) };
+    }
+    tx.record({ type: 'curate', id: randomUUID(), subject: 'finding', ...base, dupFingerprint: plan.dupFingerprint, draft: plan.draft });
+    return { intent: true };
+  }
+
   async #deliver(job: JobInput, r: InvestigationResult, recalled: Entry | undefined, refused?: Entry): Promise<void> {
     const at = this.#clock.now().toISOString();
     const f = r.finding;
@@ -271,18 +305,23 @@ export class InvestigationJobs {
     };
     const out: Enqueued = { count: 0 };
     const confirm = refused ? confirmation(refused, job.incident, r) : undefined;
+    let intended = false;
     await this.#ledger.transaction(async (tx) => {
       tx.record(event);
       if (confirm) tx.record({ type: 'confirm', entry: confirm.entry, dupFingerprint: confirm.dupFingerprint, at });
+      const curated = r.status === 'cancelled' ? undefined : this.#curate(tx, job, r, recalled, at);
+      intended = curated?.intent === true;
       const thread = this.#ledger.thread(job.openId);
       if (!thread || r.status === 'cancelled') return;
       const now = this.#clock.now();
+      const patch: CardPatch = curated?.line ? { ...findingCardPatch(r, recalled), curation: curated.line } : findingCardPatch(r, recalled);
       for (const transport of thread.transports) {
-        enqueue(tx, now, { transport, op: 'update', openId: job.openId, view: findingCardPatch(r, recalled) }, out);
+        enqueue(tx, now, { transport, op: 'update', openId: job.openId, view: patch }, out);
         enqueue(tx, now, { transport, op: 'reply', openId: job.openId, view: findingDetail(r, job.incident.triggerKey, recalled) }, out);
       }
     });
     if (out.count > 0) this.#kick();
+    if (intended) this.#opts.curation?.kick();
     this.#log.info({ trigger: job.incident.triggerKey, status: r.status, kind: event.kind, entry: event.entry, calls: r.usage.calls, tokens: r.usage.input + r.usage.output }, `investigation ${r.status}`);
   }
 }

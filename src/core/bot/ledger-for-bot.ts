@@ -16,6 +16,8 @@ function info(t: ThreadRecord | undefined): ThreadInfo | undefined {
   if (!t) return undefined;
   const out: ThreadInfo = { openId: t.openId, triggerKey: t.triggerKey, fingerprint: t.fingerprint, state: t.state, transports: [...t.transports], roots: { ...t.roots }, notes: t.notes };
   if (t.entry !== undefined) out.entry = t.entry;
+  if (t.dupFingerprint !== undefined) out.dupFingerprint = t.dupFingerprint;
+  if (t.curation !== undefined) out.curation = { ...t.curation };
   if (t.answerKind !== undefined) out.answerKind = t.answerKind;
   if (t.source !== undefined) out.source = t.source;
   if (t.openedAt !== undefined) out.openedAt = t.openedAt;

@@ -13,7 +13,7 @@ import type { AlertmanagerAlertState } from './alertmanager-reconcile.js';
 import { reconcileThreads, silenceInAlertmanager, type AmSilenceRequest } from './alertmanager-flow.js';
 import { flushStorm, noiseGate, recordDrop, stormCard, type NoiseOutcome } from './noise-gate.js';
 import { parseSilenceChoice } from './silence-choice.js';
-import { applyNote, applySilence, applyVote, isUserError, type ActionContext, type ChatOutcome } from './chat-actions.js';
+import { applyCliNote, applyNote, applySilence, applyVote, isUserError, type ActionContext, type ChatOutcome } from './chat-actions.js';
 import { adHocIncident, helpAnswer, parseCommand, plainAnswer, recallAnswer, silenceTarget, statusAnswer } from './commands.js';
 import { dupFingerprint } from './dup-fingerprint.js';
 import { batchDue, NO_NOISE_CONTROL } from './noise-control.js';
@@ -43,7 +43,7 @@ interface AfterCommit {
 /** Incidents decided between two yields to the event loop: a 10k-alert group must not starve /healthz. */
 const YIELD_EVERY = 64;
 const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-const DEFAULT_NOTES = { maxBytes: 8 * 1024, perThread: 20 };
+export const DEFAULT_NOTES = { maxBytes: 8 * 1024, perThread: 20 };
 
 /**
  * The loop's entry point (SPEC §3): events in, effects out. Every event — a webhook's firings
@@ -84,6 +84,7 @@ export class RepriseBot {
       return outcomes;
     });
     if (out.count > 0) this.#d.outbox?.kick();
+    if (out.count > 0) this.#d.curation?.kick();
     // Model work starts only once its open is durable, and never inside the transaction.
     for (const fp of after.cancel) this.#d.jobs?.cancel(fp);
     for (const job of after.start) this.#d.jobs?.start(job);
@@ -140,6 +141,21 @@ export class RepriseBot {
     return { seq: first, event: recorded };
   }
 
+  /**
+   * `reprise note <triggerKey> <text…>`: an operator note on the trigger's newest thread, filed
+   * like one written in the thread.
+   * @throws RepriseError `not_found` for a trigger without a thread, `invalid_payload` when refused.
+   */
+  async note(input: { triggerKey: string; text: string; user?: string }): Promise<{ seq: number; outcome: ChatOutcome }> {
+    const actor: Actor = { id: input.user ?? 'cli', via: 'cli' };
+    const out: Enqueued = { count: 0 };
+    const { result, first } = await this.#d.ledger.transaction(async (tx) => applyCliNote(this.#ctx(out), tx, { triggerKey: input.triggerKey, actor, text: input.text }));
+    if (out.count > 0) this.#d.outbox?.kick();
+    if (out.count > 0) this.#d.curation?.kick();
+    if (result.status !== 'recorded') throw new RepriseError('invalid_payload', `note not saved: ${result.reason}`);
+    return { seq: first, outcome: result };
+  }
+
   /** Recall only: what the bot would answer, without recording or posting anything. */
   preview(incident: Incident): RecallResult {
     const now = this.#d.clock.now();
@@ -147,7 +163,7 @@ export class RepriseBot {
   }
 
   #ctx(out: Enqueued): ActionContext {
-    return { ledger: this.#d.ledger, now: this.#d.clock.now(), log: this.#d.logger, allow: this.#d.allow ?? (() => true), notes: this.#d.notes ?? DEFAULT_NOTES, out };
+    return { ledger: this.#d.ledger, now: this.#d.clock.now(), log: this.#d.logger, allow: this.#d.allow ?? (() => true), notes: this.#d.notes ?? DEFAULT_NOTES, out, ...(this.#d.curation ? { curate: { intents: 0 } } : {}) };
   }
 
   #one(e: BotEvent, tx: BotTx, out: Enqueued, answers: Array<{ to: ResponseTarget; via: string; view: EphemeralView }>, after: AfterCommit): BotOutcome {

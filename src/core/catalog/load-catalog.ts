@@ -1,4 +1,4 @@
-import { readdir, readFile, realpath, stat } from 'node:fs/promises';
+import { lstat, readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import type { Entry, LintProblem } from '../types.js';
 import { parseEntry } from './parse-entry.js';
@@ -24,6 +24,17 @@ export class CatalogError extends Error {
     super(message);
     this.name = 'CatalogError';
   }
+}
+
+/**
+ * Whether a path (relative to the catalog root, with `/`) names a candidate entry file: a
+ * `.md` file, not a catalog description file, with no dot segment. Symlinked directories are
+ * not followed by the walk, so a path through one is not a candidate either (checked when read).
+ */
+export function isEntryPath(rel: string): boolean {
+  const segs = rel.split('/');
+  const name = segs.at(-1) ?? '';
+  return segs.every((s) => s !== '' && !s.startsWith('.')) && /\.md$/i.test(name) && !SKIPPED_FILES.has(name.toLowerCase());
 }
 
 /** Relative paths (with `/`) of candidate entry files under `root`, sorted. */
@@ -110,4 +121,42 @@ export async function loadCatalog(dir: string): Promise<LoadedCatalog> {
     }
   }
   return { entries, problems: problems.sort(byFileThenLine) };
+}
+
+/**
+ * Loads only the files `rels` (catalog-relative, with `/`) under `dir`, with the checks
+ * `loadCatalog` applies to each file (links out of the catalog, size, encoding, parsing) — for
+ * a sync that knows which files changed. Catalog-wide rules (duplicate titles) are not
+ * checked here. `missing` lists the paths that are not entries any more (deleted, not a
+ * candidate file, or skipped with an error).
+ */
+export async function loadCatalogFiles(dir: string, rels: readonly string[]): Promise<LoadedCatalog & { missing: string[] }> {
+  const entries: Entry[] = [];
+  const problems: LintProblem[] = [];
+  const missing: string[] = [];
+  const realRoot = await realpath(dir);
+  for (const rel of [...new Set(rels)].sort()) {
+    if (!isEntryPath(rel) || !(await insideWalk(dir, rel))) {
+      missing.push(rel);
+      continue;
+    }
+    const read = await readEntryFile(dir, realRoot, rel);
+    if (read.problem) problems.push(read.problem);
+    const parsed = read.text === undefined ? undefined : parseEntry(rel, read.text);
+    if (parsed) problems.push(...parsed.problems);
+    if (parsed?.entry) entries.push(parsed.entry);
+    else missing.push(rel);
+  }
+  return { entries, problems: problems.sort(byFileThenLine), missing };
+}
+
+/** True when `rel` exists and every folder on its way is a real folder (the walk follows no linked folder). */
+async function insideWalk(dir: string, rel: string): Promise<boolean> {
+  const segs = rel.split('/');
+  for (let i = 1; i < segs.length; i++) {
+    const s = await lstat(join(dir, ...segs.slice(0, i))).catch(() => undefined);
+    if (!s?.isDirectory()) return false;
+  }
+  const last = await lstat(join(dir, rel)).catch(() => undefined);
+  return last !== undefined && (last.isFile() || last.isSymbolicLink());
 }

@@ -58,6 +58,14 @@ export interface CardView {
   mentions: string[];
   /** The 🔕 control may also silence in Alertmanager (configured, and the alert came from it). */
   amSilence?: boolean;
+  /** What became of the Finding in the knowledge base (SPEC §10), once decided. */
+  curation?: CurationLine;
+}
+
+/** The card's knowledge-base line: "📚 KB draft opened" with its link, "📚 not drafted: …". Text. */
+export interface CurationLine {
+  text: string;
+  link?: LinkView;
 }
 
 /** One step of a runbook, with the command that follows it when the runbook gives one. */
@@ -152,6 +160,7 @@ export interface CardPatch {
   stateNote?: string;
   headline?: Headline;
   verdict?: Verdict;
+  curation?: CurationLine;
 }
 
 /** The card after a change of state or of answer. */
@@ -161,6 +170,7 @@ export function patchCard(card: CardView, patch: CardPatch): CardView {
   if (patch.stateNote !== undefined) out.stateNote = patch.stateNote;
   if (patch.headline) out.headline = patch.headline;
   if (patch.verdict) out.verdict = patch.verdict;
+  if (patch.curation) out.curation = patch.curation;
   return out;
 }
 

@@ -35,6 +35,7 @@ export function registerThread(state: LedgerState, e: OpenEvent): void {
   // A storm member joins its lead's thread instead of starting one.
   if (registerStormOpen(state, e, undefined)) return;
   const record: ThreadRecord = { openId: e.id, triggerKey: e.triggerKey, fingerprint: e.fingerprint, roots: {}, cardSeqs: {}, state: 'firing', transports: [], messageKeys: [], notes: 0 };
+  if (e.dupFingerprint !== '') record.dupFingerprint = e.dupFingerprint;
   if (e.entry !== undefined) record.entry = e.entry;
   if (e.answerKind !== undefined) record.answerKind = e.answerKind;
   if (e.source !== undefined) record.source = e.source;

@@ -8,6 +8,9 @@ const OUTBOX_OPS = ['post', 'reply', 'update'] as const;
 const NOISE_ACTIONS = ['hold', 'release', 'drop', 'flush', 'mark', 'am_silence'] as const;
 const FINDING_STATUSES = ['completed', 'exhausted', 'failed', 'skipped', 'cancelled', 'degraded'] as const;
 
+const CURATE_SUBJECTS = ['finding', 'note'] as const;
+const CURATED_DECISIONS = ['recalled', 'below_bar', 'duplicate_entry', 'duplicate_pr', 'suppressed', 'novel', 'pr_comment', 'concept_pr', 'failed'] as const;
+
 type Fields = Record<string, unknown>;
 
 function str(o: Fields, key: string): string | undefined {
@@ -121,6 +124,29 @@ export function ledgerEventProblem(value: unknown): string | undefined {
         optStr(o, 'openId'),
         optStr(o, 'requestId'),
         o['action'] === 'hold' && (o['holdId'] === undefined || o['until'] === undefined || o['incident'] === undefined) ? 'a hold needs holdId, until and incident' : undefined,
+      );
+      break;
+    case 'curate':
+      checks.push(
+        str(o, 'id'),
+        oneOf(o, 'subject', CURATE_SUBJECTS),
+        str(o, 'openId'),
+        str(o, 'triggerKey'),
+        typeof o['dupFingerprint'] === 'string' ? undefined : 'dupFingerprint must be a string',
+        o['subject'] === 'finding' ? obj(o, 'draft') : undefined,
+        o['subject'] === 'note' ? obj(o, 'note') : undefined,
+      );
+      break;
+    case 'curated':
+      checks.push(
+        optStr(o, 'id'),
+        oneOf(o, 'subject', CURATE_SUBJECTS),
+        str(o, 'openId'),
+        str(o, 'triggerKey'),
+        oneOf(o, 'decision', CURATED_DECISIONS),
+        optStr(o, 'detail'),
+        optStr(o, 'url'),
+        o['number'] === undefined || (typeof o['number'] === 'number' && Number.isSafeInteger(o['number'])) ? undefined : 'number must be an integer',
       );
       break;
     case 'confirm':

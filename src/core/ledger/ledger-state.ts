@@ -6,6 +6,7 @@
 import type { LedgerEvent, OpenEvent } from '../ledger-events.js';
 import { ledgerEventProblem } from './ledger-event-problem.js';
 import { applyFinding } from './ledger-findings.js';
+import { applyCurate, applyCurated } from './ledger-curation.js';
 import { applyChatDelivered, applyNote, applyOutbox, applyOutboxFailed, registerThread, rememberChatEvent } from './ledger-chat.js';
 import { applyNoise, stormResolved } from './ledger-noise.js';
 import { DEFAULT_LEDGER_LIMITS, LEDGER_STATE_VERSION } from './ledger-types.js';
@@ -25,6 +26,7 @@ export * from './ledger-types.js';
 export * from './ledger-reads.js';
 export { tokensSpent, triggerFindings } from './ledger-findings.js';
 export { dueHolds, holdOf, workloadLabel } from './ledger-noise.js';
+export { pendingCurate } from './ledger-curation.js';
 export { assignOutboxSeqs, cardSeq, messageKey, pendingCount, pendingOutbox, seenChatEvent, threadByMessage, threadOf } from './ledger-chat.js';
 
 /** A dictionary immune to keys like `__proto__` (trigger keys and user names come from outside). */
@@ -85,6 +87,7 @@ export function restoreLedgerState(json: unknown): LedgerState | undefined {
     dups: dict(s.dups),
     outbox: dict(s.outbox),
     threads: dict(s.threads),
+    ...(s.curate ? { curate: dict(s.curate) } : {}),
     messages: dict(s.messages),
     chatEventSeen: dict(s.chatEventSeen),
     tokensByDay: dict(s.tokensByDay),
@@ -385,6 +388,12 @@ export function applyEvent(state: LedgerState, event: unknown, seq?: number): Ep
       return undefined;
     case 'noise':
       applyNoise(state, e, touchFingerprint);
+      return undefined;
+    case 'curate':
+      applyCurate(state, e);
+      return undefined;
+    case 'curated':
+      applyCurated(state, e);
       return undefined;
   }
 }

@@ -2,7 +2,7 @@
  * Shapes of the ledger's read model (SPEC §8). Plain JSON throughout so snapshots round-trip.
  */
 import type { AnswerKind } from '../types.js';
-import type { OpenEvent, OutboxEvent } from '../ledger-events.js';
+import type { CurateEvent, OpenEvent, OutboxEvent } from '../ledger-events.js';
 
 /** Bumped whenever the shape or the folding rules change: older snapshots are then ignored. */
 export const LEDGER_STATE_VERSION = 5;
@@ -184,11 +184,16 @@ export type OutboxItem = Omit<OutboxEvent, 'type' | 'view' | 'detail'> & {
   seq?: number;
 };
 
+/** A `curate` intent still to perform: the whole event (drafts and notes are small and few). */
+export type CurateItem = Omit<CurateEvent, 'type'>;
+
 /** One incident's thread across surfaces: the registry a reaction or a click is looked up in. */
 export interface ThreadRecord {
   openId: string;
   triggerKey: string;
   fingerprint: string;
+  /** The open's DupFingerprint: the finding's KB draft carries it (absent in older ledgers). */
+  dupFingerprint?: string;
   entry?: string;
   answerKind?: AnswerKind;
   /** The thread root per transport, once delivered. */
@@ -209,6 +214,8 @@ export interface ThreadRecord {
   storm?: StormRecord;
   /** What the Alertmanager reconciler last marked it (so it marks once). */
   amMark?: string;
+  /** The file-time curation decision of its Finding (SPEC §10), once made. */
+  curation?: { decision: string; detail?: string; url?: string; number?: number };
 }
 
 export interface LedgerState {
@@ -233,6 +240,8 @@ export interface LedgerState {
   /** Thread registry by open id, least recently opened first. */
   threads: Record<string, ThreadRecord>;
   threadCount: number;
+  /** Forge work (`curate` intents) not yet settled, in the order it was recorded; absent in older snapshots. */
+  curate?: Record<string, CurateItem>;
   /** `transport|channel|id` of every bot message delivered → its open id. */
   messages: Record<string, string>;
   /** Inbound chat event ids already recorded (dedup), with their order for eviction. */

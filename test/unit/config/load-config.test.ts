@@ -211,9 +211,21 @@ describe('loadConfig', () => {
     writeFileSync(join(dir, 'reprise.yaml'), 'catalog:\n  dir: kb\n  git:\n    url: https://example.com/kb.git\n    poll_interval: 1m\n');
     const cfg = loadConfig({ env: { REPRISE_CONFIG: 'reprise.yaml' }, cwd: dir });
     expect(cfg.catalog.dir).toBe(join(dir, 'kb'));
-    expect(cfg.catalog.git).toEqual({ url: 'https://example.com/kb.git', branch: 'main', poll_interval: '1m', poll_interval_ms: 60_000 });
+    expect(cfg.catalog.git).toEqual({ url: 'https://example.com/kb.git', branch: 'main', poll_interval: '1m', poll_interval_ms: 60_000, path: '' });
     const viaFlag = loadConfig({ file: join(dir, 'reprise.yaml'), env: {}, cwd: '/' });
     expect(viaFlag.catalog.dir).toBe(join(dir, 'kb'));
+  });
+
+  it('REPRISE_CATALOG_GIT_URL turns catalog sync on without a config file; the clone dir resolves against the file', () => {
+    const cfg = loadConfig({ env: { REPRISE_CATALOG_GIT_URL: 'https://example.com/kb.git', REPRISE_CATALOG_GIT_BRANCH: 'prod' }, cwd });
+    expect(cfg.catalog.git).toMatchObject({ url: 'https://example.com/kb.git', branch: 'prod', poll_interval_ms: 300_000, path: '' });
+    expect(cfg.catalog.git?.clone_dir).toBeUndefined();
+    expect(loadConfig({ env: { REPRISE_CATALOG_GIT_BRANCH: 'prod' }, cwd }).catalog.git).toBeUndefined();
+    const dir = mkdtempSync(join(tmpdir(), 'reprise-config-'));
+    writeFileSync(join(dir, 'reprise.yaml'), 'catalog:\n  git:\n    url: git@example.com:kb.git\n    clone_dir: clones/kb\n    poll_interval: 0s\n');
+    expect(() => loadConfig({ file: join(dir, 'reprise.yaml'), env: {}, cwd })).toThrow(ConfigError);
+    writeFileSync(join(dir, 'reprise.yaml'), 'catalog:\n  git:\n    url: git@example.com:kb.git\n    clone_dir: clones/kb\n');
+    expect(loadConfig({ file: join(dir, 'reprise.yaml'), env: {}, cwd }).catalog.git?.clone_dir).toBe(join(dir, 'clones', 'kb'));
   });
 
   it('a missing file is a config error, not a crash', () => {
@@ -236,6 +248,12 @@ describe('loadConfig', () => {
     expect(masked.transport.slack.signing_secret).toBeUndefined();
     expect(masked.server.port).toBe(8080);
     expect(cfg.server.bearer_token).toBe('b');
+  });
+
+  it('maskSecrets hides a token in the catalog git URL', () => {
+    const cfg = parseConfigText('', { env: { REPRISE_CATALOG_GIT_URL: 'https://x-access-token:ghp_secret@github.com/acme/kb.git' }, cwd });
+    expect(maskSecrets(cfg).catalog.git?.url).toBe('https://***@github.com/acme/kb.git');
+    expect(cfg.catalog.git?.url).toContain('ghp_secret');
   });
 
   it('defaultConfig equals an empty file apart from path resolution', () => {

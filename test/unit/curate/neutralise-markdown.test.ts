@@ -1,0 +1,49 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { neutraliseLine, neutraliseMarkdown, quoteBlock } from '../../../src/core/curate/neutralise-markdown.js';
+import { hasMarker, marker, markerValues } from '../../../src/core/curate/markers.js';
+
+describe('neutraliseMarkdown', () => {
+  it('breaks user and team mentions and issue references with a word joiner', () => {
+    expect(neutraliseMarkdown('ping @alice and @org/team, fixes #12')).toBe('ping @\u2060alice and @\u2060org/team, fixes \\#\u206012');
+  });
+
+  it('turns HTML, Slack specials and comments (so forged markers) into text', () => {
+    const out = neutraliseMarkdown('<!here> <script>x</script> <!-- reprise:dup=abcdef12 -->');
+    expect(out).toBe('&lt;\\!here&gt; &lt;script&gt;x&lt;/script&gt; &lt;\\!-- reprise:dup=abcdef12 --&gt;');
+    expect(hasMarker(out, 'dup', 'abcdef12')).toBe(false);
+  });
+
+  it('escapes the markdown that builds links, images, emphasis, headings, tables and code', () => {
+    expect(neutraliseMarkdown('[x](javascript:y) ![i](http://t) **b** _i_ # h | t | `c` ~~s~~')).toBe(
+      '\\[x\\]\\(javascript:y\\) \\!\\[i\\]\\(http://t\\) \\*\\*b\\*\\* \\_i\\_ \\# h \\| t \\| \\`c\\` \\~\\~s\\~\\~',
+    );
+  });
+
+  it('drops control and bidi characters; a line stays one line; a quote quotes every line', () => {
+    expect(neutraliseMarkdown('a\u202Eb\u0000c\r\nd')).toBe('abc\nd');
+    expect(neutraliseLine('one\ntwo\n\nthree')).toBe('one two three');
+    expect(quoteBlock('first\n\n# second')).toBe('> first\n>\n> \\# second');
+  });
+
+  it('whatever the input, no raw angle bracket, no live mention and no marker survive', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme-ascii', maxLength: 200 }), fc.constantFrom('', '@team ', '<!-- reprise:dup=abcdef12 -->', '@org/x'), (s, extra) => {
+        const out = neutraliseMarkdown(extra + s);
+        expect(out).not.toMatch(/[<>]/);
+        expect(out).not.toMatch(/@[A-Za-z0-9_-]/);
+        expect(markerValues(out, 'dup')).toEqual([]);
+      }),
+    );
+  });
+});
+
+describe('markers', () => {
+  it('writes only well-formed values and finds them back', () => {
+    const m = marker('dup', 'a'.repeat(64));
+    expect(hasMarker(`x\n${m}\ny`, 'dup', 'a'.repeat(64))).toBe(true);
+    expect(markerValues(`${marker('seen', 'o-1')} ${marker('seen', 'o-2')}`, 'seen')).toEqual(['o-1', 'o-2']);
+    expect(() => marker('dup', 'not hex -->')).toThrow(/bad dup marker/);
+    expect(() => marker('note', 'x --> <b>')).toThrow(/bad note marker/);
+  });
+});

@@ -1,0 +1,70 @@
+/**
+ * The scheduled sweeps in serve: they run on the leader only, in the configured mode (dry run
+ * by default: the fake sees no write), and each run lands in the audit log.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { createStore } from '../../../src/adapters/keyv/keyv-store.js';
+import { serveCuration } from '../../../src/cli/serve-curation.js';
+import { staticCatalog } from '../../../src/cli/served-catalog.js';
+import { configSchema } from '../../../src/config/schema.js';
+import { CurateAudit } from '../../../src/core/curate/curate-audit.js';
+import { marker } from '../../../src/core/curate/sweep-markers.js';
+import { Ledger } from '../../../src/core/ledger/ledger.js';
+import { systemClock } from '../../../src/ports/clock.js';
+import { silentLogger } from '../../../src/ports/logger.js';
+import { startGitHubFake, type GitHubFake } from '../../fakes/github-fake.js';
+import { REPO_ROOT } from '../../integration/helpers/spawn-bot.js';
+
+let fake: GitHubFake | undefined;
+afterEach(async () => {
+  await fake?.close();
+  fake = undefined;
+});
+
+async function setup(mode: 'dry-run' | 'apply', leader: boolean) {
+  fake = await startGitHubFake();
+  fake.addPull({ title: 'KB: a', body: marker('dup', 'fp1'), head: 'reprise/kb/a' });
+  const dup = fake.addPull({ title: 'KB: b', body: marker('dup', 'fp1'), head: 'reprise/kb/b' });
+  const config = configSchema.parse({ curate: { interval: '50ms', mode }, forge: { repo: fake.repo, token: 'test-token', api_url: fake.url }, catalog: { git: { url: '/nonexistent/catalog.git' } } });
+  const store = createStore('memory://', '');
+  const ledger = await Ledger.open(store);
+  const served = await staticCatalog(`${REPO_ROOT}catalog`, true, silentLogger);
+  const curation = serveCuration({ config, logger: silentLogger, served, ledger, store, clock: systemClock, isLeader: () => leader });
+  return { f: fake, dup, store, curation };
+}
+
+const until = async (cond: () => Promise<boolean>, what: string): Promise<void> => {
+  const deadline = Date.now() + 15_000;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+};
+
+describe('grooming in serve', () => {
+  it('runs on schedule in dry run: planned and audited, no forge write', { timeout: 30_000 }, async () => {
+    const { f, store, curation } = await setup('dry-run', true);
+    curation.start();
+    const audit = new CurateAudit(store);
+    await until(async () => (await audit.read()).filter((r) => 'kind' in r && r.kind === 'run').length >= 2, 'two scheduled runs');
+    await curation.stop();
+    expect(f.writes()).toEqual([]);
+    const records = await audit.read();
+    expect(records.some((r) => 'outcome' in r && r.kind === 'dedup' && r.outcome === 'planned' && r.mode === 'dry-run')).toBe(true);
+  });
+
+  it('acts in apply mode; a follower never runs', { timeout: 30_000 }, async () => {
+    const leader = await setup('apply', true);
+    leader.curation.start();
+    await until(async () => leader.f.items.get(leader.dup.number)!.state === 'closed', 'the duplicate closed');
+    await leader.curation.stop();
+    await leader.f.close();
+
+    const follower = await setup('apply', false);
+    follower.curation.start();
+    await new Promise((r) => setTimeout(r, 300));
+    await follower.curation.stop();
+    expect(follower.f.requests).toEqual([]);
+    expect(await new CurateAudit(follower.store).read()).toEqual([]);
+  });
+});
