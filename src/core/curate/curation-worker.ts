@@ -107,7 +107,22 @@ export class CurationWorker {
   kick(): void {
     if (this.#stopped) return;
     this.#again = true;
-    this.#pass = this.#pass.then(() => this.#run());
+    // A pass that throws must not end the worker: the next kick runs again.
+    this.#pass = this.#pass
+      .then(() => this.#run())
+      .catch((err: unknown) => {
+        this.#log.error({ err }, 'curation pass failed; pending work stays recorded and is retried');
+        this.#retryLater(this.#opts.baseDelayMs);
+      });
+  }
+
+  #retryLater(ms: number): void {
+    if (this.#stopped || this.#timer) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.kick();
+    }, ms);
+    this.#timer.unref();
   }
 
   /** Resolves when the passes asked for so far are done (tests, shutdown). */
@@ -166,10 +181,7 @@ export class CurationWorker {
       this.#budgetLogged = false;
       await this.#one(item);
     }
-    if (Number.isFinite(nextWake) && !this.#stopped) {
-      this.#timer = setTimeout(() => this.kick(), Math.max(10, nextWake - this.#clock.now().getTime()));
-      this.#timer.unref();
-    }
+    if (Number.isFinite(nextWake)) this.#retryLater(Math.max(10, nextWake - this.#clock.now().getTime()));
   }
 
   async #one(item: CurateItem): Promise<void> {
