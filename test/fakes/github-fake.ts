@@ -102,6 +102,8 @@ export interface GitHubFakeOptions {
   branchExists?: (branch: string) => boolean | Promise<boolean>;
   /** Clock for timestamps (default: real time). */
   now?: () => Date;
+  /** Serve under a path prefix as GitHub Enterprise does (`/api/v3`); recorded paths omit it. */
+  apiPrefix?: string;
 }
 
 export interface GitHubFake {
@@ -230,6 +232,7 @@ export async function startGitHubFake(opts: GitHubFakeOptions = {}): Promise<Git
     it.updatedAt = now().toISOString();
   };
 
+  const prefix = (opts.apiPrefix ?? '').replace(/\/+$/, '');
   /** Serves one page of `list` with a `Link` header like GitHub's. */
   const page = (res: ServerResponse, req: { path: string; query: Record<string, string> }, list: unknown[]): void => {
     const perPage = Math.min(100, Math.max(1, Number(req.query.per_page ?? opts.defaultPerPage ?? 30) || 30));
@@ -238,7 +241,7 @@ export async function startGitHubFake(opts: GitHubFakeOptions = {}): Promise<Git
     const slice = list.slice((pageNo - 1) * perPage, pageNo * perPage);
     const link = (p: number, rel: string): string => {
       const q = new URLSearchParams({ ...req.query, per_page: String(perPage), page: String(p) });
-      return `<${url}${req.path}?${q.toString()}>; rel="${rel}"`;
+      return `<${url}${prefix}${req.path}?${q.toString()}>; rel="${rel}"`;
     };
     const links: string[] = [];
     if (pageNo < last) links.push(link(pageNo + 1, 'next'), link(last, 'last'));
@@ -392,6 +395,13 @@ export async function startGitHubFake(opts: GitHubFakeOptions = {}): Promise<Git
     req.on('end', () => {
       void (async () => {
         const u = new URL(req.url ?? '/', 'http://127.0.0.1');
+        if (prefix) {
+          if (!u.pathname.startsWith(`${prefix}/`)) {
+            json(res, 404, { message: 'Not Found' });
+            return;
+          }
+          u.pathname = u.pathname.slice(prefix.length);
+        }
         const method = (req.method ?? 'GET').toUpperCase();
         const query = Object.fromEntries(u.searchParams.entries());
         const raw = Buffer.concat(chunks).toString('utf8');

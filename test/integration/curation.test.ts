@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { dupFingerprint } from '../../src/core/bot/dup-fingerprint.js';
-import type { CardView } from '../../src/core/chat/thread-view.js';
+import type { CardView, DetailView } from '../../src/core/chat/thread-view.js';
 import type { CuratedEvent } from '../../src/core/ledger-events.js';
 import type { Incident } from '../../src/core/types.js';
 import { alert } from '../unit/recall/recall-fixtures.js';
@@ -83,6 +83,9 @@ describe('a fresh verified Finding', () => {
     await h.bot.handle([oomFiring('fp-2')]);
     await h.settle();
     expect(h.fake.pulls()).toHaveLength(1);
+    // The recurrence line of the new thread points at the draft under review.
+    const details = h.transport.replies.map((r) => r.view).filter((v): v is DetailView => v.kind === 'detail');
+    expect(details.some((d) => d.facts.some(([, v]) => v.includes(`previous: ${pr.number ? `https://github.example/acme/kb/pull/${pr.number}` : ''}`)))).toBe(true);
     const comments = h.fake.commentsOn(pr.number);
     expect(comments).toHaveLength(1);
     expect(comments[0]!.body).toMatch(/^<!-- reprise:seen=/);

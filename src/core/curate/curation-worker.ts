@@ -8,21 +8,16 @@
  * pending intents are part of the replayed read model; a refusal for good is recorded with its
  * reason and the run goes on. Nothing accepted is dropped silently.
  */
-import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../ports/clock.js';
-import { ForgeError, type DraftBranchPort, type ForgePort, type ForgePullRequest } from '../../ports/forge.js';
+import { ForgeError, type DraftBranchPort, type ForgePort } from '../../ports/forge.js';
 import type { Logger } from '../../ports/logger.js';
 import { enqueue, type BotLedger, type BotTx, type Enqueued, type ThreadInfo } from '../bot/bot-context.js';
 import type { NoticeView, RichText } from '../chat/thread-view.js';
 import type { CuratedEvent } from '../ledger-events.js';
 import type { CurateItem } from '../ledger/ledger-types.js';
 import type { CatalogSnapshot } from '../recall/catalog-snapshot.js';
-import { tokenize } from '../tokenize.js';
 import { curationLine } from './curation-line.js';
-import { findingPrBody, noteComment, notePrBody, seenAgainComment, type Neighbour } from './forge-text.js';
-import { renderFindingEntry, renderNoteEntry } from './kb-entry.js';
-import { hasMarker } from './markers.js';
-import { isHumanRejection } from './rejections.js';
+import { CountingForge, fileFinding, fileNote, noteNotice, type FilingDeps, type Outcome } from './file-item.js';
 
 export interface CurationLedger {
   /** Unsettled intents, oldest first. */
@@ -48,7 +43,6 @@ export interface CurationOptions {
 
 export const DEFAULT_CURATION_OPTIONS: CurationOptions = { labels: ['reprise', 'kb-draft'], dupScore: 8, writesPerHour: 30, baseDelayMs: 30_000, maxDelayMs: 30 * 60_000, maxAgeMs: 7 * 86_400_000, neighbours: 5 };
 
-type Outcome = Omit<CuratedEvent, 'type' | 'id' | 'subject' | 'openId' | 'triggerKey' | 'at'>;
 
 interface Attempt {
   n: number;
@@ -57,29 +51,14 @@ interface Attempt {
   told: boolean;
 }
 
-/** Counts forge write calls, so one item's cost is known before the budget is spent. */
-class CountingForge {
-  writes = 0;
-  constructor(readonly f: ForgePort) {}
-  comment(n: number, body: string) {
-    this.writes++;
-    return this.f.comment(n, body);
-  }
-  createPullRequest(pr: Parameters<ForgePort['createPullRequest']>[0]) {
-    this.writes += pr.labels && pr.labels.length > 0 ? 2 : 1;
-    return this.f.createPullRequest(pr);
-  }
-}
-
 export class CurationWorker {
   readonly #ledger: CurationLedger;
   readonly #forge: ForgePort;
-  readonly #drafts: DraftBranchPort;
-  readonly #catalog: () => CatalogSnapshot;
   readonly #clock: Clock;
   readonly #log: Logger;
   readonly #opts: CurationOptions;
   readonly #outbox: { kick(): void } | undefined;
+  readonly #filing: FilingDeps;
   readonly #attempts = new Map<string, Attempt>();
   readonly #writes: number[] = [];
   #timer: NodeJS.Timeout | undefined;
@@ -91,12 +70,11 @@ export class CurationWorker {
   constructor(deps: { ledger: CurationLedger; forge: ForgePort; drafts: DraftBranchPort; catalog: () => CatalogSnapshot; clock: Clock; logger: Logger; options?: Partial<CurationOptions>; outbox?: { kick(): void } }) {
     this.#ledger = deps.ledger;
     this.#forge = deps.forge;
-    this.#drafts = deps.drafts;
-    this.#catalog = deps.catalog;
     this.#clock = deps.clock;
     this.#log = deps.logger;
     this.#opts = { ...DEFAULT_CURATION_OPTIONS, ...deps.options };
     this.#outbox = deps.outbox;
+    this.#filing = { forge: deps.forge, drafts: deps.drafts, catalog: deps.catalog, options: this.#opts };
   }
 
   start(): void {
@@ -108,7 +86,22 @@ export class CurationWorker {
   kick(): void {
     if (this.#stopped) return;
     this.#again = true;
-    this.#pass = this.#pass.then(() => this.#run());
+    // A pass that throws must not end the worker: the next kick runs again.
+    this.#pass = this.#pass
+      .then(() => this.#run())
+      .catch((err: unknown) => {
+        this.#log.error({ err }, 'curation pass failed; pending work stays recorded and is retried');
+        this.#retryLater(this.#opts.baseDelayMs);
+      });
+  }
+
+  #retryLater(ms: number): void {
+    if (this.#stopped || this.#timer) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.kick();
+    }, ms);
+    this.#timer.unref();
   }
 
   /** Resolves when the passes asked for so far are done (tests, shutdown). */
@@ -167,17 +160,14 @@ export class CurationWorker {
       this.#budgetLogged = false;
       await this.#one(item);
     }
-    if (Number.isFinite(nextWake) && !this.#stopped) {
-      this.#timer = setTimeout(() => this.kick(), Math.max(10, nextWake - this.#clock.now().getTime()));
-      this.#timer.unref();
-    }
+    if (Number.isFinite(nextWake)) this.#retryLater(Math.max(10, nextWake - this.#clock.now().getTime()));
   }
 
   async #one(item: CurateItem): Promise<void> {
     const forge = new CountingForge(this.#forge);
     let outcome: Outcome;
     try {
-      outcome = item.subject === 'finding' ? await this.#finding(item, forge) : await this.#note(item, forge);
+      outcome = item.subject === 'finding' ? await fileFinding(this.#filing, item, forge) : await fileNote(this.#filing, item, forge);
     } catch (err) {
       this.#spend(forge.writes);
       await this.#failed(item, err);
@@ -251,88 +241,4 @@ export class CurationWorker {
     const view: NoticeView = { kind: 'notice', topic: 'note', icon, text };
     for (const transport of thread.transports) enqueue(tx, this.#clock.now(), { transport, op: 'reply', openId: thread.openId, view }, out);
   }
-
-  /** Catalog dedup: the same fingerprint, or an entry scoring at least `dupScore`; plus the neighbourhood. */
-  #catalogDup(item: CurateItem): { dup?: string; neighbours: Neighbour[] } {
-    const d = item.draft!;
-    const snap = this.#catalog();
-    const same = snap.entries.find((e) => e.fingerprint === item.dupFingerprint && e.status !== 'retired');
-    const tokens = tokenize([d.alertname, d.resource ?? '', d.title, d.summary, d.causes[0]?.cause ?? ''].join(' '));
-    const hits = tokens.length > 0 ? snap.index.search(tokens, this.#opts.neighbours) : [];
-    const neighbours = hits.map((h) => ({ entry: h.entry.id, title: h.entry.title, score: h.score }));
-    if (same) return { dup: `${same.id} (same fingerprint)`, neighbours };
-    // Similar text about another workload is a neighbour, not the same knowledge.
-    const sameSubject = (e: (typeof hits)[number]['entry']): boolean =>
-      d.resource ? e.resource?.raw === d.resource || e.alertResource?.raw === d.resource : !e.resource && e.alerts.includes(d.alertname.toLowerCase());
-    const top = hits.find((h) => h.entry.status !== 'retired' && sameSubject(h.entry));
-    if (top && top.score >= this.#opts.dupScore) return { dup: `${top.entry.id} (score ${top.score.toFixed(1)} ≥ ${this.#opts.dupScore})`, neighbours };
-    return { neighbours };
-  }
-
-  async #finding(item: CurateItem, forge: CountingForge): Promise<Outcome> {
-    const d = item.draft;
-    if (!d) return { decision: 'failed', detail: 'the intent carries no draft material' };
-    const { dup, neighbours } = this.#catalogDup(item);
-    if (dup) return { decision: 'duplicate_entry', detail: dup };
-    const entry = renderFindingEntry(d, item.dupFingerprint, new Date(item.at));
-    const open = await this.#forge.listPullRequests('open');
-    const same = open.find((pr) => hasMarker(pr.body, 'dup', item.dupFingerprint));
-    if (same) {
-      // Our own PR from an attempt whose outcome was not recorded: it is this item's draft.
-      if (hasMarker(same.body, 'seen', item.openId)) return pr('novel', same);
-      const comments = await this.#forge.listComments(same.number);
-      if (!comments.some((c) => hasMarker(c.body, 'seen', item.openId))) await forge.comment(same.number, seenAgainComment(d, item.openId));
-      return pr('duplicate_pr', same);
-    }
-    const closed = await this.#forge.listPullRequests('closed');
-    const mine = closed.filter((p) => hasMarker(p.body, 'dup', item.dupFingerprint));
-    const merged = mine.find((p) => p.merged);
-    if (merged) return { decision: 'duplicate_entry', detail: `merged as PR #${merged.number}; the catalog has not synced it yet`, url: merged.url, number: merged.number };
-    // A human's close is a "no"; a PR the grooming sweeps closed (duplicate, stale) or one marked needs-work is not.
-    const rejected = mine.find((p) => isHumanRejection(p));
-    if (rejected) return pr('suppressed', rejected);
-    await this.#drafts.push({ branch: entry.branch, path: entry.path, content: entry.content, message: `KB: ${entry.title}` });
-    const created = await forge.createPullRequest({
-      title: `KB: ${entry.title}`,
-      body: findingPrBody(d, { dupFingerprint: item.dupFingerprint, openId: item.openId, triggerKey: item.triggerKey, path: entry.path, neighbours }),
-      head: entry.branch,
-      labels: this.#opts.labels,
-    });
-    return pr('novel', created);
-  }
-
-  async #note(item: CurateItem, forge: CountingForge): Promise<Outcome> {
-    const note = item.note;
-    if (!note) return { decision: 'failed', detail: 'the intent carries no note' };
-    const text = { id: item.id, name: note.name, via: note.via, text: note.text, ...(note.finding ? { finding: note.finding } : {}) };
-    const open = await this.#forge.listPullRequests('open');
-    const fp = item.dupFingerprint;
-    const target = fp ? (open.find((p) => hasMarker(p.body, 'dup', fp)) ?? open.find((p) => hasMarker(p.body, 'notes', fp))) : undefined;
-    if (target) {
-      const comments = await this.#forge.listComments(target.number);
-      const existing = comments.find((c) => hasMarker(c.body, 'note', item.id));
-      const c = existing ?? (await forge.comment(target.number, noteComment(text)));
-      return { decision: 'pr_comment', url: c.url || target.url, number: target.number };
-    }
-    const already = open.find((p) => hasMarker(p.body, 'note', item.id));
-    if (already) return pr('concept_pr', already);
-    const [alertname = 'alert', namespace, , name] = item.triggerKey.split('|');
-    const resource = namespace && name ? `${namespace}/${name}` : undefined;
-    const entry = renderNoteEntry(note, { alertname, ...(resource ? { resource } : {}) }, item.id.replace(/[^0-9a-f]/g, '') || randomUUID().replace(/-/g, ''), new Date(item.at));
-    await this.#drafts.push({ branch: entry.branch, path: entry.path, content: entry.content, message: `KB: ${entry.title}` });
-    const created = await forge.createPullRequest({ title: `KB: ${entry.title}`, body: notePrBody(text, { dupFingerprint: fp, triggerKey: item.triggerKey, path: entry.path }), head: entry.branch, labels: [...this.#opts.labels, 'operator-note'] });
-    return pr('concept_pr', created);
-  }
-}
-
-function pr(decision: Outcome['decision'], p: ForgePullRequest): Outcome {
-  return { decision, url: p.url, number: p.number };
-}
-
-/** What the thread is told about a note (SPEC §9: "📝 note filed as a comment on PR #12"). */
-export function noteNotice(name: string, o: Outcome): RichText {
-  const link = o.url && o.number !== undefined ? [{ link: { url: o.url, label: `PR #${o.number}` } }] : [];
-  if (o.decision === 'pr_comment') return [`note from @${name} filed as a comment on `, ...link];
-  if (o.decision === 'concept_pr') return [`note from @${name} filed as a new Concept entry for review: `, ...link];
-  return [`note from @${name} could not be filed on the forge: ${o.detail ?? 'unknown error'}; it stays recorded with this incident`];
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { applyEvent, pendingCurate, replayEvents, restoreLedgerState } from '../../../src/core/ledger/ledger-state.js';
+import { applyEvent, occurrences, pendingCurate, replayEvents, restoreLedgerState } from '../../../src/core/ledger/ledger-state.js';
 import { ledgerEventProblem } from '../../../src/core/ledger/ledger-event-problem.js';
 import type { CurateEvent, CuratedEvent, LedgerEvent } from '../../../src/core/ledger-events.js';
 import { TK, at, open } from './ledger-events-fixture.js';
@@ -18,6 +18,9 @@ describe('curation in the ledger', () => {
     applyEvent(s, curated('c2', 4, { subject: 'note', decision: 'pr_comment' }));
     expect(pendingCurate(s)).toEqual([]);
     expect(s.threads['o1']?.curation).toEqual({ decision: 'novel', url: 'https://x/pull/1', number: 1 });
+    // The draft is the open's KB link: the next firing's recurrence line points at it.
+    applyEvent(s, open('f2', 6, { id: 'o2' }));
+    expect(occurrences(s, TK)).toMatchObject({ previousKbLink: 'https://x/pull/1' });
     // A decision made at file time (no intent) is kept the same way.
     applyEvent(s, curated(undefined, 5, { decision: 'below_bar', detail: 'confidence: 0.5', url: undefined, number: undefined }));
     expect(s.threads['o1']?.curation).toEqual({ decision: 'below_bar', detail: 'confidence: 0.5' });

@@ -107,4 +107,12 @@ describe('GitHubForge against the REST fake', () => {
     const wrong = new GitHubForge({ repo: 'acme/kb', app: { ...app, privateKey: other }, baseUrl: fake.url, logger: silentLogger });
     await expect(wrong.access()).rejects.toMatchObject({ retryable: false, status: 401 });
   });
+
+  it('talks to GitHub Enterprise under its /api/v3 prefix, pages included', async () => {
+    fake = await startGitHubFake({ apiPrefix: '/api/v3', defaultPerPage: 2 });
+    for (let i = 0; i < 150; i++) fake.addPull({ title: `p${i}`, head: `h${i}` });
+    const g = new GitHubForge({ repo: 'acme/kb', token: 'test-token', baseUrl: `${fake.url}/api/v3/`, logger: silentLogger });
+    expect(await g.listPullRequests('open')).toHaveLength(150);
+    expect(fake.requests.map((r) => r.path)).toEqual(['/repos/acme/kb/pulls', '/repos/acme/kb/pulls']);
+  });
 });
