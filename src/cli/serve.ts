@@ -27,7 +27,8 @@ import { BUNDLED_CATALOG, loadSnapshot } from './catalog-context.js';
 import type { CliCommand, CliIO } from './io.js';
 import { recallOptions } from './recall-options.js';
 import { controlSocketPath, removeServeOwner, writeServeOwner } from './serve-owner.js';
-import { describeStore, lockStore, openLedger, StoreLockedError, storeWarnings } from './store-context.js';
+import { describeStore, isSharedStore, lockStore, openLedger, StoreLockedError, storeWarnings } from './store-context.js';
+import { Replicas, TxIds } from './serve-replicas.js';
 
 const USAGE = `reprise serve [--config FILE] [--port N] [--host H]
 
@@ -107,8 +108,11 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   for (const w of storeWarnings(config)) logger.warn({ store: describeStore(config) }, w);
   let store: KeyValueStore;
   let ledger: Ledger;
+  // On Redis, replicas elect a leader; only its writes carry a current fencing token.
+  let replicas: Replicas | undefined;
+  const shared = isSharedStore(config);
   try {
-    ({ store, ledger } = await openLedger(config, logger.child({ component: 'ledger' })));
+    ({ store, ledger } = await openLedger(config, logger.child({ component: 'ledger' }), shared ? { fence: () => replicas?.fence() } : {}));
   } catch (err) {
     lock?.release();
     throw err;
@@ -152,6 +156,8 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
       },
       // Undelivered messages are retried, never lost: reported, not a reason to stop taking alerts.
       { name: 'outbox', ok: true, detail: { surfaces: [...transports.keys()], ...outbox.status() } },
+      // Leadership is not readiness: a follower takes webhooks as well as the leader does.
+      { name: 'replica', ok: true, detail: replicas ? replicas.status() : { role: 'leader', store: 'embedded (one writer)' } },
     ];
     return combineReadiness(checks);
   };
@@ -174,7 +180,8 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     options: { concurrency: config.outbox.concurrency, baseDelayMs: config.outbox.retry_base_ms, maxDelayMs: config.outbox.retry_max_ms, maxAgeMs: config.outbox.max_age_ms },
   });
   const policy = new TriggerPolicy({ match: config.trigger.match, ignore: config.trigger.ignore, dedupWindowMs: config.trigger.dedup_window_ms });
-  const botLedger = ledgerForBot(ledger);
+  const txIds = new TxIds();
+  const botLedger = shared ? txIds.botLedger(ledger) : ledgerForBot(ledger);
   const model = config.model ? await startModel(config, { catalog: () => current, ledger, botLedger, clock, logger, kick: () => outbox.kick() }) : undefined;
   const bot = new RepriseBot({
     catalog: () => current,
@@ -190,9 +197,32 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     investigateAfterMs: config.trigger.investigate_after_ms,
     ...(model ? { jobs: model.jobs, investigate: model.command } : {}),
   });
+  if (shared) {
+    replicas = new Replicas({
+      store,
+      ledger,
+      outbox,
+      clock,
+      logger,
+      leaseTtlMs: config.store.lease_ttl_ms,
+      bot: () => bot,
+      txIds,
+      stopJobs: async () => model?.jobs.stop(),
+      onOutcomes: (outcomes) => countOutcomes(outcomes),
+    });
+  }
   for (const key of notYetBuilt(config)) logger.warn({ key }, `${key} is configured but not implemented in this build; it has no effect yet`);
 
-  const metrics = createBotMetrics({ ledgerSeq: () => ledger.seq, ledgerSkipped: () => ledger.state.skipped, isReady: () => readiness().ready, outboxPending: () => outbox.status().pending });
+  const metrics = createBotMetrics({
+    ledgerSeq: () => ledger.seq,
+    ledgerSkipped: () => ledger.state.skipped,
+    isReady: () => readiness().ready,
+    outboxPending: () => outbox.status().pending,
+    isLeader: () => (replicas ? replicas.isLeader : true),
+  });
+  const countOutcomes = (outcomes: BotOutcome[]): void => {
+    for (const o of outcomes) metrics.incidents.inc({ outcome: o.status === 'posted' ? (o.answer ? `recall_${o.answer.kind}` : 'fall_through') : o.status });
+  };
   const http: HttpServer = createHttpServer({
     ...(config.server.bearer_token ? { bearerToken: config.server.bearer_token } : {}),
     bodyLimitBytes: config.server.body_limit_bytes,
@@ -205,8 +235,10 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
       for (const m of surfaces.mounts) m(app);
     },
     onAlertmanager: async (incidents, _requestId, route) => {
+      // Several replicas: recorded in the shared inbox first, then the leader handles it.
+      if (replicas) return replicas.webhook(incidents, route);
       const outcomes = await bot.handle(incidentEvents(incidents, { channel: route.channel, room: route.room }));
-      for (const o of outcomes) metrics.incidents.inc({ outcome: o.status === 'posted' ? (o.answer ? `recall_${o.answer.kind}` : 'fall_through') : o.status });
+      countOutcomes(outcomes);
       return { accepted: incidents.length, results: outcomes.map(outcomeSummary) };
     },
   });
@@ -216,6 +248,8 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     clearInterval(probeTimer);
     await control?.close();
     await http.close();
+    // Steps down (outbox and jobs stopped) and releases the lease: another replica leads at once.
+    await replicas?.stop();
     await model?.stop();
     await outbox.drain(DRAIN_MS);
     await outbox.stop();
@@ -243,7 +277,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
       {
         // The socket is the CLI's channel: whatever the body says, it came through the CLI.
         feedback: async (body) => bot.feedback({ ...(typeof body === 'object' && body !== null ? body : {}), via: 'cli' }),
-        status: async () => ({ pid: process.pid, port, seq: ledger.seq, readiness: readiness() }),
+        status: async () => ({ pid: process.pid, port, seq: ledger.seq, readiness: readiness(), ...(replicas ? { replica: replicas.status() } : {}) }),
       },
       logger,
     );
@@ -252,13 +286,21 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     throw new Error(`cannot open the control socket ${socketPath}: ${(err as Error).message}; store.data_dir (REPRISE_DATA_DIR) must be a folder this user can write`, { cause: err });
   }
   try {
-    for (const t of transports.values()) await t.start(bot.onChat);
+    for (const t of transports.values()) await t.start(replicas ? replicas.chat : bot.onChat);
   } catch (err) {
     await release().catch(() => undefined);
     throw new Error(`cannot start a chat transport: ${(err as Error).message}`, { cause: err });
   }
-  // Undelivered messages of earlier runs (a chat outage, a crash) go out now.
-  outbox.start();
+  // Undelivered messages of earlier runs (a chat outage, a crash) go out now — on Redis, once
+  // this replica leads (it replays the ledger and drains the inbox first).
+  if (replicas) {
+    try {
+      await replicas.start();
+    } catch (err) {
+      await release().catch(() => undefined);
+      throw err;
+    }
+  } else outbox.start();
   writeServeOwner(config.store.data_dir, { pid: process.pid, socket: control.path, port, host: config.server.host, user: userInfo().username, startedAt: clock.now().toISOString() });
   logger.info({ port, host: config.server.host, socket: control.path }, `listening on ${describeListen(config.server.host, port)}`);
   return { port, bot, ledger, outbox, readiness, stop: release };

@@ -9,7 +9,7 @@
  */
 import type { AnswerKind } from '../types.js';
 import type { LedgerEvent } from '../ledger-events.js';
-import { CorruptRecordError, logKey, type KeyValueStore, type LogKeys } from '../../ports/store.js';
+import { CorruptRecordError, logKey, StaleFenceError, type Fence, type KeyValueStore, type LogKeys } from '../../ports/store.js';
 import type { Logger } from '../../ports/logger.js';
 import { silentLogger } from '../../ports/logger.js';
 import { RepriseError } from '../errors.js';
@@ -61,6 +61,21 @@ export interface LedgerOptions {
   /** A recall still unresolved this long after its open counts as a failure (default 24 h). */
   resolveWindowMs?: number;
   logger?: Logger;
+  /**
+   * On a store several replicas share: the leader's fencing token, read at each write
+   * (`undefined` while this replica does not lead — its writes are refused, nothing written).
+   * Absent: this process owns the store (the embedded file lock) and always writes.
+   */
+  fence?: () => Fence | undefined;
+}
+
+/** Options of one {@link Ledger.transaction}. */
+export interface TransactionOptions {
+  /**
+   * Idempotency key: a transaction with an id the store already appended writes nothing
+   * (and the read model is reloaded from the store, which holds the first one's events).
+   */
+  id?: string;
 }
 
 export const DEFAULT_RESOLVE_WINDOW_MS = 24 * 3_600_000;
@@ -205,14 +220,24 @@ export class Ledger {
    * is reloaded from the store, so memory never holds what the disk does not.
    * Resolves with the first seq written and the number of events (0 when nothing was staged).
    */
-  transaction<T>(fn: (tx: LedgerTx) => Promise<T>): Promise<{ result: T; first: number; count: number }> {
+  transaction<T>(fn: (tx: LedgerTx) => Promise<T>, opts: TransactionOptions = {}): Promise<{ result: T; first: number; count: number }> {
     if (this.#closed) return Promise.reject(new RepriseError('unavailable', 'ledger is closed'));
-    const run = this.#chain.then(() => this.#transact(fn));
+    const run = this.#chain.then(() => this.#transact(fn, opts));
     this.#chain = run.catch(() => undefined);
     return run;
   }
 
-  async #transact<T>(fn: (tx: LedgerTx) => Promise<T>): Promise<{ result: T; first: number; count: number }> {
+  /**
+   * Rebuild the read model from the store (snapshot, then the log after it), after pending
+   * transactions: a replica taking the lead starts from what the store holds, not from memory.
+   */
+  reload(why = 'requested'): Promise<void> {
+    const run = this.#chain.then(() => this.#reload(why));
+    this.#chain = run.catch(() => undefined);
+    return run;
+  }
+
+  async #transact<T>(fn: (tx: LedgerTx) => Promise<T>, opts: TransactionOptions): Promise<{ result: T; first: number; count: number }> {
     const staged: LedgerEvent[] = [];
     const state = this.#state;
     const tx: LedgerTx = {
@@ -237,7 +262,12 @@ export class Ledger {
     if (staged.length === 0) return { result, first: this.#seq + 1, count: 0 };
     let first: number;
     try {
-      first = await this.#store.appendLog(LEDGER_LOG, staged);
+      let fence: Fence | undefined;
+      if (this.#opts.fence) {
+        fence = this.#opts.fence();
+        if (fence === undefined) throw new StaleFenceError(undefined);
+      }
+      first = await this.#store.appendLog(LEDGER_LOG, staged, { ...(opts.id !== undefined ? { id: opts.id } : {}), ...(fence ? { fence } : {}) });
     } catch (err) {
       this.#lastWriteError = { at: new Date().toISOString(), message: err instanceof Error ? err.message : String(err) };
       await this.#reload('a write failed');
@@ -247,10 +277,13 @@ export class Ledger {
     const expected = this.#seq + 1;
     this.#seq = first + staged.length - 1;
     if (first !== expected) {
-      // Another writer appended in between (a shared Redis): fold in the log as stored.
-      await this.#reload(`the store's head moved from ${expected - 1} to ${first - 1} under us`);
+      // Another writer appended in between (a shared Redis), or this id was appended before
+      // (a replayed hand-off): fold in the log as stored, which has what really happened.
+      await this.#reload(first < expected && opts.id !== undefined ? `transaction ${opts.id} was recorded before (#${first}); not written again` : `the store's head moved from ${expected - 1} to ${first - 1} under us`);
+    } else {
+      // A reload numbered every event as stored; otherwise number what was just written.
+      assignOutboxSeqs(this.#state, staged, first);
     }
-    assignOutboxSeqs(this.#state, staged, first);
     if (this.#snapshotEvery > 0 && this.#seq - this.#snapshotSeq >= this.#snapshotEvery) await this.#snapshot();
     return { result, first, count: staged.length };
   }
@@ -272,6 +305,8 @@ export class Ledger {
   /** A failed snapshot loses nothing (the events are durable); it is retried at the next chance. */
   async #snapshot(): Promise<void> {
     if (this.#seq === this.#snapshotSeq) return;
+    // A replica that no longer leads leaves the snapshot to the one that does.
+    if (this.#opts.fence && this.#opts.fence() === undefined) return;
     const seq = this.#seq;
     try {
       await this.#store.set(SNAPSHOT_KEY, { seq, json: JSON.stringify(this.#state) } satisfies Snapshot);
