@@ -65,34 +65,46 @@ export class Inbox {
       const seqs: number[] = [];
       for (let s = at + 1; s <= Math.min(last, at + BATCH); s++) seqs.push(s);
       const items = await this.#read(seqs);
-      for (let i = 0; i < seqs.length; i++) {
-        const seq = seqs[i]!;
-        const item = items[i];
-        if (item === undefined) this.#log.error({ seq }, `inbox item #${seq} is missing or unreadable; skipped`);
-        else {
-          try {
-            await handle(item);
-            handled += 1;
-          } catch (err) {
-            if (err instanceof StaleFenceError) throw err;
-            const tries = (this.#attempts.get(seq) ?? 0) + 1;
-            if (tries < MAX_ATTEMPTS) {
-              this.#attempts.set(seq, tries);
-              throw err;
+      let done = at;
+      try {
+        for (let i = 0; i < seqs.length; i++) {
+          const seq = seqs[i]!;
+          const item = items[i];
+          if (item === undefined) this.#log.error({ seq }, `inbox item #${seq} is missing or unreadable; skipped`);
+          else {
+            try {
+              await handle(item);
+              handled += 1;
+            } catch (err) {
+              if (err instanceof StaleFenceError) throw err;
+              const tries = (this.#attempts.get(seq) ?? 0) + 1;
+              if (tries < MAX_ATTEMPTS) {
+                this.#attempts.set(seq, tries);
+                throw err;
+              }
+              this.#log.error({ err, seq, id: item.id }, `inbox item #${seq} failed ${tries} times; skipped`);
             }
-            this.#log.error({ err, seq, id: item.id }, `inbox item #${seq} failed ${tries} times; skipped`);
+            this.#attempts.delete(seq);
           }
-          this.#attempts.delete(seq);
+          done = seq;
         }
-        const f = fence();
-        if (!f) throw new StaleFenceError(undefined);
-        await (this.#store.setFenced ? this.#store.setFenced(INBOX_CURSOR, seq, f) : this.#store.set(INBOX_CURSOR, seq));
-        at = seq;
-        // Handled and past the cursor: nobody reads it again.
-        await this.#store.delete(logKey(INBOX_LOG, seq)).catch(() => undefined);
+      } finally {
+        // The cursor moves once per batch: an item handled again after a crash is recognised
+        // by its id, so this only bounds the repeat work, never what is counted.
+        if (done > at) await this.#advance(at, done, fence);
       }
+      at = done;
     }
     return handled;
+  }
+
+  /** Moves the cursor from `from` to `to` with the fence, then drops the items it passed. */
+  async #advance(from: number, to: number, fence: () => Fence | undefined): Promise<void> {
+    const f = fence();
+    if (!f) throw new StaleFenceError(undefined);
+    await (this.#store.setFenced ? this.#store.setFenced(INBOX_CURSOR, to, f) : this.#store.set(INBOX_CURSOR, to));
+    // Handled and past the cursor: nobody reads them again (not waited for: only space).
+    for (let s = from + 1; s <= to; s++) void this.#store.delete(logKey(INBOX_LOG, s)).catch(() => undefined);
   }
 
   async #read(seqs: readonly number[]): Promise<Array<InboxItem | undefined>> {

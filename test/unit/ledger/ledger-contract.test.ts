@@ -149,6 +149,37 @@ describe.each(backends)('ledger contract on $name', (b) => {
     expect((await Ledger.replayAll(store())).applied).toBe(1);
   });
 
+  it.skipIf(!b.available)('commits a burst of transactions together, and one whose body throws fails alone', async () => {
+    const s = store();
+    let appends = 0;
+    const counting: KeyValueStore = Object.assign(Object.create(s) as KeyValueStore, {
+      appendLog: (...args: Parameters<KeyValueStore['appendLog']>) => {
+        appends++;
+        return s.appendLog(...args);
+      },
+    });
+    const ledger = await Ledger.open(counting);
+    const results = await Promise.allSettled(
+      Array.from({ length: 40 }, (_, i) =>
+        ledger.transaction(async (tx) => {
+          tx.record(open(`f${i}`, i));
+          if (i === 17) throw new Error('body 17 failed');
+          return i;
+        }),
+      ),
+    );
+    expect(results.filter((r) => r.status === 'rejected')).toHaveLength(1);
+    expect((results[17] as PromiseRejectedResult).reason).toMatchObject({ message: 'body 17 failed' });
+    // Every other one is durable, each under its own seq, in call order.
+    const firsts = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value.first] : []));
+    expect(firsts).toEqual(Array.from({ length: 39 }, (_, i) => i + 1));
+    expect(ledger.openEpisodes('f17')).toHaveLength(0);
+    expect(ledger.openEpisodes('f18')).toHaveLength(1);
+    expect(json(ledger.state)).toBe(json(await Ledger.replayAll(store())));
+    // Fewer store writes than transactions: the burst shared its commits.
+    expect(appends).toBeLessThan(40);
+  });
+
   it.skipIf(!b.available || !b.crash)('loses nothing acknowledged when the storage itself is killed and restarted', async () => {
     const ledger = await Ledger.open(store(), { snapshotEvery: 50 });
     const events = randomEvents(180, 8);
