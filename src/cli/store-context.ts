@@ -9,7 +9,9 @@ import { readServeOwner } from './serve-owner.js';
 
 /** Where the configured store lives, for messages (`store.url` or the embedded file). */
 export function describeStore(config: Config): string {
-  return config.store.url ?? embeddedStoreFile(undefined, config.store.data_dir) ?? config.store.data_dir;
+  // A Redis URL may carry a password (redis://:secret@host): never into a log or a message.
+  const url = config.store.url?.replace(/\/\/[^/@]*@/, '//***@');
+  return url ?? embeddedStoreFile(undefined, config.store.data_dir) ?? config.store.data_dir;
 }
 
 /** Why the store may be wrong, said before it is opened (an empty file starts an empty ledger). */

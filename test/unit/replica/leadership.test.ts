@@ -177,3 +177,14 @@ describe.skipIf(!HAS_REDIS)('leader election on Redis', () => {
     expect(await inbox.drain(async () => void seen.push('again'), () => newer)).toBe(0);
   });
 });
+
+describe('describeStore', () => {
+  it('never shows a Redis password', async () => {
+    const { describeStore } = await import('../../../src/cli/store-context.js');
+    const { defaultConfig } = await import('../../../src/config/load-config.js');
+    const config = defaultConfig();
+    config.store.url = 'redis://user:s3cret@redis:6379/0';
+    expect(describeStore(config)).toBe('redis://***@redis:6379/0');
+    expect(describeStore(config)).not.toContain('s3cret');
+  });
+});
