@@ -61,7 +61,7 @@ describe.skipIf(!HAS_REDIS)('two replicas on one Redis', () => {
   });
   afterEach(cleanup);
 
-  it('one leads; SIGKILL it mid-stream, the other leads, and every acknowledged webhook is recorded exactly once', async () => {
+  it('one leads; SIGKILL it mid-stream, the other leads, and every acknowledged webhook is recorded exactly once', { timeout: 90_000 }, async () => {
     const config = join(makeTmpDir(), 'reprise.yaml');
     writeFileSync(config, `store:\n  lease_ttl: ${LEASE_TTL_MS}ms\n`);
     const env = { REPRISE_STORE_URL: redis.url };
@@ -125,7 +125,7 @@ describe.skipIf(!HAS_REDIS)('two replicas on one Redis', () => {
     for (const fp of opens.keys()) expect(fp).toMatch(/^storm-fp-\d+$/);
   });
 
-  it('a leader whose lease is taken steps down at its next renewal, keeps taking webhooks, and they are handled once it leads again', async () => {
+  it('a leader whose lease is taken steps down at its next renewal, keeps taking webhooks, and they are handled once it leads again', { timeout: 90_000 }, async () => {
     redis.cli('FLUSHALL');
     const config = join(makeTmpDir(), 'reprise.yaml');
     writeFileSync(config, `store:\n  lease_ttl: ${LEASE_TTL_MS}ms\n`);
