@@ -115,14 +115,27 @@ export class Leadership {
     this.#lastRenewed = this.#now();
     this.#state = 'gaining';
     this.#o.logger.info({ token }, 'took the leader lease; replaying the ledger and draining the inbox');
+    // A take-over can outlast a third of the TTL (replaying a big ledger): keep the lease alive
+    // meanwhile, or another replica would take it and this one's first writes be refused.
+    const keepAlive = setInterval(() => {
+      void this.#o.lease.renew(token).then(
+        (ok) => {
+          if (ok) this.#lastRenewed = this.#now();
+        },
+        () => undefined,
+      );
+    }, Math.max(10, Math.round(this.#o.ttlMs / 3)));
+    keepAlive.unref();
     try {
       await this.#o.onGain(token);
     } catch (err) {
+      clearInterval(keepAlive);
       this.#o.logger.error({ err, token }, 'could not take over as leader; giving the lease up');
       await this.#lose('taking over failed');
       await this.#o.lease.release(token).catch(() => undefined);
       return;
     }
+    clearInterval(keepAlive);
     if (this.#state !== 'gaining' || this.#token !== token) return;
     this.#state = 'leader';
     this.#changes += 1;

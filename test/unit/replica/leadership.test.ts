@@ -188,3 +188,43 @@ describe('describeStore', () => {
     expect(describeStore(config)).not.toContain('s3cret');
   });
 });
+
+describe.skipIf(!HAS_REDIS)('Leadership take-over', () => {
+  let redis: RedisServer;
+  beforeAll(async () => {
+    redis = await startRedis({ durable: false });
+  });
+  afterAll(async () => {
+    await redis?.stop();
+  });
+
+  it('keeps the lease alive through a take-over longer than the TTL', async () => {
+    const sa = createStore(redis.url, '');
+    const sb = createStore(redis.url, '');
+    try {
+      const ttl = 150;
+      const a = new Leadership({
+        lease: sa.leaderLease!('a', ttl),
+        ttlMs: ttl,
+        logger: silentLogger,
+        // A replay that takes three TTLs.
+        onGain: async () => new Promise((r) => setTimeout(r, 3 * ttl)),
+        onLose: async () => {},
+      });
+      const other = sb.leaderLease!('b', ttl);
+      const started = a.start();
+      let stolen: number | undefined;
+      for (let i = 0; i < 20; i++) {
+        await new Promise((r) => setTimeout(r, ttl / 5));
+        stolen ??= await other.acquire();
+      }
+      await started;
+      expect(stolen).toBeUndefined();
+      expect(a.isLeader).toBe(true);
+      await a.stop();
+    } finally {
+      await sa.close();
+      await sb.close();
+    }
+  });
+});
