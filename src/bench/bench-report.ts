@@ -3,6 +3,7 @@ import type { Engine, EngineResult, Series } from './engine-bench.js';
 import { fmtCount, fmtNum, formatTable, speedRatio } from './format-table.js';
 import type { LedgerResult } from './ledger-bench.js';
 import type { ServeResult } from './serve-bench.js';
+import type { StormResult } from './storm-bench.js';
 import type { WebhookResult } from './webhook-bench.js';
 
 /** Targets of issue 9, per catalog size. */
@@ -29,6 +30,8 @@ export interface BenchReport {
   /** Prompt tokens per path: recall (rerank + verify) against a full investigation. */
   prompts?: PromptBenchResult;
   serve: ServeResult;
+  /** 10,000 alerts in 60 s across 500 triggers, embedded store and Redis. */
+  storm?: StormResult;
   wallSeconds: number;
 }
 

@@ -4,7 +4,8 @@
  * Search, recall, update, memory and ledger-replay benchmarks on synthetic data, each beside
  * the baselines measured in the same run, and the resident memory of `reprise serve`. One table
  * on stdout (JSON with --json), progress on stderr.
- * --quick: catalogs of 1k and 10k only, a 200k-event ledger for serve (docs).
+ * --quick: catalogs of 1k and 10k only, a 200k-event ledger for serve (docs), a 12 s storm.
+ * REPRISE_BENCH_ONLY=storm: only the storm run (10,000 alerts over 60 s, embedded and Redis).
  */
 import { cpus } from 'node:os';
 import { renderReport } from './bench-report.js';
@@ -16,6 +17,7 @@ import type { EngineResult } from './engine-bench.js';
 import { runLedgerBench } from './ledger-bench.js';
 import { renderPromptBench, runPromptBench } from './prompt-bench.js';
 import { runServeBench } from './serve-bench.js';
+import { renderStormBench, runStormBench } from './storm-bench.js';
 
 const FLAGS = ['--quick', '--json'] as const;
 const QUERIES = 2000;
@@ -49,6 +51,17 @@ async function main(argv: readonly string[]): Promise<number> {
     return 2;
   }
   const quick = argv.includes('--quick');
+  const storm = { alerts: quick ? 2000 : 10_000, seconds: quick ? 12 : 60, triggers: 500, log };
+  const only = process.env['REPRISE_BENCH_ONLY'];
+  if (only !== undefined && only !== '') {
+    if (only !== 'storm') {
+      log(`bench: REPRISE_BENCH_ONLY=${only} is not a part that runs alone (supported: storm)`);
+      return 2;
+    }
+    const result = await runStormBench(storm);
+    process.stdout.write(argv.includes('--json') ? `${JSON.stringify(result, null, 2)}\n` : `${renderStormBench(result)}\n`);
+    return 0;
+  }
   const sizes = quick ? [1000, 10_000] : [1000, 10_000, 100_000];
   const started = Date.now();
   log(`bench: ${quick ? 'quick' : 'full'} run, catalogs of ${sizes.join(', ')} entries`);
@@ -65,6 +78,7 @@ async function main(argv: readonly string[]): Promise<number> {
   log('bench: prompt tokens per path');
   const prompts = await runPromptBench();
   const serve = await runServeBench({ entries: 10_000, events: quick ? 200_000 : 1_000_000, webhooks: 1000, log });
+  const stormResult = await runStormBench(storm);
   const report: BenchReport = {
     date: new Date().toISOString(),
     node: process.version,
@@ -77,9 +91,10 @@ async function main(argv: readonly string[]): Promise<number> {
     webhook,
     prompts,
     serve,
+    storm: stormResult,
     wallSeconds: (Date.now() - started) / 1000,
   };
-  process.stdout.write(argv.includes('--json') ? `${JSON.stringify(report, null, 2)}\n` : `${renderReport(report)}\n\n${renderPromptBench(prompts)}\n`);
+  process.stdout.write(argv.includes('--json') ? `${JSON.stringify(report, null, 2)}\n` : `${renderReport(report)}\n\n${renderPromptBench(prompts)}\n\n${renderStormBench(stormResult)}\n`);
   return 0;
 }
 

@@ -34,7 +34,8 @@ import { serveCuration } from './serve-curation.js';
 import type { CliCommand, CliIO } from './io.js';
 import { recallOptions } from './recall-options.js';
 import { controlSocketPath, removeServeOwner, writeServeOwner } from './serve-owner.js';
-import { describeStore, lockStore, openLedger, StoreLockedError, storeWarnings } from './store-context.js';
+import { describeStore, isSharedStore, lockStore, openLedger, StoreLockedError, storeWarnings } from './store-context.js';
+import { Replicas, TxIds } from './serve-replicas.js';
 
 const USAGE = `reprise serve [--config FILE] [--port N] [--host H]
 
@@ -109,8 +110,11 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   for (const w of storeWarnings(config)) logger.warn({ store: describeStore(config) }, w);
   let store: KeyValueStore;
   let ledger: Ledger;
+  // On Redis, replicas elect a leader; only its writes carry a current fencing token.
+  let replicas: Replicas | undefined;
+  const shared = isSharedStore(config);
   try {
-    ({ store, ledger } = await openLedger(config, logger.child({ component: 'ledger' })));
+    ({ store, ledger } = await openLedger(config, logger.child({ component: 'ledger' }), shared ? { fence: () => replicas?.fence() } : {}));
   } catch (err) {
     lock?.release();
     throw err;
@@ -156,6 +160,8 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
       { name: 'outbox', ok: true, detail: { surfaces: [...transports.keys()], ...outbox.status() } },
       // Forge work waits out an outage (kept, retried): reported, never a reason to stop taking alerts.
       ...(curation ? [{ name: 'forge', ok: true, detail: { repo: curation.repo, ...curation.worker.status() } }] : []),
+      // Leadership is not readiness: a follower takes webhooks as well as the leader does.
+      { name: 'replica', ok: true, detail: replicas ? replicas.status() : { role: 'leader', store: 'embedded (one writer)' } },
     ];
     return combineReadiness(checks);
   };
@@ -178,7 +184,8 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     options: { concurrency: config.outbox.concurrency, baseDelayMs: config.outbox.retry_base_ms, maxDelayMs: config.outbox.retry_max_ms, maxAgeMs: config.outbox.max_age_ms },
   });
   const policy = new TriggerPolicy({ match: config.trigger.match, ignore: config.trigger.ignore, dedupWindowMs: config.trigger.dedup_window_ms });
-  const botLedger = ledgerForBot(ledger);
+  const txIds = new TxIds();
+  const botLedger = shared ? txIds.botLedger(ledger) : ledgerForBot(ledger);
   const alertmanager = config.alertmanager.url ? new AlertmanagerApi({ url: config.alertmanager.url, timeoutMs: config.alertmanager.timeout_ms }) : undefined;
   const curation = startCuration(config, { ledger, botLedger, catalog: () => served.current(), clock, logger, outbox });
   const model = config.model ? await startModel(config, { catalog: () => served.current(), ledger, botLedger, clock, logger, kick: () => outbox.kick(), ...(curation ? { curation: curation.jobs } : {}) }) : undefined;
@@ -199,10 +206,51 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     ...(model ? { jobs: model.jobs, investigate: model.command } : {}),
     ...(curation ? { curation: curation.worker } : {}),
   });
+  // Work only the loop's owner does (the leader, on a shared store): held firings released,
+  // Alertmanager reconciled, forge work filed. Started on gaining the lead, stopped on losing it.
+  let noiseTimers: { stop(): Promise<void> } | undefined;
+  const leaderWork = {
+    start: (): void => {
+      noiseTimers ??= startNoiseTimers({ bot, config, clock, logger: logger.child({ component: 'noise' }), ...(alertmanager ? { alertmanager } : {}) });
+      curation?.worker.start();
+    },
+    stop: async (): Promise<void> => {
+      const timers = noiseTimers;
+      noiseTimers = undefined;
+      await timers?.stop();
+      await curation?.worker.stop();
+    },
+  };
+  if (shared) {
+    replicas = new Replicas({
+      store,
+      ledger,
+      outbox,
+      clock,
+      logger,
+      leaseTtlMs: config.store.lease_ttl_ms,
+      bot: () => bot,
+      txIds,
+      stopJobs: async () => model?.jobs.stop(),
+      onOutcomes: (outcomes) => countOutcomes(outcomes),
+      // The rest of the loop runs on the leader only: noise timers, forge work.
+      onLead: () => leaderWork.start(),
+      onFollow: () => leaderWork.stop(),
+    });
+  }
 
-  const metrics = createBotMetrics({ ledgerSeq: () => ledger.seq, ledgerSkipped: () => ledger.state.skipped, isReady: () => readiness().ready, outboxPending: () => outbox.status().pending });
+  const metrics = createBotMetrics({
+    ledgerSeq: () => ledger.seq,
+    ledgerSkipped: () => ledger.state.skipped,
+    isReady: () => readiness().ready,
+    outboxPending: () => outbox.status().pending,
+    isLeader: () => (replicas ? replicas.isLeader : true),
+  });
+  const countOutcomes = (outcomes: BotOutcome[]): void => {
+    for (const o of outcomes) metrics.incidents.inc({ outcome: o.status === 'posted' ? (o.answer ? `recall_${o.answer.kind}` : 'fall_through') : o.status });
+  };
   if (served.sync) registerCatalogSyncMetrics(metrics.registry, () => served.sync!.status(), clock);
-  const grooming = serveCuration({ config, logger, served, ledger, store, clock });
+  const grooming = serveCuration({ config, logger, served, ledger, store, clock, isLeader: () => (replicas ? replicas.isLeader : true) });
   const http: HttpServer = createHttpServer({
     ...(config.server.bearer_token ? { bearerToken: config.server.bearer_token } : {}),
     bodyLimitBytes: config.server.body_limit_bytes,
@@ -215,23 +263,25 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
       for (const m of surfaces.mounts) m(app);
     },
     onAlertmanager: async (incidents, _requestId, route) => {
+      // Several replicas: recorded in the shared inbox first, then the leader handles it.
+      if (replicas) return replicas.webhook(incidents, route);
       const outcomes = await bot.handle(incidentEvents(incidents, { channel: route.channel, room: route.room }));
-      for (const o of outcomes) metrics.incidents.inc({ outcome: o.status === 'posted' ? (o.answer ? `recall_${o.answer.kind}` : 'fall_through') : o.status });
+      countOutcomes(outcomes);
       return { accepted: incidents.length, results: outcomes.map(outcomeSummary) };
     },
   });
 
   let control: ControlServer | undefined;
-  let noiseTimers: { stop(): Promise<void> } | undefined;
   const release = async (): Promise<void> => {
     clearInterval(probeTimer);
-    await noiseTimers?.stop();
+    await leaderWork.stop();
     await served.stop();
     await grooming.stop();
     await control?.close();
     await http.close();
+    // Steps down (outbox and jobs stopped) and releases the lease: another replica leads at once.
+    await replicas?.stop();
     await model?.stop();
-    await curation?.worker.stop();
     await outbox.drain(DRAIN_MS);
     await outbox.stop();
     for (const t of transports.values()) await t.close().catch((err: unknown) => logger.warn({ err, transport: t.name }, 'closing a transport failed'));
@@ -258,7 +308,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
       {
         // The socket is the CLI's channel: whatever the body says, it came through the CLI.
         feedback: async (body) => bot.feedback({ ...(typeof body === 'object' && body !== null ? body : {}), via: 'cli' }),
-        status: async () => ({ pid: process.pid, port, seq: ledger.seq, readiness: readiness() }),
+        status: async () => ({ pid: process.pid, port, seq: ledger.seq, readiness: readiness(), ...(replicas ? { replica: replicas.status() } : {}) }),
         note: async (body) => bot.note(noteRequest(body)),
         catalogSync: () => served.syncNow(),
         curate: async (body) => grooming.run(typeof body === 'object' && body !== null && (body as { apply?: unknown }).apply === true),
@@ -270,17 +320,25 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     throw new Error(`cannot open the control socket ${socketPath}: ${(err as Error).message}; store.data_dir (REPRISE_DATA_DIR) must be a folder this user can write`, { cause: err });
   }
   try {
-    for (const t of transports.values()) await t.start(bot.onChat);
+    for (const t of transports.values()) await t.start(replicas ? replicas.chat : bot.onChat);
   } catch (err) {
     await release().catch(() => undefined);
     throw new Error(`cannot start a chat transport: ${(err as Error).message}`, { cause: err });
   }
-  // Undelivered messages of earlier runs (a chat outage, a crash) go out now.
-  outbox.start();
-  // Holds recorded before a restart are re-armed from the ledger; Alertmanager is reconciled.
-  noiseTimers = startNoiseTimers({ bot, config, clock, logger: logger.child({ component: 'noise' }), ...(alertmanager ? { alertmanager } : {}) });
-  // Forge work of earlier runs (an outage, a crash) is picked up now.
-  curation?.worker.start();
+  // Undelivered messages of earlier runs (a chat outage, a crash) go out now — on Redis, once
+  // this replica leads (it replays the ledger and drains the inbox first). Held firings and
+  // forge work of earlier runs are picked up by the leader too.
+  if (replicas) {
+    try {
+      await replicas.start();
+    } catch (err) {
+      await release().catch(() => undefined);
+      throw err;
+    }
+  } else {
+    outbox.start();
+    leaderWork.start();
+  }
   served.start();
   grooming.start();
   writeServeOwner(config.store.data_dir, { pid: process.pid, socket: control.path, port, host: config.server.host, user: userInfo().username, startedAt: clock.now().toISOString() });

@@ -4,12 +4,14 @@ import { storeLockPath, tryLockStore, type StoreLock } from '../adapters/keyv/st
 import type { Config } from '../config/schema.js';
 import { Ledger } from '../core/ledger/ledger.js';
 import type { Logger } from '../ports/logger.js';
-import type { KeyValueStore } from '../ports/store.js';
+import type { Fence, KeyValueStore } from '../ports/store.js';
 import { readServeOwner } from './serve-owner.js';
 
 /** Where the configured store lives, for messages (`store.url` or the embedded file). */
 export function describeStore(config: Config): string {
-  return config.store.url ?? embeddedStoreFile(undefined, config.store.data_dir) ?? config.store.data_dir;
+  // A Redis URL may carry a password (redis://:secret@host): never into a log or a message.
+  const url = config.store.url?.replace(/\/\/[^/@]*@/, '//***@');
+  return url ?? embeddedStoreFile(undefined, config.store.data_dir) ?? config.store.data_dir;
 }
 
 /** Why the store may be wrong, said before it is opened (an empty file starts an empty ledger). */
@@ -53,14 +55,23 @@ export function lockStore(config: Config, command: string): StoreLock | undefine
   );
 }
 
-/** Opens the configured store and its ledger (the caller holds the lock when it will write). */
-export async function openLedger(config: Config, logger?: Logger): Promise<{ store: KeyValueStore; ledger: Ledger }> {
+/** A store several replicas share (Redis): they elect a leader instead of taking a file lock. */
+export function isSharedStore(config: Config): boolean {
+  return /^rediss?:/i.test(config.store.url?.trim() ?? '');
+}
+
+/**
+ * Opens the configured store and its ledger (the caller holds the lock when it will write).
+ * `fence`: on a shared store, the leader's fencing token for every write (see LedgerOptions).
+ */
+export async function openLedger(config: Config, logger?: Logger, opts: { fence?: () => Fence | undefined } = {}): Promise<{ store: KeyValueStore; ledger: Ledger }> {
   const store = createStore(config.store.url, config.store.data_dir);
   try {
     const ledger = await Ledger.open(store, {
       snapshotEvery: config.store.snapshot_every,
       resolveWindowMs: config.ledger.resolve_window_ms,
       ...(logger ? { logger } : {}),
+      ...(opts.fence ? { fence: opts.fence } : {}),
     });
     return { store, ledger };
   } catch (err) {

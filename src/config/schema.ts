@@ -48,13 +48,14 @@ const store = z
   url: doc(
     z.string({ error: 'must be a string' }).regex(STORE_URL, { error: 'must start with sqlite://, redis://, rediss:// or memory://' }).optional(),
     'Ledger store: sqlite://path, redis://host:6379 (several replicas) or memory:// (tests). Default: a file store in `data_dir`.',
-    { example: 'redis://redis:6379' },
+    { example: 'redis://redis:6379', env: ['REPRISE_STORE_URL'], secret: true },
   ),
   data_dir: doc(str().default('./data'), 'Folder for the embedded store and snapshots; relative to the config file.', { fsPath: true, env: ['REPRISE_DATA_DIR'] }),
   snapshot_every: doc(int(1).default(1000), 'Compact the ledger into a snapshot every N events.'),
   probe_interval: dur('10s', 'How often `serve` checks the store can still be written; a failure makes /readyz 503.', { positive: true }),
+  lease_ttl: dur('10s', 'Redis only (several replicas): how long the leader lease lasts without renewal (renewed every third of it). A replica that stops renewing loses the lead after this; another takes over.', { positive: true }),
   })
-  .transform((v) => withMs(v, ['probe_interval']));
+  .transform((v) => withMs(v, ['probe_interval', 'lease_ttl']));
 
 const recall = z
   .strictObject({

@@ -16,6 +16,7 @@ export interface BotMetrics {
   readonly ledgerSkipped: Gauge;
   readonly ready: Gauge;
   readonly outboxPending: Gauge;
+  readonly leader: Gauge;
   /** The exposition text. */
   render(): Promise<string>;
   readonly contentType: string;
@@ -29,6 +30,8 @@ export interface BotMetricsOptions {
   ledgerSkipped?: () => number;
   isReady?: () => boolean;
   outboxPending?: () => number;
+  /** Whether this replica runs the loop (always, on the embedded store). */
+  isLeader?: () => boolean;
 }
 
 /** Builds the registry and every series the bot exposes. */
@@ -81,9 +84,18 @@ export function createBotMetrics(opts: BotMetricsOptions = {}): BotMetrics {
       if (opts.outboxPending) this.set(opts.outboxPending());
     },
   });
+  const leader = new Gauge({
+    name: 'reprise_leader',
+    help: '1 on the replica that runs the loop (holds the leader lease), 0 on the others.',
+    registers: [registry],
+    collect() {
+      if (opts.isLeader) this.set(opts.isLeader() ? 1 : 0);
+    },
+  });
   return {
     registry,
     outboxPending,
+    leader,
     httpRequests,
     httpDuration,
     incidents,

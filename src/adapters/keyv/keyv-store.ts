@@ -6,9 +6,10 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Keyv from 'keyv';
 import KeyvRedis, { createKeyv } from '@keyv/redis';
-import { CorruptRecordError, logKey, type KeyValueStore, type LogKeys } from '../../ports/store.js';
+import { APPEND_ID_TTL_MS, CorruptRecordError, logKey, type AppendOptions, type Fence, type KeyValueStore, type LeaderLease, type LogKeys } from '../../ports/store.js';
 import { SqliteKeyvStore } from './sqlite-keyv-store.js';
-import { redisAppendLog } from './redis-append-log.js';
+import { redisAppendLog, redisSetFenced, type RedisEvalClient } from './redis-append-log.js';
+import { redisLease } from './redis-lease.js';
 
 /** Namespace every key lives under (keeps our keys apart on a shared Redis). */
 export const STORE_NAMESPACE = 'reprise';
@@ -27,11 +28,26 @@ const SERIALIZE_CHUNK = 256;
 
 export const SUPPORTED_STORE_SCHEMES = ['sqlite:', 'file:', 'redis:', 'rediss:', 'memory:'] as const;
 
+/** Where an append id is remembered (unprefixed). */
+export function appendIdKey(id: string): string {
+  return `append-id:${id}`;
+}
+/** The lease and fence keys (unprefixed) replicas share on Redis. */
+export const LEASE_KEY = 'leader:lease';
+export const FENCE_KEY = 'leader:fence';
+
 /**
  * The atomic part of `appendLog`, done by the backend itself: `records` are keyv-serialized
- * values, keys already carry keyv's namespace prefix. Resolves with the first number.
+ * values, keys (log, `idKey`, fence key) already carry keyv's namespace prefix. Resolves with
+ * the first number (the earlier one for an id already appended).
  */
-export type AtomicAppend = (log: LogKeys, records: readonly string[]) => Promise<number>;
+export type AtomicAppend = (log: LogKeys, records: readonly string[], extras: { idKey?: string; fence?: Fence }) => Promise<number>;
+
+/** What only a shared backend (Redis) adds: fenced writes and the leader lease (keys prefixed). */
+export interface SharedBackend {
+  setFenced(key: string, record: string, fence: Fence): Promise<void>;
+  lease(leaseKey: string, fenceKey: string, owner: string, ttlMs: number): LeaderLease;
+}
 
 /** How a backend names a key (keyv prefixes the namespace differently per adapter). */
 export type KeyPrefixer = (key: string) => string;
@@ -45,6 +61,7 @@ export class KeyvStore implements KeyValueStore {
   readonly keyv: Keyv;
   readonly #append: AtomicAppend | undefined;
   readonly #prefix: KeyPrefixer;
+  readonly #shared: SharedBackend | undefined;
   /** In-process serialisation of appends for backends without an atomic one (the memory Map). */
   #chain: Promise<unknown> = Promise.resolve();
 
@@ -52,14 +69,24 @@ export class KeyvStore implements KeyValueStore {
    * `append`/`prefix` give the backend's atomic append; without them appends are serialised in
    * this process only — right for the in-memory Map, which no other process can see.
    */
-  constructor(keyv: Keyv, backend: { append?: AtomicAppend; prefix?: KeyPrefixer } = {}) {
+  constructor(keyv: Keyv, backend: { append?: AtomicAppend; prefix?: KeyPrefixer; shared?: SharedBackend } = {}) {
     this.keyv = keyv;
     this.keyv.throwOnErrors = true;
     // Errors surface as rejections; keep the emitter from reporting them a second time.
     this.keyv.on('error', () => {});
     this.#append = backend.append;
     this.#prefix = backend.prefix ?? ((k) => k);
+    this.#shared = backend.shared;
+    if (this.#shared) {
+      const shared = this.#shared;
+      this.setFenced = async (key, value, fence) => shared.setFenced(this.#prefix(key), keyvRecord(value), { key: this.#prefix(fence.key), token: fence.token });
+      this.leaderLease = (owner, ttlMs) => ({ ...shared.lease(this.#prefix(LEASE_KEY), this.#prefix(FENCE_KEY), owner, ttlMs), fenceKey: FENCE_KEY });
+    }
   }
+
+  /** Present on a shared backend only (see the port). */
+  setFenced?: (key: string, value: unknown, fence: Fence) => Promise<void>;
+  leaderLease?: (owner: string, ttlMs: number) => LeaderLease;
 
   async get<T>(key: string): Promise<T | undefined> {
     try {
@@ -95,7 +122,7 @@ export class KeyvStore implements KeyValueStore {
     await this.keyv.delete(key);
   }
 
-  async appendLog(log: LogKeys, values: readonly unknown[]): Promise<number> {
+  async appendLog(log: LogKeys, values: readonly unknown[], opts: AppendOptions = {}): Promise<number> {
     if (values.length === 0) throw new Error('store: appendLog needs at least one value');
     if (values.some((v) => v === undefined)) throw new Error('store: refusing to append undefined');
     if (this.#append) {
@@ -106,12 +133,20 @@ export class KeyvStore implements KeyValueStore {
         records.push(keyvRecord(values[i]));
       }
       // Prefixing the record prefix gives the prefixed record keys: keyv's prefix is a concatenation.
-      return this.#append({ headKey: this.#prefix(log.headKey), prefix: this.#prefix(log.prefix), pad: log.pad }, records);
+      const extras: { idKey?: string; fence?: Fence } = {};
+      if (opts.id !== undefined) extras.idKey = this.#prefix(appendIdKey(opts.id));
+      // Only a shared backend fences; one a file lock guards has a single writer already.
+      if (opts.fence && this.#shared) extras.fence = { key: this.#prefix(opts.fence.key), token: opts.fence.token };
+      return this.#append({ headKey: this.#prefix(log.headKey), prefix: this.#prefix(log.prefix), pad: log.pad }, records, extras);
     }
     const run = this.#chain.then(async () => {
+      const idKey = opts.id === undefined ? undefined : appendIdKey(opts.id);
+      const done = idKey === undefined ? undefined : await this.get<number>(idKey);
+      if (done !== undefined) return done;
       const head = (await this.get<number>(log.headKey)) ?? 0;
       for (let i = 0; i < values.length; i++) await this.set(logKey(log, head + 1 + i), values[i]);
       await this.set(log.headKey, head + values.length);
+      if (idKey !== undefined) await this.keyv.set(idKey, head + 1, APPEND_ID_TTL_MS);
       return head + 1;
     });
     this.#chain = run.catch(() => undefined);
@@ -128,7 +163,7 @@ function sqliteStore(path: string): KeyValueStore {
   return new KeyvStore(new Keyv(adapter, { namespace: STORE_NAMESPACE }), {
     // Keyv prefixes `namespace:` itself on this adapter; the atomic append must write the same keys.
     prefix: (k) => `${STORE_NAMESPACE}:${k}`,
-    append: async (log, records) => adapter.appendLog(log, records),
+    append: async (log, records, extras) => adapter.appendLog(log, records, extras.idKey === undefined ? {} : { idKey: extras.idKey, idTtlMs: APPEND_ID_TTL_MS }),
   });
 }
 
@@ -142,9 +177,14 @@ function redisStore(url: string, opts: CreateStoreOptions): KeyValueStore {
     connectionTimeout: opts.connectTimeoutMs ?? 5000,
   });
   const adapter = keyv.store as KeyvRedis<unknown>;
+  const client = async (): Promise<RedisEvalClient> => (await adapter.getClient()) as unknown as RedisEvalClient;
   return new KeyvStore(keyv, {
     prefix: (k) => adapter.createKeyPrefix(k, adapter.namespace),
-    append: async (log, records) => redisAppendLog(await adapter.getClient(), log, records),
+    append: async (log, records, extras) => redisAppendLog(await client(), log, records, { ...extras, idTtlMs: APPEND_ID_TTL_MS }),
+    shared: {
+      setFenced: async (key, record, fence) => redisSetFenced(await client(), key, record, fence),
+      lease: (leaseKey, fenceKey, owner, ttlMs) => redisLease(client, { leaseKey, fenceKey }, owner, ttlMs),
+    },
   });
 }
 

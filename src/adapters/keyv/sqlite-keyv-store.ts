@@ -163,14 +163,21 @@ export class SqliteKeyvStore extends EventEmitter implements KeyvStoreAdapter {
    * transaction (the write lock is taken before the head is read, so two connections can never
    * allocate the same number) and returns the first number. Keys are full (namespace included).
    */
-  appendLog(log: LogKeys, records: readonly string[]): number {
+  /** With `idKey`: an id already appended writes nothing and returns the first number it got then. */
+  appendLog(log: LogKeys, records: readonly string[], opts: { idKey?: string; idTtlMs?: number } = {}): number {
     let first = 0;
     this.#transaction(() => {
+      const done = opts.idKey === undefined ? undefined : this.#live(opts.idKey);
+      if (done !== undefined) {
+        first = readHead(done.value, opts.idKey!);
+        return;
+      }
       const row = this.#live(log.headKey);
       const head = row === undefined ? 0 : readHead(row.value, log.headKey);
       first = head + 1;
       records.forEach((r, i) => this.#stmt.set.run(logKey(log, first + i), r, null));
       this.#stmt.set.run(log.headKey, JSON.stringify({ value: head + records.length }), null);
+      if (opts.idKey !== undefined) this.#stmt.set.run(opts.idKey, JSON.stringify({ value: first }), opts.idTtlMs === undefined ? null : Date.now() + opts.idTtlMs);
     });
     return first;
   }

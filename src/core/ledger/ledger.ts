@@ -9,7 +9,7 @@
  */
 import type { AnswerKind } from '../types.js';
 import type { LedgerEvent } from '../ledger-events.js';
-import { CorruptRecordError, logKey, type KeyValueStore, type LogKeys } from '../../ports/store.js';
+import { CorruptRecordError, logKey, StaleFenceError, type Fence, type KeyValueStore, type LogKeys } from '../../ports/store.js';
 import type { Logger } from '../../ports/logger.js';
 import { silentLogger } from '../../ports/logger.js';
 import { RepriseError } from '../errors.js';
@@ -61,6 +61,21 @@ export interface LedgerOptions {
   /** A recall still unresolved this long after its open counts as a failure (default 24 h). */
   resolveWindowMs?: number;
   logger?: Logger;
+  /**
+   * On a store several replicas share: the leader's fencing token, read at each write
+   * (`undefined` while this replica does not lead — its writes are refused, nothing written).
+   * Absent: this process owns the store (the embedded file lock) and always writes.
+   */
+  fence?: () => Fence | undefined;
+}
+
+/** Options of one {@link Ledger.transaction}. */
+export interface TransactionOptions {
+  /**
+   * Idempotency key: a transaction with an id the store already appended writes nothing
+   * (and the read model is reloaded from the store, which holds the first one's events).
+   */
+  id?: string;
 }
 
 export const DEFAULT_RESOLVE_WINDOW_MS = 24 * 3_600_000;
@@ -117,7 +132,9 @@ export class Ledger {
   #opts: LedgerOptions;
   #snapshotEvery: number;
   #log: Logger;
-  #chain: Promise<unknown> = Promise.resolve();
+  /** Transactions and reloads waiting their turn; consecutive transactions commit together. */
+  #queue: Job[] = [];
+  #pumping: Promise<void> | undefined;
   #closed = false;
   #corrupt: CorruptRecord[];
   #lastWriteError: { at: string; message: string } | undefined;
@@ -205,39 +222,132 @@ export class Ledger {
    * is reloaded from the store, so memory never holds what the disk does not.
    * Resolves with the first seq written and the number of events (0 when nothing was staged).
    */
-  transaction<T>(fn: (tx: LedgerTx) => Promise<T>): Promise<{ result: T; first: number; count: number }> {
+  transaction<T>(fn: (tx: LedgerTx) => Promise<T>, opts: TransactionOptions = {}): Promise<{ result: T; first: number; count: number }> {
     if (this.#closed) return Promise.reject(new RepriseError('unavailable', 'ledger is closed'));
-    const run = this.#chain.then(() => this.#transact(fn));
-    this.#chain = run.catch(() => undefined);
-    return run;
+    return new Promise((resolve, reject) => {
+      this.#enqueue({ kind: 'tx', fn: fn as (tx: LedgerTx) => Promise<unknown>, opts, resolve: resolve as TxJob['resolve'], reject });
+    });
   }
 
-  async #transact<T>(fn: (tx: LedgerTx) => Promise<T>): Promise<{ result: T; first: number; count: number }> {
-    const staged: LedgerEvent[] = [];
-    const state = this.#state;
-    const tx: LedgerTx = {
-      record: (event) => {
-        const problem = ledgerEventProblem(event);
-        if (problem !== undefined) throw new RepriseError('invalid_payload', `ledger event rejected: ${problem}`);
-        staged.push(event);
-        const closed = applyEvent(state, event);
-        return closed ? { closed } : {};
-      },
-      get size() {
-        return staged.length;
-      },
-    };
-    let result: T;
-    try {
-      result = await fn(tx);
-    } catch (err) {
-      if (staged.length > 0) await this.#reload('the transaction failed before writing');
-      throw err;
+  #enqueue(job: Job): void {
+    this.#queue.push(job);
+    if (!this.#pumping) this.#startPump();
+  }
+
+  #startPump(): void {
+    this.#pumping = this.#pump().finally(() => {
+      this.#pumping = undefined;
+      // A job queued after the pump saw the queue empty, but before it ended.
+      if (this.#queue.length > 0) this.#startPump();
+    });
+  }
+
+  /**
+   * Runs the queue in order. Consecutive transactions (up to {@link GROUP_MAX}) are decided one
+   * after the other and written in **one** store transaction — one fsync for a burst of
+   * webhooks instead of one each (group commit); each still resolves only once it is durable.
+   */
+  async #pump(): Promise<void> {
+    while (this.#queue.length > 0) {
+      // Let requests already received reach the queue first, so a burst commits together.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      const head = this.#queue.shift()!;
+      if (head.kind === 'op') {
+        await head.run().then(head.resolve, head.reject);
+        continue;
+      }
+      const group: TxJob[] = [head];
+      // An idempotent transaction (its id names exactly its events) is written on its own.
+      if (head.opts.id === undefined) {
+        while (group.length < GROUP_MAX && this.#queue[0]?.kind === 'tx' && this.#queue[0].opts.id === undefined) group.push(this.#queue.shift() as TxJob);
+      }
+      await this.#transact(group);
     }
-    if (staged.length === 0) return { result, first: this.#seq + 1, count: 0 };
+  }
+
+  /**
+   * Rebuild the read model from the store (snapshot, then the log after it), after pending
+   * transactions: a replica taking the lead starts from what the store holds, not from memory.
+   */
+  reload(why = 'requested'): Promise<void> {
+    return new Promise((resolve, reject) => this.#enqueue({ kind: 'op', run: () => this.#reload(why), resolve, reject }));
+  }
+
+  /**
+   * Decides every transaction of `group` in order against the live read model, then writes all
+   * their events in one append. A body that throws fails alone: what the ones before it staged
+   * is written first, then the read model is reloaded (dropping what the failed one applied).
+   * A failed write fails the whole group, with the read model reloaded from the store.
+   */
+  async #transact(group: readonly TxJob[]): Promise<void> {
+    const staged: LedgerEvent[] = [];
+    /** Each decided job with its result and its events' place in `staged`. */
+    let decided: Array<{ job: TxJob; result: unknown; from: number; count: number }> = [];
+    for (const job of group) {
+      const from = staged.length;
+      const state = this.#state;
+      const tx: LedgerTx = {
+        record: (event) => {
+          const problem = ledgerEventProblem(event);
+          if (problem !== undefined) throw new RepriseError('invalid_payload', `ledger event rejected: ${problem}`);
+          staged.push(event);
+          const closed = applyEvent(state, event);
+          return closed ? { closed } : {};
+        },
+        get size() {
+          return staged.length - from;
+        },
+      };
+      try {
+        const result = await job.fn(tx);
+        decided.push({ job, result, from, count: staged.length - from });
+      } catch (err) {
+        const failedStaged = staged.length > from;
+        staged.length = from;
+        // Write what the jobs before it decided, then drop what it applied by reloading.
+        if (failedStaged) {
+          if (staged.length > 0) await this.#write(staged.splice(0), decided.splice(0), group[0]!.opts);
+          else decided = this.#settleEmpty(decided);
+          await this.#reload('the transaction failed before writing');
+        }
+        job.reject(err);
+      }
+    }
+    if (staged.length === 0) {
+      this.#settleEmpty(decided);
+      return;
+    }
+    await this.#write(staged, decided, group[0]!.opts);
+  }
+
+  /** Resolves jobs that staged nothing (nothing to write); returns an empty list. */
+  #settleEmpty(decided: Array<{ job: TxJob; result: unknown; from: number; count: number }>): [] {
+    for (const d of decided) d.job.resolve({ result: d.result, first: this.#seq + 1, count: 0 });
+    return [];
+  }
+
+  /** One durable append of `staged` for the `decided` jobs; resolves or rejects each of them. */
+  async #write(staged: LedgerEvent[], decided: ReadonlyArray<{ job: TxJob; result: unknown; from: number; count: number }>, opts: TransactionOptions): Promise<void> {
     let first: number;
     try {
-      first = await this.#store.appendLog(LEDGER_LOG, staged);
+      first = await this.#append(staged, opts);
+    } catch (err) {
+      for (const d of decided) d.job.reject(err);
+      return;
+    }
+    for (const d of decided) d.job.resolve({ result: d.result, first: d.count === 0 ? this.#seq + 1 : first + d.from, count: d.count });
+  }
+
+  /** Appends `staged` (applied to the read model already) durably; resolves with the first seq. */
+  async #append(staged: LedgerEvent[], opts: TransactionOptions): Promise<number> {
+    let first: number;
+    try {
+      let fence: Fence | undefined;
+      if (this.#opts.fence) {
+        fence = this.#opts.fence();
+        if (fence === undefined) throw new StaleFenceError(undefined);
+      }
+      first = await this.#store.appendLog(LEDGER_LOG, staged, { ...(opts.id !== undefined ? { id: opts.id } : {}), ...(fence ? { fence } : {}) });
     } catch (err) {
       this.#lastWriteError = { at: new Date().toISOString(), message: err instanceof Error ? err.message : String(err) };
       await this.#reload('a write failed');
@@ -247,12 +357,15 @@ export class Ledger {
     const expected = this.#seq + 1;
     this.#seq = first + staged.length - 1;
     if (first !== expected) {
-      // Another writer appended in between (a shared Redis): fold in the log as stored.
-      await this.#reload(`the store's head moved from ${expected - 1} to ${first - 1} under us`);
+      // Another writer appended in between (a shared Redis), or this id was appended before
+      // (a replayed hand-off): fold in the log as stored, which has what really happened.
+      await this.#reload(first < expected && opts.id !== undefined ? `transaction ${opts.id} was recorded before (#${first}); not written again` : `the store's head moved from ${expected - 1} to ${first - 1} under us`);
+    } else {
+      // A reload numbered every event as stored; otherwise number what was just written.
+      assignOutboxSeqs(this.#state, staged, first);
     }
-    assignOutboxSeqs(this.#state, staged, first);
     if (this.#snapshotEvery > 0 && this.#seq - this.#snapshotSeq >= this.#snapshotEvery) await this.#snapshot();
-    return { result, first, count: staged.length };
+    return first;
   }
 
   /** Replace the read model with what the store holds (after a failed or raced write). */
@@ -272,6 +385,8 @@ export class Ledger {
   /** A failed snapshot loses nothing (the events are durable); it is retried at the next chance. */
   async #snapshot(): Promise<void> {
     if (this.#seq === this.#snapshotSeq) return;
+    // A replica that no longer leads leaves the snapshot to the one that does.
+    if (this.#opts.fence && this.#opts.fence() === undefined) return;
     const seq = this.#seq;
     try {
       await this.#store.set(SNAPSHOT_KEY, { seq, json: JSON.stringify(this.#state) } satisfies Snapshot);
@@ -288,7 +403,7 @@ export class Ledger {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await this.#chain;
+    while (this.#pumping) await this.#pumping;
     await this.#snapshot();
   }
 
@@ -322,6 +437,24 @@ export class Ledger {
     return dupStats(this.#state, dupFingerprint);
   }
 }
+
+/** Most transactions committed together in one store write. */
+const GROUP_MAX = 256;
+
+interface TxJob {
+  kind: 'tx';
+  fn: (tx: LedgerTx) => Promise<unknown>;
+  opts: TransactionOptions;
+  resolve: (v: { result: unknown; first: number; count: number }) => void;
+  reject: (err: unknown) => void;
+}
+interface OpJob {
+  kind: 'op';
+  run: () => Promise<void>;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+type Job = TxJob | OpJob;
 
 interface Loaded {
   state: LedgerState;
