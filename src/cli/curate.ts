@@ -8,13 +8,12 @@ import type { SweepReport } from '../core/curate/curate-types.js';
 import { escapeLine } from '../core/render/escape-text.js';
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
-import { controlRequest } from './control-client.js';
 import { draftPusher, forgeFromConfig, formatReport, runCuration } from './curate-context.js';
 import type { CliCommand, CliIO } from './io.js';
 import { BUNDLED_CATALOG } from './catalog-context.js';
 import { cloneDir } from './served-catalog.js';
-import { readServeOwner } from './serve-owner.js';
-import { lockStore, openLedger, StoreLockedError } from './store-context.js';
+import { askOwner, withStoreLock } from './owner-or-direct.js';
+import { openLedger } from './store-context.js';
 
 const USAGE = `reprise curate [--apply] [--json] [--config FILE]
        reprise curate log [--json] [--verify] [--config FILE]
@@ -47,39 +46,22 @@ export const curateCommand: CliCommand = async (argv, io) => {
   };
 
   // A running bot owns the store (and the audit log in it): ask it.
-  const owner = readServeOwner(config.store.data_dir);
-  if (owner) {
-    const reply = await controlRequest(owner.socket, 'POST', '/v1/curate', { apply }, 600_000);
-    if (reply.ok) {
-      const body = reply.body as { result?: SweepReport; error?: { message?: string } };
-      if (reply.status >= 400 || !body.result) {
-        io.stderr(`reprise curate: the running bot (pid ${owner.pid}) refused: ${body.error?.message ?? `status ${reply.status}`}\n`);
-        return 1;
-      }
-      return print(body.result);
-    }
-    if (reply.reason !== 'absent') {
-      io.stderr(`reprise curate: cannot reach the running bot (pid ${owner.pid}) on ${owner.socket}: ${reply.message}. Nothing was done.\n`);
+  const viaBot = await askOwner(config, io, { command: 'reprise curate', route: '/v1/curate', body: { apply }, timeoutMs: 600_000, nothing: 'Nothing was done.' }, (status, reply, owner) => {
+    const body = reply as { result?: SweepReport; error?: { message?: string } };
+    if (status >= 400 || !body.result) {
+      io.stderr(`reprise curate: the running bot (pid ${owner.pid}) refused: ${body.error?.message ?? `status ${status}`}\n`);
       return 1;
     }
-  }
+    return print(body.result);
+  });
+  if (viaBot !== undefined) return viaBot;
 
   const forge = forgeFromConfig(config, logger);
   if (!forge) {
     io.stderr('reprise curate: no forge configured: set the `forge` config block, or GITHUB_TOKEN and REPRISE_GITHUB_REPO (owner/name), and REPRISE_GITHUB_API_URL for GitHub Enterprise.\n');
     return 1;
   }
-  let lock;
-  try {
-    lock = lockStore(config, 'reprise curate');
-  } catch (err) {
-    if (err instanceof StoreLockedError) {
-      io.stderr(`${err.message} Its control socket did not answer, so nothing was done.\n`);
-      return 1;
-    }
-    throw err;
-  }
-  try {
+  return withStoreLock(config, io, 'reprise curate', 'Nothing was done.', async () => {
     const { store, ledger } = await openLedger(config);
     try {
       // The clone a bot left (catalog.git), else the catalog folder (no entry PRs then).
@@ -96,9 +78,7 @@ export const curateCommand: CliCommand = async (argv, io) => {
     } finally {
       await store.close();
     }
-  } finally {
-    lock?.release();
-  }
+  });
 };
 
 async function curateLog(argv: string[], io: CliIO): Promise<number> {

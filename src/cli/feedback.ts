@@ -1,13 +1,11 @@
-import { userInfo } from 'node:os';
 import { feedbackForKnownTrigger, feedbackEvent } from '../core/bot/feedback-request.js';
 import { ledgerForBot } from '../core/bot/ledger-for-bot.js';
 import { isRepriseError } from '../core/errors.js';
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
-import { controlRequest } from './control-client.js';
-import type { CliCommand, CliIO } from './io.js';
-import { readServeOwner } from './serve-owner.js';
-import { lockStore, openLedger, StoreLockedError } from './store-context.js';
+import type { CliCommand } from './io.js';
+import { askOwner, osUser, withStoreLock } from './owner-or-direct.js';
+import { openLedger } from './store-context.js';
 
 const USAGE = `reprise feedback <triggerKey> up|down|clear [--user U] [--config FILE]
        reprise feedback <triggerKey> silence <duration> [--user U] [--config FILE]
@@ -15,15 +13,6 @@ const USAGE = `reprise feedback <triggerKey> up|down|clear [--user U] [--config 
 Records 👍 / 👎 / a cleared vote / a 🔕 silence on a trigger the ledger has seen, as user U
 (default: your OS user), marked as coming through the CLI. With a bot running on the same
 data dir, it goes through the bot's control socket; otherwise it writes the store directly.`;
-
-/** The OS user running the CLI: who a vote is recorded for unless --user says otherwise. */
-function osUser(io: CliIO): string {
-  try {
-    return userInfo().username;
-  } catch {
-    return io.env['USER'] ?? 'cli';
-  }
-}
 
 /**
  * `reprise feedback`: drive the loop without chat. The running bot owns the store: when its
@@ -50,39 +39,18 @@ export const feedback: CliCommand = async (argv, io) => {
     return 2;
   }
 
-  const owner = readServeOwner(config.store.data_dir);
-  if (owner) {
-    const reply = await controlRequest(owner.socket, 'POST', '/v1/feedback', request);
-    if (reply.ok) {
-      const body = reply.body as { result?: { seq?: number; event?: { until?: string; vote?: string } }; error?: { message?: string } };
-      if (reply.status >= 400) {
-        io.stderr(`reprise feedback: the running bot (pid ${owner.pid}) refused: ${body.error?.message ?? JSON.stringify(reply.body)}\n`);
-        return reply.status === 404 || reply.status === 400 ? 2 : 1;
-      }
-      io.stdout(`recorded via the running bot (pid ${owner.pid}) as event #${body.result?.seq ?? '?'}: ${describe(action, body.result?.event?.until)} on ${triggerKey} for ${request.user}\n`);
-      return 0;
+  const viaBot = await askOwner(config, io, { command: 'reprise feedback', route: '/v1/feedback', body: request, nothing: 'Nothing was recorded.' }, (status, reply, owner) => {
+    const body = reply as { result?: { seq?: number; event?: { until?: string; vote?: string } }; error?: { message?: string } };
+    if (status >= 400) {
+      io.stderr(`reprise feedback: the running bot (pid ${owner.pid}) refused: ${body.error?.message ?? JSON.stringify(reply)}\n`);
+      return status === 404 || status === 400 ? 2 : 1;
     }
-    if (reply.reason !== 'absent') {
-      io.stderr(
-        `reprise feedback: cannot reach the running bot (pid ${owner.pid}, user ${owner.user || '?'}) on ${owner.socket}: ${reply.message}. ` +
-          `${reply.reason === 'denied' ? `Run the command as ${owner.user || 'the user running the bot'}.` : 'Check the bot is healthy.'} Nothing was recorded.\n`,
-      );
-      return 1;
-    }
-    // Nothing listens: the bot that wrote serve.json is gone. Writing directly needs the lock.
-  }
+    io.stdout(`recorded via the running bot (pid ${owner.pid}) as event #${body.result?.seq ?? '?'}: ${describe(action, body.result?.event?.until)} on ${triggerKey} for ${request.user}\n`);
+    return 0;
+  });
+  if (viaBot !== undefined) return viaBot;
 
-  let lock;
-  try {
-    lock = lockStore(config, 'reprise feedback');
-  } catch (err) {
-    if (err instanceof StoreLockedError) {
-      io.stderr(`${err.message} Its control socket did not answer, so nothing was recorded.\n`);
-      return 1;
-    }
-    throw err;
-  }
-  try {
+  return withStoreLock(config, io, 'reprise feedback', 'Nothing was recorded.', async () => {
     const { store, ledger } = await openLedger(config);
     try {
       const event = feedbackForKnownTrigger(ledgerForBot(ledger), request, new Date());
@@ -99,9 +67,7 @@ export const feedback: CliCommand = async (argv, io) => {
     } finally {
       await store.close();
     }
-  } finally {
-    lock?.release();
-  }
+  });
 };
 
 function describe(action: string, until: string | undefined): string {

@@ -1,4 +1,3 @@
-import { userInfo } from 'node:os';
 import { applyCliNote } from '../core/bot/chat-actions.js';
 import { ledgerForBot } from '../core/bot/ledger-for-bot.js';
 import { DEFAULT_NOTES } from '../core/bot/reprise-bot.js';
@@ -6,10 +5,9 @@ import { isRepriseError, RepriseError } from '../core/errors.js';
 import { silentLogger } from '../ports/logger.js';
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
-import { controlRequest } from './control-client.js';
-import type { CliCommand, CliIO } from './io.js';
-import { readServeOwner } from './serve-owner.js';
-import { lockStore, openLedger, StoreLockedError } from './store-context.js';
+import type { CliCommand } from './io.js';
+import { askOwner, osUser, withStoreLock } from './owner-or-direct.js';
+import { openLedger } from './store-context.js';
 
 const USAGE = `reprise note <triggerKey> <text…> [--user U] [--config FILE]
 
@@ -36,14 +34,6 @@ export function noteRequest(body: unknown): NoteRequest {
   return { triggerKey: key.trim(), text, ...(typeof user === 'string' ? { user } : {}) };
 }
 
-function osUser(io: CliIO): string {
-  try {
-    return userInfo().username;
-  } catch {
-    return io.env['USER'] ?? 'cli';
-  }
-}
-
 /** `reprise note`: through the bot that owns the store, or directly when none runs and the lock is free. */
 export const note: CliCommand = async (argv, io) => {
   const parsed = parseCli(argv, { user: { type: 'string' }, config: { type: 'string', short: 'c' } }, USAGE, io);
@@ -65,35 +55,18 @@ export const note: CliCommand = async (argv, io) => {
   const forge = config.forge !== undefined && config.catalog.git?.url !== undefined;
   const where = forge ? `; it will be filed on ${config.forge!.repo}` : '';
 
-  const owner = readServeOwner(config.store.data_dir);
-  if (owner) {
-    const reply = await controlRequest(owner.socket, 'POST', '/v1/note', request);
-    if (reply.ok) {
-      const body = reply.body as { result?: { seq?: number }; error?: { message?: string } };
-      if (reply.status >= 400) {
-        io.stderr(`reprise note: the running bot (pid ${owner.pid}) refused: ${body.error?.message ?? JSON.stringify(reply.body)}\n`);
-        return reply.status === 404 || reply.status === 400 || reply.status === 413 ? 2 : 1;
-      }
-      io.stdout(`note recorded via the running bot (pid ${owner.pid}) as event #${body.result?.seq ?? '?'} on ${triggerKey} for ${request.user}${where}\n`);
-      return 0;
+  const viaBot = await askOwner(config, io, { command: 'reprise note', route: '/v1/note', body: request, nothing: 'Nothing was recorded.' }, (status, reply, owner) => {
+    const body = reply as { result?: { seq?: number }; error?: { message?: string } };
+    if (status >= 400) {
+      io.stderr(`reprise note: the running bot (pid ${owner.pid}) refused: ${body.error?.message ?? JSON.stringify(reply)}\n`);
+      return status === 404 || status === 400 || status === 413 ? 2 : 1;
     }
-    if (reply.reason !== 'absent') {
-      io.stderr(`reprise note: cannot reach the running bot (pid ${owner.pid}) on ${owner.socket}: ${reply.message}. Nothing was recorded.\n`);
-      return 1;
-    }
-  }
+    io.stdout(`note recorded via the running bot (pid ${owner.pid}) as event #${body.result?.seq ?? '?'} on ${triggerKey} for ${request.user}${where}\n`);
+    return 0;
+  });
+  if (viaBot !== undefined) return viaBot;
 
-  let lock;
-  try {
-    lock = lockStore(config, 'reprise note');
-  } catch (err) {
-    if (err instanceof StoreLockedError) {
-      io.stderr(`${err.message} Its control socket did not answer, so nothing was recorded.\n`);
-      return 1;
-    }
-    throw err;
-  }
-  try {
+  return withStoreLock(config, io, 'reprise note', 'Nothing was recorded.', async () => {
     const { store, ledger } = await openLedger(config);
     try {
       const out = { count: 0 };
@@ -116,7 +89,5 @@ export const note: CliCommand = async (argv, io) => {
     } finally {
       await store.close();
     }
-  } finally {
-    lock?.release();
-  }
+  });
 };

@@ -167,7 +167,16 @@ describe('reprise feedback', () => {
     const ownerFile = join(dataDir, 'serve.json');
     const announced = readFileSync(ownerFile, 'utf8');
     writeFileSync(ownerFile, JSON.stringify({ ...JSON.parse(announced), socket: join(dataDir, 'gone.sock') }));
-    const seq = (await (await fetch(`${first.url}/readyz`)).json() as { checks: { ledger: { seq: number } } }).checks.ledger.seq;
+    // The firing's message is delivered (and its `delivered` recorded) asynchronously: wait
+    // until the ledger stops moving, so what follows measures the CLI alone.
+    await first.waitForTranscript((ls) => ls.length >= 1);
+    const readSeq = async (): Promise<number> => ((await (await fetch(`${first.url}/readyz`)).json()) as { checks: { ledger: { seq: number } } }).checks.ledger.seq;
+    let seq = await readSeq();
+    for (let prev = -1; seq !== prev; ) {
+      prev = seq;
+      await new Promise((r) => setTimeout(r, 300));
+      seq = await readSeq();
+    }
     const refused = await runCli(['feedback', TRIGGER, 'down'], { env: { REPRISE_DATA_DIR: dataDir } });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(`is in use by reprise serve (pid ${first.child.pid}`);

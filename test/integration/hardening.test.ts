@@ -85,7 +85,7 @@ describe('hostile input, in linear time', () => {
     // Measured 5.5 s before the group was written in one transaction with yields; ≈0.6 s on
     // an idle 2-core machine after, 1.3 s with the rest of the suite running beside it.
     expect(Math.max(...latencies)).toBeLessThan(2500);
-    const events = await runCli(['ledger', 'events', '--json'], { env: { REPRISE_DATA_DIR: dir } });
+    const events = await runCli(['ledger', 'events', '--json'], { env: { REPRISE_DATA_DIR: dir }, timeoutMs: 60_000 });
     const opens = events.stdout.split('\n').filter((l) => l.includes('"type":"open"'));
     expect(opens).toHaveLength(10_000);
   });
