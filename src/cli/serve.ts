@@ -213,6 +213,9 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     start: (): void => {
       noiseTimers ??= startNoiseTimers({ bot, config, clock, logger: logger.child({ component: 'noise' }), ...(alertmanager ? { alertmanager } : {}) });
       curation?.worker.start();
+      // Investigations an earlier run (or the previous leader) left without a finding.
+      const resumed = bot.resumeInvestigations();
+      if (resumed > 0) logger.info({ resumed }, 'investigations interrupted by a restart are resumed');
     },
     stop: async (): Promise<void> => {
       const timers = noiseTimers;

@@ -207,6 +207,7 @@ const model = z
     wall_time: dur('5m', 'Longest an investigation may run; reaching it ends the run `exhausted`.', { positive: true }),
     daily_token_budget: doc(int(1).optional(), 'Most tokens per UTC day across all investigations; new runs past it are `skipped` (unset = no daily budget).', { example: 5_000_000 }),
     max_concurrent: doc(int(1).default(2), 'Investigations running at once; more wait, never dropped.'),
+    resume_max_age: dur('1h', 'An investigation a restart or a change of leader interrupted is resumed if its alert is at most this old; an older one is recorded as skipped.', { positive: true }),
     step_cap_bytes: doc(int(256).default(4096), 'Each recorded Step keeps at most this many bytes of model text or tool output (secrets redacted).'),
     prices: doc(
       z.record(z.string(), price, { error: 'must be a map of model name → {input, output}' }).default({}),
@@ -214,7 +215,7 @@ const model = z
       { example: { 'gpt-4.1-mini': { input: 0.4, output: 1.6 } } },
     ),
   })
-  .transform((v) => withMs(v, ['wall_time', 'request_timeout']));
+  .transform((v) => withMs(v, ['wall_time', 'request_timeout', 'resume_max_age']));
 
 const ACCESS = ['read', 'write'] as const;
 const MCP_TRANSPORTS = ['stdio', 'http'] as const;

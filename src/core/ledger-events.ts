@@ -31,6 +31,11 @@ export interface OpenEvent {
   coalesceKey?: string;
   /** A storm member: the open whose thread it joined (its own ledger open still pairs its resolve). */
   threadOf?: string;
+  /**
+   * The model investigates this open (a job was started for it): the incident as it arrived,
+   * so a restart or a new leader resumes the job until its `finding` is recorded.
+   */
+  investigate?: { incident: Record<string, unknown> };
   at: string;
 }
 export interface ResolveEvent {
@@ -165,6 +170,8 @@ export interface FindingEvent {
   tokensIn: number;
   tokensOut: number;
   costUsd?: number;
+  /** The job was resumed after a restart or a change of leader. */
+  resumed?: boolean;
   at: string;
 }
 

@@ -110,6 +110,8 @@ export interface BotLedger {
   pendingAmSilences(): Array<{ requestId: string; openId: string; until: string; who: string; via?: string }>;
   /** When fresh investigations ended since `since` (ISO, oldest first): seeds the hourly limit after a restart. */
   investigationsSince(since: Date): string[];
+  /** Opens the model investigates whose finding is not recorded yet (a restart came in between), oldest first. */
+  pendingInvestigations(): PendingJob[];
   /** What the recurrence cooldown reads about a trigger. */
   recurrence(triggerKey: string): RecurrenceFacts;
   /** The trigger's standing answer (its newest finding), quoted to the next investigation. */
@@ -174,10 +176,40 @@ export interface AlertmanagerSilencer {
   silenceAlert(req: { fingerprint: string; endsAt: string; createdBy: string; comment: string }): Promise<string>;
 }
 
+/** An open whose investigation never recorded its finding (see `BotLedger.pendingInvestigations`). */
+export interface PendingJob {
+  openId: string;
+  fingerprint: string;
+  triggerKey: string;
+  /** When the open was recorded. */
+  at: string;
+  incident: Record<string, unknown>;
+  coalesceKey?: string;
+  /** Its incident is over (a storm thread: every alert of it). */
+  resolved: boolean;
+}
+
+/** A job as the bot hands it to the scheduler. */
+export interface JobRequest {
+  openId: string;
+  incident: import('../types.js').Incident;
+  candidates: import('../types.js').Candidate[];
+  standing?: import('../investigate/prompts.js').StandingAnswer;
+  storm?: () => string[];
+  /** When its open was recorded: a wait counts from then (a resumed job waits only what is left). */
+  openedAt?: string;
+}
+
 /** What the bot asks of the investigation scheduler. */
 export interface InvestigationJobsPort {
-  start(job: { openId: string; incident: import('../types.js').Incident; candidates: import('../types.js').Candidate[]; standing?: import('../investigate/prompts.js').StandingAnswer; storm?: () => string[] }): void;
+  start(job: JobRequest): void;
   cancel(fingerprint: string): boolean;
+  /**
+   * A job of an earlier run (a restart, a new leader) that never recorded its finding: started
+   * again once, or recorded as not resumed (resolved meanwhile, too old). Returns whether it was
+   * started; a job this scheduler already runs is left alone.
+   */
+  resume?(job: JobRequest & { openedAt: string }, resolved: boolean): boolean;
 }
 
 /** Outbox items a flow recorded, so the caller knows to wake the worker. */

@@ -58,6 +58,8 @@ export interface JobsOptions {
   outcomeFloor: number;
   /** Investigations started per rolling hour (`trigger.max_investigations_per_hour`); 0 or absent = no limit. */
   maxPerHour?: number;
+  /** A job of an earlier run older than this is not resumed but recorded as skipped (`model.resume_max_age`; default 1 h). */
+  resumeMaxAgeMs?: number;
   curation?: JobsCuration;
 }
 
@@ -71,6 +73,10 @@ export interface JobInput {
   standing?: StandingAnswer;
   /** A storm thread: the affected workloads, read when the investigation starts. */
   storm?: () => string[];
+  /** When the open was recorded: the `investigate_after` wait counts from then (default: now). */
+  openedAt?: string;
+  /** Started again after a restart or a change of leader (said in the finding). */
+  resumed?: boolean;
 }
 
 interface Pending {
@@ -79,6 +85,15 @@ interface Pending {
   openId: string;
   triggerKey: string;
   fingerprint: string;
+  /** Stopped by `stop` (shutdown, lost lead), not cancelled: nothing is recorded, the next leader resumes it. */
+  stopped?: boolean;
+}
+
+/** "1 h", "90 min", "45 s": a duration as an operator reads it. */
+function humanMs(ms: number): string {
+  if (ms >= HOUR_MS && ms % HOUR_MS === 0) return `${ms / HOUR_MS} h`;
+  if (ms >= 60_000) return `${Math.round(ms / 60_000)} min`;
+  return `${Math.round(ms / 1000)} s`;
 }
 
 export class InvestigationJobs {
@@ -90,6 +105,8 @@ export class InvestigationJobs {
   readonly #kick: () => void;
   /** By fingerprint: a resolve cancels the job of its firing. */
   readonly #pending = new Map<string, Pending>();
+  /** By open id: every job from `start` until it is recorded (or stopped), waiting or running. */
+  readonly #active = new Map<string, Pending>();
   readonly #running = new Set<Promise<void>>();
   /** Start times of investigations in the last hour, oldest first (the rate limit). */
   #starts: number[] | undefined;
@@ -103,22 +120,63 @@ export class InvestigationJobs {
     this.#kick = deps.kick;
   }
 
-  /** Schedules the model's part for a freshly recorded open. */
+  /** Schedules the model's part for a freshly recorded open (a job already scheduled for it is left alone). */
   start(job: JobInput): void {
+    if (this.#active.has(job.openId)) return;
     const controller = new AbortController();
     const pending: Pending = { controller, openId: job.openId, triggerKey: job.incident.triggerKey, fingerprint: job.incident.fingerprint };
     this.#pending.get(job.incident.fingerprint)?.controller.abort();
     this.#pending.set(job.incident.fingerprint, pending);
-    const go = (): void => this.#track(this.#run(job, pending));
+    this.#active.set(job.openId, pending);
+    const go = (): void => this.#track(this.#run(job, pending).finally(() => this.#done(pending)));
     if (job.candidates.length > 0 && this.#engine.rerank) go();
     else {
-      const wait = job.incident.severity === 'critical' ? 0 : this.#opts.investigateAfterMs;
+      const wait = this.#waitLeft(job);
       if (wait <= 0) go();
       else {
         pending.timer = setTimeout(go, wait);
         pending.timer.unref();
       }
     }
+  }
+
+  /**
+   * A job of an earlier run whose finding was never recorded (SPEC §8: nothing acknowledged is
+   * lost): started again with what is left of its wait, under the same hourly limit — unless
+   * this scheduler already has it, its incident is over (recorded as cancelled), or it is older
+   * than `resumeMaxAgeMs` (recorded as skipped, said in the thread). Returns whether it started.
+   */
+  resume(job: JobInput & { openedAt: string }, resolved: boolean): boolean {
+    if (this.#active.has(job.openId)) return false;
+    const log = { trigger: job.incident.triggerKey, openId: job.openId, openedAt: job.openedAt };
+    const maxAge = this.#opts.resumeMaxAgeMs ?? HOUR_MS;
+    const age = this.#clock.now().getTime() - Date.parse(job.openedAt);
+    if (resolved || !(age <= maxAge)) {
+      // Recorded once: the open counts as taken until its finding is in the ledger.
+      const p: Pending = { controller: new AbortController(), openId: job.openId, triggerKey: job.incident.triggerKey, fingerprint: job.incident.fingerprint };
+      this.#active.set(job.openId, p);
+      const record = resolved
+        ? this.#recordCancel(p, 'the alert resolved before the interrupted investigation could resume', true)
+        : this.#skip({ ...job, resumed: true }, `not resumed: older than ${humanMs(maxAge)} (model.resume_max_age) when Reprise restarted`);
+      this.#track(record.finally(() => this.#done(p)));
+      return false;
+    }
+    this.#log.info({ ...log, waitMs: Math.max(0, this.#waitLeft(job)) }, 'investigation resumed after a restart');
+    this.start({ ...job, resumed: true });
+    return true;
+  }
+
+  /** What is left of the `investigate_after` wait (never for critical). */
+  #waitLeft(job: JobInput): number {
+    const wait = job.incident.severity === 'critical' ? 0 : this.#opts.investigateAfterMs;
+    if (wait <= 0) return 0;
+    if (job.openedAt === undefined) return wait;
+    const since = this.#clock.now().getTime() - Date.parse(job.openedAt);
+    return Number.isFinite(since) ? Math.min(wait, wait - Math.max(0, since)) : wait;
+  }
+
+  #done(p: Pending): void {
+    if (this.#active.get(p.openId) === p) this.#active.delete(p.openId);
   }
 
   /**
@@ -132,7 +190,7 @@ export class InvestigationJobs {
     p.controller.abort();
     if (p.timer) {
       clearTimeout(p.timer);
-      this.#track(this.#recordCancel(p));
+      this.#track(this.#recordCancel(p).finally(() => this.#done(p)));
     }
     return true;
   }
@@ -142,13 +200,19 @@ export class InvestigationJobs {
     while (this.#running.size > 0) await Promise.allSettled([...this.#running]);
   }
 
-  /** Stops waiting jobs and waits for running ones to notice. */
+  /**
+   * Stops every job, waiting or running, and waits for running ones to notice. Nothing is
+   * recorded for them: their findings are still missing, so the next start (or the next
+   * leader) resumes them.
+   */
   async stop(): Promise<void> {
-    for (const p of this.#pending.values()) {
+    for (const p of this.#active.values()) {
+      p.stopped = true;
       if (p.timer) clearTimeout(p.timer);
       p.controller.abort();
     }
     this.#pending.clear();
+    this.#active.clear();
     await this.idle();
   }
 
@@ -158,13 +222,13 @@ export class InvestigationJobs {
     void tracked.finally(() => this.#running.delete(tracked));
   }
 
-  async #recordCancel(p: Pending): Promise<void> {
+  async #recordCancel(p: Pick<Pending, 'openId' | 'triggerKey' | 'fingerprint'>, reason = 'the alert resolved before the investigation started', resumed = false): Promise<void> {
     const at = this.#clock.now().toISOString();
-    const event: FindingEvent = { type: 'finding', openId: p.openId, fingerprint: p.fingerprint, triggerKey: p.triggerKey, kind: 'fresh', status: 'cancelled', reason: 'the alert resolved before the investigation started', calls: 0, tokensIn: 0, tokensOut: 0, at };
+    const event: FindingEvent = { type: 'finding', openId: p.openId, fingerprint: p.fingerprint, triggerKey: p.triggerKey, kind: 'fresh', status: 'cancelled', reason, calls: 0, tokensIn: 0, tokensOut: 0, ...(resumed ? { resumed } : {}), at };
     await this.#ledger.transaction(async (tx) => {
       tx.record(event);
     });
-    this.#log.info({ trigger: p.triggerKey, openId: p.openId }, 'investigation cancelled: resolved before it started');
+    this.#log.info({ trigger: p.triggerKey, openId: p.openId }, resumed ? 'investigation not resumed: resolved meanwhile' : 'investigation cancelled: resolved before it started');
   }
 
   async #run(job: JobInput, p: Pending): Promise<void> {
@@ -193,7 +257,7 @@ export class InvestigationJobs {
       }
       if (!recalled && !p.controller.signal.aborted) {
         // A miss: the investigation proper waits like any other (never for critical).
-        const wait = incident.severity === 'critical' ? 0 : this.#opts.investigateAfterMs;
+        const wait = this.#waitLeft(job);
         if (wait > 0) {
           await new Promise<void>((resolve) => {
             p.timer = setTimeout(resolve, wait);
@@ -217,6 +281,11 @@ export class InvestigationJobs {
       if (storm && storm.length > 1) req = { ...req, storm };
     }
     const result = await this.#engine.run(req);
+    if (p.stopped) {
+      // Shutdown or a lost lead, not a resolve: no finding, so the next leader resumes it.
+      this.#log.info({ trigger: incident.triggerKey, openId: job.openId }, 'investigation interrupted by a shutdown; resumed at the next start');
+      return;
+    }
     result.usage.calls += rerankCalls.calls;
     result.usage.input += rerankCalls.input;
     result.usage.output += rerankCalls.output;
@@ -244,7 +313,7 @@ export class InvestigationJobs {
   /** An investigation that did not start, recorded with its reason and said in the thread. */
   async #skip(job: JobInput, reason: string): Promise<void> {
     const at = this.#clock.now().toISOString();
-    const event: FindingEvent = { type: 'finding', openId: job.openId, fingerprint: job.incident.fingerprint, triggerKey: job.incident.triggerKey, kind: 'fresh', status: 'skipped', reason, calls: 0, tokensIn: 0, tokensOut: 0, at };
+    const event: FindingEvent = { type: 'finding', openId: job.openId, fingerprint: job.incident.fingerprint, triggerKey: job.incident.triggerKey, kind: 'fresh', status: 'skipped', reason, calls: 0, tokensIn: 0, tokensOut: 0, ...(job.resumed ? { resumed: true } : {}), at };
     const out: Enqueued = { count: 0 };
     await this.#ledger.transaction(async (tx) => {
       tx.record(event);
@@ -257,7 +326,7 @@ export class InvestigationJobs {
       }
     });
     if (out.count > 0) this.#kick();
-    this.#log.warn({ trigger: job.incident.triggerKey, openId: job.openId, reason }, 'investigation skipped by the rate limit');
+    this.#log.warn({ trigger: job.incident.triggerKey, openId: job.openId, reason }, 'investigation skipped');
   }
 
   /**
@@ -301,6 +370,7 @@ export class InvestigationJobs {
       tokensIn: r.usage.input,
       tokensOut: r.usage.output,
       ...(r.usage.costUsd > 0 ? { costUsd: Math.round(r.usage.costUsd * 1e6) / 1e6 } : {}),
+      ...(job.resumed ? { resumed: true } : {}),
       at,
     };
     const out: Enqueued = { count: 0 };
@@ -322,6 +392,6 @@ export class InvestigationJobs {
     });
     if (out.count > 0) this.#kick();
     if (intended) this.#opts.curation?.kick();
-    this.#log.info({ trigger: job.incident.triggerKey, status: r.status, kind: event.kind, entry: event.entry, calls: r.usage.calls, tokens: r.usage.input + r.usage.output }, `investigation ${r.status}`);
+    this.#log.info({ trigger: job.incident.triggerKey, status: r.status, kind: event.kind, entry: event.entry, calls: r.usage.calls, tokens: r.usage.input + r.usage.output, ...(job.resumed ? { resumed: true } : {}) }, `investigation ${r.status}`);
   }
 }

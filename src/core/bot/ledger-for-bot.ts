@@ -2,7 +2,7 @@ import type { CardView } from '../chat/thread-view.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { LedgerEvent } from '../ledger-events.js';
 import type { ThreadRecord } from '../ledger/ledger-types.js';
-import { cardSeq, dueHolds, holdOf, occurrences, openEpisodes, pendingCount, triggerFindings, pendingOutbox, seenChatEvent, silenceState, threadByMessage, threadOf } from '../ledger/ledger-state.js';
+import { cardSeq, dueHolds, holdOf, occurrences, openEpisodes, pendingCount, pendingInvestigations, triggerFindings, pendingOutbox, seenChatEvent, silenceState, threadByMessage, threadOf } from '../ledger/ledger-state.js';
 import type { HoldRecord } from '../ledger/ledger-types.js';
 import type { OutboxLedger } from '../outbox/outbox-worker.js';
 import type { BotLedger, HeldFiring, ThreadInfo } from './bot-context.js';
@@ -84,6 +84,7 @@ export function ledgerForBot(ledger: Ledger): BotLedger {
       const cutoff = since.getTime();
       return ledger.state.investigationTimes.filter((t) => Date.parse(t) >= cutoff);
     },
+    pendingInvestigations: () => pendingInvestigations(ledger.state).map((p) => ({ ...p })),
     recurrence: (triggerKey) => {
       const o = occurrences(ledger.state, triggerKey);
       return { ...(o.lastSeen ? { lastLookAt: o.lastSeen } : {}), concluded: o.newestConcludedOpen !== undefined, standingDown: o.down };

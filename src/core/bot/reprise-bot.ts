@@ -7,7 +7,7 @@ import { RepriseError } from '../errors.js';
 import type { FeedbackEvent, SilenceEvent, Verdict } from '../ledger-events.js';
 import { recall, type RecallResult } from '../recall/recall.js';
 import type { Answer, Incident } from '../types.js';
-import { enqueue, restate, type BotTx, type ClosedEpisode, type Enqueued, type RepriseBotDeps, type ThreadInfo } from './bot-context.js';
+import { enqueue, restate, type BotTx, type ClosedEpisode, type Enqueued, type JobRequest, type RepriseBotDeps, type ThreadInfo } from './bot-context.js';
 import { fromChatEvent, type Actor, type BotEvent } from './bot-event.js';
 import type { AlertmanagerAlertState } from './alertmanager-reconcile.js';
 import { reconcileThreads, silenceInAlertmanager, type AmSilenceRequest } from './alertmanager-flow.js';
@@ -34,7 +34,7 @@ export type BotOutcome = IncidentOutcome | ChatOutcome | { status: 'answered' };
 
 /** What a transaction decided that must happen once it is durable. */
 interface AfterCommit {
-  start: Array<Parameters<NonNullable<RepriseBotDeps['jobs']>['start']>[0]>;
+  start: JobRequest[];
   cancel: string[];
   /** 🔕 "in Alertmanager too": made once the silence is durable here. */
   amSilences?: AmSilenceRequest[];
@@ -324,6 +324,8 @@ export class RepriseBot {
       startsAt: incident.startsAt,
       source: incident.source,
       ...(gate.key ? { coalesceKey: gate.key } : {}),
+      // The model's job for it is started below: kept so a restart resumes it until its finding.
+      ...(modelDecides ? { investigate: { incident: incident as unknown as Record<string, unknown> } } : {}),
       at,
     });
     const checking = modelDecides ? this.#checkingNote(incident, recalled.instantCandidates.length > 0) : undefined;
@@ -350,13 +352,38 @@ export class RepriseBot {
       const thread = ledger.thread(openId);
       if (thread) restate(tx, now, thread, { state: 'resolved', note: resolvedNote(closed.startsAt ?? closed.openedAt, closed.endsAt ?? closed.resolvedAt ?? at), icon: '✅', topic: 'resolved' }, out);
     }
-    if (modelDecides) {
-      const standing = ledger.standing(incident.triggerKey);
-      const storm = gate.key ? (): string[] => ledger.thread(openId)?.storm?.workloads ?? [] : undefined;
-      after.start.push({ openId, incident, candidates: recalled.instantCandidates, ...(standing ? { standing } : {}), ...(storm ? { storm } : {}) });
-    }
+    if (modelDecides) after.start.push(this.#job(openId, incident, gate.key, recalled));
     log.info({ answer: result.answer, nearMiss: result.nearMiss }, result.answer ? `recalled ${result.answer.kind} ${result.answer.entry}` : modelDecides ? 'the model decides' : 'no trusted memory: fell through');
     return { status: 'posted', fingerprint: incident.fingerprint, triggerKey: incident.triggerKey, answer: result.answer, recall: result };
+  }
+
+  /** The model's job for an open: what rerank sees, the standing answer, a storm's workloads. */
+  #job(openId: string, incident: Incident, coalesceKey: string | undefined, recalled: RecallResult = this.preview(incident)): JobRequest {
+    const { ledger } = this.#d;
+    const standing = ledger.standing(incident.triggerKey);
+    const storm = coalesceKey ? (): string[] => ledger.thread(openId)?.storm?.workloads ?? [] : undefined;
+    return { openId, incident, candidates: recalled.instantCandidates, ...(standing ? { standing } : {}), ...(storm ? { storm } : {}) };
+  }
+
+  /**
+   * Jobs of earlier runs (a restart, a `kill -9`, a new leader) whose finding was never recorded:
+   * each is started again once, with what is left of its wait, or recorded as not resumed
+   * (resolved meanwhile, too old). `serve` calls it when this process starts leading.
+   */
+  resumeInvestigations(): number {
+    const jobs = this.#d.jobs;
+    if (!jobs?.resume) return 0;
+    let resumed = 0;
+    for (const p of this.#d.ledger.pendingInvestigations()) {
+      const incident = p.incident as unknown as Incident;
+      try {
+        if (jobs.resume({ ...this.#job(p.openId, incident, p.coalesceKey), openedAt: p.at }, p.resolved)) resumed += 1;
+      } catch (err) {
+        // A damaged record must not stop the others from resuming.
+        this.#d.logger.error({ err, openId: p.openId }, 'an investigation could not be resumed');
+      }
+    }
+    return resumed;
   }
 
   /** What the thread says while the model works. */

@@ -66,6 +66,7 @@ export function ledgerEventProblem(value: unknown): string | undefined {
         optStr(o, 'source'),
         optStr(o, 'coalesceKey'),
         optStr(o, 'threadOf'),
+        o['investigate'] === undefined ? undefined : (obj(o, 'investigate') ?? obj(o['investigate'] as Fields, 'incident')),
       );
       break;
     case 'resolve':
@@ -104,6 +105,7 @@ export function ledgerEventProblem(value: unknown): string | undefined {
         oneOf(o, 'status', FINDING_STATUSES),
         optStr(o, 'entry'),
         oneOf(o, 'verdict', VERDICTS, true),
+        o['resumed'] === undefined || typeof o['resumed'] === 'boolean' ? undefined : 'resumed must be a boolean',
         ...['calls', 'tokensIn', 'tokensOut'].map((k) => (typeof o[k] === 'number' && Number.isFinite(o[k]) && (o[k] as number) >= 0 ? undefined : `${k} must be a number ≥ 0`)),
       );
       break;

@@ -4,8 +4,8 @@
  * investigation is told was checked before), and the day's token spend is summed (the daily
  * budget survives restarts).
  */
-import type { FindingEvent } from '../ledger-events.js';
-import type { LedgerState, OpenRecord, PriorFindingRecord } from './ledger-types.js';
+import type { FindingEvent, OpenEvent } from '../ledger-events.js';
+import type { LedgerState, OpenRecord, PendingInvestigation, PriorFindingRecord } from './ledger-types.js';
 
 /** Findings kept per trigger. */
 const FINDINGS_PER_TRIGGER = 3;
@@ -20,7 +20,41 @@ export interface FindingHooks {
   trigger(state: LedgerState, key: string): { newestConcludedOpen?: OpenRecord; findings?: PriorFindingRecord[] };
 }
 
+/** Investigations awaiting their finding kept at once; the oldest go first (a restart resumes at most these). */
+const PENDING_INVESTIGATIONS = 1000;
+
+/** An open the model investigates: pending until its finding is recorded. */
+export function queueInvestigation(state: LedgerState, e: OpenEvent): void {
+  if (e.investigate === undefined || e.id === undefined) return;
+  const pending = (state.investigations ??= Object.create(null) as Record<string, PendingInvestigation>);
+  const p: PendingInvestigation = { openId: e.id, fingerprint: e.fingerprint, triggerKey: e.triggerKey, at: e.at, incident: e.investigate.incident };
+  if (e.coalesceKey !== undefined) p.coalesceKey = e.coalesceKey;
+  pending[e.id] = p;
+  let n = Object.keys(pending).length;
+  for (const oldest in pending) {
+    if (n <= PENDING_INVESTIGATIONS) break;
+    delete pending[oldest];
+    n -= 1;
+  }
+}
+
+/**
+ * Investigations whose finding is not recorded, oldest first, each with whether its incident is
+ * over by now: every alert of a storm thread resolved, else its own open no longer unresolved.
+ */
+export function pendingInvestigations(state: LedgerState): Array<PendingInvestigation & { resolved: boolean }> {
+  const out: Array<PendingInvestigation & { resolved: boolean }> = [];
+  for (const id in state.investigations ?? {}) {
+    const p = state.investigations![id]!;
+    const storm = state.threads[id]?.storm;
+    const resolved = storm ? storm.open <= 0 : !(state.fingerprints[p.fingerprint]?.open.some((o) => o.id === id) ?? false);
+    out.push({ ...p, resolved });
+  }
+  return out;
+}
+
 export function applyFinding(state: LedgerState, e: FindingEvent, hooks: FindingHooks): void {
+  if (state.investigations) delete state.investigations[e.openId];
   const t = hooks.trigger(state, e.triggerKey);
   if (e.kind === 'recall' && e.status === 'completed' && e.entry !== undefined) promoteToRecall(state, e, hooks);
   if (e.verdict !== undefined && e.verdict !== 'inconclusive') {

@@ -5,7 +5,7 @@
  */
 import type { LedgerEvent, OpenEvent } from '../ledger-events.js';
 import { ledgerEventProblem } from './ledger-event-problem.js';
-import { applyFinding } from './ledger-findings.js';
+import { applyFinding, queueInvestigation } from './ledger-findings.js';
 import { applyCurate, applyCurated } from './ledger-curation.js';
 import { applyChatDelivered, applyNote, applyOutbox, applyOutboxFailed, registerThread, rememberChatEvent } from './ledger-chat.js';
 import { applyNoise, stormResolved } from './ledger-noise.js';
@@ -24,7 +24,7 @@ import type {
 
 export * from './ledger-types.js';
 export * from './ledger-reads.js';
-export { tokensSpent, triggerFindings } from './ledger-findings.js';
+export { pendingInvestigations, tokensSpent, triggerFindings } from './ledger-findings.js';
 export { dueHolds, holdOf, workloadLabel } from './ledger-noise.js';
 export { pendingCurate } from './ledger-curation.js';
 export { assignOutboxSeqs, cardSeq, messageKey, pendingCount, pendingOutbox, seenChatEvent, threadByMessage, threadOf } from './ledger-chat.js';
@@ -88,6 +88,7 @@ export function restoreLedgerState(json: unknown): LedgerState | undefined {
     outbox: dict(s.outbox),
     threads: dict(s.threads),
     ...(s.curate ? { curate: dict(s.curate) } : {}),
+    ...(s.investigations ? { investigations: dict(s.investigations) } : {}),
     messages: dict(s.messages),
     chatEventSeen: dict(s.chatEventSeen),
     tokensByDay: dict(s.tokensByDay),
@@ -264,6 +265,7 @@ function applyOpen(state: LedgerState, e: OpenEvent): Episode | undefined {
   d.triggerKey = open.triggerKey;
 
   registerThread(state, e);
+  queueInvestigation(state, e);
   const fp = touchFingerprint(state, open.fingerprint);
   fp.triggerKey = open.triggerKey;
   delete fp.suppressed;

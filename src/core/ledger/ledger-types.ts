@@ -264,6 +264,20 @@ export interface LedgerState {
   investigationTimes: string[];
   /** Alertmanager silences a 🔕 asked for whose outcome is not recorded yet, by request id. */
   amSilences: Record<string, AmSilencePending>;
+  /** Opens the model investigates whose `finding` is not recorded yet, by open id, oldest first; absent in older snapshots. */
+  investigations?: Record<string, PendingInvestigation>;
+}
+
+/** An open whose investigation has not recorded its finding yet: a restart resumes it. */
+export interface PendingInvestigation {
+  openId: string;
+  fingerprint: string;
+  triggerKey: string;
+  /** When the open was recorded. */
+  at: string;
+  /** The incident as it arrived (plain JSON). */
+  incident: Record<string, unknown>;
+  coalesceKey?: string;
 }
 
 export interface AmSilencePending {
