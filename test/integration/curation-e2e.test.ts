@@ -198,6 +198,9 @@ describe('curation end to end through reprise serve', () => {
     const recallCard = lines.filter((l) => l.threadId === thread3 && l.kind === 'update').at(-1)!.text;
     expect(recallCard).toContain('⚡ Instant recall: KubePodCrashLooping on payments/checkout-api');
     expect(recallCard).toContain(`KB: answered from the catalog (answered from ${entryId}); nothing to draft`);
+    // The entry's resolution (a list, as drafted) comes back as its action, not as list text.
+    const recallDetail = lines.filter((l) => l.threadId === thread3 && l.kind === 'detail').at(-1)!.text;
+    expect(recallDetail).toContain('→ kubectl -n payments rollout undo deploy/checkout-api');
 
     // No grooming sweep ran, and the forge saw exactly: 1 PR (+ its labels) and 1 comment.
     const writes = github.writes().map((w) => `${w.method} ${w.path}`);
