@@ -1,4 +1,4 @@
-import type { CardView } from '../chat/thread-view.js';
+import { patchCard, type CardPatch, type CardView } from '../chat/thread-view.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { LedgerEvent } from '../ledger-events.js';
 import type { ThreadRecord } from '../ledger/ledger-types.js';
@@ -120,7 +120,10 @@ export function ledgerForOutbox(ledger: Ledger): OutboxLedger {
     card: async (openId, transport) => {
       const seq = cardSeq(ledger.state, openId, transport);
       const e = seq === undefined ? undefined : await ledger.eventAt(seq);
-      return e?.type === 'outbox' && e.view['kind'] === 'card' ? (e.view as unknown as CardView) : undefined;
+      if (e?.type !== 'outbox' || e.view['kind'] !== 'card') return undefined;
+      // The card as it stands: the posted one with every change recorded since.
+      const changes = threadOf(ledger.state, openId)?.cardPatches?.[transport];
+      return changes ? patchCard(e.view as unknown as CardView, { ...(changes as Omit<CardPatch, 'kind'>), kind: 'card_patch' }) : (e.view as unknown as CardView);
     },
     payload: async (item) => {
       if (item.seq === undefined) return undefined;

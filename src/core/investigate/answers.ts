@@ -23,13 +23,29 @@ export function recallFinding(entry: Entry, confidence: number, version: Investi
     confidence,
     rootCauses: [{ cause: clip(cause || entry.title, 600), confidence, evidence: [`recalled from catalog entry ${entry.id}`], entities: entry.resource?.name ? [entry.resource.name] : [] }],
     // A catalog resolution is prose a human wrote: whether it can be undone is not known, so it is not claimed.
-    suggestedActions: resolution ? [{ action: clip(resolution, 600), reversible: false }] : [],
+    suggestedActions: resolution ? resolutionActions(resolution).map((a) => ({ action: clip(a, 600), reversible: false })) : [],
     ruledOut: [],
     openQuestions: [],
     dataGaps: [],
     investigator: version,
     partial: false,
   };
+}
+
+/**
+ * A resolution written as a list (as Reprise drafts entries) is one action per item, without
+ * its list marker; prose, or a list mixed with prose, is one action.
+ */
+export function resolutionActions(text: string): string[] {
+  const items: string[] = [];
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    const item = /^\s*(?:[-*+]|\d{1,3}[.)])\s+(.*)$/.exec(line);
+    if (item) items.push(item[1]!);
+    else if (items.length > 0 && /^\s/.test(line)) items[items.length - 1] += ` ${line.trim()}`;
+    else return [text];
+  }
+  return items.length > 0 ? items.slice(0, 8) : [text];
 }
 
 /** What a run that a budget stopped still says: nothing concluded, and what it had checked. */

@@ -68,6 +68,11 @@ export function applyOutbox(state: LedgerState, e: OutboxEvent, seq: number | un
     const s = e.view['state'];
     if (s === 'firing' || s === 'resolved' || s === 'silenced') thread.state = s;
   }
+  if (thread && e.op === 'update' && e.view['kind'] === 'card_patch') {
+    const merged = { ...(thread.cardPatches?.[e.transport] ?? {}) };
+    for (const [k, v] of Object.entries(e.view)) if (k !== 'kind' && v !== undefined) merged[k] = v;
+    (thread.cardPatches ??= {})[e.transport] = merged;
+  }
 }
 
 function removeOutbox(state: LedgerState, id: string): void {

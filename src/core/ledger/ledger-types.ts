@@ -216,6 +216,12 @@ export interface ThreadRecord {
   amMark?: string;
   /** The file-time curation decision of its Finding (SPEC §10), once made. */
   curation?: { decision: string; detail?: string; url?: string; number?: number };
+  /**
+   * Per surface, every card change recorded since the post merged into one (later fields win):
+   * an update starts from the posted card with these applied, so a later change (the KB line,
+   * a resolve) does not drop an earlier one (the finding's headline).
+   */
+  cardPatches?: Record<string, Record<string, unknown>>;
 }
 
 export interface LedgerState {
