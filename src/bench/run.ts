@@ -51,7 +51,7 @@ async function main(argv: readonly string[]): Promise<number> {
     return 2;
   }
   const quick = argv.includes('--quick');
-  const storm = { alerts: quick ? 2000 : 10_000, seconds: quick ? 12 : 60, triggers: 500, log };
+  const storm = { alerts: quick ? 2000 : 10_000, seconds: quick ? 12 : 60, triggers: 500, namespaces: 50, modelLatencyMs: 200, log };
   const only = process.env['REPRISE_BENCH_ONLY'];
   if (only !== undefined && only !== '') {
     if (only !== 'storm') {
