@@ -1,10 +1,14 @@
 /**
  * Storm (issue 12): 10,000 alerts in 60 s across 500 triggers, open loop, against `reprise
  * serve` on loopback — on the embedded store and on Redis (a private `redis-server` with an
- * append-only file fsynced on every write, the durable setting). Every request must be
- * answered; every acknowledged alert must become exactly one ledger open (counted by reading
- * the store after the bot caught up). Reported beside it: acknowledgement latency, threads
- * posted, investigations (none without a model) and peak resident memory.
+ * append-only file fsynced on every write, the durable setting). Serve runs as a team would
+ * during a storm: the storm coalescer on, the default investigation rate limit (30/h) and
+ * `investigate_after` (60 s), and a model — a minimal OpenAI-compatible endpoint in this
+ * process (./local-model.ts) answering after a fixed latency. Every request must be answered;
+ * every acknowledged alert must become exactly one ledger open and every storm thread one
+ * finding — all counted by reading the store back after the bot caught up, never from the
+ * bench's own bookkeeping. Reported beside it: acknowledgement latency, threads, findings by
+ * status, model calls, catch-up time and peak resident memory.
  */
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
