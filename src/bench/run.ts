@@ -5,7 +5,8 @@
  * the baselines measured in the same run, and the resident memory of `reprise serve`. One table
  * on stdout (JSON with --json), progress on stderr.
  * --quick: catalogs of 1k and 10k only, a 200k-event ledger for serve (docs), a 12 s storm.
- * REPRISE_BENCH_ONLY=storm: only the storm run (10,000 alerts over 60 s, embedded and Redis).
+ * REPRISE_BENCH_ONLY=storm: only the storm run (10,000 alerts over 60 s, embedded and Redis,
+ * with a local model answering in 200 ms, the storm coalescer on and the default rate limit).
  */
 import { cpus } from 'node:os';
 import { renderReport } from './bench-report.js';
@@ -51,7 +52,7 @@ async function main(argv: readonly string[]): Promise<number> {
     return 2;
   }
   const quick = argv.includes('--quick');
-  const storm = { alerts: quick ? 2000 : 10_000, seconds: quick ? 12 : 60, triggers: 500, log };
+  const storm = { alerts: quick ? 2000 : 10_000, seconds: quick ? 12 : 60, triggers: 500, namespaces: 50, modelLatencyMs: 200, log };
   const only = process.env['REPRISE_BENCH_ONLY'];
   if (only !== undefined && only !== '') {
     if (only !== 'storm') {
