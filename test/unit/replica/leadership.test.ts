@@ -202,7 +202,8 @@ describe.skipIf(!HAS_REDIS)('Leadership take-over', () => {
     const sa = createStore(redis.url, '');
     const sb = createStore(redis.url, '');
     try {
-      const ttl = 150;
+      // Long enough that a loaded CI machine's event-loop stalls do not outlast it; the replay still takes three TTLs.
+      const ttl = 1000;
       const a = new Leadership({
         lease: sa.leaderLease!('a', ttl),
         ttlMs: ttl,
