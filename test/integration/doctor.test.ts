@@ -9,6 +9,8 @@ import { tryLockStore, storeLockPath } from '../../src/adapters/keyv/store-lock.
 import { doctor } from '../../src/cli/doctor.js';
 import type { CliIO } from '../../src/cli/io.js';
 import { writeServeOwner } from '../../src/cli/serve-owner.js';
+import { startK8sHttpServer } from '../fakes/mcp-k8s-server.js';
+import { startMatrixFake } from '../fakes/matrix-homeserver.js';
 import { startGitHubFake, type GitHubFake } from '../fakes/github-fake.js';
 import { startOpenAIFake, type OpenAIFake } from '../fakes/openai-fake.js';
 import { startSlackFake, type SlackFake } from '../fakes/slack-fake.js';
@@ -117,6 +119,40 @@ describe('reprise doctor', () => {
     const io2 = bufferIO({}, tmp);
     expect(await doctor(['--config', down, '--timeout', '2'], io2)).toBe(1);
     expect(lineOf(io2.out(), 'model')).toMatch(/^✗ model: gpt-test: .* — fix: check model\.base_url/);
+  });
+
+  it('Matrix: ✓ whoami and a joined room; a bad token and a room not joined are ✗', async () => {
+    const matrix = await startMatrixFake({ botToken: 'mx-secret-token', rooms: [{ id: '!ops:fake.test' }, { id: '!other:fake.test', join: false }] });
+    try {
+      const cfg = (token: string, room: string) => `transport:\n  matrix:\n    homeserver_url: ${matrix.url}\n    access_token: ${token}\n    room_id: "${room}"\n`;
+      const good = bufferIO({}, tmp);
+      expect(await doctor(['--config', configFile('mx-ok', cfg('mx-secret-token', '!ops:fake.test')).file], good), good.out() + good.err()).toBe(0);
+      expect(lineOf(good.out(), 'matrix')).toMatch(new RegExp(`^✓ matrix: whoami ${matrix.botUserId.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}; joined !ops:fake.test`));
+
+      const bad = bufferIO({}, tmp);
+      expect(await doctor(['--config', configFile('mx-bad', cfg('mx-wrong-token', '!ops:fake.test')).file], bad)).toBe(1);
+      expect(lineOf(bad.out(), 'matrix')).toMatch(/^✗ matrix: whoami: .* — fix: the access token is wrong/);
+      expect(bad.out()).not.toContain('mx-wrong-token');
+
+      const out = bufferIO({}, tmp);
+      expect(await doctor(['--config', configFile('mx-room', cfg('mx-secret-token', '!other:fake.test')).file], out)).toBe(1);
+      expect(lineOf(out.out(), 'matrix')).toMatch(/^✗ matrix: .*not joined to !other:fake\.test — fix: invite/);
+    } finally {
+      await matrix.close();
+    }
+  });
+
+  it('MCP servers: ✓ with the tool count over HTTP; an unreachable one is ✗', async () => {
+    const mcp = await startK8sHttpServer({ pods: {}, events: {}, logs: {} });
+    try {
+      const cfg = `tools:\n  servers:\n    - name: k8s\n      access: read\n      transport: http\n      url: ${mcp.url}\n    - name: gone\n      access: read\n      transport: http\n      url: http://127.0.0.1:1/mcp\n`;
+      const io = bufferIO({}, tmp);
+      expect(await doctor(['--config', configFile('mcp', cfg).file, '--timeout', '3'], io), io.out()).toBe(1);
+      expect(lineOf(io.out(), 'mcp k8s')).toMatch(/^✓ mcp k8s: http .*: [1-9]\d* tools/);
+      expect(lineOf(io.out(), 'mcp gone')).toMatch(/^✗ mcp gone: http .* — fix: check tools\.servers/);
+    } finally {
+      await mcp.close();
+    }
   });
 
   it('a store locked by another process: says who holds it', async () => {
