@@ -92,6 +92,11 @@ async function checkCatalogSync(config: Config, timeoutMs: number): Promise<Chec
     .map(([k, v]) => `${k}=${redact(String(v), [])}`)
     .join(' ');
   if (cat['ok'] !== true) return fail('catalog sync', `${String(cat['reason'] ?? 'not indexed')} (${facts})`, `check catalog.git.url / branch and the credentials, then \`reprise catalog sync\``);
+  const failures = typeof cat['consecutiveFailures'] === 'number' ? cat['consecutiveFailures'] : 0;
+  if (failures > 0) {
+    const last = cat['lastError'] as { message?: unknown } | undefined;
+    return fail('catalog sync', `serving the last good index, but ${failures} fetch(es) failed in a row: ${redact(String(last?.message ?? 'unknown error'), [config.forge?.token])} (${facts})`, 'check catalog.git.url / branch and the credentials, then `reprise catalog sync`');
+  }
   return ok('catalog sync', `running bot pid ${owner.pid}: ${facts}`);
 }
 

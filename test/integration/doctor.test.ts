@@ -2,10 +2,13 @@
  * `reprise doctor` against the real-protocol fakes: each check reports ✓, ✗ with a fix, or
  * skipped, and the exit status follows. The command runs in-process with buffered io.
  */
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tryLockStore, storeLockPath } from '../../src/adapters/keyv/store-lock.js';
+import { startControlServer } from '../../src/http/control-server.js';
+import { silentLogger } from '../../src/ports/logger.js';
+import { controlSocketPath } from '../../src/cli/serve-owner.js';
 import { doctor } from '../../src/cli/doctor.js';
 import type { CliIO } from '../../src/cli/io.js';
 import { writeServeOwner } from '../../src/cli/serve-owner.js';
@@ -152,6 +155,29 @@ describe('reprise doctor', () => {
       expect(lineOf(io.out(), 'mcp gone')).toMatch(/^✗ mcp gone: http .* — fix: check tools\.servers/);
     } finally {
       await mcp.close();
+    }
+  });
+
+  it('catalog sync: asks the running bot through its control socket; failing fetches are ✗', async () => {
+    const { file, dataDir } = configFile('sync', '', `  git:\n    url: https://user:git-secret@example.test/acme/kb.git\n`);
+    let catalog: Record<string, unknown> = { ok: true, head: 'abc1234', entries: 45, consecutiveFailures: 0 };
+    mkdirSync(dataDir, { recursive: true });
+    const socket = controlSocketPath(dataDir);
+    const control = await startControlServer(socket, { feedback: async () => ({}), status: async () => ({ pid: 1, readiness: { ready: true, reasons: [], checks: { catalog } } }) }, silentLogger);
+    try {
+      writeServeOwner(dataDir, { pid: process.pid, socket, port: 8080, host: '127.0.0.1', user: 'oncall', startedAt: 'now' });
+      const io = bufferIO({}, tmp);
+      await doctor(['--config', file], io);
+      expect(lineOf(io.out(), 'catalog sync')).toMatch(/^✓ catalog sync: running bot pid \d+: .*head=abc1234/);
+      expect(io.out()).not.toContain('git-secret');
+
+      catalog = { ok: true, head: 'abc1234', consecutiveFailures: 3, lastError: { message: 'authentication failed for https://user:git-secret@example.test/acme/kb.git' } };
+      const io2 = bufferIO({}, tmp);
+      expect(await doctor(['--config', file], io2)).toBe(1);
+      expect(lineOf(io2.out(), 'catalog sync')).toMatch(/^✗ catalog sync: serving the last good index, but 3 fetch\(es\) failed in a row: authentication failed .* — fix: check catalog\.git\.url/);
+      expect(io2.out()).not.toContain('git-secret');
+    } finally {
+      await control.close();
     }
   });
 
