@@ -26,6 +26,7 @@ Commands:
                                           run one model investigation with the configured tools
   eval investigate [--scenarios DIR] [--runs N] [--k K] [--json]   replay recorded investigation scenarios
   config defaults | config check [--config FILE]
+  doctor [--config FILE] [--json]         check config, catalog, store, Slack, Matrix, model, MCP, GitHub; exit 1 on any ✗
 
 Environment: REPRISE_CONFIG, REPRISE_DATA_DIR (default ./data), REPRISE_TRANSCRIPT, PORT,
   REPRISE_MODEL_BASE_URL, REPRISE_MODEL, OPENAI_API_KEY (a model without a config file).
@@ -45,6 +46,7 @@ const COMMANDS: Record<string, () => Promise<CliCommand>> = {
   ledger: async () => (await import('./cli/ledger.js')).ledgerCommand,
   investigate: async () => (await import('./cli/investigate.js')).investigateCommand,
   curate: async () => (await import('./cli/curate.js')).curateCommand,
+  doctor: async () => (await import('./cli/doctor.js')).doctor,
 };
 
 const CATALOG_USAGE = `usage: reprise catalog lint DIR [--json] [--format github]

@@ -73,6 +73,8 @@ export interface SlackFakeBehaviour {
   /** Every answer waits this long. */
   latencyMs: number;
   failures: FailureScript[];
+  /** Channel ids `conversations.info` reports the bot is not a member of. */
+  notMemberOf?: string[];
 }
 
 export interface SlackFake {
@@ -191,6 +193,12 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
         m.blocks = body['blocks'];
         return { ok: true, channel: m.channel, ts: m.ts, text: m.text, message: { type: 'message', user: ws.botUserId, bot_id: botId, text: m.text, blocks: m.blocks } };
       }
+      case 'conversations.info': {
+        if (typeof body['channel'] !== 'string' || body['channel'] === '') return { ok: false, error: 'channel_not_found' };
+        const id = channelId(body['channel']);
+        if (behaviour.notMemberOf?.includes(id)) return { ok: true, channel: { id, is_channel: true, is_member: false } };
+        return { ok: true, channel: { id, is_channel: true, is_member: true } };
+      }
       case 'chat.postEphemeral':
         if (typeof body['channel'] !== 'string' || typeof body['user'] !== 'string') return { ok: false, error: 'invalid_arguments' };
         return { ok: true, message_ts: nextTs() };
@@ -280,6 +288,7 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
     setBehaviour(b) {
       if (b.latencyMs !== undefined) behaviour.latencyMs = b.latencyMs;
       if (b.failures !== undefined) behaviour.failures = [...b.failures];
+      if (b.notMemberOf !== undefined) behaviour.notMemberOf = [...b.notMemberOf];
     },
     failNext(f) {
       behaviour.failures.push(f);
