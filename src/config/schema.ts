@@ -23,6 +23,7 @@ const server = z.strictObject({
   port: doc(int(0, 65535, ' (0 = any free port)').default(8080), 'Port the HTTP server (webhooks, Slack events, health, metrics) listens on.', { env: ['PORT'] }),
   host: doc(str().default('0.0.0.0'), 'Address the HTTP server binds to.'),
   bearer_token: doc(str().optional(), 'Token webhook callers must send as `Authorization: Bearer …`; required when a model is configured.', { secret: true, env: ['REPRISE_BEARER_TOKEN'], example: 'change-me' }),
+  pagerduty_secret: doc(str().optional(), 'Signing secret of the PagerDuty V3 webhook subscription; `/webhook/pagerduty` verifies `X-PagerDuty-Signature` with it and refuses every request while it is unset.', { secret: true, env: ['REPRISE_PAGERDUTY_SECRET'] }),
   body_limit_bytes: doc(int(1).default(1_048_576), 'Largest webhook body accepted, in bytes; bigger requests get 413.'),
   field_limit_chars: doc(int(64).default(8192), 'Longest alert label or annotation value kept, in characters; longer ones are cut with a "[truncated …]" marker and logged.'),
 });
