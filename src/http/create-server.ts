@@ -15,6 +15,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import { parseAlertmanagerPayloadYielding, type TruncatedField } from '../core/alertmanager.js';
 import { RepriseError } from '../core/errors.js';
+import { parseGenericPayload, verifyGenericSignature, type GenericMapping } from '../core/generic-source.js';
 import { parsePagerDutyPayload, verifyPagerDutySignature } from '../core/pagerduty.js';
 import type { Incident } from '../core/types.js';
 import type { Clock } from '../ports/clock.js';
@@ -59,6 +60,8 @@ export interface HttpServerOptions {
   bearerToken?: string;
   /** Secret that verifies `X-PagerDuty-Signature`; without it `/webhook/pagerduty` refuses everything. */
   pagerDutySecret?: string;
+  /** `POST /webhook/generic/<name>` sources by name: HMAC-checked when `hmac_secret` is set, bearer-guarded otherwise. */
+  genericSources?: Record<string, GenericMapping & { hmac_secret?: string | undefined; hmac_header: string }>;
   bodyLimitBytes: number;
   logger: Logger;
   /** Called with the normalized incidents; the 202 is sent once it resolves. */
@@ -208,6 +211,34 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       const context = { eventType: p.eventType, eventId: p.eventId };
       return p.kind === 'incident' ? { incidents: [p.incident], truncated: [], context } : { incidents: [], truncated: [], ignored: p.reason, context };
     }),
+  );
+
+  const generic = opts.genericSources ?? {};
+  const genericOf = (c: Context<HttpEnv>) => {
+    const name = c.req.param('name') ?? '';
+    if (!Object.prototype.hasOwnProperty.call(generic, name)) throw new RepriseError('not_found', `no generic webhook source named ${name.slice(0, 64)} (configure server.generic_webhooks)`);
+    return { name, source: generic[name]! };
+  };
+  app.post(
+    '/webhook/generic/:name',
+    async (c, next) => {
+      // An HMAC source signs its body instead of sending the bearer token.
+      const { source } = genericOf(c);
+      return source.hmac_secret ? next() : guard(c, next);
+    },
+    jsonOnly,
+    limit,
+    async (c) => {
+      const { name, source } = genericOf(c);
+      return ingest(`generic:${name}`, async (raw) => {
+        if (source.hmac_secret) {
+          const check = verifyGenericSignature(source.hmac_secret, raw, c.req.header(source.hmac_header), source.hmac_header);
+          if (!check.ok) throw new RepriseError('unauthorized', check.reason);
+        }
+        const batch = await parseGenericPayload(parseJson(decodeUtf8(raw)), source, { ...parseOptions(), source: `generic:${name}` });
+        return { incidents: batch.incidents, truncated: batch.truncated };
+      })(c);
+    },
   );
 
   app.on(['GET', 'HEAD'], '/healthz', (c) => c.json({ status: 'ok' }));

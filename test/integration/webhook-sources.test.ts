@@ -4,11 +4,13 @@
  * PagerDuty signature, a missing secret, a missing bearer token or a malformed body is refused
  * with a clear 4xx and records nothing.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { genericSignature } from '../../src/core/generic-source.js';
 import { pagerDutySignature } from '../../src/core/pagerduty.js';
 import { request, type RawResponse } from './helpers/alerts.js';
-import { cleanup, makeTmpDir, runCli, spawnBot } from './helpers/spawn-bot.js';
+import { cleanup, makeTmpDir, REPO_ROOT, runCli, spawnBot } from './helpers/spawn-bot.js';
 
 afterEach(cleanup);
 
@@ -123,5 +125,50 @@ describe('POST /webhook/grafana', () => {
     expect(events.map((e) => e['type'])).toEqual(['open', 'resolve']);
     expect(JSON.stringify(events[0])).toContain('b3c1e2f4a5d6c7e8');
     expect(JSON.stringify(events[0])).toContain('grafana');
+  });
+});
+
+describe('POST /webhook/generic/<name>', () => {
+  const mapping = (extra: string) =>
+    `      alerts: checks\n      alertname: name\n      status: status\n      resolved_values: [up]\n      fingerprint: id\n      title: summary\n      message: detail.reason\n      severity: level\n      starts_at: detail.since\n      labels:\n        namespace: namespace\n        service: service\n${extra}`;
+
+  function configFile(dir: string): string {
+    const file = join(dir, 'reprise.yaml');
+    writeFileSync(
+      file,
+      `catalog:\n  dir: ${JSON.stringify(join(REPO_ROOT, 'catalog'))}\nserver:\n  bearer_token: ${TOKEN}\n  generic_webhooks:\n    uptime:\n${mapping('')}    signed:\n${mapping(`      hmac_secret: ${SECRET}\n      hmac_header: x-hub-signature-256\n`)}`,
+    );
+    return file;
+  }
+
+  it('maps a body by dot-paths: bearer for a plain source, HMAC for a signed one; forged or unknown refused', { timeout: 60_000 }, async () => {
+    const dir = makeTmpDir();
+    const bot = await spawnBot({ dataDir: dir, args: ['--config', configFile(dir)] });
+    const down = fixture('generic-uptime-down.json');
+    const post = (name: string, body: Buffer | string, headers: Record<string, string>) =>
+      request(bot.url, { path: `/webhook/generic/${name}`, headers: { 'content-type': 'application/json', ...headers }, body });
+    expect((await post('uptime', down, {})).status).toBe(401);
+    expect((await post('nope', down, { authorization: `Bearer ${TOKEN}` })).status).toBe(404);
+    expect((await post('signed', down, { 'x-hub-signature-256': `sha256=${genericSignature('forged', down)}` })).status).toBe(401);
+    expect((await post('signed', down, { authorization: `Bearer ${TOKEN}` })).status).toBe(401);
+    const bad = await post('uptime', JSON.stringify({ checks: [{ id: 'x' }] }), { authorization: `Bearer ${TOKEN}` });
+    expect(bad.status, bad.text).toBe(400);
+    expect(bad.json).toMatchObject({ error: { code: 'invalid_payload', message: expect.stringContaining('alertname') } });
+
+    const r1 = await post('uptime', down, { authorization: `Bearer ${TOKEN}` });
+    expect(r1.status, r1.text).toBe(202);
+    expect(r1.json).toMatchObject({ accepted: 1 });
+    const up = fixture('generic-uptime-up.json');
+    const r2 = await post('uptime', up, { authorization: `Bearer ${TOKEN}` });
+    expect(r2.status, r2.text).toBe(202);
+    const signedDown = Buffer.from(down.toString('utf8').replace('chk-4821', 'chk-9999'));
+    const r3 = await post('signed', signedDown, { 'x-hub-signature-256': `sha256=${genericSignature(SECRET, signedDown)}` });
+    expect(r3.status, r3.text).toBe(202);
+    await bot.stop();
+    const events = await ledgerEvents(dir);
+    expect(events.map((e) => e['type'])).toEqual(['open', 'resolve', 'open']);
+    expect(JSON.stringify(events[0])).toContain('chk-4821');
+    expect(JSON.stringify(events[1])).toContain('chk-4821');
+    expect(JSON.stringify(events[2])).toContain('chk-9999');
   });
 });
