@@ -256,6 +256,8 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   const grooming = serveCuration({ config, logger, served, ledger, store, clock, isLeader: () => (replicas ? replicas.isLeader : true) });
   const http: HttpServer = createHttpServer({
     ...(config.server.bearer_token ? { bearerToken: config.server.bearer_token } : {}),
+    ...(config.server.pagerduty_secret ? { pagerDutySecret: config.server.pagerduty_secret } : {}),
+    ...(config.server.generic_webhooks ? { genericSources: config.server.generic_webhooks } : {}),
     bodyLimitBytes: config.server.body_limit_bytes,
     fieldLimit: config.server.field_limit_chars,
     logger,
@@ -366,7 +368,7 @@ export const serve: CliCommand = async (argv, io) => {
     config.server.port = port;
   }
   if (values.host) config.server.host = values.host;
-  const logger = pino({ level: config.log.level, base: { app: 'reprise' }, redact: ['*.bearer_token', '*.api_key', '*.access_token', '*.bot_token'] }, pino.destination(2));
+  const logger = pino({ level: config.log.level, base: { app: 'reprise' }, redact: ['*.bearer_token', '*.pagerduty_secret', '*.hmac_secret', '*.api_key', '*.access_token', '*.bot_token'] }, pino.destination(2));
   let running: RunningBot;
   try {
     running = await startBot(config, io, logger);

@@ -105,6 +105,9 @@ export function maskSecrets(config: Config): Config {
   // A git remote may carry a token in its userinfo (https://x-access-token:…@host/…).
   const git = (copy['catalog'] as { git?: { url?: string } } | undefined)?.git;
   if (git?.url) git.url = git.url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^@/\s]+@/i, `$1${MASK}@`);
+  // Secrets inside a name → source map: the field walk above does not reach into records.
+  const generic = (copy['server'] as { generic_webhooks?: Record<string, { hmac_secret?: string }> } | undefined)?.generic_webhooks;
+  for (const g of Object.values(generic ?? {})) if (g.hmac_secret !== undefined) g.hmac_secret = MASK;
   return copy as unknown as Config;
 }
 

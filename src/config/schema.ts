@@ -19,10 +19,28 @@ function doc<T extends z.ZodType>(schema: T, description: string, meta: FieldMet
 const dur = (def: string, description: string, opts: { positive?: boolean } = {}) =>
   doc(duration(opts).default(def), description, { duration: true });
 
+const genericSource = z.strictObject({
+  alerts: doc(str().optional(), 'Dot-path of the array of alerts in the body; unset = the body is one alert. The other paths are relative to one alert.'),
+  alertname: doc(str(), 'Dot-path of the alert name (required).', { example: 'rule.name' }),
+  status: doc(str().optional(), 'Dot-path of the status; unset = every alert is firing.'),
+  resolved_values: doc(z.array(str()).default(['resolved', 'ok', 'closed']), 'Status values (any case) that mean resolved.'),
+  fingerprint: doc(str().optional(), 'Dot-path of the sender\'s id for the alert (pairs the resolve with its open); unset = derived from name and labels.'),
+  title: doc(str().optional(), 'Dot-path of a one-line summary.'),
+  message: doc(str().optional(), 'Dot-path of the description.'),
+  severity: doc(str().optional(), 'Dot-path of the severity.'),
+  starts_at: doc(str().optional(), 'Dot-path of the RFC 3339 start time; unset = arrival time.'),
+  ends_at: doc(str().optional(), 'Dot-path of the RFC 3339 end time.'),
+  labels: doc(z.record(z.string(), str()).default({}), 'Label name → dot-path (e.g. namespace, pod).'),
+  hmac_secret: doc(str().optional(), 'When set, requests must carry the hex HMAC-SHA256 of the raw body (optionally `sha256=`-prefixed) in `hmac_header`, and the bearer token is not asked for.', { secret: true }),
+  hmac_header: doc(str().default('x-signature'), 'Header carrying the HMAC signature.'),
+});
+
 const server = z.strictObject({
   port: doc(int(0, 65535, ' (0 = any free port)').default(8080), 'Port the HTTP server (webhooks, Slack events, health, metrics) listens on.', { env: ['PORT'] }),
   host: doc(str().default('0.0.0.0'), 'Address the HTTP server binds to.'),
   bearer_token: doc(str().optional(), 'Token webhook callers must send as `Authorization: Bearer …`; required when a model is configured.', { secret: true, env: ['REPRISE_BEARER_TOKEN'], example: 'change-me' }),
+  pagerduty_secret: doc(str().optional(), 'Signing secret of the PagerDuty V3 webhook subscription; `/webhook/pagerduty` verifies `X-PagerDuty-Signature` with it and refuses every request while it is unset.', { secret: true, env: ['REPRISE_PAGERDUTY_SECRET'] }),
+  generic_webhooks: doc(z.record(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'must be lower-case letters, digits, - or _'), genericSource).optional(), '`POST /webhook/generic/<name>` sources: how to read each sender\'s JSON (dot-paths), and its optional HMAC.', { example: { uptime: { alertname: 'check.name', status: 'state', fingerprint: 'check.id', labels: { service: 'check.service' } } } }),
   body_limit_bytes: doc(int(1).default(1_048_576), 'Largest webhook body accepted, in bytes; bigger requests get 413.'),
   field_limit_chars: doc(int(64).default(8192), 'Longest alert label or annotation value kept, in characters; longer ones are cut with a "[truncated …]" marker and logged.'),
 });

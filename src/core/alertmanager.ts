@@ -62,6 +62,8 @@ export interface ParseAlertmanagerOptions {
   receivedAt?: string;
   /** Longest label or annotation value kept, in characters (default {@link DEFAULT_FIELD_LIMIT}). */
   fieldLimit?: number;
+  /** `Incident.source` of the result: Grafana sends the same alert shape (default `alertmanager`). */
+  source?: string;
 }
 
 /** 8 KiB of text is a long description; anything longer is a dump, and costs every later step. */
@@ -117,7 +119,7 @@ function firstNonEmpty(...values: Array<string | undefined>): string {
   return '';
 }
 
-function toIncident(alert: AlertmanagerAlert, index: number, receivedAt: string | undefined, limit: number, truncated: TruncatedField[]): Incident {
+function toIncident(alert: AlertmanagerAlert, index: number, receivedAt: string | undefined, limit: number, truncated: TruncatedField[], source: string): Incident {
   const labels = capFields(alert.labels, limit, index, 'label', truncated);
   const alertname = labels['alertname'] ?? alert.labels.alertname;
   const annotations = capFields(alert.annotations ?? {}, limit, index, 'annotation', truncated);
@@ -129,7 +131,7 @@ function toIncident(alert: AlertmanagerAlert, index: number, receivedAt: string 
   const summary = firstNonEmpty(annotations.summary);
   const workload = deriveWorkload(labels);
   const incident: Incident = {
-    source: 'alertmanager',
+    source,
     status: alert.status,
     fingerprint: firstNonEmpty(alert.fingerprint) || incidentFingerprint(alertname, labels),
     triggerKey: triggerKey(alertname, workload),
@@ -186,10 +188,11 @@ function* parseSteps(body: unknown, options: ParseAlertmanagerOptions): Generato
   const incidents: Incident[] = [];
   for (let i = 0; i < alerts.length; i++) {
     if (i > 0 && i % CHUNK === 0) yield;
-    incidents.push(toIncident(alerts[i]!, i, options.receivedAt, limit, truncated));
+    incidents.push(toIncident(alerts[i]!, i, options.receivedAt, limit, truncated, options.source ?? 'alertmanager'));
   }
   const am = externalURL?.trim();
-  if (am && /^https?:\/\//i.test(am)) for (const i of incidents) i.alertmanagerUrl = am;
+  // Only an Alertmanager's externalURL is an Alertmanager (Grafana's is Grafana's own).
+  if (am && (options.source ?? 'alertmanager') === 'alertmanager' && /^https?:\/\//i.test(am)) for (const i of incidents) i.alertmanagerUrl = am;
   if (groupKey) for (const i of incidents) i.groupKey = groupKey.slice(0, 1024);
   const batch: AlertmanagerBatch = { incidents, truncated };
   if (groupKey !== undefined) batch.groupKey = groupKey;

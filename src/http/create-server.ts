@@ -13,8 +13,10 @@ import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { bearerAuth } from 'hono/bearer-auth';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
-import { parseAlertmanagerPayloadYielding } from '../core/alertmanager.js';
+import { parseAlertmanagerPayloadYielding, type TruncatedField } from '../core/alertmanager.js';
 import { RepriseError } from '../core/errors.js';
+import { parseGenericPayload, verifyGenericSignature, type GenericMapping } from '../core/generic-source.js';
+import { parsePagerDutyPayload, verifyPagerDutySignature } from '../core/pagerduty.js';
 import type { Incident } from '../core/types.js';
 import type { Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
@@ -35,6 +37,16 @@ export interface WebhookRoute {
   room?: string;
 }
 
+/** What a source's parser hands the shared webhook path. */
+interface ParsedWebhook {
+  incidents: Incident[];
+  truncated: TruncatedField[];
+  /** Why nothing was recorded (e.g. a PagerDuty event type we do not act on); logged and echoed. */
+  ignored?: string;
+  /** Source context for the log line. */
+  context?: Record<string, unknown>;
+}
+
 /** Per-request context the routes read: hono's variables. */
 export interface HttpVars {
   requestId: string;
@@ -46,6 +58,10 @@ export type HttpApp = Hono<HttpEnv>;
 export interface HttpServerOptions {
   /** When set, webhooks require `Authorization: Bearer <token>`; health and metrics do not. */
   bearerToken?: string;
+  /** Secret that verifies `X-PagerDuty-Signature`; without it `/webhook/pagerduty` refuses everything. */
+  pagerDutySecret?: string;
+  /** `POST /webhook/generic/<name>` sources by name: HMAC-checked when `hmac_secret` is set, bearer-guarded otherwise. */
+  genericSources?: Record<string, GenericMapping & { hmac_secret?: string | undefined; hmac_header: string }>;
   bodyLimitBytes: number;
   logger: Logger;
   /** Called with the normalized incidents; the 202 is sent once it resolves. */
@@ -134,32 +150,94 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     },
   });
 
-  app.post(
-    '/webhook/alertmanager',
-    guard,
-    async (c, next) => {
-      assertJsonContentType(c.req.header('content-type'));
-      await next();
-    },
-    limit,
-    async (c) => {
+  const jsonOnly: MiddlewareHandler<HttpEnv> = async (c, next) => {
+    assertJsonContentType(c.req.header('content-type'));
+    await next();
+  };
+  const parseOptions = () => ({ receivedAt: clock.now().toISOString(), ...(opts.fieldLimit ? { fieldLimit: opts.fieldLimit } : {}) });
+
+  /**
+   * The one webhook path every source shares: raw body (under the limit) → source parser →
+   * field-limit log → `?channel=`/`?room=` routing → the handler's durable record → 202.
+   * `parse` may throw (400, 401) before anything is recorded.
+   */
+  const ingest =
+    (source: string, parse: (raw: Uint8Array, c: Context<HttpEnv>) => Promise<ParsedWebhook>) =>
+    async (c: Context<HttpEnv>): Promise<Response> => {
       const raw = new Uint8Array(await c.req.arrayBuffer());
-      const json = parseJson(decodeUtf8(raw));
-      const batch = await parseAlertmanagerPayloadYielding(json, { receivedAt: clock.now().toISOString(), ...(opts.fieldLimit ? { fieldLimit: opts.fieldLimit } : {}) });
+      const parsed = await parse(raw, c);
       const rlog = c.get('log');
-      if (batch.truncated.length > 0) {
-        rlog.warn({ truncated: batch.truncated.slice(0, 20), count: batch.truncated.length }, `cut ${batch.truncated.length} oversized label/annotation value(s) to ${opts.fieldLimit ?? 'the'} characters`);
+      if (parsed.truncated.length > 0) {
+        rlog.warn({ truncated: parsed.truncated.slice(0, 20), count: parsed.truncated.length }, `cut ${parsed.truncated.length} oversized label/annotation value(s) to ${opts.fieldLimit ?? 'the'} characters`);
       }
-      rlog.info({ alerts: batch.incidents.length, groupKey: batch.groupKey, receiver: batch.receiver }, 'alertmanager webhook parsed');
+      if (parsed.incidents.length === 0) {
+        rlog.info({ source, ...parsed.context, ignored: parsed.ignored }, `${source} webhook ignored: ${parsed.ignored ?? 'no incidents'}`);
+        return c.json({ accepted: 0, ignored: parsed.ignored ?? 'no incidents', requestId: c.get('requestId') }, 202);
+      }
+      rlog.info({ source, alerts: parsed.incidents.length, ...parsed.context }, `${source} webhook parsed`);
       const route: WebhookRoute = {};
       const channel = c.req.query('channel');
       const room = c.req.query('room');
       if (channel) route.channel = channel.slice(0, 200);
       if (room) route.room = room.slice(0, 300);
-      const result = await opts.onAlertmanager(batch.incidents, c.get('requestId'), route);
+      const result = await opts.onAlertmanager(parsed.incidents, c.get('requestId'), route);
       const body: Record<string, unknown> = { accepted: result.accepted, requestId: c.get('requestId') };
       if (result.results !== undefined) body['results'] = result.results;
       return c.json(body, 202);
+    };
+
+  const alertmanagerLike = (source: string) => async (raw: Uint8Array): Promise<ParsedWebhook> => {
+    const batch = await parseAlertmanagerPayloadYielding(parseJson(decodeUtf8(raw)), { ...parseOptions(), source });
+    return { incidents: batch.incidents, truncated: batch.truncated, context: { groupKey: batch.groupKey, receiver: batch.receiver } };
+  };
+
+  app.post('/webhook/alertmanager', guard, jsonOnly, limit, ingest('alertmanager', alertmanagerLike('alertmanager')));
+  // Grafana unified alerting sends Alertmanager's alert shape (plus orgId, state, title…).
+  app.post('/webhook/grafana', guard, jsonOnly, limit, ingest('grafana', alertmanagerLike('grafana')));
+  // PagerDuty signs its body instead of sending a bearer token; no secret → refused, never open.
+  const pagerDutySecret = opts.pagerDutySecret;
+  app.post(
+    '/webhook/pagerduty',
+    async (_c, next) => {
+      if (!pagerDutySecret) throw new RepriseError('unauthorized', 'PagerDuty webhook disabled: no signing secret configured (set REPRISE_PAGERDUTY_SECRET or server.pagerduty_secret)');
+      await next();
+    },
+    jsonOnly,
+    limit,
+    ingest('pagerduty', async (raw, c) => {
+      const check = verifyPagerDutySignature(pagerDutySecret!, raw, c.req.header('x-pagerduty-signature'));
+      if (!check.ok) throw new RepriseError('unauthorized', check.reason);
+      const p = parsePagerDutyPayload(parseJson(decodeUtf8(raw)), parseOptions());
+      const context = { eventType: p.eventType, eventId: p.eventId };
+      return p.kind === 'incident' ? { incidents: [p.incident], truncated: [], context } : { incidents: [], truncated: [], ignored: p.reason, context };
+    }),
+  );
+
+  const generic = opts.genericSources ?? {};
+  const genericOf = (c: Context<HttpEnv>) => {
+    const name = c.req.param('name') ?? '';
+    if (!Object.prototype.hasOwnProperty.call(generic, name)) throw new RepriseError('not_found', `no generic webhook source named ${name.slice(0, 64)} (configure server.generic_webhooks)`);
+    return { name, source: generic[name]! };
+  };
+  app.post(
+    '/webhook/generic/:name',
+    async (c, next) => {
+      // An HMAC source signs its body instead of sending the bearer token.
+      const { source } = genericOf(c);
+      return source.hmac_secret ? next() : guard(c, next);
+    },
+    jsonOnly,
+    limit,
+    async (c) => {
+      const { name, source } = genericOf(c);
+      return ingest(`generic:${name}`, async (raw) => {
+        if (source.hmac_secret) {
+          const check = verifyGenericSignature(source.hmac_secret, raw, c.req.header(source.hmac_header), source.hmac_header);
+          if (!check.ok) throw new RepriseError('unauthorized', check.reason);
+        }
+        const batch = await parseGenericPayload(parseJson(decodeUtf8(raw)), source, { ...parseOptions(), source: `generic:${name}` });
+        return { incidents: batch.incidents, truncated: batch.truncated };
+      })(c);
     },
   );
 
@@ -173,7 +251,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   opts.mount?.(app);
 
   // A known path with the wrong method: 405 naming the right one.
-  const allowed: Record<string, string> = { '/webhook/alertmanager': 'POST', '/healthz': 'GET, HEAD', '/readyz': 'GET, HEAD', '/metrics': 'GET, HEAD' };
+  const allowed: Record<string, string> = { '/webhook/alertmanager': 'POST', '/webhook/grafana': 'POST', '/webhook/pagerduty': 'POST', '/healthz': 'GET, HEAD', '/readyz': 'GET, HEAD', '/metrics': 'GET, HEAD' };
   for (const [path, allow] of Object.entries(allowed)) {
     app.all(path, (c) => {
       const res = errorResponse(c, new RepriseError('method_not_allowed', `method ${c.req.method} not allowed on ${path}; use ${allow}`));

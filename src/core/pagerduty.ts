@@ -1,0 +1,138 @@
+/**
+ * PagerDuty V3 webhook → Incident (SPEC §4). `incident.triggered` opens, `incident.resolved`
+ * resolves; every other event type is acknowledged and ignored with a reason. The PagerDuty
+ * incident id is the fingerprint, so the resolve pairs with its open.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { z } from 'zod';
+import { DEFAULT_FIELD_LIMIT } from './alertmanager.js';
+import { RepriseError } from './errors.js';
+import { formatIssues } from './format-issues.js';
+import { deriveWorkload, triggerKey } from './identity.js';
+import type { Incident, Severity } from './types.js';
+
+const looseString = z.string().optional().catch(undefined);
+const reference = z.object({ id: looseString, summary: looseString, html_url: looseString }).nullish().catch(undefined);
+
+const dataSchema = z.object({
+  id: z.string().trim().min(1).max(256),
+  type: looseString,
+  title: looseString,
+  html_url: looseString,
+  number: z.number().optional().catch(undefined),
+  status: looseString,
+  incident_key: looseString,
+  created_at: looseString,
+  urgency: looseString,
+  service: reference,
+  priority: reference,
+  escalation_policy: reference,
+});
+
+const eventSchema = z.object({
+  event: z.object({
+    id: looseString,
+    event_type: z.string().trim().min(1).max(200),
+    resource_type: looseString,
+    occurred_at: looseString,
+    data: z.unknown().optional(),
+  }),
+});
+
+export type PagerDutyParse = { kind: 'incident'; incident: Incident; eventType: string; eventId?: string } | { kind: 'ignored'; reason: string; eventType: string; eventId?: string };
+
+const STATUS: Readonly<Record<string, 'firing' | 'resolved'>> = { 'incident.triggered': 'firing', 'incident.resolved': 'resolved' };
+
+function invalid(issues: readonly z.core.$ZodIssue[], prefix: Array<string | number> = []): RepriseError {
+  const full = issues.map((i) => ({ ...i, path: [...prefix, ...i.path] }));
+  const message = formatIssues(full);
+  return new RepriseError('invalid_payload', message, { userMessage: message, details: full.map(({ path, code, message: m }) => ({ path, code, message: m })) });
+}
+
+const cap = (s: string, limit: number): string => (s.length > limit ? `${s.slice(0, limit)}… [truncated ${s.length - limit} characters]` : s);
+const iso = (s: string | undefined): string | undefined => (s && !Number.isNaN(Date.parse(s)) ? new Date(s).toISOString() : undefined);
+
+function severityOf(priority: string | undefined, urgency: string | undefined): Severity {
+  if (priority && /^p[12]$/i.test(priority.trim())) return 'critical';
+  if (urgency === 'high') return 'critical';
+  if (urgency === 'low') return 'warning';
+  return 'warning';
+}
+
+/**
+ * Validate a PagerDuty V3 webhook body (already signature-checked).
+ * @throws RepriseError `invalid_payload` naming each bad field.
+ */
+export function parsePagerDutyPayload(body: unknown, options: { receivedAt?: string; fieldLimit?: number } = {}): PagerDutyParse {
+  const env = eventSchema.safeParse(body, { reportInput: true });
+  if (!env.success) throw invalid(env.error.issues);
+  const { event } = env.data;
+  const base = { eventType: event.event_type, ...(event.id ? { eventId: event.id } : {}) };
+  const status = STATUS[event.event_type];
+  if (!status) return { kind: 'ignored', reason: `event type ${event.event_type.slice(0, 100)} is not incident.triggered or incident.resolved`, ...base };
+  const parsed = dataSchema.safeParse(event.data, { reportInput: true });
+  if (!parsed.success) throw invalid(parsed.error.issues, ['event', 'data']);
+  const d = parsed.data;
+  const limit = options.fieldLimit ?? DEFAULT_FIELD_LIMIT;
+  const title = cap(d.title?.trim() || `PagerDuty incident ${d.id}`, limit);
+  const alertname = title.slice(0, 200);
+  const labels: Record<string, string> = { alertname, pagerduty_incident: d.id };
+  if (d.service?.summary) labels['service'] = cap(d.service.summary, 256);
+  if (d.urgency) labels['urgency'] = cap(d.urgency, 64);
+  if (d.priority?.summary) labels['priority'] = cap(d.priority.summary, 64);
+  if (d.incident_key) labels['incident_key'] = cap(d.incident_key, 256);
+  const severity = severityOf(d.priority?.summary, d.urgency);
+  labels['severity'] = severity;
+  const startsAt = iso(d.created_at) ?? iso(event.occurred_at) ?? options.receivedAt;
+  if (!startsAt) throw new RepriseError('invalid_payload', 'event.data.created_at is required', { userMessage: 'event.data.created_at is required' });
+  const workload = deriveWorkload(labels);
+  const incident: Incident = {
+    source: 'pagerduty',
+    status,
+    fingerprint: `pagerduty:${d.id}`,
+    triggerKey: triggerKey(alertname, workload),
+    alertname,
+    title,
+    message: title,
+    severity,
+    labels,
+    annotations: {},
+    startsAt,
+  };
+  if (!iso(d.created_at) && !iso(event.occurred_at)) incident.startsAtEstimated = true;
+  if (status === 'resolved') {
+    const endsAt = iso(event.occurred_at);
+    if (endsAt) incident.endsAt = endsAt;
+  }
+  if (workload) incident.workload = workload;
+  if (d.html_url && /^https?:\/\//i.test(d.html_url)) incident.generatorUrl = d.html_url.slice(0, 2048);
+  return { kind: 'incident', incident, ...base };
+}
+
+export type SignatureCheck = { ok: true } | { ok: false; reason: string };
+
+/** The `v1=` signature PagerDuty sends for `body` signed with `secret`. */
+export function pagerDutySignature(secret: string, body: Uint8Array | string): string {
+  return `v1=${createHmac('sha256', secret).update(body).digest('hex')}`;
+}
+
+/**
+ * `X-PagerDuty-Signature: v1=<hex>[,v1=<hex>…]` (several while a secret rotates): valid when
+ * any v1 signature matches the HMAC-SHA256 of the raw body. Compared in constant time.
+ */
+export function verifyPagerDutySignature(secret: string, body: Uint8Array, header: string | undefined): SignatureCheck {
+  if (!header || header.trim() === '') return { ok: false, reason: 'missing X-PagerDuty-Signature header' };
+  const expected = Buffer.from(pagerDutySignature(secret, body));
+  const given = header
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.startsWith('v1='))
+    .slice(0, 16);
+  if (given.length === 0) return { ok: false, reason: 'X-PagerDuty-Signature has no v1 signature' };
+  let match = false;
+  for (const g of given) {
+    const b = Buffer.from(g);
+    if (b.length === expected.length && timingSafeEqual(b, expected)) match = true;
+  }
+  return match ? { ok: true } : { ok: false, reason: 'X-PagerDuty-Signature does not match the body' };
+}

@@ -1,0 +1,174 @@
+/**
+ * PagerDuty and Grafana webhooks against the real `reprise serve`, with the vendors' documented
+ * payloads (test/fixtures/sources): opens and resolves land in the ledger; a forged or missing
+ * PagerDuty signature, a missing secret, a missing bearer token or a malformed body is refused
+ * with a clear 4xx and records nothing.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { genericSignature } from '../../src/core/generic-source.js';
+import { pagerDutySignature } from '../../src/core/pagerduty.js';
+import { request, type RawResponse } from './helpers/alerts.js';
+import { cleanup, makeTmpDir, REPO_ROOT, runCli, spawnBot } from './helpers/spawn-bot.js';
+
+afterEach(cleanup);
+
+const SECRET = 'pd-webhook-secret';
+const TOKEN = 'hook-token';
+const fixture = (name: string): Buffer => readFileSync(new URL(`../fixtures/sources/${name}`, import.meta.url));
+
+function postPagerDuty(url: string, body: Buffer | string, signature?: string, path = '/webhook/pagerduty'): Promise<RawResponse> {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (signature !== undefined) headers['x-pagerduty-signature'] = signature;
+  return request(url, { path, headers, body });
+}
+
+function postGrafana(url: string, body: Buffer | string, token = TOKEN): Promise<RawResponse> {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (token) headers['authorization'] = `Bearer ${token}`;
+  return request(url, { path: '/webhook/grafana', headers, body });
+}
+
+/** The ledger's open / resolve events, read back through the CLI. */
+async function ledgerEvents(dir: string): Promise<Array<Record<string, unknown>>> {
+  const out = await runCli(['ledger', 'events', '--json'], { env: { REPRISE_DATA_DIR: dir }, timeoutMs: 60_000 });
+  expect(out.code, out.stderr).toBe(0);
+  return out.stdout
+    .split('\n')
+    .filter((l) => l.trim().startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((e) => e['type'] === 'open' || e['type'] === 'resolve');
+}
+
+describe('POST /webhook/pagerduty', () => {
+  it('records triggered as an open and resolved as its resolve; other event types are acknowledged and ignored', { timeout: 60_000 }, async () => {
+    const dir = makeTmpDir();
+    const bot = await spawnBot({ dataDir: dir, env: { REPRISE_PAGERDUTY_SECRET: SECRET } });
+    const triggered = fixture('pagerduty-incident-triggered.json');
+    const r1 = await postPagerDuty(bot.url, triggered, `v1=${'0'.repeat(64)},${pagerDutySignature(SECRET, triggered)}`);
+    expect(r1.status, r1.text).toBe(202);
+    expect(r1.json).toMatchObject({ accepted: 1 });
+
+    const acked = fixture('pagerduty-incident-acknowledged.json');
+    const r2 = await postPagerDuty(bot.url, acked, pagerDutySignature(SECRET, acked));
+    expect(r2.status, r2.text).toBe(202);
+    expect(r2.json).toMatchObject({ accepted: 0, ignored: expect.stringContaining('incident.acknowledged') });
+    await bot.waitForLog((l) => typeof l.msg === 'string' && l.msg.startsWith('pagerduty webhook ignored'));
+
+    const resolved = fixture('pagerduty-incident-resolved.json');
+    const r3 = await postPagerDuty(bot.url, resolved, pagerDutySignature(SECRET, resolved));
+    expect(r3.status, r3.text).toBe(202);
+    await bot.stop();
+
+    const events = await ledgerEvents(dir);
+    expect(events.map((e) => e['type'])).toEqual(['open', 'resolve']);
+    expect(JSON.stringify(events[0])).toContain('pagerduty:PGR0VU2');
+    expect(JSON.stringify(events[1])).toContain('pagerduty:PGR0VU2');
+  });
+
+  it('refuses a forged, missing or wrong-secret signature and a malformed body, recording nothing', { timeout: 60_000 }, async () => {
+    const dir = makeTmpDir();
+    const bot = await spawnBot({ dataDir: dir, env: { REPRISE_PAGERDUTY_SECRET: SECRET } });
+    const body = fixture('pagerduty-incident-triggered.json');
+    const missing = await postPagerDuty(bot.url, body);
+    expect(missing.status).toBe(401);
+    expect(missing.json).toMatchObject({ error: { code: 'unauthorized', message: expect.stringContaining('missing X-PagerDuty-Signature') } });
+    const forged = await postPagerDuty(bot.url, body, `v1=${'f'.repeat(64)}`);
+    expect(forged.status).toBe(401);
+    expect((await postPagerDuty(bot.url, body, pagerDutySignature('not-the-secret', body))).status).toBe(401);
+    // Signed for another body: a tampered payload.
+    const tampered = Buffer.from(body.toString('utf8').replace('P1', 'P5'));
+    expect((await postPagerDuty(bot.url, tampered, pagerDutySignature(SECRET, body))).status).toBe(401);
+
+    const notJson = Buffer.from('{"event": ');
+    const bad = await postPagerDuty(bot.url, notJson, pagerDutySignature(SECRET, notJson));
+    expect(bad.status, bad.text).toBe(400);
+    const noId = Buffer.from(JSON.stringify({ event: { event_type: 'incident.triggered', data: { title: 'x' } } }));
+    const invalid = await postPagerDuty(bot.url, noId, pagerDutySignature(SECRET, noId));
+    expect(invalid.status, invalid.text).toBe(400);
+    expect(invalid.json).toMatchObject({ error: { code: 'invalid_payload', message: expect.stringContaining('event.data.id') } });
+    await bot.stop();
+    expect(await ledgerEvents(dir)).toEqual([]);
+  });
+
+  it('refuses everything with a clear message when no secret is configured (secure by default)', { timeout: 60_000 }, async () => {
+    const dir = makeTmpDir();
+    const bot = await spawnBot({ dataDir: dir });
+    const body = fixture('pagerduty-incident-triggered.json');
+    const r = await postPagerDuty(bot.url, body, pagerDutySignature('', body));
+    expect(r.status).toBe(401);
+    expect(r.json).toMatchObject({ error: { code: 'unauthorized', message: expect.stringContaining('REPRISE_PAGERDUTY_SECRET') } });
+    await bot.stop();
+    expect(await ledgerEvents(dir)).toEqual([]);
+  });
+});
+
+describe('POST /webhook/grafana', () => {
+  it('records a firing alert and its resolve, behind the bearer token; malformed bodies get 400', { timeout: 60_000 }, async () => {
+    const dir = makeTmpDir();
+    const bot = await spawnBot({ dataDir: dir, env: { REPRISE_BEARER_TOKEN: TOKEN } });
+    const firing = fixture('grafana-firing.json');
+    expect((await postGrafana(bot.url, firing, '')).status).toBe(401);
+    expect((await postGrafana(bot.url, firing, 'wrong')).status).toBe(401);
+    const bad = await postGrafana(bot.url, JSON.stringify({ receiver: 'reprise', alerts: [{ status: 'pending', labels: {} }] }));
+    expect(bad.status, bad.text).toBe(400);
+    expect(bad.json).toMatchObject({ error: { code: 'invalid_payload', message: expect.stringContaining('alerts[0]') } });
+
+    const r1 = await postGrafana(bot.url, firing);
+    expect(r1.status, r1.text).toBe(202);
+    expect(r1.json).toMatchObject({ accepted: 1 });
+    const r2 = await postGrafana(bot.url, fixture('grafana-resolved.json'));
+    expect(r2.status, r2.text).toBe(202);
+    await bot.stop();
+    const events = await ledgerEvents(dir);
+    expect(events.map((e) => e['type'])).toEqual(['open', 'resolve']);
+    expect(JSON.stringify(events[0])).toContain('b3c1e2f4a5d6c7e8');
+    expect(JSON.stringify(events[0])).toContain('grafana');
+  });
+});
+
+describe('POST /webhook/generic/<name>', () => {
+  const mapping = (extra: string) =>
+    `      alerts: checks\n      alertname: name\n      status: status\n      resolved_values: [up]\n      fingerprint: id\n      title: summary\n      message: detail.reason\n      severity: level\n      starts_at: detail.since\n      labels:\n        namespace: namespace\n        service: service\n${extra}`;
+
+  function configFile(dir: string): string {
+    const file = join(dir, 'reprise.yaml');
+    writeFileSync(
+      file,
+      `catalog:\n  dir: ${JSON.stringify(join(REPO_ROOT, 'catalog'))}\nserver:\n  bearer_token: ${TOKEN}\n  generic_webhooks:\n    uptime:\n${mapping('')}    signed:\n${mapping(`      hmac_secret: ${SECRET}\n      hmac_header: x-hub-signature-256\n`)}`,
+    );
+    return file;
+  }
+
+  it('maps a body by dot-paths: bearer for a plain source, HMAC for a signed one; forged or unknown refused', { timeout: 60_000 }, async () => {
+    const dir = makeTmpDir();
+    const bot = await spawnBot({ dataDir: dir, args: ['--config', configFile(dir)] });
+    const down = fixture('generic-uptime-down.json');
+    const post = (name: string, body: Buffer | string, headers: Record<string, string>) =>
+      request(bot.url, { path: `/webhook/generic/${name}`, headers: { 'content-type': 'application/json', ...headers }, body });
+    expect((await post('uptime', down, {})).status).toBe(401);
+    expect((await post('nope', down, { authorization: `Bearer ${TOKEN}` })).status).toBe(404);
+    expect((await post('signed', down, { 'x-hub-signature-256': `sha256=${genericSignature('forged', down)}` })).status).toBe(401);
+    expect((await post('signed', down, { authorization: `Bearer ${TOKEN}` })).status).toBe(401);
+    const bad = await post('uptime', JSON.stringify({ checks: [{ id: 'x' }] }), { authorization: `Bearer ${TOKEN}` });
+    expect(bad.status, bad.text).toBe(400);
+    expect(bad.json).toMatchObject({ error: { code: 'invalid_payload', message: expect.stringContaining('alertname') } });
+
+    const r1 = await post('uptime', down, { authorization: `Bearer ${TOKEN}` });
+    expect(r1.status, r1.text).toBe(202);
+    expect(r1.json).toMatchObject({ accepted: 1 });
+    const up = fixture('generic-uptime-up.json');
+    const r2 = await post('uptime', up, { authorization: `Bearer ${TOKEN}` });
+    expect(r2.status, r2.text).toBe(202);
+    const signedDown = Buffer.from(down.toString('utf8').replace('chk-4821', 'chk-9999'));
+    const r3 = await post('signed', signedDown, { 'x-hub-signature-256': `sha256=${genericSignature(SECRET, signedDown)}` });
+    expect(r3.status, r3.text).toBe(202);
+    await bot.stop();
+    const events = await ledgerEvents(dir);
+    expect(events.map((e) => e['type'])).toEqual(['open', 'resolve', 'open']);
+    expect(JSON.stringify(events[0])).toContain('chk-4821');
+    expect(JSON.stringify(events[1])).toContain('chk-4821');
+    expect(JSON.stringify(events[2])).toContain('chk-9999');
+  });
+});
