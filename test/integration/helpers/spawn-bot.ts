@@ -97,10 +97,15 @@ export interface SpawnBotOptions {
   cwd?: string;
 }
 
-/** Reads a JSON-lines transcript; a missing file is no lines. */
+/**
+ * Reads a JSON-lines transcript; a missing file is no lines. The bot may be appending while
+ * this reads: only complete lines (ended by a newline) count, a half-written last one waits.
+ */
 export function readTranscript(file: string): TranscriptLine[] {
   if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8')
+  const text = readFileSync(file, 'utf8');
+  return text
+    .slice(0, text.lastIndexOf('\n') + 1)
     .split('\n')
     .filter((l) => l.trim() !== '')
     .map((l) => JSON.parse(l) as TranscriptLine);
