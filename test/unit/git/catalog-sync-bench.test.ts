@@ -4,7 +4,7 @@
  *   REPRISE_BENCH=1 N=5000 npx vitest run test/unit/git/catalog-sync-bench.test.ts
  */
 import { join } from 'node:path';
-import { it } from 'vitest';
+import { expect, it } from 'vitest';
 import { GitMirror } from '../../../src/adapters/git/git-mirror.js';
 import { CatalogSync } from '../../../src/core/catalog/catalog-sync.js';
 import { generateCatalog } from '../../../src/bench/synthetic-catalog.js';
@@ -41,6 +41,12 @@ it.skipIf(process.env['REPRISE_BENCH'] !== '1')('catalog sync: one-file push, in
     t = performance.now();
     const c = await inc.syncNow();
     const tn = performance.now() - t;
+    // The figures only mean something if each path did what it is timed as, on the same catalog.
+    expect([a.mode, b.mode, c.mode]).toEqual(['incremental', 'full', 'none']);
+    expect([a.head, b.head, c.head]).toEqual([a.head, a.head, a.head]);
+    expect(a.entries).toBe(n);
+    expect(b.entries).toBe(n);
+    expect(a.entriesChanged).toBe(1);
     rows.push(`one-file push: ${a.mode} ${ti.toFixed(0)} ms | ${b.mode} ${tf.toFixed(0)} ms | unchanged (${c.mode}) ${tn.toFixed(0)} ms`);
   }
   console.log(rows.join('\n'));
