@@ -9,11 +9,14 @@
  */
 import type { AnswerKind } from '../types.js';
 import type { LedgerEvent } from '../ledger-events.js';
-import { CorruptRecordError, logKey, StaleFenceError, type Fence, type KeyValueStore, type LogKeys } from '../../ports/store.js';
+import { StaleFenceError, type Fence, type KeyValueStore } from '../../ports/store.js';
 import type { Logger } from '../../ports/logger.js';
 import { silentLogger } from '../../ports/logger.js';
 import { RepriseError } from '../errors.js';
 import { ledgerEventProblem } from './ledger-event-problem.js';
+import { eventKey, HEAD_KEY, LEDGER_LOG, readHead, replayInto, type CorruptRecord } from './ledger-records.js';
+
+export { eventKey, HEAD_KEY, LEDGER_LOG, readLedgerRecords, type CorruptRecord, type LedgerRecord } from './ledger-records.js';
 import {
   applyEvent,
   assignOutboxSeqs,
@@ -39,19 +42,7 @@ import type {
   SilenceState,
 } from './ledger-state.js';
 
-export const HEAD_KEY = 'seq';
 export const SNAPSHOT_KEY = 'snap';
-/** The event log's keys in the store. */
-export const LEDGER_LOG: LogKeys = { headKey: HEAD_KEY, prefix: 'ev:', pad: 12 };
-/** Events fetched per store round-trip while replaying. */
-const REPLAY_BATCH = 500;
-/** Corrupt records remembered for `/readyz` detail (all of them are counted). */
-const CORRUPT_KEPT = 20;
-
-/** Store key of event number `seq`: zero-padded so keys sort in log order. */
-export function eventKey(seq: number): string {
-  return logKey(LEDGER_LOG, seq);
-}
 
 export interface LedgerOptions {
   /** Write a snapshot every this many events (default 1000); 0 disables periodic snapshots. */
@@ -108,12 +99,6 @@ export function snapshotState(snap: Snapshot | undefined): unknown {
 export interface AppendResult {
   seq: number;
   closed?: Episode;
-}
-
-/** A record replay could not use: missing, undecodable or not a valid event. */
-export interface CorruptRecord {
-  seq: number;
-  reason: string;
 }
 
 /** Events recorded together: applied to the read model as they are staged, durable together. */
@@ -485,67 +470,3 @@ async function load(store: KeyValueStore, opts: LedgerOptions, log: Logger): Pro
   return { state, seq: head, snapshotSeq: from, corrupt };
 }
 
-async function readHead(store: KeyValueStore): Promise<number> {
-  const head = await store.get<unknown>(HEAD_KEY);
-  if (head === undefined) return 0;
-  if (typeof head !== 'number' || !Number.isSafeInteger(head) || head < 0) {
-    throw new RepriseError('internal', `ledger head "${HEAD_KEY}" is corrupt: ${JSON.stringify(head)}`);
-  }
-  return head;
-}
-
-/** One stored record as read back: the event, or why it could not be used. */
-export type LedgerRecord = { seq: number; event: LedgerEvent } | { seq: number; corrupt: string };
-
-/**
- * Reads records `from+1 … to` in order, in batches; a record that is missing, cannot be
- * decoded or is not a valid event comes back as `{seq, corrupt}` instead of stopping the read.
- */
-export async function* readLedgerRecords(store: KeyValueStore, from = 0, to?: number): AsyncGenerator<LedgerRecord> {
-  const last = to ?? (await readHead(store));
-  for (let start = from + 1; start <= last; start += REPLAY_BATCH) {
-    const seqs: number[] = [];
-    for (let s = start; s <= Math.min(last, start + REPLAY_BATCH - 1); s++) seqs.push(s);
-    const values = await readBatch(store, seqs);
-    for (let i = 0; i < seqs.length; i++) {
-      const seq = seqs[i]!;
-      const v = values[i];
-      if (v instanceof CorruptRecordError) yield { seq, corrupt: v.message };
-      else if (v === undefined) yield { seq, corrupt: 'record is missing' };
-      else {
-        const problem = ledgerEventProblem(v);
-        yield problem === undefined ? { seq, event: v as LedgerEvent } : { seq, corrupt: problem };
-      }
-    }
-  }
-}
-
-/** A batch read that degrades to one key at a time around an undecodable record. */
-async function readBatch(store: KeyValueStore, seqs: readonly number[]): Promise<unknown[]> {
-  try {
-    return await store.getMany<unknown>(seqs.map(eventKey));
-  } catch (err) {
-    if (!(err instanceof CorruptRecordError)) throw err;
-    const out: unknown[] = [];
-    for (const s of seqs) {
-      try {
-        out.push(await store.get<unknown>(eventKey(s)));
-      } catch (e) {
-        if (!(e instanceof CorruptRecordError)) throw e;
-        out.push(e);
-      }
-    }
-    return out;
-  }
-}
-
-/** Fold events `from+1 … to` into `state`; a missing or malformed record is counted as skipped. */
-async function replayInto(store: KeyValueStore, state: LedgerState, from: number, to: number, corrupt: CorruptRecord[]): Promise<void> {
-  for await (const r of readLedgerRecords(store, from, to)) {
-    if ('event' in r) applyEvent(state, r.event, r.seq);
-    else {
-      state.skipped += 1;
-      if (corrupt.length < CORRUPT_KEPT) corrupt.push({ seq: r.seq, reason: r.corrupt });
-    }
-  }
-}
