@@ -1,10 +1,11 @@
 /**
- * `reprise config defaults | check | show`: print the annotated defaults, validate a config,
- * or print the resolved config with secrets masked.
+ * `reprise config defaults | reference | check | show`: print the annotated defaults or the
+ * Markdown reference, validate a config, or print the resolved config with secrets masked.
  */
 import { stringify } from 'yaml';
 import { CONFIG_EXIT_CODE, ConfigError } from '../config/config-error.js';
 import { renderDefaultsYaml } from '../config/defaults-yaml.js';
+import { renderConfigReference } from '../config/reference-md.js';
 import { loadConfig, maskSecrets } from '../config/load-config.js';
 import { wantsHelp } from './args.js';
 import type { CliCommand, CliIO } from './io.js';
@@ -12,6 +13,7 @@ import type { CliCommand, CliIO } from './io.js';
 const USAGE = `usage: reprise config <command>
 
   defaults                 print every key with its default and doc (a starting config file)
+  reference                print the configuration reference as Markdown (docs/configuration.md)
   check [--config FILE]    validate FILE (or $REPRISE_CONFIG) plus env overrides; exit 2 if invalid
   show  [--config FILE]    print the resolved config, secrets masked
 `;
@@ -29,6 +31,10 @@ export const config: CliCommand = async (argv, io) => {
     case 'defaults':
       if (rest.length > 0) return usage(io, `unexpected argument: ${rest[0]}`);
       io.stdout(renderDefaultsYaml());
+      return 0;
+    case 'reference':
+      if (rest.length > 0) return usage(io, `unexpected argument: ${rest[0]}`);
+      io.stdout(renderConfigReference());
       return 0;
     case 'check':
     case 'show': {
