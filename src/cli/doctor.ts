@@ -234,7 +234,7 @@ async function checkMcp(config: Config, io: CliIO, timeoutMs: number): Promise<C
         const provider = await withTimeout(timeoutMs, 'connect', connectMcpServer({ name: s.name, access: s.access, transport: s.transport, ...(s.command ? { command: s.command } : {}), args: s.args, env: s.env, cwd: io.cwd, ...(s.url ? { url: s.url } : {}), headers: s.headers, connectTimeoutMs: timeoutMs }));
         try {
           const tools = await withTimeout(timeoutMs, 'tools/list', provider.listTools());
-          return ok(name, `${s.transport} ${where}: ${tools.length} tools`);
+          return judgeMcpTools(name, `${s.transport} ${where}`, s.name, s.access, tools, config.tools.allow);
         } finally {
           await provider.close().catch(() => undefined);
         }
@@ -244,6 +244,38 @@ async function checkMcp(config: Config, io: CliIO, timeoutMs: number): Promise<C
       }
     }),
   );
+}
+
+/**
+ * A reachable server is ✓ only if what `tools.allow` names from it would really be offered to
+ * an investigation: each allowlisted tool exists, is not on a `write` server, and is not marked
+ * `readOnlyHint: false` (both refused at run time, SPEC §7).
+ */
+export function judgeMcpTools(
+  name: string,
+  where: string,
+  server: string,
+  access: 'read' | 'write',
+  tools: readonly { name: string; readOnlyHint?: boolean }[],
+  allow: readonly string[],
+): CheckResult {
+  const prefix = `${server}__`;
+  const wanted = allow.filter((t) => t.startsWith(prefix)).map((t) => t.slice(prefix.length));
+  const byName = new Map(tools.map((t) => [t.name, t]));
+  const offers = `it offers: ${tools.map((t) => t.name).slice(0, 20).join(', ') || 'nothing'}${tools.length > 20 ? ', …' : ''}`;
+  const missing = wanted.filter((t) => !byName.has(t));
+  if (missing.length > 0) {
+    return fail(name, `${where}: tools.allow names ${missing.map((t) => prefix + t).join(', ')}, which ${server} does not offer (${offers})`, `correct the names in tools.allow (as <server>__<tool>)`);
+  }
+  if (access === 'write' && wanted.length > 0) {
+    return fail(name, `${where}: declared access: write, so its tools on tools.allow (${wanted.map((t) => prefix + t).join(', ')}) are refused`, 'point tools.servers[] at a read-only server and declare it access: read, or drop its tools from tools.allow');
+  }
+  const writable = wanted.filter((t) => byName.get(t)?.readOnlyHint === false);
+  if (writable.length > 0) {
+    return fail(name, `${where}: ${writable.map((t) => prefix + t).join(', ')} ${writable.length === 1 ? 'is' : 'are'} not read-only (readOnlyHint: false) and will be refused`, 'drop them from tools.allow, or run the server in its read-only mode');
+  }
+  const allowed = wanted.length > 0 ? `; allowed: ${wanted.join(', ')}` : '; none on tools.allow yet';
+  return ok(name, `${where}: ${tools.length} tools${allowed}`);
 }
 
 async function checkGitHub(config: Config, timeoutMs: number): Promise<CheckResult> {

@@ -158,6 +158,34 @@ describe('reprise doctor', () => {
     }
   });
 
+  it('MCP servers: ✗ when tools.allow names a tool the server lacks, a non-read-only tool, or a write server', async () => {
+    const mcp = await startK8sHttpServer({ pods: {}, events: {}, logs: {} });
+    try {
+      const server = (access: string) => `tools:\n  servers:\n    - name: k8s\n      access: ${access}\n      transport: http\n      url: ${mcp.url}\n`;
+      const run = async (label: string, cfg: string) => {
+        const io = bufferIO({}, tmp);
+        const code = await doctor(['--config', configFile(label, cfg).file, '--timeout', '3'], io);
+        return { code, line: lineOf(io.out(), 'mcp k8s'), out: io.out() };
+      };
+      const good = await run('mcp-good', `${server('read')}  allow: [k8s__pod_status, k8s__events, kb_search]\n`);
+      expect(good.line, good.out).toMatch(/^✓ mcp k8s: http .*: \d+ tools; allowed: pod_status, events$/);
+
+      const typo = await run('mcp-typo', `${server('read')}  allow: [k8s__pod_stats]\n`);
+      expect(typo.code).toBe(1);
+      expect(typo.line).toMatch(/^✗ mcp k8s: .*tools\.allow names k8s__pod_stats, which k8s does not offer \(it offers: pod_status, events, logs.*\) — fix: correct the names/);
+
+      const destructive = await run('mcp-write-tool', `${server('read')}  allow: [k8s__pod_status, k8s__delete_pod]\n`);
+      expect(destructive.code).toBe(1);
+      expect(destructive.line).toMatch(/^✗ mcp k8s: .*k8s__delete_pod is not read-only \(readOnlyHint: false\) and will be refused/);
+
+      const writeServer = await run('mcp-write-server', `${server('write')}  allow: [k8s__pod_status]\n`);
+      expect(writeServer.code).toBe(1);
+      expect(writeServer.line).toMatch(/^✗ mcp k8s: .*declared access: write, so its tools on tools\.allow \(k8s__pod_status\) are refused/);
+    } finally {
+      await mcp.close();
+    }
+  });
+
   it('catalog sync: asks the running bot through its control socket; failing fetches are ✗', async () => {
     const { file, dataDir } = configFile('sync', '', `  git:\n    url: https://user:git-secret@example.test/acme/kb.git\n`);
     let catalog: Record<string, unknown> = { ok: true, head: 'abc1234', entries: 45, consecutiveFailures: 0 };
