@@ -383,7 +383,8 @@ export const serve: CliCommand = async (argv, io) => {
   const local = `http://127.0.0.1:${running.port}`;
   io.stderr(
     `\nReprise is listening on ${where} (${surfacesOf(config).join(', ')}${config.transport.transcript ? `, transcript ${config.transport.transcript}` : ''}).\n` +
-      `Send an alert:  curl -s -XPOST -H 'Content-Type: application/json' --data @manifests/alertmanager/sample-firing.json ${config.server.host === '0.0.0.0' || config.server.host === '::' ? local : where}/webhook/alertmanager\n\n`,
+      `Send an alert:  curl -s -XPOST -H 'Content-Type: application/json' --data @manifests/alertmanager/sample-firing.json ${config.server.host === '0.0.0.0' || config.server.host === '::' ? local : where}/webhook/alertmanager\n` +
+      (config.server.bearer_token ? '\n' : 'No bearer token: webhooks are accepted from this host only. Set REPRISE_BEARER_TOKEN to accept them from Alertmanager or Grafana elsewhere.\n\n'),
   );
   await new Promise<void>((resolve) => {
     const stop = (signal: string): void => {

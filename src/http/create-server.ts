@@ -56,7 +56,10 @@ export type HttpEnv = { Variables: HttpVars };
 export type HttpApp = Hono<HttpEnv>;
 
 export interface HttpServerOptions {
-  /** When set, webhooks require `Authorization: Bearer <token>`; health and metrics do not. */
+  /**
+   * When set, webhooks require `Authorization: Bearer <token>`; health and metrics do not.
+   * When unset, webhooks are accepted from loopback peers only (401 from anywhere else).
+   */
   bearerToken?: string;
   /** Secret that verifies `X-PagerDuty-Signature`; without it `/webhook/pagerduty` refuses everything. */
   pagerDutySecret?: string;
@@ -95,6 +98,19 @@ const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 
 const UNMATCHED = 'unmatched';
 
 /** The JSON error reply for anything thrown while handling a request; logged once here. */
+/** The peer's address as the Node server saw it (no proxy header is trusted). */
+function remoteAddress(c: Context<HttpEnv>): string | undefined {
+  const env = c.env as { incoming?: http.IncomingMessage } | undefined;
+  return env?.incoming?.socket?.remoteAddress;
+}
+
+/** 127.0.0.0/8, ::1 and their IPv4-mapped form; an unknown peer is not loopback. */
+export function isLoopback(address: string | undefined): boolean {
+  if (address === undefined) return false;
+  const v4 = address.startsWith('::ffff:') ? address.slice(7) : address;
+  return v4 === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
+}
+
 function errorResponse(c: Context<HttpEnv>, err: unknown): Response {
   const requestId = c.get('requestId') ?? randomUUID();
   const log = c.get('log');
@@ -140,7 +156,15 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
         invalidAuthenticationHeader: { message: unauthorized('authorization header is not a bearer token') },
         invalidToken: { message: unauthorized('invalid bearer token') },
       })
-    : async (_c, next) => next();
+    : async (c, next) => {
+        // No token: a webhook changes state (opens, resolves that grade the catalog), so only
+        // this host may send one. The quickstart's curl works; the network needs the token.
+        if (!isLoopback(remoteAddress(c))) {
+          return errorResponse(c, new RepriseError('unauthorized', 'webhooks from other hosts need a bearer token: set REPRISE_BEARER_TOKEN (server.bearer_token) and send it as Authorization: Bearer <token>'));
+        }
+        await next();
+        return undefined;
+      };
   const limit = bodyLimit({
     maxSize: opts.bodyLimitBytes,
     onError: (c) => {
