@@ -4,7 +4,7 @@
  */
 import type { Clock } from '../../ports/clock.js';
 import type { CallPurpose } from '../../ports/model.js';
-import { forStep } from './redact.js';
+import { forStep, redactSecrets } from './redact.js';
 
 interface StepBase {
   /** Investigation id. */
@@ -87,6 +87,11 @@ export class StepRecorder {
   /** Bounds and redacts free text the way every Step does. */
   clean(text: string): string {
     return forStep(text, this.#o.capBytes, this.#o.secrets);
+  }
+
+  /** Masks secrets without bounding: tool output on its way to the model (capped by the caller). */
+  redact(text: string): string {
+    return redactSecrets(text, this.#o.secrets);
   }
 
   async record(s: NewStep): Promise<Step> {

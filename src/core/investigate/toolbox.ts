@@ -136,7 +136,8 @@ export class Toolbox {
     const aborted = new Promise<never>((_, reject) => ctl.signal.addEventListener('abort', () => reject(ctl.signal.reason), { once: true }));
     try {
       const res = await Promise.race([held.provider.callTool(held.info.name, args, { signal: ctl.signal, timeoutMs: this.#policy.callTimeoutMs }), timeout, aborted]);
-      const capped = capBytes(res.text, this.#policy.resultCapBytes);
+      // Secrets a tool printed (an env dump, a config map) never reach the model or a Step.
+      const capped = capBytes(rec.redact(res.text), this.#policy.resultCapBytes);
       const durationMs = Math.round(performance.now() - started);
       const outcome = res.isError ? 'error' : 'ok';
       await rec.record({ kind: 'tool', tool: name, args: argsText, outcome, ...(res.isError ? { reason: 'the tool reported an error' } : {}), bytes: capped.bytes, truncated: capped.truncated, result: capped.text, durationMs });

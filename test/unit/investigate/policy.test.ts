@@ -80,3 +80,28 @@ describe('Semaphore', () => {
     expect(s.free).toBe(1);
   });
 });
+
+describe('tool output on its way to the model', () => {
+  it('is masked for secrets (patterns and known values) before it is fenced for the model and recorded', async () => {
+    const { Toolbox } = await import('../../../src/core/investigate/toolbox.js');
+    const { StepRecorder } = await import('../../../src/core/investigate/step.js');
+    const leak = 'env: DB_PASSWORD=hunter22-secret\nGITHUB=ghp_abcdefghijklmnopqrstuvwxyz012345\nconfig token-of-the-bot-9f8e7d\npod ok';
+    const provider = {
+      server: 'k8s',
+      access: 'read' as const,
+      listTools: async () => [{ name: 'env_dump', description: 'env', inputSchema: { type: 'object' }, readOnlyHint: true }],
+      callTool: async () => ({ text: leak, isError: false }),
+      close: async () => undefined,
+    };
+    const box = await Toolbox.open([provider], { allow: ['k8s__env_dump'], scope: [], callTimeoutMs: 5000, resultCapBytes: 16384 });
+    const steps: unknown[] = [];
+    const rec = new StepRecorder({ run: 'r1', clock: { now: () => new Date('2026-12-01T00:00:00Z') }, sink: (s: unknown) => void steps.push(s), capBytes: 4096, secrets: ['token-of-the-bot-9f8e7d'] } as never);
+    const out = await box.call('k8s__env_dump', {}, incident(), new AbortController().signal, rec);
+    expect(out.outcome).toBe('ok');
+    for (const text of [out.content, out.output, JSON.stringify(steps)]) {
+      expect(text).not.toMatch(/hunter22|ghp_abc|token-of-the-bot/);
+      expect(text).toContain('pod ok');
+      expect(text).toContain('[redacted]');
+    }
+  });
+});
