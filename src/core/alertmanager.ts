@@ -55,6 +55,17 @@ export interface AlertmanagerBatch {
   groupKey?: string;
   receiver?: string;
   externalURL?: string;
+  /**
+   * Alerts left out because they are malformed, each with why. One bad alert must not cost the
+   * rest of its group: Alertmanager does not retry a 4xx, so a 400 would lose them all. A body
+   * with no valid alert at all is still a 400.
+   */
+  skipped: SkippedAlert[];
+}
+
+export interface SkippedAlert {
+  index: number;
+  reason: string;
 }
 
 export interface ParseAlertmanagerOptions {
@@ -173,28 +184,44 @@ function* parseSteps(body: unknown, options: ParseAlertmanagerOptions): Generato
   const envelope = envelopeSchema.safeParse(body, { reportInput: true });
   if (!envelope.success) throw invalid(envelope.error.issues);
   const { alerts: raw, groupKey, receiver, externalURL } = envelope.data;
-  const alerts: AlertmanagerAlert[] = [];
+  const alerts: Array<{ index: number; alert: AlertmanagerAlert }> = [];
   const issues: z.core.$ZodIssue[] = [];
+  const skipped: SkippedAlert[] = [];
+  let firstUnusable: RepriseError | undefined;
   for (let i = 0; i < raw.length; i++) {
     if (i > 0 && i % CHUNK === 0) yield;
     const a = alertSchema.safeParse(raw[i], { reportInput: true });
-    if (a.success) alerts.push(a.data);
-    else if (issues.length < 20) for (const issue of a.error.issues) issues.push({ ...issue, path: ['alerts', i, ...issue.path] });
-    else issues.push(a.error.issues[0]!);
+    if (a.success) {
+      alerts.push({ index: i, alert: a.data });
+      continue;
+    }
+    const mine = a.error.issues.map((issue) => ({ ...issue, path: ['alerts', i, ...issue.path] }));
+    skipped.push({ index: i, reason: formatIssues(mine.slice(0, 5)) });
+    if (issues.length < 20) issues.push(...mine);
   }
-  if (issues.length > 0) throw invalid(issues);
   const truncated: TruncatedField[] = [];
   const limit = options.fieldLimit ?? DEFAULT_FIELD_LIMIT;
   const incidents: Incident[] = [];
-  for (let i = 0; i < alerts.length; i++) {
-    if (i > 0 && i % CHUNK === 0) yield;
-    incidents.push(toIncident(alerts[i]!, i, options.receivedAt, limit, truncated, options.source ?? 'alertmanager'));
+  for (let n = 0; n < alerts.length; n++) {
+    if (n > 0 && n % CHUNK === 0) yield;
+    const { index, alert } = alerts[n]!;
+    try {
+      incidents.push(toIncident(alert, index, options.receivedAt, limit, truncated, options.source ?? 'alertmanager'));
+    } catch (err) {
+      if (!(err instanceof RepriseError)) throw err;
+      skipped.push({ index, reason: err.message });
+      firstUnusable ??= err;
+    }
   }
+  // Nothing usable: the sender's payload is wrong as a whole, and saying so (400) is the fix.
+  if (incidents.length === 0 && issues.length > 0) throw invalid(issues);
+  if (incidents.length === 0 && firstUnusable) throw firstUnusable;
+  skipped.sort((a, b) => a.index - b.index);
   const am = externalURL?.trim();
   // Only an Alertmanager's externalURL is an Alertmanager (Grafana's is Grafana's own).
   if (am && (options.source ?? 'alertmanager') === 'alertmanager' && /^https?:\/\//i.test(am)) for (const i of incidents) i.alertmanagerUrl = am;
   if (groupKey) for (const i of incidents) i.groupKey = groupKey.slice(0, 1024);
-  const batch: AlertmanagerBatch = { incidents, truncated };
+  const batch: AlertmanagerBatch = { incidents, truncated, skipped };
   if (groupKey !== undefined) batch.groupKey = groupKey;
   if (receiver !== undefined) batch.receiver = receiver;
   if (externalURL !== undefined) batch.externalURL = externalURL;

@@ -13,7 +13,7 @@ import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { bearerAuth } from 'hono/bearer-auth';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
-import { parseAlertmanagerPayloadYielding, type TruncatedField } from '../core/alertmanager.js';
+import { parseAlertmanagerPayloadYielding, type SkippedAlert, type TruncatedField } from '../core/alertmanager.js';
 import { RepriseError } from '../core/errors.js';
 import { parseGenericPayload, verifyGenericSignature, type GenericMapping } from '../core/generic-source.js';
 import { parsePagerDutyPayload, verifyPagerDutySignature } from '../core/pagerduty.js';
@@ -45,7 +45,12 @@ interface ParsedWebhook {
   ignored?: string;
   /** Source context for the log line. */
   context?: Record<string, unknown>;
+  /** Malformed alerts left out of an otherwise good body (logged, and listed in the 202). */
+  skipped?: SkippedAlert[];
 }
+
+/** Skipped alerts listed in one 202 answer; the log line carries the exact count. */
+const SKIPPED_LISTED = 20;
 
 /** Per-request context the routes read: hono's variables. */
 export interface HttpVars {
@@ -194,6 +199,10 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       if (parsed.truncated.length > 0) {
         rlog.warn({ truncated: parsed.truncated.slice(0, 20), count: parsed.truncated.length }, `cut ${parsed.truncated.length} oversized label/annotation value(s) to ${opts.fieldLimit ?? 'the'} characters`);
       }
+      const skipped = parsed.skipped ?? [];
+      if (skipped.length > 0) {
+        rlog.warn({ source, skipped: skipped.length, first: skipped.slice(0, 5) }, `${source} webhook: skipped ${skipped.length} malformed alert(s), kept the rest`);
+      }
       if (parsed.incidents.length === 0) {
         rlog.info({ source, ...parsed.context, ignored: parsed.ignored }, `${source} webhook ignored: ${parsed.ignored ?? 'no incidents'}`);
         return c.json({ accepted: 0, ignored: parsed.ignored ?? 'no incidents', requestId: c.get('requestId') }, 202);
@@ -207,12 +216,16 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       const result = await opts.onAlertmanager(parsed.incidents, c.get('requestId'), route);
       const body: Record<string, unknown> = { accepted: result.accepted, requestId: c.get('requestId') };
       if (result.results !== undefined) body['results'] = result.results;
+      if (skipped.length > 0) {
+        body['skipped'] = skipped.length;
+        body['skippedAlerts'] = skipped.slice(0, SKIPPED_LISTED);
+      }
       return c.json(body, 202);
     };
 
   const alertmanagerLike = (source: string) => async (raw: Uint8Array): Promise<ParsedWebhook> => {
     const batch = await parseAlertmanagerPayloadYielding(parseJson(decodeUtf8(raw)), { ...parseOptions(), source });
-    return { incidents: batch.incidents, truncated: batch.truncated, context: { groupKey: batch.groupKey, receiver: batch.receiver } };
+    return { incidents: batch.incidents, truncated: batch.truncated, skipped: batch.skipped, context: { groupKey: batch.groupKey, receiver: batch.receiver } };
   };
 
   app.post('/webhook/alertmanager', guard, jsonOnly, limit, ingest('alertmanager', alertmanagerLike('alertmanager')));
@@ -260,7 +273,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
           if (!check.ok) throw new RepriseError('unauthorized', check.reason);
         }
         const batch = await parseGenericPayload(parseJson(decodeUtf8(raw)), source, { ...parseOptions(), source: `generic:${name}` });
-        return { incidents: batch.incidents, truncated: batch.truncated };
+        return { incidents: batch.incidents, truncated: batch.truncated, skipped: batch.skipped };
       })(c);
     },
   );

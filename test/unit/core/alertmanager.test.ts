@@ -120,12 +120,25 @@ describe('parseAlertmanagerPayload', () => {
     expect(errorOf({ alerts: [{ status: 'firing', labels: { alertname: 'A' } }] }).message).toBe('alerts[0].startsAt is required');
   });
 
-  it('names the bad status precisely', () => {
+  it('keeps the good alerts of a group and skips a malformed one, naming it precisely', () => {
     const p = clone(corpusPayload);
-    p.alerts.push(clone(p.alerts[0]!), { ...clone(p.alerts[0]!), status: 'pending' });
-    const err = errorOf(p);
+    p.alerts.push(clone(p.alerts[0]!), { ...clone(p.alerts[0]!), status: 'pending' }, { ...clone(p.alerts[0]!), labels: { alertname: ' ' } });
+    const batch = parseAlertmanagerPayload(p);
+    expect(batch.incidents).toHaveLength(2);
+    expect(batch.skipped).toEqual([
+      { index: 2, reason: 'alerts[2].status must be "firing" or "resolved", got "pending"' },
+      { index: 3, reason: 'alerts[3].labels.alertname must not be empty' },
+    ]);
+  });
+
+  it('skips an alert with no start time when there is no arrival time, and refuses a body with no good alert', () => {
+    const good = { status: 'firing', labels: { alertname: 'A' }, startsAt: '2026-02-02T00:00:00Z' };
+    const batch = parseAlertmanagerPayload({ alerts: [good, { status: 'firing', labels: { alertname: 'B' } }] });
+    expect(batch.incidents.map((i) => i.alertname)).toEqual(['A']);
+    expect(batch.skipped).toEqual([{ index: 1, reason: 'alerts[1].startsAt is required' }]);
+    const err = errorOf({ alerts: [{ status: 'pending', labels: { alertname: 'A' } }, { status: 'firing', labels: {} }] });
     expect(err.code).toBe('invalid_payload');
-    expect(err.message).toBe('alerts[2].status must be "firing" or "resolved", got "pending"');
+    expect(err.message).toMatch(/alerts\[0\]\.status must be "firing" or "resolved", got "pending".*alerts\[1\]\.labels\.alertname is required/s);
   });
 
   it.each([

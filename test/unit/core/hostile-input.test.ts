@@ -119,7 +119,7 @@ describe('hostile alert text', () => {
     ['percent escapes', '%2'],
     ['mixed separators', 'a-_.:'],
     ['bidi and capitals', '\u202EAB'],
-  ])('grows linearly on %s (alertname, labels and annotations, each 64 KiB then 256 KiB)', (_name, unit) => {
+  ])('grows linearly on %s (alertname, labels and annotations, each 128 KiB then 512 KiB)', (_name, unit) => {
     const at = (size: number): number => {
       const s = unit.repeat(Math.ceil(size / unit.length)).slice(0, size);
       // Straight at the tokenizer and the query builder, bypassing the field cap, so the cap
@@ -131,9 +131,16 @@ describe('hostile alert text', () => {
         run({ alertname: s.slice(0, 4096), summary: s, description: s, runbook: s, generator: s, pod: s.slice(0, 4096) });
       });
     };
-    at(1 << 12); // warm up
-    const small = at(1 << 16);
-    const large = at(1 << 18);
+    // Both sizes above 64 KiB: V8 handles strings below that differently (measured: 64→128 KiB
+    // costs 8–20× on this machine, 128→512 KiB costs 4×), which is not the growth under test.
+    at(1 << 17); // warm up
+    // Interleaved, best of each: a burst of load elsewhere on the machine hits both sizes alike.
+    let small = Number.POSITIVE_INFINITY;
+    let large = Number.POSITIVE_INFINITY;
+    for (let round = 0; round < 3; round++) {
+      small = Math.min(small, at(1 << 17));
+      large = Math.min(large, at(1 << 19));
+    }
     // Linear: ~4×. Quadratic would be ~16×. The floor keeps timer noise on tiny runs out of it.
     expect(large / Math.max(small, 2), `${small.toFixed(1)} ms → ${large.toFixed(1)} ms`).toBeLessThan(9);
   });

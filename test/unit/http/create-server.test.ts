@@ -163,6 +163,22 @@ describe('POST /webhook/alertmanager', () => {
     expect(received[0]?.map((i) => i.status)).toEqual(['firing', 'resolved', 'firing']);
   });
 
+  it('keeps the good alerts of a group with a malformed one: 202, the bad one skipped, named and logged', async () => {
+    const body = JSON.stringify({ alerts: [alert(), alert('pending'), { ...alert('firing', 'Other'), labels: { alertname: '' } }, alert('resolved', 'Other')] });
+    const res = await post(body);
+    expect(res.status).toBe(202);
+    expect(await res.json()).toMatchObject({
+      accepted: 2,
+      skipped: 2,
+      skippedAlerts: [
+        { index: 1, reason: 'alerts[1].status must be "firing" or "resolved", got "pending"' },
+        { index: 2, reason: 'alerts[2].labels.alertname must not be empty' },
+      ],
+    });
+    expect(received[0]?.map((i) => `${i.alertname}:${i.status}`)).toEqual(['KubePodCrashLooping:firing', 'Other:resolved']);
+    expect(logs.some((l) => l.level === 'warn' && /skipped 2 malformed alert\(s\), kept the rest/.test(l.msg ?? ''))).toBe(true);
+  });
+
   it.each([
     ['malformed JSON', () => post('{"alerts": ['), 400, 'bad_request', /^malformed JSON: /],
     ['wrong content type', () => post(goodBody, { 'content-type': 'text/plain' }), 415, 'unsupported_media_type', /text\/plain/],
@@ -171,11 +187,11 @@ describe('POST /webhook/alertmanager', () => {
     ['2 MiB streamed body', () => post(streamOf(2 * 1024 * 1024)), 413, 'payload_too_large', /limit of 1048576/],
     ['missing alerts', () => post(JSON.stringify({ version: '4' })), 400, 'invalid_payload', /^alerts is required$/],
     [
-      'unknown status',
-      () => post(JSON.stringify({ alerts: [alert(), alert('pending')] })),
+      'unknown status (no good alert left)',
+      () => post(JSON.stringify({ alerts: [alert('pending')] })),
       400,
       'invalid_payload',
-      /^alerts\[1\]\.status must be "firing" or "resolved", got "pending"$/,
+      /^alerts\[0\]\.status must be "firing" or "resolved", got "pending"$/,
     ],
     [
       'invalid UTF-8 bytes',
