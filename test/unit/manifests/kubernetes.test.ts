@@ -173,7 +173,7 @@ describe.runIf(kubectlAvailable())('manifests/kubernetes (kubectl kustomize)', (
         }
       }
       const bindings = objs().filter((o) => o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding') as unknown as IClusterRoleBinding[];
-      const mcp = one<IDeployment>(objs(), 'Deployment', 'reprise-k8s-mcp');
+      const mcp = one<IDeployment>(objs(), 'Deployment', 'reprise-mcp-k8s');
       for (const b of bindings) {
         expect(b.subjects?.map((s) => [s.kind, s.name, s.namespace])).toEqual([['ServiceAccount', podOf(mcp).serviceAccountName, bot(objs()).metadata?.namespace]]);
         expect(roles.map((r) => r.metadata?.name)).toContain(b.roleRef.name);
