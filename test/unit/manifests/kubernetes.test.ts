@@ -253,6 +253,9 @@ describe.runIf(kubectlAvailable())('manifests/kubernetes (kubectl kustomize)', (
     const redisPolicy = policies.find((p) => selects(p.spec?.podSelector?.matchLabels, sts.spec?.template.metadata?.labels));
     expect(redisPolicy?.spec?.ingress?.flatMap((r) => r.from ?? []).every((f) => selects(f.podSelector?.matchLabels, botLabels))).toBe(true);
     expect(redisPolicy?.spec?.policyTypes).toEqual(['Ingress', 'Egress']);
+    // docs/kubernetes.md starts Redis alone with this selector before moving a ledger in.
+    const storeOnly = objs.filter((o) => o.metadata.labels?.['app.kubernetes.io/component'] === 'reprise-store').map((o) => `${o.kind}/${o.metadata.name}`);
+    expect(storeOnly.sort()).toEqual(['NetworkPolicy/reprise-redis', 'NetworkPolicy/reprise-to-redis', 'Service/reprise-redis', 'StatefulSet/reprise-redis']);
   });
 
   it('`kubectl kustomize manifests/kubernetes` still renders the single overlay', () => {
