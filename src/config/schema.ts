@@ -257,6 +257,7 @@ const scopeRule = z.strictObject({
   args: doc(z.array(str()).min(1, { error: 'must name at least one tool argument' }), 'Tool argument names the rule checks (top-level; string or list of strings).'),
   allow: doc(z.array(str()).default([]), 'Globs a value must match; `${label}` is the incident\'s label (namespace and cluster fall back to its workload).'),
   deny: doc(z.array(str()).default([]), 'Globs a value must not match.'),
+  required: doc(bool().default(false), 'Refuse a call that leaves out every one of `args` when the tool accepts one of them (e.g. an events list without a namespace reads every namespace).'),
 });
 
 const tools = z

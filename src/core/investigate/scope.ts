@@ -14,6 +14,11 @@ export interface ScopeRule {
   allow: readonly string[];
   /** Globs a value must not match. */
   deny: readonly string[];
+  /**
+   * Refuse a call that gives none of `args` to a tool that accepts one of them: an events list
+   * without a namespace reads every namespace. Absent = false.
+   */
+  required?: boolean;
 }
 
 export type ScopeVerdict = { ok: true } | { ok: false; reason: string };
@@ -53,12 +58,21 @@ function valuesOf(v: unknown): string[] {
   return [];
 }
 
-/** Checks one tool call's arguments against every rule that applies to the incident. */
-export function checkScope(rules: readonly ScopeRule[], incident: Incident, args: Readonly<Record<string, unknown>>): ScopeVerdict {
+/**
+ * Checks one tool call's arguments against every rule that applies to the incident.
+ * @param accepts the argument names the tool's input schema declares (for `required` rules).
+ */
+export function checkScope(rules: readonly ScopeRule[], incident: Incident, args: Readonly<Record<string, unknown>>, accepts: readonly string[] = []): ScopeVerdict {
   const labels = labelsOf(incident);
   for (const [i, rule] of rules.entries()) {
     const applies = Object.entries(rule.when).every(([k, g]) => labels[k] !== undefined && globMatch(g, labels[k]!));
     if (!applies) continue;
+    if (rule.required) {
+      const takes = rule.args.filter((a) => accepts.includes(a));
+      if (takes.length > 0 && !takes.some((a) => valuesOf(args[a]).length > 0)) {
+        return { ok: false, reason: `scope rule ${i + 1}: give ${takes.join(' or ')} (left out, the call would read beyond the incident's scope)` };
+      }
+    }
     const allow = rule.allow.map((p) => expand(p, labels));
     for (const name of rule.args) {
       for (const value of valuesOf(args[name])) {

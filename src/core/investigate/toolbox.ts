@@ -118,7 +118,7 @@ export class Toolbox {
       if (!this.#policy.allow.includes(name)) return refuse(`${name} is not on the tool allowlist`);
       return refuse(this.#unusable.get(name) ?? `${name} is not available`);
     }
-    const scope = checkScope(this.#policy.scope, incident, args);
+    const scope = checkScope(this.#policy.scope, incident, args, argNames(held.info.inputSchema));
     if (!scope.ok) return refuse(scope.reason);
 
     const started = performance.now();
@@ -158,6 +158,12 @@ export class Toolbox {
       signal.removeEventListener('abort', onRunAbort);
     }
   }
+}
+
+/** Top-level argument names a tool's JSON Schema declares. */
+function argNames(schema: Record<string, unknown> | undefined): string[] {
+  const props = schema?.['properties'];
+  return props && typeof props === 'object' && !Array.isArray(props) ? Object.keys(props) : [];
 }
 
 export function reasonText(err: unknown): string {

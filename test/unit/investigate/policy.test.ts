@@ -27,6 +27,15 @@ describe('scope rules', () => {
     expect(checkScope([rule], incident(), { namespace: 'payments-staging' }).ok).toBe(false);
     expect(checkScope([rule], incident({ cluster: 'dev-1' }), { namespace: 'payments-staging' }).ok).toBe(true);
   });
+  it('a required rule refuses a call that leaves the scoped argument out, when the tool accepts it', () => {
+    const rule = { when: {}, args: ['namespace'], allow: ['${namespace}'], deny: [], required: true };
+    expect(checkScope([rule], incident(), {}, ['namespace', 'limit'])).toEqual({ ok: false, reason: "scope rule 1: give namespace (left out, the call would read beyond the incident's scope)" });
+    expect(checkScope([rule], incident(), { namespace: '' }, ['namespace']).ok).toBe(false);
+    expect(checkScope([rule], incident(), { namespace: 'payments' }, ['namespace'])).toEqual({ ok: true });
+    // A tool without such an argument (kb_search) is not affected; nor is a rule not marked required.
+    expect(checkScope([rule], incident(), { query: 'x' }, ['query'])).toEqual({ ok: true });
+    expect(checkScope([{ ...rule, required: false }], incident(), {}, ['namespace'])).toEqual({ ok: true });
+  });
   it('an allow pattern naming a label the incident lacks refuses (unknown is not "anything")', () => {
     const rule = { when: {}, args: ['cluster'], allow: ['${region}'], deny: [] };
     expect(checkScope([rule], incident(), { cluster: 'x' })).toMatchObject({ ok: false, reason: expect.stringMatching(/unknown for this incident/) });
@@ -103,5 +112,33 @@ describe('tool output on its way to the model', () => {
       expect(text).toContain('pod ok');
       expect(text).toContain('[redacted]');
     }
+  });
+});
+
+describe('a required scope rule through the toolbox', () => {
+  it('reads the tool’s declared arguments: a namespace-less list is refused and never called', async () => {
+    const { Toolbox } = await import('../../../src/core/investigate/toolbox.js');
+    const { StepRecorder } = await import('../../../src/core/investigate/step.js');
+    const calls: unknown[] = [];
+    const provider = {
+      server: 'k8s',
+      access: 'read' as const,
+      listTools: async () => [{ name: 'events_list', description: 'events', inputSchema: { type: 'object', properties: { namespace: { type: 'string' } } }, readOnlyHint: true }],
+      callTool: async (_n: string, args: unknown) => {
+        calls.push(args);
+        return { text: '[]', isError: false };
+      },
+      close: async () => undefined,
+    };
+    const scope = [{ when: {}, args: ['namespace'], allow: ['${namespace}'], deny: [], required: true }];
+    const box = await Toolbox.open([provider], { allow: ['k8s__events_list'], scope, callTimeoutMs: 5000, resultCapBytes: 16384 });
+    const rec = new StepRecorder({ run: 'r2', clock: { now: () => new Date('2026-12-01T00:00:00Z') }, sink: () => undefined, capBytes: 4096 });
+    const refused = await box.call('k8s__events_list', {}, incident(), new AbortController().signal, rec);
+    expect(refused.outcome).toBe('refused');
+    expect(refused.content).toMatch(/give namespace/);
+    expect(calls).toEqual([]);
+    const ok = await box.call('k8s__events_list', { namespace: 'payments' }, incident(), new AbortController().signal, rec);
+    expect(ok.outcome).toBe('ok');
+    expect(calls).toEqual([{ namespace: 'payments' }]);
   });
 });
