@@ -15,6 +15,7 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { bearerAuth } from 'hono/bearer-auth';
 import { bodyLimit } from 'hono/body-limit';
+import { HTTPException } from 'hono/http-exception';
 import { RepriseError } from '../core/errors.js';
 import type { Logger } from '../ports/logger.js';
 import { toHttpError } from './errors.js';
@@ -109,7 +110,8 @@ export function createMcpHttpServer(opts: McpHttpOptions): McpHttpServer {
   // Stateless: no standalone SSE stream (GET) and no session to end (DELETE).
   app.all(MCP_PATH, auth, (c) => errorResponse(c, new RepriseError('method_not_allowed', `method ${c.req.method} not allowed on ${MCP_PATH}; use POST (stateless Streamable HTTP)`), log));
   app.notFound((c) => errorResponse(c, new RepriseError('not_found', `no route for ${c.req.method} ${c.req.path.slice(0, 200)}; the MCP endpoint is POST ${MCP_PATH}`), log));
-  app.onError((err, c) => errorResponse(c, err, log));
+  // bearerAuth rejects by throwing an HTTPException carrying our own 401 response.
+  app.onError((err, c) => (err instanceof HTTPException && err.res ? err.res : errorResponse(c, err, log)));
 
   const server = createAdaptorServer({ fetch: app.fetch }) as http.Server;
   server.requestTimeout = opts.requestTimeoutMs ?? 30_000;
