@@ -311,7 +311,10 @@ describe('reprise mcp', () => {
     await again.close();
 
     expect(mcp.child.exitCode).toBeNull();
+    const beforeStop = storeDigest();
     expect(await stopChild(mcp.child)).toBe(0);
+    // Stopping writes nothing either (no final snapshot: that is the writer's job).
+    expect(storeDigest()).toBe(beforeStop);
     expect(await ledgerSeq()).toBe(written + 1);
   });
 
