@@ -1,17 +1,13 @@
-import { existsSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { pino } from 'pino';
 import { createCatalogMcpServer } from '../adapters/mcp/catalog-mcp-server.js';
-import type { Config } from '../config/schema.js';
 import { createMcpHttpServer, isLoopbackHost, MCP_PATH } from '../http/mcp-endpoint.js';
 import { parseCli } from './args.js';
-import { BUNDLED_CATALOG, loadSnapshot } from './catalog-context.js';
 import { loadCliConfig } from './cli-config.js';
-import type { CliCommand, CliIO } from './io.js';
+import type { CliCommand } from './io.js';
+import { mcpCatalogFolder, openMcpCatalog } from './mcp-catalog.js';
 import { openReadOnlyLedger } from './read-only-ledger.js';
 import { recallOptions } from './recall-options.js';
-import { cloneDir } from './served-catalog.js';
 
 const USAGE = `reprise mcp [--catalog DIR] [--config FILE] [--store URL] [--http [HOST:]PORT]
 
@@ -39,22 +35,6 @@ export function parseListen(value: string): { host: string; port: number } | und
   if (port > 65535) return undefined;
   const host = (m[1] ?? '127.0.0.1').replace(/^\[|\]$/g, '');
   return host === '' ? undefined : { host, port };
-}
-
-/**
- * The catalog folder: `--catalog`, else the bot's git clone when `catalog.git` is set (read,
- * never fetched: the running bot keeps it current), else `catalog.dir` (the bundled starter
- * catalog when the default `catalog` folder does not exist, as `serve` does).
- */
-function catalogFolder(flag: string | undefined, config: Config, io: CliIO): string | { error: string } {
-  if (flag !== undefined) return resolve(io.cwd, flag);
-  const git = config.catalog.git;
-  if (git) {
-    const dir = join(cloneDir(config), git.path);
-    return existsSync(dir) ? dir : { error: `catalog.git is set but its clone ${dir} does not exist yet: start \`reprise serve\` once (it clones), or pass --catalog DIR` };
-  }
-  const dir = config.catalog.dir;
-  return !existsSync(dir) && basename(dir) === 'catalog' ? BUNDLED_CATALOG : dir;
 }
 
 /** `reprise mcp`: the catalog as a read-only MCP server over stdio or Streamable HTTP. */
@@ -90,24 +70,18 @@ export const mcpCommand: CliCommand = async (argv, io) => {
   // stdout is the stdio protocol channel: every log line goes to standard error.
   const logger = pino({ level: io.env['REPRISE_LOG_LEVEL'] ?? config.log.level, base: { app: 'reprise' } }, pino.destination(2));
 
-  const folder = catalogFolder(values.catalog, config, io);
-  if (typeof folder !== 'string') {
-    io.stderr(`reprise mcp: ${folder.error}\n`);
+  const where = mcpCatalogFolder(values.catalog, config, io.cwd);
+  if (typeof where === 'string') {
+    io.stderr(`reprise mcp: ${where}\n`);
     return 2;
   }
-  if (!existsSync(folder)) {
-    io.stderr(`reprise mcp: catalog ${folder} does not exist; pass --catalog DIR or set catalog.dir in --config\n`);
-    return 2;
-  }
-  const { snapshot, skipped } = await loadSnapshot(folder);
-  for (const p of skipped) logger.warn({ file: p.file, line: p.line, rule: p.rule }, `catalog entry skipped: ${p.message}`);
-  logger.info({ catalog: folder, entries: snapshot.entries.length }, 'catalog indexed');
+  const catalog = await openMcpCatalog(where, config, logger);
 
   const ledger = openReadOnlyLedger(config, logger.child({ component: 'ledger' }), values.store);
   await ledger.refresh();
   logger.info({ store: ledger.source, seq: ledger.seq }, 'ledger opened read-only');
   const createServer = () =>
-    createCatalogMcpServer({ catalog: () => snapshot, ledger, recallOptions: recallOptions(config), fieldLimit: config.server.field_limit_chars, logger });
+    createCatalogMcpServer({ catalog: catalog.current, ledger, recallOptions: recallOptions(config), fieldLimit: config.server.field_limit_chars, logger });
 
   let stop: () => Promise<void>;
   let stopped: Promise<void>;
@@ -117,6 +91,7 @@ export const mcpCommand: CliCommand = async (argv, io) => {
     try {
       ({ port } = await http.listen(listen.port, listen.host));
     } catch (err) {
+      catalog.stop();
       await ledger.close();
       io.stderr(`reprise mcp: cannot listen on ${listen.host}:${listen.port}: ${(err as Error).message}; choose another port with --http\n`);
       return 1;
@@ -157,6 +132,7 @@ export const mcpCommand: CliCommand = async (argv, io) => {
   await stopped;
   process.off('SIGTERM', onSignal);
   process.off('SIGINT', onSignal);
+  catalog.stop();
   await ledger.close();
   logger.info('mcp server stopped');
   logger.flush();

@@ -8,7 +8,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStore } from '../../src/adapters/keyv/keyv-store.js';
 import type { LedgerEvent } from '../../src/core/ledger-events.js';
 import { Ledger } from '../../src/core/ledger/ledger.js';
+import { git, incidentEntry, makeGitRemote } from '../helpers/git-remote.js';
 import { CHECKOUT_ENTRY, crashLoopPayload, request, requestOversize } from './helpers/alerts.js';
 import { recallJson } from './helpers/recall-cli.js';
 import { assertBuilt, childEnv, cleanup, MAIN_JS, makeTmpDir, REPO_ROOT, runCli, waitFor } from './helpers/spawn-bot.js';
@@ -360,5 +361,27 @@ describe('reprise mcp', () => {
     expect(structured(t)).toMatchObject({ recalls: 0, resolved: 0, up: 0, down: 0, confirmations: 0, lastResolved: null, withheld: true, rate: 0.5, ledgerSeq: 0 });
     await client.close();
     expect(existsSync(join(empty, 'reprise.sqlite'))).toBe(false);
+  });
+  it('follows the bot\'s git clone: an entry merged and fetched is served without a restart', { timeout: 60_000 }, async () => {
+    const remote = makeGitRemote({ 'incidents/first.md': incidentEntry({ title: 'first entry', resource: 'shop/web', alert: 'KubePodCrashLooping' }) });
+    try {
+      const config = join(dataDir, 'git.yaml');
+      // The work clone stands for the bot's clone: a push from it moves its HEAD as a fetch would.
+      writeFileSync(config, `catalog:\n  git:\n    url: ${remote.bare}\n    clone_dir: ${remote.work}\n    poll_interval: 1s\nstore:\n  data_dir: ${dataDir}\n`);
+      const mcp = await spawnHttp(['--config', config]);
+      const client = new Client({ name: 'git', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(mcp.url)));
+      expect(structured(await client.callTool({ name: 'kb_get', arguments: { id: 'incidents/first.md' } }))['title']).toBe('first entry');
+      const missing = await client.callTool({ name: 'kb_get', arguments: { id: 'incidents/second.md' } });
+      expect(missing.isError).toBe(true);
+      remote.push({ 'incidents/second.md': incidentEntry({ title: 'second entry', resource: 'shop/api', alert: 'KubePodCrashLooping' }) });
+      await waitFor(() => (mcp.stderr().includes('catalog clone moved') ? true : undefined), 're-index after the clone moved', 20_000);
+      expect(structured(await client.callTool({ name: 'kb_get', arguments: { id: 'incidents/second.md' } }))['title']).toBe('second entry');
+      await client.close();
+      expect(await stopChild(mcp.child)).toBe(0);
+      expect(git(remote.work, 'status', '--porcelain')).toBe('');
+    } finally {
+      remote.cleanup();
+    }
   });
 });
