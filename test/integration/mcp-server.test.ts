@@ -257,6 +257,17 @@ describe('reprise mcp', () => {
     expect(r.stderr).toMatch(/not valid JSON/);
   });
 
+  it('a stdio message over the body limit ends the session cleanly, with the reason logged', { timeout: 30_000 }, async () => {
+    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+    const huge = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'kb_search', arguments: { query: 'x'.repeat(2 * 1024 * 1024) } } };
+    const r = await runCli(['mcp', '--catalog', CATALOG], { env: { REPRISE_DATA_DIR: dataDir }, input: `${JSON.stringify(init)}\n${JSON.stringify(huge)}\n` });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('"serverInfo"');
+    expect(r.stdout).not.toContain('"id":2');
+    expect(r.stderr).toMatch(/exceeded maximum size of \d+ bytes/);
+    expect(r.stderr).toContain('mcp server stopped');
+  });
+
   it('serves Streamable HTTP behind a bearer token, follows the writer, refuses bad tokens and oversized bodies', { timeout: 60_000 }, async () => {
     const before = storeDigest();
     const mcp = await spawnHttp(['--catalog', CATALOG, '--store', storeUrl], { REPRISE_MCP_TOKEN: TOKEN });
