@@ -27,9 +27,12 @@ Commands:
   eval investigate [--scenarios DIR] [--runs N] [--k K] [--json]   replay recorded investigation scenarios
   config defaults | config check [--config FILE]
   doctor [--config FILE] [--json]         check config, catalog, store, Slack, Matrix, model, MCP, GitHub; exit 1 on any ✗
+  mcp [--catalog DIR] [--config FILE] [--http [HOST:]PORT]
+                                          serve the catalog to other agents as a read-only MCP server (stdio, or HTTP)
 
 Environment: REPRISE_CONFIG, REPRISE_DATA_DIR (default ./data), REPRISE_TRANSCRIPT, PORT,
-  REPRISE_MODEL_BASE_URL, REPRISE_MODEL, OPENAI_API_KEY (a model without a config file).
+  REPRISE_MODEL_BASE_URL, REPRISE_MODEL, OPENAI_API_KEY (a model without a config file),
+  REPRISE_MCP_TOKEN (bearer token of \`reprise mcp --http\`).
 Every command answers --help.
 `;
 
@@ -47,6 +50,7 @@ const COMMANDS: Record<string, () => Promise<CliCommand>> = {
   investigate: async () => (await import('./cli/investigate.js')).investigateCommand,
   curate: async () => (await import('./cli/curate.js')).curateCommand,
   doctor: async () => (await import('./cli/doctor.js')).doctor,
+  mcp: async () => (await import('./cli/mcp.js')).mcpCommand,
 };
 
 const CATALOG_USAGE = `usage: reprise catalog lint DIR [--json] [--format github]

@@ -5,6 +5,7 @@ import { isRepriseError } from '../core/errors.js';
 import { createLedgerState, trackRecord } from '../core/ledger/ledger-state.js';
 import { Ledger } from '../core/ledger/ledger.js';
 import { recall, type TrackLookup } from '../core/recall/recall.js';
+import { recallReport } from '../core/recall/recall-report.js';
 import { createStore } from '../adapters/keyv/keyv-store.js';
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
@@ -61,10 +62,7 @@ export const recallCommand: CliCommand = async (argv, io) => {
   try {
     const opts = recallOptions(config);
     const now = new Date();
-    const out = incidents.map((i) => {
-      const r = recall(i, snapshot, track, opts, now);
-      return { triggerKey: i.triggerKey, fingerprint: i.fingerprint, status: i.status, answer: r.answer, nearMiss: r.nearMiss, ranked: r.ranked.slice(0, 5), trace: r.trace };
-    });
+    const out = incidents.map((i) => recallReport(i, recall(i, snapshot, track, opts, now)));
     if (values.json) {
       io.stdout(`${JSON.stringify({ incidents: out }, null, 2)}\n`);
     } else {

@@ -158,8 +158,8 @@ export class KeyvStore implements KeyValueStore {
   }
 }
 
-function sqliteStore(path: string): KeyValueStore {
-  const adapter = new SqliteKeyvStore({ path });
+function sqliteStore(path: string, readOnly = false): KeyValueStore {
+  const adapter = new SqliteKeyvStore({ path, readOnly });
   return new KeyvStore(new Keyv(adapter, { namespace: STORE_NAMESPACE }), {
     // Keyv prefixes `namespace:` itself on this adapter; the atomic append must write the same keys.
     prefix: (k) => `${STORE_NAMESPACE}:${k}`,
@@ -222,18 +222,24 @@ export function embeddedStoreFile(url: string | undefined, dataDir: string): str
 export interface CreateStoreOptions {
   /** Redis only: how long a command waits for a connection before failing (ms). Default 5000. */
   connectTimeoutMs?: number;
+  /**
+   * Embedded sqlite only: open the existing file read-only (nothing created, any write fails).
+   * Redis has no such mode; a reader there simply never writes.
+   */
+  readOnly?: boolean;
 }
 
 export function createStore(url: string | undefined, dataDir: string, opts: CreateStoreOptions = {}): KeyValueStore {
   const u = url?.trim() ?? '';
-  if (u === '') return sqliteStore(join(dataDir, DEFAULT_STORE_FILE));
+  const ro = opts.readOnly === true;
+  if (u === '') return sqliteStore(join(dataDir, DEFAULT_STORE_FILE), ro);
   const scheme = /^([a-z][a-z0-9+.-]*:)/i.exec(u)?.[1]?.toLowerCase();
   switch (scheme) {
     case 'sqlite:': {
-      return sqliteStore(sqlitePath(u.slice('sqlite:'.length).replace(/^\/\//, ''), dataDir));
+      return sqliteStore(sqlitePath(u.slice('sqlite:'.length).replace(/^\/\//, ''), dataDir), ro);
     }
     case 'file:': {
-      return sqliteStore(u.startsWith('file://') ? fileURLToPath(u) : sqlitePath(u.slice('file:'.length), dataDir));
+      return sqliteStore(u.startsWith('file://') ? fileURLToPath(u) : sqlitePath(u.slice('file:'.length), dataDir), ro);
     }
     case 'redis:':
     case 'rediss:':

@@ -18,6 +18,12 @@ export interface SqliteKeyvStoreOptions {
   table?: string;
   /** Milliseconds to wait on a lock held by another connection. Default 5000. */
   busyTimeoutMs?: number;
+  /**
+   * Open an existing file for reading only (`reprise mcp` beside a running bot, the single
+   * writer): nothing is created, no pragma or schema is written, expired rows are skipped
+   * instead of deleted, and any write fails with SQLITE_READONLY.
+   */
+  readOnly?: boolean;
 }
 
 type Row = { key: string; value: string; expires: number | null };
@@ -28,6 +34,7 @@ export class SqliteKeyvStore extends EventEmitter implements KeyvStoreAdapter {
   readonly opts: { dialect: 'sqlite'; url: string; table: string };
   namespace?: string | undefined;
   readonly #db: DatabaseSync;
+  readonly #readOnly: boolean;
   readonly #stmt: {
     get: StatementSync;
     set: StatementSync;
@@ -42,15 +49,18 @@ export class SqliteKeyvStore extends EventEmitter implements KeyvStoreAdapter {
     super();
     const table = options.table ?? 'keyv';
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(table)) throw new Error(`invalid sqlite table name: ${table}`);
-    if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
+    this.#readOnly = options.readOnly === true;
+    if (options.path !== ':memory:' && !this.#readOnly) mkdirSync(dirname(options.path), { recursive: true });
     this.opts = { dialect: 'sqlite', url: `sqlite://${options.path}`, table };
-    this.#db = new DatabaseSync(options.path);
+    this.#db = new DatabaseSync(options.path, { readOnly: this.#readOnly });
     this.#db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
-    this.#db.exec('PRAGMA journal_mode = WAL');
-    this.#db.exec('PRAGMA synchronous = FULL');
-    this.#db.exec(
-      `CREATE TABLE IF NOT EXISTS ${table} (key TEXT PRIMARY KEY, value TEXT NOT NULL, expires INTEGER)`,
-    );
+    if (!this.#readOnly) {
+      this.#db.exec('PRAGMA journal_mode = WAL');
+      this.#db.exec('PRAGMA synchronous = FULL');
+      this.#db.exec(
+        `CREATE TABLE IF NOT EXISTS ${table} (key TEXT PRIMARY KEY, value TEXT NOT NULL, expires INTEGER)`,
+      );
+    }
     // Prefix matching by range keeps it exact (LIKE would treat `_` and `%` in namespaces as wildcards).
     this.#stmt = {
       get: this.#db.prepare(`SELECT key, value, expires FROM ${table} WHERE key = ?`),
@@ -80,7 +90,7 @@ export class SqliteKeyvStore extends EventEmitter implements KeyvStoreAdapter {
     const row = this.#stmt.get.get(key) as Row | undefined;
     if (!row) return undefined;
     if (row.expires !== null && row.expires <= now) {
-      this.#stmt.del.run(key);
+      if (!this.#readOnly) this.#stmt.del.run(key);
       return undefined;
     }
     return row;

@@ -6,8 +6,8 @@
 import type { FindingStore, RecurrenceSource } from '../../ports/investigation-memory.js';
 import type { ToolCallResult, ToolInfo, ToolProvider } from '../../ports/tools.js';
 import type { CatalogSnapshot } from '../recall/catalog-snapshot.js';
-import { tokenize } from '../tokenize.js';
-import type { Entry, Incident } from '../types.js';
+import { kbGet, kbSearch } from '../catalog/kb-read.js';
+import type { Incident } from '../types.js';
 
 export const BUILTIN_TOOL_NAMES = ['kb_search', 'kb_get', 'prior_findings', 'recurrence'] as const;
 
@@ -48,19 +48,6 @@ const TOOLS: ToolInfo[] = [
 const ok = (v: unknown): ToolCallResult => ({ text: JSON.stringify(v, null, 1), isError: false });
 const fail = (msg: string): ToolCallResult => ({ text: msg, isError: true });
 
-function entryView(e: Entry): Record<string, unknown> {
-  return {
-    id: e.id,
-    type: e.type,
-    title: e.title,
-    description: e.description,
-    ...(e.resource ? { resource: e.resource.raw } : {}),
-    status: e.status,
-    ...(e.lastValidated ? { lastValidated: e.lastValidated } : {}),
-    body: e.body,
-  };
-}
-
 /** Built-in tools bound to one incident. */
 export function builtinTools(deps: BuiltinToolDeps): ToolProvider {
   return {
@@ -75,13 +62,12 @@ export function builtinTools(deps: BuiltinToolDeps): ToolProvider {
           const query = typeof args['query'] === 'string' ? args['query'] : '';
           if (!query.trim()) return fail('kb_search needs a non-empty "query"');
           const k = typeof args['k'] === 'number' ? Math.min(10, Math.max(1, Math.floor(args['k']))) : 5;
-          const hits = deps.catalog.index.search(tokenize(query), k);
-          return ok(hits.map((h) => ({ id: h.entry.id, type: h.entry.type, title: h.entry.title, description: h.entry.description, score: Math.round(h.score * 100) / 100, status: h.entry.status })));
+          return ok(kbSearch(deps.catalog, query, k));
         }
         case 'kb_get': {
           const id = typeof args['id'] === 'string' ? args['id'] : '';
-          const e = deps.catalog.byId.get(id);
-          return e ? ok(entryView(e)) : fail(`no catalog entry with id "${id}"`);
+          const r = kbGet(deps.catalog, id);
+          return 'entry' in r ? ok(r.entry) : fail(r.error);
         }
         case 'prior_findings': {
           const same = await deps.findings.forTrigger(deps.incident.triggerKey, 3);

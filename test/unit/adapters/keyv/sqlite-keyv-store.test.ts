@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -97,5 +97,26 @@ describe('SqliteKeyvStore through Keyv', () => {
 
   it('refuses an unsafe table name', () => {
     expect(() => new SqliteKeyvStore({ path: ':memory:', table: 'x; DROP TABLE y' })).toThrow(/table name/);
+  });
+  it('read-only: creates nothing, sees the writer\'s rows, refuses writes and leaves expired rows in place', async () => {
+    const file = join(dir, 'sub', 'ro.sqlite');
+    expect(() => new SqliteKeyvStore({ path: file, readOnly: true })).toThrow(/unable to open/);
+    expect(existsSync(join(dir, 'sub'))).toBe(false);
+    const w = keyv('ns', 'ro.sqlite');
+    await w.set('a', 1);
+    await w.set('gone', 'x', 1);
+    await new Promise((r) => setTimeout(r, 5));
+    const r = new Keyv(new SqliteKeyvStore({ path: join(dir, 'ro.sqlite'), readOnly: true }), { namespace: 'ns', throwOnErrors: true });
+    opened.push(r);
+    expect(await r.get('a')).toBe(1);
+    await w.set('b', 2);
+    expect(await r.get('b')).toBe(2);
+    expect(await r.get('gone')).toBeUndefined();
+    await expect(r.set('c', 3)).rejects.toThrow(/readonly/);
+    await expect(r.delete('a')).rejects.toThrow(/readonly/);
+    const db = new DatabaseSync(join(dir, 'ro.sqlite'));
+    // The expired row is still there: skipping it is the reader's business, deleting it the writer's.
+    expect(db.prepare("SELECT count(*) AS n FROM keyv WHERE key = 'ns:gone'").get()).toEqual({ n: 1 });
+    db.close();
   });
 });

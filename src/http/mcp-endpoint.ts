@@ -1,0 +1,147 @@
+/**
+ * `reprise mcp --http`: the catalog's MCP server over Streamable HTTP at `/mcp` (hono, like the
+ * webhook ingress). Stateless: each POST gets a fresh server and transport, so no session state
+ * grows with clients and a broken request cannot poison the next one. A bearer token (compared
+ * in constant time by hono's bearerAuth) guards every request when set; on a loopback bind
+ * without one, Host and Origin must be loopback too (no DNS rebinding from a browser page).
+ * Bodies over the limit get 413 before anything is parsed.
+ */
+import { randomUUID } from 'node:crypto';
+import type http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createAdaptorServer } from '@hono/node-server';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
+import { bearerAuth } from 'hono/bearer-auth';
+import { bodyLimit } from 'hono/body-limit';
+import { HTTPException } from 'hono/http-exception';
+import { RepriseError } from '../core/errors.js';
+import type { Logger } from '../ports/logger.js';
+import { toHttpError } from './errors.js';
+
+export const MCP_PATH = '/mcp';
+
+/** True for an address or name that only this machine can reach. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h) || h === '::ffff:127.0.0.1';
+}
+
+/** The host part of a `Host` header or an origin URL (`[::1]:3000` → `::1`). */
+function hostnameOf(value: string): string | undefined {
+  try {
+    return new URL(value.includes('://') ? value : `http://${value}`).hostname;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface McpHttpOptions {
+  /** A fresh server per request (its tools share the caller's catalog and ledger). */
+  createServer: () => McpServer;
+  /** Required bearer token; absent only on a loopback bind. */
+  token?: string;
+  /** Largest request body, bytes (`server.body_limit_bytes`). */
+  bodyLimitBytes: number;
+  /** The bind is loopback: without a token, requests must name a loopback Host and Origin. */
+  loopback: boolean;
+  logger: Logger;
+  requestTimeoutMs?: number;
+}
+
+export interface McpHttpServer {
+  server: http.Server;
+  app: Hono;
+  listen(port: number, host: string): Promise<{ port: number }>;
+  close(): Promise<void>;
+}
+
+function errorResponse(c: Context, err: unknown, log: Logger): Response {
+  const e = toHttpError(err, randomUUID());
+  if (e.serverFault) log.error({ err, status: e.status }, `mcp request failed: ${err instanceof Error ? err.message : String(err)}`);
+  else log.warn({ status: e.status, code: e.body.error.code }, `mcp request rejected: ${e.body.error.message}`);
+  const headers: Record<string, string> = { 'Cache-Control': 'no-store' };
+  if (e.status === 401) headers['WWW-Authenticate'] = 'Bearer realm="reprise-mcp"';
+  if (e.status === 405) headers['Allow'] = 'POST';
+  if (e.status === 413) headers['Connection'] = 'close';
+  return c.json(e.body, e.status as 400, headers);
+}
+
+export function createMcpHttpServer(opts: McpHttpOptions): McpHttpServer {
+  const log = opts.logger.child({ component: 'mcp-http' });
+  const app = new Hono();
+  const reject = (code: 'unauthorized' | 'forbidden', message: string) => (c: Context) => errorResponse(c, new RepriseError(code, message), log);
+
+  const auth: MiddlewareHandler = opts.token
+    ? bearerAuth({
+        token: opts.token,
+        realm: 'reprise-mcp',
+        noAuthenticationHeader: { message: reject('unauthorized', 'missing bearer token (Authorization: Bearer <REPRISE_MCP_TOKEN>)') },
+        invalidAuthenticationHeader: { message: reject('unauthorized', 'authorization header is not a bearer token') },
+        invalidToken: { message: reject('unauthorized', 'invalid bearer token') },
+      })
+    : async (c, next) => {
+        // Without a token only this machine may call; a browser page reaching 127.0.0.1 through
+        // a rebinding DNS name still sends its own Host and Origin, refused here.
+        const host = hostnameOf(c.req.header('host') ?? '');
+        const origin = c.req.header('origin');
+        if (opts.loopback && (host === undefined || !isLoopbackHost(host))) return reject('forbidden', 'Host must be a loopback address (localhost, 127.0.0.1, [::1])')(c);
+        if (origin !== undefined && origin !== 'null' && !isLoopbackHost(hostnameOf(origin) ?? '')) return reject('forbidden', `cross-origin requests are refused (Origin ${origin.slice(0, 100)})`)(c);
+        return next();
+      };
+  const limit = bodyLimit({
+    maxSize: opts.bodyLimitBytes,
+    onError: (c) => errorResponse(c, new RepriseError('payload_too_large', `request body exceeds the limit of ${opts.bodyLimitBytes} bytes`), log),
+  });
+
+  app.post(MCP_PATH, auth, limit, async (c) => {
+    const server = opts.createServer();
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: opts.bodyLimitBytes });
+    try {
+      await server.connect(transport);
+      return await transport.handleRequest(c.req.raw);
+    } finally {
+      // JSON responses are complete once handleRequest resolves: nothing is left to stream.
+      await transport.close().catch(() => undefined);
+      await server.close().catch(() => undefined);
+    }
+  });
+  // Stateless: no standalone SSE stream (GET) and no session to end (DELETE).
+  app.all(MCP_PATH, auth, (c) => errorResponse(c, new RepriseError('method_not_allowed', `method ${c.req.method} not allowed on ${MCP_PATH}; use POST (stateless Streamable HTTP)`), log));
+  app.notFound((c) => errorResponse(c, new RepriseError('not_found', `no route for ${c.req.method} ${c.req.path.slice(0, 200)}; the MCP endpoint is POST ${MCP_PATH}`), log));
+  // bearerAuth rejects by throwing an HTTPException carrying our own 401 response.
+  app.onError((err, c) => (err instanceof HTTPException && err.res ? err.res : errorResponse(c, err, log)));
+
+  const server = createAdaptorServer({ fetch: app.fetch }) as http.Server;
+  server.requestTimeout = opts.requestTimeoutMs ?? 30_000;
+  server.headersTimeout = Math.min(server.requestTimeout, 20_000);
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    log.warn({ code: err.code }, 'rejected malformed HTTP request');
+    if (!socket.writable || err.code === 'ECONNRESET') {
+      socket.destroy();
+      return;
+    }
+    socket.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+  });
+
+  return {
+    server,
+    app,
+    listen: (port, host) =>
+      new Promise((resolve, reject) => {
+        const onError = (err: Error): void => reject(err);
+        server.once('error', onError);
+        server.listen(port, host, () => {
+          server.off('error', onError);
+          resolve({ port: (server.address() as AddressInfo).port });
+        });
+      }),
+    close: () =>
+      new Promise((resolve) => {
+        if (!server.listening) return resolve();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
