@@ -214,7 +214,7 @@ describe('the command line', () => {
     ['--help'], ['serve', '--help'], ['recall', '--help'], ['search', '--help'], ['catalog', '--help'], ['catalog', 'lint', '--help'],
     ['feedback', '--help'], ['demo', '--help'], ['eval', '--help'], ['eval', 'recall', '--help'], ['config', '--help'],
     ['config', 'check', '--help'], ['config', 'show', '--help'], ['ledger', '--help'], ['ledger', 'events', '--help'], ['ledger', 'verify', '--help'],
-    ['investigate', '--help'], ['eval', 'investigate', '--help'], ['doctor', '--help'],
+    ['investigate', '--help'], ['eval', 'investigate', '--help'], ['doctor', '--help'], ['mcp', '--help'], ['config', 'reference', '--help'], ['curate', '--help'], ['note', '--help'],
   ];
 
   it('answers --help on every command and subcommand with its usage and exit 0', { timeout: 120_000 }, async () => {
