@@ -225,11 +225,12 @@ describe.runIf(HAS_REDIS)('ledger export → import → verify (Redis)', () => {
       expect(r.stderr).toMatch(/a reprise serve replica leads redis:\/\/127\.0\.0\.1:\d+ \(its leader lease is held\).*Nothing was imported/);
       await lease.release(token!);
     });
-    expect(redis.cli('EXISTS', 'reprise:seq').trim()).toBe('0');
+    expect(redis.cli('EXISTS', 'reprise::seq').trim(), 'nothing was written').toBe('0');
 
     const imp = await runCli(['ledger', 'import', src.afterStop, '--config', config]);
     expect(imp.code, imp.stderr).toBe(0);
     expect(imp.stdout).toMatch(/verified: stored aggregates at seq \d+ match a replay/);
+    expect(redis.cli('EXISTS', 'reprise::seq').trim(), 'the head is where the bot reads it').toBe('1');
     const before = await withStore(sqlite(src.dir), src.dir, reads);
     const after = await withStore(redis.url, dir, reads);
     expect(after.seq).toBe(before.seq);
