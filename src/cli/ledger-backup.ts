@@ -154,6 +154,13 @@ export async function importCommand(argv: string[], io: CliIO, usage: string): P
     io.stdout(`aggregates: ${describeAggregates(result.aggregates)}\n`);
     return 0;
   } catch (err) {
+    if (lead && !lead.held()) {
+      io.stderr(
+        `reprise ledger import: ${file}: the Redis leader lease was lost during the import (${(err as Error).message}): another replica may lead now, ` +
+          'so what was written is left as it is. Stop every replica, empty the store, and import again.\n',
+      );
+      return 1;
+    }
     if (!isRepriseError(err) && !isFsError(err)) throw err;
     // Refused before writing (a store that is not empty or is newer), or emptied again after.
     const untouched = isRepriseError(err) && (err.code === 'bad_request' || err.code === 'unavailable');

@@ -39,8 +39,10 @@ export interface ExportOptions {
   /** Where the events come from, for the header (no credentials). */
   source: string;
   now?: () => Date;
-  /** Called every {@link PROGRESS_EVERY} events with (done, total). */
+  /** Called every `progressEvery` events with (done, total). */
   onProgress?: (done: number, total: number) => void;
+  /** Default {@link PROGRESS_EVERY}. */
+  progressEvery?: number;
 }
 
 /**
@@ -71,7 +73,7 @@ export async function* exportLedger(store: KeyValueStore, opts: ExportOptions): 
     applyEvent(state, r.event, r.seq);
     addEventToDigest(events, r.seq, r.event);
     yield `${JSON.stringify({ kind: 'event', seq: r.seq, event: r.event })}\n`;
-    if (r.seq % PROGRESS_EVERY === 0) opts.onProgress?.(r.seq, head);
+    if (r.seq % (opts.progressEvery ?? PROGRESS_EVERY) === 0) opts.onProgress?.(r.seq, head);
   }
   const trailer: ExportTrailer = {
     kind: 'trailer',
@@ -101,6 +103,8 @@ export interface ImportOptions {
   /** Events per store transaction. */
   batch?: number;
   onProgress?: (done: number, total: number) => void;
+  /** Default {@link PROGRESS_EVERY}. */
+  progressEvery?: number;
   /** False once another process may have taken the store (a lost lease): nothing is rolled back then. */
   stillOwner?: () => boolean;
   now?: () => Date;
@@ -177,7 +181,8 @@ async function writeEvents(ledger: Ledger, lines: AsyncIterable<string>, checked
     if (first !== events[0]!.seq) throw new RepriseError('unavailable', `the store numbered event ${events[0]!.seq} as #${first}: another process is writing to it; stop it and import again`);
     const before = done;
     done += events.length;
-    if (Math.floor(done / PROGRESS_EVERY) > Math.floor(before / PROGRESS_EVERY)) opts.onProgress?.(done, total);
+    const every = opts.progressEvery ?? PROGRESS_EVERY;
+    if (Math.floor(done / every) > Math.floor(before / every)) opts.onProgress?.(done, total);
   };
   for await (const l of lines) {
     const e = reader.line(l);

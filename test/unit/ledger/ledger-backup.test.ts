@@ -120,6 +120,19 @@ describe('ledger export → import', () => {
     expect(checked.trailer.count).toBe(head);
   });
 
+  it('reports progress on both sides', async () => {
+    const { store } = await sourceLedger(realisticEvents(10, 100));
+    const exported: string[] = [];
+    const lines: string[] = [];
+    for await (const l of exportLedger(store, { source: 'x', progressEvery: 50, onProgress: (d, t) => exported.push(`${d}/${t}`) })) lines.push(l.slice(0, -1));
+    const total = lines.length - 2;
+    expect(exported).toEqual(Array.from({ length: Math.floor(total / 50) }, (_, i) => `${(i + 1) * 50}/${total}`));
+    const imported: string[] = [];
+    await importLedger(createStore('memory://', '/tmp'), source(lines), { batch: 20, progressEvery: 50, onProgress: (d, t) => imported.push(`${d}/${t}`) });
+    // Reported after the batch (of 20) that passes each multiple of 50.
+    expect(imported).toEqual(Array.from({ length: Math.floor(total / 50) }, (_, i) => `${Math.min(total, Math.ceil(((i + 1) * 50) / 20) * 20)}/${total}`));
+  });
+
   it('round-trips an empty ledger', async () => {
     const lines = await exportLines(createStore('memory://', '/tmp'));
     expect(lines).toHaveLength(2);
