@@ -18,6 +18,8 @@ Commands:
   ledger events [--trigger KEY] [--since TIME] [--json]
                                           every recorded event, one per line
   ledger verify                           replay the log and check the stored aggregates
+  ledger export [--out FILE]              a backup of the ledger as JSON lines (safe while the bot runs)
+  ledger import FILE                      restore an export into an empty store, checked line by line, then verified
   curate [--apply] [--json]               grooming sweeps over the knowledge PRs (dry run unless --apply)
   curate log [--json] [--verify]          the sweeps' audit log
   demo                                    play the learning loop on the bundled catalog, narrated

@@ -1,30 +1,43 @@
-import { existsSync } from 'node:fs';
-import { createStore, embeddedStoreFile } from '../adapters/keyv/keyv-store.js';
-import type { Config } from '../config/schema.js';
 import { tryParseDuration } from '../core/duration.js';
 import type { LedgerEvent } from '../core/ledger-events.js';
-import { readLedgerRecords, SNAPSHOT_KEY, snapshotState } from '../core/ledger/ledger.js';
-import { applyEvent, createLedgerState, restoreLedgerState } from '../core/ledger/ledger-state.js';
-import type { KeyValueStore } from '../ports/store.js';
+import { readLedgerRecords } from '../core/ledger/ledger.js';
+import { verifyLedger } from '../core/ledger/ledger-verify.js';
 import { parseCli, wantsHelp } from './args.js';
 import { loadCliConfig } from './cli-config.js';
 import type { CliCommand, CliIO } from './io.js';
+import { exportCommand, importCommand } from './ledger-backup.js';
+import { describeSchema, describeVerification, openForReading } from './ledger-open.js';
 import { describeStore } from './store-context.js';
 
-const USAGE = `reprise ledger events [--trigger KEY] [--since TIME] [--json] [--config FILE]
+export const LEDGER_USAGE = `reprise ledger events [--trigger KEY] [--since TIME] [--json] [--config FILE]
        reprise ledger verify [--config FILE]
+       reprise ledger export [--out FILE] [--config FILE]
+       reprise ledger import FILE [--config FILE]
 
 events   every recorded event in order, one per line (with --json, one JSON object per line:
          seq, type and the event's fields). --trigger keeps one trigger's events (its resolves
          and deliveries included); --since keeps events at or after TIME (RFC 3339, or a
          duration such as 2h meaning "the last 2 hours"). Safe while the bot runs: it only reads.
 verify   replays the whole log and checks the stored snapshot's aggregates against the replay;
-         exit 1 on a mismatch or a record that cannot be read.`;
+         exit 1 on a mismatch or a record that cannot be read. Also says the store's schema version.
+export   a backup of the ledger as JSON lines (to FILE, written whole then renamed into place,
+         or to stdout): a header, every event up to the head read at the start with its seq,
+         and a trailer with the count and the aggregates of a replay. Safe while the bot runs:
+         it only reads. Progress goes to stderr. Exit 1 when a record cannot be read.
+import   loads an export into an EMPTY store (refused when the store holds a ledger, or while
+         a bot holds the store's writer lock or Redis leader lease). Every line is checked
+         (header, event shapes, contiguous seqs, trailer count, digests and aggregates) before
+         anything is written; the events then go through the ledger's writer, and the store
+         is verified like \`ledger verify\`. A bad file is refused with its line number and
+         the reason, and the store is left empty. See docs/backups-and-upgrades.md.`;
 
-/** `reprise ledger events|verify`: what did the bot record, and why. */
+const USAGE = LEDGER_USAGE;
+const SUBCOMMANDS = ['events', 'verify', 'export', 'import'];
+
+/** `reprise ledger events|verify|export|import`: what did the bot record, and why; backups. */
 export const ledgerCommand: CliCommand = async (argv, io) => {
   const [sub, ...rest] = argv;
-  if (sub === undefined || sub === 'help' || sub === '--help' || sub === '-h' || (sub !== 'events' && sub !== 'verify' && wantsHelp(rest))) {
+  if (sub === undefined || sub === 'help' || sub === '--help' || sub === '-h' || (!SUBCOMMANDS.includes(sub) && wantsHelp(rest))) {
     if (sub === undefined) {
       io.stderr(`usage: ${USAGE}\n`);
       return 2;
@@ -34,19 +47,11 @@ export const ledgerCommand: CliCommand = async (argv, io) => {
   }
   if (sub === 'events') return events(rest, io);
   if (sub === 'verify') return verify(rest, io);
+  if (sub === 'export') return exportCommand(rest, io, USAGE);
+  if (sub === 'import') return importCommand(rest, io, USAGE);
   io.stderr(`reprise ledger: unknown subcommand ${JSON.stringify(sub)}\nusage: ${USAGE}\n`);
   return 2;
 };
-
-/** Opens the configured store for reading; undefined (with a message) when there is no ledger yet. */
-function openForReading(config: Config, io: CliIO): KeyValueStore | undefined {
-  const file = embeddedStoreFile(config.store.url, config.store.data_dir);
-  if (file !== undefined && !existsSync(file)) {
-    io.stderr(`reprise ledger: no ledger at ${file} yet (nothing recorded); set REPRISE_DATA_DIR or --config to read another\n`);
-    return undefined;
-  }
-  return createStore(config.store.url, config.store.data_dir);
-}
 
 /** `--since`: an RFC 3339 time, or a duration back from now. */
 function parseSince(text: string, now: Date): number | undefined {
@@ -112,8 +117,9 @@ async function events(argv: string[], io: CliIO): Promise<number> {
   }
   const loaded = loadCliConfig(values.config, io);
   if ('exit' in loaded) return loaded.exit;
-  const store = openForReading(loaded.config, io);
-  if (!store) return 0;
+  const opened = await openForReading(loaded.config, io);
+  if ('exit' in opened) return opened.exit;
+  const { store } = opened;
   const byFingerprint = new Map<string, string>();
   let shown = 0;
   let corrupt = 0;
@@ -143,55 +149,21 @@ async function events(argv: string[], io: CliIO): Promise<number> {
   return 0;
 }
 
-/** First path where two JSON values differ, for the mismatch message. */
-function firstDifference(a: unknown, b: unknown, path = '$'): string | undefined {
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) {
-    return JSON.stringify(a) === JSON.stringify(b) ? undefined : `${path}: stored ${JSON.stringify(a)?.slice(0, 120)}, replay ${JSON.stringify(b)?.slice(0, 120)}`;
-  }
-  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-  for (const k of keys) {
-    const d = firstDifference((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], `${path}.${k}`);
-    if (d) return d;
-  }
-  return undefined;
-}
-
 async function verify(argv: string[], io: CliIO): Promise<number> {
   const parsed = parseCli(argv, { config: { type: 'string', short: 'c' } }, USAGE, io);
   if ('exit' in parsed) return parsed.exit;
   const loaded = loadCliConfig(parsed.values.config, io);
   if ('exit' in loaded) return loaded.exit;
-  const store = openForReading(loaded.config, io);
-  if (!store) return 0;
+  const opened = await openForReading(loaded.config, io);
+  if ('exit' in opened) return opened.exit;
+  const { store, schema } = opened;
   try {
-    const snap = await store.get<{ seq: number; json?: string; state?: unknown }>(SNAPSHOT_KEY).catch(() => undefined);
-    const stored = snap ? restoreLedgerState(snapshotState(snap)) : undefined;
-    const limits = stored?.limits;
-    const replay = createLedgerState(limits);
-    let checked = false;
-    let total = 0;
-    const corrupt: string[] = [];
-    let mismatch: string | undefined;
-    for await (const r of readLedgerRecords(store)) {
-      total = r.seq;
-      if ('event' in r) applyEvent(replay, r.event, r.seq);
-      else {
-        replay.skipped += 1;
-        corrupt.push(`#${r.seq}: ${r.corrupt}`);
-      }
-      if (stored && snap && r.seq === snap.seq) {
-        mismatch = firstDifference(JSON.parse(JSON.stringify(stored)), JSON.parse(JSON.stringify(replay)));
-        checked = true;
-      }
-    }
-    io.stdout(`replayed ${total} event(s) from ${describeStore(loaded.config)}\n`);
-    for (const c of corrupt) io.stdout(`unreadable record ${c}\n`);
-    if (!snap) io.stdout('no stored snapshot yet: nothing to compare (the bot writes one every store.snapshot_every events and on shutdown)\n');
-    else if (!stored) io.stdout(`the stored snapshot (seq ${snap.seq}) is of an older format: it is ignored at load, and rewritten at the next snapshot\n`);
-    else if (!checked) io.stdout(`the stored snapshot claims seq ${snap.seq}, past the log's end (${total}): it is ignored at load\n`);
-    else if (mismatch) io.stdout(`MISMATCH between the stored aggregates (seq ${snap.seq}) and a replay: ${mismatch}\n`);
-    else io.stdout(`stored aggregates at seq ${snap.seq} match a replay of the log\n`);
-    return mismatch || corrupt.length > 0 ? 1 : 0;
+    const v = await verifyLedger(store);
+    io.stdout(`replayed ${v.total} event(s) from ${describeStore(loaded.config)}\n`);
+    io.stdout(`${describeSchema(schema)}\n`);
+    for (const c of v.corrupt) io.stdout(`unreadable record ${c}\n`);
+    io.stdout(`${describeVerification(v)}\n`);
+    return v.snapshot === 'mismatch' || v.corrupt.length > 0 ? 1 : 0;
   } finally {
     await store.close();
   }

@@ -2,6 +2,7 @@ import { statSync } from 'node:fs';
 import { createStore, embeddedStoreFile } from '../adapters/keyv/keyv-store.js';
 import { storeLockPath, tryLockStore, type StoreLock } from '../adapters/keyv/store-lock.js';
 import type { Config } from '../config/schema.js';
+import { isRepriseError } from '../core/errors.js';
 import { Ledger } from '../core/ledger/ledger.js';
 import type { Logger } from '../ports/logger.js';
 import type { Fence, KeyValueStore } from '../ports/store.js';
@@ -70,12 +71,16 @@ export async function openLedger(config: Config, logger?: Logger, opts: { fence?
     const ledger = await Ledger.open(store, {
       snapshotEvery: config.store.snapshot_every,
       resolveWindowMs: config.ledger.resolve_window_ms,
+      // Every caller writes (under the store lock, or as a replica's leader): it keeps the schema current.
+      migrate: true,
       ...(logger ? { logger } : {}),
       ...(opts.fence ? { fence: opts.fence } : {}),
     });
     return { store, ledger };
   } catch (err) {
     await store.close().catch(() => undefined);
-    throw new Error(`cannot open the ledger store (${describeStore(config)}): ${(err as Error).message}; set store.data_dir (REPRISE_DATA_DIR) or store.url`, { cause: err });
+    // A schema refusal carries its own fix ("upgrade reprise"); another store is not it.
+    const hint = isRepriseError(err) && err.userMessage !== undefined ? '' : '; set store.data_dir (REPRISE_DATA_DIR) or store.url';
+    throw new Error(`cannot open the ledger store (${describeStore(config)}): ${(err as Error).message}${hint}`, { cause: err });
   }
 }

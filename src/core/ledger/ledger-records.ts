@@ -10,6 +10,8 @@ import { RepriseError } from '../errors.js';
 import { ledgerEventProblem } from './ledger-event-problem.js';
 
 export const HEAD_KEY = 'seq';
+/** The latest snapshot of the read model: `{seq, json}`. */
+export const SNAPSHOT_KEY = 'snap';
 /** The event log's keys in the store. */
 export const LEDGER_LOG: LogKeys = { headKey: HEAD_KEY, prefix: 'ev:', pad: 12 };
 /** Events fetched per store round-trip while replaying. */

@@ -14,9 +14,12 @@ import type { Logger } from '../../ports/logger.js';
 import { silentLogger } from '../../ports/logger.js';
 import { RepriseError } from '../errors.js';
 import { ledgerEventProblem } from './ledger-event-problem.js';
-import { eventKey, HEAD_KEY, LEDGER_LOG, readHead, replayInto, type CorruptRecord } from './ledger-records.js';
+import { eventKey, LEDGER_LOG, readHead, replayInto, SNAPSHOT_KEY, type CorruptRecord } from './ledger-records.js';
+import { load, migrateAsWriter, type Loaded, type Snapshot } from './ledger-load.js';
+import { checkStoreSchemaForReading, readStoreSchema } from './store-schema.js';
 
-export { eventKey, HEAD_KEY, LEDGER_LOG, readLedgerRecords, type CorruptRecord, type LedgerRecord } from './ledger-records.js';
+export { eventKey, HEAD_KEY, LEDGER_LOG, readLedgerRecords, SNAPSHOT_KEY, type CorruptRecord, type LedgerRecord } from './ledger-records.js';
+export { snapshotState } from './ledger-load.js';
 import {
   applyEvent,
   assignOutboxSeqs,
@@ -27,7 +30,6 @@ import {
   openEpisodes,
   recentEpisodes,
   resolveChannelLive,
-  restoreLedgerState,
   silenceState,
   trackRecord,
 } from './ledger-state.js';
@@ -41,8 +43,6 @@ import type {
   Occurrences,
   SilenceState,
 } from './ledger-state.js';
-
-export const SNAPSHOT_KEY = 'snap';
 
 export interface LedgerOptions {
   /** Write a snapshot every this many events (default 1000); 0 disables periodic snapshots. */
@@ -58,6 +58,12 @@ export interface LedgerOptions {
    * Absent: this process owns the store (the embedded file lock) and always writes.
    */
   fence?: () => Fence | undefined;
+  /**
+   * This ledger is the store's writer: bring the store's schema up to this build's before the
+   * first write (at open when it may write, else when it takes the lead or first writes).
+   * Without it the ledger only checks the schema (a newer store is refused either way).
+   */
+  migrate?: boolean;
 }
 
 /** Options of one {@link Ledger.transaction}. */
@@ -70,30 +76,6 @@ export interface TransactionOptions {
 }
 
 export const DEFAULT_RESOLVE_WINDOW_MS = 24 * 3_600_000;
-
-/**
- * The stored snapshot. The state travels as one JSON string: native JSON.stringify is many
- * times faster than a store's own structured serializer on a state of 50,000 fingerprints, and
- * the event loop pays for it in one piece. (`state`: the object form older builds wrote.)
- */
-interface Snapshot {
-  seq: number;
-  json?: string;
-  state?: unknown;
-}
-
-/** The state inside a stored snapshot, whichever form it was written in. */
-export function snapshotState(snap: Snapshot | undefined): unknown {
-  if (!snap) return undefined;
-  if (typeof snap.json === 'string') {
-    try {
-      return JSON.parse(snap.json) as unknown;
-    } catch {
-      return undefined;
-    }
-  }
-  return snap.state;
-}
 
 /** What one append produced: its sequence number and the episode it closed, if any. */
 export interface AppendResult {
@@ -123,8 +105,10 @@ export class Ledger {
   #closed = false;
   #corrupt: CorruptRecord[];
   #lastWriteError: { at: string; message: string } | undefined;
+  /** The store's schema still needs this writer to record or migrate it. */
+  #schemaPending: boolean;
 
-  private constructor(store: KeyValueStore, loaded: Loaded, opts: LedgerOptions) {
+  private constructor(store: KeyValueStore, loaded: Loaded, opts: LedgerOptions, schemaPending: boolean) {
     this.#store = store;
     this.#state = loaded.state;
     this.#seq = loaded.seq;
@@ -133,16 +117,31 @@ export class Ledger {
     this.#opts = opts;
     this.#snapshotEvery = opts.snapshotEvery ?? 1000;
     this.#log = opts.logger ?? silentLogger;
+    this.#schemaPending = schemaPending;
   }
 
   /**
    * Load the latest snapshot and replay the events after it. A snapshot of another state
    * version, with other limits, or ahead of the head is ignored (full replay instead). A record
    * that cannot be read is skipped, counted and named by its seq (see {@link corruptRecords}).
+   * @throws RepriseError when the store's schema is newer than this build ("upgrade reprise").
    */
   static async open(store: KeyValueStore, opts: LedgerOptions = {}): Promise<Ledger> {
-    const loaded = await load(store, opts, opts.logger ?? silentLogger);
-    return new Ledger(store, loaded, opts);
+    const log = opts.logger ?? silentLogger;
+    let pending = false;
+    if (opts.migrate) {
+      const schema = await readStoreSchema(store);
+      pending = !schema.recorded || schema.pending.length > 0;
+      const fence = opts.fence?.();
+      if (pending && (!opts.fence || fence)) {
+        await migrateAsWriter(store, fence, log);
+        pending = false;
+      }
+    } else {
+      await checkStoreSchemaForReading(store);
+    }
+    const loaded = await load(store, opts.limits, log);
+    return new Ledger(store, loaded, opts, pending);
   }
 
   /** Rebuild the state from the first event, ignoring snapshots (verification, migrations). */
@@ -332,6 +331,7 @@ export class Ledger {
         fence = this.#opts.fence();
         if (fence === undefined) throw new StaleFenceError(undefined);
       }
+      if (this.#schemaPending) await this.#migrate(fence);
       first = await this.#store.appendLog(LEDGER_LOG, staged, { ...(opts.id !== undefined ? { id: opts.id } : {}), ...(fence ? { fence } : {}) });
     } catch (err) {
       this.#lastWriteError = { at: new Date().toISOString(), message: err instanceof Error ? err.message : String(err) };
@@ -353,10 +353,19 @@ export class Ledger {
     return first;
   }
 
-  /** Replace the read model with what the store holds (after a failed or raced write). */
+  /** Records or migrates the store's schema (the writer's job, before its first write). */
+  async #migrate(fence: Fence | undefined): Promise<void> {
+    await migrateAsWriter(this.#store, fence, this.#log);
+    this.#schemaPending = false;
+  }
+
+  /** Replace the read model with what the store holds (after a failed or raced write, or on taking the lead). */
   async #reload(why: string): Promise<void> {
     try {
-      const loaded = await load(this.#store, this.#opts, this.#log);
+      const fence = this.#opts.fence?.();
+      // A failed migration leaves the flag set: the next write tries again, and fails loudly.
+      if (this.#schemaPending && (!this.#opts.fence || fence)) await this.#migrate(fence).catch((err: unknown) => this.#log.error({ err }, 'store schema migration failed'));
+      const loaded = await load(this.#store, this.#opts.limits, this.#log);
       this.#state = loaded.state;
       this.#seq = loaded.seq;
       this.#snapshotSeq = loaded.snapshotSeq;
@@ -440,33 +449,3 @@ interface OpJob {
   reject: (err: unknown) => void;
 }
 type Job = TxJob | OpJob;
-
-interface Loaded {
-  state: LedgerState;
-  seq: number;
-  snapshotSeq: number;
-  corrupt: CorruptRecord[];
-}
-
-async function load(store: KeyValueStore, opts: LedgerOptions, log: Logger): Promise<Loaded> {
-  const head = await readHead(store);
-  const fresh = createLedgerState(opts.limits);
-  let snap: Snapshot | undefined;
-  try {
-    snap = await store.get<Snapshot>(SNAPSHOT_KEY);
-  } catch (err) {
-    log.warn({ err }, 'ledger snapshot unreadable; replaying the whole log');
-  }
-  let state = fresh;
-  let from = 0;
-  const restored = snap && typeof snap.seq === 'number' ? restoreLedgerState(snapshotState(snap)) : undefined;
-  if (restored && snap && snap.seq <= head && JSON.stringify(restored.limits) === JSON.stringify(fresh.limits)) {
-    state = restored;
-    from = snap.seq;
-  }
-  const corrupt: CorruptRecord[] = [];
-  await replayInto(store, state, from, head, corrupt);
-  for (const c of corrupt) log.error({ seq: c.seq, reason: c.reason }, `ledger record #${c.seq} skipped: ${c.reason}`);
-  return { state, seq: head, snapshotSeq: from, corrupt };
-}
-
