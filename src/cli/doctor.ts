@@ -3,13 +3,15 @@
  * Slack, Matrix, model, MCP servers, GitHub — each ✓, ✗ with how to fix it, or skipped when not
  * configured. Every network check is bounded by a short timeout; secrets are never printed.
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { WebClient } from '@slack/web-api';
+import { createStore, embeddedStoreFile } from '../adapters/keyv/keyv-store.js';
 import { storeLockPath, tryLockStore } from '../adapters/keyv/store-lock.js';
 import type { Config } from '../config/schema.js';
 import { CatalogError } from '../core/catalog/load-catalog.js';
 import { lintCatalog, lintSummary } from '../core/catalog/lint-catalog.js';
+import { readStoreSchema, STORE_SCHEMA_VERSION } from '../core/ledger/store-schema.js';
 import { silentLogger } from '../ports/logger.js';
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
@@ -100,7 +102,31 @@ async function checkCatalogSync(config: Config, timeoutMs: number): Promise<Chec
   return ok('catalog sync', `running bot pid ${owner.pid}: ${facts}`);
 }
 
-function checkStore(config: Config): CheckResult {
+/** The store's schema version, read without writing; a ✗ when this build cannot serve it. */
+async function storeSchemaLine(config: Config): Promise<{ text: string } | { fail: string; fix: string }> {
+  const file = embeddedStoreFile(config.store.url, config.store.data_dir);
+  if (file === undefined || !existsSync(file)) return { text: `schema v${STORE_SCHEMA_VERSION} (new store)` };
+  const store = createStore(config.store.url, config.store.data_dir, { readOnly: true });
+  try {
+    const s = await readStoreSchema(store);
+    if (s.empty) return { text: `schema v${STORE_SCHEMA_VERSION} (no ledger yet)` };
+    return { text: s.pending.length === 0 ? `schema v${s.version}` : `schema v${s.version} (migrated to v${STORE_SCHEMA_VERSION} by the next serve)` };
+  } catch (err) {
+    return { fail: message(err), fix: 'run the reprise version that wrote this store (or newer), or restore a backup with `reprise ledger import`' };
+  } finally {
+    await store.close().catch(() => undefined);
+  }
+}
+
+async function checkStore(config: Config): Promise<CheckResult> {
+  const base = checkStoreFiles(config);
+  if (base.status !== 'ok' || /^(rediss?|memory):/i.test(config.store.url ?? '')) return base;
+  const schema = await storeSchemaLine(config);
+  if ('fail' in schema) return fail('store', `${describeStore(config)}: ${schema.fail}`, schema.fix);
+  return ok('store', `${base.detail}; ${schema.text}`);
+}
+
+function checkStoreFiles(config: Config): CheckResult {
   const where = describeStore(config);
   if (/^rediss?:/i.test(config.store.url ?? '')) return skip('store', `shared Redis store ${where} is not probed by doctor`);
   if (/^memory:/i.test(config.store.url ?? '')) return ok('store', 'memory:// (lives in the process; nothing to check)');

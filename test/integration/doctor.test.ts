@@ -57,7 +57,7 @@ describe('reprise doctor', () => {
     expect(code, out + io.err()).toBe(0);
     expect(lineOf(out, 'config')).toMatch(/^✓ config: /);
     expect(lineOf(out, 'catalog')).toMatch(/^✓ catalog: .*entries loaded, 0 errors/);
-    expect(lineOf(out, 'store')).toMatch(/^✓ store: .*writable; lock free/);
+    expect(lineOf(out, 'store')).toMatch(/^✓ store: .*writable; lock free \(no bot running on it\); schema v1 \(new store\)$/);
     for (const c of ['catalog sync', 'slack', 'matrix', 'model', 'mcp', 'github']) expect(lineOf(out, c)).toBe(`– ${c}: skipped: not configured`);
   });
 
@@ -143,6 +143,25 @@ describe('reprise doctor', () => {
     } finally {
       await matrix.close();
     }
+  });
+
+  it('store: says the schema version, and is ✗ on a store written by a newer reprise', async () => {
+    const { createStore } = await import('../../src/adapters/keyv/keyv-store.js');
+    const { STORE_SCHEMA_KEY } = await import('../../src/core/ledger/store-schema.js');
+    const { file, dataDir } = configFile('schema', '');
+    const store = createStore(undefined, dataDir);
+    await store.set(STORE_SCHEMA_KEY, { version: 1 });
+    await store.close();
+    const io = bufferIO({}, tmp);
+    expect(await doctor(['--config', file], io)).toBe(0);
+    expect(lineOf(io.out(), 'store')).toMatch(/^✓ store: .*; schema v1/);
+
+    const newer = createStore(undefined, dataDir);
+    await newer.set(STORE_SCHEMA_KEY, { version: 99 });
+    await newer.close();
+    const io2 = bufferIO({}, tmp);
+    expect(await doctor(['--config', file], io2)).toBe(1);
+    expect(lineOf(io2.out(), 'store')).toMatch(/^✗ store: .*schema version 99, written by a newer reprise.* — fix: run the reprise version that wrote this store/);
   });
 
   it('MCP servers: ✓ with the tool count over HTTP; an unreachable one is ✗', async () => {

@@ -213,7 +213,7 @@ describe('the command line', () => {
   const COMMANDS = [
     ['--help'], ['serve', '--help'], ['recall', '--help'], ['search', '--help'], ['catalog', '--help'], ['catalog', 'lint', '--help'],
     ['feedback', '--help'], ['demo', '--help'], ['eval', '--help'], ['eval', 'recall', '--help'], ['config', '--help'],
-    ['config', 'check', '--help'], ['config', 'show', '--help'], ['ledger', '--help'], ['ledger', 'events', '--help'], ['ledger', 'verify', '--help'],
+    ['config', 'check', '--help'], ['config', 'show', '--help'], ['ledger', '--help'], ['ledger', 'events', '--help'], ['ledger', 'verify', '--help'], ['ledger', 'export', '--help'], ['ledger', 'import', '--help'],
     ['investigate', '--help'], ['eval', 'investigate', '--help'], ['doctor', '--help'], ['mcp', '--help'], ['config', 'reference', '--help'], ['curate', '--help'], ['note', '--help'],
   ];
 

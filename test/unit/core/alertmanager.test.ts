@@ -122,7 +122,7 @@ describe('parseAlertmanagerPayload', () => {
 
   it('keeps the good alerts of a group and skips a malformed one, naming it precisely', () => {
     const p = clone(corpusPayload);
-    p.alerts.push(clone(p.alerts[0]!), { ...clone(p.alerts[0]!), status: 'pending' }, { ...clone(p.alerts[0]!), labels: { alertname: ' ' } });
+    p.alerts.push(clone(p.alerts[0]!), { ...clone(p.alerts[0]!), status: 'pending' }, { ...clone(p.alerts[0]!), labels: { ...clone(p.alerts[0]!).labels, alertname: ' ' } });
     const batch = parseAlertmanagerPayload(p);
     expect(batch.incidents).toHaveLength(2);
     expect(batch.skipped).toEqual([
