@@ -177,6 +177,13 @@ function redisStore(url: string, opts: CreateStoreOptions): KeyValueStore {
     connectionTimeout: opts.connectTimeoutMs ?? 5000,
   });
   const adapter = keyv.store as KeyvRedis<unknown>;
+  // @keyv/redis races each connect against a timer it never clears, which kept every CLI
+  // command on Redis alive 5 s after its work was done. Same timeout, but it does not hold the
+  // process open (a connect in progress holds it through its socket).
+  (adapter as unknown as { createTimeoutPromise: (ms: number) => Promise<never> }).createTimeoutPromise = (timeoutMs: number) =>
+    new Promise<never>((_, reject) => {
+      setTimeout(() => reject(new Error(`Redis timed out after ${timeoutMs}ms`)), timeoutMs).unref();
+    });
   const client = async (): Promise<RedisEvalClient> => (await adapter.getClient()) as unknown as RedisEvalClient;
   return new KeyvStore(keyv, {
     prefix: (k) => adapter.createKeyPrefix(k, adapter.namespace),

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -5,6 +6,8 @@ import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createStore } from '../../../../src/adapters/keyv/keyv-store.js';
 import type { KeyValueStore } from '../../../../src/ports/store.js';
+import { redisAvailable, startRedis } from '../../../helpers/redis-server.js';
+import { REPO_ROOT } from '../../../integration/helpers/spawn-bot.js';
 
 let dir: string;
 const opened: KeyValueStore[] = [];
@@ -84,6 +87,36 @@ describe('appendLog records', () => {
     } finally {
       await store.close();
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe.runIf(redisAvailable())('a Redis store, once closed', () => {
+  it('holds nothing that keeps the process alive (a CLI command on Redis exits when done)', { timeout: 60_000 }, async () => {
+    const redis = await startRedis();
+    try {
+      // A long connect timeout: a timer left behind by the connect race would hold the child
+      // for a minute; closed properly, it exits as soon as its work is done.
+      const script = `
+        const { createStore } = await import(${JSON.stringify(pathToFileURL(join(REPO_ROOT, 'dist/adapters/keyv/keyv-store.js')).href)});
+        const s = createStore(${JSON.stringify(redis.url)}, '.', { connectTimeoutMs: 60000 });
+        await s.set('k', 1);
+        if ((await s.get('k')) !== 1) process.exit(3);
+        await s.close();`;
+      const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: 'ignore' });
+      const exited = await new Promise<number | null | 'held'>((resolve) => {
+        const timer = setTimeout(() => {
+          child.kill('SIGKILL');
+          resolve('held');
+        }, 30_000);
+        child.on('exit', (code) => {
+          clearTimeout(timer);
+          resolve(code);
+        });
+      });
+      expect(exited).toBe(0);
+    } finally {
+      await redis.stop();
     }
   });
 });
