@@ -159,32 +159,45 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   /**
    * The one webhook path every source shares: raw body (under the limit) → source parser →
    * field-limit log → `?channel=`/`?room=` routing → the handler's durable record → 202.
-   * `parse` may throw (400, 401) before anything is recorded.
+   * `parse` may throw (400, 401) before anything is recorded. Timed per source, errors included.
    */
   const ingest =
     (source: string, parse: (raw: Uint8Array, c: Context<HttpEnv>) => Promise<ParsedWebhook>) =>
     async (c: Context<HttpEnv>): Promise<Response> => {
-      const raw = new Uint8Array(await c.req.arrayBuffer());
-      const parsed = await parse(raw, c);
-      const rlog = c.get('log');
-      if (parsed.truncated.length > 0) {
-        rlog.warn({ truncated: parsed.truncated.slice(0, 20), count: parsed.truncated.length }, `cut ${parsed.truncated.length} oversized label/annotation value(s) to ${opts.fieldLimit ?? 'the'} characters`);
+      // One label per kind of source: a generic source's name is configuration, not a label.
+      const labels = { source: source.startsWith('generic:') ? 'generic' : source };
+      const end = opts.metrics.webhookDuration.startTimer(labels);
+      try {
+        const res = await ingestBody(source, parse, c);
+        if (Number.isFinite(res.accepted) && res.accepted > 0) opts.metrics.webhookAlerts.inc(labels, res.accepted);
+        return res.response;
+      } finally {
+        end();
       }
-      if (parsed.incidents.length === 0) {
-        rlog.info({ source, ...parsed.context, ignored: parsed.ignored }, `${source} webhook ignored: ${parsed.ignored ?? 'no incidents'}`);
-        return c.json({ accepted: 0, ignored: parsed.ignored ?? 'no incidents', requestId: c.get('requestId') }, 202);
-      }
-      rlog.info({ source, alerts: parsed.incidents.length, ...parsed.context }, `${source} webhook parsed`);
-      const route: WebhookRoute = {};
-      const channel = c.req.query('channel');
-      const room = c.req.query('room');
-      if (channel) route.channel = channel.slice(0, 200);
-      if (room) route.room = room.slice(0, 300);
-      const result = await opts.onAlertmanager(parsed.incidents, c.get('requestId'), route);
-      const body: Record<string, unknown> = { accepted: result.accepted, requestId: c.get('requestId') };
-      if (result.results !== undefined) body['results'] = result.results;
-      return c.json(body, 202);
     };
+  /** The webhook path proper; `ingest` times it. */
+  const ingestBody = async (source: string, parse: (raw: Uint8Array, c: Context<HttpEnv>) => Promise<ParsedWebhook>, c: Context<HttpEnv>): Promise<{ response: Response; accepted: number }> => {
+    const raw = new Uint8Array(await c.req.arrayBuffer());
+    const parsed = await parse(raw, c);
+    const rlog = c.get('log');
+    if (parsed.truncated.length > 0) {
+      rlog.warn({ truncated: parsed.truncated.slice(0, 20), count: parsed.truncated.length }, `cut ${parsed.truncated.length} oversized label/annotation value(s) to ${opts.fieldLimit ?? 'the'} characters`);
+    }
+    if (parsed.incidents.length === 0) {
+      rlog.info({ source, ...parsed.context, ignored: parsed.ignored }, `${source} webhook ignored: ${parsed.ignored ?? 'no incidents'}`);
+      return { response: c.json({ accepted: 0, ignored: parsed.ignored ?? 'no incidents', requestId: c.get('requestId') }, 202), accepted: 0 };
+    }
+    rlog.info({ source, alerts: parsed.incidents.length, ...parsed.context }, `${source} webhook parsed`);
+    const route: WebhookRoute = {};
+    const channel = c.req.query('channel');
+    const room = c.req.query('room');
+    if (channel) route.channel = channel.slice(0, 200);
+    if (room) route.room = room.slice(0, 300);
+    const result = await opts.onAlertmanager(parsed.incidents, c.get('requestId'), route);
+    const body: Record<string, unknown> = { accepted: result.accepted, requestId: c.get('requestId') };
+    if (result.results !== undefined) body['results'] = result.results;
+    return { response: c.json(body, 202), accepted: result.accepted };
+  };
 
   const alertmanagerLike = (source: string) => async (raw: Uint8Array): Promise<ParsedWebhook> => {
     const batch = await parseAlertmanagerPayloadYielding(parseJson(decodeUtf8(raw)), { ...parseOptions(), source });

@@ -58,6 +58,8 @@ export interface LedgerOptions {
    * Absent: this process owns the store (the embedded file lock) and always writes.
    */
   fence?: () => Fence | undefined;
+  /** Told the events of each durable append this process made (metrics); must not throw. */
+  onAppend?: (events: readonly LedgerEvent[]) => void;
 }
 
 /** Options of one {@link Ledger.transaction}. */
@@ -340,6 +342,8 @@ export class Ledger {
     }
     this.#lastWriteError = undefined;
     const expected = this.#seq + 1;
+    // An idempotent replay (an id already appended) wrote nothing: nothing to tell.
+    if (!(first < expected && opts.id !== undefined)) this.#tellAppended(staged);
     this.#seq = first + staged.length - 1;
     if (first !== expected) {
       // Another writer appended in between (a shared Redis), or this id was appended before
@@ -351,6 +355,14 @@ export class Ledger {
     }
     if (this.#snapshotEvery > 0 && this.#seq - this.#snapshotSeq >= this.#snapshotEvery) await this.#snapshot();
     return first;
+  }
+
+  #tellAppended(events: readonly LedgerEvent[]): void {
+    try {
+      this.#opts.onAppend?.(events);
+    } catch (err) {
+      this.#log.warn({ err }, 'an append listener failed; the events are durable');
+    }
   }
 
   /** Replace the read model with what the store holds (after a failed or raced write). */
