@@ -11,13 +11,13 @@ import type { RecallResult } from './recall.js';
 const DECIDING: ReadonlySet<GateName> = new Set(['margin', 'outcome', 'rerank', 'confirm', 'verify']);
 
 /**
- * The last deciding gate that refused one of `entries` in `trace` (recall tries the next
- * candidate after an outcome refusal, so the last refusal is the one that ended the search).
+ * The first deciding gate that refused one of `entries` in `trace`: the one that stopped the
+ * best candidate. (After an outcome refusal recall tries the runner-up, which may fail the
+ * margin gate; the answer to "why not the best one?" is still the outcome gate.)
  */
 export function stoppingGate(trace: readonly GateTraceStep[], entries: ReadonlySet<string>, fallback: GateName): GateName {
-  let gate = fallback;
-  for (const s of trace) if (!s.passed && DECIDING.has(s.gate) && (s.entry === null || entries.has(s.entry))) gate = s.gate;
-  return gate;
+  const s = trace.find((t) => !t.passed && DECIDING.has(t.gate) && (t.entry === null || entries.has(t.entry)));
+  return s ? s.gate : fallback;
 }
 
 /** Recall decided alone (the margin gate, no model). */
