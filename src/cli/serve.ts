@@ -189,6 +189,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     outboxPending: () => outbox.status().pending,
     outboxStatus: () => outbox.status(),
     now: () => clock.now(),
+    catalogEntries: () => served.current().entries.length,
     isLeader: () => (replicas ? replicas.isLeader : true),
   });
   loop = registerLoopMetrics(metrics.registry, [...transports.keys()]);

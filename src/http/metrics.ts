@@ -44,6 +44,8 @@ export interface BotMetricsOptions {
   outboxStatus?: () => { retrying: number; oldestAt?: string };
   /** Scrape time, for the oldest item's age. */
   now?: () => Date;
+  /** Entries in the catalog being served (a folder or a git clone). */
+  catalogEntries?: () => number;
   /** Whether this replica runs the loop (always, on the embedded store). */
   isLeader?: () => boolean;
 }
@@ -115,6 +117,14 @@ export function createBotMetrics(opts: BotMetricsOptions = {}): BotMetrics {
       const at = opts.outboxStatus().oldestAt;
       const age = at ? ((opts.now?.() ?? new Date()).getTime() - Date.parse(at)) / 1000 : 0;
       this.set(Number.isFinite(age) ? Math.max(0, age) : 0);
+    },
+  });
+  new Gauge({
+    name: 'reprise_catalog_entries',
+    help: 'Entries in the catalog being served (0 until the first index).',
+    registers: [registry],
+    collect() {
+      if (opts.catalogEntries) this.set(opts.catalogEntries());
     },
   });
   const webhookDuration = new Histogram({

@@ -86,6 +86,7 @@ describe('the learning loop over HTTP', () => {
     expect(m1.value('reprise_leader')).toBe(1);
     expect(m1.value('reprise_ready')).toBe(1);
     expect(m1.value('reprise_outbox_oldest_pending_age_seconds')).toBe(0);
+    expect(m1.value('reprise_catalog_entries')).toBeGreaterThan(0);
 
     expect(await bot.stop()).toEqual({ code: 0, signal: null });
 
