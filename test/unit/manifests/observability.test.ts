@@ -5,13 +5,14 @@
  * real `serve` — one with a git catalog and a model with a daily budget, so every optional
  * family is registered. A renamed series fails here before a dashboard goes blank.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parser as promql } from '@prometheus-io/lezer-promql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { startBot, type RunningBot } from '../../../src/cli/serve.js';
 import type { CliIO } from '../../../src/cli/io.js';
 import { parseConfigText } from '../../../src/config/load-config.js';
@@ -202,6 +203,28 @@ describe('the kustomization', () => {
     const gen = kustomization.configMapGenerator.find((g) => g.files.includes('grafana-dashboard.json'));
     expect(gen).toBeDefined();
     expect(gen!.options?.labels?.['grafana_dashboard']).toBe('1');
+  });
+});
+
+/** kubectl, when this machine has it (its kustomize renders offline). */
+const kubectl = ((): string | undefined => {
+  try {
+    execFileSync('kubectl', ['version', '--client'], { stdio: 'ignore' });
+    return 'kubectl';
+  } catch {
+    return undefined;
+  }
+})();
+
+describe('kubectl kustomize manifests/observability', () => {
+  it.skipIf(!kubectl)('renders the rule and a dashboard ConfigMap the Grafana sidecar picks up, holding the dashboard as is', () => {
+    const out = execFileSync(kubectl!, ['kustomize', DIR], { encoding: 'utf8' });
+    const objects = parseAllDocuments(out).map((d) => d.toJS() as { kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; data?: Record<string, string> });
+    expect(objects.map((o) => o.kind).sort()).toEqual(['ConfigMap', 'PrometheusRule']);
+    const cm = objects.find((o) => o.kind === 'ConfigMap')!;
+    expect(cm.metadata.labels?.['grafana_dashboard']).toBe('1');
+    expect(JSON.parse(cm.data!['grafana-dashboard.json']!)).toEqual(dashboard);
+    for (const o of objects) expect(o.metadata.namespace).toBe('monitoring');
   });
 });
 
