@@ -21,7 +21,7 @@ import type { Incident } from '../core/types.js';
 import type { Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
 import { toHttpError } from './errors.js';
-import type { BotMetrics } from './metrics.js';
+import { WEBHOOK_SOURCES, type BotMetrics } from './metrics.js';
 import type { Readiness } from './readiness.js';
 import { assertJsonContentType, decodeUtf8, parseJson } from './read-body.js';
 
@@ -159,54 +159,54 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   /**
    * The one webhook path every source shares: raw body (under the limit) → source parser →
    * field-limit log → `?channel=`/`?room=` routing → the handler's durable record → 202.
-   * `parse` may throw (400, 401) before anything is recorded. Timed per source, errors included.
+   * `parse` may throw (400, 401) before anything is recorded.
    */
   const ingest =
     (source: string, parse: (raw: Uint8Array, c: Context<HttpEnv>) => Promise<ParsedWebhook>) =>
     async (c: Context<HttpEnv>): Promise<Response> => {
-      // One label per kind of source: a generic source's name is configuration, not a label.
-      const labels = { source: source.startsWith('generic:') ? 'generic' : source };
-      const end = opts.metrics.webhookDuration.startTimer(labels);
+      const raw = new Uint8Array(await c.req.arrayBuffer());
+      const parsed = await parse(raw, c);
+      const rlog = c.get('log');
+      if (parsed.truncated.length > 0) {
+        rlog.warn({ truncated: parsed.truncated.slice(0, 20), count: parsed.truncated.length }, `cut ${parsed.truncated.length} oversized label/annotation value(s) to ${opts.fieldLimit ?? 'the'} characters`);
+      }
+      if (parsed.incidents.length === 0) {
+        rlog.info({ source, ...parsed.context, ignored: parsed.ignored }, `${source} webhook ignored: ${parsed.ignored ?? 'no incidents'}`);
+        return c.json({ accepted: 0, ignored: parsed.ignored ?? 'no incidents', requestId: c.get('requestId') }, 202);
+      }
+      rlog.info({ source, alerts: parsed.incidents.length, ...parsed.context }, `${source} webhook parsed`);
+      const route: WebhookRoute = {};
+      const channel = c.req.query('channel');
+      const room = c.req.query('room');
+      if (channel) route.channel = channel.slice(0, 200);
+      if (room) route.room = room.slice(0, 300);
+      const result = await opts.onAlertmanager(parsed.incidents, c.get('requestId'), route);
+      if (Number.isFinite(result.accepted) && result.accepted > 0) opts.metrics.webhookAlerts.inc({ source: sourceLabel(source) }, result.accepted);
+      const body: Record<string, unknown> = { accepted: result.accepted, requestId: c.get('requestId') };
+      if (result.results !== undefined) body['results'] = result.results;
+      return c.json(body, 202);
+    };
+
+  /** Times a webhook by source, errors included (hono's error handler answers after it). */
+  const timed =
+    (source: string, handler: (c: Context<HttpEnv>) => Promise<Response>) =>
+    async (c: Context<HttpEnv>): Promise<Response> => {
+      const end = opts.metrics.webhookDuration.startTimer({ source: sourceLabel(source) });
       try {
-        const res = await ingestBody(source, parse, c);
-        if (Number.isFinite(res.accepted) && res.accepted > 0) opts.metrics.webhookAlerts.inc(labels, res.accepted);
-        return res.response;
+        return await handler(c);
       } finally {
         end();
       }
     };
-  /** The webhook path proper; `ingest` times it. */
-  const ingestBody = async (source: string, parse: (raw: Uint8Array, c: Context<HttpEnv>) => Promise<ParsedWebhook>, c: Context<HttpEnv>): Promise<{ response: Response; accepted: number }> => {
-    const raw = new Uint8Array(await c.req.arrayBuffer());
-    const parsed = await parse(raw, c);
-    const rlog = c.get('log');
-    if (parsed.truncated.length > 0) {
-      rlog.warn({ truncated: parsed.truncated.slice(0, 20), count: parsed.truncated.length }, `cut ${parsed.truncated.length} oversized label/annotation value(s) to ${opts.fieldLimit ?? 'the'} characters`);
-    }
-    if (parsed.incidents.length === 0) {
-      rlog.info({ source, ...parsed.context, ignored: parsed.ignored }, `${source} webhook ignored: ${parsed.ignored ?? 'no incidents'}`);
-      return { response: c.json({ accepted: 0, ignored: parsed.ignored ?? 'no incidents', requestId: c.get('requestId') }, 202), accepted: 0 };
-    }
-    rlog.info({ source, alerts: parsed.incidents.length, ...parsed.context }, `${source} webhook parsed`);
-    const route: WebhookRoute = {};
-    const channel = c.req.query('channel');
-    const room = c.req.query('room');
-    if (channel) route.channel = channel.slice(0, 200);
-    if (room) route.room = room.slice(0, 300);
-    const result = await opts.onAlertmanager(parsed.incidents, c.get('requestId'), route);
-    const body: Record<string, unknown> = { accepted: result.accepted, requestId: c.get('requestId') };
-    if (result.results !== undefined) body['results'] = result.results;
-    return { response: c.json(body, 202), accepted: result.accepted };
-  };
 
   const alertmanagerLike = (source: string) => async (raw: Uint8Array): Promise<ParsedWebhook> => {
     const batch = await parseAlertmanagerPayloadYielding(parseJson(decodeUtf8(raw)), { ...parseOptions(), source });
     return { incidents: batch.incidents, truncated: batch.truncated, context: { groupKey: batch.groupKey, receiver: batch.receiver } };
   };
 
-  app.post('/webhook/alertmanager', guard, jsonOnly, limit, ingest('alertmanager', alertmanagerLike('alertmanager')));
+  app.post('/webhook/alertmanager', guard, jsonOnly, limit, timed('alertmanager', ingest('alertmanager', alertmanagerLike('alertmanager'))));
   // Grafana unified alerting sends Alertmanager's alert shape (plus orgId, state, title…).
-  app.post('/webhook/grafana', guard, jsonOnly, limit, ingest('grafana', alertmanagerLike('grafana')));
+  app.post('/webhook/grafana', guard, jsonOnly, limit, timed('grafana', ingest('grafana', alertmanagerLike('grafana'))));
   // PagerDuty signs its body instead of sending a bearer token; no secret → refused, never open.
   const pagerDutySecret = opts.pagerDutySecret;
   app.post(
@@ -217,13 +217,13 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     },
     jsonOnly,
     limit,
-    ingest('pagerduty', async (raw, c) => {
+    timed('pagerduty', ingest('pagerduty', async (raw, c) => {
       const check = verifyPagerDutySignature(pagerDutySecret!, raw, c.req.header('x-pagerduty-signature'));
       if (!check.ok) throw new RepriseError('unauthorized', check.reason);
       const p = parsePagerDutyPayload(parseJson(decodeUtf8(raw)), parseOptions());
       const context = { eventType: p.eventType, eventId: p.eventId };
       return p.kind === 'incident' ? { incidents: [p.incident], truncated: [], context } : { incidents: [], truncated: [], ignored: p.reason, context };
-    }),
+    })),
   );
 
   const generic = opts.genericSources ?? {};
@@ -243,14 +243,14 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     limit,
     async (c) => {
       const { name, source } = genericOf(c);
-      return ingest(`generic:${name}`, async (raw) => {
+      return timed('generic', ingest(`generic:${name}`, async (raw) => {
         if (source.hmac_secret) {
           const check = verifyGenericSignature(source.hmac_secret, raw, c.req.header(source.hmac_header), source.hmac_header);
           if (!check.ok) throw new RepriseError('unauthorized', check.reason);
         }
         const batch = await parseGenericPayload(parseJson(decodeUtf8(raw)), source, { ...parseOptions(), source: `generic:${name}` });
         return { incidents: batch.incidents, truncated: batch.truncated };
-      })(c);
+      }))(c);
     },
   );
 
@@ -309,4 +309,10 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
         server.closeIdleConnections();
       }),
   };
+}
+
+/** A webhook source as a label: every generic source is `generic` (its name is configuration, not a label). */
+function sourceLabel(source: string): string {
+  const kind = source.startsWith('generic:') ? 'generic' : source;
+  return (WEBHOOK_SOURCES as readonly string[]).includes(kind) ? kind : 'other';
 }

@@ -51,6 +51,8 @@ export interface LedgerOptions {
   limits?: Partial<LedgerLimits>;
   /** A recall still unresolved this long after its open counts as a failure (default 24 h). */
   resolveWindowMs?: number;
+  /** Told the events of each durable append this process made (metrics); must not throw. */
+  onAppend?: (events: readonly LedgerEvent[]) => void;
   logger?: Logger;
   /**
    * On a store several replicas share: the leader's fencing token, read at each write
@@ -58,8 +60,6 @@ export interface LedgerOptions {
    * Absent: this process owns the store (the embedded file lock) and always writes.
    */
   fence?: () => Fence | undefined;
-  /** Told the events of each durable append this process made (metrics); must not throw. */
-  onAppend?: (events: readonly LedgerEvent[]) => void;
 }
 
 /** Options of one {@link Ledger.transaction}. */
@@ -157,6 +157,15 @@ export class Ledger {
   /** Sequence number of the last durable event (0 when empty). */
   get seq(): number {
     return this.#seq;
+  }
+
+  /** Tells the append listener; its failure is logged, never the transaction's. */
+  #tellAppended(events: readonly LedgerEvent[]): void {
+    try {
+      this.#opts.onAppend?.(events);
+    } catch (err) {
+      this.#log.warn({ err }, 'an append listener failed; the events are durable');
+    }
   }
 
   /** One event of the log, by its seq (what an outbox item says, when it is sent). */
@@ -355,14 +364,6 @@ export class Ledger {
     }
     if (this.#snapshotEvery > 0 && this.#seq - this.#snapshotSeq >= this.#snapshotEvery) await this.#snapshot();
     return first;
-  }
-
-  #tellAppended(events: readonly LedgerEvent[]): void {
-    try {
-      this.#opts.onAppend?.(events);
-    } catch (err) {
-      this.#log.warn({ err }, 'an append listener failed; the events are durable');
-    }
   }
 
   /** Replace the read model with what the store holds (after a failed or raced write). */
