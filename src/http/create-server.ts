@@ -241,17 +241,17 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     },
     jsonOnly,
     limit,
-    async (c) => {
+    timed('generic', async (c) => {
       const { name, source } = genericOf(c);
-      return timed('generic', ingest(`generic:${name}`, async (raw) => {
+      return ingest(`generic:${name}`, async (raw) => {
         if (source.hmac_secret) {
           const check = verifyGenericSignature(source.hmac_secret, raw, c.req.header(source.hmac_header), source.hmac_header);
           if (!check.ok) throw new RepriseError('unauthorized', check.reason);
         }
         const batch = await parseGenericPayload(parseJson(decodeUtf8(raw)), source, { ...parseOptions(), source: `generic:${name}` });
         return { incidents: batch.incidents, truncated: batch.truncated };
-      }))(c);
-    },
+      })(c);
+    }),
   );
 
   app.on(['GET', 'HEAD'], '/healthz', (c) => c.json({ status: 'ok' }));
