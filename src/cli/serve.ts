@@ -19,6 +19,10 @@ import { startControlServer, type ControlServer } from '../http/control-server.j
 import { createHttpServer, type HttpServer } from '../http/create-server.js';
 import { createBotMetrics } from '../http/metrics.js';
 import { registerCatalogSyncMetrics } from '../http/catalog-metrics.js';
+import { registerLoopMetrics, type LoopMetrics } from '../http/loop-metrics.js';
+import { registerModelMetrics } from '../http/model-metrics.js';
+import { tokensSpent } from '../core/ledger/ledger-state.js';
+import { utcDay } from '../core/investigate/budget.js';
 import { combineReadiness, type Readiness, type ReadinessCheck } from '../http/readiness.js';
 import { systemClock, type Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
@@ -113,8 +117,10 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   // On Redis, replicas elect a leader; only its writes carry a current fencing token.
   let replicas: Replicas | undefined;
   const shared = isSharedStore(config);
+  // Registered once the surfaces are known; nothing is appended before then.
+  let loop: LoopMetrics | undefined;
   try {
-    ({ store, ledger } = await openLedger(config, logger.child({ component: 'ledger' }), shared ? { fence: () => replicas?.fence() } : {}));
+    ({ store, ledger } = await openLedger(config, logger.child({ component: 'ledger' }), { ...(shared ? { fence: () => replicas?.fence() } : {}), onAppend: (events) => loop?.ledgerAppended(events) }));
   } catch (err) {
     lock?.release();
     throw err;
@@ -176,19 +182,36 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     throw err;
   }
   const transports = new Map(surfaces.transports.map((t) => [t.name, t]));
+  const metrics = createBotMetrics({
+    ledgerSeq: () => ledger.seq,
+    ledgerSkipped: () => ledger.state.skipped,
+    isReady: () => readiness().ready,
+    outboxPending: () => outbox.status().pending,
+    outboxStatus: () => outbox.status(),
+    now: () => clock.now(),
+    catalogEntries: () => served.current().entries.length,
+    isLeader: () => (replicas ? replicas.isLeader : true),
+  });
+  loop = registerLoopMetrics(metrics.registry, [...transports.keys()]);
+  const modelMetrics = config.model
+    ? registerModelMetrics(metrics.registry, { budget: config.model.daily_token_budget, spentToday: () => tokensSpent(ledger.state, utcDay(clock.now())) })
+    : undefined;
   const outbox = new OutboxWorker({
     ledger: ledgerForOutbox(ledger),
     transports,
     clock,
     logger: logger.child({ component: 'outbox' }),
     options: { concurrency: config.outbox.concurrency, baseDelayMs: config.outbox.retry_base_ms, maxDelayMs: config.outbox.retry_max_ms, maxAgeMs: config.outbox.max_age_ms },
+    observer: loop,
   });
   const policy = new TriggerPolicy({ match: config.trigger.match, ignore: config.trigger.ignore, dedupWindowMs: config.trigger.dedup_window_ms });
   const txIds = new TxIds();
   const botLedger = shared ? txIds.botLedger(ledger) : ledgerForBot(ledger);
   const alertmanager = config.alertmanager.url ? new AlertmanagerApi({ url: config.alertmanager.url, timeoutMs: config.alertmanager.timeout_ms }) : undefined;
   const curation = startCuration(config, { ledger, botLedger, catalog: () => served.current(), clock, logger, outbox });
-  const model = config.model ? await startModel(config, { catalog: () => served.current(), ledger, botLedger, clock, logger, kick: () => outbox.kick(), ...(curation ? { curation: curation.jobs } : {}) }) : undefined;
+  const model = config.model
+    ? await startModel(config, { catalog: () => served.current(), ledger, botLedger, clock, logger, kick: () => outbox.kick(), ...(curation ? { curation: curation.jobs } : {}), observer: loop, ...(modelMetrics ? { meterModels: modelMetrics.meter } : {}) })
+    : undefined;
   const bot = new RepriseBot({
     catalog: () => served.current(),
     ledger: botLedger,
@@ -202,6 +225,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     allow: surfaces.allow,
     investigateAfterMs: config.trigger.investigate_after_ms,
     noise: noiseOptions(config),
+    observer: loop,
     ...(alertmanager ? { alertmanager } : {}),
     ...(model ? { jobs: model.jobs, investigate: model.command } : {}),
     ...(curation ? { curation: curation.worker } : {}),
@@ -242,13 +266,6 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     });
   }
 
-  const metrics = createBotMetrics({
-    ledgerSeq: () => ledger.seq,
-    ledgerSkipped: () => ledger.state.skipped,
-    isReady: () => readiness().ready,
-    outboxPending: () => outbox.status().pending,
-    isLeader: () => (replicas ? replicas.isLeader : true),
-  });
   const countOutcomes = (outcomes: BotOutcome[]): void => {
     for (const o of outcomes) metrics.incidents.inc({ outcome: o.status === 'posted' ? (o.answer ? `recall_${o.answer.kind}` : 'fall_through') : o.status });
   };

@@ -15,7 +15,9 @@ import type { Ledger } from '../core/ledger/ledger.js';
 import type { CatalogSnapshot } from '../core/recall/catalog-snapshot.js';
 import type { Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
-import { buildInvestigator, rerankOptions } from './build-investigator.js';
+import type { LoopObserver } from '../ports/loop-observer.js';
+import type { ModelSet } from '../ports/model.js';
+import { buildInvestigator, modelSetFromConfig, rerankOptions } from './build-investigator.js';
 
 export interface StartedModel {
   jobs: InvestigationJobs;
@@ -25,10 +27,24 @@ export interface StartedModel {
 
 export async function startModel(
   config: Config,
-  deps: { catalog: () => CatalogSnapshot; ledger: Ledger; botLedger: BotLedger; clock: Clock; logger: Logger; kick: () => void; curation?: { minConfidence: number; kick(): void } },
+  deps: {
+    catalog: () => CatalogSnapshot;
+    ledger: Ledger;
+    botLedger: BotLedger;
+    clock: Clock;
+    logger: Logger;
+    kick: () => void;
+    curation?: { minConfidence: number; kick(): void };
+    /** Metrics: recall decisions and investigations the jobs settle. */
+    observer?: Pick<LoopObserver, 'recallDecided' | 'investigationEnded'>;
+    /** Metrics: the configured models, wrapped so each call is counted. */
+    meterModels?: (models: ModelSet) => ModelSet;
+  },
 ): Promise<StartedModel> {
   const log = deps.logger.child({ component: 'investigator' });
+  const models = deps.meterModels && config.model ? deps.meterModels(modelSetFromConfig(config.model)) : undefined;
   const built = await buildInvestigator(config, {
+    ...(models ? { models } : {}),
     catalog: deps.catalog,
     cwd: process.cwd(),
     findings: ledgerFindingStore(deps.ledger),
@@ -51,6 +67,7 @@ export async function startModel(
     logger: log,
     options: { investigateAfterMs: config.trigger.investigate_after_ms, outcomeFloor: config.recall.outcome_floor, maxPerHour: config.trigger.max_investigations_per_hour, resumeMaxAgeMs: config.model!.resume_max_age_ms, ...(deps.curation ? { curation: deps.curation } : {}) },
     kick: deps.kick,
+    ...(deps.observer ? { observer: deps.observer } : {}),
   });
   const command = async (text: string, actor: Actor): Promise<EphemeralView> => {
     if (text.trim() === '') return plainAnswer('Investigate', 'Say what to investigate: `investigate checkout-api pods restarting in payments`.');

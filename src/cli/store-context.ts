@@ -4,6 +4,7 @@ import { storeLockPath, tryLockStore, type StoreLock } from '../adapters/keyv/st
 import type { Config } from '../config/schema.js';
 import { isRepriseError } from '../core/errors.js';
 import { Ledger } from '../core/ledger/ledger.js';
+import type { LedgerEvent } from '../core/ledger-events.js';
 import type { Logger } from '../ports/logger.js';
 import type { Fence, KeyValueStore } from '../ports/store.js';
 import { readServeOwner } from './serve-owner.js';
@@ -65,7 +66,7 @@ export function isSharedStore(config: Config): boolean {
  * Opens the configured store and its ledger (the caller holds the lock when it will write).
  * `fence`: on a shared store, the leader's fencing token for every write (see LedgerOptions).
  */
-export async function openLedger(config: Config, logger?: Logger, opts: { fence?: () => Fence | undefined } = {}): Promise<{ store: KeyValueStore; ledger: Ledger }> {
+export async function openLedger(config: Config, logger?: Logger, opts: { fence?: () => Fence | undefined; onAppend?: (events: readonly LedgerEvent[]) => void } = {}): Promise<{ store: KeyValueStore; ledger: Ledger }> {
   const store = createStore(config.store.url, config.store.data_dir);
   try {
     const ledger = await Ledger.open(store, {
@@ -75,6 +76,7 @@ export async function openLedger(config: Config, logger?: Logger, opts: { fence?
       migrate: true,
       ...(logger ? { logger } : {}),
       ...(opts.fence ? { fence: opts.fence } : {}),
+      ...(opts.onAppend ? { onAppend: opts.onAppend } : {}),
     });
     return { store, ledger };
   } catch (err) {

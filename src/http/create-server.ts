@@ -21,7 +21,7 @@ import type { Incident } from '../core/types.js';
 import type { Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
 import { toHttpError } from './errors.js';
-import type { BotMetrics } from './metrics.js';
+import { WEBHOOK_SOURCES, type BotMetrics } from './metrics.js';
 import type { Readiness } from './readiness.js';
 import { assertJsonContentType, decodeUtf8, parseJson } from './read-body.js';
 
@@ -214,6 +214,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       if (channel) route.channel = channel.slice(0, 200);
       if (room) route.room = room.slice(0, 300);
       const result = await opts.onAlertmanager(parsed.incidents, c.get('requestId'), route);
+      if (Number.isFinite(result.accepted) && result.accepted > 0) opts.metrics.webhookAlerts.inc({ source: sourceLabel(source) }, result.accepted);
       const body: Record<string, unknown> = { accepted: result.accepted, requestId: c.get('requestId') };
       if (result.results !== undefined) body['results'] = result.results;
       if (skipped.length > 0) {
@@ -223,14 +224,26 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       return c.json(body, 202);
     };
 
+  /** Times a webhook by source, errors included (hono's error handler answers after it). */
+  const timed =
+    (source: string, handler: (c: Context<HttpEnv>) => Promise<Response>) =>
+    async (c: Context<HttpEnv>): Promise<Response> => {
+      const end = opts.metrics.webhookDuration.startTimer({ source: sourceLabel(source) });
+      try {
+        return await handler(c);
+      } finally {
+        end();
+      }
+    };
+
   const alertmanagerLike = (source: string) => async (raw: Uint8Array): Promise<ParsedWebhook> => {
     const batch = await parseAlertmanagerPayloadYielding(parseJson(decodeUtf8(raw)), { ...parseOptions(), source });
     return { incidents: batch.incidents, truncated: batch.truncated, skipped: batch.skipped, context: { groupKey: batch.groupKey, receiver: batch.receiver } };
   };
 
-  app.post('/webhook/alertmanager', guard, jsonOnly, limit, ingest('alertmanager', alertmanagerLike('alertmanager')));
+  app.post('/webhook/alertmanager', guard, jsonOnly, limit, timed('alertmanager', ingest('alertmanager', alertmanagerLike('alertmanager'))));
   // Grafana unified alerting sends Alertmanager's alert shape (plus orgId, state, title…).
-  app.post('/webhook/grafana', guard, jsonOnly, limit, ingest('grafana', alertmanagerLike('grafana')));
+  app.post('/webhook/grafana', guard, jsonOnly, limit, timed('grafana', ingest('grafana', alertmanagerLike('grafana'))));
   // PagerDuty signs its body instead of sending a bearer token; no secret → refused, never open.
   const pagerDutySecret = opts.pagerDutySecret;
   app.post(
@@ -241,13 +254,13 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     },
     jsonOnly,
     limit,
-    ingest('pagerduty', async (raw, c) => {
+    timed('pagerduty', ingest('pagerduty', async (raw, c) => {
       const check = verifyPagerDutySignature(pagerDutySecret!, raw, c.req.header('x-pagerduty-signature'));
       if (!check.ok) throw new RepriseError('unauthorized', check.reason);
       const p = parsePagerDutyPayload(parseJson(decodeUtf8(raw)), parseOptions());
       const context = { eventType: p.eventType, eventId: p.eventId };
       return p.kind === 'incident' ? { incidents: [p.incident], truncated: [], context } : { incidents: [], truncated: [], ignored: p.reason, context };
-    }),
+    })),
   );
 
   const generic = opts.genericSources ?? {};
@@ -265,7 +278,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     },
     jsonOnly,
     limit,
-    async (c) => {
+    timed('generic', async (c) => {
       const { name, source } = genericOf(c);
       return ingest(`generic:${name}`, async (raw) => {
         if (source.hmac_secret) {
@@ -275,7 +288,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
         const batch = await parseGenericPayload(parseJson(decodeUtf8(raw)), source, { ...parseOptions(), source: `generic:${name}` });
         return { incidents: batch.incidents, truncated: batch.truncated, skipped: batch.skipped };
       })(c);
-    },
+    }),
   );
 
   app.on(['GET', 'HEAD'], '/healthz', (c) => c.json({ status: 'ok' }));
@@ -333,4 +346,10 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
         server.closeIdleConnections();
       }),
   };
+}
+
+/** A webhook source as a label: every generic source is `generic` (its name is configuration, not a label). */
+function sourceLabel(source: string): string {
+  const kind = source.startsWith('generic:') ? 'generic' : source;
+  return (WEBHOOK_SOURCES as readonly string[]).includes(kind) ? kind : 'other';
 }

@@ -7,6 +7,10 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 /** Latency buckets in seconds (webhook handling, recall, model calls). */
 export const DEFAULT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
+/** Webhook sources (`generic` covers every `/webhook/generic/<name>`: names are not labels). */
+export const WEBHOOK_SOURCES = ['alertmanager', 'grafana', 'pagerduty', 'generic'] as const;
+export type WebhookSource = (typeof WEBHOOK_SOURCES)[number];
+
 export interface BotMetrics {
   readonly registry: Registry;
   readonly httpRequests: Counter<'route' | 'method' | 'status'>;
@@ -16,7 +20,13 @@ export interface BotMetrics {
   readonly ledgerSkipped: Gauge;
   readonly ready: Gauge;
   readonly outboxPending: Gauge;
+  readonly outboxRetrying: Gauge;
+  readonly outboxOldest: Gauge;
   readonly leader: Gauge;
+  /** Webhook handling time by source, from the first byte read to the 202 (or the error). */
+  readonly webhookDuration: Histogram<'source'>;
+  /** Alerts the webhooks accepted (parsed and handed to the bot), by source. */
+  readonly webhookAlerts: Counter<'source'>;
   /** The exposition text. */
   render(): Promise<string>;
   readonly contentType: string;
@@ -30,6 +40,12 @@ export interface BotMetricsOptions {
   ledgerSkipped?: () => number;
   isReady?: () => boolean;
   outboxPending?: () => number;
+  /** Outbox items waiting for a retry, and when the oldest pending one was recorded. */
+  outboxStatus?: () => { retrying: number; oldestAt?: string };
+  /** Scrape time, for the oldest item's age. */
+  now?: () => Date;
+  /** Entries in the catalog being served (a folder or a git clone). */
+  catalogEntries?: () => number;
   /** Whether this replica runs the loop (always, on the embedded store). */
   isLeader?: () => boolean;
 }
@@ -84,6 +100,50 @@ export function createBotMetrics(opts: BotMetricsOptions = {}): BotMetrics {
       if (opts.outboxPending) this.set(opts.outboxPending());
     },
   });
+  const outboxRetrying = new Gauge({
+    name: 'reprise_outbox_retrying',
+    help: 'Pending chat messages whose last delivery attempt failed (waiting out a backoff).',
+    registers: [registry],
+    collect() {
+      if (opts.outboxStatus) this.set(opts.outboxStatus().retrying);
+    },
+  });
+  const outboxOldest = new Gauge({
+    name: 'reprise_outbox_oldest_pending_age_seconds',
+    help: 'Age of the oldest undelivered chat message (0 when nothing is pending).',
+    registers: [registry],
+    collect() {
+      if (!opts.outboxStatus) return;
+      const at = opts.outboxStatus().oldestAt;
+      const age = at ? ((opts.now?.() ?? new Date()).getTime() - Date.parse(at)) / 1000 : 0;
+      this.set(Number.isFinite(age) ? Math.max(0, age) : 0);
+    },
+  });
+  new Gauge({
+    name: 'reprise_catalog_entries',
+    help: 'Entries in the catalog being served (0 until the first index).',
+    registers: [registry],
+    collect() {
+      if (opts.catalogEntries) this.set(opts.catalogEntries());
+    },
+  });
+  const webhookDuration = new Histogram({
+    name: 'reprise_webhook_duration_seconds',
+    help: 'Webhook handling time by source: body read, verified, parsed and durably recorded (the 202), or refused.',
+    labelNames: ['source'] as const,
+    buckets: DEFAULT_BUCKETS,
+    registers: [registry],
+  });
+  const webhookAlerts = new Counter({
+    name: 'reprise_webhook_alerts_total',
+    help: 'Alerts the webhooks accepted and handed to the bot, by source.',
+    labelNames: ['source'] as const,
+    registers: [registry],
+  });
+  for (const source of WEBHOOK_SOURCES) {
+    webhookDuration.zero({ source });
+    webhookAlerts.inc({ source }, 0);
+  }
   const leader = new Gauge({
     name: 'reprise_leader',
     help: '1 on the replica that runs the loop (holds the leader lease), 0 on the others.',
@@ -95,6 +155,10 @@ export function createBotMetrics(opts: BotMetricsOptions = {}): BotMetrics {
   return {
     registry,
     outboxPending,
+    outboxRetrying,
+    outboxOldest,
+    webhookDuration,
+    webhookAlerts,
     leader,
     httpRequests,
     httpDuration,

@@ -3,7 +3,9 @@
  * thread is posted at once, the model's work follows as a job — rerank → confirm → verify on a
  * recall (2 model calls), a full investigation when verify rejects, a waiting investigation
  * cancelled by the resolve — and each result is recorded with its open and delivered into the
- * same thread with its cost footer.
+ * same thread with its cost footer. `/metrics` counts each model call by role and purpose, its
+ * tokens, the investigations by status, the recall decision the model's match gate settled, and
+ * the daily token budget running out (issue 7 item 3).
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,6 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { crashLoopPayload, postAlert } from './helpers/alerts.js';
 import { byRole, fake, finding, INVESTIGATE_CATALOG, mcp, OOM_ENTRY, POISONED_ENTRY, roleOf, toolCall, useModelAndTools, verdict } from './helpers/investigation.js';
 import { cleanup, makeTmpDir, runCli, spawnBot, type BotProcess } from './helpers/spawn-bot.js';
+import { scrape, type Exposition } from '../helpers/prom-text.js';
 
 useModelAndTools();
 
@@ -18,7 +21,7 @@ afterEach(async () => {
   await cleanup();
 });
 
-async function serveWithModel(investigateAfter = '60s'): Promise<{ bot: BotProcess; dir: string }> {
+async function serveWithModel(investigateAfter = '60s', modelLines: string[] = []): Promise<{ bot: BotProcess; dir: string }> {
   const dir = makeTmpDir();
   const config = join(dir, 'reprise.yaml');
   writeFileSync(
@@ -36,6 +39,7 @@ async function serveWithModel(investigateAfter = '60s'): Promise<{ bot: BotProce
       '  max_retries: 0',
       '  request_timeout: 5s',
       '  prices: { main-model: { input: 1, output: 4 } }',
+      ...modelLines,
       'tools:',
       '  servers:',
       '    - name: k8s',
@@ -51,6 +55,17 @@ async function serveWithModel(investigateAfter = '60s'): Promise<{ bot: BotProce
 }
 
 const post = (bot: BotProcess, payload: unknown) => postAlert(bot.url, payload, { authorization: 'Bearer test-token' });
+/** Scrapes until `settled` holds: the job's counters move just after its finding is recorded. */
+async function metricsWhen(bot: BotProcess, settled: (m: Exposition) => boolean): Promise<Exposition> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const m = await scrape(bot.url);
+    if (settled(m)) return m;
+    if (Date.now() > deadline) throw new Error(`metrics did not settle:\n${m.samples.filter((x) => x.name.startsWith('reprise_') && x.value !== 0).map((x) => `${x.name}${JSON.stringify(x.labels)} ${x.value}`).join('\n')}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 const rerankReply = (entry: string, confidence: number) => ({ content: JSON.stringify({ entry, confidence, reason: 'same workload, same failure' }) });
 
 async function ledgerEvents(dir: string): Promise<Array<Record<string, unknown>>> {
@@ -77,7 +92,26 @@ describe('serve with a model', () => {
     expect(detail.text).toContain(`Answered from your knowledge base: ${OOM_ENTRY}`);
     expect(detail.text).toMatch(/verified ✓ · 2 model calls · 2\d\d in \/ 4\d out tokens · ~\$0\.000\d+ · main-model@[0-9a-f]{12}/);
     const events = await ledgerEvents(dir);
-    expect(events.find((e) => e['type'] === 'finding')).toMatchObject({ kind: 'recall', status: 'completed', entry: OOM_ENTRY, calls: 2 });
+    const recorded = events.find((e) => e['type'] === 'finding')!;
+    expect(recorded).toMatchObject({ kind: 'recall', status: 'completed', entry: OOM_ENTRY, calls: 2 });
+
+    const m = await metricsWhen(bot, (x) => (x.value('reprise_investigations_total') ?? 0) >= 1);
+    expect(m.value('reprise_model_calls_total', { role: 'rerank', purpose: 'rerank', outcome: 'ok' })).toBe(1);
+    expect(m.value('reprise_model_calls_total', { role: 'verify', purpose: 'verify', outcome: 'ok' })).toBe(1);
+    expect(m.value('reprise_model_calls_total')).toBe(2);
+    expect(m.value('reprise_model_call_duration_seconds_count', { role: 'rerank' })).toBe(1);
+    // The tokens the metrics counted are the ones the finding recorded, and the day's spend.
+    expect(m.value('reprise_model_tokens_total', { type: 'prompt' })).toBe(recorded['tokensIn']);
+    expect(m.value('reprise_model_tokens_total', { type: 'completion' })).toBe(recorded['tokensOut']);
+    expect(m.value('reprise_model_daily_tokens_spent')).toBe((recorded['tokensIn'] as number) + (recorded['tokensOut'] as number));
+    expect(m.value('reprise_model_daily_budget_exhausted')).toBe(0);
+    expect(m.has('reprise_model_daily_tokens_remaining')).toBe(false);
+    expect(m.value('reprise_investigations_total', { status: 'completed', reason: 'none' })).toBe(1);
+    expect(m.value('reprise_investigations_total')).toBe(1);
+    // The recall was the model's to decide: one instant recall, settled once, after verify.
+    expect(m.value('reprise_recall_decisions_total', { answer: 'incident' })).toBe(1);
+    expect(m.value('reprise_recall_decisions_total')).toBe(1);
+    expect(m.value('reprise_recall_stopped_total')).toBe(0);
     expect(await bot.stop()).toEqual({ code: 0, signal: null });
   });
 
@@ -98,6 +132,18 @@ describe('serve with a model', () => {
     const f = (await ledgerEvents(dir)).find((e) => e['type'] === 'finding');
     expect(f).toMatchObject({ kind: 'fresh', status: 'completed', verdict: 'action_required' });
     expect(f).not.toHaveProperty('entry');
+
+    const m = await metricsWhen(bot, (x) => (x.value('reprise_investigations_total') ?? 0) >= 1);
+    // Verify refused the recall: the decision says so, and the fresh run is what completed.
+    expect(m.value('reprise_recall_stopped_total', { gate: 'verify' })).toBe(1);
+    expect(m.value('reprise_recall_stopped_total')).toBe(1);
+    expect(m.value('reprise_recall_decisions_total', { answer: 'incident' })).toBe(0);
+    expect(m.value('reprise_recall_decisions_total')).toBe(1);
+    expect(m.value('reprise_investigations_total', { status: 'completed' })).toBe(1);
+    expect(m.value('reprise_model_calls_total', { role: 'rerank', purpose: 'rerank' })).toBe(1);
+    expect(m.value('reprise_model_calls_total', { role: 'verify', purpose: 'verify' })).toBe(2);
+    expect(m.value('reprise_model_calls_total', { role: 'main', purpose: 'investigate', outcome: 'ok' })).toBe(2);
+    expect(m.value('reprise_model_calls_total')).toBe(fake.requests.length);
     expect(await bot.stop()).toEqual({ code: 0, signal: null });
   });
 
@@ -113,6 +159,12 @@ describe('serve with a model', () => {
     await bot.waitForLog((l) => l.msg === 'investigation cancelled: resolved before it started');
     expect(fake.requests).toEqual([]);
     expect((await ledgerEvents(dir)).find((e) => e['type'] === 'finding')).toMatchObject({ status: 'cancelled', calls: 0 });
+    const m = await metricsWhen(bot, (x) => (x.value('reprise_investigations_total') ?? 0) >= 1);
+    expect(m.value('reprise_investigations_total', { status: 'cancelled', reason: 'resolved' })).toBe(1);
+    expect(m.value('reprise_model_calls_total') ?? 0).toBe(0);
+    // No entry is scoped to billing-api: decided at intake, nothing agreed structurally.
+    expect(m.value('reprise_recall_stopped_total', { gate: 'structural' })).toBe(1);
+    expect(m.value('reprise_recall_decisions_total', { answer: 'incident' })).toBe(0);
     expect(await bot.stop()).toEqual({ code: 0, signal: null });
   });
 
@@ -123,6 +175,30 @@ describe('serve with a model', () => {
     const lines = await bot.waitForTranscript((ls) => ls.some((l) => l.kind === 'detail'), 20_000);
     expect(lines.find((l) => l.kind === 'detail')!.text).toContain('billing-api keeps restarting');
     expect(lines.find((l) => l.kind === 'update')!.text).toContain('🧭 billing-api keeps restarting');
+    expect(await bot.stop()).toEqual({ code: 0, signal: null });
+  });
+  it('exposes the daily token budget running out, and counts the investigation it skips', { timeout: 60_000 }, async () => {
+    fake.respond(byRole({ investigate: [finding({ summary: 'billing-api keeps restarting: its config map is missing a key', verdict: 'action_suggested' })], verify: [verdict('supported', 0.8)] }));
+    const { bot } = await serveWithModel('10m', ['  daily_token_budget: 150']);
+    const before = await scrape(bot.url);
+    expect(before.value('reprise_model_daily_token_budget')).toBe(150);
+    expect(before.value('reprise_model_daily_tokens_remaining')).toBe(150);
+    expect(before.value('reprise_model_daily_budget_exhausted')).toBe(0);
+
+    // A critical miss investigates at once: 2 calls of 120 tokens each spend the day's 150.
+    expect((await post(bot, crashLoopPayload({ status: 'firing', severity: 'critical', pod: 'billing-api-7d9f8c6b5-x2k4q' }))).status).toBe(202);
+    const spent = await metricsWhen(bot, (x) => (x.value('reprise_investigations_total') ?? 0) >= 1);
+    expect(spent.value('reprise_investigations_total', { status: 'completed' })).toBe(1);
+    expect(spent.value('reprise_model_daily_tokens_spent')).toBeGreaterThanOrEqual(150);
+    expect(spent.value('reprise_model_daily_tokens_remaining')).toBe(0);
+    expect(spent.value('reprise_model_daily_budget_exhausted')).toBe(1);
+
+    // The next one is skipped without a model call, and counted with its reason.
+    const calls = fake.requests.length;
+    expect((await post(bot, crashLoopPayload({ status: 'firing', severity: 'critical', pod: 'ledger-api-7d9f8c6b5-q8w2e' }))).status).toBe(202);
+    const skipped = await metricsWhen(bot, (x) => (x.value('reprise_investigations_total') ?? 0) >= 2);
+    expect(skipped.value('reprise_investigations_total', { status: 'skipped', reason: 'daily_budget' })).toBe(1);
+    expect(fake.requests.length).toBe(calls);
     expect(await bot.stop()).toEqual({ code: 0, signal: null });
   });
 });

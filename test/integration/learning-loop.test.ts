@@ -3,7 +3,9 @@
  * firing → instant recall of an Incident → resolve pairs with it → the track record rises and
  * the confidence does not drop; then firings left unresolved past the resolve window → the
  * entry decays below the floor → recall refused by the outcome gate → the thread falls through
- * with recurrence facts and a near miss / runbook, clearly marked.
+ * with recurrence facts and a near miss / runbook, clearly marked. Each run's `/metrics` says
+ * what the loop did (issue 7 item 3): recall decisions and the gate that stopped one, webhook
+ * latency, ledger appends by type, console deliveries.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,11 +13,26 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CHECKOUT_ENTRY, SAMPLE_POD, crashLoopPayload, postAlert, type WebhookAccepted } from './helpers/alerts.js';
 import { recallJson } from './helpers/recall-cli.js';
 import { cleanup, makeTmpDir, spawnBot } from './helpers/spawn-bot.js';
+import { scrape, type Exposition } from '../helpers/prom-text.js';
 
 const CATALOG = 'catalog';
 /** Short enough for a test to outwait, long enough that two quick firings are both "in progress". */
 const WINDOW_MS = 400;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Scrapes until `settled` holds (a delivery is counted just after its transcript line is written). */
+async function scrapeWhen(url: string, settled: (m: Exposition) => boolean, timeoutMs = 10_000): Promise<Exposition> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const m = await scrape(url);
+    if (settled(m)) return m;
+    if (Date.now() > deadline) {
+      const ours = m.samples.filter((s) => s.name.startsWith('reprise_')).map((s) => `${s.name}${JSON.stringify(s.labels)} ${s.value}`);
+      throw new Error(`metrics did not settle within ${timeoutMs} ms; last scrape:\n${ours.join('\n')}`);
+    }
+    await sleep(50);
+  }
+}
 
 afterEach(cleanup);
 
@@ -48,6 +65,28 @@ describe('the learning loop over HTTP', () => {
     expect(reply!.threadId).toBe(rca!.threadId);
     expect(reply!.triggerKey).toBe(rca!.triggerKey);
     expect(reply!.text).toMatch(/✅ resolved after \d+ min/);
+
+    // What run 1's /metrics says: one instant recall, two webhooks, the open and the resolve
+    // appended, the card posted and restated on the console, nothing left in the outbox.
+    const m1 = await scrapeWhen(bot.url, (m) => (m.value('reprise_outbox_pending') ?? 1) === 0 && (m.value('reprise_chat_deliveries_total', { surface: 'console', op: 'update' }) ?? 0) >= 1);
+    expect(m1.value('reprise_recall_decisions_total', { answer: 'incident' })).toBe(1);
+    expect(m1.value('reprise_recall_decisions_total', { answer: 'runbook' })).toBe(0);
+    expect(m1.value('reprise_recall_decisions_total', { answer: 'none' })).toBe(0);
+    expect(m1.value('reprise_recall_stopped_total')).toBe(0);
+    expect(m1.value('reprise_webhook_duration_seconds_count', { source: 'alertmanager' })).toBe(2);
+    expect(m1.value('reprise_webhook_duration_seconds_count', { source: 'pagerduty' })).toBe(0);
+    expect(m1.value('reprise_webhook_alerts_total', { source: 'alertmanager' })).toBe(2);
+    expect(m1.value('reprise_ledger_appended_total', { type: 'open' })).toBe(1);
+    expect(m1.value('reprise_ledger_appended_total', { type: 'resolve' })).toBe(1);
+    expect(m1.value('reprise_ledger_appended_total', { type: 'outbox' })).toBeGreaterThanOrEqual(3);
+    expect(m1.value('reprise_ledger_appended_total', { type: 'delivered' })).toBe(m1.value('reprise_ledger_appended_total', { type: 'outbox' }));
+    expect(m1.value('reprise_chat_deliveries_total', { surface: 'console', op: 'post' })).toBe(1);
+    expect(m1.value('reprise_chat_delivery_failures_total', { surface: 'console' })).toBe(0);
+    expect(m1.value('reprise_ledger_events')).toBe(m1.value('reprise_ledger_appended_total'));
+    expect(m1.value('reprise_leader')).toBe(1);
+    expect(m1.value('reprise_ready')).toBe(1);
+    expect(m1.value('reprise_outbox_oldest_pending_age_seconds')).toBe(0);
+    expect(m1.value('reprise_catalog_entries')).toBeGreaterThan(0);
 
     expect(await bot.stop()).toEqual({ code: 0, signal: null });
 
@@ -91,6 +130,23 @@ describe('the learning loop over HTTP', () => {
     expect(ft.text).toContain('🔁 #');
     expect(ft.text).toMatch(/Near miss|Runbook/);
     expect(ft.text).not.toContain('Instant recall');
+
+    // Run 2's /metrics (counters start again with the process): two instant recalls, then the
+    // third decided by the outcome gate, with the answer the thread led with instead.
+    const m2 = await scrapeWhen(bot2.url, (m) => (m.value('reprise_chat_deliveries_total', { surface: 'console', op: 'post' }) ?? 0) >= 3);
+    const fellTo = (ft.answer as { kind?: string } | null)?.kind ?? 'none';
+    expect(m2.value('reprise_recall_decisions_total', { answer: 'incident' })).toBe(2);
+    expect(m2.value('reprise_recall_decisions_total', { answer: fellTo })).toBe(1);
+    expect(m2.value('reprise_recall_decisions_total')).toBe(3);
+    expect(m2.value('reprise_recall_stopped_total', { gate: 'outcome' })).toBe(1);
+    expect(m2.value('reprise_recall_stopped_total')).toBe(1);
+    expect(m2.value('reprise_webhook_duration_seconds_count', { source: 'alertmanager' })).toBe(3);
+    expect(m2.value('reprise_webhook_duration_seconds_bucket', { source: 'alertmanager', le: '+Inf' })).toBe(3);
+    expect(m2.value('reprise_ledger_appended_total', { type: 'open' })).toBe(3);
+    expect(m2.value('reprise_ledger_appended_total', { type: 'resolve' })).toBe(0);
+    // The ledger's head counts run 1's events too; this process appended only its own.
+    expect(m2.value('reprise_ledger_events')!).toBeGreaterThan(m2.value('reprise_ledger_appended_total')!);
+    expect(m2.value('reprise_incidents_total', { outcome: 'recall_incident' })).toBe(2);
 
     expect(await bot2.stop()).toEqual({ code: 0, signal: null });
 

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const FORBIDDEN = ['@slack/', 'matrix-bot-sdk', 'openai', '@octokit/', 'keyv', '@keyv/', 'flexsearch', 'simple-git', 'pino', '@modelcontextprotocol/'];
+const FORBIDDEN = ['@slack/', 'matrix-bot-sdk', 'openai', '@octokit/', 'keyv', '@keyv/', 'flexsearch', 'simple-git', 'pino', '@modelcontextprotocol/', 'prom-client'];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true, recursive: true })
@@ -55,6 +55,8 @@ describe('architecture', () => {
     expect(isForbidden('@keyv/redis')).toBe(true);
     expect(isForbidden('@modelcontextprotocol/sdk/client/index.js')).toBe(true);
     expect(isForbidden('pino-pretty')).toBe(false);
+    // Metrics reach the core through ports/loop-observer; prom-client stays in the shell.
+    expect(isForbidden('prom-client')).toBe(true);
   });
 
   it('keeps src/core and src/ports free of SDK imports', () => {

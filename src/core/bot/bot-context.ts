@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../ports/clock.js';
 import type { Logger } from '../../ports/logger.js';
+import type { LoopObserver } from '../../ports/loop-observer.js';
 import type { CardPatch, EphemeralView, CardView, ReplyView } from '../chat/thread-view.js';
 import type { MessageRef, ResponseTarget } from '../chat/chat-types.js';
 import type { LedgerEvent } from '../ledger-events.js';
@@ -165,6 +166,8 @@ export interface RepriseBotDeps {
   noise?: NoiseOptions;
   /** Alertmanager's v2 API, when `alertmanager.url` is set: a 🔕 can silence there too. */
   alertmanager?: AlertmanagerSilencer;
+  /** Told each settled recall decision (metrics); absent: nobody counts. */
+  observer?: Pick<LoopObserver, 'recallDecided'>;
 }
 
 /** What the bot asks of Alertmanager (issue 12): a silence matching one alert. */
@@ -198,6 +201,8 @@ export interface JobRequest {
   storm?: () => string[];
   /** When its open was recorded: a wait counts from then (a resumed job waits only what is left). */
   openedAt?: string;
+  /** A runbook answer is on the thread: what it leads with when the model's match gate misses. */
+  runbook?: boolean;
 }
 
 /** What the bot asks of the investigation scheduler. */

@@ -21,6 +21,8 @@ import type { CardPatch } from '../chat/thread-view.js';
 import { planCuration } from '../curate/plan-curation.js';
 import { curationLine } from '../curate/curation-line.js';
 import { dupFingerprint } from './dup-fingerprint.js';
+import { modelRecallDecision, stoppingGate } from '../recall/recall-decision.js';
+import type { InvestigationEndReason, LoopObserver } from '../../ports/loop-observer.js';
 
 /**
  * 👎 recovery (SPEC §8): a fresh investigation, forced because a standing 👎 made the track
@@ -77,6 +79,8 @@ export interface JobInput {
   openedAt?: string;
   /** Started again after a restart or a change of leader (said in the finding). */
   resumed?: boolean;
+  /** A runbook answer is on the thread (what the recall decision reports when the model misses). */
+  runbook?: boolean;
 }
 
 interface Pending {
@@ -103,6 +107,7 @@ export class InvestigationJobs {
   readonly #log: Logger;
   readonly #opts: JobsOptions;
   readonly #kick: () => void;
+  readonly #observer: Pick<LoopObserver, 'recallDecided' | 'investigationEnded'> | undefined;
   /** By fingerprint: a resolve cancels the job of its firing. */
   readonly #pending = new Map<string, Pending>();
   /** By open id: every job from `start` until it is recorded (or stopped), waiting or running. */
@@ -111,13 +116,14 @@ export class InvestigationJobs {
   /** Start times of investigations in the last hour, oldest first (the rate limit). */
   #starts: number[] | undefined;
 
-  constructor(deps: { engine: InvestigationEngine; ledger: BotLedger; clock: Clock; logger: Logger; options: JobsOptions; kick: () => void }) {
+  constructor(deps: { engine: InvestigationEngine; ledger: BotLedger; clock: Clock; logger: Logger; options: JobsOptions; kick: () => void; observer?: Pick<LoopObserver, 'recallDecided' | 'investigationEnded'> }) {
     this.#engine = deps.engine;
     this.#ledger = deps.ledger;
     this.#clock = deps.clock;
     this.#log = deps.logger;
     this.#opts = deps.options;
     this.#kick = deps.kick;
+    this.#observer = deps.observer;
   }
 
   /** Schedules the model's part for a freshly recorded open (a job already scheduled for it is left alone). */
@@ -157,7 +163,7 @@ export class InvestigationJobs {
       this.#active.set(job.openId, p);
       const record = resolved
         ? this.#recordCancel(p, 'the alert resolved before the interrupted investigation could resume', true)
-        : this.#skip({ ...job, resumed: true }, `not resumed: older than ${humanMs(maxAge)} (model.resume_max_age) when Reprise restarted`);
+        : this.#skip({ ...job, resumed: true }, `not resumed: older than ${humanMs(maxAge)} (model.resume_max_age) when Reprise restarted`, 'too_old');
       this.#track(record.finally(() => this.#done(p)));
       return false;
     }
@@ -228,6 +234,7 @@ export class InvestigationJobs {
     await this.#ledger.transaction(async (tx) => {
       tx.record(event);
     });
+    this.#observer?.investigationEnded({ status: 'cancelled', reason: 'resolved' });
     this.#log.info({ trigger: p.triggerKey, openId: p.openId }, resumed ? 'investigation not resumed: resolved meanwhile' : 'investigation cancelled: resolved before it started');
   }
 
@@ -255,6 +262,7 @@ export class InvestigationJobs {
           this.#log.info({ entry: r.entry.id, rate: track.rate }, 'reranked entry refused by the outcome gate');
         }
       }
+      if (!recalled) this.#decided(job, false, r.hit ? 'outcome' : 'rerank');
       if (!recalled && !p.controller.signal.aborted) {
         // A miss: the investigation proper waits like any other (never for critical).
         const wait = this.#waitLeft(job);
@@ -274,7 +282,7 @@ export class InvestigationJobs {
     if (!req.recall) {
       const refusal = this.#rateLimited();
       if (refusal) {
-        await this.#skip(job, refusal);
+        await this.#skip(job, refusal, 'rate_limit');
         return;
       }
       const storm = job.storm?.();
@@ -291,7 +299,13 @@ export class InvestigationJobs {
     result.usage.output += rerankCalls.output;
     result.usage.costUsd += rerankCalls.costUsd;
     result.trace = [...trace, ...result.trace];
+    if (recalled && result.status !== 'cancelled') this.#decided(job, result.recall?.delivered === true, stoppingGate(result.trace, new Set([recalled.id]), 'verify'));
     await this.#deliver(job, result, result.recall?.delivered ? recalled : undefined, refused);
+  }
+
+  /** The model's match gate settled this job's instant recall. */
+  #decided(job: JobInput, delivered: boolean, stoppedBy: GateTraceStep['gate']): void {
+    this.#observer?.recallDecided(modelRecallDecision({ delivered, runbook: job.runbook === true, stoppedBy }));
   }
 
   /** Why a new investigation may not start now (the hourly limit), or undefined; counts the start. */
@@ -311,7 +325,7 @@ export class InvestigationJobs {
   }
 
   /** An investigation that did not start, recorded with its reason and said in the thread. */
-  async #skip(job: JobInput, reason: string): Promise<void> {
+  async #skip(job: JobInput, reason: string, code: InvestigationEndReason): Promise<void> {
     const at = this.#clock.now().toISOString();
     const event: FindingEvent = { type: 'finding', openId: job.openId, fingerprint: job.incident.fingerprint, triggerKey: job.incident.triggerKey, kind: 'fresh', status: 'skipped', reason, calls: 0, tokensIn: 0, tokensOut: 0, ...(job.resumed ? { resumed: true } : {}), at };
     const out: Enqueued = { count: 0 };
@@ -326,6 +340,7 @@ export class InvestigationJobs {
       }
     });
     if (out.count > 0) this.#kick();
+    this.#observer?.investigationEnded({ status: 'skipped', reason: code });
     this.#log.warn({ trigger: job.incident.triggerKey, openId: job.openId, reason }, 'investigation skipped');
   }
 
@@ -392,6 +407,7 @@ export class InvestigationJobs {
     });
     if (out.count > 0) this.#kick();
     if (intended) this.#opts.curation?.kick();
+    this.#observer?.investigationEnded({ status: r.status, reason: r.reason ?? 'none' });
     this.#log.info({ trigger: job.incident.triggerKey, status: r.status, kind: event.kind, entry: event.entry, calls: r.usage.calls, tokens: r.usage.input + r.usage.output, ...(job.resumed ? { resumed: true } : {}) }, `investigation ${r.status}`);
   }
 }

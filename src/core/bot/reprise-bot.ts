@@ -6,6 +6,8 @@ import type { EphemeralView } from '../chat/thread-view.js';
 import { RepriseError } from '../errors.js';
 import type { FeedbackEvent, SilenceEvent, Verdict } from '../ledger-events.js';
 import { recall, type RecallResult } from '../recall/recall.js';
+import { recallDecision } from '../recall/recall-decision.js';
+import type { RecallDecision } from '../../ports/loop-observer.js';
 import type { Answer, Incident } from '../types.js';
 import { enqueue, restate, type BotTx, type ClosedEpisode, type Enqueued, type JobRequest, type RepriseBotDeps, type ThreadInfo } from './bot-context.js';
 import { fromChatEvent, type Actor, type BotEvent } from './bot-event.js';
@@ -38,6 +40,8 @@ interface AfterCommit {
   cancel: string[];
   /** 🔕 "in Alertmanager too": made once the silence is durable here. */
   amSilences?: AmSilenceRequest[];
+  /** Recall decisions settled here, counted once durable. */
+  decided?: RecallDecision[];
 }
 
 /** Incidents decided between two yields to the event loop: a 10k-alert group must not starve /healthz. */
@@ -89,6 +93,7 @@ export class RepriseBot {
     for (const fp of after.cancel) this.#d.jobs?.cancel(fp);
     for (const job of after.start) this.#d.jobs?.start(job);
     for (const req of after.amSilences ?? []) this.#amSilence(req);
+    for (const d of after.decided ?? []) this.#d.observer?.recallDecided(d);
     for (const a of answers) await this.#answer(a.via, a.to, a.view);
     return result;
   }
@@ -263,6 +268,7 @@ export class RepriseBot {
     });
     if (out.count > 0) this.#d.outbox?.kick();
     for (const job of after.start) this.#d.jobs?.start(job);
+    for (const d of after.decided ?? []) this.#d.observer?.recallDecided(d);
     return result;
   }
 
@@ -353,6 +359,8 @@ export class RepriseBot {
       if (thread) restate(tx, now, thread, { state: 'resolved', note: resolvedNote(closed.startsAt ?? closed.openedAt, closed.endsAt ?? closed.resolvedAt ?? at), icon: '✅', topic: 'resolved' }, out);
     }
     if (modelDecides) after.start.push(this.#job(openId, incident, gate.key, recalled));
+    // With a model and an instant candidate, the match gate is the job's: it reports the decision.
+    if (!modelDecides || recalled.instantCandidates.length === 0) (after.decided ??= []).push(recallDecision(result));
     log.info({ answer: result.answer, nearMiss: result.nearMiss }, result.answer ? `recalled ${result.answer.kind} ${result.answer.entry}` : modelDecides ? 'the model decides' : 'no trusted memory: fell through');
     return { status: 'posted', fingerprint: incident.fingerprint, triggerKey: incident.triggerKey, answer: result.answer, recall: result };
   }
@@ -362,7 +370,7 @@ export class RepriseBot {
     const { ledger } = this.#d;
     const standing = ledger.standing(incident.triggerKey);
     const storm = coalesceKey ? (): string[] => ledger.thread(openId)?.storm?.workloads ?? [] : undefined;
-    return { openId, incident, candidates: recalled.instantCandidates, ...(standing ? { standing } : {}), ...(storm ? { storm } : {}) };
+    return { openId, incident, candidates: recalled.instantCandidates, ...(standing ? { standing } : {}), ...(storm ? { storm } : {}), ...(recalled.runbook ? { runbook: true } : {}) };
   }
 
   /**

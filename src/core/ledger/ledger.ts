@@ -51,6 +51,8 @@ export interface LedgerOptions {
   limits?: Partial<LedgerLimits>;
   /** A recall still unresolved this long after its open counts as a failure (default 24 h). */
   resolveWindowMs?: number;
+  /** Told the events of each durable append this process made (metrics); must not throw. */
+  onAppend?: (events: readonly LedgerEvent[]) => void;
   logger?: Logger;
   /**
    * On a store several replicas share: the leader's fencing token, read at each write
@@ -154,6 +156,15 @@ export class Ledger {
   /** Sequence number of the last durable event (0 when empty). */
   get seq(): number {
     return this.#seq;
+  }
+
+  /** Tells the append listener; its failure is logged, never the transaction's. */
+  #tellAppended(events: readonly LedgerEvent[]): void {
+    try {
+      this.#opts.onAppend?.(events);
+    } catch (err) {
+      this.#log.warn({ err }, 'an append listener failed; the events are durable');
+    }
   }
 
   /** One event of the log, by its seq (what an outbox item says, when it is sent). */
@@ -340,6 +351,8 @@ export class Ledger {
     }
     this.#lastWriteError = undefined;
     const expected = this.#seq + 1;
+    // An idempotent replay (an id already appended) wrote nothing: nothing to tell.
+    if (!(first < expected && opts.id !== undefined)) this.#tellAppended(staged);
     this.#seq = first + staged.length - 1;
     if (first !== expected) {
       // Another writer appended in between (a shared Redis), or this id was appended before

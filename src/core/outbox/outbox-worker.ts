@@ -12,6 +12,7 @@
 import type { ChatTransport } from '../../ports/chat-transport.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Logger } from '../../ports/logger.js';
+import type { DeliveryEnd, LoopObserver } from '../../ports/loop-observer.js';
 import { DeliveryError, type MessageRef } from '../chat/chat-types.js';
 import { patchCard, type CardPatch, type CardView, type DetailView, type ReplyView } from '../chat/thread-view.js';
 import type { LedgerEvent } from '../ledger-events.js';
@@ -62,6 +63,7 @@ export class OutboxWorker {
   readonly #clock: Clock;
   readonly #log: Logger;
   readonly #opts: OutboxOptions;
+  readonly #observer: Pick<LoopObserver, 'deliveryEnded'> | undefined;
   readonly #attempts = new Map<string, Attempt>();
   readonly #running = new Set<string>();
   #timer: NodeJS.Timeout | undefined;
@@ -74,12 +76,13 @@ export class OutboxWorker {
   #results: Array<{ events: LedgerEvent[]; lane: string }> = [];
   #flushing: Promise<void> | undefined;
 
-  constructor(deps: { ledger: OutboxLedger; transports: ReadonlyMap<string, ChatTransport>; clock: Clock; logger: Logger; options?: Partial<OutboxOptions> }) {
+  constructor(deps: { ledger: OutboxLedger; transports: ReadonlyMap<string, ChatTransport>; clock: Clock; logger: Logger; options?: Partial<OutboxOptions>; observer?: Pick<LoopObserver, 'deliveryEnded'> }) {
     this.#ledger = deps.ledger;
     this.#transports = deps.transports;
     this.#clock = deps.clock;
     this.#log = deps.logger;
     this.#opts = { ...DEFAULT_OUTBOX_OPTIONS, ...deps.options };
+    this.#observer = deps.observer;
   }
 
   start(): void {
@@ -149,6 +152,7 @@ export class OutboxWorker {
     const seenLanes = new Set<string>();
     let nextWake = Number.POSITIVE_INFINITY;
     const given: LedgerEvent[] = [];
+    const gaveUp: DeliveryEnd[] = [];
     const ready: Array<{ item: OutboxItem; lane: string }> = [];
     for (const item of this.#ledger.pending()) {
       // Recorded by a transaction that has not committed yet: its turn comes after the commit.
@@ -161,6 +165,7 @@ export class OutboxWorker {
       if (Number.isFinite(age) && age > this.#opts.maxAgeMs) {
         const a = this.#attempts.get(item.id);
         given.push({ type: 'outbox_failed', id: item.id, reason: `undelivered after ${Math.round(age / 60_000)} min${a?.lastError ? `: ${a.lastError}` : ''}`, at: new Date(now).toISOString() });
+        gaveUp.push({ transport: item.transport, op: item.op, outcome: 'failed', reason: 'expired' });
         continue;
       }
       const attempt = this.#attempts.get(item.id);
@@ -171,6 +176,7 @@ export class OutboxWorker {
       if (item.op !== 'post' && this.#ledger.root(item.openId!, item.transport) === undefined) {
         // Its thread's root is neither delivered nor pending on this lane: it never will be.
         given.push({ type: 'outbox_failed', id: item.id, reason: `its thread was never delivered on ${item.transport}`, at: new Date(now).toISOString() });
+        gaveUp.push({ transport: item.transport, op: item.op, outcome: 'failed', reason: 'orphaned' });
         continue;
       }
       ready.push({ item, lane });
@@ -190,7 +196,11 @@ export class OutboxWorker {
     }
     if (given.length > 0) {
       for (const g of given) this.#log.warn({ outboxId: (g as { id: string }).id, reason: (g as { reason: string }).reason }, 'outbox item given up');
-      await this.#ledger.record(given).catch((err: unknown) => this.#log.error({ err }, 'recording given-up outbox items failed; they stay pending'));
+      const recorded = await this.#ledger.record(given).then(
+        () => true,
+        (err: unknown) => (this.#log.error({ err }, 'recording given-up outbox items failed; they stay pending'), false),
+      );
+      if (recorded) for (const g of gaveUp) this.#observer?.deliveryEnded(g);
       this.#again = true;
     }
     if (this.#timer) clearTimeout(this.#timer);
@@ -209,11 +219,13 @@ export class OutboxWorker {
   async #deliver(item: OutboxItem, lane: string): Promise<void> {
     const transport = this.#transports.get(item.transport);
     let events: LedgerEvent[];
+    let ended: DeliveryEnd;
     try {
       if (!transport) throw new DeliveryError(`transport ${item.transport} is not configured in this process`, { retryable: false });
       const ref = await this.#send(transport, item);
       this.#attempts.delete(item.id);
       const fingerprint = this.#ledger.fingerprint(item.openId!) ?? 'unknown';
+      ended = { transport: item.transport, op: item.op, outcome: 'delivered' };
       events = ref
         ? [{ type: 'delivered', openId: item.openId!, fingerprint, transport: item.transport, messageRef: ref.id, channel: ref.channel, outboxId: item.id, root: item.op === 'post', at: this.#clock.now().toISOString() }]
         : [{ type: 'delivered', openId: item.openId!, fingerprint, transport: item.transport, messageRef: `${item.id}`, outboxId: item.id, root: false, at: this.#clock.now().toISOString() }];
@@ -224,6 +236,7 @@ export class OutboxWorker {
         this.#log.error({ err, outboxId: item.id, transport: item.transport, op: item.op }, 'delivery refused for good; giving up');
         events = [{ type: 'outbox_failed', id: item.id, reason: message.slice(0, 500), at: this.#clock.now().toISOString() }];
         this.#attempts.delete(item.id);
+        ended = { transport: item.transport, op: item.op, outcome: 'failed', reason: 'refused' };
       } else {
         const prev = this.#attempts.get(item.id);
         const n = (prev?.n ?? 0) + 1;
@@ -232,8 +245,10 @@ export class OutboxWorker {
         this.#attempts.set(item.id, { n, nextAt: this.#clock.now().getTime() + wait, lastError: message.slice(0, 300) });
         this.#log.warn({ outboxId: item.id, transport: item.transport, op: item.op, attempt: n, retryInMs: Math.round(wait), err: message }, 'delivery failed; will retry');
         events = [];
+        ended = { transport: item.transport, op: item.op, outcome: 'retry' };
       }
     }
+    this.#observer?.deliveryEnded(ended);
     if (events.length > 0) {
       // The lane stays busy until its result is recorded: a pass must not send the item again.
       this.#results.push({ events, lane });

@@ -12,6 +12,7 @@ import { OutboxWorker } from '../../../src/core/outbox/outbox-worker.js';
 import type { CatalogSnapshot } from '../../../src/core/recall/catalog-snapshot.js';
 import { ManualClock } from '../../../src/ports/clock.js';
 import type { Logger } from '../../../src/ports/logger.js';
+import type { LoopObserver } from '../../../src/ports/loop-observer.js';
 import type { KeyValueStore } from '../../../src/ports/store.js';
 import { recallOpts } from '../recall/recall-fixtures.js';
 import { RecordingTransport, type RecordingTransportOptions } from './recording-transport.js';
@@ -38,19 +39,22 @@ export interface HarnessOptions {
   noise?: NoiseOptions;
   jobs?: InvestigationJobsPort;
   alertmanager?: AlertmanagerSilencer;
+  /** Told recall decisions and deliveries (metrics); `onAppend` is given the ledger's appends. */
+  observer?: LoopObserver;
+  onAppend?: (events: readonly LedgerEvent[]) => void;
 }
 
 /** A bot on a memory (or given) store with recording transports and a real outbox worker. */
 export async function botHarness(o: HarnessOptions) {
   const store = o.store ?? createStore('memory://', '');
-  const ledger = await Ledger.open(store);
+  const ledger = await Ledger.open(store, o.onAppend ? { onAppend: o.onAppend } : {});
   const clock = o.clock ?? new ManualClock('2026-01-01T00:00:00Z');
   const transports = (o.transports ?? [{}]).map((t) => new RecordingTransport(t));
   const byName = new Map(transports.map((t) => [t.name, t]));
   const errors: unknown[] = [];
   const warnings: unknown[] = [];
   const logger = recordingLogger(errors, warnings);
-  const outbox = new OutboxWorker({ ledger: ledgerForOutbox(ledger), transports: byName, clock, logger, options: { baseDelayMs: 1000, maxDelayMs: 60_000, ...(o.concurrency ? { concurrency: o.concurrency } : {}) } });
+  const outbox = new OutboxWorker({ ledger: ledgerForOutbox(ledger), transports: byName, clock, logger, options: { baseDelayMs: 1000, maxDelayMs: 60_000, ...(o.concurrency ? { concurrency: o.concurrency } : {}) }, ...(o.observer ? { observer: o.observer } : {}) });
   outbox.start();
   const bot = new RepriseBot({
     catalog: () => o.snapshot,
@@ -67,6 +71,7 @@ export async function botHarness(o: HarnessOptions) {
     ...(o.noise ? { noise: o.noise } : {}),
     ...(o.jobs ? { jobs: o.jobs } : {}),
     ...(o.alertmanager ? { alertmanager: o.alertmanager } : {}),
+    ...(o.observer ? { observer: o.observer } : {}),
   });
   for (const t of transports) await t.start(bot.onChat);
   const events = async (): Promise<LedgerEvent[]> => {

@@ -11,6 +11,7 @@ import type { NoticeView } from '../../../src/core/chat/thread-view.js';
 import type { InvestigationRequest, InvestigationResult } from '../../../src/core/investigate/investigation-types.js';
 import { emptyTally } from '../../../src/core/investigate/model-call.js';
 import type { FindingEvent } from '../../../src/core/ledger-events.js';
+import type { InvestigationEnd, LoopObserver, RecallDecision } from '../../../src/ports/loop-observer.js';
 import { alert, fixedSnapshot } from '../recall/recall-fixtures.js';
 import { botHarness, recordingLogger } from './bot-harness.js';
 
@@ -29,8 +30,12 @@ describe('rate limit on investigation starts', () => {
     const engine: InvestigationEngine = { run: async (req) => (runs.push(req), failedRun(req)) };
     const ref: { jobs?: InvestigationJobs } = {};
     const port: InvestigationJobsPort = { start: (j) => ref.jobs!.start(j), cancel: (fp) => ref.jobs!.cancel(fp) };
-    const h = await botHarness({ snapshot: fixedSnapshot([], {}), jobs: port });
-    ref.jobs = new InvestigationJobs({ engine, ledger: ledgerForBot(h.ledger), clock: h.clock, logger: recordingLogger([]), options: { investigateAfterMs: 0, outcomeFloor: 0.5, maxPerHour: 2 }, kick: () => h.outbox.kick() });
+    // What metrics are told: each end with its reason code, each recall decision once.
+    const ends: InvestigationEnd[] = [];
+    const decisions: RecallDecision[] = [];
+    const observer: LoopObserver = { investigationEnded: (e) => void ends.push(e), recallDecided: (d) => void decisions.push(d), deliveryEnded: () => {} };
+    const h = await botHarness({ snapshot: fixedSnapshot([], {}), jobs: port, observer });
+    ref.jobs = new InvestigationJobs({ engine, ledger: ledgerForBot(h.ledger), clock: h.clock, logger: recordingLogger([]), options: { investigateAfterMs: 0, outcomeFloor: 0.5, maxPerHour: 2 }, kick: () => h.outbox.kick(), observer });
 
     await h.bot.handle([crit('a'), crit('b'), crit('c')]);
     await ref.jobs.idle();
@@ -41,6 +46,9 @@ describe('rate limit on investigation starts', () => {
       ['b', 'failed'],
       ['c', 'skipped'],
     ]);
+    expect(ends.map((e) => `${e.status}/${e.reason}`).sort()).toEqual(['failed/model_error', 'failed/model_error', 'skipped/rate_limit']);
+    // Nothing in the catalog agrees with a node: settled at intake, stopped by the structural gate.
+    expect(decisions).toEqual([0, 1, 2].map(() => ({ answer: 'none', stoppedBy: 'structural' })));
     expect(findings.find((f) => f.status === 'skipped')!.reason).toMatch(/^rate limit: 2 investigations already started in the last hour \(trigger\.max_investigations_per_hour\); the next slot opens in 60 min$/);
     await h.settle();
     const notices = h.transport.replies.map((r) => r.view as NoticeView).filter((v) => v.kind === 'notice');

@@ -17,6 +17,7 @@ import type { FindingEvent, LedgerEvent } from '../../../src/core/ledger-events.
 import { pendingInvestigations, replayEvents, restoreLedgerState } from '../../../src/core/ledger/ledger-state.js';
 import type { Incident } from '../../../src/core/types.js';
 import { ManualClock } from '../../../src/ports/clock.js';
+import type { InvestigationEnd } from '../../../src/ports/loop-observer.js';
 import type { Logger } from '../../../src/ports/logger.js';
 import type { KeyValueStore } from '../../../src/ports/store.js';
 import { alert, fixedSnapshot } from '../recall/recall-fixtures.js';
@@ -71,9 +72,12 @@ async function boot(store: KeyValueStore, clock: ManualClock, engine: Investigat
   const port: InvestigationJobsPort = { start: (j) => ref.jobs!.start(j), cancel: (fp) => ref.jobs!.cancel(fp), resume: (j, r) => ref.jobs!.resume(j, r) };
   const h = await botHarness({ snapshot: fixedSnapshot([], {}), store, clock, jobs: port, ...(extra.coalesce ? { noise: { debounceMs: 0, cooldownMs: 0, coalesce: extra.coalesce } } : {}) });
   const infos: Array<{ obj: unknown; msg: string }> = [];
-  const jobs = new InvestigationJobs({ engine, ledger: ledgerForBot(h.ledger), clock, logger: infoLogger(infos), options: { investigateAfterMs: MIN, outcomeFloor: 0.5, ...options }, kick: () => h.outbox.kick() });
+  /** What metrics would count: each investigation's end with its reason code. */
+  const ends: string[] = [];
+  const observer = { investigationEnded: (e: InvestigationEnd) => void ends.push(`${e.status}/${e.reason}`), recallDecided: () => {} };
+  const jobs = new InvestigationJobs({ engine, ledger: ledgerForBot(h.ledger), clock, logger: infoLogger(infos), options: { investigateAfterMs: MIN, outcomeFloor: 0.5, ...options }, kick: () => h.outbox.kick(), observer });
   ref.jobs = jobs;
-  return { ...h, jobs, infos };
+  return { ...h, jobs, infos, ends };
 }
 
 const findings = (events: LedgerEvent[]): FindingEvent[] => events.filter((e): e is FindingEvent => e.type === 'finding');
@@ -166,6 +170,7 @@ describe('resuming investigations after a restart', () => {
     expect(live.runs).toEqual([]);
     const f = findings(await second.events());
     expect(f).toEqual([expect.objectContaining({ fingerprint: 'old', status: 'skipped', resumed: true, calls: 0, reason: 'not resumed: older than 1 h (model.resume_max_age) when Reprise restarted' })]);
+    expect(second.ends).toEqual(['skipped/too_old']);
     await second.settle();
     const notices = second.transport.replies.map((r) => r.view as NoticeView).filter((v) => v.kind === 'notice');
     expect(notices.map((n) => n.text.join(''))).toContain('investigation not started — not resumed: older than 1 h (model.resume_max_age) when Reprise restarted');
@@ -190,6 +195,7 @@ describe('resuming investigations after a restart', () => {
     await second.jobs.idle();
     expect(live.runs).toEqual([]);
     expect(findings(await second.events())).toEqual([expect.objectContaining({ fingerprint: 'gone', status: 'cancelled', resumed: true, calls: 0 })]);
+    expect(second.ends).toEqual(['cancelled/resolved']);
   });
 
   it('keeps the hourly rate limit for resumed jobs', async () => {

@@ -25,6 +25,21 @@ describe('bot metrics (prom-client)', () => {
     expect(m.contentType).toMatch(/^text\/plain; version=0\.0\.4/);
   });
 
+  it('reads the outbox at scrape time: retrying items and the oldest pending one\'s age', async () => {
+    let status: { retrying: number; oldestAt?: string } = { retrying: 2, oldestAt: '2026-01-01T00:00:00.000Z' };
+    const m = createBotMetrics({ defaults: false, outboxStatus: () => status, now: () => new Date('2026-01-01T00:05:00.000Z') });
+    let text = await m.render();
+    expect(text).toContain('reprise_outbox_retrying 2\n');
+    expect(text).toContain('reprise_outbox_oldest_pending_age_seconds 300\n');
+    status = { retrying: 0 };
+    text = await m.render();
+    expect(text).toContain('reprise_outbox_retrying 0\n');
+    expect(text).toContain('reprise_outbox_oldest_pending_age_seconds 0\n');
+    // A timestamp that does not parse reads as nothing pending, not NaN.
+    status = { retrying: 0, oldestAt: 'yesterday' };
+    expect(await m.render()).toContain('reprise_outbox_oldest_pending_age_seconds 0\n');
+  });
+
   it('gives each bot its own registry (two bots in one process do not mix counts)', async () => {
     const a = createBotMetrics({ defaults: false });
     const b = createBotMetrics({ defaults: false });
