@@ -276,6 +276,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     ...(config.server.pagerduty_secret ? { pagerDutySecret: config.server.pagerduty_secret } : {}),
     ...(config.server.generic_webhooks ? { genericSources: config.server.generic_webhooks } : {}),
     bodyLimitBytes: config.server.body_limit_bytes,
+    maxPendingWebhooks: config.server.max_pending_webhooks,
     fieldLimit: config.server.field_limit_chars,
     logger,
     clock,

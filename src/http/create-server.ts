@@ -86,7 +86,17 @@ export interface HttpServerOptions {
   clock?: Clock;
   /** Whole-request deadline against slow senders. Default 30 s. */
   requestTimeoutMs?: number;
+  /**
+   * Webhook requests in progress at once; more are answered 503 with `Retry-After` at once,
+   * before their body is read (Alertmanager re-sends them), instead of queueing until they
+   * time out unanswered. Default {@link DEFAULT_MAX_PENDING_WEBHOOKS}.
+   */
+  maxPendingWebhooks?: number;
 }
+
+export const DEFAULT_MAX_PENDING_WEBHOOKS = 256;
+/** Seconds a shed sender is asked to wait. */
+const SHED_RETRY_AFTER_S = 5;
 
 export interface HttpServer {
   server: http.Server;
@@ -224,6 +234,38 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       return c.json(body, 202);
     };
 
+  /**
+   * Load shedding: a webhook past the in-progress cap is answered 503 + Retry-After before its
+   * body is read, and nothing is recorded — it was never acknowledged, so nothing is lost.
+   * Logged at most once per 10 s with the count, so a storm does not flood the log.
+   */
+  const maxPending = opts.maxPendingWebhooks ?? DEFAULT_MAX_PENDING_WEBHOOKS;
+  let pending = 0;
+  let shedSinceLog = 0;
+  let lastShedLog = 0;
+  const shed: MiddlewareHandler<HttpEnv> = async (c, next) => {
+    if (pending >= maxPending) {
+      const source = c.req.path.split('/')[2] ?? 'other';
+      opts.metrics.webhooksShed.inc({ source: sourceLabel(source) });
+      shedSinceLog += 1;
+      const now = Date.now();
+      if (now - lastShedLog >= 10_000) {
+        c.get('log').warn({ pending, maxPending, shed: shedSinceLog }, `busy: ${shedSinceLog} webhook(s) answered 503 (server.max_pending_webhooks = ${maxPending} in progress); senders retry`);
+        lastShedLog = now;
+        shedSinceLog = 0;
+      }
+      const body = { error: { code: 'unavailable', message: `busy: ${pending} webhooks in progress (server.max_pending_webhooks); retry in ${SHED_RETRY_AFTER_S} s`, requestId: c.get('requestId') } };
+      return c.json(body, 503, { 'Retry-After': String(SHED_RETRY_AFTER_S), 'Cache-Control': 'no-store', Connection: 'close' });
+    }
+    pending += 1;
+    try {
+      await next();
+    } finally {
+      pending -= 1;
+    }
+    return undefined;
+  };
+
   /** Times a webhook by source, errors included (hono's error handler answers after it). */
   const timed =
     (source: string, handler: (c: Context<HttpEnv>) => Promise<Response>) =>
@@ -241,6 +283,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     return { incidents: batch.incidents, truncated: batch.truncated, skipped: batch.skipped, context: { groupKey: batch.groupKey, receiver: batch.receiver } };
   };
 
+  app.use('/webhook/*', shed);
   app.post('/webhook/alertmanager', guard, jsonOnly, limit, timed('alertmanager', ingest('alertmanager', alertmanagerLike('alertmanager'))));
   // Grafana unified alerting sends Alertmanager's alert shape (plus orgId, state, title…).
   app.post('/webhook/grafana', guard, jsonOnly, limit, timed('grafana', ingest('grafana', alertmanagerLike('grafana'))));

@@ -27,6 +27,8 @@ export interface BotMetrics {
   readonly webhookDuration: Histogram<'source'>;
   /** Alerts the webhooks accepted (parsed and handed to the bot), by source. */
   readonly webhookAlerts: Counter<'source'>;
+  /** Webhook requests answered 503 because too many were in progress (load shedding), by source. */
+  readonly webhooksShed: Counter<'source'>;
   /** The exposition text. */
   render(): Promise<string>;
   readonly contentType: string;
@@ -140,9 +142,16 @@ export function createBotMetrics(opts: BotMetricsOptions = {}): BotMetrics {
     labelNames: ['source'] as const,
     registers: [registry],
   });
+  const webhooksShed = new Counter({
+    name: 'reprise_webhooks_shed_total',
+    help: 'Webhook requests answered 503 + Retry-After unread because server.max_pending_webhooks were in progress, by source.',
+    labelNames: ['source'] as const,
+    registers: [registry],
+  });
   for (const source of WEBHOOK_SOURCES) {
     webhookDuration.zero({ source });
     webhookAlerts.inc({ source }, 0);
+    webhooksShed.inc({ source }, 0);
   }
   const leader = new Gauge({
     name: 'reprise_leader',
@@ -158,6 +167,7 @@ export function createBotMetrics(opts: BotMetricsOptions = {}): BotMetrics {
     outboxRetrying,
     outboxOldest,
     webhookDuration,
+    webhooksShed,
     webhookAlerts,
     leader,
     httpRequests,
