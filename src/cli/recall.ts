@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseAlertmanagerPayload } from '../core/alertmanager.js';
@@ -6,7 +7,7 @@ import { createLedgerState, trackRecord } from '../core/ledger/ledger-state.js';
 import { Ledger } from '../core/ledger/ledger.js';
 import { recall, type TrackLookup } from '../core/recall/recall.js';
 import { recallReport } from '../core/recall/recall-report.js';
-import { createStore } from '../adapters/keyv/keyv-store.js';
+import { createStore, embeddedStoreFile } from '../adapters/keyv/keyv-store.js';
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
 import { BUNDLED_CATALOG, loadSnapshot } from './catalog-context.js';
@@ -50,8 +51,15 @@ export const recallCommand: CliCommand = async (argv, io) => {
   for (const p of skipped) io.stderr(`warning: skipped ${p.file}:${p.line} (${p.rule}): ${p.message}\n`);
   let track: TrackLookup;
   let close = async (): Promise<void> => {};
+  const dataDir = resolve(io.cwd, io.env['REPRISE_DATA_DIR'] ?? 'data');
+  const file = values.store ? embeddedStoreFile(values.store, dataDir) : undefined;
+  if (values.store && file !== undefined && !existsSync(file)) {
+    io.stderr(`reprise recall: no ledger at ${file}; check --store (recall only reads a store, it never creates one)\n`);
+    return 2;
+  }
   if (values.store) {
-    const store = createStore(values.store, resolve(io.cwd, io.env['REPRISE_DATA_DIR'] ?? 'data'));
+    // Read-only: the running bot is the store's one writer (sqlite would otherwise tidy expired rows).
+    const store = createStore(values.store, dataDir, { readOnly: true });
     const ledger = await Ledger.open(store, { resolveWindowMs: config.ledger.resolve_window_ms });
     track = (entry, kind) => ledger.trackRecord(entry, kind);
     close = async () => store.close();
