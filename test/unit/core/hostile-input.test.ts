@@ -19,6 +19,7 @@ import { renderConsoleThread } from '../../../src/adapters/console/render-consol
 import { buildThread } from '../../../src/core/chat/build-thread-view.js';
 import { tokenize } from '../../../src/core/tokenize.js';
 import { RepriseError } from '../../../src/core/errors.js';
+import { growth, LINEAR_RATIO } from '../../helpers/growth.js';
 import { noHistory, recallOpts } from '../recall/recall-fixtures.js';
 
 const catalog = await loadCatalog(new URL('../../../catalog', import.meta.url).pathname);
@@ -99,17 +100,6 @@ describe('hostile alert text', () => {
     );
   });
 
-  /** Best of three, in ms: steadier than one run on a busy machine. */
-  function best(f: () => void): number {
-    let min = Number.POSITIVE_INFINITY;
-    for (let i = 0; i < 3; i++) {
-      const t = performance.now();
-      f();
-      min = Math.min(min, performance.now() - t);
-    }
-    return min;
-  }
-
   it.each([
     ['all capitals', 'A'],
     ['capital humps', 'AAb'],
@@ -120,28 +110,15 @@ describe('hostile alert text', () => {
     ['mixed separators', 'a-_.:'],
     ['bidi and capitals', '\u202EAB'],
   ])('grows linearly on %s (alertname, labels and annotations, each 128 KiB then 512 KiB)', (_name, unit) => {
-    const at = (size: number): number => {
-      const s = unit.repeat(Math.ceil(size / unit.length)).slice(0, size);
-      // Straight at the tokenizer and the query builder, bypassing the field cap, so the cap
-      // cannot hide a super-linear pattern behind it.
-      return best(() => {
-        tokenize(s);
-        splitAlertName(s);
-        entryForRunbookUrl(s, snapshot);
-        run({ alertname: s.slice(0, 4096), summary: s, description: s, runbook: s, generator: s, pod: s.slice(0, 4096) });
-      });
-    };
-    // Both sizes above 64 KiB: V8 handles strings below that differently (measured: 64→128 KiB
-    // costs 8–20× on this machine, 128→512 KiB costs 4×), which is not the growth under test.
-    at(1 << 17); // warm up
-    // Interleaved, best of each: a burst of load elsewhere on the machine hits both sizes alike.
-    let small = Number.POSITIVE_INFINITY;
-    let large = Number.POSITIVE_INFINITY;
-    for (let round = 0; round < 3; round++) {
-      small = Math.min(small, at(1 << 17));
-      large = Math.min(large, at(1 << 19));
-    }
-    // Linear: ~4×. Quadratic would be ~16×. The floor keeps timer noise on tiny runs out of it.
-    expect(large / Math.max(small, 2), `${small.toFixed(1)} ms → ${large.toFixed(1)} ms`).toBeLessThan(9);
+    const text = (size: number): string => unit.repeat(Math.ceil(size / unit.length)).slice(0, size);
+    // Straight at the tokenizer and the query builder, bypassing the field cap, so the cap
+    // cannot hide a super-linear pattern behind it.
+    const g = growth(text, (s) => {
+      tokenize(s);
+      splitAlertName(s);
+      entryForRunbookUrl(s, snapshot);
+      run({ alertname: s.slice(0, 4096), summary: s, description: s, runbook: s, generator: s, pod: s.slice(0, 4096) });
+    }, 1 << 17);
+    expect(g.ratio, `${g.small.toFixed(1)} ms → ${g.large.toFixed(1)} ms`).toBeLessThan(LINEAR_RATIO);
   });
 });

@@ -1,15 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { percentDecode } from '../../../src/core/recall/percent-decode.js';
 import { expressionFromGeneratorUrl, scanPromql } from '../../../src/core/recall/promql-terms.js';
+import { growth, LINEAR_RATIO } from '../../helpers/growth.js';
 
 const MiB = 1024 * 1024;
 
-/** Runs `fn` and returns its result with the wall time it took. */
-function timed<T>(fn: () => T): { value: T; ms: number } {
-  const t = performance.now();
-  const value = fn();
-  return { value, ms: performance.now() - t };
-}
 
 describe('expressionFromGeneratorUrl', () => {
   it('takes g0.expr from a Prometheus generatorURL, URL-decoded', () => {
@@ -67,22 +62,22 @@ describe('scanPromql', () => {
   });
 
   it('handles 1 MiB hostile expressions in linear time without throwing', () => {
-    const inputs = [
-      '{'.repeat(MiB),
-      '('.repeat(MiB),
-      'a'.repeat(MiB),
-      '"'.repeat(MiB),
-      '{a="'.repeat(MiB / 4),
-      'by ('.repeat(MiB / 4),
-      `x{l=~"${'a|'.repeat(MiB / 2)}"}`,
-      '#'.repeat(MiB),
-      '1'.repeat(MiB),
-      'a{b!~'.repeat(MiB / 5),
+    // Each pattern, repeated to a quarter MiB and to 1 MiB: the work must grow about 4×.
+    const patterns: Array<(n: number) => string> = [
+      (n) => '{'.repeat(n),
+      (n) => '('.repeat(n),
+      (n) => 'a'.repeat(n),
+      (n) => '"'.repeat(n),
+      (n) => '{a="'.repeat(n / 4),
+      (n) => 'by ('.repeat(n / 4),
+      (n) => `x{l=~"${'a|'.repeat(n / 2)}"}`,
+      (n) => '#'.repeat(n),
+      (n) => '1'.repeat(n),
+      (n) => 'a{b!~'.repeat(Math.floor(n / 5)),
     ];
-    for (const input of inputs) {
-      const { ms } = timed(() => scanPromql(input));
-      // Quadratic behaviour on 1 MiB takes minutes; linear takes milliseconds.
-      expect(ms).toBeLessThan(1000);
+    for (const make of patterns) {
+      const g = growth(make, (input) => scanPromql(input), MiB / 4);
+      expect(g.ratio, `${make(8)}…: ${g.small.toFixed(1)} ms → ${g.large.toFixed(1)} ms`).toBeLessThan(LINEAR_RATIO);
     }
   });
 });
@@ -101,18 +96,20 @@ describe('percentDecode', () => {
     expect(() => decodeURIComponent('%E2%89')).toThrow();
   });
 
-  it('decodes 1 MiB of percent-encoding garbage quickly', () => {
-    for (const input of ['%'.repeat(MiB), '%F'.repeat(MiB / 2), '%FF'.repeat(MiB / 3), '%C3'.repeat(MiB / 3), '+'.repeat(MiB)]) {
-      const { value, ms } = timed(() => percentDecode(input));
-      expect(typeof value).toBe('string');
-      expect(ms).toBeLessThan(1000);
+  it('decodes 1 MiB of percent-encoding garbage in linear time', () => {
+    const patterns: Array<(n: number) => string> = [(n) => '%'.repeat(n), (n) => '%F'.repeat(n / 2), (n) => '%FF'.repeat(Math.floor(n / 3)), (n) => '%C3'.repeat(Math.floor(n / 3)), (n) => '+'.repeat(n)];
+    for (const make of patterns) {
+      expect(typeof percentDecode(make(16))).toBe('string');
+      const g = growth(make, (input) => percentDecode(input), MiB / 4);
+      expect(g.ratio, `${make(6)}…: ${g.small.toFixed(1)} ms → ${g.large.toFixed(1)} ms`).toBeLessThan(LINEAR_RATIO);
     }
   });
 
-  it('reads a 1 MiB generatorURL of garbage quickly', () => {
-    for (const url of [`http://p/graph?${'&'.repeat(MiB)}`, `http://p/graph?g0.expr=${'%7B'.repeat(MiB / 3)}`, `http://p/graph?${'g0.exp=x&'.repeat(MiB / 9)}`]) {
-      const { ms } = timed(() => scanPromql(expressionFromGeneratorUrl(url)));
-      expect(ms).toBeLessThan(1000);
+  it('reads a 1 MiB generatorURL of garbage in linear time', () => {
+    const urls: Array<(n: number) => string> = [(n) => `http://p/graph?${'&'.repeat(n)}`, (n) => `http://p/graph?g0.expr=${'%7B'.repeat(Math.floor(n / 3))}`, (n) => `http://p/graph?${'g0.exp=x&'.repeat(Math.floor(n / 9))}`];
+    for (const make of urls) {
+      const g = growth(make, (url) => scanPromql(expressionFromGeneratorUrl(url)), MiB / 4);
+      expect(g.ratio, `${make(30).slice(0, 30)}…: ${g.small.toFixed(1)} ms → ${g.large.toFixed(1)} ms`).toBeLessThan(LINEAR_RATIO);
     }
   });
 });
