@@ -13,7 +13,8 @@ import { enqueue, restate, type BotTx, type ClosedEpisode, type Enqueued, type J
 import { fromChatEvent, type Actor, type BotEvent } from './bot-event.js';
 import type { AlertmanagerAlertState } from './alertmanager-reconcile.js';
 import { reconcileThreads, silenceInAlertmanager, type AmSilenceRequest } from './alertmanager-flow.js';
-import { flushStorm, noiseGate, recordDrop, stormCard, type NoiseOutcome } from './noise-gate.js';
+import { flushStorm, noiseGate, recordDrop, type NoiseOutcome } from './noise-gate.js';
+import { resolveIncident } from './resolve-flow.js';
 import { parseSilenceChoice } from './silence-choice.js';
 import { applyCliNote, applyNote, applySilence, applyVote, isUserError, type ActionContext, type ChatOutcome } from './chat-actions.js';
 import { adHocIncident, helpAnswer, parseCommand, plainAnswer, recallAnswer, silenceTarget, statusAnswer } from './commands.js';
@@ -181,7 +182,7 @@ export class RepriseBot {
           log.info({ reason: admission.reason, status: e.incident.status }, 'dropped by trigger policy');
           return this.#drop(tx, e.incident, 'policy', admission.reason);
         }
-        return e.type === 'resolve' ? this.#resolved(e.incident, tx, out, log, after) : this.#firing(e.incident, e.route ?? {}, tx, out, log, after);
+        return e.type === 'resolve' ? resolveIncident(this.#d, e.incident, tx, out, log, after.cancel) : this.#firing(e.incident, e.route ?? {}, tx, out, log, after);
       }
       case 'vote':
         return applyVote(this.#ctx(out), tx, e);
@@ -400,41 +401,6 @@ export class RepriseBot {
     const wait = incident.severity === 'critical' ? 0 : (this.#d.investigateAfterMs ?? 0);
     if (wait <= 0) return 'an investigation has started; its finding follows in this thread';
     return `an investigation starts in ${Math.round(wait / 1000)} s unless the alert resolves first; its finding follows in this thread`;
-  }
-
-  #resolved(incident: Incident, tx: BotTx, out: Enqueued, log: Logger, after: AfterCommit): IncidentOutcome {
-    const now = this.#d.clock.now();
-    // Ledger time is when we learned of it; the alert's own endsAt, when sent, dates the end.
-    const at = now.toISOString();
-    const held = incident.fingerprint ? this.#d.ledger.holdOf(incident.fingerprint) : undefined;
-    if (held) {
-      log.info('resolved inside the debounce window: neither is posted');
-      return recordDrop(tx, now, incident, 'debounce', 'resolved inside the debounce window: neither the firing nor its resolve is posted', held.holdId);
-    }
-    const { closed } = tx.record({ type: 'resolve', fingerprint: incident.fingerprint, ...(incident.triggerKey ? { triggerKey: incident.triggerKey } : {}), ...(incident.endsAt ? { endsAt: incident.endsAt } : {}), at });
-    if (!closed) {
-      after.cancel.push(incident.fingerprint);
-      log.info('resolve buffered: no open for this fingerprint yet');
-      return { status: 'resolved', fingerprint: incident.fingerprint, triggerKey: incident.triggerKey, paired: false };
-    }
-    const outcome: IncidentOutcome & { status: 'resolved' } = { status: 'resolved', fingerprint: incident.fingerprint, triggerKey: closed.triggerKey, paired: true };
-    const thread = closed.openId ? this.#d.ledger.thread(closed.openId) : undefined;
-    const root = thread ? Object.values(thread.roots)[0] : undefined;
-    const threadId = root?.id ?? closed.threadId;
-    if (threadId) outcome.threadId = threadId;
-    if (thread?.storm && thread.storm.open > 0) {
-      // One alert of a storm resolved; the thread (and its investigation) goes on for the rest.
-      if (thread.state === 'firing') stormCard(tx, now, thread, out);
-      log.info({ threadId, stillFiring: thread.storm.open }, 'storm member resolved');
-      return outcome;
-    }
-    // The incident is over: queued work for it is cancelled (a storm's job runs under its lead).
-    after.cancel.push(thread?.storm ? thread.fingerprint : incident.fingerprint);
-    const started = thread?.storm ? thread.storm.firstAt : (closed.startsAt ?? closed.openedAt);
-    const note = resolvedNote(started, closed.endsAt ?? at);
-    if (thread) restate(tx, now, thread, { state: 'resolved', note: thread.storm && thread.storm.count > 1 ? `all ${thread.storm.count} alerts ${note}` : note, icon: '✅', topic: 'resolved' }, out);
-    log.info({ threadId }, 'resolved');
-    return outcome;
   }
 
   async #command(e: Extract<BotEvent, { type: 'command' }>): Promise<void> {

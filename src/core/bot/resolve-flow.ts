@@ -1,0 +1,50 @@
+/**
+ * A resolve, decided inside the webhook's ledger transaction: dropped with its held firing
+ * (debounce), buffered until its open arrives, one member of a storm, or the end of the
+ * incident — the card restated as resolved and its queued work cancelled.
+ */
+import type { Clock } from '../../ports/clock.js';
+import type { Logger } from '../../ports/logger.js';
+import { resolvedNote } from '../chat/build-thread-view.js';
+import type { Incident } from '../types.js';
+import { restate, type BotLedger, type BotTx, type Enqueued } from './bot-context.js';
+import { recordDrop, stormCard } from './noise-gate.js';
+import type { IncidentOutcome } from './reprise-bot.js';
+
+/**
+ * @param cancel fingerprints whose queued investigation is cancelled once the transaction is durable.
+ */
+export function resolveIncident(d: { ledger: BotLedger; clock: Clock }, incident: Incident, tx: BotTx, out: Enqueued, log: Logger, cancel: string[]): IncidentOutcome {
+  const now = d.clock.now();
+  // Ledger time is when we learned of it; the alert's own endsAt, when sent, dates the end.
+  const at = now.toISOString();
+  const held = incident.fingerprint ? d.ledger.holdOf(incident.fingerprint) : undefined;
+  if (held) {
+    log.info('resolved inside the debounce window: neither is posted');
+    return recordDrop(tx, now, incident, 'debounce', 'resolved inside the debounce window: neither the firing nor its resolve is posted', held.holdId);
+  }
+  const { closed } = tx.record({ type: 'resolve', fingerprint: incident.fingerprint, ...(incident.triggerKey ? { triggerKey: incident.triggerKey } : {}), ...(incident.endsAt ? { endsAt: incident.endsAt } : {}), at });
+  if (!closed) {
+    cancel.push(incident.fingerprint);
+    log.info('resolve buffered: no open for this fingerprint yet');
+    return { status: 'resolved', fingerprint: incident.fingerprint, triggerKey: incident.triggerKey, paired: false };
+  }
+  const outcome: IncidentOutcome & { status: 'resolved' } = { status: 'resolved', fingerprint: incident.fingerprint, triggerKey: closed.triggerKey, paired: true };
+  const thread = closed.openId ? d.ledger.thread(closed.openId) : undefined;
+  const root = thread ? Object.values(thread.roots)[0] : undefined;
+  const threadId = root?.id ?? closed.threadId;
+  if (threadId) outcome.threadId = threadId;
+  if (thread?.storm && thread.storm.open > 0) {
+    // One alert of a storm resolved; the thread (and its investigation) goes on for the rest.
+    if (thread.state === 'firing') stormCard(tx, now, thread, out);
+    log.info({ threadId, stillFiring: thread.storm.open }, 'storm member resolved');
+    return outcome;
+  }
+  // The incident is over: queued work for it is cancelled (a storm's job runs under its lead).
+  cancel.push(thread?.storm ? thread.fingerprint : incident.fingerprint);
+  const started = thread?.storm ? thread.storm.firstAt : (closed.startsAt ?? closed.openedAt);
+  const note = resolvedNote(started, closed.endsAt ?? at);
+  if (thread) restate(tx, now, thread, { state: 'resolved', note: thread.storm && thread.storm.count > 1 ? `all ${thread.storm.count} alerts ${note}` : note, icon: '✅', topic: 'resolved' }, out);
+  log.info({ threadId }, 'resolved');
+  return outcome;
+}
