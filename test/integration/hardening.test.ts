@@ -104,8 +104,9 @@ describe('alert text is data on the console', () => {
     const res = await postAlert(bot.url, payload);
     expect(res.status, res.text).toBe(202);
     await bot.waitForTranscript((ls) => ls.some((l) => l.kind === 'rca'));
+    // The transcript line can land before the console's pipe is read: wait for the card there too.
+    await expect.poll(() => bot.stdout(), { timeout: 10_000 }).toContain('KubePodCrashLooping\\u{001B}[2J\\u{001B}[H');
     const out = bot.stdout();
-    expect(out).toContain('KubePodCrashLooping\\u{001B}[2J\\u{001B}[H');
     expect(out).not.toMatch(RAW);
     for (const line of bot.transcriptLines()) expect(line.text).not.toMatch(RAW);
   });
