@@ -73,6 +73,7 @@ export async function startModel(
     if (text.trim() === '') return plainAnswer('Investigate', 'Say what to investigate: `investigate checkout-api pods restarting in payments`.');
     const r = await built.investigator.run({ incident: adHocIncident(text, deps.clock.now()) }, sink);
     log.info({ user: `${actor.via}:${actor.id}`, status: r.status, calls: r.usage.calls }, 'on-demand investigation');
+    deps.observer?.investigationEnded({ status: r.status, reason: r.reason ?? 'none' });
     const body: RichText[] = [];
     if (r.finding) {
       body.push([r.finding.summary]);
