@@ -15,28 +15,12 @@ import type { RerankResult } from '../investigate/rerank.js';
 import type { StandingAnswer } from '../investigate/prompts.js';
 import type { FindingEvent } from '../ledger-events.js';
 import type { Candidate, Entry, GateTraceStep, Incident } from '../types.js';
-import { randomUUID } from 'node:crypto';
 import { enqueue, type BotLedger, type BotTx, type Enqueued } from './bot-context.js';
 import type { CardPatch } from '../chat/thread-view.js';
-import { planCuration } from '../curate/plan-curation.js';
-import { curationLine } from '../curate/curation-line.js';
-import { dupFingerprint } from './dup-fingerprint.js';
 import { modelRecallDecision, stoppingGate } from '../recall/recall-decision.js';
+import { HourlyStartLimit } from './hourly-start-limit.js';
+import { confirmation, curateFinding } from './finding-knowledge.js';
 import type { InvestigationEndReason, LoopObserver } from '../../ports/loop-observer.js';
-
-/**
- * 👎 recovery (SPEC §8): a fresh investigation, forced because a standing 👎 made the track
- * record refuse the entry the model matched, that independently reaches the same finding —
- * completed, verified, conclusive, with the entry's own dedup fingerprint — is a confirmation
- * of that entry. Two of them offset one 👎.
- */
-export function confirmation(refused: Entry, incident: Incident, r: InvestigationResult): { entry: string; dupFingerprint: string } | undefined {
-  const f = r.finding;
-  if (r.status !== 'completed' || !f || f.partial || f.verdict === 'inconclusive') return undefined;
-  if (!(f.verified === true || r.verify?.passed === true)) return undefined;
-  const dup = dupFingerprint(incident);
-  return refused.fingerprint === dup ? { entry: refused.id, dupFingerprint: dup } : undefined;
-}
 
 /** The engine as the bot uses it. */
 export interface InvestigationEngine {
@@ -114,7 +98,7 @@ export class InvestigationJobs {
   readonly #active = new Map<string, Pending>();
   readonly #running = new Set<Promise<void>>();
   /** Start times of investigations in the last hour, oldest first (the rate limit). */
-  #starts: number[] | undefined;
+  readonly #hourly: HourlyStartLimit;
 
   constructor(deps: { engine: InvestigationEngine; ledger: BotLedger; clock: Clock; logger: Logger; options: JobsOptions; kick: () => void; observer?: Pick<LoopObserver, 'recallDecided' | 'investigationEnded'> }) {
     this.#engine = deps.engine;
@@ -124,6 +108,7 @@ export class InvestigationJobs {
     this.#opts = deps.options;
     this.#kick = deps.kick;
     this.#observer = deps.observer;
+    this.#hourly = new HourlyStartLimit(this.#opts.maxPerHour ?? 0, this.#clock, (since) => this.#ledger.investigationsSince(since));
   }
 
   /** Schedules the model's part for a freshly recorded open (a job already scheduled for it is left alone). */
@@ -280,7 +265,7 @@ export class InvestigationJobs {
     }
     this.#pending.delete(incident.fingerprint);
     if (!req.recall) {
-      const refusal = this.#rateLimited();
+      const refusal = this.#hourly.tryStart();
       if (refusal) {
         await this.#skip(job, refusal, 'rate_limit');
         return;
@@ -308,22 +293,6 @@ export class InvestigationJobs {
     this.#observer?.recallDecided(modelRecallDecision({ delivered, runbook: job.runbook === true, stoppedBy }));
   }
 
-  /** Why a new investigation may not start now (the hourly limit), or undefined; counts the start. */
-  #rateLimited(): string | undefined {
-    const limit = this.#opts.maxPerHour ?? 0;
-    if (limit <= 0) return undefined;
-    const now = this.#clock.now().getTime();
-    // First use: what the ledger says ran in the last hour (a restart must not reset the limit).
-    const starts = (this.#starts ??= this.#ledger.investigationsSince(new Date(now - HOUR_MS)).map((t) => Date.parse(t)));
-    while (starts.length > 0 && now - starts[0]! >= HOUR_MS) starts.shift();
-    if (starts.length >= limit) {
-      const wait = Math.max(1, Math.ceil((starts[0]! + HOUR_MS - now) / 60_000));
-      return `rate limit: ${limit} investigations already started in the last hour (trigger.max_investigations_per_hour); the next slot opens in ${wait} min`;
-    }
-    starts.push(now);
-    return undefined;
-  }
-
   /** An investigation that did not start, recorded with its reason and said in the thread. */
   async #skip(job: JobInput, reason: string, code: InvestigationEndReason): Promise<void> {
     const at = this.#clock.now().toISOString();
@@ -342,27 +311,6 @@ export class InvestigationJobs {
     if (out.count > 0) this.#kick();
     this.#observer?.investigationEnded({ status: 'skipped', reason: code });
     this.#log.warn({ trigger: job.incident.triggerKey, openId: job.openId, reason }, 'investigation skipped');
-  }
-
-  /**
-   * File-time curation of the Finding, in the finding's transaction: a recalled or below-bar
-   * finding is decided here (and shown on the card); anything else is recorded as a curate
-   * intent the curation worker performs against the catalog and the forge.
-   */
-  #curate(tx: BotTx, job: JobInput, r: InvestigationResult, recalled: Entry | undefined, at: string): { line?: ReturnType<typeof curationLine>; intent?: boolean } | undefined {
-    const c = this.#opts.curation;
-    if (!c || !r.finding) return undefined;
-    const o = this.#ledger.occurrences(job.incident.triggerKey);
-    const recurrence = o.count > 1 ? `🔁 #${o.count}${o.lastSeen ? ` · last ${o.lastSeen.slice(0, 16).replace('T', ' ')} UTC` : ''}${o.previousEntry ? ` · previous: ${o.previousEntry}` : ''}` : undefined;
-    const plan = planCuration({ incident: job.incident, finding: r.finding, ...(recalled ? { recalledEntry: recalled.id } : {}), ...(recurrence ? { recurrence } : {}), minConfidence: c.minConfidence });
-    const base = { openId: job.openId, triggerKey: job.incident.triggerKey, at };
-    if (plan.kind === 'decided') {
-      tx.record({ type: 'curated', subject: 'finding', ...base, decision: plan.decision, detail: plan.detail });
-      this.#log.info({ trigger: job.incident.triggerKey, decision: plan.decision, detail: plan.detail }, `curation: ${plan.decision}`);
-      return { line: curationLine({ decision: plan.decision, detail: plan.detail }) };
-    }
-    tx.record({ type: 'curate', id: randomUUID(), subject: 'finding', ...base, dupFingerprint: plan.dupFingerprint, draft: plan.draft });
-    return { intent: true };
   }
 
   async #deliver(job: JobInput, r: InvestigationResult, recalled: Entry | undefined, refused?: Entry): Promise<void> {
@@ -394,7 +342,7 @@ export class InvestigationJobs {
     await this.#ledger.transaction(async (tx) => {
       tx.record(event);
       if (confirm) tx.record({ type: 'confirm', entry: confirm.entry, dupFingerprint: confirm.dupFingerprint, at });
-      const curated = r.status === 'cancelled' ? undefined : this.#curate(tx, job, r, recalled, at);
+      const curated = r.status === 'cancelled' ? undefined : curateFinding({ ledger: this.#ledger, log: this.#log, ...(this.#opts.curation ? { curation: this.#opts.curation } : {}) }, tx, job.openId, job.incident, r, recalled, at);
       intended = curated?.intent === true;
       const thread = this.#ledger.thread(job.openId);
       if (!thread || r.status === 'cancelled') return;

@@ -5,7 +5,8 @@
  * `confirm`, and two confirmations offset the 👎 — recall fires again.
  */
 import { describe, expect, it } from 'vitest';
-import { confirmation, InvestigationJobs, type InvestigationEngine } from '../../../src/core/bot/investigation-jobs.js';
+import { confirmation } from '../../../src/core/bot/finding-knowledge.js';
+import { InvestigationJobs, type InvestigationEngine } from '../../../src/core/bot/investigation-jobs.js';
 import { dupFingerprint } from '../../../src/core/bot/dup-fingerprint.js';
 import { ledgerForBot } from '../../../src/core/bot/ledger-for-bot.js';
 import type { Finding } from '../../../src/core/investigate/finding.js';
