@@ -9,6 +9,7 @@ import type { LoopObserver } from '../../ports/loop-observer.js';
 import type { CardPatch, EphemeralView, CardView, ReplyView } from '../chat/thread-view.js';
 import type { MessageRef, ResponseTarget } from '../chat/chat-types.js';
 import type { LedgerEvent } from '../ledger-events.js';
+import type { PendingInvestigation } from '../ledger/ledger-types.js';
 import type { CatalogSnapshot } from '../recall/catalog-snapshot.js';
 import type { RecallOptions, TrackLookup } from '../recall/recall.js';
 import type { AnswerKind } from '../types.js';
@@ -180,14 +181,7 @@ export interface AlertmanagerSilencer {
 }
 
 /** An open whose investigation never recorded its finding (see `BotLedger.pendingInvestigations`). */
-export interface PendingJob {
-  openId: string;
-  fingerprint: string;
-  triggerKey: string;
-  /** When the open was recorded. */
-  at: string;
-  incident: Record<string, unknown>;
-  coalesceKey?: string;
+export interface PendingJob extends PendingInvestigation {
   /** Its incident is over (a storm thread: every alert of it). */
   resolved: boolean;
 }
