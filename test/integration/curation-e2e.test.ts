@@ -18,7 +18,7 @@ import type { FakeReply, RecordedRequest } from '../fakes/openai-fake.js';
 import { startGitHubFake, type GitHubFake } from '../fakes/github-fake.js';
 import { crashLoopPayload, postAlert } from './helpers/alerts.js';
 import { eventsOf, ledgerEvents, ofType, until, type LedgerRow } from './helpers/chat-e2e.js';
-import { byRole, fake, finding, mcp, roleOf, toolCall, useModelAndTools, verdict, type Role } from './helpers/investigation.js';
+import { byRole, fake, finding, roleOf, toolCall, serveModelConfig, useModelAndTools, verdict, type Role } from './helpers/investigation.js';
 import { cleanup, makeTmpDir, REPO_ROOT, runCli, spawnBot, type BotProcess } from './helpers/spawn-bot.js';
 
 useModelAndTools();
@@ -73,34 +73,11 @@ describe('curation end to end through reprise serve', () => {
     const config = join(dir, 'reprise.yaml');
     writeFileSync(
       config,
-      [
-        'server:',
-        '  bearer_token: test-token',
-        'catalog:',
-        '  git:',
-        `    url: ${JSON.stringify(remote.url)}`,
-        '    poll_interval: 1h',
-        'trigger:',
-        '  investigate_after: 10m',
-        'model:',
-        `  base_url: ${fake.baseUrl}`,
-        '  model: main-model',
-        '  max_retries: 0',
-        '  request_timeout: 5s',
-        'tools:',
-        '  servers:',
-        '    - name: k8s',
-        '      access: read',
-        '      transport: http',
-        `      url: ${mcp.url}`,
-        '  confirm: [k8s__pod_status, k8s__events]',
-        '  allow: [k8s__pod_status, k8s__events, k8s__logs, kb_search, kb_get, prior_findings, recurrence]',
-        'forge:',
-        '  repo: acme/kb',
-        '  token: test-token',
-        `  api_url: ${github.url}`,
-        '',
-      ].join('\n'),
+      serveModelConfig({
+        catalog: ['  git:', `    url: ${JSON.stringify(remote.url)}`, '    poll_interval: 1h'],
+        trigger: ['  investigate_after: 10m'],
+        after: ['forge:', '  repo: acme/kb', '  token: test-token', `  api_url: ${github.url}`],
+      }),
     );
     const env = { REPRISE_DATA_DIR: dir };
     const bot = await spawnBot({ dataDir: dir, args: ['--config', config] });

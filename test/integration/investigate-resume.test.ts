@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { redisAvailable, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { crashLoopPayload, postAlert } from './helpers/alerts.js';
-import { byRole, fake, finding, INVESTIGATE_CATALOG, mcp, useModelAndTools, verdict } from './helpers/investigation.js';
+import { byRole, fake, finding, serveModelConfig, useModelAndTools, verdict } from './helpers/investigation.js';
 import { cleanup, makeTmpDir, runCli, spawnBot, waitFor, type BotProcess } from './helpers/spawn-bot.js';
 
 useModelAndTools();
@@ -20,30 +20,7 @@ afterEach(async () => {
 
 function writeConfig(dir: string, extra: string[] = []): string {
   const config = join(dir, 'reprise.yaml');
-  writeFileSync(
-    config,
-    [
-      ...extra,
-      'server:',
-      '  bearer_token: test-token',
-      'catalog:',
-      `  dir: ${JSON.stringify(INVESTIGATE_CATALOG)}`,
-      'model:',
-      `  base_url: ${fake.baseUrl}`,
-      '  model: main-model',
-      '  max_retries: 0',
-      '  request_timeout: 60s',
-      'tools:',
-      '  servers:',
-      '    - name: k8s',
-      '      access: read',
-      '      transport: http',
-      `      url: ${mcp.url}`,
-      '  confirm: [k8s__pod_status, k8s__events]',
-      '  allow: [k8s__pod_status, k8s__events, k8s__logs, kb_search, kb_get, prior_findings, recurrence]',
-      '',
-    ].join('\n'),
-  );
+  writeFileSync(config, serveModelConfig({ before: extra, requestTimeout: '60s' }));
   return config;
 }
 

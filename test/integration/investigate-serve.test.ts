@@ -11,7 +11,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { crashLoopPayload, postAlert } from './helpers/alerts.js';
-import { byRole, fake, finding, INVESTIGATE_CATALOG, mcp, OOM_ENTRY, POISONED_ENTRY, roleOf, toolCall, useModelAndTools, verdict } from './helpers/investigation.js';
+import { byRole, fake, finding, OOM_ENTRY, POISONED_ENTRY, roleOf, toolCall, serveModelConfig, useModelAndTools, verdict } from './helpers/investigation.js';
 import { cleanup, makeTmpDir, runCli, spawnBot, type BotProcess } from './helpers/spawn-bot.js';
 import { scrape, type Exposition } from '../helpers/prom-text.js';
 
@@ -24,33 +24,7 @@ afterEach(async () => {
 async function serveWithModel(investigateAfter = '60s', modelLines: string[] = []): Promise<{ bot: BotProcess; dir: string }> {
   const dir = makeTmpDir();
   const config = join(dir, 'reprise.yaml');
-  writeFileSync(
-    config,
-    [
-      'server:',
-      '  bearer_token: test-token',
-      'catalog:',
-      `  dir: ${JSON.stringify(INVESTIGATE_CATALOG)}`,
-      'trigger:',
-      `  investigate_after: ${investigateAfter}`,
-      'model:',
-      `  base_url: ${fake.baseUrl}`,
-      '  model: main-model',
-      '  max_retries: 0',
-      '  request_timeout: 5s',
-      '  prices: { main-model: { input: 1, output: 4 } }',
-      ...modelLines,
-      'tools:',
-      '  servers:',
-      '    - name: k8s',
-      '      access: read',
-      '      transport: http',
-      `      url: ${mcp.url}`,
-      '  confirm: [k8s__pod_status, k8s__events]',
-      '  allow: [k8s__pod_status, k8s__events, k8s__logs, kb_search, kb_get, prior_findings, recurrence]',
-      '',
-    ].join('\n'),
-  );
+  writeFileSync(config, serveModelConfig({ trigger: [`  investigate_after: ${investigateAfter}`], model: ['  prices: { main-model: { input: 1, output: 4 } }', ...modelLines] }));
   return { bot: await spawnBot({ dataDir: dir, args: ['--config', config] }), dir };
 }
 

@@ -161,3 +161,35 @@ export async function startEngine(o: EngineOptions): Promise<Engine> {
 
 /** A sink that keeps Steps on the engine (what the bot's outbox would get). */
 export const sinkOf = (e: Engine) => (s: Step): void => void e.sunk.push(s);
+
+/**
+ * The YAML of a `reprise serve` on the file's model fake and k8s MCP server: bearer token,
+ * the model, its read tools and confirm. `before` goes first (e.g. `ledger:`), `catalog` and
+ * `trigger` are the blocks' lines, `model` extra lines of the model block, `after` trailing blocks.
+ */
+export function serveModelConfig(o: { catalog?: string[]; trigger?: string[]; model?: string[]; requestTimeout?: string; before?: string[]; after?: string[] } = {}): string {
+  return [
+    ...(o.before ?? []),
+    'server:',
+    '  bearer_token: test-token',
+    'catalog:',
+    ...(o.catalog ?? [`  dir: ${JSON.stringify(INVESTIGATE_CATALOG)}`]),
+    ...(o.trigger ? ['trigger:', ...o.trigger] : []),
+    'model:',
+    `  base_url: ${fake.baseUrl}`,
+    '  model: main-model',
+    '  max_retries: 0',
+    `  request_timeout: ${o.requestTimeout ?? '5s'}`,
+    ...(o.model ?? []),
+    'tools:',
+    '  servers:',
+    '    - name: k8s',
+    '      access: read',
+    '      transport: http',
+    `      url: ${mcp.url}`,
+    '  confirm: [k8s__pod_status, k8s__events]',
+    '  allow: [k8s__pod_status, k8s__events, k8s__logs, kb_search, kb_get, prior_findings, recurrence]',
+    ...(o.after ?? []),
+    '',
+  ].join('\n');
+}
