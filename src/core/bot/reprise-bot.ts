@@ -17,7 +17,8 @@ import { flushStorm, noiseGate, recordDrop, type NoiseOutcome } from './noise-ga
 import { resolveIncident } from './resolve-flow.js';
 import { parseSilenceChoice } from './silence-choice.js';
 import { applyCliNote, applyNote, applySilence, applyVote, isUserError, type ActionContext, type ChatOutcome } from './chat-actions.js';
-import { adHocIncident, helpAnswer, parseCommand, plainAnswer, recallAnswer, silenceTarget, statusAnswer } from './commands.js';
+import { answerCommand, clickAnswer } from './command-answer.js';
+import { plainAnswer } from './commands.js';
 import { dupFingerprint } from './dup-fingerprint.js';
 import { batchDue, NO_NOISE_CONTROL } from './noise-control.js';
 import { feedbackForKnownTrigger } from './feedback-request.js';
@@ -404,40 +405,13 @@ export class RepriseBot {
   }
 
   async #command(e: Extract<BotEvent, { type: 'command' }>): Promise<void> {
-    const now = this.#d.clock.now();
-    const cmd = parseCommand(e.text);
-    let view: EphemeralView;
-    switch (cmd.name) {
-      case 'recall': {
-        if (cmd.text.trim() === '') view = plainAnswer('Recall', 'Say what to recall: `recall KubePodCrashLooping` or `recall disk filling up on node`.');
-        else view = recallAnswer(cmd.text, this.preview(adHocIncident(cmd.text, now)));
-        break;
-      }
-      case 'investigate':
-        view = this.#d.investigate
-          ? await this.#d.investigate(cmd.text, e.actor)
-          : plainAnswer('Investigate', 'No model is configured, so Reprise cannot investigate yet: set the `model:` block (or REPRISE_MODEL_BASE_URL and REPRISE_MODEL). Recall and runbooks work without one.');
-        break;
-      case 'silence': {
-        const target = silenceTarget(cmd, e.thread);
-        if (!target) {
-          view = plainAnswer('Silence', 'Use it inside an incident thread (`silence 4h`), or name the trigger: `silence <trigger key> 4h`.');
-          break;
-        }
-        const [o] = await this.handle([{ type: 'silence', actor: e.actor, duration: cmd.duration, target, eventId: e.eventId, respond: e.respond }]);
-        view = o && o.status === 'recorded' && 'event' in o && o.event.type === 'silence' ? plainAnswer('Silenced', `🔕 ${o.triggerKey} until ${o.event.until}`) : plainAnswer('Not silenced', o && 'reason' in o ? o.reason : 'nothing recorded');
-        break;
-      }
-      case 'status':
-        view = statusAnswer(this.#d.ledger, now);
-        break;
-      case 'help':
-        view = helpAnswer();
-        break;
-      case 'unknown':
-        view = { ...helpAnswer(), title: `Unknown command “${cmd.word}” — Reprise commands` };
-        break;
-    }
+    const view = await answerCommand(e, {
+      now: this.#d.clock.now(),
+      ledger: this.#d.ledger,
+      preview: (incident) => this.preview(incident),
+      ...(this.#d.investigate ? { investigate: this.#d.investigate } : {}),
+      silence: async (req) => (await this.handle([req]))[0],
+    });
     await this.#answer(e.actor.via, e.respond, view);
   }
 
@@ -448,11 +422,3 @@ export class RepriseBot {
     await surface.ephemeral(to, view).catch((err: unknown) => this.#d.logger.warn({ err, via }, 'a private answer could not be delivered'));
   }
 }
-
-function clickAnswer(action: string, o: ChatOutcome): EphemeralView {
-  if (o.status === 'duplicate') return plainAnswer('Already recorded', 'That click was already counted.');
-  if (o.status !== 'recorded') return plainAnswer('Not recorded', o.reason);
-  if (action === 'silence') return plainAnswer('Silenced', `🔕 until ${(o.event as SilenceEvent).until}`);
-  return plainAnswer('Thanks', action === 'vote_up' ? '👍 recorded as accurate' : '👎 recorded as off-base; the entry behind this answer loses trust');
-}
-
