@@ -15,7 +15,7 @@ import type { RerankResult } from '../investigate/rerank.js';
 import type { StandingAnswer } from '../investigate/prompts.js';
 import type { FindingEvent } from '../ledger-events.js';
 import type { Candidate, Entry, GateTraceStep, Incident } from '../types.js';
-import { enqueue, type BotLedger, type BotTx, type Enqueued } from './bot-context.js';
+import { enqueue, type BotLedger, type Enqueued } from './bot-context.js';
 import type { CardPatch } from '../chat/thread-view.js';
 import { modelRecallDecision, stoppingGate } from '../recall/recall-decision.js';
 import { HourlyStartLimit } from './hourly-start-limit.js';

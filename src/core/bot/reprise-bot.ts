@@ -9,7 +9,7 @@ import { recall, type RecallResult } from '../recall/recall.js';
 import { recallDecision } from '../recall/recall-decision.js';
 import type { RecallDecision } from '../../ports/loop-observer.js';
 import type { Answer, Incident } from '../types.js';
-import { enqueue, restate, type BotTx, type ClosedEpisode, type Enqueued, type JobRequest, type RepriseBotDeps, type ThreadInfo } from './bot-context.js';
+import { enqueue, restate, type BotTx, type Enqueued, type JobRequest, type RepriseBotDeps } from './bot-context.js';
 import { fromChatEvent, type Actor, type BotEvent } from './bot-event.js';
 import type { AlertmanagerAlertState } from './alertmanager-reconcile.js';
 import { reconcileThreads, silenceInAlertmanager, type AmSilenceRequest } from './alertmanager-flow.js';

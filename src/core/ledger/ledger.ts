@@ -20,6 +20,7 @@ import { checkStoreSchemaForReading, readStoreSchema } from './store-schema.js';
 
 export { eventKey, HEAD_KEY, LEDGER_LOG, readLedgerRecords, SNAPSHOT_KEY, type CorruptRecord, type LedgerRecord } from './ledger-records.js';
 export { snapshotState } from './ledger-load.js';
+import { DEFAULT_RESOLVE_WINDOW_MS, type AppendResult, type LedgerOptions, type LedgerTx, type TransactionOptions } from './ledger-options.js';
 import {
   applyEvent,
   assignOutboxSeqs,
@@ -44,54 +45,7 @@ import type {
   SilenceState,
 } from './ledger-state.js';
 
-export interface LedgerOptions {
-  /** Write a snapshot every this many events (default 1000); 0 disables periodic snapshots. */
-  snapshotEvery?: number;
-  /** Bounds of the read model (part of the state; changing them invalidates older snapshots). */
-  limits?: Partial<LedgerLimits>;
-  /** A recall still unresolved this long after its open counts as a failure (default 24 h). */
-  resolveWindowMs?: number;
-  /** Told the events of each durable append this process made (metrics); must not throw. */
-  onAppend?: (events: readonly LedgerEvent[]) => void;
-  logger?: Logger;
-  /**
-   * On a store several replicas share: the leader's fencing token, read at each write
-   * (`undefined` while this replica does not lead — its writes are refused, nothing written).
-   * Absent: this process owns the store (the embedded file lock) and always writes.
-   */
-  fence?: () => Fence | undefined;
-  /**
-   * This ledger is the store's writer: bring the store's schema up to this build's before the
-   * first write (at open when it may write, else when it takes the lead or first writes).
-   * Without it the ledger only checks the schema (a newer store is refused either way).
-   */
-  migrate?: boolean;
-}
-
-/** Options of one {@link Ledger.transaction}. */
-export interface TransactionOptions {
-  /**
-   * Idempotency key: a transaction with an id the store already appended writes nothing
-   * (and the read model is reloaded from the store, which holds the first one's events).
-   */
-  id?: string;
-}
-
-export const DEFAULT_RESOLVE_WINDOW_MS = 24 * 3_600_000;
-
-/** What one append produced: its sequence number and the episode it closed, if any. */
-export interface AppendResult {
-  seq: number;
-  closed?: Episode;
-}
-
-/** Events recorded together: applied to the read model as they are staged, durable together. */
-export interface LedgerTx {
-  /** Validate and apply `event` now; it becomes durable when the transaction commits. */
-  record(event: LedgerEvent): { closed?: Episode };
-  /** Events staged so far. */
-  readonly size: number;
-}
+export { DEFAULT_RESOLVE_WINDOW_MS, type AppendResult, type LedgerOptions, type LedgerTx, type TransactionOptions } from './ledger-options.js';
 
 export class Ledger {
   #store: KeyValueStore;
