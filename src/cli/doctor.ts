@@ -11,7 +11,7 @@ import { storeLockPath, tryLockStore } from '../adapters/keyv/store-lock.js';
 import type { Config } from '../config/schema.js';
 import { CatalogError } from '../core/catalog/load-catalog.js';
 import { lintCatalog, lintSummary } from '../core/catalog/lint-catalog.js';
-import { readStoreSchema, STORE_SCHEMA_VERSION } from '../core/ledger/store-schema.js';
+import { assertNoUnfinishedImport, readStoreSchema, STORE_SCHEMA_VERSION } from '../core/ledger/store-schema.js';
 import { silentLogger } from '../ports/logger.js';
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
@@ -108,11 +108,12 @@ async function storeSchemaLine(config: Config): Promise<{ text: string } | { fai
   if (file === undefined || !existsSync(file)) return { text: `schema v${STORE_SCHEMA_VERSION} (new store)` };
   const store = createStore(config.store.url, config.store.data_dir, { readOnly: true });
   try {
+    await assertNoUnfinishedImport(store);
     const s = await readStoreSchema(store);
     if (s.empty) return { text: `schema v${STORE_SCHEMA_VERSION} (no ledger yet)` };
     return { text: s.pending.length === 0 ? `schema v${s.version}` : `schema v${s.version} (migrated to v${STORE_SCHEMA_VERSION} by the next serve)` };
   } catch (err) {
-    return { fail: message(err), fix: 'run the reprise version that wrote this store (or newer), or restore a backup with `reprise ledger import`' };
+    return { fail: message(err), fix: /never finished/.test(message(err)) ? 'empty the store and run `reprise ledger import` again' : 'run the reprise version that wrote this store (or newer), or restore a backup with `reprise ledger import`' };
   } finally {
     await store.close().catch(() => undefined);
   }

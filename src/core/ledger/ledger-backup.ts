@@ -27,7 +27,7 @@ import { applyEvent, createLedgerState } from './ledger-state.js';
 import { LEDGER_STATE_VERSION } from './ledger-types.js';
 import { firstDifference, verifyLedger, type LedgerVerification } from './ledger-verify.js';
 import { migrateAsWriter } from './ledger-load.js';
-import { checkStoreSchemaForReading, readStoreSchema, STORE_SCHEMA_KEY, type StoreSchemaRecord } from './store-schema.js';
+import { assertNoUnfinishedImport, checkStoreSchemaForReading, IMPORT_MARKER_KEY, readStoreSchema, STORE_SCHEMA_KEY, type ImportMarker, type StoreSchemaRecord } from './store-schema.js';
 import type { Fence } from '../../ports/store.js';
 import type { Logger } from '../../ports/logger.js';
 import { silentLogger } from '../../ports/logger.js';
@@ -124,6 +124,7 @@ export interface ImportResult {
  * @throws RepriseError naming the line and reason for a bad file; the store's state for a store that is not empty.
  */
 export async function importLedger(store: KeyValueStore, read: LineSource, opts: ImportOptions = {}): Promise<ImportResult> {
+  await assertNoUnfinishedImport(store);
   const status = await readStoreSchema(store);
   if (!status.empty) {
     const head = await readHead(store);
@@ -140,6 +141,9 @@ export async function importLedger(store: KeyValueStore, read: LineSource, opts:
   const write = (key: string, value: unknown, f: Fence | undefined): Promise<void> => (f && store.setFenced ? store.setFenced(key, value, f) : store.set(key, value));
   let wrote = false;
   try {
+    // First: a crash from here on leaves a store every open refuses, never a partial ledger served.
+    wrote = true;
+    await write(IMPORT_MARKER_KEY, { startedAt: now().toISOString(), events: checked.trailer.count } satisfies ImportMarker, fence?.());
     // The store takes the file's schema version, then the migrations from there (none today).
     if (checked.header.schemaVersion > 0) {
       wrote = true;
@@ -148,14 +152,14 @@ export async function importLedger(store: KeyValueStore, read: LineSource, opts:
       wrote = true;
       await store.delete(STORE_SCHEMA_KEY);
     }
-    const ledger = await Ledger.open(store, { ...opts.ledger });
-    wrote = true;
+    const ledger = await Ledger.open(store, { ...opts.ledger, importing: true });
     await writeEvents(ledger, read(), checked, opts);
     await ledger.close();
     await migrateAsWriter(store, fence?.(), log);
     const verification = await verifyLedger(store);
     const problem = verificationProblem(verification, checked);
     if (problem) throw new RepriseError('internal', `the imported store does not verify: ${problem}`);
+    await store.delete(IMPORT_MARKER_KEY);
     return { checked, verification, aggregates: ledgerAggregates(verification.replay) };
   } catch (err) {
     if (wrote && (opts.stillOwner?.() ?? true)) await emptyStore(store, log);
@@ -215,6 +219,7 @@ async function emptyStore(store: KeyValueStore, log: Logger): Promise<void> {
     await store.delete(SNAPSHOT_KEY);
     await store.delete(HEAD_KEY);
     await store.delete(STORE_SCHEMA_KEY);
+    await store.delete(IMPORT_MARKER_KEY);
   } catch (err) {
     log.error({ err }, 'could not empty the store after a failed import; remove its file (or keys) before importing again');
     throw new RepriseError('internal', `the import failed and the store could not be emptied again (${(err as Error).message}): remove the store before importing again`, { cause: err });

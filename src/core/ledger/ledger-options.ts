@@ -29,6 +29,11 @@ export interface LedgerOptions {
    * Without it the ledger only checks the schema (a newer store is refused either way).
    */
   migrate?: boolean;
+  /**
+   * `reprise ledger import` writing into the store it marked as being imported; every other
+   * open refuses a store with that mark (a half-finished import).
+   */
+  importing?: boolean;
 }
 
 /** Options of one {@link Ledger.transaction}. */

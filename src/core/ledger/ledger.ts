@@ -16,7 +16,7 @@ import { RepriseError } from '../errors.js';
 import { ledgerEventProblem } from './ledger-event-problem.js';
 import { eventKey, LEDGER_LOG, readHead, replayInto, SNAPSHOT_KEY, type CorruptRecord } from './ledger-records.js';
 import { load, migrateAsWriter, type Loaded, type Snapshot } from './ledger-load.js';
-import { checkStoreSchemaForReading, readStoreSchema } from './store-schema.js';
+import { assertNoUnfinishedImport, checkStoreSchemaForReading, readStoreSchema } from './store-schema.js';
 
 export { eventKey, HEAD_KEY, LEDGER_LOG, readLedgerRecords, SNAPSHOT_KEY, type CorruptRecord, type LedgerRecord } from './ledger-records.js';
 export { snapshotState } from './ledger-load.js';
@@ -85,7 +85,10 @@ export class Ledger {
   static async open(store: KeyValueStore, opts: LedgerOptions = {}): Promise<Ledger> {
     const log = opts.logger ?? silentLogger;
     let pending = false;
-    if (opts.migrate) {
+    if (opts.importing) {
+      await readStoreSchema(store); // a newer store is refused; the import's own marker is expected
+    } else if (opts.migrate) {
+      await assertNoUnfinishedImport(store);
       const schema = await readStoreSchema(store);
       pending = !schema.recorded || schema.pending.length > 0;
       const fence = opts.fence?.();

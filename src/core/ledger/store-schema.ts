@@ -21,6 +21,29 @@ export const STORE_SCHEMA_VERSION = 1;
 /** Where the version lives (beside `seq`, `snap` and `ev:…`; never an event). */
 export const STORE_SCHEMA_KEY = 'meta:schema';
 
+/**
+ * Set by `reprise ledger import` before its first write, removed once the imported store
+ * verifies: a store that still holds it was left half-imported (a kill -9, a power cut) and is
+ * refused by every open rather than served with part of its history.
+ */
+export const IMPORT_MARKER_KEY = 'meta:import';
+
+export interface ImportMarker {
+  startedAt: string;
+  /** Events the file holds. */
+  events: number;
+}
+
+/** Refuses a store an import began and never finished. */
+export async function assertNoUnfinishedImport(store: KeyValueStore): Promise<void> {
+  const m = await store.get<ImportMarker>(IMPORT_MARKER_KEY);
+  if (m === undefined) return;
+  const message =
+    `an import into this store began at ${String(m?.startedAt ?? '?')} (${String(m?.events ?? '?')} events) and never finished, so it holds only part of that ledger. ` +
+    'Empty the store (move the store file away, or delete the reprise:* keys in Redis) and run `reprise ledger import` again';
+  throw new RepriseError('unavailable', message, { userMessage: message });
+}
+
 /** What {@link STORE_SCHEMA_KEY} holds. */
 export interface StoreSchemaRecord {
   version: number;
@@ -124,6 +147,7 @@ export async function readStoreSchema(store: KeyValueStore, known: number = STOR
  * migrates it. Writes nothing.
  */
 export async function checkStoreSchemaForReading(store: KeyValueStore, known: number = STORE_SCHEMA_VERSION, registry: readonly StoreMigration[] = STORE_MIGRATIONS): Promise<StoreSchemaStatus> {
+  await assertNoUnfinishedImport(store);
   const status = await readStoreSchema(store, known, registry);
   const blocking = status.pending.find((m) => !m.readsUnmigrated);
   if (blocking) {

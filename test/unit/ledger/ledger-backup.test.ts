@@ -11,7 +11,7 @@ import type { LedgerEvent } from '../../../src/core/ledger-events.js';
 import { HEAD_KEY, Ledger, SNAPSHOT_KEY } from '../../../src/core/ledger/ledger.js';
 import { checkExport, exportLedger, importLedger } from '../../../src/core/ledger/ledger-backup.js';
 import { addEventToDigest } from '../../../src/core/ledger/ledger-export-format.js';
-import { STORE_SCHEMA_KEY } from '../../../src/core/ledger/store-schema.js';
+import { IMPORT_MARKER_KEY, STORE_SCHEMA_KEY } from '../../../src/core/ledger/store-schema.js';
 import type { KeyValueStore } from '../../../src/ports/store.js';
 import { realisticEvents } from './backup-events.js';
 
@@ -268,5 +268,39 @@ describe('ledger import refuses', () => {
     await expect(importLedger(target, intruding, { batch: 2 })).rejects.toThrow(/another process is writing to it/);
     expect(intruded).toBe(true);
     await assertEmpty(target);
+  });
+});
+
+describe('an import that never finished (kill -9, power cut)', () => {
+  it('marks the store while it writes, clears the mark once verified, and every open refuses a store still marked', async () => {
+    const { store: src, ledger } = await sourceLedger();
+    const lines = await exportLines(src);
+    await ledger.close();
+
+    // A store whose import is interrupted between two batches: the mark is there with part of the events.
+    const target = createStore('memory://', '/tmp');
+    let writes = 0;
+    const crashing: KeyValueStore = Object.assign(Object.create(target) as KeyValueStore, {
+      appendLog: async (...args: Parameters<NonNullable<KeyValueStore['appendLog']>>) => {
+        if (++writes > 1) throw new Error('killed');
+        return target.appendLog!(...args);
+      },
+    });
+    // The process "dies": no rollback (stillOwner false stands for a process that is gone).
+    await expect(importLedger(crashing, source(lines), { batch: 20, now: NOW, stillOwner: () => false })).rejects.toThrow(/killed/);
+    expect(await target.get(IMPORT_MARKER_KEY)).toMatchObject({ events: lines.length - 2 });
+    expect(await target.get(HEAD_KEY)).toBeGreaterThan(0);
+
+    const unfinished = /began at .* and never finished.*Empty the store .*reprise ledger import/;
+    await expect(Ledger.open(target, { migrate: true })).rejects.toThrow(unfinished);
+    await expect(Ledger.open(target)).rejects.toThrow(unfinished);
+    await expect((async () => { for await (const _ of exportLedger(target, { source: 'memory://', now: NOW })) break; })()).rejects.toThrow(unfinished);
+    await expect(importLedger(target, source(lines), { now: NOW })).rejects.toThrow(unfinished);
+
+    // A finished import leaves no mark, and the store opens.
+    const fresh = createStore('memory://', '/tmp');
+    await importLedger(fresh, source(lines), { now: NOW });
+    expect(await fresh.get(IMPORT_MARKER_KEY)).toBeUndefined();
+    await expect(Ledger.open(fresh, { migrate: true })).resolves.toBeDefined();
   });
 });
