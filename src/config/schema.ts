@@ -42,7 +42,7 @@ const server = z.strictObject({
   pagerduty_secret: doc(str().optional(), 'Signing secret of the PagerDuty V3 webhook subscription; `/webhook/pagerduty` verifies `X-PagerDuty-Signature` with it and refuses every request while it is unset.', { secret: true, env: ['REPRISE_PAGERDUTY_SECRET'] }),
   generic_webhooks: doc(z.record(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'must be lower-case letters, digits, - or _'), genericSource).optional(), '`POST /webhook/generic/<name>` sources: how to read each sender\'s JSON (dot-paths), and its optional HMAC.', { example: { uptime: { alertname: 'check.name', status: 'state', fingerprint: 'check.id', labels: { service: 'check.service' } } } }),
   body_limit_bytes: doc(int(1).default(1_048_576), 'Largest webhook body accepted, in bytes; bigger requests get 413.'),
-  max_pending_webhooks: doc(int(1).default(256), 'Webhook requests in progress at once; more are answered 503 with Retry-After before their body is read (Alertmanager re-sends them) instead of queueing until they time out.'),
+  max_pending_webhooks: doc(int(1).default(256), 'Webhook requests in progress at once, per source (alertmanager, grafana, pagerduty, generic); more are answered 503 with Retry-After before their body is read (Alertmanager re-sends them) instead of queueing until they time out.'),
   field_limit_chars: doc(int(64).default(8192), 'Longest alert label or annotation value kept, in characters; longer ones are cut with a "[truncated …]" marker and logged.'),
 });
 

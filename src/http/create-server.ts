@@ -87,7 +87,7 @@ export interface HttpServerOptions {
   /** Whole-request deadline against slow senders. Default 30 s. */
   requestTimeoutMs?: number;
   /**
-   * Webhook requests in progress at once; more are answered 503 with `Retry-After` at once,
+   * Webhook requests of one source in progress at once; more are answered 503 with `Retry-After` at once,
    * before their body is read (Alertmanager re-sends them), instead of queueing until they
    * time out unanswered. Default {@link DEFAULT_MAX_PENDING_WEBHOOKS}.
    */
@@ -240,28 +240,31 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
    * Logged at most once per 10 s with the count, so a storm does not flood the log.
    */
   const maxPending = opts.maxPendingWebhooks ?? DEFAULT_MAX_PENDING_WEBHOOKS;
-  let pending = 0;
+  // Per source: a sender that must be read before it can be verified (PagerDuty, an HMAC source)
+  // and trickles bodies cannot take the slots Alertmanager's webhooks need.
+  const inProgress = new Map<string, number>();
   let shedSinceLog = 0;
   let lastShedLog = 0;
   const shed: MiddlewareHandler<HttpEnv> = async (c, next) => {
+    const source = sourceLabel(c.req.path.split('/')[2] ?? 'other');
+    const pending = inProgress.get(source) ?? 0;
     if (pending >= maxPending) {
-      const source = c.req.path.split('/')[2] ?? 'other';
-      opts.metrics.webhooksShed.inc({ source: sourceLabel(source) });
+      opts.metrics.webhooksShed.inc({ source });
       shedSinceLog += 1;
       const now = Date.now();
       if (now - lastShedLog >= 10_000) {
-        c.get('log').warn({ pending, maxPending, shed: shedSinceLog }, `busy: ${shedSinceLog} webhook(s) answered 503 (server.max_pending_webhooks = ${maxPending} in progress); senders retry`);
+        c.get('log').warn({ source, pending, maxPending, shed: shedSinceLog }, `busy: ${shedSinceLog} webhook(s) answered 503 (server.max_pending_webhooks = ${maxPending} in progress for one source); senders retry`);
         lastShedLog = now;
         shedSinceLog = 0;
       }
       const body = { error: { code: 'unavailable', message: `busy: ${pending} webhooks in progress (server.max_pending_webhooks); retry in ${SHED_RETRY_AFTER_S} s`, requestId: c.get('requestId') } };
       return c.json(body, 503, { 'Retry-After': String(SHED_RETRY_AFTER_S), 'Cache-Control': 'no-store', Connection: 'close' });
     }
-    pending += 1;
+    inProgress.set(source, pending + 1);
     try {
       await next();
     } finally {
-      pending -= 1;
+      inProgress.set(source, (inProgress.get(source) ?? 1) - 1);
     }
     return undefined;
   };
