@@ -5,13 +5,20 @@
 function unsupported() {
   throw new Error('End-to-end encrypted Matrix rooms are not supported by Reprise yet (crypto binding is a shim).');
 }
-class Unsupported { constructor() { unsupported(); } }
-module.exports = new Proxy({}, {
-  get(_target, prop) {
-    if (prop === '__esModule') return false;
-    if (prop === 'then') return undefined;
-    if (typeof prop === 'symbol') return undefined;
-    if (/^[A-Z]/.test(prop)) return Unsupported;
-    return unsupported;
+class Unsupported {
+  constructor() {
+    unsupported();
+  }
+}
+module.exports = new Proxy(
+  {},
+  {
+    get(_target, prop) {
+      if (prop === '__esModule') return false;
+      if (prop === 'then') return undefined;
+      if (typeof prop === 'symbol') return undefined;
+      if (/^[A-Z]/.test(prop)) return Unsupported;
+      return unsupported;
+    },
   },
-});
+);

@@ -116,6 +116,7 @@ export function runEngineBench(engine: Engine, size: number, latency: LatencyOpt
   const warmRuns = size <= 1000 ? 3 : size <= 10_000 ? 1 : 0;
   let warmTotal = 0;
   for (let i = 0; i < warmRuns; i++) {
+    // eslint-disable-next-line no-useless-assignment -- dropped on purpose so the collector can free it before the next build
     built = undefined; // let the previous index go before building the next
     collectGarbage();
     const t = process.hrtime.bigint();

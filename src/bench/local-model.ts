@@ -42,7 +42,14 @@ function finding(prompt: string): Record<string, unknown> {
     summary: `Crash loop on ${workload} (${scope}): the container exits on start after a bad config rollout.`,
     verdict: 'action_suggested',
     confidence: 0.72,
-    rootCauses: [{ cause: `A config change rolled out to ${workload} makes the container exit on start.`, confidence: 0.72, evidence: ['restart count rising; last state terminated with exit code 1'], entities: [workload] }],
+    rootCauses: [
+      {
+        cause: `A config change rolled out to ${workload} makes the container exit on start.`,
+        confidence: 0.72,
+        evidence: ['restart count rising; last state terminated with exit code 1'],
+        entities: [workload],
+      },
+    ],
     suggestedActions: [{ action: `Roll back the last rollout of ${workload}.`, reversible: true }],
     ruledOut: [{ cause: 'Node pressure', reason: 'other workloads on the same nodes are healthy' }],
     openQuestions: [],
@@ -61,7 +68,10 @@ export function localModelReply(body: unknown, seq = 0): LocalModelReply {
   const system = messages[0]?.role === 'system' ? text(messages[0]) : '';
   const purpose = purposeOf(system);
   if (purpose === undefined || messages.length < 2) {
-    return { status: 400, body: { error: { message: 'local bench model: expected a Reprise rerank, investigate or verify prompt', type: 'invalid_request_error' } } };
+    return {
+      status: 400,
+      body: { error: { message: 'local bench model: expected a Reprise rerank, investigate or verify prompt', type: 'invalid_request_error' } },
+    };
   }
   const prompt = messages
     .slice(1)

@@ -70,7 +70,12 @@ export async function runPromptBench(): Promise<PromptBenchResult> {
   });
   const top = agreeing[0];
   if (!top) throw new Error('prompt bench: the bundled catalog has no agreeing entry for the checkout-oom incident');
-  const rerank = requestTokens(rerankMessages(incident, agreeing.slice(0, config.recall.rerank_k).map((c) => c.entry)));
+  const rerank = requestTokens(
+    rerankMessages(
+      incident,
+      agreeing.slice(0, config.recall.rerank_k).map((c) => c.entry),
+    ),
+  );
   const tools = scenarioTools(scenario);
   const share = Math.floor(config.tools.review_cap_bytes / 2);
   const evidence = await Promise.all(

@@ -95,7 +95,11 @@ async function main(argv: readonly string[]): Promise<number> {
     storm: stormResult,
     wallSeconds: (Date.now() - started) / 1000,
   };
-  process.stdout.write(argv.includes('--json') ? `${JSON.stringify(report, null, 2)}\n` : `${renderReport(report)}\n\n${renderPromptBench(prompts)}\n\n${renderStormBench(stormResult)}\n`);
+  process.stdout.write(
+    argv.includes('--json')
+      ? `${JSON.stringify(report, null, 2)}\n`
+      : `${renderReport(report)}\n\n${renderPromptBench(prompts)}\n\n${renderStormBench(stormResult)}\n`,
+  );
   return 0;
 }
 

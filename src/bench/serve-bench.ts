@@ -93,7 +93,10 @@ async function measureServe(configPath: string, payloads: readonly string[], log
       if (child.exitCode !== null) throw new Error(`reprise serve exited with ${child.exitCode}: ${stderr.slice(-2000)}`);
       port ??= Number(/listening on http:\/\/[^\s:"]+:(\d+)/.exec(stderr)?.[1]) || undefined;
       if (port !== undefined) {
-        const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false);
+        const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+          (r) => r.ok,
+          () => false,
+        );
         if (ready) break;
       }
       await sleep(50);
@@ -105,7 +108,9 @@ async function measureServe(configPath: string, payloads: readonly string[], log
     const accepted = await sendWebhooks(port, payloads, 8);
     await sleep(2000);
     const after = rssOf(pid);
-    log(`  serve: ready in ${(readyMs / 1000).toFixed(1)} s, RSS idle ${idle.rss.toFixed(0)} MB, after ${accepted} webhooks ${after.rss.toFixed(0)} MB (peak ${after.hwm.toFixed(0)} MB)`);
+    log(
+      `  serve: ready in ${(readyMs / 1000).toFixed(1)} s, RSS idle ${idle.rss.toFixed(0)} MB, after ${accepted} webhooks ${after.rss.toFixed(0)} MB (peak ${after.hwm.toFixed(0)} MB)`,
+    );
     return { readyMs, idleRssMb: idle.rss, afterRssMb: after.rss, peakRssMb: after.hwm, accepted };
   } finally {
     child.kill('SIGTERM');
@@ -124,7 +129,17 @@ export async function runServeBench(opts: { entries: number; events: number; web
     mkdirSync(emptyDir);
     writeCatalogFiles(catalogDir, catalog.entries);
     opts.log(`bench: serve memory — wrote ${opts.entries} catalog entries; writing a ${opts.events}-event ledger`);
-    const payloads = generateAlerts(catalog, opts.webhooks, 21).map((alert) => JSON.stringify({ version: '4', status: 'firing', receiver: 'reprise', groupLabels: {}, commonLabels: alert.labels, commonAnnotations: {}, alerts: [alert] }));
+    const payloads = generateAlerts(catalog, opts.webhooks, 21).map((alert) =>
+      JSON.stringify({
+        version: '4',
+        status: 'firing',
+        receiver: 'reprise',
+        groupLabels: {},
+        commonLabels: alert.labels,
+        commonAnnotations: {},
+        alerts: [alert],
+      }),
+    );
     const ledger = join(dir, 'ledger');
     const t0 = performance.now();
     await writeLedger(ledger, opts.events);

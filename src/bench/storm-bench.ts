@@ -102,7 +102,20 @@ export function tallyStorm(events: Iterable<LedgerEvent>, acked: ReadonlySet<str
   const opens = new Map<string, number>();
   const threadIds = new Set<string>();
   const withFinding = new Set<string>();
-  const t: StormTally = { opens: 0, doubleOpens: 0, lostOpens: 0, threads: 0, coalesced: 0, batchesClosed: 0, posts: 0, delivered: 0, findings: {}, threadsWithoutFinding: 0, modelCalls: 0, tokens: 0 };
+  const t: StormTally = {
+    opens: 0,
+    doubleOpens: 0,
+    lostOpens: 0,
+    threads: 0,
+    coalesced: 0,
+    batchesClosed: 0,
+    posts: 0,
+    delivered: 0,
+    findings: {},
+    threadsWithoutFinding: 0,
+    modelCalls: 0,
+    tokens: 0,
+  };
   for (const e of events) {
     if (e.type === 'open' && e.fingerprint.startsWith('storm-')) {
       opens.set(e.fingerprint, (opens.get(e.fingerprint) ?? 0) + 1);
@@ -189,7 +202,11 @@ async function drive(port: number, alerts: number, seconds: number, triggers: nu
     const wait = start + (i * seconds * 1000) / alerts - performance.now();
     if (wait > 0) await sleep(wait);
     const sentAt = performance.now();
-    const p = fetch(`http://127.0.0.1:${port}/webhook/alertmanager`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${BEARER}` }, body: stormPayload(i, triggers, namespaces) })
+    const p = fetch(`http://127.0.0.1:${port}/webhook/alertmanager`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${BEARER}` },
+      body: stormPayload(i, triggers, namespaces),
+    })
       .then(async (res) => {
         await res.arrayBuffer();
         load.answered++;
@@ -220,7 +237,11 @@ async function countLedger(storeUrl: string | undefined, dataDir: string, acked:
 
 async function startRedis(dir: string): Promise<{ url: string; child: ChildProcess; stop: () => Promise<void> }> {
   const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir, '--appendonly', 'yes', '--appendfsync', 'always'], { stdio: 'ignore' });
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir, '--appendonly', 'yes', '--appendfsync', 'always'],
+    { stdio: 'ignore' },
+  );
   for (let i = 0; i < 200; i++) {
     try {
       if (execFileSync('redis-cli', ['-p', String(port), 'PING'], { encoding: 'utf8' }).trim() === 'PONG') break;
@@ -296,7 +317,9 @@ async function runOne(kind: 'embedded' | 'redis', opts: Resolved): Promise<Storm
       await sleep(50);
     }
     if (port === undefined) throw new Error(`reprise serve did not report its port: ${stderr.slice(-2000)}`);
-    opts.log(`bench: storm on the ${kind} store — ${opts.alerts} alerts over ${opts.seconds} s across ${opts.triggers} triggers in ${opts.namespaces} groups, local model at ${opts.modelLatencyMs} ms`);
+    opts.log(
+      `bench: storm on the ${kind} store — ${opts.alerts} alerts over ${opts.seconds} s across ${opts.triggers} triggers in ${opts.namespaces} groups, local model at ${opts.modelLatencyMs} ms`,
+    );
     const load = await drive(port, opts.alerts, opts.seconds, opts.triggers, opts.namespaces);
     // Let the bot catch up, reading only the ledger head and the inbox backlog (a full count
     // each time would compete with the bot for the CPU): first the intake (on Redis the leader
@@ -314,7 +337,7 @@ async function runOne(kind: 'embedded' | 'redis', opts: Resolved): Promise<Storm
     let last = await head();
     let caughtUp = performance.now();
     let jobsDue = last.backlog === 0 ? performance.now() + INVESTIGATE_AFTER_MS + 2000 : Number.POSITIVE_INFINITY;
-    for (let stable = 0; stable < 6 || performance.now() < jobsDue; ) {
+    for (let stable = 0; stable < 6 || performance.now() < jobsDue;) {
       await sleep(500);
       const now = await head();
       if (now.backlog === 0 && jobsDue === Number.POSITIVE_INFINITY) jobsDue = performance.now() + INVESTIGATE_AFTER_MS + 2000;
@@ -363,12 +386,29 @@ export function hasRedisServer(): boolean {
 }
 
 export async function runStormBench(opts: StormOptions): Promise<StormResult> {
-  const r: Resolved = { alerts: opts.alerts, seconds: opts.seconds, triggers: opts.triggers, namespaces: opts.namespaces ?? 50, modelLatencyMs: opts.modelLatencyMs ?? 200, log: opts.log };
+  const r: Resolved = {
+    alerts: opts.alerts,
+    seconds: opts.seconds,
+    triggers: opts.triggers,
+    namespaces: opts.namespaces ?? 50,
+    modelLatencyMs: opts.modelLatencyMs ?? 200,
+    log: opts.log,
+  };
   const series: StormSeries[] = [await runOne('embedded', r)];
   const skipped: string[] = [];
   if (hasRedisServer()) series.push(await runOne('redis', r));
   else skipped.push('redis: redis-server / redis-cli not installed (apt-get install redis-server)');
-  return { alerts: r.alerts, seconds: r.seconds, triggers: r.triggers, namespaces: r.namespaces, modelLatencyMs: r.modelLatencyMs, investigateAfterMs: INVESTIGATE_AFTER_MS, maxPerHour: MAX_PER_HOUR, series, skipped };
+  return {
+    alerts: r.alerts,
+    seconds: r.seconds,
+    triggers: r.triggers,
+    namespaces: r.namespaces,
+    modelLatencyMs: r.modelLatencyMs,
+    investigateAfterMs: INVESTIGATE_AFTER_MS,
+    maxPerHour: MAX_PER_HOUR,
+    series,
+    skipped,
+  };
 }
 
 const OTHER_STATUSES = ['exhausted', 'degraded', 'failed'] as const satisfies readonly FindingStatus[];
@@ -392,8 +432,13 @@ export function renderStormBench(r: StormResult): string {
     row('findings recorded / threads without one', (s) => `${total(s)} / ${s.tally.threadsWithoutFinding}`),
     row('investigations started (completed)', (s) => String(n(s, 'completed'))),
     row('skipped by the rate limit / cancelled', (s) => `${n(s, 'skipped')} / ${n(s, 'cancelled')}`),
-    ...(r.series.some((s) => OTHER_STATUSES.some((st) => n(s, st) > 0)) ? [row('exhausted / degraded / failed', (s) => OTHER_STATUSES.map((st) => n(s, st)).join(' / '))] : []),
-    row('model calls: local model served / ledger', (s) => `${s.modelServed.rerank + s.modelServed.investigate + s.modelServed.verify} / ${s.tally.modelCalls}`),
+    ...(r.series.some((s) => OTHER_STATUSES.some((st) => n(s, st) > 0))
+      ? [row('exhausted / degraded / failed', (s) => OTHER_STATUSES.map((st) => n(s, st)).join(' / '))]
+      : []),
+    row(
+      'model calls: local model served / ledger',
+      (s) => `${s.modelServed.rerank + s.modelServed.investigate + s.modelServed.verify} / ${s.tally.modelCalls}`,
+    ),
     row('  of them rerank / investigate / verify', (s) => `${s.modelServed.rerank} / ${s.modelServed.investigate} / ${s.modelServed.verify}`),
     row('tokens recorded (in + out)', (s) => s.tally.tokens.toLocaleString('en-US')),
     row('catch-up after the last request (s)', (s) => fmtNum(s.catchUpS)),
@@ -402,5 +447,11 @@ export function renderStormBench(r: StormResult): string {
   ];
   const title = `Storm: ${r.alerts.toLocaleString('en-US')} alerts over ${r.seconds} s across ${r.triggers} triggers in ${r.namespaces} Alertmanager groups (open loop, loopback)`;
   const setup = `coalescer on, investigate_after ${r.investigateAfterMs / 1000} s, ${r.maxPerHour} investigations/h, local model answering in ${r.modelLatencyMs} ms`;
-  return [title, setup, '', formatTable(['metric', 'embedded store', 'Redis (AOF, fsync always)'], rows), ...r.skipped.map((s) => `\nnot measured — ${s}`)].join('\n');
+  return [
+    title,
+    setup,
+    '',
+    formatTable(['metric', 'embedded store', 'Redis (AOF, fsync always)'], rows),
+    ...r.skipped.map((s) => `\nnot measured — ${s}`),
+  ].join('\n');
 }

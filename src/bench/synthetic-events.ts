@@ -78,9 +78,21 @@ export function generateEvents(shape: EventShape = DEFAULT_EVENT_SHAPE, seed = 9
       }
     } else if (u < 0.97) {
       const v = rng();
-      out.push({ type: 'feedback', triggerKey: triggerKey(pick(rng, recentTriggers)), user: `u${Math.floor(rng() * shape.users)}`, vote: v < 0.6 ? 'up' : v < 0.9 ? 'down' : 'clear', at });
+      out.push({
+        type: 'feedback',
+        triggerKey: triggerKey(pick(rng, recentTriggers)),
+        user: `u${Math.floor(rng() * shape.users)}`,
+        vote: v < 0.6 ? 'up' : v < 0.9 ? 'down' : 'clear',
+        at,
+      });
     } else if (u < 0.99) {
-      out.push({ type: 'silence', triggerKey: triggerKey(pick(rng, recentTriggers)), user: `u${Math.floor(rng() * shape.users)}`, until: new Date(t + 3_600_000).toISOString(), at });
+      out.push({
+        type: 'silence',
+        triggerKey: triggerKey(pick(rng, recentTriggers)),
+        user: `u${Math.floor(rng() * shape.users)}`,
+        until: new Date(t + 3_600_000).toISOString(),
+        at,
+      });
     } else {
       const i = pick(rng, recentTriggers);
       out.push({ type: 'confirm', entry: ledgerEntryId(i % shape.entries), dupFingerprint: `dup${i % 2000}`, at });

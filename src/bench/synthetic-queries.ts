@@ -85,5 +85,7 @@ export function generateAlerts(catalog: SyntheticCatalog, count: number, seed = 
  * `generateAlerts` parsed into incidents through the real normaliser (outside any timing).
  */
 export function generateIncidents(catalog: SyntheticCatalog, count: number, seed = 11): Incident[] {
-  return generateAlerts(catalog, count, seed).flatMap((alert) => parseAlertmanagerPayload({ version: '4', status: 'firing', receiver: 'reprise', alerts: [alert] }).incidents);
+  return generateAlerts(catalog, count, seed).flatMap(
+    (alert) => parseAlertmanagerPayload({ version: '4', status: 'firing', receiver: 'reprise', alerts: [alert] }).incidents,
+  );
 }

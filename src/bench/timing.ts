@@ -59,6 +59,7 @@ export function timeBuild<T>(runs: number, build: () => T): { ms: number; value:
   const times: number[] = [];
   let value: T | undefined;
   for (let i = 0; i < runs; i++) {
+    // eslint-disable-next-line no-useless-assignment -- dropped on purpose so the collector can free it before the next build
     value = undefined;
     collectGarbage();
     const t0 = process.hrtime.bigint();

@@ -54,6 +54,8 @@ export function runUpdateBench(catalog: SyntheticCatalog, index: UpdatableSearch
   }
   times.sort((a, b) => a - b);
   const result = { updates, changed: REPLACED + ADDED + REMOVED, p50Ms: percentile(times, 50), maxMs: times[times.length - 1] ?? Number.NaN, snapshotBuildMs };
-  log(`  update of ${result.changed} entries: p50 ${result.p50Ms.toFixed(3)} ms, max ${result.maxMs.toFixed(3)} ms (${updates} updates; snapshot build ${snapshotBuildMs.toFixed(1)} ms)`);
+  log(
+    `  update of ${result.changed} entries: p50 ${result.p50Ms.toFixed(3)} ms, max ${result.maxMs.toFixed(3)} ms (${updates} updates; snapshot build ${snapshotBuildMs.toFixed(1)} ms)`,
+  );
   return result;
 }

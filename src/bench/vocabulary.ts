@@ -23,7 +23,9 @@ oauth sso permission denied forbidden unauthorized role binding rbac policy fire
 route table subnet vpc peering nat instance volume ebs s3 bucket lambda function invocation
 throttled concurrency cold start region zone failover replica lag primary standby promote
 paging oncall escalate mitigate root cause postmortem impact customer facing degraded outage
-`.split(/\s+/).filter((w) => w !== '');
+`
+  .split(/\s+/)
+  .filter((w) => w !== '');
 
 const ONSETS = ['b', 'br', 'c', 'ch', 'd', 'dr', 'f', 'g', 'gr', 'h', 'k', 'l', 'm', 'n', 'p', 'pl', 'r', 's', 'st', 't', 'tr', 'v', 'w', 'z'];
 const VOWELS = ['a', 'e', 'i', 'o', 'u', 'ai', 'ea', 'io', 'ou'];
@@ -60,7 +62,70 @@ export function buildVocabulary(rng: Rng, size: number): string[] {
 
 /** Parts alert names are built from, as in kube-prometheus / node-exporter rule names. */
 export const ALERT_PARTS = {
-  prefix: ['Kube', 'Node', 'Prometheus', 'Etcd', 'Kafka', 'Postgres', 'Redis', 'Nginx', 'Alertmanager', 'Cert', 'Istio', 'Aws', 'Rds', 'Sqs', 'Elb', 'Jvm', 'Http', 'Grpc', 'Dns', 'Ceph'],
-  subject: ['Pod', 'Container', 'Job', 'Deployment', 'StatefulSet', 'Disk', 'Memory', 'Cpu', 'Network', 'Filesystem', 'Queue', 'Replica', 'Consumer', 'Connection', 'Certificate', 'Target', 'Volume', 'Request', 'Lock', 'Thread'],
-  condition: ['CrashLooping', 'NotReady', 'Down', 'High', 'Full', 'Lagging', 'Failing', 'Throttling', 'Expiring', 'Saturated', 'Errors', 'Latency', 'Restarting', 'Pending', 'OutOfSpace', 'Flapping', 'Missing', 'Slow', 'Exhausted', 'Unreachable'],
+  prefix: [
+    'Kube',
+    'Node',
+    'Prometheus',
+    'Etcd',
+    'Kafka',
+    'Postgres',
+    'Redis',
+    'Nginx',
+    'Alertmanager',
+    'Cert',
+    'Istio',
+    'Aws',
+    'Rds',
+    'Sqs',
+    'Elb',
+    'Jvm',
+    'Http',
+    'Grpc',
+    'Dns',
+    'Ceph',
+  ],
+  subject: [
+    'Pod',
+    'Container',
+    'Job',
+    'Deployment',
+    'StatefulSet',
+    'Disk',
+    'Memory',
+    'Cpu',
+    'Network',
+    'Filesystem',
+    'Queue',
+    'Replica',
+    'Consumer',
+    'Connection',
+    'Certificate',
+    'Target',
+    'Volume',
+    'Request',
+    'Lock',
+    'Thread',
+  ],
+  condition: [
+    'CrashLooping',
+    'NotReady',
+    'Down',
+    'High',
+    'Full',
+    'Lagging',
+    'Failing',
+    'Throttling',
+    'Expiring',
+    'Saturated',
+    'Errors',
+    'Latency',
+    'Restarting',
+    'Pending',
+    'OutOfSpace',
+    'Flapping',
+    'Missing',
+    'Slow',
+    'Exhausted',
+    'Unreachable',
+  ],
 } as const;

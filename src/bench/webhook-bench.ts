@@ -43,7 +43,15 @@ function payload(i: number): string {
     groupLabels: {},
     commonLabels: labels,
     commonAnnotations: {},
-    alerts: [{ status: 'firing', labels, annotations: { summary: 'Pod is crash looping.', description: `Pod bench-${i}/api is in waiting state (reason: "CrashLoopBackOff").` }, startsAt: new Date().toISOString(), fingerprint: `bench-${i}` }],
+    alerts: [
+      {
+        status: 'firing',
+        labels,
+        annotations: { summary: 'Pod is crash looping.', description: `Pod bench-${i}/api is in waiting state (reason: "CrashLoopBackOff").` },
+        startsAt: new Date().toISOString(),
+        fingerprint: `bench-${i}`,
+      },
+    ],
   });
 }
 
@@ -61,10 +69,12 @@ async function drive(port: number, rate: number, seconds: number, seen: Map<numb
     const t0 = performance.now();
     sentAt.set(i, t0);
     inflight.push(
-      fetch(`http://127.0.0.1:${port}/webhook/alertmanager`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: payload(i) }).then(async (res) => {
-        await res.arrayBuffer();
-        if (res.ok) acks.push(performance.now() - t0);
-      }),
+      fetch(`http://127.0.0.1:${port}/webhook/alertmanager`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: payload(i) }).then(
+        async (res) => {
+          await res.arrayBuffer();
+          if (res.ok) acks.push(performance.now() - t0);
+        },
+      ),
     );
   }
   await Promise.allSettled(inflight);
@@ -72,7 +82,14 @@ async function drive(port: number, rate: number, seconds: number, seen: Map<numb
   while (seen.size < total && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20));
   const message = [...seen].flatMap(([i, at]) => (sentAt.has(i) ? [at - sentAt.get(i)!] : [])).sort((a, b) => a - b);
   acks.sort((a, b) => a - b);
-  return { sent: total, delivered: message.length, messageP50: percentile(message, 50), messageP99: percentile(message, 99), ackP50: percentile(acks, 50), ackP99: percentile(acks, 99) };
+  return {
+    sent: total,
+    delivered: message.length,
+    messageP50: percentile(message, 50),
+    messageP99: percentile(message, 99),
+    ackP50: percentile(acks, 50),
+    ackP99: percentile(acks, 99),
+  };
 }
 
 /** Records when a console text first names `bench-<i>/`. */
@@ -121,7 +138,9 @@ async function minimalSlackApi(print: (text: string) => void): Promise<{ url: st
     req.on('end', () => {
       const method = (req.url ?? '').replace(/^\/api\//, '').replace(/\?.*$/, '');
       const raw = Buffer.concat(chunks).toString('utf8');
-      const body = (req.headers['content-type'] ?? '').includes('json') ? (JSON.parse(raw) as Record<string, unknown>) : Object.fromEntries(new URLSearchParams(raw));
+      const body = (req.headers['content-type'] ?? '').includes('json')
+        ? (JSON.parse(raw) as Record<string, unknown>)
+        : Object.fromEntries(new URLSearchParams(raw));
       let answer: Record<string, unknown> = { ok: true };
       if (method === 'auth.test') answer = { ok: true, user_id: 'U0BENCH', bot_id: 'B0BENCH', team_id: 'T0BENCH', user: 'reprise', team: 'bench' };
       else if (method === 'chat.postMessage') {
@@ -151,7 +170,8 @@ async function ours(rate: number, seconds: number, surface: 'console' | 'slack')
   config.store.data_dir = dir;
   config.catalog.dir = BUNDLED_CATALOG;
   const slack = surface === 'slack' ? await minimalSlackApi(watcher(seen)) : undefined;
-  if (slack) config.transport.slack = { ...config.transport.slack, bot_token: 'xoxb-bench', signing_secret: 'bench-secret', channel: 'C0BENCH', api_url: slack.url };
+  if (slack)
+    config.transport.slack = { ...config.transport.slack, bot_token: 'xoxb-bench', signing_secret: 'bench-secret', channel: 'C0BENCH', api_url: slack.url };
   const io = { stdout: slack ? () => {} : watcher(seen), stderr: () => {}, stdin: async () => '', env: {}, cwd: process.cwd() };
   const bot = await startBot(config, io, silentLogger);
   try {

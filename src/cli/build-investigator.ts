@@ -71,7 +71,14 @@ export function investigatorOptions(config: Config): InvestigatorOptions {
     maxConcurrent: m.max_concurrent,
     maxOutputTokens: m.max_output_tokens,
     stepCapBytes: m.step_cap_bytes,
-    tools: { allow: t.allow, scope: t.scope, callTimeoutMs: t.call_timeout_ms, resultCapBytes: t.result_cap_bytes, confirm: t.confirm, reviewCapBytes: t.review_cap_bytes },
+    tools: {
+      allow: t.allow,
+      scope: t.scope,
+      callTimeoutMs: t.call_timeout_ms,
+      resultCapBytes: t.result_cap_bytes,
+      confirm: t.confirm,
+      reviewCapBytes: t.review_cap_bytes,
+    },
     unconfirmedCap: config.recall.unconfirmed_cap,
     prices: m.prices,
     secrets,
@@ -80,7 +87,13 @@ export function investigatorOptions(config: Config): InvestigatorOptions {
 
 /** The rerank gate's options from config (`recall.rerank_*`). */
 export function rerankOptions(config: Config): Pick<RerankOptions, 'k' | 'threshold' | 'minScore' | 'prices' | 'stepCapBytes'> {
-  return { k: config.recall.rerank_k, threshold: config.recall.rerank_threshold, minScore: config.recall.rerank_min_score, prices: config.model?.prices ?? {}, stepCapBytes: config.model?.step_cap_bytes ?? 4096 };
+  return {
+    k: config.recall.rerank_k,
+    threshold: config.recall.rerank_threshold,
+    minScore: config.recall.rerank_min_score,
+    prices: config.model?.prices ?? {},
+    stepCapBytes: config.model?.step_cap_bytes ?? 4096,
+  };
 }
 
 export interface BuildDeps {

@@ -63,7 +63,10 @@ export async function buildSurfaces(config: Config, deps: SurfaceDeps): Promise<
     mounts,
     routing: {
       transports: routed,
-      rules: config.routing.rules.map((r) => ({ match: r.match, channels: { ...(r.slack ? { slack: r.slack } : {}), ...(r.matrix ? { matrix: r.matrix } : {}) } })),
+      rules: config.routing.rules.map((r) => ({
+        match: r.match,
+        channels: { ...(r.slack ? { slack: r.slack } : {}), ...(r.matrix ? { matrix: r.matrix } : {}) },
+      })),
       mentions: config.routing.mentions.map((m) => ({ match: m.match, ids: { slack: m.slack, matrix: m.matrix } })),
     },
     allow: (actor) => {

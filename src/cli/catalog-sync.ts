@@ -34,13 +34,17 @@ export const catalogSync: CliCommand = async (argv, io) => {
 
   const owner = readServeOwner(dataDir);
   if (!owner) {
-    io.stderr(`reprise catalog sync: no running bot found for data dir ${dataDir} (no serve.json there). The bot owns the catalog clone and does the fetch. ${noBot}\n`);
+    io.stderr(
+      `reprise catalog sync: no running bot found for data dir ${dataDir} (no serve.json there). The bot owns the catalog clone and does the fetch. ${noBot}\n`,
+    );
     return 1;
   }
   const reply = await controlRequest(owner.socket, 'POST', '/v1/catalog/sync', {}, timeoutS * 1000);
   if (!reply.ok) {
-    if (reply.reason === 'absent') io.stderr(`reprise catalog sync: the bot that last ran on ${dataDir} (pid ${owner.pid}) is not running: nothing answers on ${owner.socket}. ${noBot}\n`);
-    else if (reply.reason === 'denied') io.stderr(`reprise catalog sync: the running bot (pid ${owner.pid}) runs as ${owner.user || 'another user'}; run this command as that user.\n`);
+    if (reply.reason === 'absent')
+      io.stderr(`reprise catalog sync: the bot that last ran on ${dataDir} (pid ${owner.pid}) is not running: nothing answers on ${owner.socket}. ${noBot}\n`);
+    else if (reply.reason === 'denied')
+      io.stderr(`reprise catalog sync: the running bot (pid ${owner.pid}) runs as ${owner.user || 'another user'}; run this command as that user.\n`);
     else io.stderr(`reprise catalog sync: no answer from the running bot (pid ${owner.pid}): ${reply.message}\n`);
     return 1;
   }

@@ -8,7 +8,10 @@ import type { HttpApp } from '../http/create-server.js';
 import type { ChatTransport } from '../ports/chat-transport.js';
 import { matrixEnabled, slackEnabled, type SurfaceDeps } from './build-surfaces.js';
 
-export async function chatSurfaces(config: Config, deps: SurfaceDeps): Promise<{ transports: ChatTransport[]; routed: RoutedTransport[]; mounts: Array<(app: HttpApp) => void> }> {
+export async function chatSurfaces(
+  config: Config,
+  deps: SurfaceDeps,
+): Promise<{ transports: ChatTransport[]; routed: RoutedTransport[]; mounts: Array<(app: HttpApp) => void> }> {
   const transports: ChatTransport[] = [];
   const routed: RoutedTransport[] = [];
   const mounts: Array<(app: HttpApp) => void> = [];
@@ -17,7 +20,16 @@ export async function chatSurfaces(config: Config, deps: SurfaceDeps): Promise<{
     const m = config.transport.matrix;
     // Every room routing may send to is a room the bot serves (and listens to).
     const rooms = [...new Set([m.room_id!, ...m.rooms, ...config.routing.rules.flatMap((r) => (r.matrix ? [r.matrix] : []))])];
-    transports.push(createMatrixTransport({ homeserverUrl: m.homeserver_url!, accessToken: m.access_token!, rooms, defaultRoom: m.room_id!, store: deps.store, logger: deps.logger.child({ component: 'matrix' }) }));
+    transports.push(
+      createMatrixTransport({
+        homeserverUrl: m.homeserver_url!,
+        accessToken: m.access_token!,
+        rooms,
+        defaultRoom: m.room_id!,
+        store: deps.store,
+        logger: deps.logger.child({ component: 'matrix' }),
+      }),
+    );
     routed.push({ name: 'matrix', defaultChannel: m.room_id!, param: 'room' });
   }
   if (slackEnabled(config)) {

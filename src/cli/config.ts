@@ -56,11 +56,7 @@ export const config: CliCommand = async (argv, io) => {
   }
 };
 
-function withConfig(
-  io: CliIO,
-  file: string | undefined,
-  then: (cfg: ReturnType<typeof loadConfig>, file: string | undefined) => void,
-): number {
+function withConfig(io: CliIO, file: string | undefined, then: (cfg: ReturnType<typeof loadConfig>, file: string | undefined) => void): number {
   try {
     const cfg = loadConfig({ file, env: io.env, cwd: io.cwd });
     then(cfg, file ?? (io.env.REPRISE_CONFIG || undefined));

@@ -11,7 +11,13 @@ export function controlRequest(socketPath: string, method: 'GET' | 'POST', path:
   return new Promise((resolve) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const req = http.request(
-      { socketPath, method, path, headers: payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }, timeout: timeoutMs },
+      {
+        socketPath,
+        method,
+        path,
+        headers: payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+        timeout: timeoutMs,
+      },
       (res) => {
         let text = '';
         res.setEncoding('utf8');

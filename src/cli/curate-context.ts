@@ -24,8 +24,17 @@ import type { Logger } from '../ports/logger.js';
 export function forgeFromConfig(config: Config, logger: Logger): ForgePort | undefined {
   const f = config.forge;
   if (!f) return undefined;
-  const app = f.app_id && f.app_private_key && f.app_installation_id ? { appId: f.app_id, privateKey: f.app_private_key.replace(/\\n/g, '\n'), installationId: f.app_installation_id } : undefined;
-  return new GitHubForge({ repo: f.repo, ...(f.token ? { token: f.token } : {}), ...(app ? { app } : {}), baseUrl: f.api_url, logger: logger.child({ component: 'github' }) });
+  const app =
+    f.app_id && f.app_private_key && f.app_installation_id
+      ? { appId: f.app_id, privateKey: f.app_private_key.replace(/\\n/g, '\n'), installationId: f.app_installation_id }
+      : undefined;
+  return new GitHubForge({
+    repo: f.repo,
+    ...(f.token ? { token: f.token } : {}),
+    ...(app ? { app } : {}),
+    baseUrl: f.api_url,
+    logger: logger.child({ component: 'github' }),
+  });
 }
 
 /**
@@ -36,7 +45,13 @@ export function draftPusher(config: Config, logger: Logger): BranchPusher | unde
   const git = config.catalog.git;
   if (!git) return undefined;
   const token = config.forge?.token;
-  return new GitDrafts({ remoteUrl: git.url, baseBranch: git.branch, workDir: join(config.store.data_dir, 'curate-drafts'), ...(token ? { token } : {}), logger });
+  return new GitDrafts({
+    remoteUrl: git.url,
+    baseBranch: git.branch,
+    workDir: join(config.store.data_dir, 'curate-drafts'),
+    ...(token ? { token } : {}),
+    logger,
+  });
 }
 
 export function sweepOptions(config: Config): Partial<SweepOptions> {
@@ -83,7 +98,9 @@ export function runCuration(i: CurationInput): Promise<SweepReport> {
       ledger: i.ledger,
       resolveWindowMs: i.config.ledger.resolve_window_ms,
       entries: i.entries,
-      ...(root && i.pusher ? { readEntry: (id: string) => readFile(join(root, id), 'utf8').catch(() => undefined), catalogPath: i.config.catalog.git?.path ?? '' } : {}),
+      ...(root && i.pusher
+        ? { readEntry: (id: string) => readFile(join(root, id), 'utf8').catch(() => undefined), catalogPath: i.config.catalog.git?.path ?? '' }
+        : {}),
     },
   });
 }

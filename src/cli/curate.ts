@@ -46,19 +46,26 @@ export const curateCommand: CliCommand = async (argv, io) => {
   };
 
   // A running bot owns the store (and the audit log in it): ask it.
-  const viaBot = await askOwner(config, io, { command: 'reprise curate', route: '/v1/curate', body: { apply }, timeoutMs: 600_000, nothing: 'Nothing was done.' }, (status, reply, owner) => {
-    const body = reply as { result?: SweepReport; error?: { message?: string } };
-    if (status >= 400 || !body.result) {
-      io.stderr(`reprise curate: the running bot (pid ${owner.pid}) refused: ${body.error?.message ?? `status ${status}`}\n`);
-      return 1;
-    }
-    return print(body.result);
-  });
+  const viaBot = await askOwner(
+    config,
+    io,
+    { command: 'reprise curate', route: '/v1/curate', body: { apply }, timeoutMs: 600_000, nothing: 'Nothing was done.' },
+    (status, reply, owner) => {
+      const body = reply as { result?: SweepReport; error?: { message?: string } };
+      if (status >= 400 || !body.result) {
+        io.stderr(`reprise curate: the running bot (pid ${owner.pid}) refused: ${body.error?.message ?? `status ${status}`}\n`);
+        return 1;
+      }
+      return print(body.result);
+    },
+  );
   if (viaBot !== undefined) return viaBot;
 
   const forge = forgeFromConfig(config, logger);
   if (!forge) {
-    io.stderr('reprise curate: no forge configured: set the `forge` config block, or GITHUB_TOKEN and REPRISE_GITHUB_REPO (owner/name), and REPRISE_GITHUB_API_URL for GitHub Enterprise.\n');
+    io.stderr(
+      'reprise curate: no forge configured: set the `forge` config block, or GITHUB_TOKEN and REPRISE_GITHUB_REPO (owner/name), and REPRISE_GITHUB_API_URL for GitHub Enterprise.\n',
+    );
     return 1;
   }
   return withStoreLock(config, io, 'reprise curate', 'Nothing was done.', async () => {
@@ -69,7 +76,16 @@ export const curateCommand: CliCommand = async (argv, io) => {
       const root = clone && existsSync(clone) ? clone : existsSync(config.catalog.dir) ? config.catalog.dir : BUNDLED_CATALOG;
       const { entries } = await loadCatalog(root).catch(() => ({ entries: [] }));
       const pusher = clone && existsSync(clone) ? draftPusher(config, logger) : undefined;
-      const report = await runCuration({ config, forge, ledger: ledger.state, entries, ...(pusher ? { pusher, catalogRoot: root } : {}), audit: new CurateAudit(store), apply, logger });
+      const report = await runCuration({
+        config,
+        forge,
+        ledger: ledger.state,
+        entries,
+        ...(pusher ? { pusher, catalogRoot: root } : {}),
+        audit: new CurateAudit(store),
+        apply,
+        logger,
+      });
       await ledger.close();
       return print(report);
     } catch (err) {
@@ -110,5 +126,7 @@ async function curateLog(argv: string[], io: CliIO): Promise<number> {
 }
 
 function line(r: StoredAudit): string {
-  return escapeLine(`#${r.seq} ${r.at} ${r.mode} ${r.kind} ${r.target} ${r.outcome}: ${r.summary}${r.url ? ` — ${r.url}` : ''}${r.error ? ` — ${r.error}` : ''}`);
+  return escapeLine(
+    `#${r.seq} ${r.at} ${r.mode} ${r.kind} ${r.target} ${r.outcome}: ${r.summary}${r.url ? ` — ${r.url}` : ''}${r.error ? ` — ${r.error}` : ''}`,
+  );
 }

@@ -30,7 +30,10 @@ function alert(status: 'firing' | 'resolved', pod: string, at: string) {
       {
         status,
         labels,
-        annotations: { summary: 'Pod is crash looping.', description: `Pod payments/${pod} (container checkout-api) is in waiting state (reason: "CrashLoopBackOff").` },
+        annotations: {
+          summary: 'Pod is crash looping.',
+          description: `Pod payments/${pod} (container checkout-api) is in waiting state (reason: "CrashLoopBackOff").`,
+        },
         startsAt: at,
         endsAt: status === 'resolved' ? at : '0001-01-01T00:00:00Z',
         fingerprint: `demo-${pod}`,
@@ -44,7 +47,12 @@ function alert(status: 'firing' | 'resolved', pod: string, at: string) {
  * written outside memory; the clock is simulated so the story takes a second, not a week.
  */
 export const demo: CliCommand = async (argv, io) => {
-  const parsed = parseCli(argv, { catalog: { type: 'string' } }, 'reprise demo [--catalog DIR]\n\nPlays the learning loop in memory on the bundled catalog, narrated; writes nothing.', io);
+  const parsed = parseCli(
+    argv,
+    { catalog: { type: 'string' } },
+    'reprise demo [--catalog DIR]\n\nPlays the learning loop in memory on the bundled catalog, narrated; writes nothing.',
+    io,
+  );
   if ('exit' in parsed) return parsed.exit;
   const { values } = parsed;
   const say = (text: string): void => io.stdout(`\n▶ ${text}\n`);
@@ -82,13 +90,17 @@ export const demo: CliCommand = async (argv, io) => {
   const window = `${Math.round(ledger.resolveWindowMs / 3_600_000)} h`;
 
   say(`Reprise demo — the learning loop on the bundled catalog (${snapshot.entries.length} entries), simulated clock, in memory.`);
-  say('03:00 KubePodCrashLooping fires for payments/checkout-api-7d9f8c6b5-x2k4q. The pod name reduces to the Deployment checkout-api, which a past incident in the catalog is scoped to.');
+  say(
+    '03:00 KubePodCrashLooping fires for payments/checkout-api-7d9f8c6b5-x2k4q. The pod name reduces to the Deployment checkout-api, which a past incident in the catalog is scoped to.',
+  );
   const first = await fire('checkout-api-7d9f8c6b5-x2k4q');
   if (first.status !== 'posted' || first.answer?.kind !== 'incident') {
     io.stderr('reprise demo: expected an instant recall on the first firing; the catalog or gates changed\n');
     return 1;
   }
-  say(`Instant recall from ${first.answer.entry} at ${first.answer.confidence} — no investigation. The entry has no track record yet: nothing has graded it, so it neither gains nor loses confidence.`);
+  say(
+    `Instant recall from ${first.answer.entry} at ${first.answer.confidence} — no investigation. The entry has no track record yet: nothing has graded it, so it neither gains nor loses confidence.`,
+  );
 
   clock.advance(14 * 60_000);
   say('03:14 Alertmanager sends the resolve. It pairs with the open recorded for that fingerprint:');
@@ -106,23 +118,31 @@ export const demo: CliCommand = async (argv, io) => {
     clock.advance(9 * 60_000);
     await send('resolved', 'checkout-api-7d9f8c6b5-k8q2w');
     t = track();
-    say(`The track record rises: resolved ${t.resolved} of ${t.resolved + t.failed} → rate ${t.rate.toFixed(2)}, confidence factor still ${t.factor.toFixed(2)}. Trust is earned from outcomes, not asserted.`);
+    say(
+      `The track record rises: resolved ${t.resolved} of ${t.resolved + t.failed} → rate ${t.rate.toFixed(2)}, confidence factor still ${t.factor.toFixed(2)}. Trust is earned from outcomes, not asserted.`,
+    );
   }
 
   for (let n = 1; n <= MAX_UNRESOLVED; n++) {
     clock.advance(24 * 3_600_000);
     const before = track();
     const lapsed = n > 1 ? ` Yesterday's recall is still unresolved ${window} later, so it now counts as a failure.` : '';
-    say(`Day ${n + 2}: the alert fires again (pod checkout-api-7d9f8c6b5-r${n}x9z).${lapsed} Track record going in: resolved ${before.resolved}, failed ${before.failed} → rate ${before.rate.toFixed(2)} (floor ${opts.outcomeFloor}), confidence factor ${before.factor.toFixed(2)}.`);
+    say(
+      `Day ${n + 2}: the alert fires again (pod checkout-api-7d9f8c6b5-r${n}x9z).${lapsed} Track record going in: resolved ${before.resolved}, failed ${before.failed} → rate ${before.rate.toFixed(2)} (floor ${opts.outcomeFloor}), confidence factor ${before.factor.toFixed(2)}.`,
+    );
     const out = await fire(`checkout-api-7d9f8c6b5-r${n}x9z`);
     if (out.status !== 'posted') break;
     if (out.answer?.kind === 'incident') {
-      say(`Recalled again at ${out.answer.confidence}, but this time the recalled fix does not resolve it. While the incident is in progress it counts neither way; if no resolve comes within the resolve window (${window}), it is a failure.`);
+      say(
+        `Recalled again at ${out.answer.confidence}, but this time the recalled fix does not resolve it. While the incident is in progress it counts neither way; if no resolve comes within the resolve window (${window}), it is a failure.`,
+      );
       continue;
     }
     const refusal = out.recall.trace.find((s) => s.gate === 'outcome' && s.entry === DEMO_ENTRY && !s.passed);
     say(`Recall refused. Gate trace: ${refusal ? `${refusal.gate} — ${refusal.reason}` : 'no outcome step found'}.`);
-    say('The thread above fell through: no trusted memory, so the bot shows recurrence facts and the runbook instead of a diagnosis, clearly marked. With a model configured this is where the investigation starts. A 👍, or a recall that resolves, would lift the entry back above the floor.');
+    say(
+      'The thread above fell through: no trusted memory, so the bot shows recurrence facts and the runbook instead of a diagnosis, clearly marked. With a model configured this is where the investigation starts. A 👍, or a recall that resolves, would lift the entry back above the floor.',
+    );
     await outbox.stop();
     await ledger.close();
     await store.close();

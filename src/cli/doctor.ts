@@ -5,7 +5,7 @@
  */
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { WebClient } from '@slack/web-api';
+import { webApi } from '@slack/bolt';
 import { createStore, embeddedStoreFile } from '../adapters/keyv/keyv-store.js';
 import { storeLockPath, tryLockStore } from '../adapters/keyv/store-lock.js';
 import type { Config } from '../config/schema.js';
@@ -70,7 +70,8 @@ async function checkCatalog(config: Config, io: CliIO): Promise<CheckResult> {
     if (report.entries === 0) return fail('catalog', summary, 'the folder holds no entries; point catalog.dir at the folder of runbook .md files');
     return ok('catalog', summary);
   } catch (err) {
-    if (err instanceof CatalogError) return fail('catalog', message(err), 'set catalog.dir (relative to the config file) to the folder holding the catalog .md files');
+    if (err instanceof CatalogError)
+      return fail('catalog', message(err), 'set catalog.dir (relative to the config file) to the folder holding the catalog .md files');
     throw err;
   }
 }
@@ -83,9 +84,15 @@ async function checkCatalogSync(config: Config, timeoutMs: number): Promise<Chec
   const reply = await controlRequest(owner.socket, 'GET', '/v1/status', undefined, timeoutMs);
   if (!reply.ok) {
     if (reply.reason === 'absent') return skip('catalog sync', `the bot that last ran here (pid ${owner.pid}) is not running`);
-    return fail('catalog sync', `cannot ask the running bot (pid ${owner.pid}): ${reply.message}`, reply.reason === 'denied' ? `run doctor as ${owner.user || 'the bot\'s user'}` : 'check the bot is healthy (GET /readyz)');
+    return fail(
+      'catalog sync',
+      `cannot ask the running bot (pid ${owner.pid}): ${reply.message}`,
+      reply.reason === 'denied' ? `run doctor as ${owner.user || "the bot's user"}` : 'check the bot is healthy (GET /readyz)',
+    );
   }
-  const body = reply.body as { result?: { readiness?: { checks?: Record<string, Record<string, unknown>> } } } & { readiness?: { checks?: Record<string, Record<string, unknown>> } };
+  const body = reply.body as { result?: { readiness?: { checks?: Record<string, Record<string, unknown>> } } } & {
+    readiness?: { checks?: Record<string, Record<string, unknown>> };
+  };
   const readiness = body.result?.readiness ?? body.readiness;
   const cat = readiness?.checks?.['catalog'];
   if (!cat) return fail('catalog sync', 'the running bot reports no catalog state', 'upgrade the running bot, or restart it');
@@ -93,11 +100,20 @@ async function checkCatalogSync(config: Config, timeoutMs: number): Promise<Chec
     .filter(([k, v]) => k !== 'ok' && k !== 'reason' && (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean'))
     .map(([k, v]) => `${k}=${redact(String(v), [])}`)
     .join(' ');
-  if (cat['ok'] !== true) return fail('catalog sync', `${String(cat['reason'] ?? 'not indexed')} (${facts})`, `check catalog.git.url / branch and the credentials, then \`reprise catalog sync\``);
+  if (cat['ok'] !== true)
+    return fail(
+      'catalog sync',
+      `${String(cat['reason'] ?? 'not indexed')} (${facts})`,
+      `check catalog.git.url / branch and the credentials, then \`reprise catalog sync\``,
+    );
   const failures = typeof cat['consecutiveFailures'] === 'number' ? cat['consecutiveFailures'] : 0;
   if (failures > 0) {
     const last = cat['lastError'] as { message?: unknown } | undefined;
-    return fail('catalog sync', `serving the last good index, but ${failures} fetch(es) failed in a row: ${redact(String(last?.message ?? 'unknown error'), [config.forge?.token])} (${facts})`, 'check catalog.git.url / branch and the credentials, then `reprise catalog sync`');
+    return fail(
+      'catalog sync',
+      `serving the last good index, but ${failures} fetch(es) failed in a row: ${redact(String(last?.message ?? 'unknown error'), [config.forge?.token])} (${facts})`,
+      'check catalog.git.url / branch and the credentials, then `reprise catalog sync`',
+    );
   }
   return ok('catalog sync', `running bot pid ${owner.pid}: ${facts}`);
 }
@@ -113,7 +129,12 @@ async function storeSchemaLine(config: Config): Promise<{ text: string } | { fai
     if (s.empty) return { text: `schema v${STORE_SCHEMA_VERSION} (no ledger yet)` };
     return { text: s.pending.length === 0 ? `schema v${s.version}` : `schema v${s.version} (migrated to v${STORE_SCHEMA_VERSION} by the next serve)` };
   } catch (err) {
-    return { fail: message(err), fix: /never finished/.test(message(err)) ? 'empty the store and run `reprise ledger import` again' : 'run the reprise version that wrote this store (or newer), or restore a backup with `reprise ledger import`' };
+    return {
+      fail: message(err),
+      fix: /never finished/.test(message(err))
+        ? 'empty the store and run `reprise ledger import` again'
+        : 'run the reprise version that wrote this store (or newer), or restore a backup with `reprise ledger import`',
+    };
   } finally {
     await store.close().catch(() => undefined);
   }
@@ -138,7 +159,11 @@ function checkStoreFiles(config: Config): CheckResult {
     writeFileSync(probe, 'ok');
     rmSync(probe, { force: true });
   } catch (err) {
-    return fail('store', `${where}: the data dir ${dir} is not writable (${message(err)})`, 'fix its permissions or set store.data_dir / REPRISE_DATA_DIR to a writable folder');
+    return fail(
+      'store',
+      `${where}: the data dir ${dir} is not writable (${message(err)})`,
+      'fix its permissions or set store.data_dir / REPRISE_DATA_DIR to a writable folder',
+    );
   }
   const lockPath = storeLockPath(config.store.url, config.store.data_dir);
   if (lockPath === undefined) return ok('store', `${where} writable`);
@@ -153,12 +178,14 @@ function checkStoreFiles(config: Config): CheckResult {
     return ok('store', `${where} writable; lock free (no bot running on it)`);
   }
   const owner = readServeOwner(config.store.data_dir);
-  const who = owner ? `reprise serve (pid ${owner.pid}, user ${owner.user || '?'}, since ${owner.startedAt || '?'})` : 'another reprise process (no serve.json: not a running bot)';
+  const who = owner
+    ? `reprise serve (pid ${owner.pid}, user ${owner.user || '?'}, since ${owner.startedAt || '?'})`
+    : 'another reprise process (no serve.json: not a running bot)';
   return ok('store', `${where} writable; lock held by ${who}`);
 }
 
 const SLACK_FIX: Record<string, string> = {
-  invalid_auth: 'the bot token is wrong or revoked: set transport.slack.bot_token (SLACK_BOT_TOKEN) to the app\'s xoxb- token',
+  invalid_auth: "the bot token is wrong or revoked: set transport.slack.bot_token (SLACK_BOT_TOKEN) to the app's xoxb- token",
   not_authed: 'no bot token reached Slack: set SLACK_BOT_TOKEN',
   account_inactive: 'the app was uninstalled or its token revoked: reinstall the app and update SLACK_BOT_TOKEN',
   token_revoked: 'the token was revoked: reinstall the app and update SLACK_BOT_TOKEN',
@@ -169,12 +196,19 @@ const SLACK_FIX: Record<string, string> = {
 async function checkSlack(config: Config, timeoutMs: number): Promise<CheckResult> {
   const s = config.transport.slack;
   if (!s.bot_token) return skip('slack');
-  const client = new WebClient(s.bot_token, { ...(s.api_url ? { slackApiUrl: s.api_url } : {}), timeout: timeoutMs, retryConfig: { retries: 0 }, rejectRateLimitedCalls: true, logger: { debug() {}, info() {}, warn() {}, error() {}, setLevel() {}, getLevel: () => 'error' as never, setName() {} } });
+  const client = new webApi.WebClient(s.bot_token, {
+    ...(s.api_url ? { slackApiUrl: s.api_url } : {}),
+    timeout: timeoutMs,
+    retryConfig: { retries: 0 },
+    rejectRateLimitedCalls: true,
+    logger: { debug() {}, info() {}, warn() {}, error() {}, setLevel() {}, getLevel: () => 'error' as never, setName() {} },
+  });
   const api = s.api_url ?? 'https://slack.com/api/';
   const explain = (err: unknown): { detail: string; fix: string } => {
     const code = (err as { data?: { error?: string } }).data?.error;
     if (code) return { detail: `Slack answered ${code}`, fix: SLACK_FIX[code] ?? `see https://api.slack.com/methods for "${code}"` };
-    if (err instanceof TimeoutError) return { detail: message(err), fix: `check that ${api} is reachable from here (transport.slack.api_url / SLACK_API_URL, proxy, firewall)` };
+    if (err instanceof TimeoutError)
+      return { detail: message(err), fix: `check that ${api} is reachable from here (transport.slack.api_url / SLACK_API_URL, proxy, firewall)` };
     return { detail: `cannot reach ${api}: ${redact(message(err), [s.bot_token])}`, fix: 'check transport.slack.api_url (SLACK_API_URL) and the network' };
   };
   let who: string;
@@ -188,7 +222,8 @@ async function checkSlack(config: Config, timeoutMs: number): Promise<CheckResul
   if (!s.channel) return ok('slack', `auth.test ok (${who}); no default channel set (routing rules or ?channel= choose it)`);
   try {
     const r = await withTimeout(timeoutMs, 'conversations.info', client.conversations.info({ channel: s.channel }));
-    if (r.channel?.is_member === false) return fail('slack', `auth.test ok (${who}); not a member of ${s.channel}`, `invite the bot: /invite @${who.split(' ')[0]} in ${s.channel}`);
+    if (r.channel?.is_member === false)
+      return fail('slack', `auth.test ok (${who}); not a member of ${s.channel}`, `invite the bot: /invite @${who.split(' ')[0]} in ${s.channel}`);
     return ok('slack', `auth.test ok (${who}); member of ${s.channel}`);
   } catch (err) {
     const e = explain(err);
@@ -213,11 +248,21 @@ async function checkMatrix(config: Config, timeoutMs: number): Promise<CheckResu
   let userId: string;
   try {
     const r = await get('/_matrix/client/v3/account/whoami');
-    if (r.status === 401 || r.status === 403) return fail('matrix', `whoami: ${String(r.body['errcode'] ?? r.status)}`, 'the access token is wrong or expired: set transport.matrix.access_token (MATRIX_ACCESS_TOKEN)');
-    if (r.status !== 200 || typeof r.body['user_id'] !== 'string') return fail('matrix', `whoami: HTTP ${r.status}`, `check transport.matrix.homeserver_url (${base}) points at the homeserver's client API`);
+    if (r.status === 401 || r.status === 403)
+      return fail(
+        'matrix',
+        `whoami: ${String(r.body['errcode'] ?? r.status)}`,
+        'the access token is wrong or expired: set transport.matrix.access_token (MATRIX_ACCESS_TOKEN)',
+      );
+    if (r.status !== 200 || typeof r.body['user_id'] !== 'string')
+      return fail('matrix', `whoami: HTTP ${r.status}`, `check transport.matrix.homeserver_url (${base}) points at the homeserver's client API`);
     userId = r.body['user_id'];
   } catch (err) {
-    return fail('matrix', `cannot reach ${base}: ${redact(message(err), [m.access_token])}`, 'check transport.matrix.homeserver_url (MATRIX_HOMESERVER_URL) and the network');
+    return fail(
+      'matrix',
+      `cannot reach ${base}: ${redact(message(err), [m.access_token])}`,
+      'check transport.matrix.homeserver_url (MATRIX_HOMESERVER_URL) and the network',
+    );
   }
   const rooms = [...new Set([...(m.room_id ? [m.room_id] : []), ...m.rooms])];
   if (rooms.length === 0) return ok('matrix', `whoami ${userId}; no room set`);
@@ -225,7 +270,12 @@ async function checkMatrix(config: Config, timeoutMs: number): Promise<CheckResu
     const r = await get('/_matrix/client/v3/joined_rooms');
     const joined = new Set(Array.isArray(r.body['joined_rooms']) ? (r.body['joined_rooms'] as unknown[]).map(String) : []);
     const missing = rooms.filter((id) => !joined.has(id));
-    if (missing.length > 0) return fail('matrix', `whoami ${userId}; not joined to ${missing.join(', ')}`, `invite ${userId} to ${missing.join(', ')} (the bot joins on invite), or fix transport.matrix.room_id / rooms`);
+    if (missing.length > 0)
+      return fail(
+        'matrix',
+        `whoami ${userId}; not joined to ${missing.join(', ')}`,
+        `invite ${userId} to ${missing.join(', ')} (the bot joins on invite), or fix transport.matrix.room_id / rooms`,
+      );
     return ok('matrix', `whoami ${userId}; joined ${rooms.join(', ')}`);
   } catch (err) {
     return fail('matrix', `whoami ${userId}; joined_rooms: ${message(err)}`, 'check the homeserver is reachable');
@@ -238,13 +288,19 @@ async function checkModel(config: Config, timeoutMs: number): Promise<CheckResul
   const { createOpenAIModel } = await import('../adapters/openai/openai-model.js');
   const model = createOpenAIModel({ baseUrl: m.base_url, model: m.model, ...(m.api_key ? { apiKey: m.api_key } : {}), timeoutMs, maxRetries: 0 });
   try {
-    await withTimeout(timeoutMs, 'model call', model.chat({ messages: [{ role: 'user', content: 'Reply with the single word OK.' }], maxOutputTokens: 5, purpose: 'verify' }));
+    await withTimeout(
+      timeoutMs,
+      'model call',
+      model.chat({ messages: [{ role: 'user', content: 'Reply with the single word OK.' }], maxOutputTokens: 5, purpose: 'verify' }),
+    );
     return ok('model', `${m.model} at ${redact(m.base_url, [])} answered`);
   } catch (err) {
     const status = (err as { status?: number }).status;
     const text = redact(message(err), [m.api_key]);
-    if (status === 401 || status === 403) return fail('model', `${m.model}: ${text}`, 'the API key is wrong: set model.api_key (REPRISE_MODEL_API_KEY / OPENAI_API_KEY)');
-    if (status === 404) return fail('model', `${m.model}: ${text}`, 'the model name or base URL is wrong: check model.model (REPRISE_MODEL) and model.base_url (…/v1)');
+    if (status === 401 || status === 403)
+      return fail('model', `${m.model}: ${text}`, 'the API key is wrong: set model.api_key (REPRISE_MODEL_API_KEY / OPENAI_API_KEY)');
+    if (status === 404)
+      return fail('model', `${m.model}: ${text}`, 'the model name or base URL is wrong: check model.model (REPRISE_MODEL) and model.base_url (…/v1)');
     return fail('model', `${m.model}: ${text}`, `check model.base_url (${redact(m.base_url, [])}) is reachable and serves Chat Completions`);
   }
 }
@@ -256,9 +312,24 @@ async function checkMcp(config: Config, io: CliIO, timeoutMs: number): Promise<C
   return Promise.all(
     servers.map(async (s) => {
       const name = `mcp ${s.name}`;
-      const where = s.transport === 'http' ? redact(s.url ?? '', Object.values(s.headers)) : s.command ?? '';
+      const where = s.transport === 'http' ? redact(s.url ?? '', Object.values(s.headers)) : (s.command ?? '');
       try {
-        const provider = await withTimeout(timeoutMs, 'connect', connectMcpServer({ name: s.name, access: s.access, transport: s.transport, ...(s.command ? { command: s.command } : {}), args: s.args, env: s.env, cwd: io.cwd, ...(s.url ? { url: s.url } : {}), headers: s.headers, connectTimeoutMs: timeoutMs }));
+        const provider = await withTimeout(
+          timeoutMs,
+          'connect',
+          connectMcpServer({
+            name: s.name,
+            access: s.access,
+            transport: s.transport,
+            ...(s.command ? { command: s.command } : {}),
+            args: s.args,
+            env: s.env,
+            cwd: io.cwd,
+            ...(s.url ? { url: s.url } : {}),
+            headers: s.headers,
+            connectTimeoutMs: timeoutMs,
+          }),
+        );
         try {
           const tools = await withTimeout(timeoutMs, 'tools/list', provider.listTools());
           return judgeMcpTools(name, `${s.transport} ${where}`, s.name, s.access, tools, config.tools.allow);
@@ -267,7 +338,13 @@ async function checkMcp(config: Config, io: CliIO, timeoutMs: number): Promise<C
         }
       } catch (err) {
         const text = redact(message(err), Object.values(s.headers));
-        return fail(name, `${s.transport} ${where}: ${text}`, s.transport === 'http' ? 'check tools.servers[].url and its headers (auth), and that the server speaks Streamable HTTP' : 'check tools.servers[].command and args start an MCP server on stdio');
+        return fail(
+          name,
+          `${s.transport} ${where}: ${text}`,
+          s.transport === 'http'
+            ? 'check tools.servers[].url and its headers (auth), and that the server speaks Streamable HTTP'
+            : 'check tools.servers[].command and args start an MCP server on stdio',
+        );
       }
     }),
   );
@@ -289,17 +366,34 @@ export function judgeMcpTools(
   const prefix = `${server}__`;
   const wanted = allow.filter((t) => t.startsWith(prefix)).map((t) => t.slice(prefix.length));
   const byName = new Map(tools.map((t) => [t.name, t]));
-  const offers = `it offers: ${tools.map((t) => t.name).slice(0, 20).join(', ') || 'nothing'}${tools.length > 20 ? ', …' : ''}`;
+  const offers = `it offers: ${
+    tools
+      .map((t) => t.name)
+      .slice(0, 20)
+      .join(', ') || 'nothing'
+  }${tools.length > 20 ? ', …' : ''}`;
   const missing = wanted.filter((t) => !byName.has(t));
   if (missing.length > 0) {
-    return fail(name, `${where}: tools.allow names ${missing.map((t) => prefix + t).join(', ')}, which ${server} does not offer (${offers})`, `correct the names in tools.allow (as <server>__<tool>)`);
+    return fail(
+      name,
+      `${where}: tools.allow names ${missing.map((t) => prefix + t).join(', ')}, which ${server} does not offer (${offers})`,
+      `correct the names in tools.allow (as <server>__<tool>)`,
+    );
   }
   if (access === 'write' && wanted.length > 0) {
-    return fail(name, `${where}: declared access: write, so its tools on tools.allow (${wanted.map((t) => prefix + t).join(', ')}) are refused`, 'point tools.servers[] at a read-only server and declare it access: read, or drop its tools from tools.allow');
+    return fail(
+      name,
+      `${where}: declared access: write, so its tools on tools.allow (${wanted.map((t) => prefix + t).join(', ')}) are refused`,
+      'point tools.servers[] at a read-only server and declare it access: read, or drop its tools from tools.allow',
+    );
   }
   const writable = wanted.filter((t) => byName.get(t)?.readOnlyHint === false);
   if (writable.length > 0) {
-    return fail(name, `${where}: ${writable.map((t) => prefix + t).join(', ')} ${writable.length === 1 ? 'is' : 'are'} not read-only (readOnlyHint: false) and will be refused`, 'drop them from tools.allow, or run the server in its read-only mode');
+    return fail(
+      name,
+      `${where}: ${writable.map((t) => prefix + t).join(', ')} ${writable.length === 1 ? 'is' : 'are'} not read-only (readOnlyHint: false) and will be refused`,
+      'drop them from tools.allow, or run the server in its read-only mode',
+    );
   }
   const allowed = wanted.length > 0 ? `; allowed: ${wanted.join(', ')}` : '; none on tools.allow yet';
   return ok(name, `${where}: ${tools.length} tools${allowed}`);
@@ -314,13 +408,23 @@ async function checkGitHub(config: Config, timeoutMs: number): Promise<CheckResu
     const forge = forgeFromConfig(config, silentLogger);
     if (!forge) return skip('github');
     const a = await withTimeout(timeoutMs, 'repository read', forge.access());
-    if (!a.push) return fail('github', `${a.repo}: readable, but these credentials cannot push`, 'give the token (GITHUB_TOKEN) write access to contents, pull requests and issues of the repository, or install the GitHub App with those permissions');
+    if (!a.push)
+      return fail(
+        'github',
+        `${a.repo}: readable, but these credentials cannot push`,
+        'give the token (GITHUB_TOKEN) write access to contents, pull requests and issues of the repository, or install the GitHub App with those permissions',
+      );
     return ok('github', `${a.repo}: read and push (default branch ${a.defaultBranch})`);
   } catch (err) {
     const status = (err as { status?: number }).status;
     const text = redact(message(err), secrets);
     if (status === 401) return fail('github', text, 'the token is wrong or expired: set forge.token (GITHUB_TOKEN)');
-    if (status === 404) return fail('github', text, `the repository ${f.repo} does not exist or the credentials cannot see it: check forge.repo (REPRISE_GITHUB_REPO) and the token's repository access`);
+    if (status === 404)
+      return fail(
+        'github',
+        text,
+        `the repository ${f.repo} does not exist or the credentials cannot see it: check forge.repo (REPRISE_GITHUB_REPO) and the token's repository access`,
+      );
     if (err instanceof TimeoutError) return fail('github', text, `check forge.api_url (${f.api_url}) is reachable`);
     return fail('github', text, `check forge.api_url (${f.api_url}), forge.repo and the credentials`);
   }

@@ -64,10 +64,17 @@ export function scenarioTools(s: Scenario): ToolProvider {
     server: 'k8s',
     access: 'read',
     listTools: async () =>
-      Object.entries(s.tools).map(([name, t]) => ({ name, description: t.description, inputSchema: { type: 'object', properties: { namespace: { type: 'string' }, pod: { type: 'string' } }, required: ['namespace'] }, readOnlyHint: true })),
+      Object.entries(s.tools).map(([name, t]) => ({
+        name,
+        description: t.description,
+        inputSchema: { type: 'object', properties: { namespace: { type: 'string' }, pod: { type: 'string' } }, required: ['namespace'] },
+        readOnlyHint: true,
+      })),
     callTool: async (name) => {
       const t = s.tools[name];
-      return t ? { text: typeof t.result === 'string' ? t.result : JSON.stringify(t.result, null, 1), isError: false } : { text: `no recorded result for ${name}`, isError: true };
+      return t
+        ? { text: typeof t.result === 'string' ? t.result : JSON.stringify(t.result, null, 1), isError: false }
+        : { text: `no recorded result for ${name}`, isError: true };
     },
     close: async () => {},
   };
@@ -97,7 +104,10 @@ function engineFor(s: Scenario, config: Config, models: ModelSet, catalog: Catal
     meter: new InMemoryTokenMeter(),
     clock: systemClock,
     logger: silentLogger,
-    options: { ...base, tools: { ...base.tools, allow: [...BUILTIN_TOOL_NAMES, ...Object.keys(s.tools).map((t) => `k8s__${t}`)], scope: [], confirm: s.confirm ?? [] } },
+    options: {
+      ...base,
+      tools: { ...base.tools, allow: [...BUILTIN_TOOL_NAMES, ...Object.keys(s.tools).map((t) => `k8s__${t}`)], scope: [], confirm: s.confirm ?? [] },
+    },
   });
 }
 
@@ -107,7 +117,21 @@ const fakeModels = (s: Scenario): ModelSet => {
 };
 
 export const evalInvestigate: CliCommand = async (argv, io) => {
-  const parsed = parseCli(argv, { scenarios: { type: 'string' }, runs: { type: 'string' }, k: { type: 'string' }, pass: { type: 'string' }, memory: { type: 'boolean' }, json: { type: 'boolean' }, catalog: { type: 'string' }, config: { type: 'string' } }, USAGE, io);
+  const parsed = parseCli(
+    argv,
+    {
+      scenarios: { type: 'string' },
+      runs: { type: 'string' },
+      k: { type: 'string' },
+      pass: { type: 'string' },
+      memory: { type: 'boolean' },
+      json: { type: 'boolean' },
+      catalog: { type: 'string' },
+      config: { type: 'string' },
+    },
+    USAGE,
+    io,
+  );
   if ('exit' in parsed) return parsed.exit;
   const { values } = parsed;
   const loaded = loadCliConfig(values.config, io, { oneShot: true });
@@ -121,7 +145,11 @@ export const evalInvestigate: CliCommand = async (argv, io) => {
     io.stderr(`reprise eval investigate: --runs N ≥ 1, 1 ≤ --k ≤ N, --pass a number\nusage: ${USAGE}\n`);
     return 2;
   }
-  io.stderr(live ? `eval: against ${config.model!.model} at ${config.model!.base_url}, ${runs} runs per scenario, pass ${k} of ${runs}\n` : 'eval: no model configured — running each scenario\'s scripted fake model (checks the harness and the engine, not a model)\n');
+  io.stderr(
+    live
+      ? `eval: against ${config.model!.model} at ${config.model!.base_url}, ${runs} runs per scenario, pass ${k} of ${runs}\n`
+      : "eval: no model configured — running each scenario's scripted fake model (checks the harness and the engine, not a model)\n",
+  );
   const scenarios = await loadScenarios(resolve(io.cwd, values.scenarios ?? SCENARIOS_DIR));
   const { snapshot: base } = await loadSnapshot(values.catalog ? resolve(io.cwd, values.catalog) : BUNDLED_CATALOG);
   const liveModels = live ? modelSetFromConfig(config.model!) : undefined;
@@ -140,17 +168,29 @@ export const evalInvestigate: CliCommand = async (argv, io) => {
       scores.push({ ...scoreRun(r, s.expect, passScore), status: r.status, calls: r.usage.calls, tokens: r.usage.input + r.usage.output });
     }
     const passed = kOfN(scores, k);
-    report.push({ id: s.id, passed, runs: scores.length, passes: scores.filter((x) => x.passed).length, meanScore: scores.reduce((a, x) => a + x.score, 0) / scores.length, scores });
+    report.push({
+      id: s.id,
+      passed,
+      runs: scores.length,
+      passes: scores.filter((x) => x.passed).length,
+      meanScore: scores.reduce((a, x) => a + x.score, 0) / scores.length,
+      scores,
+    });
     io.stderr(`eval: ${s.id} ${passed ? 'PASS' : 'FAIL'} (${scores.filter((x) => x.passed).length}/${runs})\n`);
   }
   const all = report.every((r) => r.passed);
   if (values.json) {
     io.stdout(`${JSON.stringify({ model: live ? config.model!.model : 'scripted-fake', runs, k, passScore, passed: all, scenarios: report }, null, 2)}\n`);
   } else {
-    io.stdout(`model: ${live ? config.model!.model : 'scripted fake (no model configured)'} · ${runs} runs, pass ${k} of ${runs}, run passes at score ≥ ${passScore}\n`);
+    io.stdout(
+      `model: ${live ? config.model!.model : 'scripted fake (no model configured)'} · ${runs} runs, pass ${k} of ${runs}, run passes at score ≥ ${passScore}\n`,
+    );
     for (const r of report) {
       io.stdout(`${r.passed ? '✓' : '✗'} ${r.id}: ${r.passes}/${r.runs} runs pass, mean score ${r.meanScore.toFixed(2)}\n`);
-      for (const x of r.scores) io.stdout(`    ${x.passed ? 'pass' : 'fail'} score ${x.score.toFixed(2)} precision ${x.precision.toFixed(2)} · ${x.status} · ${x.calls} calls, ${x.tokens} tokens · ${x.why}\n`);
+      for (const x of r.scores)
+        io.stdout(
+          `    ${x.passed ? 'pass' : 'fail'} score ${x.score.toFixed(2)} precision ${x.precision.toFixed(2)} · ${x.status} · ${x.calls} calls, ${x.tokens} tokens · ${x.why}\n`,
+        );
     }
     io.stdout(`${all ? 'all scenarios pass' : 'some scenarios fail'}\n`);
   }
@@ -158,13 +198,32 @@ export const evalInvestigate: CliCommand = async (argv, io) => {
 };
 
 /** Memory off: always investigate. Memory on: recall's gates first, then confirm + verify, else investigate. */
-async function memoryMode(scenarios: readonly Scenario[], base: CatalogSnapshot, config: Config, liveModels: ModelSet | undefined, io: Parameters<CliCommand>[1], json: boolean): Promise<number> {
+async function memoryMode(
+  scenarios: readonly Scenario[],
+  base: CatalogSnapshot,
+  config: Config,
+  liveModels: ModelSet | undefined,
+  io: Parameters<CliCommand>[1],
+  json: boolean,
+): Promise<number> {
   const empty = createLedgerState();
   const opts = { ...recallOptions(config), liveStateTools: true };
   const answer = async (i: number, memory: boolean): Promise<MemoryAnswer> => {
     const s = scenarios[i]!;
     const catalog = withEntries(base, s.catalogEntries);
-    const inv = engineFor({ ...s, confirm: s.confirm ?? Object.keys(s.tools).slice(0, 2).map((t) => `k8s__${t}`) }, config, liveModels ?? fakeModels(s), catalog);
+    const inv = engineFor(
+      {
+        ...s,
+        confirm:
+          s.confirm ??
+          Object.keys(s.tools)
+            .slice(0, 2)
+            .map((t) => `k8s__${t}`),
+      },
+      config,
+      liveModels ?? fakeModels(s),
+      catalog,
+    );
     const incident = scenarioIncident(s);
     const t0 = performance.now();
     const hit = memory ? recall(incident, catalog, (e, k) => trackRecord(empty, e, k), opts, new Date()).instant : null;

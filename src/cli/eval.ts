@@ -60,7 +60,15 @@ export function runEval(entries: readonly Entry[], cases: readonly EvalCase[], o
  * K-fold cross-validation of the calibration over `cases` (folds by alert rule, seeded), with
  * the `without` signals switched off (ablation).
  */
-export function runCrossValidation(entries: readonly Entry[], cases: readonly EvalCase[], opts: RecallOptions, k: number, seed: number, without: readonly Signal[] = [], progress?: (fold: number, k: number) => void): CrossValidation {
+export function runCrossValidation(
+  entries: readonly Entry[],
+  cases: readonly EvalCase[],
+  opts: RecallOptions,
+  k: number,
+  seed: number,
+  without: readonly Signal[] = [],
+  progress?: (fold: number, k: number) => void,
+): CrossValidation {
   const run = ablate(opts, without);
   const runner = createEvalRunner(entries, { index: buildFlexIndex, memo: true, ignorePointers: run.ignorePointers });
   const evaluator = new SettingEvaluator(runner, cases, run.opts);
@@ -70,7 +78,17 @@ export function runCrossValidation(entries: readonly Entry[], cases: readonly Ev
 
 function table(metrics: readonly VariantMetrics[]): string {
   const head = ['variant', 'cases', 'R@1', 'R@3', 'MRR', 'fire', 'precision', 'coverage', 'false-fire'];
-  const rows = metrics.map((m) => [m.variant, String(m.cases), fmt(m.recallAt1), fmt(m.recallAt3), fmt(m.mrr), fmt(m.fireRate), fmt(m.precision), fmt(m.coverage), fmt(m.falseFireRate)]);
+  const rows = metrics.map((m) => [
+    m.variant,
+    String(m.cases),
+    fmt(m.recallAt1),
+    fmt(m.recallAt3),
+    fmt(m.mrr),
+    fmt(m.fireRate),
+    fmt(m.precision),
+    fmt(m.coverage),
+    fmt(m.falseFireRate),
+  ]);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   return [head, ...rows].map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ')).join('\n');
 }
@@ -99,8 +117,15 @@ export const evalCommand: CliCommand = async (argv, io) => {
   const parsed = parseCli(
     rest,
     {
-      catalog: { type: 'string' }, cases: { type: 'string', multiple: true }, out: { type: 'string' }, json: { type: 'boolean' },
-      report: { type: 'string' }, loo: { type: 'boolean' }, config: { type: 'string' }, cv: { type: 'string' }, seed: { type: 'string' },
+      catalog: { type: 'string' },
+      cases: { type: 'string', multiple: true },
+      out: { type: 'string' },
+      json: { type: 'boolean' },
+      report: { type: 'string' },
+      loo: { type: 'boolean' },
+      config: { type: 'string' },
+      cv: { type: 'string' },
+      seed: { type: 'string' },
       without: { type: 'string', multiple: true },
     },
     USAGE,
@@ -125,7 +150,9 @@ export const evalCommand: CliCommand = async (argv, io) => {
   const without = values.without ?? [];
   const unknown = without.filter((w) => !isSignal(w));
   if (unknown.length > 0 || (without.length > 0 && cv === undefined)) {
-    io.stderr(`reprise eval recall: --without needs --cv and one of ${SIGNALS.join(', ')}${unknown.length > 0 ? `; got ${unknown.join(', ')}` : ''}\nusage: ${USAGE}\n`);
+    io.stderr(
+      `reprise eval recall: --without needs --cv and one of ${SIGNALS.join(', ')}${unknown.length > 0 ? `; got ${unknown.join(', ')}` : ''}\nusage: ${USAGE}\n`,
+    );
     return 2;
   }
   const loaded = loadCliConfig(values.config, io);
@@ -157,7 +184,9 @@ async function evalRecall(io: CliIO, catalogDir: string, casesFiles: string[], o
   let cv: CrossValidation | undefined;
   if (flags.cv !== undefined) {
     const t0 = Date.now();
-    cv = runCrossValidation(entries, cases, opts, flags.cv, flags.seed, flags.without, (f, k) => io.stderr(`cv: fold ${f}/${k} calibrated (${Date.now() - t0} ms)\n`));
+    cv = runCrossValidation(entries, cases, opts, flags.cv, flags.seed, flags.without, (f, k) =>
+      io.stderr(`cv: fold ${f}/${k} calibrated (${Date.now() - t0} ms)\n`),
+    );
   }
   if (flags.out) {
     const body = result.lines.map((l) => JSON.stringify({ id: l.id, answer: l.answer, ranked: l.ranked, trace: l.trace })).join('\n');
@@ -171,13 +200,22 @@ async function evalRecall(io: CliIO, catalogDir: string, casesFiles: string[], o
   } else {
     io.stdout(`${table(result.metrics)}\n\nsweep of margin_gap — precision / coverage / false-fire:\n`);
     for (const [variant, pts] of result.sweep) {
-      io.stdout(`  ${variant}:\n${pts.map((p) => `    gap ${p.setting.toFixed(2)}  ${fmt(p.precision)} / ${fmt(p.coverage)} / ${fmt(p.falseFireRate)}`).join('\n')}\n`);
+      io.stdout(
+        `  ${variant}:\n${pts.map((p) => `    gap ${p.setting.toFixed(2)}  ${fmt(p.precision)} / ${fmt(p.coverage)} / ${fmt(p.falseFireRate)}`).join('\n')}\n`,
+      );
     }
   }
   if (flags.report) {
     const dir = resolve(io.cwd, flags.report);
     await mkdir(dir, { recursive: true });
-    const { markdown, svg } = renderEvalReport({ metrics: result.metrics, sweep: result.sweep, options: opts, catalogDir, casesFile: casesFiles.map((f) => basename(f)).join(', '), date: new Date() });
+    const { markdown, svg } = renderEvalReport({
+      metrics: result.metrics,
+      sweep: result.sweep,
+      options: opts,
+      catalogDir,
+      casesFile: casesFiles.map((f) => basename(f)).join(', '),
+      date: new Date(),
+    });
     await writeFile(join(dir, 'recall-sweep.svg'), svg);
     await writeFile(join(dir, 'recall-report.md'), markdown);
     io.stderr(`report written to ${join(dir, 'recall-report.md')}\n`);

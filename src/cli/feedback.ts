@@ -24,7 +24,13 @@ export const feedback: CliCommand = async (argv, io) => {
   const parsed = parseCli(argv, { user: { type: 'string' }, config: { type: 'string', short: 'c' } }, USAGE, io);
   if ('exit' in parsed) return parsed.exit;
   const [triggerKey, action, duration, ...extra] = parsed.positionals;
-  if (!triggerKey || !action || !['up', 'down', 'clear', 'silence'].includes(action) || (action === 'silence') !== (duration !== undefined) || extra.length > 0) {
+  if (
+    !triggerKey ||
+    !action ||
+    !['up', 'down', 'clear', 'silence'].includes(action) ||
+    (action === 'silence') !== (duration !== undefined) ||
+    extra.length > 0
+  ) {
     io.stderr(`usage: ${USAGE}\n`);
     return 2;
   }
@@ -39,15 +45,22 @@ export const feedback: CliCommand = async (argv, io) => {
     return 2;
   }
 
-  const viaBot = await askOwner(config, io, { command: 'reprise feedback', route: '/v1/feedback', body: request, nothing: 'Nothing was recorded.' }, (status, reply, owner) => {
-    const body = reply as { result?: { seq?: number; event?: { until?: string; vote?: string } }; error?: { message?: string } };
-    if (status >= 400) {
-      io.stderr(`reprise feedback: the running bot (pid ${owner.pid}) refused: ${body.error?.message ?? JSON.stringify(reply)}\n`);
-      return status === 404 || status === 400 ? 2 : 1;
-    }
-    io.stdout(`recorded via the running bot (pid ${owner.pid}) as event #${body.result?.seq ?? '?'}: ${describe(action, body.result?.event?.until)} on ${triggerKey} for ${request.user}\n`);
-    return 0;
-  });
+  const viaBot = await askOwner(
+    config,
+    io,
+    { command: 'reprise feedback', route: '/v1/feedback', body: request, nothing: 'Nothing was recorded.' },
+    (status, reply, owner) => {
+      const body = reply as { result?: { seq?: number; event?: { until?: string; vote?: string } }; error?: { message?: string } };
+      if (status >= 400) {
+        io.stderr(`reprise feedback: the running bot (pid ${owner.pid}) refused: ${body.error?.message ?? JSON.stringify(reply)}\n`);
+        return status === 404 || status === 400 ? 2 : 1;
+      }
+      io.stdout(
+        `recorded via the running bot (pid ${owner.pid}) as event #${body.result?.seq ?? '?'}: ${describe(action, body.result?.event?.until)} on ${triggerKey} for ${request.user}\n`,
+      );
+      return 0;
+    },
+  );
   if (viaBot !== undefined) return viaBot;
 
   return withStoreLock(config, io, 'reprise feedback', 'Nothing was recorded.', async () => {

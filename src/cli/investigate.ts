@@ -49,7 +49,12 @@ export function incidentFromText(text: string, now: Date): Incident {
  * run ended without either, 2 for usage and config problems.
  */
 export const investigateCommand: CliCommand = async (argv, io) => {
-  const parsed = parseCli(argv, { alert: { type: 'string' }, text: { type: 'string' }, json: { type: 'boolean' }, catalog: { type: 'string' }, config: { type: 'string' } }, USAGE, io);
+  const parsed = parseCli(
+    argv,
+    { alert: { type: 'string' }, text: { type: 'string' }, json: { type: 'boolean' }, catalog: { type: 'string' }, config: { type: 'string' } },
+    USAGE,
+    io,
+  );
   if ('exit' in parsed) return parsed.exit;
   const { values } = parsed;
   if ((values.alert === undefined) === (values.text === undefined)) {

@@ -106,7 +106,9 @@ export async function importCommand(argv: string[], io: CliIO, usage: string): P
   if ('exit' in parsed) return parsed.exit;
   const { values, positionals } = parsed;
   if (positionals.length !== 1) {
-    io.stderr(`reprise ledger import: ${positionals.length === 0 ? 'which file? give the export to import' : `one file at a time, got ${positionals.length}`}\nusage: ${usage}\n`);
+    io.stderr(
+      `reprise ledger import: ${positionals.length === 0 ? 'which file? give the export to import' : `one file at a time, got ${positionals.length}`}\nusage: ${usage}\n`,
+    );
     return 2;
   }
   if (positionals[0] === '-') {
@@ -188,16 +190,19 @@ async function takeLead(store: KeyValueStore, config: Config): Promise<Lead | un
   const token = await lease.acquire();
   if (token === undefined) return undefined;
   let held = true;
-  const timer = setInterval(() => {
-    lease.renew(token).then(
-      (ok) => {
-        if (!ok) held = false;
-      },
-      () => {
-        held = false;
-      },
-    );
-  }, Math.max(100, Math.floor(ttl / 3)));
+  const timer = setInterval(
+    () => {
+      lease.renew(token).then(
+        (ok) => {
+          if (!ok) held = false;
+        },
+        () => {
+          held = false;
+        },
+      );
+    },
+    Math.max(100, Math.floor(ttl / 3)),
+  );
   timer.unref();
   return {
     fence: () => (held ? { key: lease.fenceKey, token } : undefined),

@@ -13,7 +13,11 @@ import { describeStore } from './store-context.js';
  * Opens the configured store for reading, after checking its schema version: `exit` (with a
  * message) when there is no ledger yet (0) or the store is of a newer build (1).
  */
-export async function openForReading(config: Config, io: CliIO, command = 'reprise ledger'): Promise<{ store: KeyValueStore; schema: StoreSchemaStatus } | { exit: number }> {
+export async function openForReading(
+  config: Config,
+  io: CliIO,
+  command = 'reprise ledger',
+): Promise<{ store: KeyValueStore; schema: StoreSchemaStatus } | { exit: number }> {
   const file = embeddedStoreFile(config.store.url, config.store.data_dir);
   if (file !== undefined && !existsSync(file)) {
     io.stderr(`${command}: no ledger at ${file} yet (nothing recorded); set REPRISE_DATA_DIR or --config to read another\n`);
@@ -32,7 +36,8 @@ export async function openForReading(config: Config, io: CliIO, command = 'repri
 
 /** The store's schema, as `verify` reports it. */
 export function describeSchema(s: StoreSchemaStatus): string {
-  if (s.recorded) return `store schema version ${s.version}${s.pending.length > 0 ? ` (this build writes ${STORE_SCHEMA_VERSION}; the bot migrates it at its next start)` : ''}`;
+  if (s.recorded)
+    return `store schema version ${s.version}${s.pending.length > 0 ? ` (this build writes ${STORE_SCHEMA_VERSION}; the bot migrates it at its next start)` : ''}`;
   if (s.empty) return `store schema version not recorded yet (an empty store; the bot records ${STORE_SCHEMA_VERSION} at its first start)`;
   return `store schema version not recorded (a store written before versions were recorded: read as version ${s.version}; the bot records ${STORE_SCHEMA_VERSION} at its next start)`;
 }

@@ -95,7 +95,8 @@ function triggerOf(e: LedgerEvent, seen: Map<string, string>): string | undefine
 function humanLine(seq: number, e: LedgerEvent): string {
   const { type, at, ...fields } = e as LedgerEvent & Record<string, unknown>;
   // A held firing carries the whole alert (for its release); one line names it instead.
-  if (e.type === 'noise' && e.incident) fields['incident'] = `${String(e.incident['alertname'] ?? '?')} (${Object.keys(e.incident).length} fields; --json shows it)`;
+  if (e.type === 'noise' && e.incident)
+    fields['incident'] = `${String(e.incident['alertname'] ?? '?')} (${Object.keys(e.incident).length} fields; --json shows it)`;
   const rest = Object.entries(fields)
     .map(([k, v]) => `${k}=${typeof v === 'string' ? JSON.stringify(v).slice(1, -1) : JSON.stringify(v)}`)
     .join(' ');
@@ -103,7 +104,12 @@ function humanLine(seq: number, e: LedgerEvent): string {
 }
 
 async function events(argv: string[], io: CliIO): Promise<number> {
-  const parsed = parseCli(argv, { trigger: { type: 'string' }, since: { type: 'string' }, json: { type: 'boolean' }, config: { type: 'string', short: 'c' } }, USAGE, io);
+  const parsed = parseCli(
+    argv,
+    { trigger: { type: 'string' }, since: { type: 'string' }, json: { type: 'boolean' }, config: { type: 'string', short: 'c' } },
+    USAGE,
+    io,
+  );
   if ('exit' in parsed) return parsed.exit;
   const { values, positionals } = parsed;
   if (positionals.length > 0) {

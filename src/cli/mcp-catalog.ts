@@ -30,7 +30,8 @@ export function mcpCatalogFolder(flag: string | undefined, config: Config, cwd: 
   else if (git) {
     const clone = cloneDir(config);
     folder = join(clone, git.path);
-    if (!existsSync(folder)) return `catalog.git is set but its clone ${folder} does not exist yet: start \`reprise serve\` once (it clones), or pass --catalog DIR`;
+    if (!existsSync(folder))
+      return `catalog.git is set but its clone ${folder} does not exist yet: start \`reprise serve\` once (it clones), or pass --catalog DIR`;
     return { folder, clone };
   } else folder = !existsSync(config.catalog.dir) && basename(config.catalog.dir) === 'catalog' ? BUNDLED_CATALOG : config.catalog.dir;
   return existsSync(folder) ? { folder } : `catalog ${folder} does not exist; pass --catalog DIR or set catalog.dir in --config`;

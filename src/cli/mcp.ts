@@ -39,7 +39,12 @@ export function parseListen(value: string): { host: string; port: number } | und
 
 /** `reprise mcp`: the catalog as a read-only MCP server over stdio or Streamable HTTP. */
 export const mcpCommand: CliCommand = async (argv, io) => {
-  const parsed = parseCli(argv, { catalog: { type: 'string' }, config: { type: 'string', short: 'c' }, store: { type: 'string' }, http: { type: 'string' } }, USAGE, io);
+  const parsed = parseCli(
+    argv,
+    { catalog: { type: 'string' }, config: { type: 'string', short: 'c' }, store: { type: 'string' }, http: { type: 'string' } },
+    USAGE,
+    io,
+  );
   if ('exit' in parsed) return parsed.exit;
   const { values, positionals } = parsed;
   if (positionals.length > 0) {
@@ -86,7 +91,13 @@ export const mcpCommand: CliCommand = async (argv, io) => {
   let stop: () => Promise<void>;
   let stopped: Promise<void>;
   if (listen) {
-    const http = createMcpHttpServer({ createServer, ...(token ? { token } : {}), bodyLimitBytes: config.server.body_limit_bytes, loopback: isLoopbackHost(listen.host), logger });
+    const http = createMcpHttpServer({
+      createServer,
+      ...(token ? { token } : {}),
+      bodyLimitBytes: config.server.body_limit_bytes,
+      loopback: isLoopbackHost(listen.host),
+      logger,
+    });
     let port: number;
     try {
       ({ port } = await http.listen(listen.port, listen.host));

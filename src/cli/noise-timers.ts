@@ -44,7 +44,9 @@ function round(name: string, logger: Logger, fn: () => Promise<void>): Round {
   };
 }
 
-export function startNoiseTimers(deps: { bot: RepriseBot; config: Config; clock: Clock; logger: Logger; alertmanager?: AlertmanagerAlerts }): { stop(): Promise<void> } {
+export function startNoiseTimers(deps: { bot: RepriseBot; config: Config; clock: Clock; logger: Logger; alertmanager?: AlertmanagerAlerts }): {
+  stop(): Promise<void>;
+} {
   const { bot, config, clock, logger } = deps;
   const timers: NodeJS.Timeout[] = [];
   const rounds: Round[] = [];

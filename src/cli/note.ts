@@ -30,7 +30,8 @@ export function noteRequest(body: unknown): NoteRequest {
   const user = b['user'];
   if (typeof key !== 'string' || key.trim() === '') throw new RepriseError('invalid_payload', 'triggerKey must be a non-empty string');
   if (typeof text !== 'string' || text.trim() === '') throw new RepriseError('invalid_payload', 'text must be a non-empty string');
-  if (user !== undefined && (typeof user !== 'string' || user.trim() === '' || user.length > 200)) throw new RepriseError('invalid_payload', 'user must be a non-empty string');
+  if (user !== undefined && (typeof user !== 'string' || user.trim() === '' || user.length > 200))
+    throw new RepriseError('invalid_payload', 'user must be a non-empty string');
   return { triggerKey: key.trim(), text, ...(typeof user === 'string' ? { user } : {}) };
 }
 
@@ -45,7 +46,9 @@ export const note: CliCommand = async (argv, io) => {
     return 2;
   }
   if (Buffer.byteLength(text) > DEFAULT_NOTES.maxBytes) {
-    io.stderr(`reprise note: note not saved: it is ${Math.ceil(Buffer.byteLength(text) / 1024)} KiB, longer than ${DEFAULT_NOTES.maxBytes / 1024} KiB; shorten it or link to a document\n`);
+    io.stderr(
+      `reprise note: note not saved: it is ${Math.ceil(Buffer.byteLength(text) / 1024)} KiB, longer than ${DEFAULT_NOTES.maxBytes / 1024} KiB; shorten it or link to a document\n`,
+    );
     return 2;
   }
   const request: NoteRequest = { triggerKey, text, user: parsed.values.user ?? osUser(io) };
@@ -55,15 +58,20 @@ export const note: CliCommand = async (argv, io) => {
   const forge = config.forge !== undefined && config.catalog.git?.url !== undefined;
   const where = forge ? `; it will be filed on ${config.forge!.repo}` : '';
 
-  const viaBot = await askOwner(config, io, { command: 'reprise note', route: '/v1/note', body: request, nothing: 'Nothing was recorded.' }, (status, reply, owner) => {
-    const body = reply as { result?: { seq?: number }; error?: { message?: string } };
-    if (status >= 400) {
-      io.stderr(`reprise note: the running bot (pid ${owner.pid}) refused: ${body.error?.message ?? JSON.stringify(reply)}\n`);
-      return status === 404 || status === 400 || status === 413 ? 2 : 1;
-    }
-    io.stdout(`note recorded via the running bot (pid ${owner.pid}) as event #${body.result?.seq ?? '?'} on ${triggerKey} for ${request.user}${where}\n`);
-    return 0;
-  });
+  const viaBot = await askOwner(
+    config,
+    io,
+    { command: 'reprise note', route: '/v1/note', body: request, nothing: 'Nothing was recorded.' },
+    (status, reply, owner) => {
+      const body = reply as { result?: { seq?: number }; error?: { message?: string } };
+      if (status >= 400) {
+        io.stderr(`reprise note: the running bot (pid ${owner.pid}) refused: ${body.error?.message ?? JSON.stringify(reply)}\n`);
+        return status === 404 || status === 400 || status === 413 ? 2 : 1;
+      }
+      io.stdout(`note recorded via the running bot (pid ${owner.pid}) as event #${body.result?.seq ?? '?'} on ${triggerKey} for ${request.user}${where}\n`);
+      return 0;
+    },
+  );
   if (viaBot !== undefined) return viaBot;
 
   return withStoreLock(config, io, 'reprise note', 'Nothing was recorded.', async () => {
@@ -71,14 +79,28 @@ export const note: CliCommand = async (argv, io) => {
     try {
       const out = { count: 0 };
       const { result, first } = await ledger.transaction(async (tx) =>
-        applyCliNote({ ledger: ledgerForBot(ledger), now: new Date(), log: silentLogger, allow: () => true, notes: DEFAULT_NOTES, out, ...(forge ? { curate: { intents: 0 } } : {}) }, tx, { triggerKey, actor: { id: request.user!, via: 'cli' }, text }),
+        applyCliNote(
+          {
+            ledger: ledgerForBot(ledger),
+            now: new Date(),
+            log: silentLogger,
+            allow: () => true,
+            notes: DEFAULT_NOTES,
+            out,
+            ...(forge ? { curate: { intents: 0 } } : {}),
+          },
+          tx,
+          { triggerKey, actor: { id: request.user!, via: 'cli' }, text },
+        ),
       );
       await ledger.close();
       if (result.status !== 'recorded') {
         io.stderr(`reprise note: note not saved: ${result.reason}\n`);
         return 2;
       }
-      io.stdout(`note recorded on ${triggerKey} for ${request.user} as event #${first}${forge ? `; it will be filed on ${config.forge!.repo} when the bot next runs` : ''}\n`);
+      io.stdout(
+        `note recorded on ${triggerKey} for ${request.user} as event #${first}${forge ? `; it will be filed on ${config.forge!.repo} when the bot next runs` : ''}\n`,
+      );
       return 0;
     } catch (err) {
       if (isRepriseError(err)) {

@@ -35,7 +35,12 @@ export interface OwnerRequest {
  * answered (`answered` turns its reply into output), or `undefined` when no bot listens — the
  * caller may then write directly, under {@link withStoreLock}.
  */
-export async function askOwner(config: Config, io: CliIO, req: OwnerRequest, answered: (status: number, body: unknown, owner: ServeOwner) => number): Promise<number | undefined> {
+export async function askOwner(
+  config: Config,
+  io: CliIO,
+  req: OwnerRequest,
+  answered: (status: number, body: unknown, owner: ServeOwner) => number,
+): Promise<number | undefined> {
   const owner = readServeOwner(config.store.data_dir);
   if (!owner) return undefined;
   const reply = await controlRequest(owner.socket, 'POST', req.route, req.body, req.timeoutMs);

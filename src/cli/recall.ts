@@ -21,7 +21,12 @@ const USAGE = 'reprise recall [--catalog DIR] [--store URL] (--alert FILE | -) [
  * Read-only: it records nothing, so it is safe against a live bot's store.
  */
 export const recallCommand: CliCommand = async (argv, io) => {
-  const args = parseCli(argv, { catalog: { type: 'string' }, store: { type: 'string' }, alert: { type: 'string' }, json: { type: 'boolean' }, config: { type: 'string' } }, USAGE, io);
+  const args = parseCli(
+    argv,
+    { catalog: { type: 'string' }, store: { type: 'string' }, alert: { type: 'string' }, json: { type: 'boolean' }, config: { type: 'string' } },
+    USAGE,
+    io,
+  );
   if ('exit' in args) return args.exit;
   const { values, positionals } = args;
   const fromStdin = positionals.includes('-') || values.alert === '-';

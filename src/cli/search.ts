@@ -45,7 +45,11 @@ export const search: CliCommand = async (argv, io) => {
   const hits = buildFlexIndex(loaded.entries).search(tokens, k);
   if (values.json) {
     const out = hits.map((h) => ({
-      id: h.entry.id, score: Number(h.score.toFixed(4)), title: h.entry.title, type: h.entry.type, status: h.entry.status,
+      id: h.entry.id,
+      score: Number(h.score.toFixed(4)),
+      title: h.entry.title,
+      type: h.entry.type,
+      status: h.entry.status,
     }));
     io.stdout(`${JSON.stringify({ query: text, tokens, results: out }, null, 2)}\n`);
     return 0;

@@ -25,7 +25,15 @@ export interface ServeCuration {
 /** Delay of the first scheduled run after start. */
 const FIRST_RUN_MS = 60_000;
 
-export function serveCuration(o: { config: Config; logger: Logger; served: ServedCatalog; ledger: Ledger; store: KeyValueStore; clock: Clock; isLeader?: () => boolean }): ServeCuration {
+export function serveCuration(o: {
+  config: Config;
+  logger: Logger;
+  served: ServedCatalog;
+  ledger: Ledger;
+  store: KeyValueStore;
+  clock: Clock;
+  isLeader?: () => boolean;
+}): ServeCuration {
   const log = o.logger.child({ component: 'curate' });
   const forge = forgeFromConfig(o.config, o.logger);
   const pusher = draftPusher(o.config, log);
@@ -36,7 +44,11 @@ export function serveCuration(o: { config: Config; logger: Logger; served: Serve
 
   const run = (apply: boolean): Promise<SweepReport> => {
     if (!forge) {
-      return Promise.reject(new RepriseError('not_found', 'no forge configured', { userMessage: 'no forge configured in the running bot: set the `forge` config block (or GITHUB_TOKEN and REPRISE_GITHUB_REPO) for it and restart it' }));
+      return Promise.reject(
+        new RepriseError('not_found', 'no forge configured', {
+          userMessage: 'no forge configured in the running bot: set the `forge` config block (or GITHUB_TOKEN and REPRISE_GITHUB_REPO) for it and restart it',
+        }),
+      );
     }
     const next = queue.then(() =>
       runCuration({
@@ -61,7 +73,9 @@ export function serveCuration(o: { config: Config; logger: Logger; served: Serve
   const tick = (): void => {
     if (stopped) return;
     if (o.isLeader?.() ?? true) {
-      run(o.config.curate.mode === 'apply').catch((err: unknown) => log.warn({ err: err instanceof Error ? err.message : String(err) }, 'scheduled grooming sweep failed; the next one retries'));
+      run(o.config.curate.mode === 'apply').catch((err: unknown) =>
+        log.warn({ err: err instanceof Error ? err.message : String(err) }, 'scheduled grooming sweep failed; the next one retries'),
+      );
     }
     timer = setTimeout(tick, o.config.curate.interval_ms);
     timer.unref();

@@ -120,7 +120,10 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   // Registered once the surfaces are known; nothing is appended before then.
   let loop: LoopMetrics | undefined;
   try {
-    ({ store, ledger } = await openLedger(config, logger.child({ component: 'ledger' }), { ...(shared ? { fence: () => replicas?.fence() } : {}), onAppend: (events) => loop?.ledgerAppended(events) }));
+    ({ store, ledger } = await openLedger(config, logger.child({ component: 'ledger' }), {
+      ...(shared ? { fence: () => replicas?.fence() } : {}),
+      onAppend: (events) => loop?.ledgerAppended(events),
+    }));
   } catch (err) {
     lock?.release();
     throw err;
@@ -154,7 +157,11 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
       {
         name: 'store',
         ok: probe.ok && writeError === undefined,
-        ...(probe.ok ? (writeError ? { reason: `last write failed at ${writeError.at}: ${writeError.message}` } : {}) : { reason: `cannot write ${describeStore(config)}: ${probe.error ?? 'unknown error'}` }),
+        ...(probe.ok
+          ? writeError
+            ? { reason: `last write failed at ${writeError.at}: ${writeError.message}` }
+            : {}
+          : { reason: `cannot write ${describeStore(config)}: ${probe.error ?? 'unknown error'}` }),
         detail: { store: describeStore(config), lastProbe: probe.at },
       },
       {
@@ -201,7 +208,12 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     transports,
     clock,
     logger: logger.child({ component: 'outbox' }),
-    options: { concurrency: config.outbox.concurrency, baseDelayMs: config.outbox.retry_base_ms, maxDelayMs: config.outbox.retry_max_ms, maxAgeMs: config.outbox.max_age_ms },
+    options: {
+      concurrency: config.outbox.concurrency,
+      baseDelayMs: config.outbox.retry_base_ms,
+      maxDelayMs: config.outbox.retry_max_ms,
+      maxAgeMs: config.outbox.max_age_ms,
+    },
     observer: loop,
   });
   const policy = new TriggerPolicy({ match: config.trigger.match, ignore: config.trigger.ignore, dedupWindowMs: config.trigger.dedup_window_ms });
@@ -210,7 +222,17 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   const alertmanager = config.alertmanager.url ? new AlertmanagerApi({ url: config.alertmanager.url, timeoutMs: config.alertmanager.timeout_ms }) : undefined;
   const curation = startCuration(config, { ledger, botLedger, catalog: () => served.current(), clock, logger, outbox });
   const model = config.model
-    ? await startModel(config, { catalog: () => served.current(), ledger, botLedger, clock, logger, kick: () => outbox.kick(), ...(curation ? { curation: curation.jobs } : {}), observer: loop, ...(modelMetrics ? { meterModels: modelMetrics.meter } : {}) })
+    ? await startModel(config, {
+        catalog: () => served.current(),
+        ledger,
+        botLedger,
+        clock,
+        logger,
+        kick: () => outbox.kick(),
+        ...(curation ? { curation: curation.jobs } : {}),
+        observer: loop,
+        ...(modelMetrics ? { meterModels: modelMetrics.meter } : {}),
+      })
     : undefined;
   const bot = new RepriseBot({
     catalog: () => served.current(),
@@ -340,7 +362,10 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     );
   } catch (err) {
     await release().catch(() => undefined);
-    throw new Error(`cannot open the control socket ${socketPath}: ${(err as Error).message}; store.data_dir (REPRISE_DATA_DIR) must be a folder this user can write`, { cause: err });
+    throw new Error(
+      `cannot open the control socket ${socketPath}: ${(err as Error).message}; store.data_dir (REPRISE_DATA_DIR) must be a folder this user can write`,
+      { cause: err },
+    );
   }
   try {
     for (const t of transports.values()) await t.start(replicas ? replicas.chat : bot.onChat);
@@ -364,7 +389,14 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   }
   served.start();
   grooming.start();
-  writeServeOwner(config.store.data_dir, { pid: process.pid, socket: control.path, port, host: config.server.host, user: userInfo().username, startedAt: clock.now().toISOString() });
+  writeServeOwner(config.store.data_dir, {
+    pid: process.pid,
+    socket: control.path,
+    port,
+    host: config.server.host,
+    user: userInfo().username,
+    startedAt: clock.now().toISOString(),
+  });
   logger.info({ port, host: config.server.host, socket: control.path }, `listening on ${describeListen(config.server.host, port)}`);
   return { port, bot, ledger, outbox, ...(curation ? { curation: curation.worker } : {}), readiness, stop: release };
 }
@@ -386,7 +418,14 @@ export const serve: CliCommand = async (argv, io) => {
     config.server.port = port;
   }
   if (values.host) config.server.host = values.host;
-  const logger = pino({ level: config.log.level, base: { app: 'reprise' }, redact: ['*.bearer_token', '*.pagerduty_secret', '*.hmac_secret', '*.api_key', '*.access_token', '*.bot_token'] }, pino.destination(2));
+  const logger = pino(
+    {
+      level: config.log.level,
+      base: { app: 'reprise' },
+      redact: ['*.bearer_token', '*.pagerduty_secret', '*.hmac_secret', '*.api_key', '*.access_token', '*.bot_token'],
+    },
+    pino.destination(2),
+  );
   let running: RunningBot;
   try {
     running = await startBot(config, io, logger);
@@ -402,7 +441,9 @@ export const serve: CliCommand = async (argv, io) => {
   io.stderr(
     `\nReprise is listening on ${where} (${surfacesOf(config).join(', ')}${config.transport.transcript ? `, transcript ${config.transport.transcript}` : ''}).\n` +
       `Send an alert:  curl -s -XPOST -H 'Content-Type: application/json' --data @manifests/alertmanager/sample-firing.json ${config.server.host === '0.0.0.0' || config.server.host === '::' ? local : where}/webhook/alertmanager\n` +
-      (config.server.bearer_token ? '\n' : 'No bearer token: webhooks are accepted from this host only. Set REPRISE_BEARER_TOKEN to accept them from Alertmanager or Grafana elsewhere.\n\n'),
+      (config.server.bearer_token
+        ? '\n'
+        : 'No bearer token: webhooks are accepted from this host only. Set REPRISE_BEARER_TOKEN to accept them from Alertmanager or Grafana elsewhere.\n\n'),
   );
   await new Promise<void>((resolve) => {
     const stop = (signal: string): void => {

@@ -55,7 +55,11 @@ export async function staticCatalog(dir: string, bundled: boolean, logger: Logge
     source: 'dir',
     sync: undefined,
     current: () => snapshot,
-    check: () => ({ name: 'catalog', ok: true, detail: { dir, bundled, entries: snapshot.entries.length, skippedFiles, builtAt: snapshot.builtAt.toISOString() } }),
+    check: () => ({
+      name: 'catalog',
+      ok: true,
+      detail: { dir, bundled, entries: snapshot.entries.length, skippedFiles, builtAt: snapshot.builtAt.toISOString() },
+    }),
     syncNow: () =>
       Promise.reject(
         new RepriseError('not_found', 'catalog sync is off', {
@@ -118,7 +122,12 @@ export async function gitCatalog(config: Config, clock: Clock, logger: Logger): 
         const message = err instanceof Error ? err.message : String(err);
         throw new RepriseError('unavailable', message, { userMessage: `catalog sync failed: ${message}` });
       }
-      return { ...r, remote: mirror.remote, branch: mirror.branch, skipped: r.skipped.map((p) => ({ file: p.file, line: p.line, rule: p.rule, message: p.message })) };
+      return {
+        ...r,
+        remote: mirror.remote,
+        branch: mirror.branch,
+        skipped: r.skipped.map((p) => ({ file: p.file, line: p.line, rule: p.rule, message: p.message })),
+      };
     },
     start: () => sync.start(git.poll_interval_ms),
     stop: () => sync.stop(),

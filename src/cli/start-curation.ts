@@ -22,13 +22,26 @@ export interface StartedCuration {
   jobs: { minConfidence: number; kick(): void };
 }
 
-export function startCuration(config: Config, deps: { ledger: Ledger; botLedger: BotLedger; catalog: () => CatalogSnapshot; clock: Clock; logger: Logger; outbox: { kick(): void } }): StartedCuration | undefined {
+export function startCuration(
+  config: Config,
+  deps: { ledger: Ledger; botLedger: BotLedger; catalog: () => CatalogSnapshot; clock: Clock; logger: Logger; outbox: { kick(): void } },
+): StartedCuration | undefined {
   const f = config.forge;
   const remote = config.catalog.git?.url;
   if (!f || !remote) return undefined;
   const log = deps.logger.child({ component: 'curation' });
-  const app = f.app_id && f.app_private_key && f.app_installation_id ? { appId: f.app_id, privateKey: f.app_private_key.replace(/\\n/g, '\n'), installationId: f.app_installation_id } : undefined;
-  const forge = new GitHubForge({ repo: f.repo, ...(f.token ? { token: f.token } : {}), ...(app ? { app } : {}), baseUrl: f.api_url, logger: log.child({ component: 'github' }), now: () => deps.clock.now() });
+  const app =
+    f.app_id && f.app_private_key && f.app_installation_id
+      ? { appId: f.app_id, privateKey: f.app_private_key.replace(/\\n/g, '\n'), installationId: f.app_installation_id }
+      : undefined;
+  const forge = new GitHubForge({
+    repo: f.repo,
+    ...(f.token ? { token: f.token } : {}),
+    ...(app ? { app } : {}),
+    baseUrl: f.api_url,
+    logger: log.child({ component: 'github' }),
+    now: () => deps.clock.now(),
+  });
   const drafts = new GitDrafts({
     remoteUrl: remote,
     workDir: f.work_dir ?? join(config.store.data_dir, 'forge-work'),
@@ -44,7 +57,14 @@ export function startCuration(config: Config, deps: { ledger: Ledger; botLedger:
     clock: deps.clock,
     logger: log,
     outbox: deps.outbox,
-    options: { labels: f.labels, dupScore: f.dup_score, writesPerHour: f.writes_per_hour, baseDelayMs: f.retry_base_ms, maxDelayMs: f.retry_max_ms, maxAgeMs: f.max_age_ms },
+    options: {
+      labels: f.labels,
+      dupScore: f.dup_score,
+      writesPerHour: f.writes_per_hour,
+      baseDelayMs: f.retry_base_ms,
+      maxDelayMs: f.retry_max_ms,
+      maxAgeMs: f.max_age_ms,
+    },
   });
   log.info({ repo: forge.repo, remote: remote.replace(/(https?:\/\/)[^@\s/]+@/, '$1***@') }, 'curation on: findings and notes are filed as pull requests');
   return { worker, repo: forge.repo, jobs: { minConfidence: f.min_confidence, kick: () => worker.kick() } };

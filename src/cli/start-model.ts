@@ -65,7 +65,13 @@ export async function startModel(
     ledger: deps.botLedger,
     clock: deps.clock,
     logger: log,
-    options: { investigateAfterMs: config.trigger.investigate_after_ms, outcomeFloor: config.recall.outcome_floor, maxPerHour: config.trigger.max_investigations_per_hour, resumeMaxAgeMs: config.model!.resume_max_age_ms, ...(deps.curation ? { curation: deps.curation } : {}) },
+    options: {
+      investigateAfterMs: config.trigger.investigate_after_ms,
+      outcomeFloor: config.recall.outcome_floor,
+      maxPerHour: config.trigger.max_investigations_per_hour,
+      resumeMaxAgeMs: config.model!.resume_max_age_ms,
+      ...(deps.curation ? { curation: deps.curation } : {}),
+    },
     kick: deps.kick,
     ...(deps.observer ? { observer: deps.observer } : {}),
   });

@@ -66,7 +66,11 @@ export function isSharedStore(config: Config): boolean {
  * Opens the configured store and its ledger (the caller holds the lock when it will write).
  * `fence`: on a shared store, the leader's fencing token for every write (see LedgerOptions).
  */
-export async function openLedger(config: Config, logger?: Logger, opts: { fence?: () => Fence | undefined; onAppend?: (events: readonly LedgerEvent[]) => void } = {}): Promise<{ store: KeyValueStore; ledger: Ledger }> {
+export async function openLedger(
+  config: Config,
+  logger?: Logger,
+  opts: { fence?: () => Fence | undefined; onAppend?: (events: readonly LedgerEvent[]) => void } = {},
+): Promise<{ store: KeyValueStore; ledger: Ledger }> {
   const store = createStore(config.store.url, config.store.data_dir);
   try {
     const ledger = await Ledger.open(store, {

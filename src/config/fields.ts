@@ -27,8 +27,7 @@ export interface FieldMeta {
   example?: unknown;
 }
 
-const required = (rule: string) => (iss: { input?: unknown }) =>
-  iss.input === undefined ? 'is required' : rule;
+const required = (rule: string) => (iss: { input?: unknown }) => (iss.input === undefined ? 'is required' : rule);
 
 /** A number; `min`/`max` inclusive. */
 export function num(min: number, max?: number) {
@@ -39,9 +38,11 @@ export function num(min: number, max?: number) {
 
 /** A whole number; `min`/`max` inclusive. */
 export function int(min: number, max?: number, note = '') {
-  const rule =
-    (max === undefined ? `must be a whole number ≥ ${min}` : `must be a whole number between ${min} and ${max}`) + note;
-  const s = z.number({ error: required(rule) }).int({ error: rule }).min(min, { error: rule });
+  const rule = (max === undefined ? `must be a whole number ≥ ${min}` : `must be a whole number between ${min} and ${max}`) + note;
+  const s = z
+    .number({ error: required(rule) })
+    .int({ error: rule })
+    .min(min, { error: rule });
   return max === undefined ? s : s.max(max, { error: rule });
 }
 
@@ -51,9 +52,7 @@ export const fraction = () => num(0, 1);
 /** A non-empty string. YAML reads `token: 12345` as a number, so say how to fix that. */
 export function str(rule = 'must be a non-empty string') {
   const typeRule = (iss: { input?: unknown }) =>
-    typeof iss.input === 'number' || typeof iss.input === 'boolean'
-      ? `${rule} (YAML read a ${typeof iss.input}: quote it)`
-      : required(rule)(iss);
+    typeof iss.input === 'number' || typeof iss.input === 'boolean' ? `${rule} (YAML read a ${typeof iss.input}: quote it)` : required(rule)(iss);
   return z.string({ error: typeRule }).min(1, { error: rule });
 }
 
@@ -109,10 +108,7 @@ type MsKeys<T, K extends keyof T & string> = { [P in K as `${P}_ms`]: number };
  * Adds `<key>_ms` for each duration key, so callers never parse durations themselves while
  * YAML and `config show` keep the human text.
  */
-export function withMs<T extends Record<string, unknown>, K extends keyof T & string>(
-  value: T,
-  keys: readonly K[],
-): T & MsKeys<T, K> {
+export function withMs<T extends Record<string, unknown>, K extends keyof T & string>(value: T, keys: readonly K[]): T & MsKeys<T, K> {
   const out: Record<string, unknown> = { ...value };
   for (const k of keys) out[`${k}_ms`] = tryParseDuration(value[k] as string) ?? 0;
   return out as T & MsKeys<T, K>;

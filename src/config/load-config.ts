@@ -111,11 +111,7 @@ export function maskSecrets(config: Config): Config {
   return copy as unknown as Config;
 }
 
-function sourceOf(
-  segments: readonly PropertyKey[],
-  env: EnvSources,
-  line: (segments: readonly PropertyKey[]) => number | undefined,
-): { source?: string } {
+function sourceOf(segments: readonly PropertyKey[], env: EnvSources, line: (segments: readonly PropertyKey[]) => number | undefined): { source?: string } {
   const name = env.get(normalizePath(formatPath(segments)));
   if (name) return { source: `env ${name}` };
   const n = line(segments);

@@ -16,42 +16,72 @@ function doc<T extends z.ZodType>(schema: T, description: string, meta: FieldMet
   return schema.meta({ description, ...meta });
 }
 
-const dur = (def: string, description: string, opts: { positive?: boolean } = {}) =>
-  doc(duration(opts).default(def), description, { duration: true });
+const dur = (def: string, description: string, opts: { positive?: boolean } = {}) => doc(duration(opts).default(def), description, { duration: true });
 
 const genericSource = z.strictObject({
   alerts: doc(str().optional(), 'Dot-path of the array of alerts in the body; unset = the body is one alert. The other paths are relative to one alert.'),
   alertname: doc(str(), 'Dot-path of the alert name (required).', { example: 'rule.name' }),
   status: doc(str().optional(), 'Dot-path of the status; unset = every alert is firing.'),
   resolved_values: doc(z.array(str()).default(['resolved', 'ok', 'closed']), 'Status values (any case) that mean resolved.'),
-  fingerprint: doc(str().optional(), 'Dot-path of the sender\'s id for the alert (pairs the resolve with its open); unset = derived from name and labels.'),
+  fingerprint: doc(str().optional(), "Dot-path of the sender's id for the alert (pairs the resolve with its open); unset = derived from name and labels."),
   title: doc(str().optional(), 'Dot-path of a one-line summary.'),
   message: doc(str().optional(), 'Dot-path of the description.'),
   severity: doc(str().optional(), 'Dot-path of the severity.'),
   starts_at: doc(str().optional(), 'Dot-path of the RFC 3339 start time; unset = arrival time.'),
   ends_at: doc(str().optional(), 'Dot-path of the RFC 3339 end time.'),
   labels: doc(z.record(z.string(), str()).default({}), 'Label name → dot-path (e.g. namespace, pod).'),
-  hmac_secret: doc(str().optional(), 'When set, requests must carry the hex HMAC-SHA256 of the raw body (optionally `sha256=`-prefixed) in `hmac_header`, and the bearer token is not asked for.', { secret: true }),
+  hmac_secret: doc(
+    str().optional(),
+    'When set, requests must carry the hex HMAC-SHA256 of the raw body (optionally `sha256=`-prefixed) in `hmac_header`, and the bearer token is not asked for.',
+    { secret: true },
+  ),
   hmac_header: doc(str().default('x-signature'), 'Header carrying the HMAC signature.'),
 });
 
 const server = z.strictObject({
-  port: doc(int(0, 65535, ' (0 = any free port)').default(8080), 'Port the HTTP server (webhooks, Slack events, health, metrics) listens on.', { env: ['PORT'] }),
+  port: doc(int(0, 65535, ' (0 = any free port)').default(8080), 'Port the HTTP server (webhooks, Slack events, health, metrics) listens on.', {
+    env: ['PORT'],
+  }),
   host: doc(str().default('0.0.0.0'), 'Address the HTTP server binds to.'),
-  bearer_token: doc(str().optional(), 'Token webhook callers must send as `Authorization: Bearer …`; required when a model is configured.', { secret: true, env: ['REPRISE_BEARER_TOKEN'], example: 'change-me' }),
-  pagerduty_secret: doc(str().optional(), 'Signing secret of the PagerDuty V3 webhook subscription; `/webhook/pagerduty` verifies `X-PagerDuty-Signature` with it and refuses every request while it is unset.', { secret: true, env: ['REPRISE_PAGERDUTY_SECRET'] }),
-  generic_webhooks: doc(z.record(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'must be lower-case letters, digits, - or _'), genericSource).optional(), '`POST /webhook/generic/<name>` sources: how to read each sender\'s JSON (dot-paths), and its optional HMAC.', { example: { uptime: { alertname: 'check.name', status: 'state', fingerprint: 'check.id', labels: { service: 'check.service' } } } }),
+  bearer_token: doc(str().optional(), 'Token webhook callers must send as `Authorization: Bearer …`; required when a model is configured.', {
+    secret: true,
+    env: ['REPRISE_BEARER_TOKEN'],
+    example: 'change-me',
+  }),
+  pagerduty_secret: doc(
+    str().optional(),
+    'Signing secret of the PagerDuty V3 webhook subscription; `/webhook/pagerduty` verifies `X-PagerDuty-Signature` with it and refuses every request while it is unset.',
+    { secret: true, env: ['REPRISE_PAGERDUTY_SECRET'] },
+  ),
+  generic_webhooks: doc(
+    z.record(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'must be lower-case letters, digits, - or _'), genericSource).optional(),
+    "`POST /webhook/generic/<name>` sources: how to read each sender's JSON (dot-paths), and its optional HMAC.",
+    { example: { uptime: { alertname: 'check.name', status: 'state', fingerprint: 'check.id', labels: { service: 'check.service' } } } },
+  ),
   body_limit_bytes: doc(int(1).default(1_048_576), 'Largest webhook body accepted, in bytes; bigger requests get 413.'),
-  max_pending_webhooks: doc(int(1).default(256), 'Webhook requests in progress at once, per source (alertmanager, grafana, pagerduty, generic); more are answered 503 with Retry-After before their body is read (Alertmanager re-sends them) instead of queueing until they time out.'),
-  field_limit_chars: doc(int(64).default(8192), 'Longest alert label or annotation value kept, in characters; longer ones are cut with a "[truncated …]" marker and logged.'),
+  max_pending_webhooks: doc(
+    int(1).default(256),
+    'Webhook requests in progress at once, per source (alertmanager, grafana, pagerduty, generic); more are answered 503 with Retry-After before their body is read (Alertmanager re-sends them) instead of queueing until they time out.',
+  ),
+  field_limit_chars: doc(
+    int(64).default(8192),
+    'Longest alert label or annotation value kept, in characters; longer ones are cut with a "[truncated …]" marker and logged.',
+  ),
 });
 
 const git = z
   .strictObject({
-    url: doc(str(), 'Remote to clone the catalog from (https, ssh or a path); credentials in the URL are never logged. Drafted entries are pushed here as branches.', { example: 'https://github.com/acme/runbooks.git', env: ['REPRISE_CATALOG_GIT_URL'], opensBlock: true }),
+    url: doc(
+      str(),
+      'Remote to clone the catalog from (https, ssh or a path); credentials in the URL are never logged. Drafted entries are pushed here as branches.',
+      { example: 'https://github.com/acme/runbooks.git', env: ['REPRISE_CATALOG_GIT_URL'], opensBlock: true },
+    ),
     branch: doc(str().default('main'), 'Branch to follow (fetched and reset to, never merged).', { env: ['REPRISE_CATALOG_GIT_BRANCH'] }),
     poll_interval: dur('5m', 'How often to fetch; the index is rebuilt only when HEAD moved. `reprise catalog sync` fetches at once.', { positive: true }),
-    clone_dir: doc(str().optional(), 'Folder of the local clone (default: `catalog-git` in `store.data_dir`); owned by Reprise, local edits are discarded.', { fsPath: true, example: './data/catalog-git' }),
+    clone_dir: doc(str().optional(), 'Folder of the local clone (default: `catalog-git` in `store.data_dir`); owned by Reprise, local edits are discarded.', {
+      fsPath: true,
+      example: './data/catalog-git',
+    }),
     path: doc(str().default(''), 'Folder of the catalog inside the repository (empty = its root).', { example: 'runbooks' }),
   })
   .transform((v) => withMs(v, ['poll_interval']));
@@ -64,15 +94,22 @@ const catalog = z.strictObject({
 const STORE_URL = /^(sqlite|redis|rediss|memory):\/\//;
 const store = z
   .strictObject({
-  url: doc(
-    z.string({ error: 'must be a string' }).regex(STORE_URL, { error: 'must start with sqlite://, redis://, rediss:// or memory://' }).optional(),
-    'Ledger store: sqlite://path, redis://host:6379 (several replicas) or memory:// (tests). Default: a file store in `data_dir`.',
-    { example: 'redis://redis:6379', env: ['REPRISE_STORE_URL'], secret: true },
-  ),
-  data_dir: doc(str().default('./data'), 'Folder for the embedded store and snapshots; relative to the config file.', { fsPath: true, env: ['REPRISE_DATA_DIR'] }),
-  snapshot_every: doc(int(1).default(1000), 'Compact the ledger into a snapshot every N events.'),
-  probe_interval: dur('10s', 'How often `serve` checks the store can still be written; a failure makes /readyz 503.', { positive: true }),
-  lease_ttl: dur('10s', 'Redis only (several replicas): how long the leader lease lasts without renewal (renewed every third of it). A replica that stops renewing loses the lead after this; another takes over.', { positive: true }),
+    url: doc(
+      z.string({ error: 'must be a string' }).regex(STORE_URL, { error: 'must start with sqlite://, redis://, rediss:// or memory://' }).optional(),
+      'Ledger store: sqlite://path, redis://host:6379 (several replicas) or memory:// (tests). Default: a file store in `data_dir`.',
+      { example: 'redis://redis:6379', env: ['REPRISE_STORE_URL'], secret: true },
+    ),
+    data_dir: doc(str().default('./data'), 'Folder for the embedded store and snapshots; relative to the config file.', {
+      fsPath: true,
+      env: ['REPRISE_DATA_DIR'],
+    }),
+    snapshot_every: doc(int(1).default(1000), 'Compact the ledger into a snapshot every N events.'),
+    probe_interval: dur('10s', 'How often `serve` checks the store can still be written; a failure makes /readyz 503.', { positive: true }),
+    lease_ttl: dur(
+      '10s',
+      'Redis only (several replicas): how long the leader lease lasts without renewal (renewed every third of it). A replica that stops renewing loses the lead after this; another takes over.',
+      { positive: true },
+    ),
   })
   .transform((v) => withMs(v, ['probe_interval', 'lease_ttl']));
 
@@ -80,15 +117,42 @@ const recall = z
   .strictObject({
     k: doc(int(1).default(20), 'Width of the candidate set taken from the search index before the gates.'),
     min_score: doc(num(0).default(6.0), 'Margin gate (no model): the top BM25 score must reach this. Cross-validated in eval/README.md.'),
-    margin_gap: doc(num(0, 1).default(0.05), 'Margin gate: the top score must lead the runner-up by this fraction of the top score (0.05 = 5%). Cross-validated in eval/README.md.'),
-    name_boost: doc(num(0).default(3), 'Boost for candidates whose alert name the alert text spells out: score × (1 + name_boost × share of the name\'s words present); 0 = off. Cross-validated in eval/README.md.'),
-    solo_floor: doc(num(0).default(8.0), 'Margin gate: the score a lone candidate (no runner-up) must reach; also the bar for scopeless matches. Cross-validated in eval/README.md.'),
-    summary_weight: doc(num(0).default(6), 'Query weight of the `summary` annotation (or of the description when there is no summary), relative to the alertname and label values (1). Cross-validated in eval/README.md.'),
-    description_weight: doc(num(0).default(0), 'Query weight of the `description` annotation when a `summary` exists too; 0 = the summary speaks for the alert. Cross-validated in eval/README.md.'),
-    label_name_weight: doc(num(0).default(1), 'Query weight of label names (`persistentvolumeclaim`, `job_name`); 0 = ignore them. Cross-validated in eval/README.md.'),
-    expr_metric_weight: doc(num(0).default(0), 'Query weight of the metric names in the PromQL expression of `generatorURL`; 0 = ignore them (cross-validated: no gain on the dev cases once the summary is weighted; see eval/README.md).'),
-    expr_label_weight: doc(num(0).default(0), 'Query weight of that expression\'s label matcher names and positive values; 0 = ignore them (cross-validated, see eval/README.md).'),
-    runbook_url_weight: doc(num(0).default(1), 'Query weight of the last path segment and fragment of `runbook_url` (usually the alert\'s name); 0 = ignore. Not calibrated: no dev case carries a runbook_url.'),
+    margin_gap: doc(
+      num(0, 1).default(0.05),
+      'Margin gate: the top score must lead the runner-up by this fraction of the top score (0.05 = 5%). Cross-validated in eval/README.md.',
+    ),
+    name_boost: doc(
+      num(0).default(3),
+      "Boost for candidates whose alert name the alert text spells out: score × (1 + name_boost × share of the name's words present); 0 = off. Cross-validated in eval/README.md.",
+    ),
+    solo_floor: doc(
+      num(0).default(8.0),
+      'Margin gate: the score a lone candidate (no runner-up) must reach; also the bar for scopeless matches. Cross-validated in eval/README.md.',
+    ),
+    summary_weight: doc(
+      num(0).default(6),
+      'Query weight of the `summary` annotation (or of the description when there is no summary), relative to the alertname and label values (1). Cross-validated in eval/README.md.',
+    ),
+    description_weight: doc(
+      num(0).default(0),
+      'Query weight of the `description` annotation when a `summary` exists too; 0 = the summary speaks for the alert. Cross-validated in eval/README.md.',
+    ),
+    label_name_weight: doc(
+      num(0).default(1),
+      'Query weight of label names (`persistentvolumeclaim`, `job_name`); 0 = ignore them. Cross-validated in eval/README.md.',
+    ),
+    expr_metric_weight: doc(
+      num(0).default(0),
+      'Query weight of the metric names in the PromQL expression of `generatorURL`; 0 = ignore them (cross-validated: no gain on the dev cases once the summary is weighted; see eval/README.md).',
+    ),
+    expr_label_weight: doc(
+      num(0).default(0),
+      "Query weight of that expression's label matcher names and positive values; 0 = ignore them (cross-validated, see eval/README.md).",
+    ),
+    runbook_url_weight: doc(
+      num(0).default(1),
+      "Query weight of the last path segment and fragment of `runbook_url` (usually the alert's name); 0 = ignore. Not calibrated: no dev case carries a runbook_url.",
+    ),
     expr_max_terms: doc(int(1).default(200), 'Most distinct names and values read from one PromQL expression (bounds the work on hostile input).'),
     outcome_floor: doc(fraction().default(0.5), 'Outcome gate: reject entries whose track-record factor falls below this.'),
     max_fallbacks: doc(int(0).default(3), 'How many next candidates to try after an outcome-gate rejection.'),
@@ -110,7 +174,10 @@ const rule = z.strictObject({
   ),
   alertname: doc(glob().optional(), 'Glob over the alert name, e.g. "Kube*".'),
   namespace: doc(glob().optional(), 'Glob over the namespace, e.g. "prod-*".'),
-  labels: doc(z.record(z.string(), z.string({ error: 'label values must be strings (quote them)' }), { error: 'must be a map of label → glob' }).optional(), 'Label globs that must all match.'),
+  labels: doc(
+    z.record(z.string(), z.string({ error: 'label values must be strings (quote them)' }), { error: 'must be a map of label → glob' }).optional(),
+    'Label globs that must all match.',
+  ),
 });
 const rules = (description: string) =>
   doc(z.array(rule, { error: 'must be a list of rules' }).default([]), description, {
@@ -119,9 +186,16 @@ const rules = (description: string) =>
 
 const coalesce = z
   .strictObject({
-    enabled: doc(bool().default(false), 'Coalesce storms: alerts of one batch become one thread and at most one investigation, each alert keeping its own ledger open.'),
+    enabled: doc(
+      bool().default(false),
+      'Coalesce storms: alerts of one batch become one thread and at most one investigation, each alert keeping its own ledger open.',
+    ),
     group: doc(bool().default(true), 'Alerts of one Alertmanager notification group (its `groupKey`, shaped by `group_by`) form a batch.'),
-    labels: doc(z.array(str(), { error: 'must be a list of label names' }).default([]), 'Alerts whose values of all these labels agree form a batch (checked before the group).', { example: ['cluster', 'namespace'] }),
+    labels: doc(
+      z.array(str(), { error: 'must be a list of label names' }).default([]),
+      'Alerts whose values of all these labels agree form a batch (checked before the group).',
+      { example: ['cluster', 'namespace'] },
+    ),
     debounce: dur('30s', 'A batch stays open while its alerts arrive at most this far apart.', { positive: true }),
     max_wait: dur('2m', 'A batch closes this long after its first alert, however busy the storm.', { positive: true }),
     max_alerts: doc(int(1).default(50), 'Most alerts in one storm thread (and its one investigation); the next starts a new batch.'),
@@ -135,48 +209,87 @@ const trigger = z
     dedup_window: dur('0s', 'The same fingerprint re-sent inside this window is dropped (0 = off).'),
     debounce: dur('0s', 'Hold a firing alert this long; drop it if it resolves meanwhile (0 = off; never for critical). Holds survive restarts.'),
     investigate_after: dur('60s', 'Wait this long before starting an investigation (never for critical); a resolve meanwhile cancels it.'),
-    max_investigations_per_hour: doc(int(0).default(30), 'Investigations started per rolling hour; the excess is recorded as skipped, never silently lost (0 = no limit).'),
+    max_investigations_per_hour: doc(
+      int(0).default(30),
+      'Investigations started per rolling hour; the excess is recorded as skipped, never silently lost (0 = no limit).',
+    ),
     coalesce: doc(block(coalesce.prefault({})), 'Storm coalescing (SPEC §4).'),
   })
   .transform((v) => withMs(v, ['dedup_window', 'debounce', 'investigate_after']));
 
 const alertmanager = z
   .strictObject({
-    url: doc(httpUrl().optional(), 'Alertmanager base URL for its v2 API: a 🔕 can also silence there, and threads are reconciled with its alerts.', { example: 'http://alertmanager.monitoring:9093', env: ['REPRISE_ALERTMANAGER_URL'] }),
-    reconcile_interval: dur('60s', 'How often threads still firing are checked against `GET /api/v2/alerts` (silenced, inhibited, no longer firing).', { positive: true }),
+    url: doc(httpUrl().optional(), 'Alertmanager base URL for its v2 API: a 🔕 can also silence there, and threads are reconciled with its alerts.', {
+      example: 'http://alertmanager.monitoring:9093',
+      env: ['REPRISE_ALERTMANAGER_URL'],
+    }),
+    reconcile_interval: dur('60s', 'How often threads still firing are checked against `GET /api/v2/alerts` (silenced, inhibited, no longer firing).', {
+      positive: true,
+    }),
     timeout: dur('10s', 'Timeout of one Alertmanager API call.', { positive: true }),
   })
   .transform((v) => withMs(v, ['reconcile_interval', 'timeout']));
 
 const ledger = z
   .strictObject({
-    recurrence_cooldown: dur('0s', 'A trigger concluded this recently is not re-investigated (0 = off); a never-concluded trigger always goes through, a standing 👎 re-arms it.'),
-    resolve_window: dur('24h', 'A recall still unresolved this long after it was posted counts against its entry; before that it is in progress, neither success nor failure.', { positive: true }),
+    recurrence_cooldown: dur(
+      '0s',
+      'A trigger concluded this recently is not re-investigated (0 = off); a never-concluded trigger always goes through, a standing 👎 re-arms it.',
+    ),
+    resolve_window: dur(
+      '24h',
+      'A recall still unresolved this long after it was posted counts against its entry; before that it is in progress, neither success nor failure.',
+      { positive: true },
+    ),
   })
   .transform((v) => withMs(v, ['recurrence_cooldown', 'resolve_window']));
 
 const allowUsers = (surface: string, example: string) =>
-  doc(z.array(str(), { error: 'must be a list of user ids' }).default([]), `${surface} users who may vote, silence and write notes; empty = everyone in the channel.`, { example: [example] });
+  doc(
+    z.array(str(), { error: 'must be a list of user ids' }).default([]),
+    `${surface} users who may vote, silence and write notes; empty = everyone in the channel.`,
+    { example: [example] },
+  );
 
 const slack = z.strictObject({
   bot_token: doc(str().optional(), 'Bot token (xoxb-…). Slack is on when this is set.', { secret: true, env: ['SLACK_BOT_TOKEN'] }),
-  signing_secret: doc(str().optional(), 'Signing secret that verifies Slack requests to /slack/events (HTTP mode); not needed in Socket Mode.', { secret: true, env: ['SLACK_SIGNING_SECRET'] }),
+  signing_secret: doc(str().optional(), 'Signing secret that verifies Slack requests to /slack/events (HTTP mode); not needed in Socket Mode.', {
+    secret: true,
+    env: ['SLACK_SIGNING_SECRET'],
+  }),
   app_token: doc(str().optional(), 'App-level token (xapp-…): when set, Socket Mode — no public ingress needed.', { secret: true, env: ['SLACK_APP_TOKEN'] }),
-  channel: doc(str().optional(), 'Channel id the RCA threads are posted to (unless a routing rule or ?channel= says otherwise).', { example: 'C0123456789', env: ['SLACK_CHANNEL'] }),
+  channel: doc(str().optional(), 'Channel id the RCA threads are posted to (unless a routing rule or ?channel= says otherwise).', {
+    example: 'C0123456789',
+    env: ['SLACK_CHANNEL'],
+  }),
   api_url: doc(httpUrl().optional(), 'Slack Web API base URL (tests point it at a fake).', { example: 'https://slack.com/api/', env: ['SLACK_API_URL'] }),
   allow_users: allowUsers('Slack', 'U0123456789'),
 });
 const matrix = z.strictObject({
-  homeserver_url: doc(httpUrl().optional(), 'Homeserver base URL. Matrix is on when this and the access token are set.', { example: 'https://matrix.example.org', env: ['MATRIX_HOMESERVER_URL'] }),
+  homeserver_url: doc(httpUrl().optional(), 'Homeserver base URL. Matrix is on when this and the access token are set.', {
+    example: 'https://matrix.example.org',
+    env: ['MATRIX_HOMESERVER_URL'],
+  }),
   access_token: doc(str().optional(), 'Access token of the bot user.', { secret: true, env: ['MATRIX_ACCESS_TOKEN'] }),
-  room_id: doc(str().optional(), 'Room the RCA threads are posted to (unless a routing rule or ?room= says otherwise).', { example: '!abc123:example.org', env: ['MATRIX_ROOM_ID'] }),
-  rooms: doc(z.array(str(), { error: 'must be a list of room ids' }).default([]), 'More rooms the bot may post in and listen to (routing targets); events from any other room are ignored.', { example: ['!ops:example.org'] }),
+  room_id: doc(str().optional(), 'Room the RCA threads are posted to (unless a routing rule or ?room= says otherwise).', {
+    example: '!abc123:example.org',
+    env: ['MATRIX_ROOM_ID'],
+  }),
+  rooms: doc(
+    z.array(str(), { error: 'must be a list of room ids' }).default([]),
+    'More rooms the bot may post in and listen to (routing targets); events from any other room are ignored.',
+    { example: ['!ops:example.org'] },
+  ),
   allow_users: allowUsers('Matrix', '@oncall:example.org'),
 });
 const CONSOLE_MODES = ['auto', 'on', 'off'] as const;
 const transport = z.strictObject({
   console: doc(oneOf(CONSOLE_MODES).default('auto'), 'Print threads to stdout: auto = only when neither Slack nor Matrix is configured.'),
-  transcript: doc(str().optional(), 'Also append every console message to this file (JSON lines).', { fsPath: true, env: ['REPRISE_TRANSCRIPT'], example: './transcript.jsonl' }),
+  transcript: doc(str().optional(), 'Also append every console message to this file (JSON lines).', {
+    fsPath: true,
+    env: ['REPRISE_TRANSCRIPT'],
+    example: './transcript.jsonl',
+  }),
   slack: doc(block(slack.prefault({})), 'Slack app settings; see manifests/slack-app.yaml.'),
   matrix: doc(block(matrix.prefault({})), 'Matrix bot settings (end-to-end encrypted rooms are not supported).'),
 });
@@ -192,14 +305,18 @@ const mentionRule = z.strictObject({
   matrix: doc(z.array(str()).default([]), 'Matrix user ids to ping.', { example: ['@oncall:example.org'] }),
 });
 const routing = z.strictObject({
-  rules: doc(z.array(routeRule, { error: 'must be a list of routing rules' }).default([]), 'Where an incident goes: the first matching rule wins, then the surface default. A webhook\'s ?channel= / ?room= wins over both.', { example: [{ match: { namespace: 'payments*' }, slack: 'C0PAYMENTS' }] }),
+  rules: doc(
+    z.array(routeRule, { error: 'must be a list of routing rules' }).default([]),
+    "Where an incident goes: the first matching rule wins, then the surface default. A webhook's ?channel= / ?room= wins over both.",
+    { example: [{ match: { namespace: 'payments*' }, slack: 'C0PAYMENTS' }] },
+  ),
   mentions: doc(z.array(mentionRule, { error: 'must be a list of mention rules' }).default([]), 'Whom to ping on critical firings (never on resolves).'),
 });
 
 const outbox = z
   .strictObject({
-    concurrency: doc(int(1).default(8), 'Threads delivered at once; one thread\'s messages always go in order.'),
-    retry_base: dur('1s', 'First retry delay after a failed delivery; doubled per attempt (a surface\'s Retry-After wins).', { positive: true }),
+    concurrency: doc(int(1).default(8), "Threads delivered at once; one thread's messages always go in order."),
+    retry_base: dur('1s', "First retry delay after a failed delivery; doubled per attempt (a surface's Retry-After wins).", { positive: true }),
     retry_max: dur('5m', 'Longest wait between two attempts.', { positive: true }),
     max_age: dur('24h', 'A message still undelivered this long after it was recorded is given up, and that is recorded.', { positive: true }),
   })
@@ -212,21 +329,37 @@ const price = z.strictObject({
 
 const model = z
   .strictObject({
-    base_url: doc(httpUrl(), 'OpenAI-compatible Chat Completions base URL (OpenAI, Azure, vLLM, Ollama, LiteLLM…).', { example: 'https://api.openai.com/v1', env: ['REPRISE_MODEL_BASE_URL'], opensBlock: true }),
-    model: doc(str(), 'Model name for investigations (and rerank/verify unless set below).', { example: 'gpt-4.1-mini', env: ['REPRISE_MODEL'], opensBlock: true }),
+    base_url: doc(httpUrl(), 'OpenAI-compatible Chat Completions base URL (OpenAI, Azure, vLLM, Ollama, LiteLLM…).', {
+      example: 'https://api.openai.com/v1',
+      env: ['REPRISE_MODEL_BASE_URL'],
+      opensBlock: true,
+    }),
+    model: doc(str(), 'Model name for investigations (and rerank/verify unless set below).', {
+      example: 'gpt-4.1-mini',
+      env: ['REPRISE_MODEL'],
+      opensBlock: true,
+    }),
     api_key: doc(str().optional(), 'API key (omit for local servers that need none).', { secret: true, env: ['REPRISE_MODEL_API_KEY', 'OPENAI_API_KEY'] }),
     verify_model: doc(str().optional(), 'Cheaper model for the adversarial verify step (default: `model`).', { example: 'gpt-4.1-nano' }),
     rerank_model: doc(str().optional(), 'Model for the rerank call of the match gate (default: `verify_model`, else `model`).', { example: 'gpt-4.1-nano' }),
-    fallback_model: doc(str().optional(), 'Model on the same endpoint tried when `model` errors or answers malformed twice; then the answer is degraded.', { example: 'gpt-4.1' }),
+    fallback_model: doc(str().optional(), 'Model on the same endpoint tried when `model` errors or answers malformed twice; then the answer is degraded.', {
+      example: 'gpt-4.1',
+    }),
     request_timeout: dur('60s', 'Timeout of one model call.', { positive: true }),
     max_retries: doc(int(0).default(2), 'SDK retries of a failed model call (429, 5xx, connection); 0 in tests.'),
     max_output_tokens: doc(int(1).default(4096), 'Most tokens one model turn may write (or what is left of `max_tokens`, if less).'),
     max_steps: doc(int(1).default(20), 'Most model turns per investigation; reaching it ends the run `exhausted`.'),
     max_tokens: doc(int(1).default(400_000), 'Most tokens (in + out) per investigation; reaching it ends the run `exhausted`.'),
     wall_time: dur('5m', 'Longest an investigation may run; reaching it ends the run `exhausted`.', { positive: true }),
-    daily_token_budget: doc(int(1).optional(), 'Most tokens per UTC day across all investigations; new runs past it are `skipped` (unset = no daily budget).', { example: 5_000_000 }),
+    daily_token_budget: doc(int(1).optional(), 'Most tokens per UTC day across all investigations; new runs past it are `skipped` (unset = no daily budget).', {
+      example: 5_000_000,
+    }),
     max_concurrent: doc(int(1).default(2), 'Investigations running at once; more wait, never dropped.'),
-    resume_max_age: dur('1h', 'An investigation a restart or a change of leader interrupted is resumed if its alert is at most this old; an older one is recorded as skipped.', { positive: true }),
+    resume_max_age: dur(
+      '1h',
+      'An investigation a restart or a change of leader interrupted is resumed if its alert is at most this old; an older one is recorded as skipped.',
+      { positive: true },
+    ),
     step_cap_bytes: doc(int(256).default(4096), 'Each recorded Step keeps at most this many bytes of model text or tool output (secrets redacted).'),
     prices: doc(
       z.record(z.string(), price, { error: 'must be a map of model name → {input, output}' }).default({}),
@@ -239,26 +372,40 @@ const model = z
 const ACCESS = ['read', 'write'] as const;
 const MCP_TRANSPORTS = ['stdio', 'http'] as const;
 const TOOL_SERVER_NAME = /^[a-z][a-z0-9_-]*$/;
-const toolServer = z.strictObject({
-  name: doc(z.string({ error: 'must be a server name' }).regex(TOOL_SERVER_NAME, { error: 'must be lower-case letters, digits, _ or - (tools are offered as <name>__<tool>)' }), 'Server name; its tools are offered as `<name>__<tool>`.'),
-  access: doc(oneOf(ACCESS), 'What the server can do: only `read` servers\' tools may be used; a mixed server is `write`.'),
-  transport: doc(oneOf(MCP_TRANSPORTS).default('stdio'), 'How to reach it: stdio (a command) or http (Streamable HTTP).'),
-  command: doc(str().optional(), 'stdio: executable to start.'),
-  args: doc(z.array(z.string()).default([]), 'stdio: its arguments.'),
-  env: doc(z.record(z.string(), z.string()).default({}), 'stdio: extra environment for it.'),
-  url: doc(httpUrl().optional(), 'http: the Streamable HTTP endpoint.'),
-  headers: doc(z.record(z.string(), z.string()).default({}), 'http: extra request headers (e.g. Authorization).', { secret: true }),
-}).superRefine((s, ctx) => {
-  if (s.transport === 'stdio' && !s.command) ctx.addIssue({ code: 'custom', path: ['command'], message: 'is required when transport is stdio', input: undefined });
-  if (s.transport === 'http' && !s.url) ctx.addIssue({ code: 'custom', path: ['url'], message: 'is required when transport is http', input: undefined });
-});
+const toolServer = z
+  .strictObject({
+    name: doc(
+      z
+        .string({ error: 'must be a server name' })
+        .regex(TOOL_SERVER_NAME, { error: 'must be lower-case letters, digits, _ or - (tools are offered as <name>__<tool>)' }),
+      'Server name; its tools are offered as `<name>__<tool>`.',
+    ),
+    access: doc(oneOf(ACCESS), "What the server can do: only `read` servers' tools may be used; a mixed server is `write`."),
+    transport: doc(oneOf(MCP_TRANSPORTS).default('stdio'), 'How to reach it: stdio (a command) or http (Streamable HTTP).'),
+    command: doc(str().optional(), 'stdio: executable to start.'),
+    args: doc(z.array(z.string()).default([]), 'stdio: its arguments.'),
+    env: doc(z.record(z.string(), z.string()).default({}), 'stdio: extra environment for it.'),
+    url: doc(httpUrl().optional(), 'http: the Streamable HTTP endpoint.'),
+    headers: doc(z.record(z.string(), z.string()).default({}), 'http: extra request headers (e.g. Authorization).', { secret: true }),
+  })
+  .superRefine((s, ctx) => {
+    if (s.transport === 'stdio' && !s.command)
+      ctx.addIssue({ code: 'custom', path: ['command'], message: 'is required when transport is stdio', input: undefined });
+    if (s.transport === 'http' && !s.url) ctx.addIssue({ code: 'custom', path: ['url'], message: 'is required when transport is http', input: undefined });
+  });
 
 const scopeRule = z.strictObject({
   when: doc(z.record(z.string(), z.string()).default({}), 'Incident label globs that must all match for the rule to apply (empty = every incident).'),
-  args: doc(z.array(str()).min(1, { error: 'must name at least one tool argument' }), 'Tool argument names the rule checks (top-level; string or list of strings).'),
-  allow: doc(z.array(str()).default([]), 'Globs a value must match; `${label}` is the incident\'s label (namespace and cluster fall back to its workload).'),
+  args: doc(
+    z.array(str()).min(1, { error: 'must name at least one tool argument' }),
+    'Tool argument names the rule checks (top-level; string or list of strings).',
+  ),
+  allow: doc(z.array(str()).default([]), "Globs a value must match; `${label}` is the incident's label (namespace and cluster fall back to its workload)."),
   deny: doc(z.array(str()).default([]), 'Globs a value must not match.'),
-  required: doc(bool().default(false), 'Refuse a call that leaves out every one of `args` when the tool accepts one of them (e.g. an events list without a namespace reads every namespace).'),
+  required: doc(
+    bool().default(false),
+    'Refuse a call that leaves out every one of `args` when the tool accepts one of them (e.g. an events list without a namespace reads every namespace).',
+  ),
 });
 
 const tools = z
@@ -267,7 +414,9 @@ const tools = z
       example: [{ name: 'k8s', access: 'read', transport: 'http', url: 'http://mcp-k8s:8080/mcp' }],
     }),
     allow: doc(
-      z.array(z.string({ error: 'must be a tool name' }).regex(/^[A-Za-z0-9_.-]+$/, { error: 'must be a tool name like k8s__pod_status (no wildcards)' })).default(['kb_search', 'kb_get', 'prior_findings', 'recurrence']),
+      z
+        .array(z.string({ error: 'must be a tool name' }).regex(/^[A-Za-z0-9_.-]+$/, { error: 'must be a tool name like k8s__pod_status (no wildcards)' }))
+        .default(['kb_search', 'kb_get', 'prior_findings', 'recurrence']),
       'Tools an investigation may call, by full name (`<server>__<tool>` or a built-in); no wildcards.',
     ),
     confirm: doc(
@@ -278,27 +427,50 @@ const tools = z
     call_timeout: dur('15s', 'Timeout of one tool call; a timeout is recorded and the run goes on.', { positive: true }),
     connect_timeout: dur('10s', 'Timeout of connecting to an MCP server and listing its tools (a stdio server is started first).', { positive: true }),
     result_cap_bytes: doc(int(1).default(16_384), 'Tool results are truncated to this many bytes (the truncation is recorded).'),
-    review_cap_bytes: doc(int(256).default(4096), 'Bytes of live-state output (confirm, or the investigation\'s tools) the verify reviewer sees in all; keeps the recall path cheap.'),
-    scope: doc(z.array(scopeRule, { error: 'must be a list of scope rules' }).default([]), 'Rules bounding what an investigation may read, checked on tool arguments before each call.', {
-      example: [{ args: ['namespace'], allow: ['${namespace}'] }, { when: { env: 'prod' }, args: ['cluster', 'namespace'], deny: ['*staging*'] }],
-    }),
+    review_cap_bytes: doc(
+      int(256).default(4096),
+      "Bytes of live-state output (confirm, or the investigation's tools) the verify reviewer sees in all; keeps the recall path cheap.",
+    ),
+    scope: doc(
+      z.array(scopeRule, { error: 'must be a list of scope rules' }).default([]),
+      'Rules bounding what an investigation may read, checked on tool arguments before each call.',
+      {
+        example: [
+          { args: ['namespace'], allow: ['${namespace}'] },
+          { when: { env: 'prod' }, args: ['cluster', 'namespace'], deny: ['*staging*'] },
+        ],
+      },
+    ),
   })
   .superRefine((t, ctx) => {
     t.confirm.forEach((name, i) => {
-      if (!t.allow.includes(name)) ctx.addIssue({ code: 'custom', path: ['confirm', i], message: `is not on tools.allow (add ${name} there)`, input: undefined });
+      if (!t.allow.includes(name))
+        ctx.addIssue({ code: 'custom', path: ['confirm', i], message: `is not on tools.allow (add ${name} there)`, input: undefined });
     });
   })
   .transform((v) => withMs(v, ['call_timeout', 'connect_timeout']));
 
 const forge = z
   .strictObject({
-    repo: doc(z.string({ error: 'must be owner/name' }).regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, { error: 'must be owner/name, e.g. acme/runbooks' }), 'GitHub repository (owner/name) of the catalog, where knowledge drafts become pull requests.', { example: 'acme/runbooks', env: ['REPRISE_GITHUB_REPO'], opensBlock: true }),
-    token: doc(str().optional(), 'GitHub token with write access to contents, pull requests and issues of `repo`; also used to push draft branches over https.', { secret: true, env: ['GITHUB_TOKEN'] }),
-    api_url: doc(httpUrl().default('https://api.github.com'), 'GitHub API root; for GitHub Enterprise https://HOST/api/v3.', { env: ['REPRISE_GITHUB_API_URL'] }),
+    repo: doc(
+      z.string({ error: 'must be owner/name' }).regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, { error: 'must be owner/name, e.g. acme/runbooks' }),
+      'GitHub repository (owner/name) of the catalog, where knowledge drafts become pull requests.',
+      { example: 'acme/runbooks', env: ['REPRISE_GITHUB_REPO'], opensBlock: true },
+    ),
+    token: doc(
+      str().optional(),
+      'GitHub token with write access to contents, pull requests and issues of `repo`; also used to push draft branches over https.',
+      { secret: true, env: ['GITHUB_TOKEN'] },
+    ),
+    api_url: doc(httpUrl().default('https://api.github.com'), 'GitHub API root; for GitHub Enterprise https://HOST/api/v3.', {
+      env: ['REPRISE_GITHUB_API_URL'],
+    }),
     app_id: doc(str().optional(), 'GitHub App id (instead of a token).', { env: ['REPRISE_GITHUB_APP_ID'] }),
     app_private_key: doc(str().optional(), 'GitHub App private key (PEM).', { secret: true, env: ['REPRISE_GITHUB_APP_PRIVATE_KEY'] }),
-    app_installation_id: doc(int(1).optional(), 'GitHub App installation id on the repository\'s owner.', { env: ['REPRISE_GITHUB_APP_INSTALLATION_ID'] }),
-    work_dir: doc(str().optional(), 'Work clone for draft branches (never the served catalog clone). Default: `forge-work` in `store.data_dir`.', { fsPath: true }),
+    app_installation_id: doc(int(1).optional(), "GitHub App installation id on the repository's owner.", { env: ['REPRISE_GITHUB_APP_INSTALLATION_ID'] }),
+    work_dir: doc(str().optional(), 'Work clone for draft branches (never the served catalog clone). Default: `forge-work` in `store.data_dir`.', {
+      fsPath: true,
+    }),
     labels: doc(z.array(str()).default(['reprise', 'kb-draft']), 'Labels on every draft pull request.'),
     min_confidence: doc(fraction().default(0.75), 'Quality bar: a Finding below this confidence is not drafted.'),
     dup_score: doc(num(0).default(8), 'A catalog entry scoring at least this (BM25) against a Finding already holds that knowledge: no draft.'),
@@ -313,10 +485,16 @@ const SWEEP_MODES = ['dry-run', 'apply'] as const;
 const curate = z
   .strictObject({
     interval: dur('6h', 'How often `serve` runs the grooming sweeps when a forge is configured (first run a minute after start).', { positive: true }),
-    mode: doc(oneOf(SWEEP_MODES).default('dry-run'), 'Scheduled sweeps only plan and audit (`dry-run`) or act on the forge (`apply`). `reprise curate --apply` acts either way.'),
+    mode: doc(
+      oneOf(SWEEP_MODES).default('dry-run'),
+      'Scheduled sweeps only plan and audit (`dry-run`) or act on the forge (`apply`). `reprise curate --apply` acts either way.',
+    ),
     stale_after: dur('30d', 'A Reprise PR with no forge activity this long and no human label is closed with a back-reference comment (0 = never).'),
     title_similarity: doc(fraction().default(0.8), 'Title word overlap (Jaccard) at which two PRs without fingerprint markers are duplicates.'),
-    recurrence_threshold: doc(int(2).default(3), 'Occurrences of an unanswered trigger (or of a finding a human rejected) before one knowledge-gap issue is opened.'),
+    recurrence_threshold: doc(
+      int(2).default(3),
+      'Occurrences of an unanswered trigger (or of a finding a human rejected) before one knowledge-gap issue is opened.',
+    ),
     min_observations: doc(int(1).default(3), 'Observations an entry needs before a retirement PR is proposed (its factor below `recall.outcome_floor`).'),
     retirement: doc(bool().default(true), 'Propose `status: retired` PRs for entries whose track record collapsed (needs catalog.git).'),
     revalidation: doc(bool().default(true), 'Propose `last_validated` PRs for entries whose recall resolved an incident (needs catalog.git).'),
@@ -333,21 +511,27 @@ const log = z.strictObject({
 
 /** The whole config file. Every section is optional, so an empty file is a valid config. */
 const configShape = z.strictObject({
-    server: doc(block(server.prefault({})), 'HTTP server: webhooks, Slack events, /healthz, /readyz, /metrics.'),
-    catalog: doc(block(catalog.prefault({})), 'The knowledge catalog: markdown entries, optionally synced from git.'),
-    store: doc(block(store.prefault({})), 'Where the ledger (opens, resolves, feedback, silences) is kept.'),
-    recall: doc(block(recall.prefault({})), 'Recall gates and confidence shaping (SPEC §6).'),
-    trigger: doc(block(trigger.prefault({})), 'Which alerts are handled and when (SPEC §4).'),
-    ledger: doc(block(ledger.prefault({})), 'Ledger-backed gates (SPEC §8).'),
-    alertmanager: doc(block(alertmanager.prefault({})), 'Alertmanager as a partner: silences there, and reconciling threads with its alerts.'),
-    transport: doc(block(transport.prefault({})), 'Chat surfaces: each is on when its credentials are set (Slack and Matrix can run at once); the console otherwise.'),
-    routing: doc(block(routing.prefault({})), 'Which channel or room an incident goes to, and whom critical firings ping.'),
-    outbox: doc(block(outbox.prefault({})), 'Delivery of chat messages: recorded first, delivered after, retried across restarts.'),
-    model: doc(block(model.optional()), 'Model endpoint for rerank, investigation and verify; needs `server.bearer_token` to serve. Omit to run recall-only.'),
-    forge: doc(block(forge.optional()), 'Knowledge curation on GitHub (SPEC §10): drafts and notes become pull requests on the catalog repository; needs `catalog.git.url`. Omit to keep notes in the ledger only.'),
-    tools: doc(block(tools.prefault({})), 'Tools an investigation may use: MCP servers, the allowlist, confirm tools and scope rules (SPEC §7).'),
-    curate: doc(block(curate.prefault({})), 'Grooming sweeps over the forge\'s knowledge PRs (SPEC §10); dry run unless told to apply.'),
-    log: doc(block(log.prefault({})), 'Logging.'),
+  server: doc(block(server.prefault({})), 'HTTP server: webhooks, Slack events, /healthz, /readyz, /metrics.'),
+  catalog: doc(block(catalog.prefault({})), 'The knowledge catalog: markdown entries, optionally synced from git.'),
+  store: doc(block(store.prefault({})), 'Where the ledger (opens, resolves, feedback, silences) is kept.'),
+  recall: doc(block(recall.prefault({})), 'Recall gates and confidence shaping (SPEC §6).'),
+  trigger: doc(block(trigger.prefault({})), 'Which alerts are handled and when (SPEC §4).'),
+  ledger: doc(block(ledger.prefault({})), 'Ledger-backed gates (SPEC §8).'),
+  alertmanager: doc(block(alertmanager.prefault({})), 'Alertmanager as a partner: silences there, and reconciling threads with its alerts.'),
+  transport: doc(
+    block(transport.prefault({})),
+    'Chat surfaces: each is on when its credentials are set (Slack and Matrix can run at once); the console otherwise.',
+  ),
+  routing: doc(block(routing.prefault({})), 'Which channel or room an incident goes to, and whom critical firings ping.'),
+  outbox: doc(block(outbox.prefault({})), 'Delivery of chat messages: recorded first, delivered after, retried across restarts.'),
+  model: doc(block(model.optional()), 'Model endpoint for rerank, investigation and verify; needs `server.bearer_token` to serve. Omit to run recall-only.'),
+  forge: doc(
+    block(forge.optional()),
+    'Knowledge curation on GitHub (SPEC §10): drafts and notes become pull requests on the catalog repository; needs `catalog.git.url`. Omit to keep notes in the ledger only.',
+  ),
+  tools: doc(block(tools.prefault({})), 'Tools an investigation may use: MCP servers, the allowlist, confirm tools and scope rules (SPEC §7).'),
+  curate: doc(block(curate.prefault({})), "Grooming sweeps over the forge's knowledge PRs (SPEC §10); dry run unless told to apply."),
+  log: doc(block(log.prefault({})), 'Logging.'),
 });
 
 /** The whole config file, with the rules that span keys. */
@@ -411,31 +595,52 @@ function crossFieldRules(cfg: unknown, ctx: z.RefinementCtx<unknown>): void {
   const c = (typeof cfg === 'object' && cfg !== null ? cfg : {}) as Loose;
   if (c?.model !== undefined && (c.server?.bearer_token === undefined || c.server.bearer_token === '')) {
     // Tagged: it guards the webhook port, so one-shot commands that serve nothing may drop it.
-    ctx.addIssue({ code: 'custom', path: ['server', 'bearer_token'], message: 'is required when a `model` block is configured (SPEC §4)', input: undefined, params: { serveOnly: true } });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['server', 'bearer_token'],
+      message: 'is required when a `model` block is configured (SPEC §4)',
+      input: undefined,
+      params: { serveOnly: true },
+    });
   }
   const f = c?.forge;
   if (f && typeof f === 'object') {
     const app = [f.app_id, f.app_private_key, f.app_installation_id].filter((v) => v !== undefined && v !== '').length;
-    if ((f.token === undefined || f.token === '') && app === 0) need(undefined, ['forge', 'token'], 'is required when a forge is configured (set GITHUB_TOKEN), or give app_id, app_private_key and app_installation_id');
+    if ((f.token === undefined || f.token === '') && app === 0)
+      need(undefined, ['forge', 'token'], 'is required when a forge is configured (set GITHUB_TOKEN), or give app_id, app_private_key and app_installation_id');
     else if (app > 0 && app < 3) {
       need(f.app_id, ['forge', 'app_id'], 'is required for GitHub App auth (or set REPRISE_GITHUB_APP_ID)');
       need(f.app_private_key, ['forge', 'app_private_key'], 'is required for GitHub App auth (or set REPRISE_GITHUB_APP_PRIVATE_KEY)');
       need(f.app_installation_id, ['forge', 'app_installation_id'], 'is required for GitHub App auth (or set REPRISE_GITHUB_APP_INSTALLATION_ID)');
     }
-    need(c.catalog?.git?.url, ['catalog', 'git', 'url'], 'is required when a forge is configured: drafts are pushed there as branches (set REPRISE_CATALOG_GIT_URL)');
+    need(
+      c.catalog?.git?.url,
+      ['catalog', 'git', 'url'],
+      'is required when a forge is configured: drafts are pushed there as branches (set REPRISE_CATALOG_GIT_URL)',
+    );
   }
   const t = c?.transport;
   const sl = t?.slack;
   if (sl?.bot_token !== undefined && sl.bot_token !== '') {
     need(sl.channel, ['transport', 'slack', 'channel'], 'is required when Slack is on (or set SLACK_CHANNEL)');
     if ((sl.app_token === undefined || sl.app_token === '') && (sl.signing_secret === undefined || sl.signing_secret === '')) {
-      ctx.addIssue({ code: 'custom', path: ['transport', 'slack', 'signing_secret'], message: 'is required for HTTP mode (or set SLACK_SIGNING_SECRET); for Socket Mode set app_token (SLACK_APP_TOKEN) instead', input: undefined });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['transport', 'slack', 'signing_secret'],
+        message: 'is required for HTTP mode (or set SLACK_SIGNING_SECRET); for Socket Mode set app_token (SLACK_APP_TOKEN) instead',
+        input: undefined,
+      });
     }
-  } else if (sl && ['signing_secret', 'app_token', 'channel'].some((k) => (sl as Record<string, unknown>)[k] !== undefined && (sl as Record<string, unknown>)[k] !== '')) {
+  } else if (
+    sl &&
+    ['signing_secret', 'app_token', 'channel'].some((k) => (sl as Record<string, unknown>)[k] !== undefined && (sl as Record<string, unknown>)[k] !== '')
+  ) {
     need(undefined, ['transport', 'slack', 'bot_token'], 'is required: Slack settings are given but no bot token (set SLACK_BOT_TOKEN)');
   }
   const mx = t?.matrix;
-  const mxSet = ['homeserver_url', 'access_token', 'room_id'].filter((k) => mx && (mx as Record<string, unknown>)[k] !== undefined && (mx as Record<string, unknown>)[k] !== '');
+  const mxSet = ['homeserver_url', 'access_token', 'room_id'].filter(
+    (k) => mx && (mx as Record<string, unknown>)[k] !== undefined && (mx as Record<string, unknown>)[k] !== '',
+  );
   if (mxSet.length > 0 && mxSet.length < 3) {
     need(mx?.homeserver_url, ['transport', 'matrix', 'homeserver_url'], 'is required when Matrix is on (or set MATRIX_HOMESERVER_URL)');
     need(mx?.access_token, ['transport', 'matrix', 'access_token'], 'is required when Matrix is on (or set MATRIX_ACCESS_TOKEN)');

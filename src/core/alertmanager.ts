@@ -130,7 +130,14 @@ function firstNonEmpty(...values: Array<string | undefined>): string {
   return '';
 }
 
-function toIncident(alert: AlertmanagerAlert, index: number, receivedAt: string | undefined, limit: number, truncated: TruncatedField[], source: string): Incident {
+function toIncident(
+  alert: AlertmanagerAlert,
+  index: number,
+  receivedAt: string | undefined,
+  limit: number,
+  truncated: TruncatedField[],
+  source: string,
+): Incident {
   const labels = capFields(alert.labels, limit, index, 'label', truncated);
   const alertname = labels['alertname'] ?? alert.labels.alertname;
   const annotations = capFields(alert.annotations ?? {}, limit, index, 'annotation', truncated);

@@ -39,7 +39,8 @@ const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : ty
 
 export async function parseGenericPayload(body: unknown, mapping: GenericMapping, options: ParseAlertmanagerOptions): Promise<AlertmanagerBatch> {
   const list = mapping.alerts ? getPath(body, mapping.alerts) : [body];
-  if (!Array.isArray(list)) throw new RepriseError('invalid_payload', `${mapping.alerts} must be an array of alerts`, { userMessage: `${mapping.alerts} must be an array of alerts` });
+  if (!Array.isArray(list))
+    throw new RepriseError('invalid_payload', `${mapping.alerts} must be an array of alerts`, { userMessage: `${mapping.alerts} must be an array of alerts` });
   const resolved = new Set(mapping.resolved_values.map((v) => v.toLowerCase()));
   const alerts = list.map((a) => {
     const labels: Record<string, unknown> = {};
@@ -73,9 +74,19 @@ export function genericSignature(secret: string, body: Uint8Array | string): str
   return createHmac('sha256', secret).update(body).digest('hex');
 }
 
-export function verifyGenericSignature(secret: string, body: Uint8Array, header: string | undefined, headerName: string): { ok: true } | { ok: false; reason: string } {
+export function verifyGenericSignature(
+  secret: string,
+  body: Uint8Array,
+  header: string | undefined,
+  headerName: string,
+): { ok: true } | { ok: false; reason: string } {
   if (!header || header.trim() === '') return { ok: false, reason: `missing ${headerName} header` };
-  const given = Buffer.from(header.trim().replace(/^sha256=/i, '').toLowerCase());
+  const given = Buffer.from(
+    header
+      .trim()
+      .replace(/^sha256=/i, '')
+      .toLowerCase(),
+  );
   const expected = Buffer.from(genericSignature(secret, body));
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { ok: false, reason: `${headerName} does not match the body` };
   return { ok: true };

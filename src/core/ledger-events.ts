@@ -286,4 +286,18 @@ export type LedgerEvent =
   | OutboxFailedEvent
   | NoteEvent;
 export type LedgerEventType = LedgerEvent['type'];
-export const LEDGER_EVENT_TYPES: readonly LedgerEventType[] = ['open', 'resolve', 'feedback', 'silence', 'confirm', 'delivered', 'outbox', 'outbox_failed', 'note', 'finding', 'noise', 'curate', 'curated'];
+export const LEDGER_EVENT_TYPES: readonly LedgerEventType[] = [
+  'open',
+  'resolve',
+  'feedback',
+  'silence',
+  'confirm',
+  'delivered',
+  'outbox',
+  'outbox_failed',
+  'note',
+  'finding',
+  'noise',
+  'curate',
+  'curated',
+];

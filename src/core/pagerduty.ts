@@ -39,14 +39,18 @@ const eventSchema = z.object({
   }),
 });
 
-export type PagerDutyParse = { kind: 'incident'; incident: Incident; eventType: string; eventId?: string } | { kind: 'ignored'; reason: string; eventType: string; eventId?: string };
+export type PagerDutyParse =
+  { kind: 'incident'; incident: Incident; eventType: string; eventId?: string } | { kind: 'ignored'; reason: string; eventType: string; eventId?: string };
 
 const STATUS: Readonly<Record<string, 'firing' | 'resolved'>> = { 'incident.triggered': 'firing', 'incident.resolved': 'resolved' };
 
 function invalid(issues: readonly z.core.$ZodIssue[], prefix: Array<string | number> = []): RepriseError {
   const full = issues.map((i) => ({ ...i, path: [...prefix, ...i.path] }));
   const message = formatIssues(full);
-  return new RepriseError('invalid_payload', message, { userMessage: message, details: full.map(({ path, code, message: m }) => ({ path, code, message: m })) });
+  return new RepriseError('invalid_payload', message, {
+    userMessage: message,
+    details: full.map(({ path, code, message: m }) => ({ path, code, message: m })),
+  });
 }
 
 const cap = (s: string, limit: number): string => (s.length > limit ? `${s.slice(0, limit)}… [truncated ${s.length - limit} characters]` : s);

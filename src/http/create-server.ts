@@ -175,7 +175,13 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
         // No token: a webhook changes state (opens, resolves that grade the catalog), so only
         // this host may send one. The quickstart's curl works; the network needs the token.
         if (!isLoopback(remoteAddress(c))) {
-          return errorResponse(c, new RepriseError('unauthorized', 'webhooks from other hosts need a bearer token: set REPRISE_BEARER_TOKEN (server.bearer_token) and send it as Authorization: Bearer <token>'));
+          return errorResponse(
+            c,
+            new RepriseError(
+              'unauthorized',
+              'webhooks from other hosts need a bearer token: set REPRISE_BEARER_TOKEN (server.bearer_token) and send it as Authorization: Bearer <token>',
+            ),
+          );
         }
         await next();
         return undefined;
@@ -185,7 +191,10 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     onError: (c) => {
       const declared = c.req.header('content-length');
       const what = declared !== undefined && /^\d+$/.test(declared) ? `of ${declared} bytes` : 'stream';
-      return errorResponse(c as Context<HttpEnv>, new RepriseError('payload_too_large', `request body ${what} exceeds the limit of ${opts.bodyLimitBytes} bytes`));
+      return errorResponse(
+        c as Context<HttpEnv>,
+        new RepriseError('payload_too_large', `request body ${what} exceeds the limit of ${opts.bodyLimitBytes} bytes`),
+      );
     },
   });
 
@@ -207,11 +216,17 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       const parsed = await parse(raw, c);
       const rlog = c.get('log');
       if (parsed.truncated.length > 0) {
-        rlog.warn({ truncated: parsed.truncated.slice(0, 20), count: parsed.truncated.length }, `cut ${parsed.truncated.length} oversized label/annotation value(s) to ${opts.fieldLimit ?? 'the'} characters`);
+        rlog.warn(
+          { truncated: parsed.truncated.slice(0, 20), count: parsed.truncated.length },
+          `cut ${parsed.truncated.length} oversized label/annotation value(s) to ${opts.fieldLimit ?? 'the'} characters`,
+        );
       }
       const skipped = parsed.skipped ?? [];
       if (skipped.length > 0) {
-        rlog.warn({ source, skipped: skipped.length, first: skipped.slice(0, 5) }, `${source} webhook: skipped ${skipped.length} malformed alert(s), kept the rest`);
+        rlog.warn(
+          { source, skipped: skipped.length, first: skipped.slice(0, 5) },
+          `${source} webhook: skipped ${skipped.length} malformed alert(s), kept the rest`,
+        );
       }
       if (parsed.incidents.length === 0) {
         rlog.info({ source, ...parsed.context, ignored: parsed.ignored }, `${source} webhook ignored: ${parsed.ignored ?? 'no incidents'}`);
@@ -253,11 +268,20 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       shedSinceLog += 1;
       const now = Date.now();
       if (now - lastShedLog >= 10_000) {
-        c.get('log').warn({ source, pending, maxPending, shed: shedSinceLog }, `busy: ${shedSinceLog} webhook(s) answered 503 (server.max_pending_webhooks = ${maxPending} in progress for one source); senders retry`);
+        c.get('log').warn(
+          { source, pending, maxPending, shed: shedSinceLog },
+          `busy: ${shedSinceLog} webhook(s) answered 503 (server.max_pending_webhooks = ${maxPending} in progress for one source); senders retry`,
+        );
         lastShedLog = now;
         shedSinceLog = 0;
       }
-      const body = { error: { code: 'unavailable', message: `busy: ${pending} webhooks in progress (server.max_pending_webhooks); retry in ${SHED_RETRY_AFTER_S} s`, requestId: c.get('requestId') } };
+      const body = {
+        error: {
+          code: 'unavailable',
+          message: `busy: ${pending} webhooks in progress (server.max_pending_webhooks); retry in ${SHED_RETRY_AFTER_S} s`,
+          requestId: c.get('requestId'),
+        },
+      };
       return c.json(body, 503, { 'Retry-After': String(SHED_RETRY_AFTER_S), 'Cache-Control': 'no-store', Connection: 'close' });
     }
     inProgress.set(source, pending + 1);
@@ -281,10 +305,17 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       }
     };
 
-  const alertmanagerLike = (source: string) => async (raw: Uint8Array): Promise<ParsedWebhook> => {
-    const batch = await parseAlertmanagerPayloadYielding(parseJson(decodeUtf8(raw)), { ...parseOptions(), source });
-    return { incidents: batch.incidents, truncated: batch.truncated, skipped: batch.skipped, context: { groupKey: batch.groupKey, receiver: batch.receiver } };
-  };
+  const alertmanagerLike =
+    (source: string) =>
+    async (raw: Uint8Array): Promise<ParsedWebhook> => {
+      const batch = await parseAlertmanagerPayloadYielding(parseJson(decodeUtf8(raw)), { ...parseOptions(), source });
+      return {
+        incidents: batch.incidents,
+        truncated: batch.truncated,
+        skipped: batch.skipped,
+        context: { groupKey: batch.groupKey, receiver: batch.receiver },
+      };
+    };
 
   app.use('/webhook/*', shed);
   app.post('/webhook/alertmanager', guard, jsonOnly, limit, timed('alertmanager', ingest('alertmanager', alertmanagerLike('alertmanager'))));
@@ -295,24 +326,32 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   app.post(
     '/webhook/pagerduty',
     async (_c, next) => {
-      if (!pagerDutySecret) throw new RepriseError('unauthorized', 'PagerDuty webhook disabled: no signing secret configured (set REPRISE_PAGERDUTY_SECRET or server.pagerduty_secret)');
+      if (!pagerDutySecret)
+        throw new RepriseError(
+          'unauthorized',
+          'PagerDuty webhook disabled: no signing secret configured (set REPRISE_PAGERDUTY_SECRET or server.pagerduty_secret)',
+        );
       await next();
     },
     jsonOnly,
     limit,
-    timed('pagerduty', ingest('pagerduty', async (raw, c) => {
-      const check = verifyPagerDutySignature(pagerDutySecret!, raw, c.req.header('x-pagerduty-signature'));
-      if (!check.ok) throw new RepriseError('unauthorized', check.reason);
-      const p = parsePagerDutyPayload(parseJson(decodeUtf8(raw)), parseOptions());
-      const context = { eventType: p.eventType, eventId: p.eventId };
-      return p.kind === 'incident' ? { incidents: [p.incident], truncated: [], context } : { incidents: [], truncated: [], ignored: p.reason, context };
-    })),
+    timed(
+      'pagerduty',
+      ingest('pagerduty', async (raw, c) => {
+        const check = verifyPagerDutySignature(pagerDutySecret!, raw, c.req.header('x-pagerduty-signature'));
+        if (!check.ok) throw new RepriseError('unauthorized', check.reason);
+        const p = parsePagerDutyPayload(parseJson(decodeUtf8(raw)), parseOptions());
+        const context = { eventType: p.eventType, eventId: p.eventId };
+        return p.kind === 'incident' ? { incidents: [p.incident], truncated: [], context } : { incidents: [], truncated: [], ignored: p.reason, context };
+      }),
+    ),
   );
 
   const generic = opts.genericSources ?? {};
   const genericOf = (c: Context<HttpEnv>) => {
     const name = c.req.param('name') ?? '';
-    if (!Object.prototype.hasOwnProperty.call(generic, name)) throw new RepriseError('not_found', `no generic webhook source named ${name.slice(0, 64)} (configure server.generic_webhooks)`);
+    if (!Object.prototype.hasOwnProperty.call(generic, name))
+      throw new RepriseError('not_found', `no generic webhook source named ${name.slice(0, 64)} (configure server.generic_webhooks)`);
     return { name, source: generic[name]! };
   };
   app.post(
@@ -347,7 +386,14 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   opts.mount?.(app);
 
   // A known path with the wrong method: 405 naming the right one.
-  const allowed: Record<string, string> = { '/webhook/alertmanager': 'POST', '/webhook/grafana': 'POST', '/webhook/pagerduty': 'POST', '/healthz': 'GET, HEAD', '/readyz': 'GET, HEAD', '/metrics': 'GET, HEAD' };
+  const allowed: Record<string, string> = {
+    '/webhook/alertmanager': 'POST',
+    '/webhook/grafana': 'POST',
+    '/webhook/pagerduty': 'POST',
+    '/healthz': 'GET, HEAD',
+    '/readyz': 'GET, HEAD',
+    '/metrics': 'GET, HEAD',
+  };
   for (const [path, allow] of Object.entries(allowed)) {
     app.all(path, (c) => {
       const res = errorResponse(c, new RepriseError('method_not_allowed', `method ${c.req.method} not allowed on ${path}; use ${allow}`));

@@ -86,8 +86,10 @@ export function createMcpHttpServer(opts: McpHttpOptions): McpHttpServer {
         // a rebinding DNS name still sends its own Host and Origin, refused here.
         const host = hostnameOf(c.req.header('host') ?? '');
         const origin = c.req.header('origin');
-        if (opts.loopback && (host === undefined || !isLoopbackHost(host))) return reject('forbidden', 'Host must be a loopback address (localhost, 127.0.0.1, [::1])')(c);
-        if (origin !== undefined && origin !== 'null' && !isLoopbackHost(hostnameOf(origin) ?? '')) return reject('forbidden', `cross-origin requests are refused (Origin ${origin.slice(0, 100)})`)(c);
+        if (opts.loopback && (host === undefined || !isLoopbackHost(host)))
+          return reject('forbidden', 'Host must be a loopback address (localhost, 127.0.0.1, [::1])')(c);
+        if (origin !== undefined && origin !== 'null' && !isLoopbackHost(hostnameOf(origin) ?? ''))
+          return reject('forbidden', `cross-origin requests are refused (Origin ${origin.slice(0, 100)})`)(c);
         return next();
       };
   const limit = bodyLimit({
@@ -97,7 +99,11 @@ export function createMcpHttpServer(opts: McpHttpOptions): McpHttpServer {
 
   app.post(MCP_PATH, auth, limit, async (c) => {
     const server = opts.createServer();
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: opts.bodyLimitBytes });
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+      maxRequestBodySize: opts.bodyLimitBytes,
+    });
     try {
       await server.connect(transport);
       return await transport.handleRequest(c.req.raw);
@@ -108,8 +114,12 @@ export function createMcpHttpServer(opts: McpHttpOptions): McpHttpServer {
     }
   });
   // Stateless: no standalone SSE stream (GET) and no session to end (DELETE).
-  app.all(MCP_PATH, auth, (c) => errorResponse(c, new RepriseError('method_not_allowed', `method ${c.req.method} not allowed on ${MCP_PATH}; use POST (stateless Streamable HTTP)`), log));
-  app.notFound((c) => errorResponse(c, new RepriseError('not_found', `no route for ${c.req.method} ${c.req.path.slice(0, 200)}; the MCP endpoint is POST ${MCP_PATH}`), log));
+  app.all(MCP_PATH, auth, (c) =>
+    errorResponse(c, new RepriseError('method_not_allowed', `method ${c.req.method} not allowed on ${MCP_PATH}; use POST (stateless Streamable HTTP)`), log),
+  );
+  app.notFound((c) =>
+    errorResponse(c, new RepriseError('not_found', `no route for ${c.req.method} ${c.req.path.slice(0, 200)}; the MCP endpoint is POST ${MCP_PATH}`), log),
+  );
   // bearerAuth rejects by throwing an HTTPException carrying our own 401 response.
   app.onError((err, c) => (err instanceof HTTPException && err.res ? err.res : errorResponse(c, err, log)));
 

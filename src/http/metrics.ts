@@ -69,7 +69,12 @@ export function createBotMetrics(opts: BotMetricsOptions = {}): BotMetrics {
     buckets: DEFAULT_BUCKETS,
     registers: [registry],
   });
-  const incidents = new Counter({ name: 'reprise_incidents_total', help: 'Incidents handled, by outcome.', labelNames: ['outcome'] as const, registers: [registry] });
+  const incidents = new Counter({
+    name: 'reprise_incidents_total',
+    help: 'Incidents handled, by outcome.',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
   const ledgerEvents = new Gauge({
     name: 'reprise_ledger_events',
     help: 'Events in the ledger (its head sequence number).',

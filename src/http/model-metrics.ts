@@ -56,7 +56,9 @@ export function registerModelMetrics(registry: Registry, daily: DailyBudgetSourc
   });
   if (daily.budget !== undefined) {
     const budget = daily.budget;
-    new Gauge({ name: 'reprise_model_daily_token_budget', help: 'The configured daily token budget (model.daily_token_budget).', registers: [registry] }).set(budget);
+    new Gauge({ name: 'reprise_model_daily_token_budget', help: 'The configured daily token budget (model.daily_token_budget).', registers: [registry] }).set(
+      budget,
+    );
     new Gauge({
       name: 'reprise_model_daily_tokens_remaining',
       help: 'Tokens the daily budget still allows today (0 = exhausted; resets at midnight UTC).',

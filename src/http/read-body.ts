@@ -64,8 +64,7 @@ export function readBody(req: IncomingMessage, limitBytes: number): Promise<Buff
       else chunks.push(chunk);
     };
     const onEnd = (): void => settle();
-    const onError = (e: Error): void =>
-      settle(new RepriseError('bad_request', `could not read request body: ${e.message}`, { cause: e }));
+    const onError = (e: Error): void => settle(new RepriseError('bad_request', `could not read request body: ${e.message}`, { cause: e }));
     const onClose = (): void => settle(new RepriseError('bad_request', 'client closed the connection before the body ended'));
     req.on('data', onData);
     req.on('end', onEnd);

@@ -18,5 +18,9 @@ export interface ReadinessCheck {
 /** Ready only when every check passes. */
 export function combineReadiness(checks: readonly ReadinessCheck[]): Readiness {
   const reasons = checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.reason ?? 'not ready'}`);
-  return { ready: reasons.length === 0, reasons, checks: Object.fromEntries(checks.map((c) => [c.name, { ok: c.ok, ...(c.reason ? { reason: c.reason } : {}), ...c.detail }])) };
+  return {
+    ready: reasons.length === 0,
+    reasons,
+    checks: Object.fromEntries(checks.map((c) => [c.name, { ok: c.ok, ...(c.reason ? { reason: c.reason } : {}), ...c.detail }])),
+  };
 }

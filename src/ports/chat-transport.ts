@@ -35,4 +35,3 @@ export interface ChatTransport {
   ephemeral(to: ResponseTarget, view: EphemeralView): Promise<void>;
   close(): Promise<void>;
 }
-

@@ -149,7 +149,13 @@ function verifyJwt(token: string, app: NonNullable<GitHubFakeOptions['app']>, no
     const header = JSON.parse(Buffer.from(h, 'base64url').toString('utf8')) as { alg?: string };
     const payload = JSON.parse(Buffer.from(p, 'base64url').toString('utf8')) as { iss?: string | number; exp?: number; iat?: number };
     const t = now.getTime() / 1000;
-    return header.alg === 'RS256' && String(payload.iss) === app.appId && typeof payload.exp === 'number' && payload.exp > t && payload.exp - (payload.iat ?? 0) <= 600;
+    return (
+      header.alg === 'RS256' &&
+      String(payload.iss) === app.appId &&
+      typeof payload.exp === 'number' &&
+      payload.exp > t &&
+      payload.exp - (payload.iat ?? 0) <= 600
+    );
   } catch {
     return false;
   }
@@ -204,7 +210,14 @@ export async function startGitHubFake(opts: GitHubFakeOptions = {}): Promise<Git
     closed_at: it.closedAt ?? null,
     ...(it.kind === 'pull' ? { pull_request: { url: `${url}/repos/${repo}/pulls/${it.number}`, merged_at: it.mergedAt ?? null } } : {}),
   });
-  const commentOut = (c: FakeComment) => ({ id: c.id, html_url: `${html(c.issue, items.get(c.issue)?.kind ?? 'issue')}#issuecomment-${c.id}`, body: c.body, user: { login: c.user }, created_at: c.createdAt, updated_at: c.createdAt });
+  const commentOut = (c: FakeComment) => ({
+    id: c.id,
+    html_url: `${html(c.issue, items.get(c.issue)?.kind ?? 'issue')}#issuecomment-${c.id}`,
+    body: c.body,
+    user: { login: c.user },
+    created_at: c.createdAt,
+    updated_at: c.createdAt,
+  });
 
   const add = (kind: 'pull' | 'issue', seed: FakePullSeed | FakeIssueSeed): FakeItem => {
     const at = now().toISOString();
@@ -268,7 +281,11 @@ export async function startGitHubFake(opts: GitHubFakeOptions = {}): Promise<Git
       if (!opts.app || Number(appToken[1]) !== opts.app.installationId) return send(404, { message: 'Not Found' });
       const t = `ghs_fake_${installationTokens.size + 1}`;
       installationTokens.add(t);
-      return send(201, { token: t, expires_at: new Date(now().getTime() + 3_600_000).toISOString(), permissions: { contents: 'write', pull_requests: 'write', issues: 'write' } });
+      return send(201, {
+        token: t,
+        expires_at: new Date(now().getTime() + 3_600_000).toISOString(),
+        permissions: { contents: 'write', pull_requests: 'write', issues: 'write' },
+      });
     }
     const m = /^\/repos\/([^/]+)\/([^/]+)(\/.*)?$/.exec(path);
     if (!m || `${m[1]}/${m[2]}` !== repo) return send(404, { message: 'Not Found', documentation_url: 'https://docs.github.com/rest' });
@@ -276,7 +293,14 @@ export async function startGitHubFake(opts: GitHubFakeOptions = {}): Promise<Git
     const canWrite = method === 'GET' || permissions.push;
     if (!canWrite) return send(403, { message: 'Resource not accessible by personal access token' });
     if (rest === '' && method === 'GET') {
-      return send(200, { full_name: repo, name: m[2], owner: { login: m[1] }, default_branch: defaultBranch, private: true, permissions: { admin: permissions.admin ?? false, push: permissions.push, pull: permissions.pull } });
+      return send(200, {
+        full_name: repo,
+        name: m[2],
+        owner: { login: m[1] },
+        default_branch: defaultBranch,
+        private: true,
+        permissions: { admin: permissions.admin ?? false, push: permissions.push, pull: permissions.pull },
+      });
     }
     if (rest === '/pulls' && method === 'GET') {
       const state = query.state ?? 'open';
@@ -289,9 +313,13 @@ export async function startGitHubFake(opts: GitHubFakeOptions = {}): Promise<Git
       const head = typeof body.head === 'string' ? body.head.replace(/^[^:]+:/, '') : '';
       const base = typeof body.base === 'string' ? body.base : '';
       if (!title || !head || !base) return send(422, { message: 'Validation Failed', errors: [{ resource: 'PullRequest', code: 'missing_field' }] });
-      if (opts.branchExists && !(await opts.branchExists(head))) return send(422, { message: 'Validation Failed', errors: [{ resource: 'PullRequest', field: 'head', code: 'invalid' }] });
+      if (opts.branchExists && !(await opts.branchExists(head)))
+        return send(422, { message: 'Validation Failed', errors: [{ resource: 'PullRequest', field: 'head', code: 'invalid' }] });
       if ([...items.values()].some((i) => i.kind === 'pull' && i.state === 'open' && i.head === head)) {
-        return send(422, { message: 'Validation Failed', errors: [{ resource: 'PullRequest', code: 'custom', message: `A pull request already exists for ${repo.split('/')[0]}:${head}.` }] });
+        return send(422, {
+          message: 'Validation Failed',
+          errors: [{ resource: 'PullRequest', code: 'custom', message: `A pull request already exists for ${repo.split('/')[0]}:${head}.` }],
+        });
       }
       const it = add('pull', { title, body: typeof body.body === 'string' ? body.body : '', head, base, user: 'reprise-bot' });
       return send(201, pullOut(it));
@@ -322,7 +350,10 @@ export async function startGitHubFake(opts: GitHubFakeOptions = {}): Promise<Git
     }
     if (rest === '/issues' && method === 'GET') {
       const state = query.state ?? 'open';
-      const want = (query.labels ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+      const want = (query.labels ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
       const list = [...items.values()]
         .filter((i) => (state === 'all' || i.state === state) && want.every((l) => i.labels.includes(l)))
         .sort((a, b) => b.number - a.number);
@@ -356,7 +387,8 @@ export async function startGitHubFake(opts: GitHubFakeOptions = {}): Promise<Git
         return 200;
       }
       if (sub[2] === 'comments' && method === 'POST') {
-        if (typeof body.body !== 'string' || body.body === '') return send(422, { message: 'Validation Failed', errors: [{ resource: 'IssueComment', field: 'body', code: 'missing_field' }] });
+        if (typeof body.body !== 'string' || body.body === '')
+          return send(422, { message: 'Validation Failed', errors: [{ resource: 'IssueComment', field: 'body', code: 'missing_field' }] });
         const c: FakeComment = { id: nextCommentId++, issue: it.number, body: body.body, user: 'reprise-bot', createdAt: now().toISOString() };
         comments.push(c);
         touch(it);
@@ -380,7 +412,11 @@ export async function startGitHubFake(opts: GitHubFakeOptions = {}): Promise<Git
   };
 
   const takeFailure = (method: string, path: string): FakeFailure | undefined => {
-    const i = failures.findIndex((f) => (!f.method || f.method.toUpperCase() === method) && (!f.path || (typeof f.path === 'string' ? path === f.path || path.endsWith(f.path) : f.path.test(path))));
+    const i = failures.findIndex(
+      (f) =>
+        (!f.method || f.method.toUpperCase() === method) &&
+        (!f.path || (typeof f.path === 'string' ? path === f.path || path.endsWith(f.path) : f.path.test(path))),
+    );
     if (i < 0) return undefined;
     const f = failures[i]!;
     const left = (f.times ?? 1) - 1;

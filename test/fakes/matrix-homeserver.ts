@@ -115,14 +115,26 @@ export async function startMatrixFake(opts: MatrixFakeOptions = {}): Promise<Mat
 
   const createRoom: MatrixFake['createRoom'] = (o = {}) => {
     const room = state.createRoom({ ...(o.id ? { id: o.id } : {}), ...(o.alias ? { alias: o.alias } : {}), public: o.public ?? false });
-    if (o.encrypted) state.append({ room_id: room.id, sender: `@admin:${serverName}`, type: 'm.room.encryption', state_key: '', content: { algorithm: 'm.megolm.v1.aes-sha2' } });
+    if (o.encrypted)
+      state.append({
+        room_id: room.id,
+        sender: `@admin:${serverName}`,
+        type: 'm.room.encryption',
+        state_key: '',
+        content: { algorithm: 'm.megolm.v1.aes-sha2' },
+      });
     for (const u of o.join ?? []) state.setMembership(room.id, u, 'join');
     return room.id;
   };
 
   let first: string | undefined;
   for (const r of opts.rooms ?? [{}]) {
-    const id = createRoom({ ...(r.id ? { id: r.id } : {}), ...(r.alias ? { alias: r.alias } : {}), ...(r.encrypted ? { encrypted: true } : {}), ...(r.public ? { public: true } : {}) });
+    const id = createRoom({
+      ...(r.id ? { id: r.id } : {}),
+      ...(r.alias ? { alias: r.alias } : {}),
+      ...(r.encrypted ? { encrypted: true } : {}),
+      ...(r.public ? { public: true } : {}),
+    });
     first ??= id;
     if (r.join ?? true) state.setMembership(id, botUserId, 'join');
     else if (r.invite) state.setMembership(id, botUserId, 'invite', `@admin:${serverName}`);
@@ -174,7 +186,8 @@ export async function startMatrixFake(opts: MatrixFakeOptions = {}): Promise<Mat
 
       if (route === 'GET /account' && seg[1] === 'whoami') return reply(200, { user_id: user, device_id: 'FAKEDEVICE', is_guest: false });
       if (route === 'GET /sync') return sync(user, query, res, rec);
-      if (route === 'GET /joined_rooms') return reply(200, { joined_rooms: [...state.rooms.values()].filter((r) => r.members.get(user) === 'join').map((r) => r.id) });
+      if (route === 'GET /joined_rooms')
+        return reply(200, { joined_rooms: [...state.rooms.values()].filter((r) => r.members.get(user) === 'join').map((r) => r.id) });
       if (route === 'POST /join') return reply(200, { room_id: joinRoom(user, seg[1]!) });
       if (route === 'GET /profile') {
         const name = displayNames.get(seg[1]!);
@@ -394,14 +407,20 @@ export async function startMatrixFake(opts: MatrixFakeOptions = {}): Promise<Mat
     invite: (room, userId) => void state.setMembership(room, userId, 'invite', `@admin:${serverName}`),
     join: (room, userId) => ensureMember(room, userId),
     inject,
-    react: (room, sender, target, key) => inject(room, { sender, type: 'm.reaction', content: { 'm.relates_to': { rel_type: 'm.annotation', event_id: target, key } } }),
+    react: (room, sender, target, key) =>
+      inject(room, { sender, type: 'm.reaction', content: { 'm.relates_to': { rel_type: 'm.annotation', event_id: target, key } } }),
     redact: (room, sender, eventId) => inject(room, { sender, type: 'm.room.redaction', content: { redacts: eventId }, redacts: eventId }),
     say: (room, sender, body, extra = {}) => inject(room, { sender, type: 'm.room.message', content: { msgtype: 'm.text', body, ...extra } }),
     replyInThread: (room, sender, root, body, extra = {}) =>
       inject(room, {
         sender,
         type: 'm.room.message',
-        content: { msgtype: 'm.text', body, 'm.relates_to': { rel_type: 'm.thread', event_id: root, is_falling_back: true, 'm.in_reply_to': { event_id: root } }, ...extra },
+        content: {
+          msgtype: 'm.text',
+          body,
+          'm.relates_to': { rel_type: 'm.thread', event_id: root, is_falling_back: true, 'm.in_reply_to': { event_id: root } },
+          ...extra,
+        },
       }),
     events: (room) => state.timeline(room),
     event: (id) => state.raw(id),

@@ -31,38 +31,62 @@ export function createK8sMcpServer(fx: K8sFixtures, received: ReceivedCall[] = [
   const server = new McpServer({ name: 'fake-k8s', version: '1.0.0' });
   const ro = { readOnlyHint: true };
   const log = (tool: string, args: Record<string, unknown>): void => void received.push({ tool, args });
-  server.registerTool('pod_status', { description: 'Pods of a namespace with phase, readiness, restarts and last termination.', inputSchema: { namespace: z.string(), cluster: z.string().optional() }, annotations: ro }, async (args) => {
-    log('pod_status', args);
-    return text(fx.pods[args.namespace] ?? []);
-  });
-  server.registerTool('events', { description: 'Recent events of a namespace.', inputSchema: { namespace: z.string(), cluster: z.string().optional() }, annotations: ro }, async (args) => {
-    log('events', args);
-    return text(fx.events[args.namespace] ?? []);
-  });
-  server.registerTool('logs', { description: 'Recent log lines of one pod.', inputSchema: { namespace: z.string(), pod: z.string() }, annotations: ro }, async (args) => {
-    log('logs', args);
-    const l = fx.logs[`${args.namespace}/${args.pod}`];
-    return l === undefined ? { ...text(`no pod ${args.pod} in ${args.namespace}`), isError: true } : text(l);
-  });
-  server.registerTool('slow_probe', { description: 'A probe that takes its time.', inputSchema: { namespace: z.string() }, annotations: ro }, async (args, extra) => {
-    log('slow_probe', args);
-    await new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, opts.slowMs ?? 5000);
-      extra.signal.addEventListener('abort', () => {
-        clearTimeout(t);
-        resolve();
+  server.registerTool(
+    'pod_status',
+    {
+      description: 'Pods of a namespace with phase, readiness, restarts and last termination.',
+      inputSchema: { namespace: z.string(), cluster: z.string().optional() },
+      annotations: ro,
+    },
+    async (args) => {
+      log('pod_status', args);
+      return text(fx.pods[args.namespace] ?? []);
+    },
+  );
+  server.registerTool(
+    'events',
+    { description: 'Recent events of a namespace.', inputSchema: { namespace: z.string(), cluster: z.string().optional() }, annotations: ro },
+    async (args) => {
+      log('events', args);
+      return text(fx.events[args.namespace] ?? []);
+    },
+  );
+  server.registerTool(
+    'logs',
+    { description: 'Recent log lines of one pod.', inputSchema: { namespace: z.string(), pod: z.string() }, annotations: ro },
+    async (args) => {
+      log('logs', args);
+      const l = fx.logs[`${args.namespace}/${args.pod}`];
+      return l === undefined ? { ...text(`no pod ${args.pod} in ${args.namespace}`), isError: true } : text(l);
+    },
+  );
+  server.registerTool(
+    'slow_probe',
+    { description: 'A probe that takes its time.', inputSchema: { namespace: z.string() }, annotations: ro },
+    async (args, extra) => {
+      log('slow_probe', args);
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, opts.slowMs ?? 5000);
+        extra.signal.addEventListener('abort', () => {
+          clearTimeout(t);
+          resolve();
+        });
       });
-    });
-    return text('probe finished');
-  });
+      return text('probe finished');
+    },
+  );
   server.registerTool('big_dump', { description: 'Dumps a lot of state.', inputSchema: { namespace: z.string() }, annotations: ro }, async (args) => {
     log('big_dump', args);
     return text(`${'x'.repeat(40 * 1024)}END`);
   });
-  server.registerTool('delete_pod', { description: 'Deletes a pod.', inputSchema: { namespace: z.string(), pod: z.string() }, annotations: { readOnlyHint: false, destructiveHint: true } }, async (args) => {
-    log('delete_pod', args);
-    return text('deleted');
-  });
+  server.registerTool(
+    'delete_pod',
+    { description: 'Deletes a pod.', inputSchema: { namespace: z.string(), pod: z.string() }, annotations: { readOnlyHint: false, destructiveHint: true } },
+    async (args) => {
+      log('delete_pod', args);
+      return text('deleted');
+    },
+  );
   return server;
 }
 
@@ -83,7 +107,10 @@ function readJson(req: IncomingMessage): Promise<unknown> {
 }
 
 /** Streamable HTTP (stateless: a fresh server per request) on 127.0.0.1, port 0. */
-export async function startK8sHttpServer(fx: K8sFixtures, opts: { slowMs?: number } = {}): Promise<{ url: string; received: ReceivedCall[]; close: () => Promise<void> }> {
+export async function startK8sHttpServer(
+  fx: K8sFixtures,
+  opts: { slowMs?: number } = {},
+): Promise<{ url: string; received: ReceivedCall[]; close: () => Promise<void> }> {
   const received: ReceivedCall[] = [];
   const http: Server = createServer(async (req, res) => {
     if (req.method !== 'POST') {

@@ -71,17 +71,31 @@ export async function startOpenAIFake(responder: Responder = () => ({ content: '
       if (r.delayMs) await new Promise((f) => setTimeout(f, r.delayMs));
       if (res.destroyed) return;
       if (r.status && r.status >= 400) {
-        res.writeHead(r.status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: r.errorMessage ?? `scripted ${r.status}`, type: r.status < 500 ? 'invalid_request_error' : 'server_error' } }));
+        res
+          .writeHead(r.status, { 'content-type': 'application/json' })
+          .end(
+            JSON.stringify({ error: { message: r.errorMessage ?? `scripted ${r.status}`, type: r.status < 500 ? 'invalid_request_error' : 'server_error' } }),
+          );
         return;
       }
-      const toolCalls = (r.toolCalls ?? []).map((t) => ({ id: t.id ?? `call_${++nextId}`, type: 'function', function: { name: t.name, arguments: typeof t.arguments === 'string' ? t.arguments : JSON.stringify(t.arguments) } }));
+      const toolCalls = (r.toolCalls ?? []).map((t) => ({
+        id: t.id ?? `call_${++nextId}`,
+        type: 'function',
+        function: { name: t.name, arguments: typeof t.arguments === 'string' ? t.arguments : JSON.stringify(t.arguments) },
+      }));
       const usage = r.usage === null ? undefined : (r.usage ?? { prompt_tokens: 100, completion_tokens: 20 });
       const answer = {
         id: `chatcmpl-${++nextId}`,
         object: 'chat.completion',
         created: 1_700_000_000,
         model: body.model,
-        choices: [{ index: 0, message: { role: 'assistant', content: r.content ?? null, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) }, finish_reason: r.finishReason ?? (toolCalls.length ? 'tool_calls' : 'stop') }],
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: r.content ?? null, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) },
+            finish_reason: r.finishReason ?? (toolCalls.length ? 'tool_calls' : 'stop'),
+          },
+        ],
         ...(usage ? { usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } } : {}),
       };
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));

@@ -101,8 +101,24 @@ export interface SlackFake {
   /** Requests as Slack would send them to the app, signed with the app's secret. */
   signed: {
     event(event: Record<string, unknown>, opts?: SignOptions & { eventId?: string }): SignedRequest & { eventId: string };
-    command(opts: { text: string; user?: string; channel?: string; responseUrl?: string; triggerId?: string; command?: string }, sign?: SignOptions): SignedRequest;
-    action(opts: { messageTs: string; actionId: string; blockId?: string; selected?: string; value?: string; user?: string; channel?: string; responseUrl?: string; actionTs?: string }, sign?: SignOptions): SignedRequest;
+    command(
+      opts: { text: string; user?: string; channel?: string; responseUrl?: string; triggerId?: string; command?: string },
+      sign?: SignOptions,
+    ): SignedRequest;
+    action(
+      opts: {
+        messageTs: string;
+        actionId: string;
+        blockId?: string;
+        selected?: string;
+        value?: string;
+        user?: string;
+        channel?: string;
+        responseUrl?: string;
+        actionTs?: string;
+      },
+      sign?: SignOptions,
+    ): SignedRequest;
   };
   socket: SocketFake;
   /** Polls `fn` until it returns something other than undefined. */
@@ -176,14 +192,36 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
     if (token !== botToken) return { ok: false, error: 'invalid_auth' };
     switch (method) {
       case 'auth.test':
-        return { ok: true, url: 'https://reprise-test.slack.com/', team: 'Reprise Test', user: 'reprise', team_id: ws.teamId, user_id: ws.botUserId, bot_id: botId, is_enterprise_install: false };
+        return {
+          ok: true,
+          url: 'https://reprise-test.slack.com/',
+          team: 'Reprise Test',
+          user: 'reprise',
+          team_id: ws.teamId,
+          user_id: ws.botUserId,
+          bot_id: botId,
+          is_enterprise_install: false,
+        };
       case 'chat.postMessage': {
         if (typeof body['channel'] !== 'string' || body['channel'] === '') return { ok: false, error: 'channel_not_found' };
         if (body['text'] === undefined && body['blocks'] === undefined) return { ok: false, error: 'no_text' };
         const m: PostedMessage = { channel: channelId(body['channel']), ts: nextTs(), text: body['text'], blocks: body['blocks'], updates: [] };
         if (typeof body['thread_ts'] === 'string') m.thread_ts = body['thread_ts'];
         messages.push(m);
-        return { ok: true, channel: m.channel, ts: m.ts, message: { type: 'message', user: ws.botUserId, bot_id: botId, text: m.text, blocks: m.blocks, ts: m.ts, ...(m.thread_ts ? { thread_ts: m.thread_ts } : {}) } };
+        return {
+          ok: true,
+          channel: m.channel,
+          ts: m.ts,
+          message: {
+            type: 'message',
+            user: ws.botUserId,
+            bot_id: botId,
+            text: m.text,
+            blocks: m.blocks,
+            ts: m.ts,
+            ...(m.thread_ts ? { thread_ts: m.thread_ts } : {}),
+          },
+        };
       }
       case 'chat.update': {
         const m = messages.find((x) => x.channel === body['channel'] && x.ts === body['ts']);
@@ -191,7 +229,13 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
         m.updates.push({ text: body['text'], blocks: body['blocks'] });
         m.text = body['text'];
         m.blocks = body['blocks'];
-        return { ok: true, channel: m.channel, ts: m.ts, text: m.text, message: { type: 'message', user: ws.botUserId, bot_id: botId, text: m.text, blocks: m.blocks } };
+        return {
+          ok: true,
+          channel: m.channel,
+          ts: m.ts,
+          text: m.text,
+          message: { type: 'message', user: ws.botUserId, bot_id: botId, text: m.text, blocks: m.blocks },
+        };
       }
       case 'conversations.info': {
         if (typeof body['channel'] !== 'string' || body['channel'] === '') return { ok: false, error: 'channel_not_found' };

@@ -23,7 +23,9 @@ export interface SignOptions {
 
 export function sign(secret: string, body: string, contentType: string, opts: SignOptions = {}): SignedRequest {
   const ts = opts.timestamp ?? Math.floor(Date.now() / 1000);
-  const signature = `v0=${createHmac('sha256', opts.secret ?? secret).update(`v0:${ts}:${body}`).digest('hex')}`;
+  const signature = `v0=${createHmac('sha256', opts.secret ?? secret)
+    .update(`v0:${ts}:${body}`)
+    .digest('hex')}`;
   const headers: Record<string, string> = {
     'content-type': contentType,
     'x-slack-request-timestamp': String(ts),
@@ -61,7 +63,14 @@ export function eventEnvelope(ws: Workspace, event: Record<string, unknown>, opt
   };
 }
 
-export function reactionEvent(opts: { user: string; reaction: string; channel: string; ts: string; itemUser: string; removed?: boolean }): Record<string, unknown> {
+export function reactionEvent(opts: {
+  user: string;
+  reaction: string;
+  channel: string;
+  ts: string;
+  itemUser: string;
+  removed?: boolean;
+}): Record<string, unknown> {
   return {
     type: opts.removed ? 'reaction_removed' : 'reaction_added',
     user: opts.user,
@@ -71,7 +80,15 @@ export function reactionEvent(opts: { user: string; reaction: string; channel: s
   };
 }
 
-export function messageEvent(opts: { user: string; text: string; channel: string; ts: string; threadTs?: string; subtype?: string; botId?: string }): Record<string, unknown> {
+export function messageEvent(opts: {
+  user: string;
+  text: string;
+  channel: string;
+  ts: string;
+  threadTs?: string;
+  subtype?: string;
+  botId?: string;
+}): Record<string, unknown> {
   return {
     type: 'message',
     channel: opts.channel,
@@ -91,7 +108,10 @@ export function appMentionEvent(opts: { user: string; text: string; channel: str
 }
 
 /** A slash command's form fields. */
-export function slashCommandForm(ws: Workspace, opts: { command?: string; text: string; user: string; userName?: string; channel: string; responseUrl: string; triggerId?: string }): Record<string, string> {
+export function slashCommandForm(
+  ws: Workspace,
+  opts: { command?: string; text: string; user: string; userName?: string; channel: string; responseUrl: string; triggerId?: string },
+): Record<string, string> {
   return {
     token: 'verification-token-unused',
     team_id: ws.teamId,
@@ -112,11 +132,35 @@ export function slashCommandForm(ws: Workspace, opts: { command?: string; text: 
 /** A `block_actions` payload for a click on a button or a choice in a static select. */
 export function blockActionsPayload(
   ws: Workspace,
-  opts: { user: string; userName?: string; channel: string; messageTs: string; actionId: string; blockId?: string; value?: string; selected?: string; responseUrl: string; actionTs?: string },
+  opts: {
+    user: string;
+    userName?: string;
+    channel: string;
+    messageTs: string;
+    actionId: string;
+    blockId?: string;
+    value?: string;
+    selected?: string;
+    responseUrl: string;
+    actionTs?: string;
+  },
 ): Record<string, unknown> {
   const action: Record<string, unknown> = opts.selected
-    ? { type: 'static_select', action_id: opts.actionId, block_id: opts.blockId ?? 'b', selected_option: { text: { type: 'plain_text', text: opts.selected }, value: opts.selected }, action_ts: opts.actionTs ?? `${Date.now() / 1000}` }
-    : { type: 'button', action_id: opts.actionId, block_id: opts.blockId ?? 'b', text: { type: 'plain_text', text: 'x' }, value: opts.value, action_ts: opts.actionTs ?? `${Date.now() / 1000}` };
+    ? {
+        type: 'static_select',
+        action_id: opts.actionId,
+        block_id: opts.blockId ?? 'b',
+        selected_option: { text: { type: 'plain_text', text: opts.selected }, value: opts.selected },
+        action_ts: opts.actionTs ?? `${Date.now() / 1000}`,
+      }
+    : {
+        type: 'button',
+        action_id: opts.actionId,
+        block_id: opts.blockId ?? 'b',
+        text: { type: 'plain_text', text: 'x' },
+        value: opts.value,
+        action_ts: opts.actionTs ?? `${Date.now() / 1000}`,
+      };
   return {
     type: 'block_actions',
     user: { id: opts.user, username: opts.userName ?? 'ann', name: opts.userName ?? 'ann', team_id: ws.teamId },

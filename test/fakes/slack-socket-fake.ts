@@ -74,7 +74,14 @@ export function attachSocketMode(server: Server, appId: string): SocketFakeInter
       ws.on('close', () => {
         if (current === ws) current = undefined;
       });
-      ws.send(JSON.stringify({ type: 'hello', num_connections: 1, debug_info: { host: 'fake-socket', build_number: 1, approximate_connection_time: 18060 }, connection_info: { app_id: appId } }));
+      ws.send(
+        JSON.stringify({
+          type: 'hello',
+          num_connections: 1,
+          debug_info: { host: 'fake-socket', build_number: 1, approximate_connection_time: 18060 },
+          connection_info: { app_id: appId },
+        }),
+      );
     });
   });
 

@@ -48,7 +48,19 @@ export async function startRedis(opts: { durable?: boolean } = {}): Promise<Redi
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'reprise-redis-'));
   const durable = opts.durable ?? true;
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir, '--appendonly', durable ? 'yes' : 'no', ...(durable ? ['--appendfsync', 'always'] : [])];
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--dir',
+    dir,
+    '--appendonly',
+    durable ? 'yes' : 'no',
+    ...(durable ? ['--appendfsync', 'always'] : []),
+  ];
   let child: ChildProcess | undefined;
   const cli = (...a: string[]): string => execFileSync('redis-cli', ['-p', String(port), ...a], { encoding: 'utf8' });
   const up = async (): Promise<void> => {

@@ -47,10 +47,22 @@ async function waitForReady(url: string): Promise<void> {
   throw new Error(`Alertmanager did not become ready at ${url}`);
 }
 
-const labelsFor = (pod: string) => ({ alertname: 'KubePodCrashLooping', namespace: 'payments', pod, container: 'checkout-api', cluster: 'prod-eu-1', severity: 'warning' });
+const labelsFor = (pod: string) => ({
+  alertname: 'KubePodCrashLooping',
+  namespace: 'payments',
+  pod,
+  container: 'checkout-api',
+  cluster: 'prod-eu-1',
+  severity: 'warning',
+});
 
 async function fire(pod: string): Promise<void> {
-  const alert = { labels: labelsFor(pod), annotations: { summary: 'Pod is crash looping.' }, startsAt: new Date(Date.now() - 60_000).toISOString(), endsAt: new Date(Date.now() + 30 * 60_000).toISOString() };
+  const alert = {
+    labels: labelsFor(pod),
+    annotations: { summary: 'Pod is crash looping.' },
+    startsAt: new Date(Date.now() - 60_000).toISOString(),
+    endsAt: new Date(Date.now() + 30 * 60_000).toISOString(),
+  };
   const res = await fetch(`${amUrl}/api/v2/alerts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([alert]) });
   expect(res.status, await res.text()).toBe(200);
 }
@@ -93,15 +105,35 @@ beforeAll(async () => {
   // The bot first (Alertmanager needs its URL), told where Alertmanager will listen.
   bot = await spawnBot({
     dataDir,
-    args: ['--config', writeConfig(dataDir, `alertmanager:\n  url: ${amUrl}\n  reconcile_interval: 1s\n  timeout: 3s\ntransport:\n  slack:\n    allow_users: [${ANN}]\n`)],
+    args: [
+      '--config',
+      writeConfig(dataDir, `alertmanager:\n  url: ${amUrl}\n  reconcile_interval: 1s\n  timeout: 3s\ntransport:\n  slack:\n    allow_users: [${ANN}]\n`),
+    ],
     env: { SLACK_BOT_TOKEN: fake.botToken, SLACK_SIGNING_SECRET: fake.signingSecret, SLACK_CHANNEL: CHANNEL, SLACK_API_URL: fake.apiUrl },
   });
   const config = join(dataDir, 'alertmanager.yml');
   writeFileSync(
     config,
-    ['route:', '  receiver: reprise', '  group_by: [alertname, pod]', '  group_wait: 1s', '  group_interval: 1s', '  repeat_interval: 1h', 'receivers:', '  - name: reprise', '    webhook_configs:', `      - url: ${bot.url}/webhook/alertmanager`, '        send_resolved: true', ''].join('\n'),
+    [
+      'route:',
+      '  receiver: reprise',
+      '  group_by: [alertname, pod]',
+      '  group_wait: 1s',
+      '  group_interval: 1s',
+      '  repeat_interval: 1h',
+      'receivers:',
+      '  - name: reprise',
+      '    webhook_configs:',
+      `      - url: ${bot.url}/webhook/alertmanager`,
+      '        send_resolved: true',
+      '',
+    ].join('\n'),
   );
-  am = spawn(BINARY, [`--config.file=${config}`, `--storage.path=${join(dataDir, 'am')}`, `--web.listen-address=127.0.0.1:${amPort}`, '--cluster.listen-address='], { stdio: 'ignore' });
+  am = spawn(
+    BINARY,
+    [`--config.file=${config}`, `--storage.path=${join(dataDir, 'am')}`, `--web.listen-address=127.0.0.1:${amPort}`, '--cluster.listen-address='],
+    { stdio: 'ignore' },
+  );
   await waitForReady(amUrl);
 }, 60_000);
 
@@ -112,29 +144,36 @@ afterAll(async () => {
 });
 
 describe.runIf(installed)('Alertmanager as a partner (real Alertmanager)', () => {
-  it('a 🔕 "4 h + Alertmanager" on the card creates a silence in Alertmanager matching the alert, its comment naming the thread', { timeout: 60_000 }, async () => {
-    await fire('checkout-api-7d9f8c6b5-aaaaa');
-    const card = await fake.waitFor(() => roots()[0], 30_000);
-    // The select offers Alertmanager only because it is configured.
-    expect(shown(card)).toContain('4 h + Alertmanager');
-    const actions = (card.blocks as Array<{ type: string; block_id?: string }>).find((b) => b.type === 'actions')!;
-    const res = await deliver(`${bot.url}/slack/events`, fake.signed.action({ messageTs: card.ts, channel: CHANNEL, actionId: 'reprise_silence', blockId: actions.block_id!, selected: '4h+am', user: ANN }));
-    expect(res.status).toBe(200);
-    await eventsOf(dataDir, 'silence', 1);
-    const [s] = await poll('a silence in Alertmanager', async () => {
-      const list = await silences();
-      return list.length > 0 ? list : undefined;
-    });
-    expect(s!.matchers.map((m) => [m.name, m.value, m.isRegex]).sort()).toEqual(
-      Object.entries(labelsFor('checkout-api-7d9f8c6b5-aaaaa'))
-        .map(([k, v]) => [k, v, false])
-        .sort(),
-    );
-    expect(s!.comment).toMatch(/^Silenced from Reprise by \S+\. Thread: https:\/\/slack\.com\/app_redirect\?channel=C0ONCALL \(thread /);
-    expect(s!.comment).toContain(card.ts);
-    expect(Date.parse(s!.endsAt) - Date.now()).toBeGreaterThan(3.9 * 3_600_000);
-    await fake.waitFor(() => fake.messages.find((m) => m.thread_ts === card.ts && shown(m).includes('also silenced in Alertmanager')), 15_000);
-  });
+  it(
+    'a 🔕 "4 h + Alertmanager" on the card creates a silence in Alertmanager matching the alert, its comment naming the thread',
+    { timeout: 60_000 },
+    async () => {
+      await fire('checkout-api-7d9f8c6b5-aaaaa');
+      const card = await fake.waitFor(() => roots()[0], 30_000);
+      // The select offers Alertmanager only because it is configured.
+      expect(shown(card)).toContain('4 h + Alertmanager');
+      const actions = (card.blocks as Array<{ type: string; block_id?: string }>).find((b) => b.type === 'actions')!;
+      const res = await deliver(
+        `${bot.url}/slack/events`,
+        fake.signed.action({ messageTs: card.ts, channel: CHANNEL, actionId: 'reprise_silence', blockId: actions.block_id!, selected: '4h+am', user: ANN }),
+      );
+      expect(res.status).toBe(200);
+      await eventsOf(dataDir, 'silence', 1);
+      const [s] = await poll('a silence in Alertmanager', async () => {
+        const list = await silences();
+        return list.length > 0 ? list : undefined;
+      });
+      expect(s!.matchers.map((m) => [m.name, m.value, m.isRegex]).sort()).toEqual(
+        Object.entries(labelsFor('checkout-api-7d9f8c6b5-aaaaa'))
+          .map(([k, v]) => [k, v, false])
+          .sort(),
+      );
+      expect(s!.comment).toMatch(/^Silenced from Reprise by \S+\. Thread: https:\/\/slack\.com\/app_redirect\?channel=C0ONCALL \(thread /);
+      expect(s!.comment).toContain(card.ts);
+      expect(Date.parse(s!.endsAt) - Date.now()).toBeGreaterThan(3.9 * 3_600_000);
+      await fake.waitFor(() => fake.messages.find((m) => m.thread_ts === card.ts && shown(m).includes('also silenced in Alertmanager')), 15_000);
+    },
+  );
 
   it('marks the thread of an alert silenced in Alertmanager within a reconcile round, recorded', { timeout: 60_000 }, async () => {
     const before = roots().length;
@@ -143,7 +182,17 @@ describe.runIf(installed)('Alertmanager as a partner (real Alertmanager)', () =>
     expect(shown(card)).toContain('cart');
     // Someone silences it in Alertmanager's own UI (here: its API); no resolve will ever come.
     const matchers = Object.entries(labelsFor('cart-6b8f9c7d4-bbbbb')).map(([name, value]) => ({ name, value, isRegex: false, isEqual: true }));
-    const made = await fetch(`${amUrl}/api/v2/silences`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ matchers, startsAt: new Date().toISOString(), endsAt: new Date(Date.now() + 3_600_000).toISOString(), createdBy: 'someone', comment: 'maintenance' }) });
+    const made = await fetch(`${amUrl}/api/v2/silences`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        matchers,
+        startsAt: new Date().toISOString(),
+        endsAt: new Date(Date.now() + 3_600_000).toISOString(),
+        createdBy: 'someone',
+        comment: 'maintenance',
+      }),
+    });
     expect(made.status).toBe(200);
     const update = await fake.waitFor(() => fake.message(CHANNEL, card.ts)?.updates.find((u) => shown(u).includes('silenced in Alertmanager')), 15_000);
     expect(shown(update)).toContain('Silenced');

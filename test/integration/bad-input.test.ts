@@ -20,19 +20,40 @@ interface Case {
 
 const CASES: Case[] = [
   { name: 'malformed JSON', req: { headers: JSON_CT, body: '{"version":"4","alerts":[' }, status: 400, code: 'bad_request', message: /malformed JSON/ },
-  { name: 'wrong content type', req: { headers: { 'content-type': 'text/plain' }, body: valid() }, status: 415, code: 'unsupported_media_type', message: /application\/json.*text\/plain/ },
+  {
+    name: 'wrong content type',
+    req: { headers: { 'content-type': 'text/plain' }, body: valid() },
+    status: 415,
+    code: 'unsupported_media_type',
+    message: /application\/json.*text\/plain/,
+  },
   { name: 'no content type', req: { body: valid() }, status: 415, code: 'unsupported_media_type', message: /application\/json/ },
-  { name: 'missing alerts', req: { headers: JSON_CT, body: JSON.stringify({ version: '4', status: 'firing', receiver: 'reprise' }) }, status: 400, code: 'invalid_payload', message: /alerts/ },
+  {
+    name: 'missing alerts',
+    req: { headers: JSON_CT, body: JSON.stringify({ version: '4', status: 'firing', receiver: 'reprise' }) },
+    status: 400,
+    code: 'invalid_payload',
+    message: /alerts/,
+  },
   {
     name: 'an alert without alertname',
-    req: { headers: JSON_CT, body: JSON.stringify({ version: '4', alerts: [{ status: 'firing', labels: { namespace: 'payments' }, startsAt: '2026-11-29T03:00:00Z' }] }) },
+    req: {
+      headers: JSON_CT,
+      body: JSON.stringify({ version: '4', alerts: [{ status: 'firing', labels: { namespace: 'payments' }, startsAt: '2026-11-29T03:00:00Z' }] }),
+    },
     status: 400,
     code: 'invalid_payload',
     message: /alertname/,
   },
   {
     name: 'unknown status "pending"',
-    req: { headers: JSON_CT, body: JSON.stringify({ ...crashLoopPayload({ status: 'firing' }), alerts: [{ ...(crashLoopPayload({ status: 'firing' }).alerts as object[])[0], status: 'pending' }] }) },
+    req: {
+      headers: JSON_CT,
+      body: JSON.stringify({
+        ...crashLoopPayload({ status: 'firing' }),
+        alerts: [{ ...(crashLoopPayload({ status: 'firing' }).alerts as object[])[0], status: 'pending' }],
+      }),
+    },
     status: 400,
     code: 'invalid_payload',
     message: /alerts\[0\]\.status.*pending/,
@@ -77,7 +98,11 @@ describe('bad input against the real server', () => {
     expect(r.status).toBe(200);
     expect(r.json).toMatchObject({
       status: 'ready',
-      checks: { catalog: { ok: true, entries: expect.any(Number) }, store: { ok: true, lastProbe: expect.any(String) }, ledger: { ok: true, seq: expect.any(Number), skippedRecords: 0 } },
+      checks: {
+        catalog: { ok: true, entries: expect.any(Number) },
+        store: { ok: true, lastProbe: expect.any(String) },
+        ledger: { ok: true, seq: expect.any(Number), skippedRecords: 0 },
+      },
     });
   });
 
@@ -91,8 +116,20 @@ describe('bad input against the real server', () => {
 
   it.each(['declared', 'chunked'] as const)('a 2 MiB body (%s) → 413 payload_too_large, a warn log line, and the server keeps serving', async (mode) => {
     const requestId = `bad-2mib-${mode}`;
-    const res = await requestOversize(bot.url, { path: '/webhook/alertmanager', headers: { ...JSON_CT, 'x-request-id': requestId }, totalBytes: TWO_MIB, mode });
-    await expectRejected(bot, res, requestId, 413, 'payload_too_large', mode === 'declared' ? /request body of 2097152 bytes exceeds the limit of 1048576 bytes/ : /exceeds the limit of 1048576 bytes/);
+    const res = await requestOversize(bot.url, {
+      path: '/webhook/alertmanager',
+      headers: { ...JSON_CT, 'x-request-id': requestId },
+      totalBytes: TWO_MIB,
+      mode,
+    });
+    await expectRejected(
+      bot,
+      res,
+      requestId,
+      413,
+      'payload_too_large',
+      mode === 'declared' ? /request body of 2097152 bytes exceeds the limit of 1048576 bytes/ : /exceeds the limit of 1048576 bytes/,
+    );
     const ok = await postAlert(bot.url, crashLoopPayload({ status: 'firing' }));
     expect(ok.status, ok.text).toBe(202);
   });
@@ -124,7 +161,11 @@ describe('a server with a bearer token', () => {
     { name: 'not a bearer scheme', auth: `Basic ${Buffer.from('a:b').toString('base64')}`, message: /not a bearer token/ },
   ])('$name → 401 unauthorized, a warn log line, and the server keeps serving', async ({ name, auth, message }) => {
     const requestId = `auth-${name.replace(/[^\w]+/g, '-')}`;
-    const res = await request(bot.url, { path: '/webhook/alertmanager', headers: { ...JSON_CT, 'x-request-id': requestId, ...(auth ? { authorization: auth } : {}) }, body: valid() });
+    const res = await request(bot.url, {
+      path: '/webhook/alertmanager',
+      headers: { ...JSON_CT, 'x-request-id': requestId, ...(auth ? { authorization: auth } : {}) },
+      body: valid(),
+    });
     await expectRejected(bot, res, requestId, 401, 'unauthorized', message);
     expect(res.headers['www-authenticate']).toMatch(/^Bearer/);
     expect(res.text).not.toContain(TOKEN);

@@ -35,8 +35,14 @@ function loadCases(): { positives: Case[]; nones: Case[] } {
     .filter((l) => l.trim() !== '')
     .map((l) => JSON.parse(l) as Case);
   return {
-    positives: spread(all.filter((c) => c.variant === 'name-visible' && c.expect.runbook), 10),
-    nones: spread(all.filter((c) => c.expect.none === true), 3),
+    positives: spread(
+      all.filter((c) => c.variant === 'name-visible' && c.expect.runbook),
+      10,
+    ),
+    nones: spread(
+      all.filter((c) => c.expect.none === true),
+      3,
+    ),
   };
 }
 
@@ -58,42 +64,53 @@ async function recallBatch(cases: Case[], dir: string, name: string): Promise<Ma
 const { positives, nones } = loadCases();
 afterAll(cleanup);
 
-describe.skipIf(!HAVE_CORPUS)(`the CLI on the shared corpus${HAVE_CORPUS ? '' : ` — SKIPPED: ${RUNBOOKS} or ${CASES} not found (CI has ../shared beside the clone)`}`, () => {
-  let answers = new Map<string, RecallJsonIncident>();
-  beforeAll(async () => {
-    const dir = makeTmpDir();
-    answers = new Map([...(await recallBatch(positives, dir, 'positives')), ...(await recallBatch(nones, dir, 'nones'))]);
-  });
+describe.skipIf(!HAVE_CORPUS)(
+  `the CLI on the shared corpus${HAVE_CORPUS ? '' : ` — SKIPPED: ${RUNBOOKS} or ${CASES} not found (CI has ../shared beside the clone)`}`,
+  () => {
+    let answers = new Map<string, RecallJsonIncident>();
+    beforeAll(async () => {
+      const dir = makeTmpDir();
+      answers = new Map([...(await recallBatch(positives, dir, 'positives')), ...(await recallBatch(nones, dir, 'nones'))]);
+    });
 
-  it('catalog lint loads all 108 runbooks as Playbooks: exit 0, no errors, warnings', async () => {
-    const r = await runCli(['catalog', 'lint', '../shared/corpus/runbooks', '--json']);
-    expect(r.code, r.stderr).toBe(0);
-    const report = JSON.parse(r.stdout) as { entries: number; errors: number; warnings: number; problems: Array<{ file: string; line: number; rule: string; severity: string }> };
-    expect(report.entries).toBe(108);
-    expect(report.errors).toBe(0);
-    expect(report.warnings).toBeGreaterThan(0);
-    expect(report.problems.every((p) => p.severity === 'warning' && p.file && p.line >= 1 && p.rule)).toBe(true);
-    expect(report.problems.some((p) => p.rule === 'foreign-runbook')).toBe(true);
-  });
+    it('catalog lint loads all 108 runbooks as Playbooks: exit 0, no errors, warnings', async () => {
+      const r = await runCli(['catalog', 'lint', '../shared/corpus/runbooks', '--json']);
+      expect(r.code, r.stderr).toBe(0);
+      const report = JSON.parse(r.stdout) as {
+        entries: number;
+        errors: number;
+        warnings: number;
+        problems: Array<{ file: string; line: number; rule: string; severity: string }>;
+      };
+      expect(report.entries).toBe(108);
+      expect(report.errors).toBe(0);
+      expect(report.warnings).toBeGreaterThan(0);
+      expect(report.problems.every((p) => p.severity === 'warning' && p.file && p.line >= 1 && p.rule)).toBe(true);
+      expect(report.problems.some((p) => p.rule === 'foreign-runbook')).toBe(true);
+    });
 
-  it('has the cases it samples', () => {
-    expect(positives).toHaveLength(10);
-    expect(nones).toHaveLength(3);
-  });
+    it('has the cases it samples', () => {
+      expect(positives).toHaveLength(10);
+      expect(nones).toHaveLength(3);
+    });
 
-  it.each(positives.map((c) => [c.id, c] as const))('recall answers %s with the expected runbook', (id, c) => {
-    const inc = answers.get(id);
-    expect(inc, 'one incident').toBeDefined();
-    expect(inc!.answer, JSON.stringify(inc!.trace.filter((s) => s.gate !== 'structural' || s.passed))).toMatchObject({ kind: 'runbook', entry: c.expect.runbook });
-    expect(inc!.answer!.confidence).toBeGreaterThan(0);
-    expect(inc!.answer!.confidence).toBeLessThanOrEqual(0.9);
-  });
+    it.each(positives.map((c) => [c.id, c] as const))('recall answers %s with the expected runbook', (id, c) => {
+      const inc = answers.get(id);
+      expect(inc, 'one incident').toBeDefined();
+      expect(inc!.answer, JSON.stringify(inc!.trace.filter((s) => s.gate !== 'structural' || s.passed))).toMatchObject({
+        kind: 'runbook',
+        entry: c.expect.runbook,
+      });
+      expect(inc!.answer!.confidence).toBeGreaterThan(0);
+      expect(inc!.answer!.confidence).toBeLessThanOrEqual(0.9);
+    });
 
-  it.each(nones.map((c) => [c.id] as const))('recall answers nothing for %s, with a trace saying why', (id) => {
-    const inc = answers.get(id);
-    expect(inc, 'one incident').toBeDefined();
-    expect(inc!.answer).toBeNull();
-    expect(inc!.trace.length).toBeGreaterThan(0);
-    expect(inc!.trace.every((s) => typeof s.reason === 'string' && s.reason !== '')).toBe(true);
-  });
-});
+    it.each(nones.map((c) => [c.id] as const))('recall answers nothing for %s, with a trace saying why', (id) => {
+      const inc = answers.get(id);
+      expect(inc, 'one incident').toBeDefined();
+      expect(inc!.answer).toBeNull();
+      expect(inc!.trace.length).toBeGreaterThan(0);
+      expect(inc!.trace.every((s) => typeof s.reason === 'string' && s.reason !== '')).toBe(true);
+    });
+  },
+);

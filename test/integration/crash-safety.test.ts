@@ -54,7 +54,9 @@ describe('crash safety', () => {
       // Every acknowledged request is an event in the log, in order.
       const keys = Array.from({ length: ledger.seq }, (_, k) => eventKey(k + 1));
       const events = (await store.getMany<LedgerEvent>(keys)).filter((e): e is LedgerEvent => e !== undefined);
-      const mine = events.filter((e): e is Extract<LedgerEvent, { type: 'open' | 'resolve' }> => e.type === 'open' || e.type === 'resolve').map((e) => ({ type: e.type, fingerprint: e.fingerprint }));
+      const mine = events
+        .filter((e): e is Extract<LedgerEvent, { type: 'open' | 'resolve' }> => e.type === 'open' || e.type === 'resolve')
+        .map((e) => ({ type: e.type, fingerprint: e.fingerprint }));
       expect(mine).toEqual(acked);
 
       // Incremental aggregates (snapshot + tail) equal a replay from the first event.
@@ -114,7 +116,10 @@ describe('crash safety', () => {
 
     const listed = await runCli(['ledger', 'events', '--json'], { env: { REPRISE_DATA_DIR: dir } });
     expect(listed.code, listed.stderr).toBe(0);
-    const events = listed.stdout.trim().split('\n').map((l) => JSON.parse(l) as { seq: number; type: string; fingerprint?: string });
+    const events = listed.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { seq: number; type: string; fingerprint?: string });
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
     const opens = events.filter((e) => e.type === 'open').map((e) => e.fingerprint);
     for (const fp of acked) expect(opens, `acknowledged ${fp}`).toContain(fp);
@@ -123,10 +128,11 @@ describe('crash safety', () => {
     const verify = await runCli(['ledger', 'verify'], { env: { REPRISE_DATA_DIR: dir } });
     expect(verify.code, verify.stdout + verify.stderr).toBe(0);
     // --trigger and --since filter the same stream.
-    const one = await runCli(['ledger', 'events', '--json', '--trigger', 'kubepodcrashlooping|payments|deployment|checkout-api|prod-eu-1', '--since', '1h'], { env: { REPRISE_DATA_DIR: dir } });
+    const one = await runCli(['ledger', 'events', '--json', '--trigger', 'kubepodcrashlooping|payments|deployment|checkout-api|prod-eu-1', '--since', '1h'], {
+      env: { REPRISE_DATA_DIR: dir },
+    });
     expect(one.stdout.trim().split('\n').length).toBe(events.length);
     const none = await runCli(['ledger', 'events', '--json', '--trigger', 'other|trigger'], { env: { REPRISE_DATA_DIR: dir } });
     expect(none.stdout).toBe('');
   });
 });
-

@@ -27,14 +27,41 @@ async function seeded() {
   fake = await startGitHubFake();
   const f = fake;
   const old = new Date(Date.now() - 90 * DAY).toISOString();
-  const a = f.addPull({ title: 'KB: checkout-api crash loop after the cache change', body: `draft\n\n${marker('dup', 'fpA')}`, head: 'reprise/kb/a', labels: ['reprise'] });
+  const a = f.addPull({
+    title: 'KB: checkout-api crash loop after the cache change',
+    body: `draft\n\n${marker('dup', 'fpA')}`,
+    head: 'reprise/kb/a',
+    labels: ['reprise'],
+  });
   const b = f.addPull({ title: 'KB: checkout api restarts', body: `draft\n\n${marker('dup', 'fpA')}`, head: 'reprise/kb/b', labels: ['reprise'] });
-  const stale = f.addPull({ title: 'KB: ingress 502', body: `draft\n\n${marker('dup', 'fpB')}`, head: 'reprise/kb/c', labels: ['reprise'], createdAt: old, updatedAt: old });
+  const stale = f.addPull({
+    title: 'KB: ingress 502',
+    body: `draft\n\n${marker('dup', 'fpB')}`,
+    head: 'reprise/kb/c',
+    labels: ['reprise'],
+    createdAt: old,
+    updatedAt: old,
+  });
   const human = f.addPull({ title: 'Fix a typo', body: 'typo', head: 'feature/typo', createdAt: old, updatedAt: old });
   // A forge needs the catalog remote its drafts are pushed to.
-  remote = makeGitRemote({ 'incidents/web.md': incidentEntry({ title: 'web pods crash after the cache change', resource: 'prod/web', alert: 'KubePodCrashLooping' }) });
+  remote = makeGitRemote({
+    'incidents/web.md': incidentEntry({ title: 'web pods crash after the cache change', resource: 'prod/web', alert: 'KubePodCrashLooping' }),
+  });
   const url = remote.bare;
-  return { f, a, b, stale, human, env: (dir: string) => ({ REPRISE_DATA_DIR: dir, GITHUB_TOKEN: 'test-token', REPRISE_GITHUB_REPO: f.repo, REPRISE_GITHUB_API_URL: f.url, REPRISE_CATALOG_GIT_URL: url }) };
+  return {
+    f,
+    a,
+    b,
+    stale,
+    human,
+    env: (dir: string) => ({
+      REPRISE_DATA_DIR: dir,
+      GITHUB_TOKEN: 'test-token',
+      REPRISE_GITHUB_REPO: f.repo,
+      REPRISE_GITHUB_API_URL: f.url,
+      REPRISE_CATALOG_GIT_URL: url,
+    }),
+  };
 }
 
 describe('reprise curate', () => {
@@ -88,7 +115,12 @@ describe('reprise curate', () => {
     expect(f.items.get(b.number)!.state).toBe('closed');
     // The log is readable while the bot runs.
     const log = await runCli(['curate', 'log', '--json'], { env: env(dir) });
-    expect(log.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { outcome: string }).outcome)).toContain('done');
+    expect(
+      log.stdout
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { outcome: string }).outcome),
+    ).toContain('done');
     await bot.stop();
 
     const noForge = await runCli(['curate'], { env: { REPRISE_DATA_DIR: join(dir, 'other') } });

@@ -29,13 +29,31 @@ async function harness(o: Parameters<typeof curationHarness>[0] = {}): Promise<C
 }
 
 function firing(fingerprint: string, pod = 'checkout-api-7d9f8c6b5-x2k4q'): Incident {
-  return alert({ alertname: 'KubePodOOMKilled', fingerprint, labels: { namespace: 'payments', pod, severity: 'warning' }, annotations: { summary: 'Container was OOMKilled.' } });
+  return alert({
+    alertname: 'KubePodOOMKilled',
+    fingerprint,
+    labels: { namespace: 'payments', pod, severity: 'warning' },
+    annotations: { summary: 'Container was OOMKilled.' },
+  });
 }
 
-const notices = (x: CurationHarness): string[] => x.transport.replies.filter((r) => (r.view as NoticeView).kind === 'notice').map((r) => `${(r.view as NoticeView).icon} ${richText((r.view as NoticeView).text)}`);
-const decisions = async (x: CurationHarness): Promise<string[]> => (await x.events()).filter((e): e is CuratedEvent => e.type === 'curated').map((e) => `${e.subject}:${e.decision}`);
+const notices = (x: CurationHarness): string[] =>
+  x.transport.replies
+    .filter((r) => (r.view as NoticeView).kind === 'notice')
+    .map((r) => `${(r.view as NoticeView).icon} ${richText((r.view as NoticeView).text)}`);
+const decisions = async (x: CurationHarness): Promise<string[]> =>
+  (await x.events()).filter((e): e is CuratedEvent => e.type === 'curated').map((e) => `${e.subject}:${e.decision}`);
 const say = (x: CurationHarness, root: MessageRef, id: string, text: string) =>
-  x.transport.sink!({ type: 'message', eventId: id, transport: 'rec', user: { id: 'U3', name: 'bob' }, thread: root, channel: '#rec', text, addressed: true } as ChatEvent);
+  x.transport.sink!({
+    type: 'message',
+    eventId: id,
+    transport: 'rec',
+    user: { id: 'U3', name: 'bob' },
+    thread: root,
+    channel: '#rec',
+    text,
+    addressed: true,
+  } as ChatEvent);
 
 describe('forge errors', () => {
   it('a 500 on opening the PR is retried with backoff and the PR is opened once', async () => {
@@ -62,7 +80,9 @@ describe('forge errors', () => {
     await h.settle();
     expect(h.fake.pulls()).toEqual([]);
     expect(h.pending()).toBe(1);
-    expect(notices(h).at(-1)).toMatch(/^⏳ note from @bob kept: the knowledge base forge is not reachable right now \(GitHub rate limit .* resets at 2026-01-01T00:30:00.000Z/);
+    expect(notices(h).at(-1)).toMatch(
+      /^⏳ note from @bob kept: the knowledge base forge is not reachable right now \(GitHub rate limit .* resets at 2026-01-01T00:30:00.000Z/,
+    );
     expect(h.logs.filter((l) => l.level === 'warn' && l.msg === 'curation item failed; kept and will retry')).toHaveLength(1);
     // Before the reset nothing is tried again.
     const calls = h.fake.requests.length;
@@ -106,7 +126,13 @@ describe('forge errors', () => {
   it('a refusal for good is recorded for that item with a log line, and the next item goes on', async () => {
     const h = await harness();
     h.fake.fail({ status: 422, method: 'POST', path: '/repos/acme/kb/pulls', message: 'Validation Failed' });
-    h.findings.push(goodFinding(), goodFinding({ summary: 'other workload', rootCauses: [{ cause: 'cart-api leaks connections', confidence: 0.9, evidence: ['pool exhausted'], entities: [] }] }));
+    h.findings.push(
+      goodFinding(),
+      goodFinding({
+        summary: 'other workload',
+        rootCauses: [{ cause: 'cart-api leaks connections', confidence: 0.9, evidence: ['pool exhausted'], entities: [] }],
+      }),
+    );
     await h.bot.handle([firing('fp-1'), firing('fp-2', 'cart-api-5c8d7-abcde')]);
     await h.settle();
     expect(await decisions(h)).toEqual(['finding:failed', 'finding:novel']);

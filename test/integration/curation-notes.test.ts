@@ -27,12 +27,22 @@ afterEach(async () => {
 });
 
 function firing(fingerprint = 'fp-1'): Incident {
-  return alert({ alertname: 'KubePodOOMKilled', fingerprint, labels: { namespace: 'payments', pod: 'checkout-api-7d9f8c6b5-x2k4q', severity: 'warning' }, annotations: { summary: 'Container checkout-api was OOMKilled.' } });
+  return alert({
+    alertname: 'KubePodOOMKilled',
+    fingerprint,
+    labels: { namespace: 'payments', pod: 'checkout-api-7d9f8c6b5-x2k4q', severity: 'warning' },
+    annotations: { summary: 'Container checkout-api was OOMKilled.' },
+  });
 }
 
-const notices = (x: CurationHarness): string[] => x.transport.replies.filter((r) => (r.view as NoticeView).kind === 'notice').map((r) => `${(r.view as NoticeView).icon} ${richText((r.view as NoticeView).text)}`);
+const notices = (x: CurationHarness): string[] =>
+  x.transport.replies
+    .filter((r) => (r.view as NoticeView).kind === 'notice')
+    .map((r) => `${(r.view as NoticeView).icon} ${richText((r.view as NoticeView).text)}`);
 const links = (x: CurationHarness): string[] =>
-  x.transport.replies.flatMap((r) => ((r.view as NoticeView).kind === 'notice' ? (r.view as NoticeView).text.flatMap((i) => (typeof i === 'object' && 'link' in i ? [i.link.url] : [])) : []));
+  x.transport.replies.flatMap((r) =>
+    (r.view as NoticeView).kind === 'notice' ? (r.view as NoticeView).text.flatMap((i) => (typeof i === 'object' && 'link' in i ? [i.link.url] : [])) : [],
+  );
 
 async function thread(x: CurationHarness, finding = goodFinding()): Promise<MessageRef> {
   x.findings.push(finding);
@@ -56,7 +66,10 @@ describe('notes with a forge', () => {
     expect(comments).toHaveLength(1);
     expect(comments[0]!.body).toMatch(/^<!-- reprise:note=[0-9a-f-]+ -->\nOperator note from bob via rec:\n\n> the -Xmx flag came from the perf branch$/);
     expect(h.fake.pulls()).toHaveLength(1);
-    expect(notices(h)).toEqual(['📝 saved — note from @bob recorded; filing it to the knowledge base', `📝 note from @bob filed as a comment on PR #${pr.number}`]);
+    expect(notices(h)).toEqual([
+      '📝 saved — note from @bob recorded; filing it to the knowledge base',
+      `📝 note from @bob filed as a comment on PR #${pr.number}`,
+    ]);
     expect(links(h)).toEqual([expect.stringContaining(`/pull/${pr.number}#issuecomment-`)]);
     expect((await h.events()).filter((e) => e.type === 'curated' && e.subject === 'note')).toMatchObject([{ decision: 'pr_comment', number: pr.number }]);
   });
@@ -121,22 +134,31 @@ describe('notes with a forge', () => {
     h.findings.push(goodFinding());
     await h.bot.handle([firing('fp-2')]);
     await h.settle();
-    expect((await h.events()).filter((e): e is CuratedEvent => e.type === 'curated' && e.subject === 'finding').map((e) => e.decision)).toEqual(['below_bar', 'novel']);
+    expect((await h.events()).filter((e): e is CuratedEvent => e.type === 'curated' && e.subject === 'finding').map((e) => e.decision)).toEqual([
+      'below_bar',
+      'novel',
+    ]);
     expect(h.fake.pulls()).toHaveLength(2);
   });
 
-  it('reprise note through the control socket: on the trigger\'s newest thread, told on the thread; an unknown trigger is a clear 404', async () => {
+  it("reprise note through the control socket: on the trigger's newest thread, told on the thread; an unknown trigger is a clear 404", async () => {
     h = await curationHarness();
     await thread(h);
     const pr = h.fake.pulls()[0]!;
     const dir = mkdtempSync(join(tmpdir(), 'reprise-sock-'));
     const bot = h.bot;
-    const server = await startControlServer(join(dir, 'c.sock'), { feedback: async () => ({}), status: async () => ({}), note: async (b) => bot.note(noteRequest(b)) }, silentLogger);
+    const server = await startControlServer(
+      join(dir, 'c.sock'),
+      { feedback: async () => ({}), status: async () => ({}), note: async (b) => bot.note(noteRequest(b)) },
+      silentLogger,
+    );
     try {
       const ok = await controlRequest(server.path, 'POST', '/v1/note', { triggerKey: firing().triggerKey, text: 'restart fixed it last time', user: 'carol' });
       expect(ok).toMatchObject({ ok: true, status: 200 });
       await h.settle();
-      expect(h.fake.commentsOn(pr.number).map((c) => c.body)).toEqual([expect.stringMatching(/Operator note from carol via cli:\n\n> restart fixed it last time$/)]);
+      expect(h.fake.commentsOn(pr.number).map((c) => c.body)).toEqual([
+        expect.stringMatching(/Operator note from carol via cli:\n\n> restart fixed it last time$/),
+      ]);
       expect(notices(h).at(-1)).toBe(`📝 note from @carol filed as a comment on PR #${pr.number}`);
       const missing = await controlRequest(server.path, 'POST', '/v1/note', { triggerKey: 'nope|x', text: 'hi' });
       expect(missing).toMatchObject({ ok: true, status: 404, body: { error: { message: expect.stringMatching(/no incident thread for trigger nope\|x/) } } });

@@ -27,7 +27,13 @@ describe('serve with a forge', () => {
     remote = await createBareCatalogRepo();
     fake = await startGitHubFake();
     const dataDir = makeTmpDir();
-    const env = { REPRISE_DATA_DIR: dataDir, GITHUB_TOKEN: 'test-token', REPRISE_GITHUB_REPO: 'acme/kb', REPRISE_GITHUB_API_URL: fake.url, REPRISE_CATALOG_GIT_URL: remote.url };
+    const env = {
+      REPRISE_DATA_DIR: dataDir,
+      GITHUB_TOKEN: 'test-token',
+      REPRISE_GITHUB_REPO: 'acme/kb',
+      REPRISE_GITHUB_API_URL: fake.url,
+      REPRISE_CATALOG_GIT_URL: remote.url,
+    };
     const bot = await spawnBot({ dataDir, env });
     expect((await postAlert(bot.url, crashLoopPayload({ status: 'firing' }))).status).toBe(202);
     await bot.waitForTranscript((ls) => ls.some((l) => l.kind === 'rca'));
@@ -48,26 +54,30 @@ describe('serve with a forge', () => {
     expect(await bot.stop()).toEqual({ code: 0, signal: null });
   });
 
-  it('without a forge: the note is kept with the incident, nothing else changes; an unknown trigger and an oversized note are refused clearly', { timeout: 60_000 }, async () => {
-    const dataDir = makeTmpDir();
-    const env = { REPRISE_DATA_DIR: dataDir };
-    const bot = await spawnBot({ dataDir, env });
-    expect((await postAlert(bot.url, crashLoopPayload({ status: 'firing' }))).status).toBe(202);
-    await bot.waitForTranscript((ls) => ls.some((l) => l.kind === 'rca'));
-    const ok = await runCli(['note', TRIGGER, 'restart', 'helped', '--user', 'bob'], { env });
-    expect(ok.code, ok.stderr).toBe(0);
-    expect(ok.stdout).toMatch(/^note recorded via the running bot \(pid \d+\) as event #\d+ on .* for bob\n$/);
-    await bot.waitForTranscript((ls) => ls.some((l) => l.kind === 'note' && /filed with this incident/.test(l.text)));
-    const unknown = await runCli(['note', 'nope|x', 'hi'], { env });
-    expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toMatch(/no incident thread for trigger nope\|x/);
-    const big = await runCli(['note', TRIGGER, 'x'.repeat(100 * 1024)], { env });
-    expect(big.code).toBe(2);
-    expect(big.stderr).toMatch(/note not saved: it is 100 KiB, longer than 8 KiB/);
-    expect(await bot.stop()).toEqual({ code: 0, signal: null });
-    // With no bot running, the note is written directly under the store lock.
-    const direct = await runCli(['note', TRIGGER, 'second', 'thought', '--user', 'ann'], { env });
-    expect(direct.code, direct.stderr).toBe(0);
-    expect(direct.stdout).toMatch(/^note recorded on .* for ann as event #\d+\n$/);
-  });
+  it(
+    'without a forge: the note is kept with the incident, nothing else changes; an unknown trigger and an oversized note are refused clearly',
+    { timeout: 60_000 },
+    async () => {
+      const dataDir = makeTmpDir();
+      const env = { REPRISE_DATA_DIR: dataDir };
+      const bot = await spawnBot({ dataDir, env });
+      expect((await postAlert(bot.url, crashLoopPayload({ status: 'firing' }))).status).toBe(202);
+      await bot.waitForTranscript((ls) => ls.some((l) => l.kind === 'rca'));
+      const ok = await runCli(['note', TRIGGER, 'restart', 'helped', '--user', 'bob'], { env });
+      expect(ok.code, ok.stderr).toBe(0);
+      expect(ok.stdout).toMatch(/^note recorded via the running bot \(pid \d+\) as event #\d+ on .* for bob\n$/);
+      await bot.waitForTranscript((ls) => ls.some((l) => l.kind === 'note' && /filed with this incident/.test(l.text)));
+      const unknown = await runCli(['note', 'nope|x', 'hi'], { env });
+      expect(unknown.code).toBe(2);
+      expect(unknown.stderr).toMatch(/no incident thread for trigger nope\|x/);
+      const big = await runCli(['note', TRIGGER, 'x'.repeat(100 * 1024)], { env });
+      expect(big.code).toBe(2);
+      expect(big.stderr).toMatch(/note not saved: it is 100 KiB, longer than 8 KiB/);
+      expect(await bot.stop()).toEqual({ code: 0, signal: null });
+      // With no bot running, the note is written directly under the store lock.
+      const direct = await runCli(['note', TRIGGER, 'second', 'thought', '--user', 'ann'], { env });
+      expect(direct.code, direct.stderr).toBe(0);
+      expect(direct.stdout).toMatch(/^note recorded on .* for ann as event #\d+\n$/);
+    },
+  );
 });

@@ -22,7 +22,12 @@ afterEach(async () => {
 });
 
 function oomFiring(fingerprint: string): Incident {
-  return alert({ alertname: 'KubePodOOMKilled', fingerprint, labels: { namespace: 'payments', pod: 'checkout-api-7d9f8c6b5-x2k4q', severity: 'warning' }, annotations: { summary: 'Container checkout-api was OOMKilled.' } });
+  return alert({
+    alertname: 'KubePodOOMKilled',
+    fingerprint,
+    labels: { namespace: 'payments', pod: 'checkout-api-7d9f8c6b5-x2k4q', severity: 'warning' },
+    annotations: { summary: 'Container checkout-api was OOMKilled.' },
+  });
 }
 
 function bundledCatalog(): Record<string, string> {
@@ -73,7 +78,10 @@ describe('a fresh verified Finding', () => {
     const first = await curated(h);
     expect(first).toMatchObject([{ subject: 'finding', decision: 'novel', number: pr.number, url: expect.stringContaining(`/pull/${pr.number}`) }]);
     expect(h.ledger.state.threads[first[0]!.openId]?.curation).toMatchObject({ decision: 'novel', number: pr.number });
-    expect(lastCard(h).curation).toEqual({ text: 'KB: draft opened for review', link: { label: `PR #${pr.number}`, url: pr.number ? expect.stringContaining(`/pull/${pr.number}`) : '' } });
+    expect(lastCard(h).curation).toEqual({
+      text: 'KB: draft opened for review',
+      link: { label: `PR #${pr.number}`, url: pr.number ? expect.stringContaining(`/pull/${pr.number}`) : '' },
+    });
     expect(h.pending()).toBe(0);
 
     // The same trigger fires again (resolved in between), the model words it differently.
@@ -85,7 +93,9 @@ describe('a fresh verified Finding', () => {
     expect(h.fake.pulls()).toHaveLength(1);
     // The recurrence line of the new thread points at the draft under review.
     const details = h.transport.replies.map((r) => r.view).filter((v): v is DetailView => v.kind === 'detail');
-    expect(details.some((d) => d.facts.some(([, v]) => v.includes(`previous: ${pr.number ? `https://github.example/acme/kb/pull/${pr.number}` : ''}`)))).toBe(true);
+    expect(details.some((d) => d.facts.some(([, v]) => v.includes(`previous: ${pr.number ? `https://github.example/acme/kb/pull/${pr.number}` : ''}`)))).toBe(
+      true,
+    );
     const comments = h.fake.commentsOn(pr.number);
     expect(comments).toHaveLength(1);
     expect(comments[0]!.body).toMatch(/^<!-- reprise:seen=/);
@@ -114,7 +124,11 @@ describe('a fresh verified Finding', () => {
   it('does not draft what the catalog already holds (same fingerprint, here a draft recall skips), nor what a human closed unmerged before', async () => {
     const incident = oomFiring('fp-1');
     const dup = dupFingerprint(incident);
-    h = await curationHarness({ seed: { 'incidents/known.md': `---\ntype: Incident\ntitle: known OOM\ndescription: known\nresource: payments/checkout-api\nstatus: draft\nfingerprint: ${dup}\n---\n## Symptom\nx\n## Cause\ny\n## Resolution\nz\n` } });
+    h = await curationHarness({
+      seed: {
+        'incidents/known.md': `---\ntype: Incident\ntitle: known OOM\ndescription: known\nresource: payments/checkout-api\nstatus: draft\nfingerprint: ${dup}\n---\n## Symptom\nx\n## Cause\ny\n## Resolution\nz\n`,
+      },
+    });
     h.findings.push(goodFinding());
     await h.bot.handle([incident]);
     await h.settle();
@@ -132,7 +146,7 @@ describe('a fresh verified Finding', () => {
     expect((await curated(h)).map((c) => [c.decision, c.number])).toEqual([['suppressed', rejected.number]]);
   });
 
-  it('a forged marker in someone else\'s PR text does not capture the finding', async () => {
+  it("a forged marker in someone else's PR text does not capture the finding", async () => {
     h = await curationHarness();
     const incident = oomFiring('fp-1');
     const dup = dupFingerprint(incident);
@@ -150,12 +164,24 @@ describe('the loop closes', () => {
     // A realistic remote: the bundled starter catalog (BM25 needs a corpus to tell terms apart).
     h = await curationHarness({ seed: bundledCatalog() });
     const firing = (fp: string): Incident =>
-      alert({ alertname: 'KubePodOOMKilled', fingerprint: fp, labels: { namespace: 'billing', pod: 'ledger-writer-6b7c9d-q2w3e', severity: 'warning' }, annotations: { summary: 'Container ledger-writer was OOMKilled.' } });
+      alert({
+        alertname: 'KubePodOOMKilled',
+        fingerprint: fp,
+        labels: { namespace: 'billing', pod: 'ledger-writer-6b7c9d-q2w3e', severity: 'warning' },
+        annotations: { summary: 'Container ledger-writer was OOMKilled.' },
+      });
     expect(h.bot.preview(firing('fp-0')).answer?.kind).not.toBe('incident'); // at most a runbook: nothing known about this workload
     h.findings.push(
       goodFinding({
         summary: 'ledger-writer is OOMKilled: the batch import loads whole files into memory',
-        rootCauses: [{ cause: 'ledger-writer batch import buffers whole CSV files in memory; files over 600 MB exceed the 1Gi limit', confidence: 0.88, evidence: ['OOMKilled during import job 4411', 'import file 812 MB'], entities: ['ledger-writer'] }],
+        rootCauses: [
+          {
+            cause: 'ledger-writer batch import buffers whole CSV files in memory; files over 600 MB exceed the 1Gi limit',
+            confidence: 0.88,
+            evidence: ['OOMKilled during import job 4411', 'import file 812 MB'],
+            entities: ['ledger-writer'],
+          },
+        ],
         suggestedActions: [{ action: 'stream the import (IMPORT_STREAMING=true) or split files above 500 MB', reversible: true }],
         changeRef: undefined,
       }),
@@ -179,7 +205,10 @@ describe('the loop closes', () => {
     // The next firing is answered from the new entry (reranked and verified by the model), not investigated afresh.
     const findings = (await h.events()).filter((e) => e.type === 'finding');
     expect(findings.at(-1)).toMatchObject({ kind: 'recall', status: 'completed', entry: path });
-    expect((await curated(h)).map((c) => [c.decision, c.detail])).toEqual([['novel', undefined], ['recalled', `answered from ${path}`]]);
+    expect((await curated(h)).map((c) => [c.decision, c.detail])).toEqual([
+      ['novel', undefined],
+      ['recalled', `answered from ${path}`],
+    ]);
     expect(lastCard(h).headline).toMatchObject({ answer: 'instant', entry: path });
     expect(lastCard(h).curation?.text).toBe(`KB: answered from the catalog (answered from ${path}); nothing to draft`);
     // A recalled finding is not novel: nothing more on the forge.

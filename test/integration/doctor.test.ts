@@ -34,7 +34,11 @@ let openai: OpenAIFake;
 
 beforeAll(async () => {
   tmp = makeTmpDir('reprise-doctor-');
-  [slack, github, openai] = await Promise.all([startSlackFake(), startGitHubFake({ repo: 'acme/kb', token: 'gh-secret-token' }), startOpenAIFake(() => ({ content: 'OK' }))]);
+  [slack, github, openai] = await Promise.all([
+    startSlackFake(),
+    startGitHubFake({ repo: 'acme/kb', token: 'gh-secret-token' }),
+    startOpenAIFake(() => ({ content: 'OK' })),
+  ]);
 });
 afterAll(async () => {
   await Promise.all([slack?.close(), github?.close(), openai?.close()]);
@@ -71,7 +75,10 @@ describe('reprise doctor', () => {
   });
 
   it('Slack with a bad token: ✗ naming invalid_auth and the fix, exit 1, the token never printed', async () => {
-    const { file } = configFile('slack-bad', `transport:\n  slack:\n    bot_token: xoxb-wrong-secret\n    signing_secret: slack-signing-secret\n    api_url: ${slack.apiUrl}\n    channel: C0ALERTS\n`);
+    const { file } = configFile(
+      'slack-bad',
+      `transport:\n  slack:\n    bot_token: xoxb-wrong-secret\n    signing_secret: slack-signing-secret\n    api_url: ${slack.apiUrl}\n    channel: C0ALERTS\n`,
+    );
     const io = bufferIO({}, tmp);
     const code = await doctor(['--config', file], io);
     expect(code).toBe(1);
@@ -82,7 +89,10 @@ describe('reprise doctor', () => {
   });
 
   it('Slack with the right token: ✓ auth.test and channel membership; a channel the bot is not in is ✗', async () => {
-    const { file } = configFile('slack-ok', `transport:\n  slack:\n    bot_token: ${slack.botToken}\n    signing_secret: slack-signing-secret\n    api_url: ${slack.apiUrl}\n    channel: C0ALERTS\n`);
+    const { file } = configFile(
+      'slack-ok',
+      `transport:\n  slack:\n    bot_token: ${slack.botToken}\n    signing_secret: slack-signing-secret\n    api_url: ${slack.apiUrl}\n    channel: C0ALERTS\n`,
+    );
     const io = bufferIO({}, tmp);
     expect(await doctor(['--config', file], io), io.out()).toBe(0);
     expect(lineOf(io.out(), 'slack')).toMatch(/^✓ slack: auth\.test ok .*member of C0ALERTS/);
@@ -95,7 +105,11 @@ describe('reprise doctor', () => {
   });
 
   it('GitHub without push rights: ✗ with the fix; with them ✓', async () => {
-    const { file } = configFile('github', `forge:\n  repo: acme/kb\n  token: gh-secret-token\n  api_url: ${github.url}\n`, `  git:\n    url: ${join(tmp, 'no-such-remote.git')}\n`);
+    const { file } = configFile(
+      'github',
+      `forge:\n  repo: acme/kb\n  token: gh-secret-token\n  api_url: ${github.url}\n`,
+      `  git:\n    url: ${join(tmp, 'no-such-remote.git')}\n`,
+    );
     github.setPermissions({ pull: true, push: false });
     const io = bufferIO({}, tmp);
     expect(await doctor(['--config', file], io), io.out() + io.err()).toBe(1);
@@ -110,7 +124,10 @@ describe('reprise doctor', () => {
 
   it('the model: ✓ after a tiny call to the OpenAI fake; unreachable is ✗', async () => {
     const before = openai.requests.length;
-    const { file } = configFile('model', `server:\n  bearer_token: webhook-secret\nmodel:\n  base_url: ${openai.baseUrl}\n  model: gpt-test\n  api_key: sk-model-secret\n`);
+    const { file } = configFile(
+      'model',
+      `server:\n  bearer_token: webhook-secret\nmodel:\n  base_url: ${openai.baseUrl}\n  model: gpt-test\n  api_key: sk-model-secret\n`,
+    );
     const io = bufferIO({}, tmp);
     expect(await doctor(['--config', file, '--json'], io), io.out()).toBe(0);
     const report = JSON.parse(io.out()) as { ok: boolean; checks: Array<{ check: string; status: string }> };
@@ -127,10 +144,13 @@ describe('reprise doctor', () => {
   it('Matrix: ✓ whoami and a joined room; a bad token and a room not joined are ✗', async () => {
     const matrix = await startMatrixFake({ botToken: 'mx-secret-token', rooms: [{ id: '!ops:fake.test' }, { id: '!other:fake.test', join: false }] });
     try {
-      const cfg = (token: string, room: string) => `transport:\n  matrix:\n    homeserver_url: ${matrix.url}\n    access_token: ${token}\n    room_id: "${room}"\n`;
+      const cfg = (token: string, room: string) =>
+        `transport:\n  matrix:\n    homeserver_url: ${matrix.url}\n    access_token: ${token}\n    room_id: "${room}"\n`;
       const good = bufferIO({}, tmp);
       expect(await doctor(['--config', configFile('mx-ok', cfg('mx-secret-token', '!ops:fake.test')).file], good), good.out() + good.err()).toBe(0);
-      expect(lineOf(good.out(), 'matrix')).toMatch(new RegExp(`^✓ matrix: whoami ${matrix.botUserId.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}; joined !ops:fake.test`));
+      expect(lineOf(good.out(), 'matrix')).toMatch(
+        new RegExp(`^✓ matrix: whoami ${matrix.botUserId.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}; joined !ops:fake.test`),
+      );
 
       const bad = bufferIO({}, tmp);
       expect(await doctor(['--config', configFile('mx-bad', cfg('mx-wrong-token', '!ops:fake.test')).file], bad)).toBe(1);
@@ -161,7 +181,9 @@ describe('reprise doctor', () => {
     await newer.close();
     const io2 = bufferIO({}, tmp);
     expect(await doctor(['--config', file], io2)).toBe(1);
-    expect(lineOf(io2.out(), 'store')).toMatch(/^✗ store: .*schema version 99, written by a newer reprise.* — fix: run the reprise version that wrote this store/);
+    expect(lineOf(io2.out(), 'store')).toMatch(
+      /^✗ store: .*schema version 99, written by a newer reprise.* — fix: run the reprise version that wrote this store/,
+    );
   });
 
   it('MCP servers: ✓ with the tool count over HTTP; an unreachable one is ✗', async () => {
@@ -191,7 +213,9 @@ describe('reprise doctor', () => {
 
       const typo = await run('mcp-typo', `${server('read')}  allow: [k8s__pod_stats]\n`);
       expect(typo.code).toBe(1);
-      expect(typo.line).toMatch(/^✗ mcp k8s: .*tools\.allow names k8s__pod_stats, which k8s does not offer \(it offers: pod_status, events, logs.*\) — fix: correct the names/);
+      expect(typo.line).toMatch(
+        /^✗ mcp k8s: .*tools\.allow names k8s__pod_stats, which k8s does not offer \(it offers: pod_status, events, logs.*\) — fix: correct the names/,
+      );
 
       const destructive = await run('mcp-write-tool', `${server('read')}  allow: [k8s__pod_status, k8s__delete_pod]\n`);
       expect(destructive.code).toBe(1);
@@ -210,7 +234,11 @@ describe('reprise doctor', () => {
     let catalog: Record<string, unknown> = { ok: true, head: 'abc1234', entries: 45, consecutiveFailures: 0 };
     mkdirSync(dataDir, { recursive: true });
     const socket = controlSocketPath(dataDir);
-    const control = await startControlServer(socket, { feedback: async () => ({}), status: async () => ({ pid: 1, readiness: { ready: true, reasons: [], checks: { catalog } } }) }, silentLogger);
+    const control = await startControlServer(
+      socket,
+      { feedback: async () => ({}), status: async () => ({ pid: 1, readiness: { ready: true, reasons: [], checks: { catalog } } }) },
+      silentLogger,
+    );
     try {
       writeServeOwner(dataDir, { pid: process.pid, socket, port: 8080, host: '127.0.0.1', user: 'oncall', startedAt: 'now' });
       const io = bufferIO({}, tmp);
@@ -218,10 +246,17 @@ describe('reprise doctor', () => {
       expect(lineOf(io.out(), 'catalog sync')).toMatch(/^✓ catalog sync: running bot pid \d+: .*head=abc1234/);
       expect(io.out()).not.toContain('git-secret');
 
-      catalog = { ok: true, head: 'abc1234', consecutiveFailures: 3, lastError: { message: 'authentication failed for https://user:git-secret@example.test/acme/kb.git' } };
+      catalog = {
+        ok: true,
+        head: 'abc1234',
+        consecutiveFailures: 3,
+        lastError: { message: 'authentication failed for https://user:git-secret@example.test/acme/kb.git' },
+      };
       const io2 = bufferIO({}, tmp);
       expect(await doctor(['--config', file], io2)).toBe(1);
-      expect(lineOf(io2.out(), 'catalog sync')).toMatch(/^✗ catalog sync: serving the last good index, but 3 fetch\(es\) failed in a row: authentication failed .* — fix: check catalog\.git\.url/);
+      expect(lineOf(io2.out(), 'catalog sync')).toMatch(
+        /^✗ catalog sync: serving the last good index, but 3 fetch\(es\) failed in a row: authentication failed .* — fix: check catalog\.git\.url/,
+      );
       expect(io2.out()).not.toContain('git-secret');
     } finally {
       await control.close();
@@ -235,7 +270,14 @@ describe('reprise doctor', () => {
     const lock = tryLockStore(storeLockPath(undefined, dataDir)!);
     expect(lock).toBeDefined();
     try {
-      writeServeOwner(dataDir, { pid: 424242, socket: join(dataDir, 'no.sock'), port: 8080, host: '127.0.0.1', user: 'oncall', startedAt: '2026-12-01T06:00:00Z' });
+      writeServeOwner(dataDir, {
+        pid: 424242,
+        socket: join(dataDir, 'no.sock'),
+        port: 8080,
+        host: '127.0.0.1',
+        user: 'oncall',
+        startedAt: '2026-12-01T06:00:00Z',
+      });
       const io = bufferIO({}, tmp);
       await doctor(['--config', file], io);
       expect(lineOf(io.out(), 'store')).toMatch(/lock held by reprise serve \(pid 424242, user oncall, since 2026-12-01T06:00:00Z\)/);

@@ -134,12 +134,20 @@ describe('reprise feedback', () => {
     const dataDir = await seededDataDir();
     const bot = await spawnBot({ dataDir, args: ['--host', '127.0.0.1'] });
     const before = bot.transcriptLines().length;
-    const seqBefore = (await (await fetch(`${bot.url}/readyz`)).json() as { checks: { ledger: { seq: number } } }).checks.ledger.seq;
+    const seqBefore = ((await (await fetch(`${bot.url}/readyz`)).json()) as { checks: { ledger: { seq: number } } }).checks.ledger.seq;
     for (let i = 0; i < 5; i++) {
-      const forged = await request(bot.url, { path: '/api/feedback', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ triggerKey: TRIGGER, action: 'down', user: `mallory${i}` }) });
+      const forged = await request(bot.url, {
+        path: '/api/feedback',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ triggerKey: TRIGGER, action: 'down', user: `mallory${i}` }),
+      });
       expect(forged.status).toBe(404);
     }
-    const silence = await request(bot.url, { path: '/api/feedback', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ triggerKey: TRIGGER, action: 'silence', duration: '30d', user: 'mallory' }) });
+    const silence = await request(bot.url, {
+      path: '/api/feedback',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ triggerKey: TRIGGER, action: 'silence', duration: '30d', user: 'mallory' }),
+    });
     expect(silence.status).toBe(404);
     // The next real firing is posted: no forged silence holds it.
     const fired = await postAlert(bot.url, crashLoopPayload({ status: 'firing', pod: 'checkout-api-7d9f8c6b5-m4m4m' }));
@@ -170,9 +178,10 @@ describe('reprise feedback', () => {
     // The firing's message is delivered (and its `delivered` recorded) asynchronously: wait
     // until the ledger stops moving, so what follows measures the CLI alone.
     await first.waitForTranscript((ls) => ls.length >= 1);
-    const readSeq = async (): Promise<number> => ((await (await fetch(`${first.url}/readyz`)).json()) as { checks: { ledger: { seq: number } } }).checks.ledger.seq;
+    const readSeq = async (): Promise<number> =>
+      ((await (await fetch(`${first.url}/readyz`)).json()) as { checks: { ledger: { seq: number } } }).checks.ledger.seq;
     let seq = await readSeq();
-    for (let prev = -1; seq !== prev; ) {
+    for (let prev = -1; seq !== prev;) {
       prev = seq;
       await new Promise((r) => setTimeout(r, 300));
       seq = await readSeq();
@@ -186,15 +195,23 @@ describe('reprise feedback', () => {
     expect((await readLedger(dataDir)).seq).toBe(seq);
   });
 
-  it.runIf(process.getuid?.() === 0 && hasRunuser())('refuses, for another OS user, to write what the owner would (no EPERM guess)', { timeout: 60_000 }, async () => {
+  // Needs root (to become another user) and a node that user can execute: Node installed under
+  // root's home (mode 0700) cannot be run by `nobody`, so the test says why and skips there.
+  it.runIf(process.getuid?.() === 0)('refuses, for another OS user, to write what the owner would (no EPERM guess)', { timeout: 60_000 }, async (ctx) => {
+    const cannot = cannotRunNodeAs('nobody');
+    if (cannot) return ctx.skip(cannot);
     const dataDir = await seededDataDir();
     chmodSync(dataDir, 0o755); // another user may look, not write
     const bot = await spawnBot({ dataDir });
-    const seq = (await (await fetch(`${bot.url}/readyz`)).json() as { checks: { ledger: { seq: number } } }).checks.ledger.seq;
-    let out = '';
+    const seq = ((await (await fetch(`${bot.url}/readyz`)).json()) as { checks: { ledger: { seq: number } } }).checks.ledger.seq;
+    let out: string;
     let code = 0;
     try {
-      out = execFileSync('runuser', ['-u', 'nobody', '--', process.execPath, MAIN_JS, 'feedback', TRIGGER, 'down', '--user', 'nobody'], { env: { ...process.env, REPRISE_DATA_DIR: dataDir }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+      out = execFileSync('runuser', ['-u', 'nobody', '--', process.execPath, MAIN_JS, 'feedback', TRIGGER, 'down', '--user', 'nobody'], {
+        env: { ...process.env, REPRISE_DATA_DIR: dataDir },
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
     } catch (err) {
       const e = err as { status: number; stderr: string };
       code = e.status;
@@ -207,11 +224,12 @@ describe('reprise feedback', () => {
   });
 });
 
-function hasRunuser(): boolean {
+/** Why `user` cannot run this test's node (no runuser, or node not executable by them), or undefined. */
+function cannotRunNodeAs(user: string): string | undefined {
   try {
-    execFileSync('runuser', ['--help'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
+    execFileSync('runuser', ['-u', user, '--', process.execPath, '-e', '0'], { stdio: 'ignore' });
+    return undefined;
+  } catch (err) {
+    return `runuser -u ${user} cannot execute ${process.execPath} (${(err as Error).message.split('\n')[0]}); run the suite with a node every user can execute`;
   }
 }

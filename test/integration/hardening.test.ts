@@ -75,8 +75,17 @@ describe('hostile input, in linear time', () => {
     const bot = await spawnBot({ dataDir: dir, args: ['--config', configFile(dir, 'server:\n  body_limit_bytes: 16777216\n')] });
     const one = crashLoopPayload({ status: 'firing' }) as { alerts: Array<Record<string, unknown>> };
     const template = one.alerts[0]!;
-    const alerts = Array.from({ length: 10_000 }, (_, i) => ({ ...template, fingerprint: `storm-${i}`, labels: { ...(template['labels'] as object), pod: `checkout-api-7d9f8c6b5-${String(i).padStart(5, '0')}` } }));
-    const posting = request(bot.url, { path: '/webhook/alertmanager', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...one, alerts }), timeoutMs: 110_000 });
+    const alerts = Array.from({ length: 10_000 }, (_, i) => ({
+      ...template,
+      fingerprint: `storm-${i}`,
+      labels: { ...(template['labels'] as object), pod: `checkout-api-7d9f8c6b5-${String(i).padStart(5, '0')}` },
+    }));
+    const posting = request(bot.url, {
+      path: '/webhook/alertmanager',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ...one, alerts }),
+      timeoutMs: 110_000,
+    });
     const latencies = await healthLatencies(bot, posting);
     const res = await posting;
     expect(res.status, res.text.slice(0, 300)).toBe(202);
@@ -132,7 +141,9 @@ describe('stores that are damaged, empty or unwritable', () => {
     expect(log).toMatchObject({ seq: 2, reason: expect.stringContaining('record ev:000000000002 cannot be decoded') });
     const ready = await request(again.url, { method: 'GET', path: '/readyz' });
     expect(ready.status).toBe(200);
-    expect(ready.json).toMatchObject({ checks: { ledger: { skippedRecords: 1, corrupt: [{ seq: 2, reason: expect.stringContaining('cannot be decoded') }] } } });
+    expect(ready.json).toMatchObject({
+      checks: { ledger: { skippedRecords: 1, corrupt: [{ seq: 2, reason: expect.stringContaining('cannot be decoded') }] } },
+    });
     // It keeps working after the damaged record.
     expect((await postAlert(again.url, crashLoopPayload({ status: 'firing', pod: 'checkout-api-7d9f8c6b5-c2c2c' }))).status).toBe(202);
     expect(await again.stop()).toEqual({ code: 0, signal: null });
@@ -158,7 +169,10 @@ describe('stores that are damaged, empty or unwritable', () => {
     const redis = await startRedis();
     try {
       const dir = makeTmpDir();
-      const bot = await spawnBot({ dataDir: dir, args: ['--config', configFile(dir, 'store:\n  url: redis://127.0.0.1:' + redis.port + '\n  probe_interval: 200ms\n')] });
+      const bot = await spawnBot({
+        dataDir: dir,
+        args: ['--config', configFile(dir, 'store:\n  url: redis://127.0.0.1:' + redis.port + '\n  probe_interval: 200ms\n')],
+      });
       const ready = await request(bot.url, { method: 'GET', path: '/readyz' });
       expect(ready.status, ready.text).toBe(200);
       redis.cli('CONFIG', 'SET', 'min-replicas-to-write', '1'); // every write now fails: NOREPLICAS
@@ -193,7 +207,10 @@ describe('the catalog stays inside its folder', () => {
     const catalog = join(dir, 'catalog');
     mkdirSync(join(catalog, 'playbooks'), { recursive: true });
     const outside = join(dir, 'secret.md');
-    writeFileSync(outside, '---\ntype: Playbook\ntitle: KubePodCrashLooping secrets\nalerts: [KubePodCrashLooping]\n---\nroot:x:0:0 KubePodCrashLooping crash loop pod restart\n');
+    writeFileSync(
+      outside,
+      '---\ntype: Playbook\ntitle: KubePodCrashLooping secrets\nalerts: [KubePodCrashLooping]\n---\nroot:x:0:0 KubePodCrashLooping crash loop pod restart\n',
+    );
     symlinkSync(outside, join(catalog, 'playbooks', 'KubePodCrashLooping.md'));
     symlinkSync('/etc/passwd', join(catalog, 'passwd.md'));
     writeFileSync(join(catalog, 'inside.md'), '---\ntype: Playbook\ntitle: Disk filling up\n---\nfree space\n');
@@ -212,10 +229,31 @@ describe('the catalog stays inside its folder', () => {
 
 describe('the command line', () => {
   const COMMANDS = [
-    ['--help'], ['serve', '--help'], ['recall', '--help'], ['search', '--help'], ['catalog', '--help'], ['catalog', 'lint', '--help'],
-    ['feedback', '--help'], ['demo', '--help'], ['eval', '--help'], ['eval', 'recall', '--help'], ['config', '--help'],
-    ['config', 'check', '--help'], ['config', 'show', '--help'], ['ledger', '--help'], ['ledger', 'events', '--help'], ['ledger', 'verify', '--help'], ['ledger', 'export', '--help'], ['ledger', 'import', '--help'],
-    ['investigate', '--help'], ['eval', 'investigate', '--help'], ['doctor', '--help'], ['mcp', '--help'], ['config', 'reference', '--help'], ['curate', '--help'], ['note', '--help'],
+    ['--help'],
+    ['serve', '--help'],
+    ['recall', '--help'],
+    ['search', '--help'],
+    ['catalog', '--help'],
+    ['catalog', 'lint', '--help'],
+    ['feedback', '--help'],
+    ['demo', '--help'],
+    ['eval', '--help'],
+    ['eval', 'recall', '--help'],
+    ['config', '--help'],
+    ['config', 'check', '--help'],
+    ['config', 'show', '--help'],
+    ['ledger', '--help'],
+    ['ledger', 'events', '--help'],
+    ['ledger', 'verify', '--help'],
+    ['ledger', 'export', '--help'],
+    ['ledger', 'import', '--help'],
+    ['investigate', '--help'],
+    ['eval', 'investigate', '--help'],
+    ['doctor', '--help'],
+    ['mcp', '--help'],
+    ['config', 'reference', '--help'],
+    ['curate', '--help'],
+    ['note', '--help'],
   ];
 
   it('answers --help on every command and subcommand with its usage and exit 0', { timeout: 120_000 }, async () => {
@@ -270,7 +308,11 @@ async function startRedis(): Promise<{ port: number; cli: (...args: string[]) =>
     });
   });
   const dir = makeTmpDir('reprise-redis-');
-  const child = (await import('node:child_process')).spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+  const child = (await import('node:child_process')).spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    { stdio: 'ignore' },
+  );
   const cli = (...args: string[]): string => execFileSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8' });
   for (let i = 0; i < 100; i++) {
     try {

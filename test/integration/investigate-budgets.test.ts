@@ -6,7 +6,19 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { InMemoryTokenMeter } from '../../src/core/investigate/memory-stores.js';
 import { LAST_TURN_TEXT } from '../../src/core/investigate/prompts.js';
-import { byRole, crashLoopIncident, type Engine, fake, finding, mcp, sinkOf, startEngine, toolCall, useModelAndTools, verdict } from './helpers/investigation.js';
+import {
+  byRole,
+  crashLoopIncident,
+  type Engine,
+  fake,
+  finding,
+  mcp,
+  sinkOf,
+  startEngine,
+  toolCall,
+  useModelAndTools,
+  verdict,
+} from './helpers/investigation.js';
 
 useModelAndTools();
 let engine: Engine | undefined;
@@ -26,7 +38,9 @@ describe('budgets', () => {
     const res = await engine.investigator.run({ incident: crashLoopIncident() }, sinkOf(engine));
     expect(res).toMatchObject({ status: 'exhausted', reason: 'max_steps' });
     expect(res.finding).toMatchObject({ partial: true, verdict: 'inconclusive', rootCauses: [] });
-    expect(res.finding?.dataGaps[1]).toBe('checked before stopping: k8s__pod_status {"namespace":"payments"}: ok; k8s__pod_status {"namespace":"payments"}: ok');
+    expect(res.finding?.dataGaps[1]).toBe(
+      'checked before stopping: k8s__pod_status {"namespace":"payments"}: ok; k8s__pod_status {"namespace":"payments"}: ok',
+    );
     expect(fake.requests).toHaveLength(3);
     expect(fake.requests[2]!.body.tools).toBeUndefined();
     expect(fake.requests[2]!.body.messages.at(-1)?.content).toBe(LAST_TURN_TEXT);
@@ -42,7 +56,11 @@ describe('budgets', () => {
   });
 
   it('the token budget ends the run exhausted with the reason', async () => {
-    engine = await startEngine({ modelBaseUrl: fake.baseUrl, mcp: { http: mcp.url }, model: ['  max_tokens: 500', '  prices: { main-model: { input: 2, output: 8 } }'] });
+    engine = await startEngine({
+      modelBaseUrl: fake.baseUrl,
+      mcp: { http: mcp.url },
+      model: ['  max_tokens: 500', '  prices: { main-model: { input: 2, output: 8 } }'],
+    });
     fake.respond(always({ ...toolCall('k8s__events', { namespace: 'payments' }), usage: { prompt_tokens: 250, completion_tokens: 50 } }));
     const res = await engine.investigator.run({ incident: crashLoopIncident() }, sinkOf(engine));
     expect(res).toMatchObject({ status: 'exhausted', reason: 'max_tokens', usage: { calls: 2, input: 500, output: 100 } });
@@ -86,7 +104,10 @@ describe('budgets', () => {
     fake.respond(byRole({ investigate: [{ ...finding(), delayMs: 200 }, finding()], verify: [verdict('supported', 0.9), verdict('supported', 0.9)] }));
     const steps: string[] = [];
     const sink = (id: string) => (s: { kind: string; event?: string }) => void steps.push(`${id}:${s.kind === 'note' ? s.event : s.kind}`);
-    const [a, b] = await Promise.all([engine.investigator.run({ incident: crashLoopIncident(), id: 'a' }, sink('a')), engine.investigator.run({ incident: crashLoopIncident(), id: 'b' }, sink('b'))]);
+    const [a, b] = await Promise.all([
+      engine.investigator.run({ incident: crashLoopIncident(), id: 'a' }, sink('a')),
+      engine.investigator.run({ incident: crashLoopIncident(), id: 'b' }, sink('b')),
+    ]);
     expect([a.status, b.status]).toEqual(['completed', 'completed']);
     expect(steps).toContain('b:queued');
     expect(steps.indexOf('b:started')).toBeGreaterThan(steps.indexOf('a:completed'));

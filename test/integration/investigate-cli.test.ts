@@ -32,7 +32,12 @@ describe('reprise investigate', () => {
     const dir = makeTmpDir();
     const alert = join(dir, 'alert.json');
     writeFileSync(alert, JSON.stringify(crashLoopPayload({ status: 'firing' })));
-    fake.respond(byRole({ investigate: [{ toolCalls: [{ name: 'kb_search', arguments: { query: 'checkout-api OOMKilled' } }] }, finding()], verify: [verdict('supported', 0.8)] }));
+    fake.respond(
+      byRole({
+        investigate: [{ toolCalls: [{ name: 'kb_search', arguments: { query: 'checkout-api OOMKilled' } }] }, finding()],
+        verify: [verdict('supported', 0.8)],
+      }),
+    );
     const env = { REPRISE_MODEL_BASE_URL: fake.baseUrl, REPRISE_MODEL: 'env-model', OPENAI_API_KEY: 'sk-test-not-a-real-key-123456' };
     const r = await runCli(['investigate', '--alert', alert], { env });
     expect(r.stderr).not.toMatch(/bearer_token/);

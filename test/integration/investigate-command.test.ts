@@ -18,7 +18,19 @@ useModelAndTools();
 
 describe('an on-demand investigation', () => {
   it('answers with the finding and is counted by status', { timeout: 60_000 }, async () => {
-    const config = parseConfigText(['server:', '  bearer_token: t0ken-for-tests', 'model:', `  base_url: ${fake.baseUrl}`, '  model: main-model', '  max_retries: 0', '  request_timeout: 5s', ''].join('\n'), { env: {}, cwd: REPO_ROOT });
+    const config = parseConfigText(
+      [
+        'server:',
+        '  bearer_token: t0ken-for-tests',
+        'model:',
+        `  base_url: ${fake.baseUrl}`,
+        '  model: main-model',
+        '  max_retries: 0',
+        '  request_timeout: 5s',
+        '',
+      ].join('\n'),
+      { env: {}, cwd: REPO_ROOT },
+    );
     const store = createStore('memory://', '.');
     const ledger = await Ledger.open(store, { resolveWindowMs: 86_400_000 });
     const { snapshot } = await loadSnapshot(INVESTIGATE_CATALOG);

@@ -4,7 +4,20 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { REPAIR_TEXT } from '../../src/core/investigate/prompts.js';
-import { byRole, crashLoopIncident, type Engine, fake, finding, mcp, OOM_ENTRY, sinkOf, startEngine, toolCall, useModelAndTools, verdict } from './helpers/investigation.js';
+import {
+  byRole,
+  crashLoopIncident,
+  type Engine,
+  fake,
+  finding,
+  mcp,
+  OOM_ENTRY,
+  sinkOf,
+  startEngine,
+  toolCall,
+  useModelAndTools,
+  verdict,
+} from './helpers/investigation.js';
 
 useModelAndTools();
 let engine: Engine | undefined;
@@ -29,7 +42,12 @@ describe('model failures', () => {
 
   it('a malformed tool call → one repair (a tool message saying why) → success', async () => {
     engine = await startEngine({ modelBaseUrl: fake.baseUrl, mcp: { http: mcp.url } });
-    fake.respond(byRole({ investigate: [toolCall('k8s__pod_status', '{"namespace": "payments"'), toolCall('k8s__pod_status', { namespace: 'payments' }), finding()], verify: [verdict('supported', 0.8)] }));
+    fake.respond(
+      byRole({
+        investigate: [toolCall('k8s__pod_status', '{"namespace": "payments"'), toolCall('k8s__pod_status', { namespace: 'payments' }), finding()],
+        verify: [verdict('supported', 0.8)],
+      }),
+    );
     const res = await engine.investigator.run({ incident: crashLoopIncident() }, sinkOf(engine));
     expect(res.status).toBe('completed');
     const toolMsg = fake.requests[1]!.body.messages.find((m) => m.role === 'tool');
@@ -45,7 +63,9 @@ describe('model failures', () => {
     expect(fake.requests.map((r) => r.body.model)).toEqual(['main-model', 'main-model', 'fallback-model']);
     expect(res.degraded?.marker).toBe('degraded');
     expect(res.degraded?.closest.map((c) => c.id)).toContain(OOM_ENTRY);
-    expect(res.steps.filter((s) => s.kind === 'note').map((s) => s.kind === 'note' && s.event)).toEqual(expect.arrayContaining(['repair', 'fallback', 'degraded']));
+    expect(res.steps.filter((s) => s.kind === 'note').map((s) => s.kind === 'note' && s.event)).toEqual(
+      expect.arrayContaining(['repair', 'fallback', 'degraded']),
+    );
   });
 
   it('an endpoint answering 500 (no fallback) → degraded with the reason', async () => {
@@ -59,7 +79,13 @@ describe('model failures', () => {
 
   it('an endpoint answering 500 with a fallback configured → the fallback answers', async () => {
     engine = await startEngine({ modelBaseUrl: fake.baseUrl, mcp: { http: mcp.url }, model: ['  fallback_model: fallback-model'] });
-    fake.respond((req) => (req.body.model === 'main-model' ? { status: 500 } : req.body.messages[0]?.content?.startsWith('You are an adversarial') ? verdict('supported', 0.8) : finding()));
+    fake.respond((req) =>
+      req.body.model === 'main-model'
+        ? { status: 500 }
+        : req.body.messages[0]?.content?.startsWith('You are an adversarial')
+          ? verdict('supported', 0.8)
+          : finding(),
+    );
     const res = await engine.investigator.run({ incident: crashLoopIncident() }, sinkOf(engine));
     expect(res.status).toBe('completed');
     expect(res.finding?.investigator.model).toBe('fallback-model');

@@ -4,7 +4,23 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { rerank } from '../../src/core/investigate/rerank.js';
-import { agreeingCandidates, byRole, crashLoopIncident, type Engine, fake, finding, mcp, OOM_ENTRY, POISONED_ENTRY, roleOf, sinkOf, startEngine, toolCall, useModelAndTools, verdict } from './helpers/investigation.js';
+import {
+  agreeingCandidates,
+  byRole,
+  crashLoopIncident,
+  type Engine,
+  fake,
+  finding,
+  mcp,
+  OOM_ENTRY,
+  POISONED_ENTRY,
+  roleOf,
+  sinkOf,
+  startEngine,
+  toolCall,
+  useModelAndTools,
+  verdict,
+} from './helpers/investigation.js';
 
 useModelAndTools();
 let engine: Engine | undefined;
@@ -38,7 +54,10 @@ describe('recall path', () => {
     // The reviewer saw the live state confirm read, fenced as data.
     const review = fake.requests[1]!.body.messages.find((m) => m.role === 'user')!.content!;
     expect(review).toMatch(/data live state k8s__pod_status[^\n]*\n[\s\S]*OOMKilled/);
-    expect(res.trace.map((t) => [t.gate, t.passed])).toEqual([['confirm', true], ['verify', true]]);
+    expect(res.trace.map((t) => [t.gate, t.passed])).toEqual([
+      ['confirm', true],
+      ['verify', true],
+    ]);
     expect(res.usage).toMatchObject({ calls: 1, input: 100, output: 20 });
     expect(engine.sunk.filter((s) => s.kind === 'tool').map((s) => s.kind === 'tool' && [s.tool, s.outcome])).toEqual([
       ['k8s__pod_status', 'ok'],

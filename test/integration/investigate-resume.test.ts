@@ -27,7 +27,11 @@ function writeConfig(dir: string, extra: string[] = []): string {
 async function ledgerEvents(dir: string, env: Record<string, string> = {}): Promise<Array<Record<string, unknown>>> {
   const r = await runCli(['ledger', 'events', '--json'], { env: { REPRISE_DATA_DIR: dir, ...env } });
   expect(r.code, r.stderr).toBe(0);
-  return r.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+  return r.stdout
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 describe('serve resumes an investigation a crash interrupted', () => {
@@ -44,7 +48,9 @@ describe('serve resumes an investigation a crash interrupted', () => {
     const config = writeConfig(dir);
     const bot: BotProcess = await spawnBot({ dataDir: dir, args: ['--config', config] });
     // Critical and no catalog entry for it: investigated at once.
-    const res = await postAlert(bot.url, crashLoopPayload({ status: 'firing', severity: 'critical', pod: 'billing-api-7d9f8c6b5-x2k4q' }), { authorization: 'Bearer test-token' });
+    const res = await postAlert(bot.url, crashLoopPayload({ status: 'firing', severity: 'critical', pod: 'billing-api-7d9f8c6b5-x2k4q' }), {
+      authorization: 'Bearer test-token',
+    });
     expect(res.status, res.text).toBe(202);
     await waitFor(() => (fake.requests.length >= 1 ? true : undefined), 'the investigation to call the model', 20_000);
     expect((await bot.kill()).signal).toBe('SIGKILL');
@@ -56,7 +62,10 @@ describe('serve resumes an investigation a crash interrupted', () => {
 
     const again = await spawnBot({ dataDir: dir, args: ['--config', config], transcript: join(dir, 't2.jsonl') });
     await again.waitForLog((l) => l.msg === 'investigations interrupted by a restart are resumed' && l['resumed'] === 1, 20_000);
-    const done = await again.waitForLog((l) => typeof l.msg === 'string' && l.msg.startsWith('investigation ') && l['resumed'] === true && l['status'] !== undefined, 30_000);
+    const done = await again.waitForLog(
+      (l) => typeof l.msg === 'string' && l.msg.startsWith('investigation ') && l['resumed'] === true && l['status'] !== undefined,
+      30_000,
+    );
     expect(done['status']).toBe('completed');
     const lines = await again.waitForTranscript((ls) => ls.some((l) => l.kind === 'detail'), 20_000);
     expect(lines.find((l) => l.kind === 'detail')!.text).toContain(SUMMARY);
@@ -114,13 +123,18 @@ describe.skipIf(!HAS_REDIS)('a new leader resumes an investigation the dead one 
     expect(await isLeader(b)).toBe(false);
 
     // Sent to the follower: recorded in the shared inbox, handled by the leader.
-    const res = await postAlert(b.url, crashLoopPayload({ status: 'firing', severity: 'critical', pod: 'billing-api-7d9f8c6b5-x2k4q' }), { authorization: 'Bearer test-token' });
+    const res = await postAlert(b.url, crashLoopPayload({ status: 'firing', severity: 'critical', pod: 'billing-api-7d9f8c6b5-x2k4q' }), {
+      authorization: 'Bearer test-token',
+    });
     expect(res.status, res.text).toBe(202);
     await waitFor(() => (fake.requests.length >= 1 ? true : undefined), 'the leader to call the model', 20_000);
     expect((await a.kill()).signal).toBe('SIGKILL');
 
     await b.waitForLog((l) => l.msg === 'investigations interrupted by a restart are resumed' && l['resumed'] === 1, 10 * LEASE_TTL_MS);
-    const done = await b.waitForLog((l) => typeof l.msg === 'string' && l.msg.startsWith('investigation ') && l['resumed'] === true && l['status'] !== undefined, 30_000);
+    const done = await b.waitForLog(
+      (l) => typeof l.msg === 'string' && l.msg.startsWith('investigation ') && l['resumed'] === true && l['status'] !== undefined,
+      30_000,
+    );
     expect(done['status']).toBe('completed');
     expect(await b.stop()).toEqual({ code: 0, signal: null });
 

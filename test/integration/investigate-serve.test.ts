@@ -24,7 +24,10 @@ afterEach(async () => {
 async function serveWithModel(investigateAfter = '60s', modelLines: string[] = []): Promise<{ bot: BotProcess; dir: string }> {
   const dir = makeTmpDir();
   const config = join(dir, 'reprise.yaml');
-  writeFileSync(config, serveModelConfig({ trigger: [`  investigate_after: ${investigateAfter}`], model: ['  prices: { main-model: { input: 1, output: 4 } }', ...modelLines] }));
+  writeFileSync(
+    config,
+    serveModelConfig({ trigger: [`  investigate_after: ${investigateAfter}`], model: ['  prices: { main-model: { input: 1, output: 4 } }', ...modelLines] }),
+  );
   return { bot: await spawnBot({ dataDir: dir, args: ['--config', config] }), dir };
 }
 
@@ -35,7 +38,13 @@ async function metricsWhen(bot: BotProcess, settled: (m: Exposition) => boolean)
   for (;;) {
     const m = await scrape(bot.url);
     if (settled(m)) return m;
-    if (Date.now() > deadline) throw new Error(`metrics did not settle:\n${m.samples.filter((x) => x.name.startsWith('reprise_') && x.value !== 0).map((x) => `${x.name}${JSON.stringify(x.labels)} ${x.value}`).join('\n')}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `metrics did not settle:\n${m.samples
+          .filter((x) => x.name.startsWith('reprise_') && x.value !== 0)
+          .map((x) => `${x.name}${JSON.stringify(x.labels)} ${x.value}`)
+          .join('\n')}`,
+      );
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -44,50 +53,58 @@ const rerankReply = (entry: string, confidence: number) => ({ content: JSON.stri
 
 async function ledgerEvents(dir: string): Promise<Array<Record<string, unknown>>> {
   const r = await runCli(['ledger', 'events', '--json'], { env: { REPRISE_DATA_DIR: dir } });
-  return r.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+  return r.stdout
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 describe('serve with a model', () => {
-  it('posts at once, then delivers the verified recall into the thread: rerank + verify, 2 model calls, recorded as a recall', { timeout: 60_000 }, async () => {
-    fake.respond(byRole({ rerank: [rerankReply(OOM_ENTRY, 0.9)], verify: [verdict('supported', 0.95)] }));
-    const { bot, dir } = await serveWithModel();
-    const res = await post(bot, crashLoopPayload({ status: 'firing' }));
-    expect(res.status, res.text).toBe(202);
-    const lines = await bot.waitForTranscript((ls) => ls.some((l) => l.kind === 'detail'), 20_000);
-    const rca = lines.find((l) => l.kind === 'rca')!;
-    expect(rca.text).toContain('the model is checking whether memory answers this');
-    expect(fake.requests.map(roleOf)).toEqual(['rerank', 'verify']);
-    const update = lines.find((l) => l.kind === 'update')!;
-    expect(update.threadId).toBe(rca.threadId);
-    expect(update.text).toContain('⚡ Instant recall: checkout-api crashlooping');
-    const detail = lines.find((l) => l.kind === 'detail')!;
-    expect(detail.threadId).toBe(rca.threadId);
-    expect(detail.text).toContain('🧭 *Finding*');
-    expect(detail.text).toContain(`Answered from your knowledge base: ${OOM_ENTRY}`);
-    expect(detail.text).toMatch(/verified ✓ · 2 model calls · 2\d\d in \/ 4\d out tokens · ~\$0\.000\d+ · main-model@[0-9a-f]{12}/);
-    const events = await ledgerEvents(dir);
-    const recorded = events.find((e) => e['type'] === 'finding')!;
-    expect(recorded).toMatchObject({ kind: 'recall', status: 'completed', entry: OOM_ENTRY, calls: 2 });
+  it(
+    'posts at once, then delivers the verified recall into the thread: rerank + verify, 2 model calls, recorded as a recall',
+    { timeout: 60_000 },
+    async () => {
+      fake.respond(byRole({ rerank: [rerankReply(OOM_ENTRY, 0.9)], verify: [verdict('supported', 0.95)] }));
+      const { bot, dir } = await serveWithModel();
+      const res = await post(bot, crashLoopPayload({ status: 'firing' }));
+      expect(res.status, res.text).toBe(202);
+      const lines = await bot.waitForTranscript((ls) => ls.some((l) => l.kind === 'detail'), 20_000);
+      const rca = lines.find((l) => l.kind === 'rca')!;
+      expect(rca.text).toContain('the model is checking whether memory answers this');
+      expect(fake.requests.map(roleOf)).toEqual(['rerank', 'verify']);
+      const update = lines.find((l) => l.kind === 'update')!;
+      expect(update.threadId).toBe(rca.threadId);
+      expect(update.text).toContain('⚡ Instant recall: checkout-api crashlooping');
+      const detail = lines.find((l) => l.kind === 'detail')!;
+      expect(detail.threadId).toBe(rca.threadId);
+      expect(detail.text).toContain('🧭 *Finding*');
+      expect(detail.text).toContain(`Answered from your knowledge base: ${OOM_ENTRY}`);
+      expect(detail.text).toMatch(/verified ✓ · 2 model calls · 2\d\d in \/ 4\d out tokens · ~\$0\.000\d+ · main-model@[0-9a-f]{12}/);
+      const events = await ledgerEvents(dir);
+      const recorded = events.find((e) => e['type'] === 'finding')!;
+      expect(recorded).toMatchObject({ kind: 'recall', status: 'completed', entry: OOM_ENTRY, calls: 2 });
 
-    const m = await metricsWhen(bot, (x) => (x.value('reprise_investigations_total') ?? 0) >= 1);
-    expect(m.value('reprise_model_calls_total', { role: 'rerank', purpose: 'rerank', outcome: 'ok' })).toBe(1);
-    expect(m.value('reprise_model_calls_total', { role: 'verify', purpose: 'verify', outcome: 'ok' })).toBe(1);
-    expect(m.value('reprise_model_calls_total')).toBe(2);
-    expect(m.value('reprise_model_call_duration_seconds_count', { role: 'rerank' })).toBe(1);
-    // The tokens the metrics counted are the ones the finding recorded, and the day's spend.
-    expect(m.value('reprise_model_tokens_total', { type: 'prompt' })).toBe(recorded['tokensIn']);
-    expect(m.value('reprise_model_tokens_total', { type: 'completion' })).toBe(recorded['tokensOut']);
-    expect(m.value('reprise_model_daily_tokens_spent')).toBe((recorded['tokensIn'] as number) + (recorded['tokensOut'] as number));
-    expect(m.value('reprise_model_daily_budget_exhausted')).toBe(0);
-    expect(m.has('reprise_model_daily_tokens_remaining')).toBe(false);
-    expect(m.value('reprise_investigations_total', { status: 'completed', reason: 'none' })).toBe(1);
-    expect(m.value('reprise_investigations_total')).toBe(1);
-    // The recall was the model's to decide: one instant recall, settled once, after verify.
-    expect(m.value('reprise_recall_decisions_total', { answer: 'incident' })).toBe(1);
-    expect(m.value('reprise_recall_decisions_total')).toBe(1);
-    expect(m.value('reprise_recall_stopped_total')).toBe(0);
-    expect(await bot.stop()).toEqual({ code: 0, signal: null });
-  });
+      const m = await metricsWhen(bot, (x) => (x.value('reprise_investigations_total') ?? 0) >= 1);
+      expect(m.value('reprise_model_calls_total', { role: 'rerank', purpose: 'rerank', outcome: 'ok' })).toBe(1);
+      expect(m.value('reprise_model_calls_total', { role: 'verify', purpose: 'verify', outcome: 'ok' })).toBe(1);
+      expect(m.value('reprise_model_calls_total')).toBe(2);
+      expect(m.value('reprise_model_call_duration_seconds_count', { role: 'rerank' })).toBe(1);
+      // The tokens the metrics counted are the ones the finding recorded, and the day's spend.
+      expect(m.value('reprise_model_tokens_total', { type: 'prompt' })).toBe(recorded['tokensIn']);
+      expect(m.value('reprise_model_tokens_total', { type: 'completion' })).toBe(recorded['tokensOut']);
+      expect(m.value('reprise_model_daily_tokens_spent')).toBe((recorded['tokensIn'] as number) + (recorded['tokensOut'] as number));
+      expect(m.value('reprise_model_daily_budget_exhausted')).toBe(0);
+      expect(m.has('reprise_model_daily_tokens_remaining')).toBe(false);
+      expect(m.value('reprise_investigations_total', { status: 'completed', reason: 'none' })).toBe(1);
+      expect(m.value('reprise_investigations_total')).toBe(1);
+      // The recall was the model's to decide: one instant recall, settled once, after verify.
+      expect(m.value('reprise_recall_decisions_total', { answer: 'incident' })).toBe(1);
+      expect(m.value('reprise_recall_decisions_total')).toBe(1);
+      expect(m.value('reprise_recall_stopped_total')).toBe(0);
+      expect(await bot.stop()).toEqual({ code: 0, signal: null });
+    },
+  );
 
   it('when verify rejects a poisoned recall, runs the full investigation and delivers its Finding instead', { timeout: 60_000 }, async () => {
     fake.respond(
@@ -143,7 +160,12 @@ describe('serve with a model', () => {
   });
 
   it('investigates a critical miss at once, without waiting', { timeout: 60_000 }, async () => {
-    fake.respond(byRole({ investigate: [finding({ summary: 'billing-api keeps restarting: its config map is missing a key', verdict: 'action_suggested' })], verify: [verdict('supported', 0.8)] }));
+    fake.respond(
+      byRole({
+        investigate: [finding({ summary: 'billing-api keeps restarting: its config map is missing a key', verdict: 'action_suggested' })],
+        verify: [verdict('supported', 0.8)],
+      }),
+    );
     const { bot } = await serveWithModel('10m');
     expect((await post(bot, crashLoopPayload({ status: 'firing', severity: 'critical', pod: 'billing-api-7d9f8c6b5-x2k4q' }))).status).toBe(202);
     const lines = await bot.waitForTranscript((ls) => ls.some((l) => l.kind === 'detail'), 20_000);
@@ -152,7 +174,12 @@ describe('serve with a model', () => {
     expect(await bot.stop()).toEqual({ code: 0, signal: null });
   });
   it('exposes the daily token budget running out, and counts the investigation it skips', { timeout: 60_000 }, async () => {
-    fake.respond(byRole({ investigate: [finding({ summary: 'billing-api keeps restarting: its config map is missing a key', verdict: 'action_suggested' })], verify: [verdict('supported', 0.8)] }));
+    fake.respond(
+      byRole({
+        investigate: [finding({ summary: 'billing-api keeps restarting: its config map is missing a key', verdict: 'action_suggested' })],
+        verify: [verdict('supported', 0.8)],
+      }),
+    );
     const { bot } = await serveWithModel('10m', ['  daily_token_budget: 150']);
     const before = await scrape(bot.url);
     expect(before.value('reprise_model_daily_token_budget')).toBe(150);

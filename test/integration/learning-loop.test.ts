@@ -68,7 +68,10 @@ describe('the learning loop over HTTP', () => {
 
     // What run 1's /metrics says: one instant recall, two webhooks, the open and the resolve
     // appended, the card posted and restated on the console, nothing left in the outbox.
-    const m1 = await scrapeWhen(bot.url, (m) => (m.value('reprise_outbox_pending') ?? 1) === 0 && (m.value('reprise_chat_deliveries_total', { surface: 'console', op: 'update' }) ?? 0) >= 1);
+    const m1 = await scrapeWhen(
+      bot.url,
+      (m) => (m.value('reprise_outbox_pending') ?? 1) === 0 && (m.value('reprise_chat_deliveries_total', { surface: 'console', op: 'update' }) ?? 0) >= 1,
+    );
     expect(m1.value('reprise_recall_decisions_total', { answer: 'incident' })).toBe(1);
     expect(m1.value('reprise_recall_decisions_total', { answer: 'runbook' })).toBe(0);
     expect(m1.value('reprise_recall_decisions_total', { answer: 'none' })).toBe(0);
@@ -151,7 +154,13 @@ describe('the learning loop over HTTP', () => {
     expect(await bot2.stop()).toEqual({ code: 0, signal: null });
 
     // The gate trace says why: the outcome gate refused the entry, below the floor.
-    const [refused] = await recallJson(crashLoopPayload({ status: 'firing', pod: 'checkout-api-7d9f8c6b5-z9z9z' }), { catalog: CATALOG, store, dir, name: 'refused', config });
+    const [refused] = await recallJson(crashLoopPayload({ status: 'firing', pod: 'checkout-api-7d9f8c6b5-z9z9z' }), {
+      catalog: CATALOG,
+      store,
+      dir,
+      name: 'refused',
+      config,
+    });
     const step = refused!.trace.find((s) => s.gate === 'outcome' && s.entry === CHECKOUT_ENTRY);
     expect(step, JSON.stringify(refused!.trace)).toBeDefined();
     expect(step!.passed).toBe(false);

@@ -31,7 +31,10 @@ const HAS_REDIS = redisAvailable();
 
 function writeConfig(dir: string, store: string[] = []): string {
   const file = join(dir, 'reprise.yaml');
-  writeFileSync(file, [`catalog:\n  dir: ${JSON.stringify(join(REPO_ROOT, 'catalog'))}`, `store:\n  snapshot_every: 5${store.map((l) => `\n  ${l}`).join('')}`].join('\n') + '\n');
+  writeFileSync(
+    file,
+    [`catalog:\n  dir: ${JSON.stringify(join(REPO_ROOT, 'catalog'))}`, `store:\n  snapshot_every: 5${store.map((l) => `\n  ${l}`).join('')}`].join('\n') + '\n',
+  );
   return file;
 }
 
@@ -39,8 +42,12 @@ function writeConfig(dir: string, store: string[] = []): string {
 async function reads(store: KeyValueStore): Promise<{ seq: number; reads: unknown; recalls: number; votes: number }> {
   const l = await Ledger.open(store);
   const now = new Date('2027-01-01T00:00:00Z');
-  const entries = Object.keys(l.state.entries).sort().map((e) => [e, l.entryStats(e), l.trackRecord(e, 'incident', now)] as const);
-  const triggers = Object.keys(l.state.triggers).sort().map((t) => [t, l.occurrences(t), l.silenceState(t, now), l.recentEpisodes(t)] as const);
+  const entries = Object.keys(l.state.entries)
+    .sort()
+    .map((e) => [e, l.entryStats(e), l.trackRecord(e, 'incident', now)] as const);
+  const triggers = Object.keys(l.state.triggers)
+    .sort()
+    .map((t) => [t, l.occurrences(t), l.silenceState(t, now), l.recentEpisodes(t)] as const);
   return {
     seq: l.seq,
     reads: JSON.parse(JSON.stringify({ entries, triggers, recent: l.recentEpisodes(), resolves: l.state.resolves })),
@@ -83,7 +90,11 @@ async function recordWithServe(): Promise<Recorded> {
   }
   // Deliveries are recorded after the cards reach the (console) surface.
   await bot.waitForTranscript((lines) => lines.length >= 6, 15_000);
-  for (const args of [['up', '--user', 'ann'], ['down', '--user', 'bob'], ['silence', '1h', '--user', 'eve']]) {
+  for (const args of [
+    ['up', '--user', 'ann'],
+    ['down', '--user', 'bob'],
+    ['silence', '1h', '--user', 'eve'],
+  ]) {
     const r = await runCli(['feedback', TRIGGER, ...args, '--config', config], { env });
     expect(r.code, r.stderr).toBe(0);
   }
@@ -123,7 +134,9 @@ describe('ledger export → import → verify (embedded store)', () => {
     const config = writeConfig(dst);
     const imp = await runCli(['ledger', 'import', src.afterStop, '--config', config], { env: { REPRISE_DATA_DIR: dst } });
     expect(imp.code, imp.stderr).toBe(0);
-    expect(imp.stdout).toMatch(new RegExp(`^imported ${late.length} event\\(s\\) from .*after-stop\\.jsonl \\(exported .* from .*reprise\\.sqlite\\) into .*reprise\\.sqlite\n`));
+    expect(imp.stdout).toMatch(
+      new RegExp(`^imported ${late.length} event\\(s\\) from .*after-stop\\.jsonl \\(exported .* from .*reprise\\.sqlite\\) into .*reprise\\.sqlite\n`),
+    );
     expect(imp.stdout).toMatch(new RegExp(`verified: stored aggregates at seq ${late.length} match a replay of the log`));
     expect(imp.stdout).toMatch(/aggregates: 1 entries \(recalls \d+, resolved \d+/);
 
@@ -149,7 +162,9 @@ describe('ledger export → import → verify (embedded store)', () => {
     // A second import over it is refused, with how to proceed, and changes nothing.
     const twice = await runCli(['ledger', 'import', src.afterStop, '--config', config], { env: { REPRISE_DATA_DIR: dst } });
     expect(twice.code).toBe(1);
-    expect(twice.stderr).toMatch(/already holds a ledger \(head #\d+\): an import only goes into an empty store.*Nothing was imported; the store was not changed/);
+    expect(twice.stderr).toMatch(
+      /already holds a ledger \(head #\d+\): an import only goes into an empty store.*Nothing was imported; the store was not changed/,
+    );
     expect((await withStore(sqlite(dst), dst, reads)).seq).toBe(before.seq);
   });
 
@@ -245,7 +260,7 @@ describe.runIf(HAS_REDIS)('ledger export → import → verify (Redis)', () => {
 });
 
 describe('upgrades: the stored schema version', () => {
-  it('a store in today\'s format (no version) is read as it is, and serve records version 1 at start', { timeout: 60_000 }, async () => {
+  it("a store in today's format (no version) is read as it is, and serve records version 1 at start", { timeout: 60_000 }, async () => {
     const dir = makeTmpDir();
     copyFileSync(FIXTURE_V0, join(dir, 'reprise.sqlite'));
     const config = writeConfig(dir);
@@ -275,7 +290,11 @@ describe('upgrades: the stored schema version', () => {
     await withStore(sqlite(dir), dir, (s) => s.set(STORE_SCHEMA_KEY, { version: 7, at: '2030-01-01T00:00:00.000Z' }));
     const env = { REPRISE_DATA_DIR: dir };
     await expect(spawnBot({ dataDir: dir })).rejects.toThrow(/schema version 7, written by a newer reprise.*Upgrade reprise/);
-    for (const args of [['ledger', 'verify'], ['ledger', 'events'], ['ledger', 'export']]) {
+    for (const args of [
+      ['ledger', 'verify'],
+      ['ledger', 'events'],
+      ['ledger', 'export'],
+    ]) {
       const r = await runCli(args, { env });
       expect(r.code, args.join(' ')).toBe(1);
       expect(r.stderr, args.join(' ')).toMatch(/schema version 7, written by a newer reprise; this build knows versions up to 1\. Upgrade reprise/);

@@ -51,14 +51,13 @@ afterAll(async () => {
   await fake?.close();
 });
 
-
-
 type Relation = { rel_type?: string; event_id?: string };
 const relation = (s: RecordedSend): Relation => (s.content['m.relates_to'] ?? {}) as Relation;
 const fresh = (room: string): RecordedSend[] => fake.sent.filter((s) => !s.replay && s.room === room && s.type === 'm.room.message');
 /** The bot's thread roots in a room (not edits, not thread replies). */
 const roots = (room: string): RecordedSend[] => fresh(room).filter((s) => relation(s).rel_type === undefined);
-const threadOf = (root: RecordedSend): RecordedSend[] => fresh(root.room).filter((s) => relation(s).rel_type === 'm.thread' && relation(s).event_id === root.eventId);
+const threadOf = (root: RecordedSend): RecordedSend[] =>
+  fresh(root.room).filter((s) => relation(s).rel_type === 'm.thread' && relation(s).event_id === root.eventId);
 const body = (c: Record<string, unknown> | undefined): string => `${String(c?.['body'])}\n${String(c?.['formatted_body'])}`;
 
 let card: RecordedSend;
@@ -118,27 +117,31 @@ describe('Matrix, end to end through reprise serve', () => {
     expect(fake.sent.slice(sent).filter((s) => relation(s).rel_type === undefined && s.type === 'm.room.message')).toEqual([]);
   });
 
-  it('routes two alerts to two rooms, each resolve editing its own card and replying in its thread; hostile annotations stay text', { timeout: 30_000 }, async () => {
-    expect((await postAlert(bot.url, searchPayload({ status: 'firing', annotations: HOSTILE_ANNOTATIONS }))).status).toBe(202);
-    const other = await until('the second card', () => roots(SEARCH)[0]);
-    const detail = await until('its analysis', () => threadOf(other)[0]);
-    for (const s of [other, detail]) {
-      expect(s.content['m.mentions']).toEqual({});
-      expect(String(s.content['formatted_body'])).not.toMatch(/<script|<a href="https:\/\/evil|@room<\/a>|<!channel>/);
-    }
-    // Shown as text, with `@room` broken by a word joiner so no client's push rule fires on it.
-    expect(String(detail.content['formatted_body'])).toContain('&lt;!channel&gt; @\u2060room @here the indexer is down');
-    expect(body(detail.content)).not.toMatch(/@room/);
+  it(
+    'routes two alerts to two rooms, each resolve editing its own card and replying in its thread; hostile annotations stay text',
+    { timeout: 30_000 },
+    async () => {
+      expect((await postAlert(bot.url, searchPayload({ status: 'firing', annotations: HOSTILE_ANNOTATIONS }))).status).toBe(202);
+      const other = await until('the second card', () => roots(SEARCH)[0]);
+      const detail = await until('its analysis', () => threadOf(other)[0]);
+      for (const s of [other, detail]) {
+        expect(s.content['m.mentions']).toEqual({});
+        expect(String(s.content['formatted_body'])).not.toMatch(/<script|<a href="https:\/\/evil|@room<\/a>|<!channel>/);
+      }
+      // Shown as text, with `@room` broken by a word joiner so no client's push rule fires on it.
+      expect(String(detail.content['formatted_body'])).toContain('&lt;!channel&gt; @\u2060room @here the indexer is down');
+      expect(body(detail.content)).not.toMatch(/@room/);
 
-    expect((await postAlert(bot.url, crashLoopPayload({ status: 'resolved' }))).status).toBe(202);
-    expect((await postAlert(bot.url, searchPayload({ status: 'resolved' }))).status).toBe(202);
-    for (const root of [card, other]) {
-      await until('the card edited to resolved', () => (body(fake.current(root.eventId)).includes('✅ resolved') ? true : undefined));
-      await until('a resolve line in the thread', () => threadOf(root).find((s) => /resolved/i.test(String(s.content['body']))));
-    }
-    expect(roots(PAYMENTS)).toHaveLength(1);
-    expect(roots(SEARCH)).toHaveLength(1);
-  });
+      expect((await postAlert(bot.url, crashLoopPayload({ status: 'resolved' }))).status).toBe(202);
+      expect((await postAlert(bot.url, searchPayload({ status: 'resolved' }))).status).toBe(202);
+      for (const root of [card, other]) {
+        await until('the card edited to resolved', () => (body(fake.current(root.eventId)).includes('✅ resolved') ? true : undefined));
+        await until('a resolve line in the thread', () => threadOf(root).find((s) => /resolved/i.test(String(s.content['body']))));
+      }
+      expect(roots(PAYMENTS)).toHaveLength(1);
+      expect(roots(SEARCH)).toHaveLength(1);
+    },
+  );
 
   it('counts a reaction made while the bot was down once after it restarts', { timeout: 60_000 }, async () => {
     const votesBefore = ofType(await ledgerEvents(dataDir), 'feedback').length;
@@ -153,7 +156,11 @@ describe('Matrix, end to end through reprise serve', () => {
     fake.react(PAYMENTS, ALICE, card.eventId, '👍');
     await eventsOf(dataDir, 'feedback', votesBefore + 2);
     await new Promise((r) => setTimeout(r, 300));
-    expect(ofType(await ledgerEvents(dataDir), 'feedback').map((v) => [v['user'], v['vote']]).slice(votesBefore)).toEqual([
+    expect(
+      ofType(await ledgerEvents(dataDir), 'feedback')
+        .map((v) => [v['user'], v['vote']])
+        .slice(votesBefore),
+    ).toEqual([
       [`matrix:${BOB}`, 'up'],
       [`matrix:${ALICE}`, 'up'],
     ]);

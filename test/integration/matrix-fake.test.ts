@@ -12,7 +12,12 @@ interface SyncRooms {
 }
 afterEach(async () => fake?.close());
 
-async function call(method: string, path: string, body?: unknown, token = fake.botToken): Promise<{ status: number; headers: Headers; json: Record<string, unknown> }> {
+async function call(
+  method: string,
+  path: string,
+  body?: unknown,
+  token = fake.botToken,
+): Promise<{ status: number; headers: Headers; json: Record<string, unknown> }> {
   const res = await fetch(`${fake.url}/_matrix/client/v3${path}`, {
     method,
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
@@ -47,7 +52,12 @@ describe('Matrix homeserver fake', () => {
     expect((await call('GET', '/account/whoami', undefined, 'nope')).json['errcode']).toBe('M_UNKNOWN_TOKEN');
     expect((await call('PUT', `/rooms/${encodeURIComponent('!nowhere:fake.test')}/send/m.room.message/t`, { body: 'x' })).json['errcode']).toBe('M_FORBIDDEN');
     const theirs = fake.say(fake.room, '@ann:fake.test', 'hi');
-    const edit = await send('e', { msgtype: 'm.text', body: '* x', 'm.new_content': { body: 'x' }, 'm.relates_to': { rel_type: 'm.replace', event_id: theirs } });
+    const edit = await send('e', {
+      msgtype: 'm.text',
+      body: '* x',
+      'm.new_content': { body: 'x' },
+      'm.relates_to': { rel_type: 'm.replace', event_id: theirs },
+    });
     expect(edit.status).toBe(400);
     expect((await send('big', { msgtype: 'm.notice', body: 'x'.repeat(70_000) })).json['errcode']).toBe('M_TOO_LARGE');
     const threaded = fake.replyInThread(fake.room, '@ann:fake.test', theirs, 'in thread');

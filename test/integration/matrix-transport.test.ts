@@ -91,12 +91,20 @@ describe('Matrix transport: sending', () => {
     const forbidden = await transport.post(dest(fake.room), card(), undefined, key('b')).catch((e: unknown) => e);
     expect(forbidden).toMatchObject({ retryable: false });
     expect((forbidden as Error).message).toMatch(/M_FORBIDDEN.*invited/);
-    await expect(transport.post(dest('!elsewhere:fake.test'), card(), undefined, key('c'))).rejects.toMatchObject({ retryable: false, message: expect.stringContaining('not configured') });
+    await expect(transport.post(dest('!elsewhere:fake.test'), card(), undefined, key('c'))).rejects.toMatchObject({
+      retryable: false,
+      message: expect.stringContaining('not configured'),
+    });
     fake.setBehaviour({ down: true });
-    await expect(transport.post(dest(fake.room), card(), undefined, key('d'))).rejects.toMatchObject({ retryable: true, message: expect.stringContaining('unreachable') });
+    await expect(transport.post(dest(fake.room), card(), undefined, key('d'))).rejects.toMatchObject({
+      retryable: true,
+      message: expect.stringContaining('unreachable'),
+    });
     fake.setBehaviour({ down: false });
     await expect(transport.post(dest(fake.room), card(), undefined, key('d'))).resolves.toMatchObject({ channel: fake.room });
-    await expect(transport.ephemeral({ kind: 'response_url', url: 'https://hooks.slack.example/x' }, { kind: 'ephemeral', title: 't', body: [] })).rejects.toMatchObject({ retryable: false });
+    await expect(
+      transport.ephemeral({ kind: 'response_url', url: 'https://hooks.slack.example/x' }, { kind: 'ephemeral', title: 't', body: [] }),
+    ).rejects.toMatchObject({ retryable: false });
   });
 
   it('posts an oversized card cut to fit rather than failing (the fake enforces 65,536 bytes)', async () => {
@@ -113,7 +121,12 @@ describe('Matrix transport: sending', () => {
   it('sends hostile alert text inert: no pings, no markup, no links on the wire', async () => {
     fake = await startMatrixFake();
     const { transport } = await boot();
-    const root = await transport.post(dest(fake.room), card({ alertname: HOSTILE, where: HOSTILE, links: [{ label: HOSTILE, url: 'javascript:alert(1)' }] }), undefined, key('evil'));
+    const root = await transport.post(
+      dest(fake.room),
+      card({ alertname: HOSTILE, where: HOSTILE, links: [{ label: HOSTILE, url: 'javascript:alert(1)' }] }),
+      undefined,
+      key('evil'),
+    );
     await transport.reply(root, detail({ labels: [['description', HOSTILE]], facts: [['alert', HOSTILE]] }), key('evil-detail'));
     await transport.update(root, card({ state: 'silenced', stateNote: HOSTILE }), key('evil-edit'));
     for (const s of fake.sent) {
@@ -158,10 +171,42 @@ describe('Matrix transport: receiving', () => {
     await until(() => events.find((e) => e.eventId === undo), 5_000, 'the removal');
 
     expect(events).toEqual([
-      { type: 'reaction', eventId: up, transport: 'matrix', user: { id: ALICE }, target: { transport: 'matrix', channel: fake.room, id: root.id }, reaction: '+1', removed: false },
-      { type: 'reaction', eventId: bell, transport: 'matrix', user: { id: BOB }, target: { transport: 'matrix', channel: fake.room, id: d.id, thread: root.id }, reaction: 'no_bell', removed: false },
-      { type: 'reaction', eventId: down, transport: 'matrix', user: { id: BOB }, target: { transport: 'matrix', channel: fake.room, id: root.id }, reaction: '-1', removed: false },
-      { type: 'reaction', eventId: undo, transport: 'matrix', user: { id: ALICE }, target: { transport: 'matrix', channel: fake.room, id: root.id }, reaction: '+1', removed: true },
+      {
+        type: 'reaction',
+        eventId: up,
+        transport: 'matrix',
+        user: { id: ALICE },
+        target: { transport: 'matrix', channel: fake.room, id: root.id },
+        reaction: '+1',
+        removed: false,
+      },
+      {
+        type: 'reaction',
+        eventId: bell,
+        transport: 'matrix',
+        user: { id: BOB },
+        target: { transport: 'matrix', channel: fake.room, id: d.id, thread: root.id },
+        reaction: 'no_bell',
+        removed: false,
+      },
+      {
+        type: 'reaction',
+        eventId: down,
+        transport: 'matrix',
+        user: { id: BOB },
+        target: { transport: 'matrix', channel: fake.room, id: root.id },
+        reaction: '-1',
+        removed: false,
+      },
+      {
+        type: 'reaction',
+        eventId: undo,
+        transport: 'matrix',
+        user: { id: ALICE },
+        target: { transport: 'matrix', channel: fake.room, id: root.id },
+        reaction: '+1',
+        removed: true,
+      },
     ]);
   });
 
@@ -184,11 +229,54 @@ describe('Matrix transport: receiving', () => {
 
     const rootRef = { transport: 'matrix', channel: fake.room, id: root.id };
     expect(events).toEqual([
-      { type: 'command', eventId: cmd, transport: 'matrix', user: { id: ALICE }, channel: fake.room, text: 'recall foo', respond: { kind: 'thread', ref: { transport: 'matrix', channel: fake.room, id: cmd } } },
-      { type: 'command', eventId: silence, transport: 'matrix', user: { id: BOB }, channel: fake.room, thread: rootRef, text: 'silence 4h', respond: { kind: 'thread', ref: rootRef } },
-      { type: 'message', eventId: chatter, transport: 'matrix', user: { id: BOB }, thread: rootRef, channel: fake.room, text: 'looks like the cache again', addressed: false },
-      { type: 'message', eventId: note, transport: 'matrix', user: { id: ALICE }, thread: rootRef, channel: fake.room, text: 'note: bump the limit', addressed: true },
-      { type: 'command', eventId: last, transport: 'matrix', user: { id: ALICE }, channel: fake.room, text: 'help', respond: { kind: 'thread', ref: { transport: 'matrix', channel: fake.room, id: last } } },
+      {
+        type: 'command',
+        eventId: cmd,
+        transport: 'matrix',
+        user: { id: ALICE },
+        channel: fake.room,
+        text: 'recall foo',
+        respond: { kind: 'thread', ref: { transport: 'matrix', channel: fake.room, id: cmd } },
+      },
+      {
+        type: 'command',
+        eventId: silence,
+        transport: 'matrix',
+        user: { id: BOB },
+        channel: fake.room,
+        thread: rootRef,
+        text: 'silence 4h',
+        respond: { kind: 'thread', ref: rootRef },
+      },
+      {
+        type: 'message',
+        eventId: chatter,
+        transport: 'matrix',
+        user: { id: BOB },
+        thread: rootRef,
+        channel: fake.room,
+        text: 'looks like the cache again',
+        addressed: false,
+      },
+      {
+        type: 'message',
+        eventId: note,
+        transport: 'matrix',
+        user: { id: ALICE },
+        thread: rootRef,
+        channel: fake.room,
+        text: 'note: bump the limit',
+        addressed: true,
+      },
+      {
+        type: 'command',
+        eventId: last,
+        transport: 'matrix',
+        user: { id: ALICE },
+        channel: fake.room,
+        text: 'help',
+        respond: { kind: 'thread', ref: { transport: 'matrix', channel: fake.room, id: last } },
+      },
     ]);
   });
 

@@ -49,7 +49,17 @@ function minutesAgo(m: number): string {
  */
 function seedEvents(): LedgerEvent[] {
   const open = (fp: string, at: string, entry = CHECKOUT_ENTRY, triggerKey = TRIGGER): LedgerEvent => ({
-    type: 'open', id: `open-${fp}`, fingerprint: fp, triggerKey, kind: 'recall', entry, answerKind: 'incident', dupFingerprint: `dup-${fp}`, verdict: 'action_required', resolvable: true, at,
+    type: 'open',
+    id: `open-${fp}`,
+    fingerprint: fp,
+    triggerKey,
+    kind: 'recall',
+    entry,
+    answerKind: 'incident',
+    dupFingerprint: `dup-${fp}`,
+    verdict: 'action_required',
+    resolvable: true,
+    at,
   });
   return [
     open('fp-1', minutesAgo(300)),
@@ -101,16 +111,24 @@ interface HttpMcp {
 /** `reprise mcp --http HOST:0 …`, resolved once it logged the port it listens on. */
 async function spawnHttp(args: string[], env: Record<string, string> = {}): Promise<HttpMcp> {
   assertBuilt();
-  const child = spawn(process.execPath, [MAIN_JS, 'mcp', '--http', '127.0.0.1:0', ...args], { cwd: REPO_ROOT, env: childEnv({ REPRISE_DATA_DIR: dataDir, REPRISE_LOG_LEVEL: 'info', ...env }), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [MAIN_JS, 'mcp', '--http', '127.0.0.1:0', ...args], {
+    cwd: REPO_ROOT,
+    env: childEnv({ REPRISE_DATA_DIR: dataDir, REPRISE_LOG_LEVEL: 'info', ...env }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.add(child);
   let err = '';
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
   child.stdout!.resume();
-  const port = await waitFor(() => {
-    if (child.exitCode !== null) throw new Error(`reprise mcp exited ${child.exitCode}:\n${err}`);
-    const m = /"port":(\d+),"path":"\/mcp".*listening on/.exec(err);
-    return m ? Number(m[1]) : undefined;
-  }, 'reprise mcp to listen', 20_000);
+  const port = await waitFor(
+    () => {
+      if (child.exitCode !== null) throw new Error(`reprise mcp exited ${child.exitCode}:\n${err}`);
+      const m = /"port":(\d+),"path":"\/mcp".*listening on/.exec(err);
+      return m ? Number(m[1]) : undefined;
+    },
+    'reprise mcp to listen',
+    20_000,
+  );
   return { url: `http://127.0.0.1:${port}/mcp`, child, stderr: () => err };
 }
 
@@ -162,8 +180,20 @@ async function exerciseTools(client: Client): Promise<Record<string, unknown>> {
   expect(track.isError).toBeFalsy();
   // Three recall opens: two resolved, one in progress; one 👍 (on fp-2's thread), one confirmation.
   expect(structured(track)).toMatchObject({
-    entry: CHECKOUT_ENTRY, inCatalog: true, kind: 'incident', recalls: 3, resolved: 2, failed: 0, inFlight: 1, up: 1, down: 0, confirmations: 1,
-    lastResolved: '2026-11-30T10:00:00.000Z', withheld: false, outcomeFloor: 0.5, passesOutcomeGate: true,
+    entry: CHECKOUT_ENTRY,
+    inCatalog: true,
+    kind: 'incident',
+    recalls: 3,
+    resolved: 2,
+    failed: 0,
+    inFlight: 1,
+    up: 1,
+    down: 0,
+    confirmations: 1,
+    lastResolved: '2026-11-30T10:00:00.000Z',
+    withheld: false,
+    outcomeFloor: 0.5,
+    passesOutcomeGate: true,
   });
   // rate = (resolved + up + 1) / (resolved + failed + up + down + 2) = 4/5
   expect(structured(track)['rate']).toBe(0.8);
@@ -171,7 +201,18 @@ async function exerciseTools(client: Client): Promise<Record<string, unknown>> {
   expect(structured(other)).toMatchObject({ recalls: 1, resolved: 0, inFlight: 1, up: 0, down: 1 });
   const never = await client.callTool({ name: 'track_record', arguments: { entry: RUNBOOK } });
   expect(never.isError).toBeFalsy();
-  expect(structured(never)).toMatchObject({ entry: RUNBOOK, kind: 'runbook', recalls: 0, resolved: 0, up: 0, down: 0, confirmations: 0, lastResolved: null, withheld: true, passesOutcomeGate: true });
+  expect(structured(never)).toMatchObject({
+    entry: RUNBOOK,
+    kind: 'runbook',
+    recalls: 0,
+    resolved: 0,
+    up: 0,
+    down: 0,
+    confirmations: 0,
+    lastResolved: null,
+    withheld: true,
+    passesOutcomeGate: true,
+  });
   return report;
 }
 
@@ -222,7 +263,13 @@ describe('reprise mcp', () => {
     const [cli] = await recallJson(alert, { catalog: CATALOG, store: storeUrl, dir: dataDir, name: 'crashloop' });
     const before = storeDigest();
 
-    const transport = new StdioClientTransport({ command: process.execPath, args: [MAIN_JS, 'mcp', '--catalog', CATALOG], cwd: REPO_ROOT, env: childEnv({ REPRISE_DATA_DIR: dataDir }) as Record<string, string>, stderr: 'pipe' });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [MAIN_JS, 'mcp', '--catalog', CATALOG],
+      cwd: REPO_ROOT,
+      env: childEnv({ REPRISE_DATA_DIR: dataDir }) as Record<string, string>,
+      stderr: 'pipe',
+    });
     let stderr = '';
     transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
     const client = new Client({ name: 'mcp-test', version: '1.0.0' });
@@ -235,7 +282,9 @@ describe('reprise mcp', () => {
       expect(report['nearMiss']).toEqual(cli!.nearMiss);
       expect(report['trace']).toEqual(cli!.trace);
       expect(report['ledgerSeq']).toBe(written);
-      expect((report['trace'] as Array<{ gate: string; passed: boolean; reason: string }>).find((t) => t.gate === 'outcome')?.reason).toContain('rate (resolved 2 + 👍 1 + 1)/(resolved 2 + failed 0 + 👍 1 + 👎 0 + 2) = 0.8');
+      expect((report['trace'] as Array<{ gate: string; passed: boolean; reason: string }>).find((t) => t.gate === 'outcome')?.reason).toContain(
+        'rate (resolved 2 + 👍 1 + 1)/(resolved 2 + failed 0 + 👍 1 + 👎 0 + 2) = 0.8',
+      );
       await exerciseHostile(client);
     } finally {
       await client.close();
@@ -247,18 +296,38 @@ describe('reprise mcp', () => {
   });
 
   it('a malformed line on stdio is logged and skipped; the session goes on', { timeout: 30_000 }, async () => {
-    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    };
     const call = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'kb_get', arguments: { id: RUNBOOK } } };
-    const input = [JSON.stringify(init), '{"jsonrpc":"2.0","method":"notifications/initialized"}', 'not json {', '{"jsonrpc":"2.0","id":"x","method":42}', JSON.stringify(call), ''].join('\n');
+    const input = [
+      JSON.stringify(init),
+      '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+      'not json {',
+      '{"jsonrpc":"2.0","id":"x","method":42}',
+      JSON.stringify(call),
+      '',
+    ].join('\n');
     const r = await runCli(['mcp', '--catalog', CATALOG], { env: { REPRISE_DATA_DIR: dataDir }, input });
     expect(r.code, r.stderr).toBe(0);
-    const replies = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { id: unknown; result?: { structuredContent?: { id: string } } });
+    const replies = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id: unknown; result?: { structuredContent?: { id: string } } });
     expect(replies.find((m) => m.id === 2)?.result?.structuredContent?.id).toBe(RUNBOOK);
     expect(r.stderr).toMatch(/not valid JSON/);
   });
 
   it('a stdio message over the body limit ends the session cleanly, with the reason logged', { timeout: 30_000 }, async () => {
-    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    };
     const huge = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'kb_search', arguments: { query: 'x'.repeat(2 * 1024 * 1024) } } };
     const r = await runCli(['mcp', '--catalog', CATALOG], { env: { REPRISE_DATA_DIR: dataDir }, input: `${JSON.stringify(init)}\n${JSON.stringify(huge)}\n` });
     expect(r.code, r.stderr).toBe(0);
@@ -282,7 +351,12 @@ describe('reprise mcp', () => {
     }
 
     // Without the token, or with a wrong one (same length too): 401 before anything is read.
-    const initBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } });
+    const initBody = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    });
     const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
     const missing = await request(mcp.url, { path: '/mcp', headers, body: initBody });
     expect(missing.status).toBe(401);
@@ -292,7 +366,11 @@ describe('reprise mcp', () => {
       expect(r.status, bad).toBe(401);
       expect(JSON.stringify(r.json)).toContain('invalid bearer token');
     }
-    const basic = await request(mcp.url, { path: '/mcp', headers: { ...headers, authorization: `Basic ${Buffer.from(`u:${TOKEN}`).toString('base64')}` }, body: initBody });
+    const basic = await request(mcp.url, {
+      path: '/mcp',
+      headers: { ...headers, authorization: `Basic ${Buffer.from(`u:${TOKEN}`).toString('base64')}` },
+      body: initBody,
+    });
     expect(basic.status).toBe(401);
     const noClient = new Client({ name: 'no-token', version: '1.0.0' });
     await expect(noClient.connect(new StreamableHTTPClientTransport(new URL(mcp.url)))).rejects.toThrow();
@@ -365,20 +443,39 @@ describe('reprise mcp', () => {
 
   it('an empty data dir is an empty (valid) track record, and no store file is created', { timeout: 30_000 }, async () => {
     const empty = makeTmpDir('reprise-mcp-empty-');
-    const transport = new StdioClientTransport({ command: process.execPath, args: [MAIN_JS, 'mcp', '--catalog', CATALOG], cwd: REPO_ROOT, env: childEnv({ REPRISE_DATA_DIR: empty }) as Record<string, string>, stderr: 'pipe' });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [MAIN_JS, 'mcp', '--catalog', CATALOG],
+      cwd: REPO_ROOT,
+      env: childEnv({ REPRISE_DATA_DIR: empty }) as Record<string, string>,
+      stderr: 'pipe',
+    });
     const client = new Client({ name: 'empty', version: '1.0.0' });
     await client.connect(transport);
     const t = await client.callTool({ name: 'track_record', arguments: { entry: CHECKOUT_ENTRY } });
-    expect(structured(t)).toMatchObject({ recalls: 0, resolved: 0, up: 0, down: 0, confirmations: 0, lastResolved: null, withheld: true, rate: 0.5, ledgerSeq: 0 });
+    expect(structured(t)).toMatchObject({
+      recalls: 0,
+      resolved: 0,
+      up: 0,
+      down: 0,
+      confirmations: 0,
+      lastResolved: null,
+      withheld: true,
+      rate: 0.5,
+      ledgerSeq: 0,
+    });
     await client.close();
     expect(existsSync(join(empty, 'reprise.sqlite'))).toBe(false);
   });
-  it('follows the bot\'s git clone: an entry merged and fetched is served without a restart', { timeout: 60_000 }, async () => {
+  it("follows the bot's git clone: an entry merged and fetched is served without a restart", { timeout: 60_000 }, async () => {
     const remote = makeGitRemote({ 'incidents/first.md': incidentEntry({ title: 'first entry', resource: 'shop/web', alert: 'KubePodCrashLooping' }) });
     try {
       const config = join(dataDir, 'git.yaml');
       // The work clone stands for the bot's clone: a push from it moves its HEAD as a fetch would.
-      writeFileSync(config, `catalog:\n  git:\n    url: ${remote.bare}\n    clone_dir: ${remote.work}\n    poll_interval: 1s\nstore:\n  data_dir: ${dataDir}\n`);
+      writeFileSync(
+        config,
+        `catalog:\n  git:\n    url: ${remote.bare}\n    clone_dir: ${remote.work}\n    poll_interval: 1s\nstore:\n  data_dir: ${dataDir}\n`,
+      );
       const mcp = await spawnHttp(['--config', config]);
       const client = new Client({ name: 'git', version: '1.0.0' });
       await client.connect(new StreamableHTTPClientTransport(new URL(mcp.url)));

@@ -41,14 +41,22 @@ describe('a storm through reprise serve', () => {
     const bot = await spawnBot({ dataDir: dir, args: ['--config', config] });
     const one = crashLoopPayload({ status: 'firing' }) as { alerts: Array<Record<string, unknown>> };
     const template = one.alerts[0]!;
-    const alerts = Array.from({ length: 200 }, (_, i) => ({ ...template, fingerprint: `storm-${i}`, labels: { ...(template['labels'] as object), pod: `svc${i}-7d9f8c6b5-abcde` } }));
+    const alerts = Array.from({ length: 200 }, (_, i) => ({
+      ...template,
+      fingerprint: `storm-${i}`,
+      labels: { ...(template['labels'] as object), pod: `svc${i}-7d9f8c6b5-abcde` },
+    }));
     const res = await postAlert(bot.url, { ...one, alerts });
     expect(res.status, res.text.slice(0, 300)).toBe(202);
     const statuses = (res.json as WebhookAccepted).results.map((r) => (r as { status: string }).status);
     expect(statuses.filter((s) => s === 'posted')).toHaveLength(4);
     expect(statuses.filter((s) => s === 'merged')).toHaveLength(196);
     await bot.waitForTranscript((ls) => ls.filter((l) => l.kind === 'rca').length === 4);
-    const resolved = await postAlert(bot.url, { ...one, status: 'resolved', alerts: alerts.map((a) => ({ ...a, status: 'resolved', endsAt: new Date().toISOString() })) });
+    const resolved = await postAlert(bot.url, {
+      ...one,
+      status: 'resolved',
+      alerts: alerts.map((a) => ({ ...a, status: 'resolved', endsAt: new Date().toISOString() })),
+    });
     expect((resolved.json as WebhookAccepted).results.filter((r) => (r as { paired?: boolean }).paired)).toHaveLength(200);
     await bot.waitForTranscript((ls) => ls.filter((l) => l.kind === 'resolved').length === 4);
     await bot.stop();

@@ -18,7 +18,9 @@ const ask: ChatRequest = { purpose: 'investigate', messages: [{ role: 'user', co
 describe('OpenAI adapter: the length cap', () => {
   it('sends max_tokens to a compatible server, and switches for good when it asks for max_completion_tokens', async () => {
     fake = await startOpenAIFake((req) =>
-      req.body.max_tokens !== undefined ? { status: 400, errorMessage: "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead." } : { content: 'ok' },
+      req.body.max_tokens !== undefined
+        ? { status: 400, errorMessage: "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead." }
+        : { content: 'ok' },
     );
     const model = createOpenAIModel({ baseUrl: fake.baseUrl, model: 'o-mini', timeoutMs: 5_000, maxRetries: 0 });
     expect((await model.chat(ask)).content).toBe('ok');

@@ -32,7 +32,10 @@ async function freePort(): Promise<number> {
 async function postAlerts(amUrl: string, endsAt: string): Promise<void> {
   const alert = {
     labels: { alertname: 'KubePodCrashLooping', namespace: 'payments', pod: SAMPLE_POD, container: 'checkout-api', cluster: 'prod-eu-1', severity: 'warning' },
-    annotations: { summary: 'Pod is crash looping.', description: `Pod payments/${SAMPLE_POD} (container checkout-api) is in waiting state (reason: "CrashLoopBackOff").` },
+    annotations: {
+      summary: 'Pod is crash looping.',
+      description: `Pod payments/${SAMPLE_POD} (container checkout-api) is in waiting state (reason: "CrashLoopBackOff").`,
+    },
     startsAt: new Date(Date.now() - 60_000).toISOString(),
     endsAt,
   };
@@ -63,7 +66,11 @@ describe.runIf(installed)('a real Alertmanager delivering to reprise serve', () 
         '',
       ].join('\n'),
     );
-    am = spawn(BINARY, [`--config.file=${config}`, `--storage.path=${join(dir, 'am')}`, `--web.listen-address=127.0.0.1:${amPort}`, '--cluster.listen-address='], { stdio: 'ignore' });
+    am = spawn(
+      BINARY,
+      [`--config.file=${config}`, `--storage.path=${join(dir, 'am')}`, `--web.listen-address=127.0.0.1:${amPort}`, '--cluster.listen-address='],
+      { stdio: 'ignore' },
+    );
     const amUrl = `http://127.0.0.1:${amPort}`;
     await waitForReady(amUrl);
 

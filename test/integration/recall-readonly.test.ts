@@ -22,7 +22,13 @@ describe('reprise recall --store', () => {
     const file = join(dir, 'reprise.sqlite');
     const store = createStore(`sqlite://${file}`, dir);
     const ledger = await Ledger.open(store, { resolveWindowMs: 86_400_000 });
-    await ledger.record({ type: 'feedback', triggerKey: 'kubepodcrashlooping|payments|deployment|checkout-api|prod-eu-1', user: 'ann', vote: 'up', at: '2026-11-30T00:00:00.000Z' });
+    await ledger.record({
+      type: 'feedback',
+      triggerKey: 'kubepodcrashlooping|payments|deployment|checkout-api|prod-eu-1',
+      user: 'ann',
+      vote: 'up',
+      at: '2026-11-30T00:00:00.000Z',
+    });
     await ledger.close();
     await store.close();
     const before = digest(file);

@@ -125,36 +125,40 @@ describe.skipIf(!HAS_REDIS)('two replicas on one Redis', () => {
     for (const fp of opens.keys()) expect(fp).toMatch(/^storm-fp-\d+$/);
   });
 
-  it('a leader whose lease is taken steps down at its next renewal, keeps taking webhooks, and they are handled once it leads again', { timeout: 90_000 }, async () => {
-    redis.cli('FLUSHALL');
-    const config = join(makeTmpDir(), 'reprise.yaml');
-    writeFileSync(config, `store:\n  lease_ttl: ${LEASE_TTL_MS}ms\n`);
-    const a = await spawnBot({ dataDir: makeTmpDir(), env: { REPRISE_STORE_URL: redis.url }, args: ['--config', config] });
-    await untilLeader(a, 1);
-    // Another owner holds the lease now (as after a pause longer than the TTL), for 3 TTLs.
-    const leaseKey = redis.cli('KEYS', '*leader:lease*').trim();
-    expect(leaseKey).not.toBe('');
-    redis.cli('SET', leaseKey, 'someone-else|999', 'PX', String(3 * LEASE_TTL_MS));
-    await untilLeader(a, 0);
-    await a.waitForLog((l) => typeof l.msg === 'string' && l.msg.startsWith('stepped down as leader'));
-    const fps: string[] = [];
-    for (let i = 0; i < 5; i++) {
-      const { payload, fingerprint } = alert(1000 + i);
-      const res = await postAlert(a.url, payload);
-      expect(res.status).toBe(202);
-      fps.push(fingerprint);
-    }
-    expect((await fetch(`${a.url}/readyz`)).status).toBe(200);
-    // Nobody leads until that lease lapses; the inbox keeps what was acknowledged meanwhile.
-    expect([...(await ledgerOpens(redis, makeTmpDir())).keys()].filter((fp) => fps.includes(fp))).toEqual([]);
-    await untilLeader(a, 1, 10 * LEASE_TTL_MS);
-    const deadline = Date.now() + 20_000;
-    let opens = new Map<string, number>();
-    while (Date.now() < deadline) {
-      opens = await ledgerOpens(redis, makeTmpDir());
-      if (fps.every((fp) => opens.has(fp))) break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    expect(fps.map((fp) => opens.get(fp))).toEqual([1, 1, 1, 1, 1]);
-  });
+  it(
+    'a leader whose lease is taken steps down at its next renewal, keeps taking webhooks, and they are handled once it leads again',
+    { timeout: 90_000 },
+    async () => {
+      redis.cli('FLUSHALL');
+      const config = join(makeTmpDir(), 'reprise.yaml');
+      writeFileSync(config, `store:\n  lease_ttl: ${LEASE_TTL_MS}ms\n`);
+      const a = await spawnBot({ dataDir: makeTmpDir(), env: { REPRISE_STORE_URL: redis.url }, args: ['--config', config] });
+      await untilLeader(a, 1);
+      // Another owner holds the lease now (as after a pause longer than the TTL), for 3 TTLs.
+      const leaseKey = redis.cli('KEYS', '*leader:lease*').trim();
+      expect(leaseKey).not.toBe('');
+      redis.cli('SET', leaseKey, 'someone-else|999', 'PX', String(3 * LEASE_TTL_MS));
+      await untilLeader(a, 0);
+      await a.waitForLog((l) => typeof l.msg === 'string' && l.msg.startsWith('stepped down as leader'));
+      const fps: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        const { payload, fingerprint } = alert(1000 + i);
+        const res = await postAlert(a.url, payload);
+        expect(res.status).toBe(202);
+        fps.push(fingerprint);
+      }
+      expect((await fetch(`${a.url}/readyz`)).status).toBe(200);
+      // Nobody leads until that lease lapses; the inbox keeps what was acknowledged meanwhile.
+      expect([...(await ledgerOpens(redis, makeTmpDir())).keys()].filter((fp) => fps.includes(fp))).toEqual([]);
+      await untilLeader(a, 1, 10 * LEASE_TTL_MS);
+      const deadline = Date.now() + 20_000;
+      let opens = new Map<string, number>();
+      while (Date.now() < deadline) {
+        opens = await ledgerOpens(redis, makeTmpDir());
+        if (fps.every((fp) => opens.has(fp))) break;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(fps.map((fp) => opens.get(fp))).toEqual([1, 1, 1, 1, 1]);
+    },
+  );
 });

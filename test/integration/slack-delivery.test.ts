@@ -16,7 +16,15 @@ const OPTS = { idempotencyKey: 'outbox-1' };
 const dest = { transport: 'slack', channel: 'C0INCIDENTS' };
 
 function transport(over: Partial<Parameters<typeof createSlackTransport>[0]> = {}): SlackTransport {
-  return createSlackTransport({ botToken: fake.botToken, signingSecret: fake.signingSecret, apiUrl: fake.apiUrl, defaultChannel: 'C0INCIDENTS', logger: silentLogger, retries: 0, ...over }).transport;
+  return createSlackTransport({
+    botToken: fake.botToken,
+    signingSecret: fake.signingSecret,
+    apiUrl: fake.apiUrl,
+    defaultChannel: 'C0INCIDENTS',
+    logger: silentLogger,
+    retries: 0,
+    ...over,
+  }).transport;
 }
 
 async function failure(p: Promise<unknown>): Promise<DeliveryError> {
@@ -102,7 +110,12 @@ describe('Slack delivery: what reaches Slack', () => {
   it('answers privately: chat.postEphemeral to one user, or a reply in a thread', async () => {
     const view = { kind: 'ephemeral' as const, title: '🔕 Silenced for 4 h', body: [['until 14:00 UTC']] };
     await slack.ephemeral({ kind: 'ephemeral', channel: 'C0INCIDENTS', user: 'U0ANN', thread: '1700000000.000100' }, view);
-    expect(fake.calls('chat.postEphemeral')[0]?.body).toMatchObject({ channel: 'C0INCIDENTS', user: 'U0ANN', thread_ts: '1700000000.000100', text: '🔕 Silenced for 4 h' });
+    expect(fake.calls('chat.postEphemeral')[0]?.body).toMatchObject({
+      channel: 'C0INCIDENTS',
+      user: 'U0ANN',
+      thread_ts: '1700000000.000100',
+      text: '🔕 Silenced for 4 h',
+    });
     const ref: MessageRef = { transport: 'slack', channel: 'C0INCIDENTS', id: '1700000000.000200' };
     await slack.ephemeral({ kind: 'thread', ref }, view);
     expect(fake.calls('chat.postMessage').at(-1)?.body).toMatchObject({ channel: 'C0INCIDENTS', thread_ts: ref.id });

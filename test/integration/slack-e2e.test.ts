@@ -64,8 +64,6 @@ function nodeTypes(tree: unknown): string[] {
   return [...own, ...Object.values(tree).flatMap(nodeTypes)];
 }
 
-
-
 let card: PostedMessage;
 
 describe('Slack, end to end through reprise serve', () => {
@@ -83,8 +81,16 @@ describe('Slack, end to end through reprise serve', () => {
 
   it('rejects a forged or stale signature with 401 and records nothing', { timeout: 30_000 }, async () => {
     const before = (await ledgerEvents(dataDir)).length;
-    const forged = await deliver(eventsUrl, fake.signed.event(reactionEvent({ user: ANN, reaction: '-1', channel: PAYMENTS, ts: card.ts, itemUser: BOT }), { secret: 'guessed' }));
-    const stale = await deliver(eventsUrl, fake.signed.event(reactionEvent({ user: ANN, reaction: '-1', channel: PAYMENTS, ts: card.ts, itemUser: BOT }), { timestamp: Math.floor(Date.now() / 1000) - 600 }));
+    const forged = await deliver(
+      eventsUrl,
+      fake.signed.event(reactionEvent({ user: ANN, reaction: '-1', channel: PAYMENTS, ts: card.ts, itemUser: BOT }), { secret: 'guessed' }),
+    );
+    const stale = await deliver(
+      eventsUrl,
+      fake.signed.event(reactionEvent({ user: ANN, reaction: '-1', channel: PAYMENTS, ts: card.ts, itemUser: BOT }), {
+        timestamp: Math.floor(Date.now() / 1000) - 600,
+      }),
+    );
     expect([forged.status, stale.status]).toEqual([401, 401]);
     await bot.waitForLog((l) => l.level === 40 && /signature/i.test(String(l.msg)));
     expect((await ledgerEvents(dataDir)).length).toBe(before);
@@ -120,7 +126,10 @@ describe('Slack, end to end through reprise serve', () => {
     const mention = appMentionEvent({ user: ANN, text: `<@${BOT}> the pool was exhausted after the 02:40 deploy`, channel: PAYMENTS, ts, threadTs: card.ts });
     expect((await deliver(eventsUrl, fake.signed.event(mention))).status).toBe(200);
     // Slack also sends the plain message event for the same post: it must not make a second note.
-    const plain = await deliver(eventsUrl, fake.signed.event(messageEvent({ user: ANN, text: mention['text'] as string, channel: PAYMENTS, ts, threadTs: card.ts })));
+    const plain = await deliver(
+      eventsUrl,
+      fake.signed.event(messageEvent({ user: ANN, text: mention['text'] as string, channel: PAYMENTS, ts, threadTs: card.ts })),
+    );
     expect(plain.status).toBe(200);
     const [note] = await eventsOf(dataDir, 'note', 1);
     expect(note).toMatchObject({ user: `slack:${ANN}`, via: 'slack', text: 'the pool was exhausted after the 02:40 deploy' });
@@ -140,7 +149,10 @@ describe('Slack, end to end through reprise serve', () => {
 
   it('silences the trigger for 4 h from the card: the next firing posts nothing and opens nothing', { timeout: 30_000 }, async () => {
     const actions = (card.blocks as Array<{ type: string; block_id?: string }>).find((b) => b.type === 'actions')!;
-    const res = await deliver(eventsUrl, fake.signed.action({ messageTs: card.ts, channel: PAYMENTS, actionId: 'reprise_silence', blockId: actions.block_id!, selected: '4h', user: ANN }));
+    const res = await deliver(
+      eventsUrl,
+      fake.signed.action({ messageTs: card.ts, channel: PAYMENTS, actionId: 'reprise_silence', blockId: actions.block_id!, selected: '4h', user: ANN }),
+    );
     expect(res.status).toBe(200);
     const [silence] = await eventsOf(dataDir, 'silence', 1);
     expect(Date.parse(silence!['until'] as string) - Date.now()).toBeGreaterThan(3.9 * 3_600_000);
@@ -157,32 +169,36 @@ describe('Slack, end to end through reprise serve', () => {
     expect(fake.messages.filter((m) => !m.thread_ts && fake.messages.indexOf(m) >= posted)).toEqual([]);
   });
 
-  it('routes two alerts to two channels, each resolve editing its own card and replying in its thread; hostile annotations stay text', { timeout: 30_000 }, async () => {
-    expect((await postAlert(bot.url, searchPayload({ status: 'firing', annotations: HOSTILE_ANNOTATIONS }))).status).toBe(202);
-    const other = await fake.waitFor(() => roots(SEARCH)[0]);
-    await fake.waitFor(() => replies(other)[0]);
-    for (const m of [other, ...replies(other)]) {
-      const types = nodeTypes(m.blocks);
-      for (const live of ['broadcast', 'user', 'usergroup', 'channel', 'mrkdwn']) expect(types, live).not.toContain(live);
-      expect(JSON.stringify(m.blocks)).not.toContain('"url":"https://evil');
-      // The notification text is mrkdwn: Slack's control sequences arrive escaped.
-      expect(String(m.text)).not.toMatch(/<!channel>|<@U0BOSS>|<script>|<https:/);
-    }
-    expect(shown(replies(other)[0]!)).toContain('<!channel> @room @here the indexer is down'); // shown, as text
+  it(
+    'routes two alerts to two channels, each resolve editing its own card and replying in its thread; hostile annotations stay text',
+    { timeout: 30_000 },
+    async () => {
+      expect((await postAlert(bot.url, searchPayload({ status: 'firing', annotations: HOSTILE_ANNOTATIONS }))).status).toBe(202);
+      const other = await fake.waitFor(() => roots(SEARCH)[0]);
+      await fake.waitFor(() => replies(other)[0]);
+      for (const m of [other, ...replies(other)]) {
+        const types = nodeTypes(m.blocks);
+        for (const live of ['broadcast', 'user', 'usergroup', 'channel', 'mrkdwn']) expect(types, live).not.toContain(live);
+        expect(JSON.stringify(m.blocks)).not.toContain('"url":"https://evil');
+        // The notification text is mrkdwn: Slack's control sequences arrive escaped.
+        expect(String(m.text)).not.toMatch(/<!channel>|<@U0BOSS>|<script>|<https:/);
+      }
+      expect(shown(replies(other)[0]!)).toContain('<!channel> @room @here the indexer is down'); // shown, as text
 
-    expect((await postAlert(bot.url, crashLoopPayload({ status: 'resolved' }))).status).toBe(202);
-    expect((await postAlert(bot.url, searchPayload({ status: 'resolved' }))).status).toBe(202);
-    for (const [root, channel] of [
-      [card, PAYMENTS],
-      [other, SEARCH],
-    ] as const) {
-      const edited = await fake.waitFor(() => fake.message(channel, root.ts)?.updates.find((u) => shown(u).includes('Resolved')));
-      expect(shown(edited)).toContain('Resolved');
-      await fake.waitFor(() => replies(root).find((m) => /resolved/i.test(String(m.text))));
-    }
-    expect(roots(PAYMENTS)).toHaveLength(1);
-    expect(roots(SEARCH)).toHaveLength(1);
-  });
+      expect((await postAlert(bot.url, crashLoopPayload({ status: 'resolved' }))).status).toBe(202);
+      expect((await postAlert(bot.url, searchPayload({ status: 'resolved' }))).status).toBe(202);
+      for (const [root, channel] of [
+        [card, PAYMENTS],
+        [other, SEARCH],
+      ] as const) {
+        const edited = await fake.waitFor(() => fake.message(channel, root.ts)?.updates.find((u) => shown(u).includes('Resolved')));
+        expect(shown(edited)).toContain('Resolved');
+        await fake.waitFor(() => replies(root).find((m) => /resolved/i.test(String(m.text))));
+      }
+      expect(roots(PAYMENTS)).toHaveLength(1);
+      expect(roots(SEARCH)).toHaveLength(1);
+    },
+  );
 
   it('counts a reaction Slack redelivers after a restart once', { timeout: 60_000 }, async () => {
     const req = fake.signed.event(reactionEvent({ user: 'U0BOB', reaction: '+1', channel: PAYMENTS, ts: card.ts, itemUser: BOT }));
@@ -208,33 +224,41 @@ describe('Slack, end to end through reprise serve', () => {
 });
 
 describe('Slack slow or away', () => {
-  it('acknowledges a 40-alert group at once with every Slack call taking 2 s, and delivers once Slack is back from an outage', { timeout: 120_000 }, async () => {
-    fake.setBehaviour({ latencyMs: 2000 });
-    const group = crashLoopPayload({ status: 'firing' }) as { alerts: Array<Record<string, unknown>> };
-    const template = group.alerts[0]!;
-    group.alerts = Array.from({ length: 40 }, (_, i) => ({ ...template, fingerprint: `storm-${i}`, labels: { ...(template['labels'] as object), namespace: 'search', pod: `indexer-${i}` } }));
-    const started = Date.now();
-    const res = await postAlert(bot.url, group);
-    const ackMs = Date.now() - started;
-    expect(res.status).toBe(202);
-    expect((res.json as WebhookAccepted).accepted).toBe(40);
-    // Alertmanager gives a webhook 10 s; the chat calls happen after the acknowledgement.
-    expect(ackMs).toBeLessThan(5_000);
-    const opens = ofType(await ledgerEvents(dataDir), 'open').filter((o) => String(o['fingerprint']).startsWith('storm-'));
-    expect(opens).toHaveLength(40);
-    fake.setBehaviour({ latencyMs: 0 });
+  it(
+    'acknowledges a 40-alert group at once with every Slack call taking 2 s, and delivers once Slack is back from an outage',
+    { timeout: 120_000 },
+    async () => {
+      fake.setBehaviour({ latencyMs: 2000 });
+      const group = crashLoopPayload({ status: 'firing' }) as { alerts: Array<Record<string, unknown>> };
+      const template = group.alerts[0]!;
+      group.alerts = Array.from({ length: 40 }, (_, i) => ({
+        ...template,
+        fingerprint: `storm-${i}`,
+        labels: { ...(template['labels'] as object), namespace: 'search', pod: `indexer-${i}` },
+      }));
+      const started = Date.now();
+      const res = await postAlert(bot.url, group);
+      const ackMs = Date.now() - started;
+      expect(res.status).toBe(202);
+      expect((res.json as WebhookAccepted).accepted).toBe(40);
+      // Alertmanager gives a webhook 10 s; the chat calls happen after the acknowledgement.
+      expect(ackMs).toBeLessThan(5_000);
+      const opens = ofType(await ledgerEvents(dataDir), 'open').filter((o) => String(o['fingerprint']).startsWith('storm-'));
+      expect(opens).toHaveLength(40);
+      fake.setBehaviour({ latencyMs: 0 });
 
-    await fake.down();
-    const away = await postAlert(bot.url, searchPayload({ status: 'firing', pod: 'indexer-away', fingerprint: 'away-1' }));
-    expect(away.status).toBe(202);
-    await new Promise((r) => setTimeout(r, 1500));
-    await fake.up();
-    await waitFor(() => fake.messages.find((m) => shown(m).includes('indexer-away')), 'the thread posted after the outage', 60_000);
-    await new Promise((r) => setTimeout(r, 1000));
-    // Delivered once: no message of that thread was posted twice.
-    const hits = fake.messages.filter((m) => shown(m).includes('indexer-away')).map(shown);
-    expect(new Set(hits).size).toBe(hits.length);
-  });
+      await fake.down();
+      const away = await postAlert(bot.url, searchPayload({ status: 'firing', pod: 'indexer-away', fingerprint: 'away-1' }));
+      expect(away.status).toBe(202);
+      await new Promise((r) => setTimeout(r, 1500));
+      await fake.up();
+      await waitFor(() => fake.messages.find((m) => shown(m).includes('indexer-away')), 'the thread posted after the outage', 60_000);
+      await new Promise((r) => setTimeout(r, 1000));
+      // Delivered once: no message of that thread was posted twice.
+      const hits = fake.messages.filter((m) => shown(m).includes('indexer-away')).map(shown);
+      expect(new Set(hits).size).toBe(hits.length);
+    },
+  );
 });
 
 describe('Slack in Socket Mode, through reprise serve', () => {
@@ -242,16 +266,29 @@ describe('Slack in Socket Mode, through reprise serve', () => {
     const socketFake = await startSlackFake({ botUserId: BOT });
     const dir = makeTmpDir();
     try {
-      const socketBot = await spawnBot({ dataDir: dir, env: { SLACK_BOT_TOKEN: socketFake.botToken, SLACK_APP_TOKEN: socketFake.appToken, SLACK_CHANNEL: 'C0SOCKET', SLACK_API_URL: socketFake.apiUrl } });
+      const socketBot = await spawnBot({
+        dataDir: dir,
+        env: { SLACK_BOT_TOKEN: socketFake.botToken, SLACK_APP_TOKEN: socketFake.appToken, SLACK_CHANNEL: 'C0SOCKET', SLACK_API_URL: socketFake.apiUrl },
+      });
       await socketFake.socket.waitForConnection();
       expect((await postAlert(socketBot.url, crashLoopPayload({ status: 'firing' }))).status).toBe(202);
       const root = await socketFake.waitFor(() => socketFake.messages.find((m) => m.channel === 'C0SOCKET' && !m.thread_ts));
-      const id = socketFake.socket.send('events_api', eventEnvelope(socketFake.workspace, reactionEvent({ user: ANN, reaction: '-1', channel: 'C0SOCKET', ts: root.ts, itemUser: BOT })));
+      const id = socketFake.socket.send(
+        'events_api',
+        eventEnvelope(socketFake.workspace, reactionEvent({ user: ANN, reaction: '-1', channel: 'C0SOCKET', ts: root.ts, itemUser: BOT })),
+      );
       await socketFake.socket.waitForAck(id);
       const vote = await until('the vote', async () => ofType(await ledgerEvents(dir), 'feedback')[0]);
       expect(vote).toMatchObject({ vote: 'down', user: `slack:${ANN}`, via: 'slack' });
       // Socket Mode needs no ingress: nothing answers Slack requests on the bot's port.
-      expect((await deliver(`${socketBot.url}/slack/events`, socketFake.signed.event(reactionEvent({ user: ANN, reaction: '+1', channel: 'C0SOCKET', ts: root.ts, itemUser: BOT })))).status).toBe(404);
+      expect(
+        (
+          await deliver(
+            `${socketBot.url}/slack/events`,
+            socketFake.signed.event(reactionEvent({ user: ANN, reaction: '+1', channel: 'C0SOCKET', ts: root.ts, itemUser: BOT })),
+          )
+        ).status,
+      ).toBe(404);
       expect(await socketBot.stop()).toEqual({ code: 0, signal: null });
     } finally {
       await socketFake.close();
@@ -268,12 +305,22 @@ describe('Slack and Matrix at once', () => {
     try {
       const twin = await spawnBot({
         dataDir: dir,
-        env: { SLACK_BOT_TOKEN: both.botToken, SLACK_SIGNING_SECRET: both.signingSecret, SLACK_CHANNEL: 'C0BOTH', SLACK_API_URL: both.apiUrl, MATRIX_HOMESERVER_URL: matrix.url, MATRIX_ACCESS_TOKEN: matrix.botToken, MATRIX_ROOM_ID: matrix.room },
+        env: {
+          SLACK_BOT_TOKEN: both.botToken,
+          SLACK_SIGNING_SECRET: both.signingSecret,
+          SLACK_CHANNEL: 'C0BOTH',
+          SLACK_API_URL: both.apiUrl,
+          MATRIX_HOMESERVER_URL: matrix.url,
+          MATRIX_ACCESS_TOKEN: matrix.botToken,
+          MATRIX_ROOM_ID: matrix.room,
+        },
       });
       await twin.waitForLog((l) => l.msg === 'matrix: syncing', 15_000);
       expect((await postAlert(twin.url, crashLoopPayload({ status: 'firing' }))).status).toBe(202);
       const slackCard = await both.waitFor(() => both.messages.find((m) => m.channel === 'C0BOTH' && !m.thread_ts));
-      const matrixCard = await until('the Matrix card', () => matrix.sent.find((s) => s.room === matrix.room && s.type === 'm.room.message' && !s.content['m.relates_to']));
+      const matrixCard = await until('the Matrix card', () =>
+        matrix.sent.find((s) => s.room === matrix.room && s.type === 'm.room.message' && !s.content['m.relates_to']),
+      );
       expect((await postAlert(twin.url, crashLoopPayload({ status: 'resolved' }))).status).toBe(202);
       await both.waitFor(() => both.message('C0BOTH', slackCard.ts)?.updates.find((u) => shown(u).includes('Resolved')));
       await until('the Matrix card edited', () => (String(matrix.current(matrixCard.eventId)?.['body']).includes('✅ resolved') ? true : undefined));

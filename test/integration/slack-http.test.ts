@@ -27,9 +27,24 @@ const CHANNEL = 'C0INCIDENTS';
 beforeAll(async () => {
   fake = await startSlackFake({ botUserId: BOT });
   const logger = recordingLogger(logs);
-  const slack = createSlackTransport({ botToken: fake.botToken, signingSecret: fake.signingSecret, apiUrl: fake.apiUrl, defaultChannel: CHANNEL, logger, retries: 0, ackTimeoutMs: ACK_MS });
+  const slack = createSlackTransport({
+    botToken: fake.botToken,
+    signingSecret: fake.signingSecret,
+    apiUrl: fake.apiUrl,
+    defaultChannel: CHANNEL,
+    logger,
+    retries: 0,
+    ackTimeoutMs: ACK_MS,
+  });
   transport = slack.transport;
-  http = createHttpServer({ bodyLimitBytes: 1024 * 1024, logger, onAlertmanager: async () => ({ accepted: 0 }), readiness: () => combineReadiness([]), metrics: createBotMetrics({ defaults: false }), ...(slack.mount ? { mount: slack.mount } : {}) });
+  http = createHttpServer({
+    bodyLimitBytes: 1024 * 1024,
+    logger,
+    onAlertmanager: async () => ({ accepted: 0 }),
+    readiness: () => combineReadiness([]),
+    metrics: createBotMetrics({ defaults: false }),
+    ...(slack.mount ? { mount: slack.mount } : {}),
+  });
   const { port } = await http.listen(0, '127.0.0.1');
   eventsUrl = `http://127.0.0.1:${port}/slack/events`;
   await transport.start((e) => sink(e));
@@ -59,7 +74,10 @@ async function postedCard(): Promise<{ ts: string; blockId: string }> {
 
 describe('Slack HTTP mode: security', () => {
   it('answers the url_verification challenge', async () => {
-    const res = await deliver(eventsUrl, sign(fake.signingSecret, JSON.stringify({ token: 'x', challenge: 'c-123', type: 'url_verification' }), 'application/json'));
+    const res = await deliver(
+      eventsUrl,
+      sign(fake.signingSecret, JSON.stringify({ token: 'x', challenge: 'c-123', type: 'url_verification' }), 'application/json'),
+    );
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ challenge: 'c-123' });
   });
@@ -93,7 +111,12 @@ describe('Slack HTTP mode: security', () => {
 
   it('accepts a request signed just inside the window', async () => {
     const { ts } = await postedCard();
-    const res = await deliver(eventsUrl, fake.signed.event(reactionEvent({ user: 'U0ANN', reaction: '+1', channel: CHANNEL, ts, itemUser: BOT }), { timestamp: Math.floor(Date.now() / 1000) - 280 }));
+    const res = await deliver(
+      eventsUrl,
+      fake.signed.event(reactionEvent({ user: 'U0ANN', reaction: '+1', channel: CHANNEL, ts, itemUser: BOT }), {
+        timestamp: Math.floor(Date.now() / 1000) - 280,
+      }),
+    );
     expect(res.status).toBe(200);
     expect(received).toHaveLength(1);
   });
@@ -107,8 +130,24 @@ describe('Slack HTTP mode: events to the sink', () => {
     const down = fake.signed.event(reactionEvent({ user: 'U0BOB', reaction: '-1', channel: CHANNEL, ts, itemUser: BOT, removed: true }));
     expect((await deliver(eventsUrl, down)).status).toBe(200);
     expect(received).toEqual([
-      { type: 'reaction', eventId: up.eventId, transport: 'slack', user: { id: 'U0ANN' }, target: { transport: 'slack', channel: CHANNEL, id: ts }, reaction: '+1', removed: false },
-      { type: 'reaction', eventId: down.eventId, transport: 'slack', user: { id: 'U0BOB' }, target: { transport: 'slack', channel: CHANNEL, id: ts }, reaction: '-1', removed: true },
+      {
+        type: 'reaction',
+        eventId: up.eventId,
+        transport: 'slack',
+        user: { id: 'U0ANN' },
+        target: { transport: 'slack', channel: CHANNEL, id: ts },
+        reaction: '+1',
+        removed: false,
+      },
+      {
+        type: 'reaction',
+        eventId: down.eventId,
+        transport: 'slack',
+        user: { id: 'U0BOB' },
+        target: { transport: 'slack', channel: CHANNEL, id: ts },
+        reaction: '-1',
+        removed: true,
+      },
     ]);
   });
 
@@ -134,7 +173,9 @@ describe('Slack HTTP mode: events to the sink', () => {
   it('a thread reply is a message; a mention in the thread is addressed, with the mention stripped', async () => {
     const { ts } = await postedCard();
     const reply = fake.signed.event(messageEvent({ user: 'U0ANN', text: 'was it the &lt;disk&gt;? <@U0BOB>', channel: CHANNEL, ts: `${ts}1`, threadTs: ts }));
-    const mentionAsMessage = fake.signed.event(messageEvent({ user: 'U0ANN', text: `<@${BOT}> note: disk was full`, channel: CHANNEL, ts: `${ts}2`, threadTs: ts }));
+    const mentionAsMessage = fake.signed.event(
+      messageEvent({ user: 'U0ANN', text: `<@${BOT}> note: disk was full`, channel: CHANNEL, ts: `${ts}2`, threadTs: ts }),
+    );
     const mention = fake.signed.event(appMentionEvent({ user: 'U0ANN', text: `<@${BOT}> note: disk was full`, channel: CHANNEL, ts: `${ts}2`, threadTs: ts }));
     const topLevel = fake.signed.event(messageEvent({ user: 'U0ANN', text: 'lunch?', channel: CHANNEL, ts: `${ts}3` }));
     const botMessage = fake.signed.event(messageEvent({ user: BOT, text: 'echo', channel: CHANNEL, ts: `${ts}4`, threadTs: ts, botId: 'B0REPRISE' }));
@@ -142,8 +183,26 @@ describe('Slack HTTP mode: events to the sink', () => {
     for (const r of [reply, mentionAsMessage, mention, topLevel, botMessage, edit]) expect((await deliver(eventsUrl, r)).status).toBe(200);
     const thread = { transport: 'slack', channel: CHANNEL, id: ts };
     expect(received).toEqual([
-      { type: 'message', eventId: reply.eventId, transport: 'slack', user: { id: 'U0ANN' }, thread, channel: CHANNEL, text: 'was it the <disk>? @U0BOB', addressed: false },
-      { type: 'message', eventId: mention.eventId, transport: 'slack', user: { id: 'U0ANN' }, thread, channel: CHANNEL, text: 'note: disk was full', addressed: true },
+      {
+        type: 'message',
+        eventId: reply.eventId,
+        transport: 'slack',
+        user: { id: 'U0ANN' },
+        thread,
+        channel: CHANNEL,
+        text: 'was it the <disk>? @U0BOB',
+        addressed: false,
+      },
+      {
+        type: 'message',
+        eventId: mention.eventId,
+        transport: 'slack',
+        user: { id: 'U0ANN' },
+        thread,
+        channel: CHANNEL,
+        text: 'note: disk was full',
+        addressed: true,
+      },
     ]);
   });
 
@@ -190,7 +249,14 @@ describe('Slack HTTP mode: commands and controls', () => {
     expect(res.status).toBe(200);
     expect(await res.text()).toBe('');
     const [ev] = received;
-    expect(ev).toMatchObject({ type: 'command', eventId: 'command:111.222.abc', user: { id: 'U0ANN', name: 'ann' }, channel: CHANNEL, text: 'recall checkout oom', respond: { kind: 'response_url' } });
+    expect(ev).toMatchObject({
+      type: 'command',
+      eventId: 'command:111.222.abc',
+      user: { id: 'U0ANN', name: 'ann' },
+      channel: CHANNEL,
+      text: 'recall checkout oom',
+      respond: { kind: 'response_url' },
+    });
     if (ev?.type !== 'command') throw new Error('not a command');
     await transport.ephemeral(ev.respond, { kind: 'ephemeral', title: 'Recall', body: [['Best: ', { code: 'incidents/checkout-oom' }]] });
     const [answer] = fake.calls('response_url');
@@ -244,8 +310,22 @@ describe('Slack HTTP mode: commands and controls', () => {
 
 describe('Slack HTTP mode: lifecycle', () => {
   it('started while Slack was unreachable: events are answered 500 until the bot can identify itself', async () => {
-    const late = createSlackTransport({ botToken: fake.botToken, signingSecret: fake.signingSecret, apiUrl: fake.apiUrl, defaultChannel: CHANNEL, logger: recordingLogger(logs), retries: 0 });
-    const app = createHttpServer({ bodyLimitBytes: 1024 * 1024, logger: recordingLogger(logs), onAlertmanager: async () => ({ accepted: 0 }), readiness: () => combineReadiness([]), metrics: createBotMetrics({ defaults: false }), ...(late.mount ? { mount: late.mount } : {}) }).app;
+    const late = createSlackTransport({
+      botToken: fake.botToken,
+      signingSecret: fake.signingSecret,
+      apiUrl: fake.apiUrl,
+      defaultChannel: CHANNEL,
+      logger: recordingLogger(logs),
+      retries: 0,
+    });
+    const app = createHttpServer({
+      bodyLimitBytes: 1024 * 1024,
+      logger: recordingLogger(logs),
+      onAlertmanager: async () => ({ accepted: 0 }),
+      readiness: () => combineReadiness([]),
+      metrics: createBotMetrics({ defaults: false }),
+      ...(late.mount ? { mount: late.mount } : {}),
+    }).app;
     const got: ChatEvent[] = [];
     await fake.down();
     try {
@@ -260,7 +340,13 @@ describe('Slack HTTP mode: lifecycle', () => {
       expect((await app.request('/slack/events', { method: 'POST', headers: retry.headers, body: retry.body })).status).toBe(200);
       expect(got.map((e) => e.eventId)).toEqual(['Ev0EARLY1']);
     } finally {
-      if (!(await fetch(fake.url).then(() => true, () => false))) await fake.up();
+      if (
+        !(await fetch(fake.url).then(
+          () => true,
+          () => false,
+        ))
+      )
+        await fake.up();
       await late.transport.close();
     }
   });

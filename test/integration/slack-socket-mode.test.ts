@@ -18,7 +18,15 @@ const BOT = 'U0REPRISE';
 
 beforeAll(async () => {
   fake = await startSlackFake({ botUserId: BOT });
-  const handle = createSlackTransport({ botToken: fake.botToken, appToken: fake.appToken, signingSecret: 'unused-in-socket-mode', apiUrl: fake.apiUrl, defaultChannel: 'C0INCIDENTS', logger: silentLogger, retries: 0 });
+  const handle = createSlackTransport({
+    botToken: fake.botToken,
+    appToken: fake.appToken,
+    signingSecret: 'unused-in-socket-mode',
+    apiUrl: fake.apiUrl,
+    defaultChannel: 'C0INCIDENTS',
+    logger: silentLogger,
+    retries: 0,
+  });
   slack = handle.transport;
   expect(handle.mount).toBeUndefined();
   await slack.start(async (e) => {
@@ -46,25 +54,54 @@ describe('Slack Socket Mode', () => {
 
   it('delivers an Events API envelope to the sink and acknowledges it', async () => {
     const ref = await slack.post({ transport: 'slack', channel: 'C0INCIDENTS' }, card(), undefined, { idempotencyKey: 'k' });
-    const envelope = eventEnvelope(fake.workspace, reactionEvent({ user: 'U0ANN', reaction: '-1', channel: ref.channel, ts: ref.id, itemUser: BOT }), { eventId: 'Ev0SOCKET1' });
+    const envelope = eventEnvelope(fake.workspace, reactionEvent({ user: 'U0ANN', reaction: '-1', channel: ref.channel, ts: ref.id, itemUser: BOT }), {
+      eventId: 'Ev0SOCKET1',
+    });
     const id = fake.socket.send('events_api', envelope);
     await fake.socket.waitForAck(id);
     await fake.waitFor(() => (received.length > 0 ? true : undefined));
-    expect(received).toEqual([{ type: 'reaction', eventId: 'Ev0SOCKET1', transport: 'slack', user: { id: 'U0ANN' }, target: { transport: 'slack', channel: ref.channel, id: ref.id }, reaction: '-1', removed: false }]);
+    expect(received).toEqual([
+      {
+        type: 'reaction',
+        eventId: 'Ev0SOCKET1',
+        transport: 'slack',
+        user: { id: 'U0ANN' },
+        target: { transport: 'slack', channel: ref.channel, id: ref.id },
+        reaction: '-1',
+        removed: false,
+      },
+    ]);
   });
 
   it('a reaction on someone else’s message is acknowledged and never reaches the sink', async () => {
-    const id = fake.socket.send('events_api', eventEnvelope(fake.workspace, reactionEvent({ user: 'U0ANN', reaction: '+1', channel: 'C0INCIDENTS', ts: '1.1', itemUser: 'U0BOB' })));
+    const id = fake.socket.send(
+      'events_api',
+      eventEnvelope(fake.workspace, reactionEvent({ user: 'U0ANN', reaction: '+1', channel: 'C0INCIDENTS', ts: '1.1', itemUser: 'U0BOB' })),
+    );
     await fake.socket.waitForAck(id);
     expect(received).toEqual([]);
   });
 
   it('slash commands and clicks arrive as envelopes too, acknowledged', async () => {
-    const cmd = fake.socket.send('slash_commands', slashCommandForm(fake.workspace, { text: 'status', user: 'U0ANN', channel: 'C0INCIDENTS', responseUrl: fake.responseUrl(), triggerId: '9.9.t' }));
+    const cmd = fake.socket.send(
+      'slash_commands',
+      slashCommandForm(fake.workspace, { text: 'status', user: 'U0ANN', channel: 'C0INCIDENTS', responseUrl: fake.responseUrl(), triggerId: '9.9.t' }),
+    );
     await fake.socket.waitForAck(cmd);
     const ref = await slack.post({ transport: 'slack', channel: 'C0INCIDENTS' }, card(), undefined, { idempotencyKey: 'k2' });
     const blockId = (fake.message(ref.channel, ref.id)!.blocks as Array<{ type: string; block_id?: string }>).find((b) => b.type === 'actions')!.block_id!;
-    const click = fake.socket.send('interactive', blockActionsPayload(fake.workspace, { user: 'U0ANN', channel: ref.channel, messageTs: ref.id, actionId: 'reprise_silence', blockId, selected: '1h', responseUrl: fake.responseUrl() }));
+    const click = fake.socket.send(
+      'interactive',
+      blockActionsPayload(fake.workspace, {
+        user: 'U0ANN',
+        channel: ref.channel,
+        messageTs: ref.id,
+        actionId: 'reprise_silence',
+        blockId,
+        selected: '1h',
+        responseUrl: fake.responseUrl(),
+      }),
+    );
     await fake.socket.waitForAck(click);
     expect(received).toMatchObject([
       { type: 'command', eventId: 'command:9.9.t', text: 'status', respond: { kind: 'response_url' } },
@@ -76,13 +113,23 @@ describe('Slack Socket Mode', () => {
     fake.socket.disconnect('refresh_requested');
     await fake.waitFor(() => (fake.socket.sessions >= 2 && fake.socket.connected() ? true : undefined), 15_000);
     expect(fake.calls('apps.connections.open').length).toBeGreaterThanOrEqual(2);
-    const id = fake.socket.send('slash_commands', slashCommandForm(fake.workspace, { text: 'help', user: 'U0ANN', channel: 'C0INCIDENTS', responseUrl: fake.responseUrl() }));
+    const id = fake.socket.send(
+      'slash_commands',
+      slashCommandForm(fake.workspace, { text: 'help', user: 'U0ANN', channel: 'C0INCIDENTS', responseUrl: fake.responseUrl() }),
+    );
     await fake.socket.waitForAck(id);
     expect(received.map((e) => e.type)).toEqual(['command']);
   });
 
   it('a rejected app token fails start with how to fix it', async () => {
-    const bad = createSlackTransport({ botToken: fake.botToken, appToken: 'xapp-revoked', apiUrl: fake.apiUrl, defaultChannel: 'C0INCIDENTS', logger: silentLogger, retries: 0 }).transport;
+    const bad = createSlackTransport({
+      botToken: fake.botToken,
+      appToken: 'xapp-revoked',
+      apiUrl: fake.apiUrl,
+      defaultChannel: 'C0INCIDENTS',
+      logger: silentLogger,
+      retries: 0,
+    }).transport;
     await expect(bad.start(async () => {})).rejects.toThrow(/SLACK_APP_TOKEN.*invalid_auth.*connections:write/);
     await bad.close();
   });
@@ -92,7 +139,15 @@ describe('Slack Socket Mode', () => {
     await slack.close();
     const sessions = fake.socket.sessions;
     await fake.down();
-    const later = createSlackTransport({ botToken: fake.botToken, appToken: fake.appToken, apiUrl: fake.apiUrl, defaultChannel: 'C0INCIDENTS', logger: silentLogger, retries: 0, reconnectMs: 100 }).transport;
+    const later = createSlackTransport({
+      botToken: fake.botToken,
+      appToken: fake.appToken,
+      apiUrl: fake.apiUrl,
+      defaultChannel: 'C0INCIDENTS',
+      logger: silentLogger,
+      retries: 0,
+      reconnectMs: 100,
+    }).transport;
     try {
       await later.start(async () => {});
     } finally {

@@ -48,7 +48,11 @@ describe.runIf(hasCorpus)('recall quality on the dev cases (shared/corpus)', () 
   const both = (variant: string, pick: (m: VariantMetrics) => number): number[] => {
     const all = whole.find((m) => m.variant === variant);
     if (!all) throw new Error(`no ${variant} cases`);
-    const fold = perFold.map((ms) => ms.find((m) => m.variant === variant)).filter((m): m is VariantMetrics => m !== undefined).map(pick).filter(Number.isFinite);
+    const fold = perFold
+      .map((ms) => ms.find((m) => m.variant === variant))
+      .filter((m): m is VariantMetrics => m !== undefined)
+      .map(pick)
+      .filter(Number.isFinite);
     return [pick(all), mean(fold)];
   };
 
@@ -81,7 +85,12 @@ describe.runIf(hasCorpus)('recall quality on the dev cases (shared/corpus)', () 
 });
 
 describe.skipIf(hasCorpus)('recall quality (corpus missing)', () => {
-  it(required ? 'fails: REPRISE_REQUIRE_CORPUS=1 and the corpus is not beside the checkout (../shared/corpus)' : `SKIPPED: the recall quality guard needs ${corpus} (../shared/corpus beside the checkout)`, () => {
-    expect(required, `recall quality cannot be checked: ${corpus} has no cases-dev.jsonl / cases-dev-expr.jsonl`).toBe(false);
-  });
+  it(
+    required
+      ? 'fails: REPRISE_REQUIRE_CORPUS=1 and the corpus is not beside the checkout (../shared/corpus)'
+      : `SKIPPED: the recall quality guard needs ${corpus} (../shared/corpus beside the checkout)`,
+    () => {
+      expect(required, `recall quality cannot be checked: ${corpus} has no cases-dev.jsonl / cases-dev-expr.jsonl`).toBe(false);
+    },
+  );
 });

@@ -8,7 +8,19 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const FORBIDDEN = ['@slack/', 'matrix-bot-sdk', 'openai', '@octokit/', 'keyv', '@keyv/', 'flexsearch', 'simple-git', 'pino', '@modelcontextprotocol/', 'prom-client'];
+const FORBIDDEN = [
+  '@slack/',
+  'matrix-bot-sdk',
+  'openai',
+  '@octokit/',
+  'keyv',
+  '@keyv/',
+  'flexsearch',
+  'simple-git',
+  'pino',
+  '@modelcontextprotocol/',
+  'prom-client',
+];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true, recursive: true })

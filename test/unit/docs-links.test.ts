@@ -7,13 +7,24 @@ import { dirname, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const files = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const files = [
+  'README.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 
 /** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens. */
 function anchors(markdown: string): Set<string> {
   const out = new Set<string>();
   for (const m of markdown.matchAll(/^#{1,6}\s+(.+)$/gm)) {
-    out.add(m[1]!.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-'));
+    out.add(
+      m[1]!
+        .trim()
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+        .replace(/\s/g, '-'),
+    );
   }
   return out;
 }
@@ -40,7 +51,8 @@ describe('documentation links', () => {
         broken.push(`${target} (no such file)`);
         continue;
       }
-      if (anchor && abs.endsWith('.md') && statSync(abs).isFile() && !anchors(readFileSync(abs, 'utf8')).has(anchor)) broken.push(`${target} (no heading #${anchor})`);
+      if (anchor && abs.endsWith('.md') && statSync(abs).isFile() && !anchors(readFileSync(abs, 'utf8')).has(anchor))
+        broken.push(`${target} (no heading #${anchor})`);
     }
     expect(broken, `${file} has broken links`).toEqual([]);
   });

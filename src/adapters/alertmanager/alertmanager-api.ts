@@ -60,7 +60,12 @@ export class AlertmanagerApi implements AlertmanagerAlerts, AlertmanagerSilencer
       if (typeof raw?.fingerprint !== 'string') continue;
       const st = raw.status ?? {};
       const list = (v: unknown): number => (Array.isArray(v) ? v.length : 0);
-      out.push({ fingerprint: raw.fingerprint, state: typeof st.state === 'string' ? st.state : 'active', silenced: list(st.silencedBy) > 0, inhibited: list(st.inhibitedBy) > 0 });
+      out.push({
+        fingerprint: raw.fingerprint,
+        state: typeof st.state === 'string' ? st.state : 'active',
+        silenced: list(st.silencedBy) > 0,
+        inhibited: list(st.inhibitedBy) > 0,
+      });
     }
     return out;
   }
@@ -70,7 +75,8 @@ export class AlertmanagerApi implements AlertmanagerAlerts, AlertmanagerSilencer
     const body = await this.#call('/api/v2/alerts?active=true&silenced=true&inhibited=true&unprocessed=true');
     const found = Array.isArray(body) ? (body as GettableAlert[]).find((a) => a?.fingerprint === fingerprint) : undefined;
     const labels = found?.labels;
-    if (typeof labels !== 'object' || labels === null) throw new RepriseError('not_found', `Alertmanager holds no alert with fingerprint ${fingerprint} (it may have resolved)`);
+    if (typeof labels !== 'object' || labels === null)
+      throw new RepriseError('not_found', `Alertmanager holds no alert with fingerprint ${fingerprint} (it may have resolved)`);
     const out: Record<string, string> = {};
     for (const [k, v] of Object.entries(labels)) if (typeof v === 'string' && v !== '') out[k] = v;
     if (Object.keys(out).length === 0) throw new RepriseError('not_found', `Alertmanager's alert ${fingerprint} has no labels to match`);
@@ -84,7 +90,13 @@ export class AlertmanagerApi implements AlertmanagerAlerts, AlertmanagerSilencer
     const body = await this.#call('/api/v2/silences', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ matchers, startsAt: new Date().toISOString(), endsAt: req.endsAt, createdBy: req.createdBy.slice(0, 200), comment: req.comment.slice(0, 2000) }),
+      body: JSON.stringify({
+        matchers,
+        startsAt: new Date().toISOString(),
+        endsAt: req.endsAt,
+        createdBy: req.createdBy.slice(0, 200),
+        comment: req.comment.slice(0, 2000),
+      }),
     });
     const id = (body as { silenceID?: unknown } | null)?.silenceID;
     if (typeof id !== 'string') throw new RepriseError('unavailable', 'Alertmanager created no silence id');

@@ -4,7 +4,16 @@
  * and text meant for one line keeps its newlines escaped, so nothing can forge a line.
  */
 import { escapeControl, escapeLine } from '../../core/render/escape-text.js';
-import { confidenceDot, richText, type CardView, type DetailSection, type DetailView, type EphemeralView, type ReplyView, type RichText } from '../../core/chat/thread-view.js';
+import {
+  confidenceDot,
+  richText,
+  type CardView,
+  type DetailSection,
+  type DetailView,
+  type EphemeralView,
+  type ReplyView,
+  type RichText,
+} from '../../core/chat/thread-view.js';
 
 const STATE: Record<CardView['state'], string> = { firing: '🔥 firing', resolved: '✅ resolved', silenced: '🔕 silenced' };
 const VERDICT: Record<CardView['verdict'], string> = {
@@ -18,18 +27,25 @@ export { confidenceDot };
 
 /** Multi-line text as a human reads it: inline code in backticks (the console has no other markup). */
 function para(p: RichText): string {
-  return escapeControl(p.map((r) => (typeof r === 'string' ? r : 'code' in r ? `\`${r.code}\`` : 'strong' in r ? r.strong : `${r.link.label} <${r.link.url}>`)).join(''));
+  return escapeControl(
+    p.map((r) => (typeof r === 'string' ? r : 'code' in r ? `\`${r.code}\`` : 'strong' in r ? r.strong : `${r.link.label} <${r.link.url}>`)).join(''),
+  );
 }
 
 export function renderConsoleCard(card: CardView): string[] {
-  const out = [`🔍 ${escapeLine(card.alertname)} — ${escapeLine(card.where)} · severity ${card.severity} · ${STATE[card.state]}${card.stateNote ? ` (${escapeLine(card.stateNote)})` : ''}`];
+  const out = [
+    `🔍 ${escapeLine(card.alertname)} — ${escapeLine(card.where)} · severity ${card.severity} · ${STATE[card.state]}${card.stateNote ? ` (${escapeLine(card.stateNote)})` : ''}`,
+  ];
   const h = card.headline;
   if (h.answer === 'instant') out.push(`${VERDICT[card.verdict]} · ${confidenceDot(h.confidence ?? 0)} ⚡ Instant recall: ${escapeLine(h.title ?? '')}`);
   else if (h.answer === 'runbook') out.push(`${VERDICT[card.verdict]} · 📚 Runbook: ${escapeLine(h.title ?? '')} (a guide, not a diagnosis)`);
   else if (h.answer === 'finding') out.push(`${VERDICT[card.verdict]} · ${confidenceDot(h.confidence ?? 0)} 🧭 ${escapeLine(h.title ?? '')}`);
   else if (h.answer === 'checking') out.push(`${VERDICT[card.verdict]} · 🔎 ${escapeLine(h.title ?? 'checking with the model…')}`);
   else out.push(`${VERDICT[card.verdict]} · no trusted memory for this alert`);
-  if (card.curation) out.push(`📚 ${escapeLine(card.curation.text)}${card.curation.link ? ` ${escapeLine(card.curation.link.label)} <${escapeLine(card.curation.link.url)}>` : ''}`);
+  if (card.curation)
+    out.push(
+      `📚 ${escapeLine(card.curation.text)}${card.curation.link ? ` ${escapeLine(card.curation.link.label)} <${escapeLine(card.curation.link.url)}>` : ''}`,
+    );
   if (card.links.length > 0) out.push(`Links: ${card.links.map((l) => `${l.label} ${escapeLine(l.url)}`).join(' · ')}`);
   if (card.mentions.length > 0) out.push(`cc ${card.mentions.map(escapeLine).join(' ')}`);
   return out;
@@ -49,7 +65,12 @@ function section(s: DetailSection): string[] {
       const out = [`📚 *Runbook* — ${escapeLine(s.title)} (a guide, not a diagnosis) · ${confidenceDot(s.confidence)} ${s.confidence.toFixed(2)}`];
       for (const step of s.steps) {
         out.push(`  • ${para(step.text)}`);
-        if (step.code !== undefined) out.push(...escapeControl(step.code).split('\n').map((l) => `      $ ${l}`));
+        if (step.code !== undefined)
+          out.push(
+            ...escapeControl(step.code)
+              .split('\n')
+              .map((l) => `      $ ${l}`),
+          );
       }
       out.push(`  ${escapeLine(s.entryUrl ?? s.entry)} · ${s.track}`);
       return out;
@@ -63,7 +84,10 @@ function section(s: DetailSection): string[] {
     case 'closest':
       return [`Closest catalog entries (not trusted): ${s.entries.map(escapeLine).join(', ')}`];
     case 'finding': {
-      const out = [`🧭 *Finding* — ${VERDICT[s.verdict]} · ${confidenceDot(s.confidence)} ${s.confidence.toFixed(2)}${s.verified === undefined ? '' : s.verified ? ' · verified ✓' : ' · verify rejected ✗'}${s.status === 'completed' ? '' : ` · ${s.status}${s.statusDetail ? `: ${escapeLine(s.statusDetail)}` : ''}`}`, escapeLine(s.summary)];
+      const out = [
+        `🧭 *Finding* — ${VERDICT[s.verdict]} · ${confidenceDot(s.confidence)} ${s.confidence.toFixed(2)}${s.verified === undefined ? '' : s.verified ? ' · verified ✓' : ' · verify rejected ✗'}${s.status === 'completed' ? '' : ` · ${s.status}${s.statusDetail ? `: ${escapeLine(s.statusDetail)}` : ''}`}`,
+        escapeLine(s.summary),
+      ];
       if (s.entry) out.push(`Answered from your knowledge base: ${escapeLine(s.entry)}`);
       s.causes.forEach((c, i) => {
         out.push(`  ${i + 1}. ${escapeLine(c.cause)} (${c.confidence.toFixed(2)})`);
@@ -89,8 +113,12 @@ export function renderConsoleDetail(d: DetailView): string[] {
   const out: string[] = [];
   if (d.confidence) out.push(`${d.confidence}`);
   for (const s of d.sections) out.push('', ...section(s));
-  out.push('', `Facts: ${d.facts.map(([k, v]) => (k === 'recurrence' ? (v.startsWith('#') ? `🔁 ${escapeLine(v)}` : escapeLine(v)) : `${k} ${escapeLine(v)}`)).join(' · ')}`);
-  if (d.labels.length > 0) out.push(`Labels: ${d.labels.map(([k, v]) => `${escapeLine(k)}=${escapeLine(v.length > 120 ? `${v.slice(0, 120)}…` : v)}`).join(' ')}`);
+  out.push(
+    '',
+    `Facts: ${d.facts.map(([k, v]) => (k === 'recurrence' ? (v.startsWith('#') ? `🔁 ${escapeLine(v)}` : escapeLine(v)) : `${k} ${escapeLine(v)}`)).join(' · ')}`,
+  );
+  if (d.labels.length > 0)
+    out.push(`Labels: ${d.labels.map(([k, v]) => `${escapeLine(k)}=${escapeLine(v.length > 120 ? `${v.slice(0, 120)}…` : v)}`).join(' ')}`);
   out.push(`Trigger: ${escapeLine(d.triggerKey)}`);
   if (d.footer) out.push(escapeLine(d.footer));
   return out;

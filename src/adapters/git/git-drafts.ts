@@ -59,19 +59,30 @@ export class GitDrafts implements DraftBranchPort {
 
   #fail(what: string, err: unknown): GitDraftError {
     const raw = err instanceof Error ? err.message : String(err);
-    const text = raw.replace(/(https?:\/\/)[^@\s/]+@/g, '$1***@').replace(/Basic [A-Za-z0-9+/=]+/g, 'Basic ***').split('\n').filter(Boolean).slice(0, 3).join(' / ');
+    const text = raw
+      .replace(/(https?:\/\/)[^@\s/]+@/g, '$1***@')
+      .replace(/Basic [A-Za-z0-9+/=]+/g, 'Basic ***')
+      .split('\n')
+      .filter(Boolean)
+      .slice(0, 3)
+      .join(' / ');
     return new GitDraftError(`git could not ${what} (${safeUrl(this.#opts.remoteUrl)}): ${text}`, { cause: err });
   }
 
   /** The work clone, fetched; returns the branch drafts start from. */
   async #prepare(): Promise<{ git: SimpleGit; base: string }> {
     const dir = this.#opts.workDir;
-    const exists = await stat(join(dir, '.git')).then(() => true, () => false);
+    const exists = await stat(join(dir, '.git')).then(
+      () => true,
+      () => false,
+    );
     if (!exists) {
       await mkdir(dirname(dir), { recursive: true });
-      await this.#git().clone(this.#opts.remoteUrl, dir, ['--no-checkout']).catch((err: unknown) => {
-        throw this.#fail('clone the catalog remote', err);
-      });
+      await this.#git()
+        .clone(this.#opts.remoteUrl, dir, ['--no-checkout'])
+        .catch((err: unknown) => {
+          throw this.#fail('clone the catalog remote', err);
+        });
     }
     const git = this.#git(dir);
     await git.fetch(['origin', '--prune']).catch((err: unknown) => {
@@ -91,7 +102,8 @@ export class GitDrafts implements DraftBranchPort {
   push(file: DraftFile): Promise<{ branch: string; commit: string; base: string }> {
     return this.#serial(async () => {
       const rel = normalize(file.path);
-      if (rel.startsWith('..') || rel.startsWith(sep) || rel.includes(`${sep}..${sep}`) || rel.split(sep).includes('.git')) throw new GitDraftError(`refusing draft path ${file.path}: it leaves the catalog`);
+      if (rel.startsWith('..') || rel.startsWith(sep) || rel.includes(`${sep}..${sep}`) || rel.split(sep).includes('.git'))
+        throw new GitDraftError(`refusing draft path ${file.path}: it leaves the catalog`);
       if (!/^[A-Za-z0-9._/-]+$/.test(file.branch) || file.branch.includes('..')) throw new GitDraftError(`refusing branch name ${file.branch}`);
       const { git, base } = await this.#prepare();
       try {
@@ -117,9 +129,11 @@ export class GitDrafts implements DraftBranchPort {
 
   /** True when the remote has `branch`. */
   async branchExists(branch: string): Promise<boolean> {
-    const out = await this.#git().listRemote(['--heads', this.#opts.remoteUrl, `refs/heads/${branch}`]).catch((err: unknown) => {
-      throw this.#fail('list remote branches', err);
-    });
+    const out = await this.#git()
+      .listRemote(['--heads', this.#opts.remoteUrl, `refs/heads/${branch}`])
+      .catch((err: unknown) => {
+        throw this.#fail('list remote branches', err);
+      });
     return out.trim() !== '';
   }
 }

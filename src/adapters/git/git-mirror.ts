@@ -27,7 +27,10 @@ const BRANCH = /^(?!-)(?!.*\.\.)(?!.*\/\/)(?!.*\.lock$)(?!\/)(?!.*\/$)[A-Za-z0-9
 export type GitMirrorErrorCode = 'git_bad_config' | 'git_clone_dir' | 'git_failed';
 
 export class GitMirrorError extends Error {
-  constructor(readonly code: GitMirrorErrorCode, message: string) {
+  constructor(
+    readonly code: GitMirrorErrorCode,
+    message: string,
+  ) {
     super(message);
     this.name = 'GitMirrorError';
   }
@@ -88,8 +91,10 @@ export class GitMirror implements CatalogMirror {
 
   /** @throws GitMirrorError (`git_bad_config`) for a URL or branch git would read as an option. */
   constructor(opts: GitMirrorOptions) {
-    if (opts.url.trim() === '' || opts.url.startsWith('-') || /[\s\0]/.test(opts.url)) throw new GitMirrorError('git_bad_config', `catalog.git.url ${JSON.stringify(maskUrl(opts.url))} is not a usable git remote`);
-    if (/^ext::|^fd::/i.test(opts.url)) throw new GitMirrorError('git_bad_config', 'catalog.git.url: the ext:: and fd:: transports run commands and are refused');
+    if (opts.url.trim() === '' || opts.url.startsWith('-') || /[\s\0]/.test(opts.url))
+      throw new GitMirrorError('git_bad_config', `catalog.git.url ${JSON.stringify(maskUrl(opts.url))} is not a usable git remote`);
+    if (/^ext::|^fd::/i.test(opts.url))
+      throw new GitMirrorError('git_bad_config', 'catalog.git.url: the ext:: and fd:: transports run commands and are refused');
     if (!BRANCH.test(opts.branch)) throw new GitMirrorError('git_bad_config', `catalog.git.branch ${JSON.stringify(opts.branch)} is not a valid branch name`);
     this.dir = resolve(opts.dir);
     this.#url = opts.url;
@@ -115,7 +120,13 @@ export class GitMirror implements CatalogMirror {
     } catch (err) {
       if (err instanceof GitMirrorError) throw err;
       const raw = err instanceof Error ? err.message : String(err);
-      const message = scrub(raw, this.#url).trim().split('\n').filter((l) => l.trim() !== '').slice(-4).join(' | ').slice(0, 600);
+      const message = scrub(raw, this.#url)
+        .trim()
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .slice(-4)
+        .join(' | ')
+        .slice(0, 600);
       throw new GitMirrorError('git_failed', `${what} failed: ${message || 'git exited with an error'}`);
     }
   }
@@ -143,7 +154,9 @@ export class GitMirror implements CatalogMirror {
       if (current === undefined) await git.addRemote('origin', this.#url);
       else if (current !== this.#url) await git.remote(['set-url', 'origin', this.#url]);
     });
-    await this.#run(`fetching ${this.branch} from ${this.remote}`, () => git.fetch(['--no-tags', '--prune', 'origin', `+refs/heads/${this.branch}:${remoteRef}`]));
+    await this.#run(`fetching ${this.branch} from ${this.remote}`, () =>
+      git.fetch(['--no-tags', '--prune', 'origin', `+refs/heads/${this.branch}:${remoteRef}`]),
+    );
     await this.#run(`resetting to origin/${this.branch}`, async () => {
       await git.raw(['reset', '--hard', '--quiet', remoteRef]);
       await git.raw(['clean', '-ffdxq']);
@@ -154,7 +167,10 @@ export class GitMirror implements CatalogMirror {
   /** Clones into a sibling temp folder and renames it into place: a failed clone leaves nothing half-made. */
   async #clone(): Promise<string> {
     if (existsSync(this.dir) && readdirSync(this.dir).length > 0) {
-      throw new GitMirrorError('git_clone_dir', `${this.dir} exists, is not empty and is not a git clone; empty it, or point catalog.git.clone_dir at another folder`);
+      throw new GitMirrorError(
+        'git_clone_dir',
+        `${this.dir} exists, is not empty and is not a git clone; empty it, or point catalog.git.clone_dir at another folder`,
+      );
     }
     const parent = dirname(this.dir);
     await mkdir(parent, { recursive: true });
@@ -173,7 +189,9 @@ export class GitMirror implements CatalogMirror {
 
   async changes(from: string, to: string): Promise<MirrorChange[]> {
     if (!/^[0-9a-f]{7,64}$/.test(from) || !/^[0-9a-f]{7,64}$/.test(to)) throw new GitMirrorError('git_failed', 'changes: commits must be hex object names');
-    const out = await this.#run('listing changed files', () => this.#git(this.dir).raw(['diff', '--name-status', '--no-renames', '--no-ext-diff', '-z', from, to, '--']));
+    const out = await this.#run('listing changed files', () =>
+      this.#git(this.dir).raw(['diff', '--name-status', '--no-renames', '--no-ext-diff', '-z', from, to, '--']),
+    );
     const parts = out.split('\0');
     const changes: MirrorChange[] = [];
     for (let i = 0; i + 1 < parts.length; i += 2) {

@@ -43,19 +43,37 @@ export function toForgeError(err: unknown, repo: string, what: string, now: Date
   const detail = (e.message ?? String(err)).split('\n')[0]!.slice(0, 300);
   const limited = rateLimitRetryAt(err, now);
   if (limited !== 'not_rate_limited') {
-    return new ForgeError(`GitHub rate limit while trying to ${what}${limited ? `; it resets at ${limited.toISOString()}` : ''} (${detail})`, { status, retryable: true, ...(limited ? { retryAt: limited } : {}), cause: err });
+    return new ForgeError(`GitHub rate limit while trying to ${what}${limited ? `; it resets at ${limited.toISOString()}` : ''} (${detail})`, {
+      status,
+      retryable: true,
+      ...(limited ? { retryAt: limited } : {}),
+      cause: err,
+    });
   }
   if (status === undefined || status >= 500 || status === 408) {
-    return new ForgeError(`GitHub is unreachable or failing (${status ?? 'network'}) while trying to ${what}: ${detail}; will retry`, { status, retryable: true, cause: err });
+    return new ForgeError(`GitHub is unreachable or failing (${status ?? 'network'}) while trying to ${what}: ${detail}; will retry`, {
+      status,
+      retryable: true,
+      cause: err,
+    });
   }
   if (status === 401) {
-    return new ForgeError(`GitHub rejected the credentials (401 ${detail}) while trying to ${what}: check GITHUB_TOKEN (or the App id, private key and installation id) — it may be expired or revoked`, { status, retryable: false, cause: err });
+    return new ForgeError(
+      `GitHub rejected the credentials (401 ${detail}) while trying to ${what}: check GITHUB_TOKEN (or the App id, private key and installation id) — it may be expired or revoked`,
+      { status, retryable: false, cause: err },
+    );
   }
   if (status === 403) {
-    return new ForgeError(`no permission on ${repo} to ${what} (403 ${detail}): the token needs write access to the repository's contents, pull requests and issues`, { status, retryable: false, cause: err });
+    return new ForgeError(
+      `no permission on ${repo} to ${what} (403 ${detail}): the token needs write access to the repository's contents, pull requests and issues`,
+      { status, retryable: false, cause: err },
+    );
   }
   if (status === 404) {
-    return new ForgeError(`${repo} (or the item) was not found while trying to ${what} (404): check REPRISE_GITHUB_REPO (owner/name) and that the token can see the repository`, { status, retryable: false, cause: err });
+    return new ForgeError(
+      `${repo} (or the item) was not found while trying to ${what} (404): check REPRISE_GITHUB_REPO (owner/name) and that the token can see the repository`,
+      { status, retryable: false, cause: err },
+    );
   }
   const data = e.response?.data as { errors?: Array<{ message?: string; code?: string; field?: string }> } | undefined;
   const why = data?.errors?.map((x) => x.message ?? [x.field, x.code].filter(Boolean).join(' ')).join('; ');

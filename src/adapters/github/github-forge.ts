@@ -7,7 +7,16 @@
  * saying whether a later attempt may work and how to fix it when not.
  */
 import { Octokit } from '@octokit/rest';
-import { ForgeError, type ForgeAccess, type ForgeComment, type ForgeIssue, type ForgePort, type ForgePullRequest, type NewIssue, type NewPullRequest } from '../../ports/forge.js';
+import {
+  ForgeError,
+  type ForgeAccess,
+  type ForgeComment,
+  type ForgeIssue,
+  type ForgePort,
+  type ForgePullRequest,
+  type NewIssue,
+  type NewPullRequest,
+} from '../../ports/forge.js';
 import type { Logger } from '../../ports/logger.js';
 import { InstallationTokens, type AppCredentials } from './app-token.js';
 import { isRetryable, rateLimitRetryAt, toForgeError } from './github-errors.js';
@@ -30,8 +39,31 @@ export interface GitHubForgeOptions {
   now?: () => Date;
 }
 
-type Pull = { number: number; html_url: string; title: string; body?: string | null; state: string; merged?: boolean; merged_at?: string | null; labels: Array<string | { name?: string }>; head: { ref: string }; base: { ref: string }; created_at: string; updated_at: string; closed_at?: string | null };
-type Issue = { number: number; html_url: string; title: string; body?: string | null; state: string; labels: Array<string | { name?: string }>; created_at: string; pull_request?: unknown };
+type Pull = {
+  number: number;
+  html_url: string;
+  title: string;
+  body?: string | null;
+  state: string;
+  merged?: boolean;
+  merged_at?: string | null;
+  labels: Array<string | { name?: string }>;
+  head: { ref: string };
+  base: { ref: string };
+  created_at: string;
+  updated_at: string;
+  closed_at?: string | null;
+};
+type Issue = {
+  number: number;
+  html_url: string;
+  title: string;
+  body?: string | null;
+  state: string;
+  labels: Array<string | { name?: string }>;
+  created_at: string;
+  pull_request?: unknown;
+};
 
 const labelNames = (l: Array<string | { name?: string }>): string[] => l.map((x) => (typeof x === 'string' ? x : (x.name ?? ''))).filter(Boolean);
 
@@ -53,7 +85,15 @@ function toPull(p: Pull): ForgePullRequest {
 }
 
 function toIssue(i: Issue): ForgeIssue {
-  return { number: i.number, url: i.html_url, title: i.title, body: i.body ?? '', state: i.state === 'closed' ? 'closed' : 'open', labels: labelNames(i.labels), createdAt: i.created_at };
+  return {
+    number: i.number,
+    url: i.html_url,
+    title: i.title,
+    body: i.body ?? '',
+    state: i.state === 'closed' ? 'closed' : 'open',
+    labels: labelNames(i.labels),
+    createdAt: i.created_at,
+  };
 }
 
 export class GitHubForge implements ForgePort {
@@ -68,7 +108,8 @@ export class GitHubForge implements ForgePort {
   constructor(opts: GitHubForgeOptions) {
     const m = /^([A-Za-z0-9_.-]+)\/([A-Za-z0-9_.-]+)$/.exec(opts.repo.trim());
     if (!m) throw new ForgeError(`the forge repository must be owner/name, got ${JSON.stringify(opts.repo)} (REPRISE_GITHUB_REPO)`, { retryable: false });
-    if (!opts.token && !opts.app) throw new ForgeError('no GitHub credentials: set GITHUB_TOKEN, or a GitHub App id, private key and installation id', { retryable: false });
+    if (!opts.token && !opts.app)
+      throw new ForgeError('no GitHub credentials: set GITHUB_TOKEN, or a GitHub App id, private key and installation id', { retryable: false });
     this.repo = `${m[1]}/${m[2]}`;
     this.#owner = m[1]!;
     this.#name = m[2]!;
@@ -79,7 +120,12 @@ export class GitHubForge implements ForgePort {
       baseUrl: (opts.baseUrl ?? 'https://api.github.com').replace(/\/+$/, ''),
       userAgent: 'reprise',
       ...(opts.token ? { auth: opts.token } : {}),
-      log: { debug: () => {}, info: () => {}, warn: (m: string) => log.debug({ octokit: m }, 'octokit warning'), error: (m: string) => log.debug({ octokit: m }, 'octokit error') },
+      log: {
+        debug: () => {},
+        info: () => {},
+        warn: (m: string) => log.debug({ octokit: m }, 'octokit warning'),
+        error: (m: string) => log.debug({ octokit: m }, 'octokit error'),
+      },
     });
     const tokens = opts.app ? new InstallationTokens(opts.app, (jwt, id) => this.#exchange(jwt, id), this.#now) : undefined;
     const attempts = Math.max(1, opts.maxAttempts ?? 4);
@@ -114,7 +160,10 @@ export class GitHubForge implements ForgePort {
   }
 
   async #exchange(jwt: string, installationId: number): Promise<{ token: string; expiresAt: string }> {
-    const r = await this.#octokit.request('POST /app/installations/{installation_id}/access_tokens', { installation_id: installationId, headers: { authorization: `bearer ${jwt}` } });
+    const r = await this.#octokit.request('POST /app/installations/{installation_id}/access_tokens', {
+      installation_id: installationId,
+      headers: { authorization: `bearer ${jwt}` },
+    });
     return { token: r.data.token, expiresAt: r.data.expires_at };
   }
 
@@ -137,7 +186,9 @@ export class GitHubForge implements ForgePort {
   }
 
   async listPullRequests(state: 'open' | 'closed' | 'all'): Promise<ForgePullRequest[]> {
-    const list = await this.#call(`list ${state} pull requests`, () => this.#octokit.paginate(this.#octokit.rest.pulls.list, { ...this.#ref, state, per_page: 100, sort: 'created', direction: 'desc' }));
+    const list = await this.#call(`list ${state} pull requests`, () =>
+      this.#octokit.paginate(this.#octokit.rest.pulls.list, { ...this.#ref, state, per_page: 100, sort: 'created', direction: 'desc' }),
+    );
     return (list as unknown as Pull[]).map(toPull);
   }
 
@@ -148,7 +199,9 @@ export class GitHubForge implements ForgePort {
 
   async createPullRequest(pr: NewPullRequest): Promise<ForgePullRequest> {
     const base = pr.base ?? this.#defaultBranch ?? (await this.access()).defaultBranch;
-    const r = await this.#call(`open a pull request from ${pr.head}`, () => this.#octokit.rest.pulls.create({ ...this.#ref, title: pr.title, body: pr.body, head: pr.head, base }));
+    const r = await this.#call(`open a pull request from ${pr.head}`, () =>
+      this.#octokit.rest.pulls.create({ ...this.#ref, title: pr.title, body: pr.body, head: pr.head, base }),
+    );
     const created = toPull(r.data as unknown as Pull);
     if (pr.labels && pr.labels.length > 0) {
       await this.addLabels(created.number, pr.labels);
@@ -158,8 +211,15 @@ export class GitHubForge implements ForgePort {
   }
 
   async listComments(number: number): Promise<ForgeComment[]> {
-    const list = await this.#call(`list comments of #${number}`, () => this.#octokit.paginate(this.#octokit.rest.issues.listComments, { ...this.#ref, issue_number: number, per_page: 100 }));
-    return (list as Array<{ id: number; html_url: string; body?: string; created_at: string }>).map((c) => ({ id: c.id, url: c.html_url, body: c.body ?? '', createdAt: c.created_at }));
+    const list = await this.#call(`list comments of #${number}`, () =>
+      this.#octokit.paginate(this.#octokit.rest.issues.listComments, { ...this.#ref, issue_number: number, per_page: 100 }),
+    );
+    return (list as Array<{ id: number; html_url: string; body?: string; created_at: string }>).map((c) => ({
+      id: c.id,
+      url: c.html_url,
+      body: c.body ?? '',
+      createdAt: c.created_at,
+    }));
   }
 
   async comment(number: number, body: string): Promise<ForgeComment> {
@@ -177,14 +237,21 @@ export class GitHubForge implements ForgePort {
 
   async listIssues(state: 'open' | 'closed' | 'all', labels?: readonly string[]): Promise<ForgeIssue[]> {
     const list = await this.#call(`list ${state} issues`, () =>
-      this.#octokit.paginate(this.#octokit.rest.issues.listForRepo, { ...this.#ref, state, per_page: 100, ...(labels && labels.length > 0 ? { labels: labels.join(',') } : {}) }),
+      this.#octokit.paginate(this.#octokit.rest.issues.listForRepo, {
+        ...this.#ref,
+        state,
+        per_page: 100,
+        ...(labels && labels.length > 0 ? { labels: labels.join(',') } : {}),
+      }),
     );
     // The issues API lists pull requests too; the port keeps them apart.
     return (list as unknown as Issue[]).filter((i) => !i.pull_request).map(toIssue);
   }
 
   async createIssue(issue: NewIssue): Promise<ForgeIssue> {
-    const r = await this.#call('open an issue', () => this.#octokit.rest.issues.create({ ...this.#ref, title: issue.title, body: issue.body, ...(issue.labels ? { labels: [...issue.labels] } : {}) }));
+    const r = await this.#call('open an issue', () =>
+      this.#octokit.rest.issues.create({ ...this.#ref, title: issue.title, body: issue.body, ...(issue.labels ? { labels: [...issue.labels] } : {}) }),
+    );
     return toIssue(r.data as unknown as Issue);
   }
 }

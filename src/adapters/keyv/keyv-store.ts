@@ -5,8 +5,18 @@
 import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Keyv from 'keyv';
-import KeyvRedis, { createKeyv } from '@keyv/redis';
-import { APPEND_ID_TTL_MS, CorruptRecordError, logKey, type AppendOptions, type Fence, type KeyValueStore, type LeaderLease, type LogKeys } from '../../ports/store.js';
+import type KeyvRedis from '@keyv/redis';
+import { createKeyv } from '@keyv/redis';
+import {
+  APPEND_ID_TTL_MS,
+  CorruptRecordError,
+  logKey,
+  type AppendOptions,
+  type Fence,
+  type KeyValueStore,
+  type LeaderLease,
+  type LogKeys,
+} from '../../ports/store.js';
 import { SqliteKeyvStore } from './sqlite-keyv-store.js';
 import { redisAppendLog, redisSetFenced, type RedisEvalClient } from './redis-append-log.js';
 import { redisLease } from './redis-lease.js';
@@ -79,7 +89,8 @@ export class KeyvStore implements KeyValueStore {
     this.#shared = backend.shared;
     if (this.#shared) {
       const shared = this.#shared;
-      this.setFenced = async (key, value, fence) => shared.setFenced(this.#prefix(key), keyvRecord(value), { key: this.#prefix(fence.key), token: fence.token });
+      this.setFenced = async (key, value, fence) =>
+        shared.setFenced(this.#prefix(key), keyvRecord(value), { key: this.#prefix(fence.key), token: fence.token });
       this.leaderLease = (owner, ttlMs) => ({ ...shared.lease(this.#prefix(LEASE_KEY), this.#prefix(FENCE_KEY), owner, ttlMs), fenceKey: FENCE_KEY });
     }
   }
@@ -163,7 +174,8 @@ function sqliteStore(path: string, readOnly = false): KeyValueStore {
   return new KeyvStore(new Keyv(adapter, { namespace: STORE_NAMESPACE }), {
     // Keyv prefixes `namespace:` itself on this adapter; the atomic append must write the same keys.
     prefix: (k) => `${STORE_NAMESPACE}:${k}`,
-    append: async (log, records, extras) => adapter.appendLog(log, records, extras.idKey === undefined ? {} : { idKey: extras.idKey, idTtlMs: APPEND_ID_TTL_MS }),
+    append: async (log, records, extras) =>
+      adapter.appendLog(log, records, extras.idKey === undefined ? {} : { idKey: extras.idKey, idTtlMs: APPEND_ID_TTL_MS }),
   });
 }
 

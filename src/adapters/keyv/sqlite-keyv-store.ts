@@ -57,9 +57,7 @@ export class SqliteKeyvStore extends EventEmitter implements KeyvStoreAdapter {
     if (!this.#readOnly) {
       this.#db.exec('PRAGMA journal_mode = WAL');
       this.#db.exec('PRAGMA synchronous = FULL');
-      this.#db.exec(
-        `CREATE TABLE IF NOT EXISTS ${table} (key TEXT PRIMARY KEY, value TEXT NOT NULL, expires INTEGER)`,
-      );
+      this.#db.exec(`CREATE TABLE IF NOT EXISTS ${table} (key TEXT PRIMARY KEY, value TEXT NOT NULL, expires INTEGER)`);
     }
     // Prefix matching by range keeps it exact (LIKE would treat `_` and `%` in namespaces as wildcards).
     this.#stmt = {
@@ -187,7 +185,8 @@ export class SqliteKeyvStore extends EventEmitter implements KeyvStoreAdapter {
       first = head + 1;
       records.forEach((r, i) => this.#stmt.set.run(logKey(log, first + i), r, null));
       this.#stmt.set.run(log.headKey, JSON.stringify({ value: head + records.length }), null);
-      if (opts.idKey !== undefined) this.#stmt.set.run(opts.idKey, JSON.stringify({ value: first }), opts.idTtlMs === undefined ? null : Date.now() + opts.idTtlMs);
+      if (opts.idKey !== undefined)
+        this.#stmt.set.run(opts.idKey, JSON.stringify({ value: first }), opts.idTtlMs === undefined ? null : Date.now() + opts.idTtlMs);
     });
     return first;
   }

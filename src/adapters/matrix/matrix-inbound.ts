@@ -37,7 +37,10 @@ const REACTIONS: Record<string, string> = { '👍': '+1', '👎': '-1', '🔕': 
 
 /** 👍 `+1`, 👎 `-1`, 🔕 `no_bell`, with variation selectors and skin tones ignored; others as sent. */
 export function normaliseReaction(key: string): string {
-  const bare = key.replace(/[\uFE0E\uFE0F]/g, '').replace(/[\u{1F3FB}-\u{1F3FF}]/gu, '').trim();
+  const bare = key
+    .replace(/[\uFE0E\uFE0F]/g, '')
+    .replace(/[\u{1F3FB}-\u{1F3FF}]/gu, '')
+    .trim();
   return REACTIONS[bare] ?? key;
 }
 
@@ -75,11 +78,25 @@ async function reaction(room: string, e: RawEvent & { event_id: string; sender: 
   if (r?.rel_type !== 'm.annotation' || typeof r.event_id !== 'string' || typeof r.key !== 'string') return undefined;
   const target = await ctx.lookup(room, r.event_id);
   if (target?.sender !== ctx.botUserId) return undefined;
-  const remembered: RememberedReaction = { room, user: e.sender, target: r.event_id, reaction: normaliseReaction(r.key), ...(target.thread ? { thread: target.thread } : {}) };
+  const remembered: RememberedReaction = {
+    room,
+    user: e.sender,
+    target: r.event_id,
+    reaction: normaliseReaction(r.key),
+    ...(target.thread ? { thread: target.thread } : {}),
+  };
   // Remembered before it is delivered: a redaction strips the reaction's content, and this is
   // then the only record of what was taken back.
   await ctx.rememberReaction(e.event_id, remembered);
-  return { type: 'reaction', eventId: e.event_id, transport: TRANSPORT, user: { id: e.sender }, target: ref(room, r.event_id, target.thread), reaction: remembered.reaction, removed: false };
+  return {
+    type: 'reaction',
+    eventId: e.event_id,
+    transport: TRANSPORT,
+    user: { id: e.sender },
+    target: ref(room, r.event_id, target.thread),
+    reaction: remembered.reaction,
+    removed: false,
+  };
 }
 
 async function redaction(room: string, e: RawEvent & { event_id: string; sender: string }, ctx: InboundContext): Promise<ChatEvent | undefined> {
@@ -88,7 +105,15 @@ async function redaction(room: string, e: RawEvent & { event_id: string; sender:
   const r = await ctx.recallReaction(redacts);
   if (!r || r.room !== room) return undefined;
   // The vote belongs to whoever reacted, even when a moderator removed the reaction.
-  return { type: 'reaction', eventId: e.event_id, transport: TRANSPORT, user: { id: r.user }, target: ref(room, r.target, r.thread), reaction: r.reaction, removed: true };
+  return {
+    type: 'reaction',
+    eventId: e.event_id,
+    transport: TRANSPORT,
+    user: { id: r.user },
+    target: ref(room, r.target, r.thread),
+    reaction: r.reaction,
+    removed: true,
+  };
 }
 
 async function message(room: string, e: RawEvent & { event_id: string; sender: string }, ctx: InboundContext): Promise<ChatEvent | undefined> {
@@ -187,7 +212,11 @@ export function addressed(body: string, e: RawEvent, ctx: InboundContext): { add
   const byLead = leading !== null && (leading[0].startsWith('@') || byMentions || byPill);
   if (!(byMentions || byPill || byId || byLead)) return { addressed: false, prefixed: false, text: trimmed };
   let text = leading && byLead ? trimmed.slice(leading[0].length) : trimmed;
-  text = text.split(ctx.botUserId).join('').replace(/[ \t]{2,}/g, ' ').trim();
+  text = text
+    .split(ctx.botUserId)
+    .join('')
+    .replace(/[ \t]{2,}/g, ' ')
+    .trim();
   // "@reprise !reprise silence 4h" and "Reprise: !reprise …" are still commands.
   const again = prefix.exec(text);
   if (again) return { addressed: true, prefixed: true, text: text.slice(again[0].length).trim() };

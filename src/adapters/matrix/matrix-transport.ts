@@ -157,7 +157,8 @@ export class MatrixTransport implements ChatTransport {
       await this.#setup();
     } catch (err) {
       const d = err instanceof EncryptedRoomError ? undefined : toDeliveryError(err, 'start');
-      if (!d?.retryable || this.#closed) throw err instanceof EncryptedRoomError ? err : new Error(`matrix: cannot start: ${d?.message ?? String(err)}`, { cause: err });
+      if (!d?.retryable || this.#closed)
+        throw err instanceof EncryptedRoomError ? err : new Error(`matrix: cannot start: ${d?.message ?? String(err)}`, { cause: err });
       this.#log.warn({ err: describe(err), retryInMs: retryMs }, 'matrix: homeserver not reachable at start; retrying in the background');
       this.#startRetry = setTimeout(() => {
         this.#tryStart(Math.min(retryMs * 2, this.#opts.backoff.maxMs)).catch((e: unknown) =>
@@ -264,12 +265,15 @@ export class MatrixTransport implements ChatTransport {
   /** The room a send goes to, checked: ours, known, not encrypted. */
   async #sendable(channel: string, what: string, ref?: MessageRef): Promise<string> {
     if (this.#closed) throw new DeliveryError(`matrix ${what}: transport closed`, { retryable: true });
-    if (ref && ref.transport !== TRANSPORT) throw new DeliveryError(`matrix ${what}: ${ref.transport} message reference given to the Matrix transport`, { retryable: false });
+    if (ref && ref.transport !== TRANSPORT)
+      throw new DeliveryError(`matrix ${what}: ${ref.transport} message reference given to the Matrix transport`, { retryable: false });
     const named = channel === '' ? (this.#opts.defaultRoom ?? this.#opts.rooms[0]!) : channel;
     const room = named.startsWith('#') ? this.#aliases.get(named) : named;
     if (!room) throw new DeliveryError(`matrix ${what}: room alias ${named} is not resolved yet (homeserver unreachable at start?)`, { retryable: true });
     if (!this.#rooms.has(room)) {
-      throw new DeliveryError(`matrix ${what}: room ${room} is not configured; add it to the Matrix rooms (MATRIX_ROOM_ID) so its reactions are read too`, { retryable: false });
+      throw new DeliveryError(`matrix ${what}: room ${room} is not configured; add it to the Matrix rooms (MATRIX_ROOM_ID) so its reactions are read too`, {
+        retryable: false,
+      });
     }
     if (!this.#checked.has(room)) {
       try {

@@ -8,7 +8,17 @@
  * an alert's annotations notifies nobody. Content is laid out within {@link CONTENT_BUDGET_BYTES}
  * (matrix-layout), cut with "…" and a link when it would not fit.
  */
-import { confidenceDot, type CardView, type DetailSection, type DetailView, type EphemeralView, type IncidentState, type NoticeView, type ReplyView, type StepView } from '../../core/chat/thread-view.js';
+import {
+  confidenceDot,
+  type CardView,
+  type DetailSection,
+  type DetailView,
+  type EphemeralView,
+  type IncidentState,
+  type NoticeView,
+  type ReplyView,
+  type StepView,
+} from '../../core/chat/thread-view.js';
 import type { Verdict } from '../../core/ledger-events.js';
 import type { Severity } from '../../core/types.js';
 
@@ -81,9 +91,10 @@ const code = (s: string): Piece => ({ text: `\`${plainLine(s, CAP.line)}\``, htm
 
 function content(blocks: Block[], mentions: string[], opts: RenderOptions, fallbackUrl?: string): MatrixMessageContent {
   const url = opts.moreUrl ?? fallbackUrl;
-  const more = url && safeUrl(url)
-    ? cat(trusted('… '), em(trusted('cut to fit the Matrix event size limit')), trusted(' — '), link('read the rest', url, CAP.line))
-    : cat(trusted('… '), em(trusted('cut to fit the Matrix event size limit')));
+  const more =
+    url && safeUrl(url)
+      ? cat(trusted('… '), em(trusted('cut to fit the Matrix event size limit')), trusted(' — '), link('read the rest', url, CAP.line))
+      : cat(trusted('… '), em(trusted('cut to fit the Matrix event size limit')));
   const users = mentions.filter(isUserId);
   const envelope = jsonBytes(JSON.stringify({ msgtype: 'm.notice', format: 'org.matrix.custom.html', 'm.mentions': users.length ? { user_ids: users } : {} }));
   const { body, formatted_body } = layout(blocks, (opts.budget ?? CONTENT_BUDGET_BYTES) - envelope - 64, more);
@@ -117,19 +128,36 @@ function headline(card: CardView): Piece {
 export function renderCard(card: CardView, opts: RenderOptions = {}): MatrixMessageContent {
   const blocks: Block[] = [];
   blocks.push(para(strong(cat(trusted('🔍 '), line(card.alertname), trusted(' — '), line(card.where)))));
-  const state = cat(trusted(`${SEVERITY[card.severity] ?? SEVERITY.none} · ${STATE[card.state] ?? card.state}`), card.stateNote ? cat(trusted(' — '), line(card.stateNote)) : trusted(''));
+  const state = cat(
+    trusted(`${SEVERITY[card.severity] ?? SEVERITY.none} · ${STATE[card.state] ?? card.state}`),
+    card.stateNote ? cat(trusted(' — '), line(card.stateNote)) : trusted(''),
+  );
   blocks.push(para(state));
   blocks.push(para(cat(trusted(`${VERDICT[card.verdict] ?? card.verdict} · `), headline(card))));
   const links = card.links.slice(0, 12).map((l) => link(l.label, l.url, CAP.line));
   if (links.length > 0) blocks.push(para(cat(trusted('🔗 '), ...links.flatMap((l, i) => (i === 0 ? [l] : [trusted(' · '), l])))));
-  if (card.curation) blocks.push(para(cat(trusted('📚 '), line(card.curation.text), ...(card.curation.link ? [trusted(' '), link(card.curation.link.label, card.curation.link.url, CAP.line)] : []))));
+  if (card.curation)
+    blocks.push(
+      para(
+        cat(
+          trusted('📚 '),
+          line(card.curation.text),
+          ...(card.curation.link ? [trusted(' '), link(card.curation.link.label, card.curation.link.url, CAP.line)] : []),
+        ),
+      ),
+    );
   if (card.controls) blocks.push(para(em(trusted(card.amSilence ? CONTROLS_HINT + AM_SILENCE_HINT : CONTROLS_HINT))));
   const users = card.mentions.filter(isUserId);
   if (users.length > 0) {
     const pills = users.map((u) => ({ text: u, html: `<a href="${userPermalink(u)}">${htmlLine(u, CAP.line)}</a>` }));
     blocks.push(para(cat(trusted('cc '), ...pills.flatMap((p, i) => (i === 0 ? [p] : [trusted(' '), p])))));
   }
-  return content(blocks, users, opts, card.links.map((l) => l.url).find((u) => safeUrl(u)));
+  return content(
+    blocks,
+    users,
+    opts,
+    card.links.map((l) => l.url).find((u) => safeUrl(u)),
+  );
 }
 
 function entryLink(entry: string, url: string | undefined): Piece {
@@ -172,7 +200,19 @@ function section(s: DetailSection): Block[] {
         para(cat(trusted('Entry: '), entryLink(s.entry, s.entryUrl), trusted(' · '), line(s.track))),
       ];
     case 'near_miss':
-      return [para(cat(strong(trusted('🔎 Near miss')), trusted(' — '), code(s.entry), trusted(' was stopped by the '), line(s.gate), trusted(' gate: '), text(s.reason)))];
+      return [
+        para(
+          cat(
+            strong(trusted('🔎 Near miss')),
+            trusted(' — '),
+            code(s.entry),
+            trusted(' was stopped by the '),
+            line(s.gate),
+            trusted(' gate: '),
+            text(s.reason),
+          ),
+        ),
+      ];
     case 'refused':
       return [para(cat(strong(trusted('⛔ Recall refused')), trusted(' — '), code(s.entry), trusted(': '), text(s.reason)))];
     case 'fall_through':
@@ -191,19 +231,55 @@ function section(s: DetailSection): Block[] {
       if (s.statusDetail) out.push(para(em(line(s.statusDetail))));
       if (s.entry) out.push(para(cat(trusted('Answered from your knowledge base: '), code(s.entry))));
       if (s.causes.length > 0) {
-        out.push({ kind: 'list', ordered: true, head: strong(trusted('Root causes')), items: s.causes.slice(0, 5).map((c) => cat(text(c.cause), confidence(c.confidence), ...c.evidence.slice(0, 4).map((e) => cat(trusted(' — evidence: '), line(e))))) });
+        out.push({
+          kind: 'list',
+          ordered: true,
+          head: strong(trusted('Root causes')),
+          items: s.causes
+            .slice(0, 5)
+            .map((c) => cat(text(c.cause), confidence(c.confidence), ...c.evidence.slice(0, 4).map((e) => cat(trusted(' — evidence: '), line(e))))),
+        });
       }
-      if (s.actions.length > 0) out.push({ kind: 'list', ordered: false, head: strong(trusted('Suggested next steps (read-only advice)')), items: s.actions.slice(0, 8).map((a) => cat(text(a.action), trusted(a.reversible ? ' (reversible)' : ' (NOT reversible)'))) });
-      if (s.ruledOut.length > 0) out.push({ kind: 'list', ordered: false, head: strong(trusted('Ruled out')), items: s.ruledOut.slice(0, 8).map((r) => cat(text(r.cause), trusted(' — '), text(r.reason))) });
-      if (s.openQuestions.length > 0) out.push({ kind: 'list', ordered: false, head: strong(trusted('Open questions')), items: s.openQuestions.slice(0, 8).map((q) => text(q)) });
-      if (s.dataGaps.length > 0) out.push({ kind: 'list', ordered: false, head: strong(trusted('Could not check')), items: s.dataGaps.slice(0, 8).map((g) => text(g)) });
+      if (s.actions.length > 0)
+        out.push({
+          kind: 'list',
+          ordered: false,
+          head: strong(trusted('Suggested next steps (read-only advice)')),
+          items: s.actions.slice(0, 8).map((a) => cat(text(a.action), trusted(a.reversible ? ' (reversible)' : ' (NOT reversible)'))),
+        });
+      if (s.ruledOut.length > 0)
+        out.push({
+          kind: 'list',
+          ordered: false,
+          head: strong(trusted('Ruled out')),
+          items: s.ruledOut.slice(0, 8).map((r) => cat(text(r.cause), trusted(' — '), text(r.reason))),
+        });
+      if (s.openQuestions.length > 0)
+        out.push({ kind: 'list', ordered: false, head: strong(trusted('Open questions')), items: s.openQuestions.slice(0, 8).map((q) => text(q)) });
+      if (s.dataGaps.length > 0)
+        out.push({ kind: 'list', ordered: false, head: strong(trusted('Could not check')), items: s.dataGaps.slice(0, 8).map((g) => text(g)) });
       if (s.changeRef) out.push(para(cat(trusted('Change: '), code(s.changeRef))));
       return out;
     }
     case 'degraded':
       return [
-        para(cat(strong(trusted('⚠️ Degraded answer')), trusted(' — the model could not conclude ('), line(s.reason), trusted('); facts and the closest entries only'))),
-        ...(s.facts.length + s.closest.length > 0 ? [{ kind: 'list', ordered: false, items: [...s.facts.map((f) => line(f)), ...s.closest.map((c) => cat(code(c.entry), trusted(' — '), line(c.title)))] } satisfies Block] : []),
+        para(
+          cat(
+            strong(trusted('⚠️ Degraded answer')),
+            trusted(' — the model could not conclude ('),
+            line(s.reason),
+            trusted('); facts and the closest entries only'),
+          ),
+        ),
+        ...(s.facts.length + s.closest.length > 0
+          ? [
+              {
+                kind: 'list',
+                ordered: false,
+                items: [...s.facts.map((f) => line(f)), ...s.closest.map((c) => cat(code(c.entry), trusted(' — '), line(c.title)))],
+              } satisfies Block,
+            ]
+          : []),
       ];
   }
 }
@@ -217,15 +293,23 @@ export function renderDetail(d: DetailView, opts: RenderOptions = {}): MatrixMes
   if (d.confidence) blocks.push(para(line(d.confidence, CAP.text)));
   for (const s of d.sections) blocks.push(...section(s));
   if (d.facts.length > 0) {
-    blocks.push({ kind: 'list', ordered: false, items: d.facts.slice(0, MAX_ROWS).map(([k, v]) => cat(strong(line(k, CAP.key)), trusted(': '), line(v, CAP.cell))) });
+    blocks.push({
+      kind: 'list',
+      ordered: false,
+      items: d.facts.slice(0, MAX_ROWS).map(([k, v]) => cat(strong(line(k, CAP.key)), trusted(': '), line(v, CAP.cell))),
+    });
   }
   if (d.labels.length > 0) {
     const width = Math.min(32, Math.max(...d.labels.map(([k]) => Array.from(k).length)));
     const rows = d.labels.slice(0, MAX_ROWS).map(([k, v]) => {
       const key = plainLine(k, CAP.key);
-      return { text: `${key.padEnd(width)}  ${plainLine(v, CAP.cell)}`, html: `<tr><td><code>${htmlLine(k, CAP.key)}</code></td><td>${htmlLine(v, CAP.cell)}</td></tr>` };
+      return {
+        text: `${key.padEnd(width)}  ${plainLine(v, CAP.cell)}`,
+        html: `<tr><td><code>${htmlLine(k, CAP.key)}</code></td><td>${htmlLine(v, CAP.cell)}</td></tr>`,
+      };
     });
-    if (d.labels.length > MAX_ROWS) rows.push({ text: `… ${d.labels.length - MAX_ROWS} more`, html: `<tr><td colspan="2">… ${d.labels.length - MAX_ROWS} more</td></tr>` });
+    if (d.labels.length > MAX_ROWS)
+      rows.push({ text: `… ${d.labels.length - MAX_ROWS} more`, html: `<tr><td colspan="2">… ${d.labels.length - MAX_ROWS} more</td></tr>` });
     blocks.push({ kind: 'table', head: strong(trusted('Labels')), columns: ['label', 'value'], rows });
   }
   const footer = cat(trusted('trigger '), code(d.triggerKey), d.footer ? cat(trusted(' · '), line(d.footer, CAP.text)) : trusted(''));
@@ -258,17 +342,19 @@ export function renderEphemeral(e: EphemeralView, user?: string, opts: RenderOpt
       kind: 'list',
       ordered: false,
       head: strong(trusted('Gate trace')),
-      items: e.trace.slice(0, MAX_ROWS).map((t) =>
-        cat(
-          trusted(t.passed ? '✓ ' : '✗ '),
-          line(t.gate, CAP.key),
-          t.entry ? cat(trusted(' · '), code(t.entry)) : trusted(''),
-          t.value !== null ? cat(trusted(' · '), line(String(t.value), CAP.key)) : trusted(''),
-          t.threshold !== null ? cat(trusted(' vs '), line(String(t.threshold), CAP.key)) : trusted(''),
-          trusted(' — '),
-          line(t.reason, CAP.text),
+      items: e.trace
+        .slice(0, MAX_ROWS)
+        .map((t) =>
+          cat(
+            trusted(t.passed ? '✓ ' : '✗ '),
+            line(t.gate, CAP.key),
+            t.entry ? cat(trusted(' · '), code(t.entry)) : trusted(''),
+            t.value !== null ? cat(trusted(' · '), line(String(t.value), CAP.key)) : trusted(''),
+            t.threshold !== null ? cat(trusted(' vs '), line(String(t.threshold), CAP.key)) : trusted(''),
+            trusted(' — '),
+            line(t.reason, CAP.text),
+          ),
         ),
-      ),
     });
   }
   return content(blocks, to ? [to] : [], opts);
@@ -307,7 +393,11 @@ export function contentBytes(c: unknown): number {
  * budget until the wrapped content fits {@link CONTENT_BUDGET_BYTES}: an edit carries its text
  * twice, a relation adds a few hundred bytes.
  */
-export function fit(render: (opts: RenderOptions) => MatrixMessageContent, wrap: (c: MatrixMessageContent) => MatrixMessageContent, opts: RenderOptions = {}): MatrixMessageContent {
+export function fit(
+  render: (opts: RenderOptions) => MatrixMessageContent,
+  wrap: (c: MatrixMessageContent) => MatrixMessageContent,
+  opts: RenderOptions = {},
+): MatrixMessageContent {
   const limit = opts.budget ?? CONTENT_BUDGET_BYTES;
   let budget = limit;
   for (let i = 0; i < 8; i++) {
@@ -320,10 +410,23 @@ export function fit(render: (opts: RenderOptions) => MatrixMessageContent, wrap:
 }
 
 /** The card as it goes out: fitted to the limit. */
-export const cardContent = (card: CardView, opts: RenderOptions = {}): MatrixMessageContent => fit((o) => renderCard(card, o), (c) => c, opts);
+export const cardContent = (card: CardView, opts: RenderOptions = {}): MatrixMessageContent =>
+  fit(
+    (o) => renderCard(card, o),
+    (c) => c,
+    opts,
+  );
 /** The card's edit in place. */
 export const cardEditContent = (card: CardView, original: string, opts: RenderOptions = {}): MatrixMessageContent =>
-  fit((o) => renderCard(card, o), (c) => asEdit(c, original), opts);
+  fit(
+    (o) => renderCard(card, o),
+    (c) => asEdit(c, original),
+    opts,
+  );
 /** A reply in the thread of `root`. */
 export const replyContent = (view: ReplyView, root: string, opts: RenderOptions = {}): MatrixMessageContent =>
-  fit((o) => renderReply(view, o), (c) => inThread(c, root), opts);
+  fit(
+    (o) => renderReply(view, o),
+    (c) => inThread(c, root),
+    opts,
+  );

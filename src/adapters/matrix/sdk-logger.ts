@@ -9,9 +9,7 @@ import type { Logger } from '../../ports/logger.js';
 const MAX_MESSAGE = 500;
 
 function text(args: unknown[]): string {
-  const s = args
-    .map((a) => (typeof a === 'string' ? a : a instanceof Error ? a.message : safeJson(a)))
-    .join(' ');
+  const s = args.map((a) => (typeof a === 'string' ? a : a instanceof Error ? a.message : safeJson(a))).join(' ');
   return s.length > MAX_MESSAGE ? `${s.slice(0, MAX_MESSAGE)}…` : s;
 }
 

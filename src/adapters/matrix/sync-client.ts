@@ -154,7 +154,8 @@ export class SyncClient extends MatrixClient {
   }
 
   protected override async processSync(raw: unknown, emitFn?: (type: string, ...payload: unknown[]) => Promise<unknown>): Promise<unknown> {
-    const join = (raw as { rooms?: { join?: Record<string, { timeline?: { events?: unknown[]; limited?: boolean; prev_batch?: string } }> } } | undefined)?.rooms?.join;
+    const join = (raw as { rooms?: { join?: Record<string, { timeline?: { events?: unknown[]; limited?: boolean; prev_batch?: string } }> } } | undefined)
+      ?.rooms?.join;
     if (join) {
       if (this.#since === null) {
         let skipped = 0;

@@ -75,7 +75,7 @@ export function createCatalogMcpServer(deps: CatalogMcpDeps): McpServer {
     {
       maxToolInputElements: MCP_LIMITS.inputElements,
       instructions:
-        'Reprise on-call memory, read-only: kb_search and kb_get read the runbook/incident catalog; recall tells what Reprise would answer for an alert (with the gate trace explaining why); track_record gives an entry\'s recorded outcomes.',
+        "Reprise on-call memory, read-only: kb_search and kb_get read the runbook/incident catalog; recall tells what Reprise would answer for an alert (with the gate trace explaining why); track_record gives an entry's recorded outcomes.",
     },
   );
   const entryId = z.string().min(1).max(MCP_LIMITS.idChars);
@@ -88,7 +88,8 @@ export function createCatalogMcpServer(deps: CatalogMcpDeps): McpServer {
     'kb_search',
     {
       title: 'Search the catalog',
-      description: 'Search the knowledge catalog (runbooks, past incidents, concepts) with Reprise\'s own ranking (BM25). Returns entry ids, titles, kinds and scores, best first; read one with kb_get.',
+      description:
+        "Search the knowledge catalog (runbooks, past incidents, concepts) with Reprise's own ranking (BM25). Returns entry ids, titles, kinds and scores, best first; read one with kb_get.",
       inputSchema: {
         query: z.string().min(1).max(MCP_LIMITS.queryChars).describe('Free text: alert name, symptom, workload…'),
         limit: z.number().int().min(1).max(MCP_LIMITS.searchResults).optional().describe(`How many results (default 5, at most ${MCP_LIMITS.searchResults})`),
@@ -98,7 +99,10 @@ export function createCatalogMcpServer(deps: CatalogMcpDeps): McpServer {
     async ({ query, limit }) => {
       const hits = kbSearch(deps.catalog(), query, limit ?? 5);
       const results = hits.map((h) => ({ id: h.id, title: h.title, kind: h.type, score: h.score, status: h.status, description: h.description }));
-      const text = results.length === 0 ? `no catalog entry matches "${query}"` : results.map((r, i) => `${i + 1}. ${r.id} (${r.kind}, score ${r.score}) — ${r.title}`).join('\n');
+      const text =
+        results.length === 0
+          ? `no catalog entry matches "${query}"`
+          : results.map((r, i) => `${i + 1}. ${r.id} (${r.kind}, score ${r.score}) — ${r.title}`).join('\n');
       return result(text, { query, results });
     },
   );
@@ -124,9 +128,11 @@ export function createCatalogMcpServer(deps: CatalogMcpDeps): McpServer {
     {
       title: 'What would Reprise recall?',
       description:
-        'What Reprise\'s recall answers for one firing alert (Alertmanager labels and annotations): the answer (instant recall of a past incident, or a runbook) with its confidence, the near miss, and the full gate trace saying why each candidate passed or failed. Records nothing.',
+        "What Reprise's recall answers for one firing alert (Alertmanager labels and annotations): the answer (instant recall of a past incident, or a runbook) with its confidence, the near miss, and the full gate trace saying why each candidate passed or failed. Records nothing.",
       inputSchema: {
-        labels: fields('labels').describe('Alert labels; alertname is required (e.g. {"alertname":"KubePodCrashLooping","namespace":"payments","pod":"checkout-api-7d9f8c6b5-x2k4q"})'),
+        labels: fields('labels').describe(
+          'Alert labels; alertname is required (e.g. {"alertname":"KubePodCrashLooping","namespace":"payments","pod":"checkout-api-7d9f8c6b5-x2k4q"})',
+        ),
         annotations: fields('annotations').optional().describe('Alert annotations (summary, description, runbook_url…)'),
       },
       annotations: { title: 'What would Reprise recall?', ...READ_ONLY },
@@ -135,7 +141,10 @@ export function createCatalogMcpServer(deps: CatalogMcpDeps): McpServer {
       const now = clock.now();
       let incident;
       try {
-        [incident] = parseAlertmanagerPayload({ alerts: [{ status: 'firing', labels, annotations: annotations ?? {} }] }, { receivedAt: now.toISOString(), fieldLimit: deps.fieldLimit }).incidents;
+        [incident] = parseAlertmanagerPayload(
+          { alerts: [{ status: 'firing', labels, annotations: annotations ?? {} }] },
+          { receivedAt: now.toISOString(), fieldLimit: deps.fieldLimit },
+        ).incidents;
       } catch (err) {
         if (isRepriseError(err)) return toolError(`not a usable alert: ${err.message.replace(/alerts\[0\]\./g, '')}`);
         throw err;
@@ -159,14 +168,17 @@ export function createCatalogMcpServer(deps: CatalogMcpDeps): McpServer {
   server.registerTool(
     'track_record',
     {
-      title: 'An entry\'s track record',
+      title: "An entry's track record",
       description:
-        'The recorded outcomes of one catalog entry from Reprise\'s ledger: recalls, resolved, failed, in flight, 👍/👎, confirmations, last resolved, and the smoothed outcome rate the recall gate compares to its floor. Zeros when nothing was recorded.',
+        "The recorded outcomes of one catalog entry from Reprise's ledger: recalls, resolved, failed, in flight, 👍/👎, confirmations, last resolved, and the smoothed outcome rate the recall gate compares to its floor. Zeros when nothing was recorded.",
       inputSchema: {
         entry: entryId.describe('Entry id, e.g. incidents/checkout-api-oomkilled.md'),
-        kind: z.enum(['incident', 'runbook']).optional().describe('Grade it as an instant recall or as a runbook (default: from the entry — resource-scoped entries are instant recalls)'),
+        kind: z
+          .enum(['incident', 'runbook'])
+          .optional()
+          .describe('Grade it as an instant recall or as a runbook (default: from the entry — resource-scoped entries are instant recalls)'),
       },
-      annotations: { title: 'An entry\'s track record', ...READ_ONLY },
+      annotations: { title: "An entry's track record", ...READ_ONLY },
     },
     async ({ entry, kind }) => {
       const known = deps.catalog().byId.get(entry);

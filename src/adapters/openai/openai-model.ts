@@ -29,7 +29,9 @@ function toWire(m: ChatMessage): ChatCompletionMessageParam {
       return {
         role: 'assistant',
         content: m.content,
-        ...(m.toolCalls?.length ? { tool_calls: m.toolCalls.map((t) => ({ id: t.id, type: 'function' as const, function: { name: t.name, arguments: t.arguments } })) } : {}),
+        ...(m.toolCalls?.length
+          ? { tool_calls: m.toolCalls.map((t) => ({ id: t.id, type: 'function' as const, function: { name: t.name, arguments: t.arguments } })) }
+          : {}),
       };
   }
 }
@@ -39,7 +41,8 @@ function toError(err: unknown): ModelError {
   if (err instanceof APIUserAbortError) return new ModelError('aborted', 'the call was aborted', { cause: err });
   if (err instanceof APIConnectionTimeoutError) return new ModelError('timeout', 'the model call timed out', { cause: err });
   if (err instanceof APIConnectionError) return new ModelError('connection', `cannot reach the model endpoint: ${err.message}`, { cause: err });
-  if (err instanceof APIError && typeof err.status === 'number') return new ModelError('http', `the model endpoint answered HTTP ${err.status}: ${err.message}`, { status: err.status, cause: err });
+  if (err instanceof APIError && typeof err.status === 'number')
+    return new ModelError('http', `the model endpoint answered HTTP ${err.status}: ${err.message}`, { status: err.status, cause: err });
   return new ModelError('bad_response', err instanceof Error ? err.message : String(err), { cause: err });
 }
 
@@ -96,7 +99,9 @@ export function createOpenAIModel(o: OpenAIModelOptions): ModelPort {
       }
       const choice = res.choices?.[0];
       if (!choice) throw new ModelError('bad_response', 'the answer had no choices');
-      const calls = (choice.message.tool_calls ?? []).flatMap((t) => (t.type === 'function' ? [{ id: t.id, name: t.function.name, arguments: t.function.arguments }] : []));
+      const calls = (choice.message.tool_calls ?? []).flatMap((t) =>
+        t.type === 'function' ? [{ id: t.id, name: t.function.name, arguments: t.function.arguments }] : [],
+      );
       return {
         content: choice.message.content ?? null,
         toolCalls: calls,

@@ -34,7 +34,11 @@ export function toDeliveryError(method: string, err: unknown): DeliveryError {
   switch (e.code) {
     case 'slack_webapi_rate_limited_error': {
       const seconds = typeof e.retryAfter === 'number' ? e.retryAfter : undefined;
-      return new DeliveryError(`slack ${method}: rate limited${seconds === undefined ? '' : `, retry after ${seconds} s`}`, { retryable: true, ...(seconds === undefined ? {} : { retryAfterMs: seconds * 1000 }), cause: err });
+      return new DeliveryError(`slack ${method}: rate limited${seconds === undefined ? '' : `, retry after ${seconds} s`}`, {
+        retryable: true,
+        ...(seconds === undefined ? {} : { retryAfterMs: seconds * 1000 }),
+        cause: err,
+      });
     }
     case 'slack_webapi_platform_error': {
       const code = typeof e.data?.error === 'string' ? e.data.error : 'unknown_error';
@@ -43,7 +47,11 @@ export function toDeliveryError(method: string, err: unknown): DeliveryError {
     case 'slack_webapi_http_error': {
       const status = typeof e.statusCode === 'number' ? e.statusCode : 0;
       const after = status === 429 ? retryAfterMs(e.headers?.['retry-after']) : undefined;
-      return new DeliveryError(`slack ${method}: HTTP ${status}`, { retryable: status >= 500 || status === 429 || status === 408, ...(after === undefined ? {} : { retryAfterMs: after }), cause: err });
+      return new DeliveryError(`slack ${method}: HTTP ${status}`, {
+        retryable: status >= 500 || status === 429 || status === 408,
+        ...(after === undefined ? {} : { retryAfterMs: after }),
+        cause: err,
+      });
     }
     case 'slack_webapi_request_error': {
       const why = e.original instanceof Error ? e.original.message : 'request failed';

@@ -24,7 +24,6 @@ export const VERDICT_TEXT: Record<Verdict, string> = {
 
 const STATE_TEXT: Record<CardView['state'], string> = { firing: '🚨 Firing', resolved: '✅ Resolved', silenced: '🔕 Silenced' };
 
-
 /** A card stays compact: the first links and owners; the rest belong in the thread. */
 const MAX_LINKS = 10;
 const MAX_MENTIONS = 20;
@@ -74,9 +73,15 @@ function controls(card: CardView): types.ActionsBlock {
     type: 'static_select',
     action_id: ACTION_IDS.silence,
     placeholder: plain('🔕 Silence…', SLACK_LIMITS.placeholder),
-    options: [...SILENCE_CHOICES, ...(card.amSilence ? AM_SILENCE_CHOICES : [])].map((c) => ({ text: plain(c.label, SLACK_LIMITS.buttonText), value: c.value })),
+    options: [...SILENCE_CHOICES, ...(card.amSilence ? AM_SILENCE_CHOICES : [])].map((c) => ({
+      text: plain(c.label, SLACK_LIMITS.buttonText),
+      value: c.value,
+    })),
   };
-  const block: types.ActionsBlock = { type: 'actions', elements: [button(ACTION_IDS.vote_up, '👍 Accurate'), button(ACTION_IDS.vote_down, '👎 Off-base'), select] };
+  const block: types.ActionsBlock = {
+    type: 'actions',
+    elements: [button(ACTION_IDS.vote_up, '👍 Accurate'), button(ACTION_IDS.vote_down, '👎 Off-base'), select],
+  };
   const blockId = controlsBlockId(card.state, card.controlsId);
   return blockId ? { ...block, block_id: blockId } : block;
 }
@@ -91,7 +96,11 @@ export function renderCard(card: CardView): SlackMessage {
   };
 
   const confidence = confidenceText(card.headline);
-  const summary = [text(VERDICT_TEXT[card.verdict] ?? card.verdict, { bold: true }), text(confidence ? ` · ${confidence} · ` : ' · '), text(headlineText(card.headline))];
+  const summary = [
+    text(VERDICT_TEXT[card.verdict] ?? card.verdict, { bold: true }),
+    text(confidence ? ` · ${confidence} · ` : ' · '),
+    text(headlineText(card.headline)),
+  ];
   const paragraphs = [section(summary)];
   const links = card.links.slice(0, MAX_LINKS).flatMap((l, i) => (i === 0 ? [link(l.url, l.label)] : [text(' · '), link(l.url, l.label)]));
   if (links.length > 0) paragraphs.push(section(links));

@@ -37,14 +37,38 @@ function findingElements(s: FindingSection): RichTextBlockElement[] {
   const review = s.verified === undefined ? '' : s.verified ? ' · verified ✓' : ' · verify rejected ✗';
   const status = s.status === 'completed' ? '' : ` · ${s.status}`;
   const out: RichTextBlockElement[] = [
-    section([text('🧭 Finding', { bold: true }), text(` — ${VERDICT_TEXT[s.verdict] ?? s.verdict} · ${confidenceDot(s.confidence)} ${s.confidence.toFixed(2)}${review}${status}`)]),
+    section([
+      text('🧭 Finding', { bold: true }),
+      text(` — ${VERDICT_TEXT[s.verdict] ?? s.verdict} · ${confidenceDot(s.confidence)} ${s.confidence.toFixed(2)}${review}${status}`),
+    ]),
     section([text(s.summary)]),
   ];
   if (s.statusDetail) out.push(section([text(s.statusDetail, { italic: true }, true)]));
   if (s.entry) out.push(section([text('Answered from your knowledge base: '), text(s.entry, { code: true })]));
-  out.push(...listed('Root causes', s.causes.slice(0, 5).map((c) => `${c.cause} (${c.confidence.toFixed(2)})${c.evidence.slice(0, 4).map((e) => ` — evidence: ${e}`).join('')}`)));
-  out.push(...listed('Suggested next steps (read-only advice)', s.actions.map((a) => `${a.action}${a.reversible ? ' (reversible)' : ' (NOT reversible)'}`)));
-  out.push(...listed('Ruled out', s.ruledOut.map((r) => `${r.cause} — ${r.reason}`)));
+  out.push(
+    ...listed(
+      'Root causes',
+      s.causes.slice(0, 5).map(
+        (c) =>
+          `${c.cause} (${c.confidence.toFixed(2)})${c.evidence
+            .slice(0, 4)
+            .map((e) => ` — evidence: ${e}`)
+            .join('')}`,
+      ),
+    ),
+  );
+  out.push(
+    ...listed(
+      'Suggested next steps (read-only advice)',
+      s.actions.map((a) => `${a.action}${a.reversible ? ' (reversible)' : ' (NOT reversible)'}`),
+    ),
+  );
+  out.push(
+    ...listed(
+      'Ruled out',
+      s.ruledOut.map((r) => `${r.cause} — ${r.reason}`),
+    ),
+  );
   out.push(...listed('Open questions', s.openQuestions));
   out.push(...listed('Could not check', s.dataGaps));
   if (s.changeRef) out.push(section([text('Change: '), text(s.changeRef, { code: true })]));
@@ -80,12 +104,24 @@ function sectionElements(s: DetailSection): RichTextBlockElement[] {
     case 'fall_through':
       return [section([text('↪ '), text(s.note)])];
     case 'closest':
-      return s.entries.length === 0 ? [] : [section([text('Closest entries: ', { bold: true }), ...s.entries.flatMap((e, i) => (i === 0 ? [text(e, { code: true })] : [text(', '), text(e, { code: true })]))])];
+      return s.entries.length === 0
+        ? []
+        : [
+            section([
+              text('Closest entries: ', { bold: true }),
+              ...s.entries.flatMap((e, i) => (i === 0 ? [text(e, { code: true })] : [text(', '), text(e, { code: true })])),
+            ]),
+          ];
     case 'finding':
       return findingElements(s);
     case 'degraded':
       return [
-        section([text('⚠️ Degraded answer', { bold: true }), text(' — the model could not conclude ('), text(s.reason, undefined, true), text('); facts and the closest entries only')]),
+        section([
+          text('⚠️ Degraded answer', { bold: true }),
+          text(' — the model could not conclude ('),
+          text(s.reason, undefined, true),
+          text('); facts and the closest entries only'),
+        ]),
         ...s.facts.slice(0, 10).map((f) => section([text('• '), text(f, undefined, true)])),
         ...s.closest.slice(0, 10).map((c) => section([text('• '), text(c.entry, { code: true }), text(' — '), text(c.title, undefined, true)])),
       ];
@@ -122,7 +158,13 @@ export function renderDetail(view: DetailView): SlackMessage {
   blocks.push({ type: 'context', elements: foot });
 
   const first = view.sections[0];
-  const lead = !first ? 'Analysis' : first.kind === 'instant' || first.kind === 'runbook' ? first.title : first.kind === 'fall_through' ? first.note : 'Analysis';
+  const lead = !first
+    ? 'Analysis'
+    : first.kind === 'instant' || first.kind === 'runbook'
+      ? first.title
+      : first.kind === 'fall_through'
+        ? first.note
+        : 'Analysis';
   return { text: fallbackText(`Analysis: ${lead}`), blocks: fitBlocks(blocks, { more: moreLink(view), keepTail: 1 }) };
 }
 

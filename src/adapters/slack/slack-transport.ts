@@ -160,7 +160,9 @@ export class SlackTransport implements ChatTransport {
   async post(to: Destination, card: CardView, _detail: DetailView | undefined, _opts: DeliveryOptions): Promise<MessageRef> {
     const m = renderCard(card);
     const channel = to.channel || this.defaultChannel;
-    const res = await this.#call('chat.postMessage', () => this.#app.client.chat.postMessage({ token: this.#opts.botToken, channel, text: m.text, blocks: m.blocks, unfurl_links: false, unfurl_media: false }));
+    const res = await this.#call('chat.postMessage', () =>
+      this.#app.client.chat.postMessage({ token: this.#opts.botToken, channel, text: m.text, blocks: m.blocks, unfurl_links: false, unfurl_media: false }),
+    );
     if (!res.ts) throw new DeliveryError('slack chat.postMessage: no ts in the answer', { retryable: false });
     return { transport: TRANSPORT, channel: res.channel ?? channel, id: res.ts };
   }
@@ -169,7 +171,15 @@ export class SlackTransport implements ChatTransport {
     const m = renderReply(view);
     const thread = root.thread ?? root.id;
     const res = await this.#call('chat.postMessage', () =>
-      this.#app.client.chat.postMessage({ token: this.#opts.botToken, channel: root.channel, thread_ts: thread, text: m.text, blocks: m.blocks, unfurl_links: false, unfurl_media: false }),
+      this.#app.client.chat.postMessage({
+        token: this.#opts.botToken,
+        channel: root.channel,
+        thread_ts: thread,
+        text: m.text,
+        blocks: m.blocks,
+        unfurl_links: false,
+        unfurl_media: false,
+      }),
     );
     if (!res.ts) throw new DeliveryError('slack chat.postMessage: no ts in the answer', { retryable: false });
     return { transport: TRANSPORT, channel: res.channel ?? root.channel, id: res.ts, thread };
@@ -177,7 +187,9 @@ export class SlackTransport implements ChatTransport {
 
   async update(ref: MessageRef, card: CardView, _opts: DeliveryOptions): Promise<void> {
     const m = renderCard(card);
-    await this.#call('chat.update', () => this.#app.client.chat.update({ token: this.#opts.botToken, channel: ref.channel, ts: ref.id, text: m.text, blocks: m.blocks }));
+    await this.#call('chat.update', () =>
+      this.#app.client.chat.update({ token: this.#opts.botToken, channel: ref.channel, ts: ref.id, text: m.text, blocks: m.blocks }),
+    );
   }
 
   async ephemeral(to: ResponseTarget, view: EphemeralView): Promise<void> {
@@ -185,12 +197,27 @@ export class SlackTransport implements ChatTransport {
     if (to.kind === 'response_url') return this.#respond(to.url, { response_type: 'ephemeral', replace_original: false, text: m.text, blocks: m.blocks });
     if (to.kind === 'ephemeral') {
       await this.#call('chat.postEphemeral', () =>
-        this.#app.client.chat.postEphemeral({ token: this.#opts.botToken, channel: to.channel, user: to.user, text: m.text, blocks: m.blocks, ...(to.thread ? { thread_ts: to.thread } : {}) }),
+        this.#app.client.chat.postEphemeral({
+          token: this.#opts.botToken,
+          channel: to.channel,
+          user: to.user,
+          text: m.text,
+          blocks: m.blocks,
+          ...(to.thread ? { thread_ts: to.thread } : {}),
+        }),
       );
       return;
     }
     await this.#call('chat.postMessage', () =>
-      this.#app.client.chat.postMessage({ token: this.#opts.botToken, channel: to.ref.channel, thread_ts: to.ref.thread ?? to.ref.id, text: m.text, blocks: m.blocks, unfurl_links: false, unfurl_media: false }),
+      this.#app.client.chat.postMessage({
+        token: this.#opts.botToken,
+        channel: to.ref.channel,
+        thread_ts: to.ref.thread ?? to.ref.id,
+        text: m.text,
+        blocks: m.blocks,
+        unfurl_links: false,
+        unfurl_media: false,
+      }),
     );
   }
 
@@ -251,7 +278,13 @@ export class SlackTransport implements ChatTransport {
     if (!/^https?:\/\//.test(url)) throw new DeliveryError('slack response_url: not an http(s) URL', { retryable: false });
     let res: Response;
     try {
-      res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify(payload), signal: AbortSignal.timeout(this.#opts.requestTimeoutMs ?? 10_000), redirect: 'error' });
+      res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json; charset=utf-8' },
+        body: JSON.stringify(payload),
+        signal: AbortSignal.timeout(this.#opts.requestTimeoutMs ?? 10_000),
+        redirect: 'error',
+      });
     } catch (err) {
       throw new DeliveryError(`slack response_url: ${err instanceof Error ? err.message : String(err)}`, { retryable: true, cause: err });
     }
@@ -262,22 +295,36 @@ export class SlackTransport implements ChatTransport {
 
   /** Bolt listeners: each payload translated, handed to the sink, acknowledged in time. */
   #listen(): void {
-    const self = (context: Record<string, unknown>): SlackSelf => ({ userId: String(context['botUserId'] ?? ''), ...(typeof context['botId'] === 'string' ? { botId: context['botId'] } : {}) });
-    const onEvent = (translate: (body: Record<string, unknown>, me: SlackSelf) => Translation) =>
+    const self = (context: Record<string, unknown>): SlackSelf => ({
+      userId: String(context['botUserId'] ?? ''),
+      ...(typeof context['botId'] === 'string' ? { botId: context['botId'] } : {}),
+    });
+    const onEvent =
+      (translate: (body: Record<string, unknown>, me: SlackSelf) => Translation) =>
       async ({ body, context }: { body: unknown; context: Record<string, unknown> }): Promise<void> => {
         const outcome = await this.#inbound.take(translate(body as Record<string, unknown>, self(context)), context);
         // A failed event is answered 500 (HTTP mode) so Slack delivers it again.
         if (outcome.kind === 'failed') throw outcome.err;
       };
-    this.#app.event('reaction_added', onEvent((b, me) => fromReaction(b, false, me)));
-    this.#app.event('reaction_removed', onEvent((b, me) => fromReaction(b, true, me)));
+    this.#app.event(
+      'reaction_added',
+      onEvent((b, me) => fromReaction(b, false, me)),
+    );
+    this.#app.event(
+      'reaction_removed',
+      onEvent((b, me) => fromReaction(b, true, me)),
+    );
     this.#app.event('message', onEvent(fromMessage));
     this.#app.event('app_mention', onEvent(fromMention));
 
     this.#app.command(this.#opts.command ?? '/reprise', async ({ body, ack, context }) => {
       const outcome: Outcome = await this.#inbound.take(fromCommand(body as unknown as Record<string, unknown>), context);
       if (outcome.kind === 'skipped') return ack({ response_type: 'ephemeral', text: 'Reprise could not read that command.' });
-      if (outcome.kind === 'failed') return ack({ response_type: 'ephemeral', text: `⚠️ Reprise could not take that command right now (ref ${String(context['requestId'] ?? 'none')}); try again in a moment.` });
+      if (outcome.kind === 'failed')
+        return ack({
+          response_type: 'ephemeral',
+          text: `⚠️ Reprise could not take that command right now (ref ${String(context['requestId'] ?? 'none')}); try again in a moment.`,
+        });
       return ack();
     });
 

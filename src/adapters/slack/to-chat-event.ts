@@ -93,7 +93,18 @@ export function fromMessage(body: Obj, self: SlackSelf): Translation {
   const thread = threadOf(ev, channel);
   if (!thread) return { skip: 'top-level message that does not address the bot' };
   const { text, addressed } = slackTextToPlain(raw, self.userId);
-  return { event: { type: 'message', eventId: eventIdOf(body, `message:${channel}:${ts}`), transport: TRANSPORT, user: { id: user }, thread, channel, text, addressed } };
+  return {
+    event: {
+      type: 'message',
+      eventId: eventIdOf(body, `message:${channel}:${ts}`),
+      transport: TRANSPORT,
+      user: { id: user },
+      thread,
+      channel,
+      text,
+      addressed,
+    },
+  };
 }
 
 /** `app_mention`: `@reprise note: …` in a thread, or anywhere the bot is. */
@@ -106,7 +117,15 @@ export function fromMention(body: Obj, self: SlackSelf): Translation {
   if (!user || !channel || !ts) return { skip: 'mention without a user, channel or ts' };
   const { text } = slackTextToPlain(typeof ev?.['text'] === 'string' ? ev['text'] : '', self.userId);
   const thread = threadOf(ev, channel);
-  const event: ChatEvent = { type: 'message', eventId: eventIdOf(body, `message:${channel}:${ts}`), transport: TRANSPORT, user: { id: user }, channel, text, addressed: true };
+  const event: ChatEvent = {
+    type: 'message',
+    eventId: eventIdOf(body, `message:${channel}:${ts}`),
+    transport: TRANSPORT,
+    user: { id: user },
+    channel,
+    text,
+    addressed: true,
+  };
   return { event: thread ? { ...event, thread } : event };
 }
 

@@ -15,7 +15,13 @@ export function slackSignature(secret: string, timestampSec: number | string, bo
   return `v0=${createHmac('sha256', secret).update(`v0:${timestampSec}:${body}`).digest('hex')}`;
 }
 
-export function verifySlackSignature(opts: { secret: string; body: string; timestamp: string | undefined; signature: string | undefined; nowMs: number }): SignatureCheck {
+export function verifySlackSignature(opts: {
+  secret: string;
+  body: string;
+  timestamp: string | undefined;
+  signature: string | undefined;
+  nowMs: number;
+}): SignatureCheck {
   const { timestamp, signature } = opts;
   if (!timestamp || !signature) return { ok: false, reason: 'missing X-Slack-Request-Timestamp or X-Slack-Signature' };
   if (!/^\d{1,12}$/.test(timestamp)) return { ok: false, reason: 'X-Slack-Request-Timestamp is not a number' };

@@ -41,7 +41,12 @@ export async function silenceInAlertmanager(d: RepriseBotDeps, req: AmSilenceReq
     text = `not silenced in Alertmanager: this alert came from ${thread.source ?? 'another source'}; silenced in Reprise only`;
   } else {
     try {
-      const id = await am.silenceAlert({ fingerprint: thread.fingerprint, endsAt: req.until, createdBy: `${req.who} via Reprise (${req.via ?? 'cli'})`, comment: silenceComment(thread, req.who) });
+      const id = await am.silenceAlert({
+        fingerprint: thread.fingerprint,
+        endsAt: req.until,
+        createdBy: `${req.who} via Reprise (${req.via ?? 'cli'})`,
+        comment: silenceComment(thread, req.who),
+      });
       reason = 'created';
       text = `also silenced in Alertmanager until ${shortTime(req.until, d.clock.now())} (silence ${id})`;
       icon = '🔕';
@@ -55,8 +60,19 @@ export async function silenceInAlertmanager(d: RepriseBotDeps, req: AmSilenceReq
   const out: Enqueued = { count: 0 };
   await d.ledger.transaction(async (tx) => {
     const now = d.clock.now();
-    tx.record({ type: 'noise', action: 'am_silence', fingerprint: thread?.fingerprint ?? '(none)', triggerKey: thread?.triggerKey ?? '(none)', reason, detail: text, requestId: req.requestId, openId: req.openId, at: now.toISOString() });
-    for (const transport of thread?.transports ?? []) enqueue(tx, now, { transport, op: 'reply', openId: req.openId, view: { kind: 'notice', topic: 'silenced', icon, text: [text] } }, out);
+    tx.record({
+      type: 'noise',
+      action: 'am_silence',
+      fingerprint: thread?.fingerprint ?? '(none)',
+      triggerKey: thread?.triggerKey ?? '(none)',
+      reason,
+      detail: text,
+      requestId: req.requestId,
+      openId: req.openId,
+      at: now.toISOString(),
+    });
+    for (const transport of thread?.transports ?? [])
+      enqueue(tx, now, { transport, op: 'reply', openId: req.openId, view: { kind: 'notice', topic: 'silenced', icon, text: [text] } }, out);
   });
   if (out.count > 0) d.outbox?.kick();
 }
@@ -69,8 +85,23 @@ export async function reconcileThreads(d: RepriseBotDeps, alerts: readonly Alert
     rememberListed(seen, alerts);
     const now = d.clock.now();
     for (const m of marks) {
-      tx.record({ type: 'noise', action: 'mark', fingerprint: m.thread.fingerprint, triggerKey: m.thread.triggerKey, reason: m.reason, detail: m.note, openId: m.thread.openId, at: now.toISOString() });
-      restate(tx, now, m.thread, { state: m.state, note: m.note, icon: m.state === 'silenced' ? '🔕' : '⏹', topic: m.state === 'silenced' ? 'silenced' : 'resolved' }, out);
+      tx.record({
+        type: 'noise',
+        action: 'mark',
+        fingerprint: m.thread.fingerprint,
+        triggerKey: m.thread.triggerKey,
+        reason: m.reason,
+        detail: m.note,
+        openId: m.thread.openId,
+        at: now.toISOString(),
+      });
+      restate(
+        tx,
+        now,
+        m.thread,
+        { state: m.state, note: m.note, icon: m.state === 'silenced' ? '🔕' : '⏹', topic: m.state === 'silenced' ? 'silenced' : 'resolved' },
+        out,
+      );
     }
     return marks.length;
   });

@@ -34,7 +34,12 @@ export interface ThreadMark {
  * "No longer firing" needs the alert to have been listed by this Alertmanager before (`seen`):
  * an alert another Alertmanager sent was never in this one's list, and is left alone.
  */
-export function threadMarks(threads: readonly ThreadInfo[], alerts: readonly AlertmanagerAlertState[], listedAt: Date, seen: ReadonlySet<string>): ThreadMark[] {
+export function threadMarks(
+  threads: readonly ThreadInfo[],
+  alerts: readonly AlertmanagerAlertState[],
+  listedAt: Date,
+  seen: ReadonlySet<string>,
+): ThreadMark[] {
   const byFp = new Map(alerts.map((a) => [a.fingerprint, a]));
   const out: ThreadMark[] = [];
   for (const t of threads) {
@@ -44,11 +49,13 @@ export function threadMarks(threads: readonly ThreadInfo[], alerts: readonly Ale
     if (!a) {
       // A storm thread is over only when every alert in it is; its members are not listed here.
       if (t.storm && t.storm.count > 1) continue;
-      if (t.amMark !== 'am_gone' && seen.has(t.fingerprint)) out.push({ thread: t, reason: 'am_gone', state: 'resolved', note: 'no longer firing in Alertmanager (no resolve was received)' });
+      if (t.amMark !== 'am_gone' && seen.has(t.fingerprint))
+        out.push({ thread: t, reason: 'am_gone', state: 'resolved', note: 'no longer firing in Alertmanager (no resolve was received)' });
       continue;
     }
     if (a.silenced && t.amMark !== 'am_silenced') out.push({ thread: t, reason: 'am_silenced', state: 'silenced', note: 'silenced in Alertmanager' });
-    else if (!a.silenced && a.inhibited && t.amMark !== 'am_inhibited') out.push({ thread: t, reason: 'am_inhibited', state: 'silenced', note: 'inhibited in Alertmanager (a related alert suppresses it)' });
+    else if (!a.silenced && a.inhibited && t.amMark !== 'am_inhibited')
+      out.push({ thread: t, reason: 'am_inhibited', state: 'silenced', note: 'inhibited in Alertmanager (a related alert suppresses it)' });
   }
   return out;
 }

@@ -242,11 +242,22 @@ export function enqueue(
  * change (resolved, silenced) is both an edit in place and a reply, as on-call expects. The
  * update carries only what changes; the outbox applies it to the card as it was posted.
  */
-export function restate(tx: BotTx, now: Date, thread: ThreadInfo, change: { state: CardView['state']; note: string; icon: string; topic: 'resolved' | 'silenced' }, out: Enqueued): void {
+export function restate(
+  tx: BotTx,
+  now: Date,
+  thread: ThreadInfo,
+  change: { state: CardView['state']; note: string; icon: string; topic: 'resolved' | 'silenced' },
+  out: Enqueued,
+): void {
   for (const transport of thread.transports) {
     const patch: CardPatch = { kind: 'card_patch', state: change.state, stateNote: change.note };
     enqueue(tx, now, { transport, op: 'update', openId: thread.openId, view: patch }, out);
-    enqueue(tx, now, { transport, op: 'reply', openId: thread.openId, view: { kind: 'notice', topic: change.topic, icon: change.icon, text: [change.note] } }, out);
+    enqueue(
+      tx,
+      now,
+      { transport, op: 'reply', openId: thread.openId, view: { kind: 'notice', topic: change.topic, icon: change.icon, text: [change.note] } },
+      out,
+    );
   }
 }
 

@@ -35,7 +35,9 @@ export type BotEvent =
 
 /** A webhook's incidents as events. */
 export function incidentEvents(incidents: readonly Incident[], route?: RouteHint): BotEvent[] {
-  return incidents.map((incident) => (incident.status === 'resolved' ? { type: 'resolve', incident } : { type: 'firing', incident, ...(route ? { route } : {}) }));
+  return incidents.map((incident) =>
+    incident.status === 'resolved' ? { type: 'resolve', incident } : { type: 'firing', incident, ...(route ? { route } : {}) },
+  );
 }
 
 /** The default silence a 🔕 reaction sets (a select offers 1 h / 4 h / 24 h). */
@@ -62,7 +64,8 @@ export function fromChatEvent(e: ChatEvent): BotEvent | undefined {
       if (!e.addressed || !e.thread) return undefined;
       const text = e.text.trim();
       const silence = afterKeyword(text, 'silence');
-      if (silence !== undefined && silence !== '' && /^\S+(\s+am)?$/i.test(silence)) return { type: 'silence', actor, duration: silence, target: { message: e.thread }, eventId: e.eventId };
+      if (silence !== undefined && silence !== '' && /^\S+(\s+am)?$/i.test(silence))
+        return { type: 'silence', actor, duration: silence, target: { message: e.thread }, eventId: e.eventId };
       const note = afterKeyword(text, 'note') ?? text;
       if (note === '') return undefined;
       return { type: 'note', actor, text: note, thread: e.thread, eventId: e.eventId };
@@ -70,7 +73,15 @@ export function fromChatEvent(e: ChatEvent): BotEvent | undefined {
     case 'command':
       return { type: 'command', actor, text: e.text, channel: e.channel, ...(e.thread ? { thread: e.thread } : {}), respond: e.respond, eventId: e.eventId };
     case 'action':
-      return { type: 'button', actor, action: e.action, ...(e.value ? { value: e.value } : {}), target: { message: e.target, ...(e.controlsId ? { controlsId: e.controlsId } : {}) }, eventId: e.eventId, respond: e.respond };
+      return {
+        type: 'button',
+        actor,
+        action: e.action,
+        ...(e.value ? { value: e.value } : {}),
+        target: { message: e.target, ...(e.controlsId ? { controlsId: e.controlsId } : {}) },
+        eventId: e.eventId,
+        respond: e.respond,
+      };
   }
 }
 

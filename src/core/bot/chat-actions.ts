@@ -7,7 +7,18 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../ports/logger.js';
 import { RepriseError } from '../errors.js';
 import type { FeedbackEvent, SilenceEvent } from '../ledger-events.js';
-import { displayName, enqueue, ledgerUser, restate, shortTime, type BotLedger, type BotTx, type Enqueued, type NoteLimits, type ThreadInfo } from './bot-context.js';
+import {
+  displayName,
+  enqueue,
+  ledgerUser,
+  restate,
+  shortTime,
+  type BotLedger,
+  type BotTx,
+  type Enqueued,
+  type NoteLimits,
+  type ThreadInfo,
+} from './bot-context.js';
 import type { Actor, BotEvent, Target } from './bot-event.js';
 import { feedbackEvent } from './feedback-request.js';
 
@@ -28,7 +39,8 @@ export interface ActionContext {
 
 /** The thread and trigger a vote or silence is about. */
 function resolveTarget(ctx: ActionContext, target: Target): { thread?: ThreadInfo; triggerKey?: string } {
-  const thread = (target.controlsId ? ctx.ledger.thread(target.controlsId) : undefined) ?? (target.message ? ctx.ledger.threadByMessage(target.message) : undefined);
+  const thread =
+    (target.controlsId ? ctx.ledger.thread(target.controlsId) : undefined) ?? (target.message ? ctx.ledger.threadByMessage(target.message) : undefined);
   if (thread) return { thread, triggerKey: thread.triggerKey };
   if (target.triggerKey) {
     const newest = ctx.ledger.newestThread(target.triggerKey);
@@ -88,7 +100,14 @@ export function applySilence(ctx: ActionContext, tx: BotTx, e: Silence, alsoAler
   };
   tx.record(event);
   ctx.log.info({ trigger: triggerKey, user: event.user, until: event.until, via: e.actor.via }, 'silence recorded');
-  if (thread) restate(tx, ctx.now, thread, { state: 'silenced', note: `silenced by @${displayName(e.actor)} until ${shortTime(event.until, ctx.now)}`, icon: '🔕', topic: 'silenced' }, ctx.out);
+  if (thread)
+    restate(
+      tx,
+      ctx.now,
+      thread,
+      { state: 'silenced', note: `silenced by @${displayName(e.actor)} until ${shortTime(event.until, ctx.now)}`, icon: '🔕', topic: 'silenced' },
+      ctx.out,
+    );
   return { status: 'recorded', kind: 'silence', triggerKey, event };
 }
 
@@ -113,9 +132,16 @@ export function applyCliNote(ctx: ActionContext, tx: BotTx, e: { triggerKey: str
   return recordNote(ctx, tx, thread, { actor: e.actor, text: e.text }, thread.transports);
 }
 
-function recordNote(ctx: ActionContext, tx: BotTx, thread: ThreadInfo, e: { actor: Actor; text: string; eventId?: string }, tell: readonly string[]): ChatOutcome {
+function recordNote(
+  ctx: ActionContext,
+  tx: BotTx,
+  thread: ThreadInfo,
+  e: { actor: Actor; text: string; eventId?: string },
+  tell: readonly string[],
+): ChatOutcome {
   const reply = (text: string, icon: string): void => {
-    for (const transport of tell) enqueue(tx, ctx.now, { transport, op: 'reply', openId: thread.openId, view: { kind: 'notice', topic: 'note', icon, text: [text] } }, ctx.out);
+    for (const transport of tell)
+      enqueue(tx, ctx.now, { transport, op: 'reply', openId: thread.openId, view: { kind: 'notice', topic: 'note', icon, text: [text] } }, ctx.out);
   };
   if (e.text.trim() === '') return { status: 'refused', reason: 'empty note' };
   if (Buffer.byteLength(e.text) > ctx.notes.maxBytes) {
@@ -128,7 +154,16 @@ function recordNote(ctx: ActionContext, tx: BotTx, thread: ThreadInfo, e: { acto
   }
   const at = ctx.now.toISOString();
   const user = ledgerUser(e.actor);
-  tx.record({ type: 'note', triggerKey: thread.triggerKey, openId: thread.openId, user, text: e.text, via: e.actor.via, ...(e.eventId ? { eventId: e.eventId } : {}), at });
+  tx.record({
+    type: 'note',
+    triggerKey: thread.triggerKey,
+    openId: thread.openId,
+    user,
+    text: e.text,
+    via: e.actor.via,
+    ...(e.eventId ? { eventId: e.eventId } : {}),
+    at,
+  });
   if (ctx.curate) {
     const finding = ctx.ledger.standing(thread.triggerKey)?.cause;
     tx.record({

@@ -31,12 +31,18 @@ export async function answerCommand(e: Extract<BotEvent, { type: 'command' }>, d
     case 'investigate':
       return d.investigate
         ? d.investigate(cmd.text, e.actor)
-        : plainAnswer('Investigate', 'No model is configured, so Reprise cannot investigate yet: set the `model:` block (or REPRISE_MODEL_BASE_URL and REPRISE_MODEL). Recall and runbooks work without one.');
+        : plainAnswer(
+            'Investigate',
+            'No model is configured, so Reprise cannot investigate yet: set the `model:` block (or REPRISE_MODEL_BASE_URL and REPRISE_MODEL). Recall and runbooks work without one.',
+          );
     case 'silence': {
       const target = silenceTarget(cmd, e.thread);
       if (!target) return plainAnswer('Silence', 'Use it inside an incident thread (`silence 4h`), or name the trigger: `silence <trigger key> 4h`.');
-      const o = (await d.silence({ type: 'silence', actor: e.actor, duration: cmd.duration, target, eventId: e.eventId, respond: e.respond })) as ChatOutcome | undefined;
-      return o && o.status === 'recorded' && 'event' in o && o.event.type === 'silence' ? plainAnswer('Silenced', `🔕 ${o.triggerKey} until ${o.event.until}`) : plainAnswer('Not silenced', o && 'reason' in o ? o.reason : 'nothing recorded');
+      const o = (await d.silence({ type: 'silence', actor: e.actor, duration: cmd.duration, target, eventId: e.eventId, respond: e.respond })) as
+        ChatOutcome | undefined;
+      return o && o.status === 'recorded' && 'event' in o && o.event.type === 'silence'
+        ? plainAnswer('Silenced', `🔕 ${o.triggerKey} until ${o.event.until}`)
+        : plainAnswer('Not silenced', o && 'reason' in o ? o.reason : 'nothing recorded');
     }
     case 'status':
       return statusAnswer(d.ledger, d.now);

@@ -20,14 +20,24 @@ export type ParsedCommand =
 export const COMMAND_HELP: RichText[] = [
   [{ code: 'recall <alertname or text>' }, ' — what memory answers, with the gate trace'],
   [{ code: 'investigate <text>' }, ' — start an investigation with the model and read-only tools'],
-  [{ code: 'silence <duration>' }, ' (in a thread) or ', { code: 'silence <trigger key> <duration>' }, ' — 1h, 4h, 24h…; add ', { code: 'am' }, ' to silence in Alertmanager too'],
+  [
+    { code: 'silence <duration>' },
+    ' (in a thread) or ',
+    { code: 'silence <trigger key> <duration>' },
+    ' — 1h, 4h, 24h…; add ',
+    { code: 'am' },
+    ' to silence in Alertmanager too',
+  ],
   [{ code: 'status' }, ' — open incidents and silences in force'],
   [{ code: 'help' }, ' — this list'],
 ];
 
 /** Splits `silence 4h` / `recall KubePodCrashLooping` / `status`; whitespace-separated, no regex. */
 export function parseCommand(text: string): ParsedCommand {
-  const words = text.trim().split(/\s+/).filter((w) => w !== '');
+  const words = text
+    .trim()
+    .split(/\s+/)
+    .filter((w) => w !== '');
   const [first = 'help', ...rest] = words;
   const name = first.toLowerCase();
   switch (name) {
@@ -102,7 +112,10 @@ export function plainAnswer(title: string, text: string): EphemeralView {
 }
 
 /** Where a silence command points: the thread it was typed in, else the trigger key it names. */
-export function silenceTarget(cmd: Extract<ParsedCommand, { name: 'silence' }>, thread: MessageRef | undefined): { message?: MessageRef; triggerKey?: string } | undefined {
+export function silenceTarget(
+  cmd: Extract<ParsedCommand, { name: 'silence' }>,
+  thread: MessageRef | undefined,
+): { message?: MessageRef; triggerKey?: string } | undefined {
   if (cmd.triggerKey) return { triggerKey: cmd.triggerKey };
   if (thread) return { message: thread };
   return undefined;

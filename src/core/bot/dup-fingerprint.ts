@@ -13,5 +13,7 @@ export function resourceRef(incident: Incident): string {
  * recurring problem coalesce into one pull request.
  */
 export function dupFingerprint(incident: Incident): string {
-  return createHash('sha256').update(`${resourceRef(incident)}|trigger:${incident.triggerKey}`).digest('hex');
+  return createHash('sha256')
+    .update(`${resourceRef(incident)}|trigger:${incident.triggerKey}`)
+    .digest('hex');
 }

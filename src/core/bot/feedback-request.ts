@@ -15,7 +15,11 @@ export const MAX_SILENCE_MS = 30 * 86_400_000;
  */
 const PRINTABLE = /^[^\p{Cc}\p{Cf}\p{Zl}\p{Zp}]+$/u;
 const printable = (what: string) =>
-  z.string().min(1).max(128).regex(PRINTABLE, { error: `${what} must be printable text (no control, bidi or zero-width characters)` });
+  z
+    .string()
+    .min(1)
+    .max(128)
+    .regex(PRINTABLE, { error: `${what} must be printable text (no control, bidi or zero-width characters)` });
 
 export const feedbackRequestSchema = z.object({
   triggerKey: z.string().min(1).max(512).regex(PRINTABLE, { error: 'trigger key must be printable text' }),
@@ -24,7 +28,12 @@ export const feedbackRequestSchema = z.object({
   /** Silence only: `1h`, `4h`, `24h`, … */
   duration: z.string().max(32).optional(),
   /** Where it came from (`cli`, `slack`, `matrix`); recorded with the event. */
-  via: z.string().min(1).max(32).regex(/^[a-z][a-z0-9_-]*$/, { error: 'via must be a short lower-case name' }).optional(),
+  via: z
+    .string()
+    .min(1)
+    .max(32)
+    .regex(/^[a-z][a-z0-9_-]*$/, { error: 'via must be a short lower-case name' })
+    .optional(),
 });
 export type FeedbackRequest = z.input<typeof feedbackRequestSchema>;
 
@@ -65,7 +74,8 @@ export function feedbackForKnownTrigger(ledger: KnownTriggers, input: unknown, n
   const event = feedbackEvent(input, now);
   if (!ledger.knowsTrigger(event.triggerKey)) {
     const near = closeMatches(event.triggerKey, ledger.triggerKeys(), 3);
-    const hint = near.length > 0 ? `; did you mean ${near.map((k) => JSON.stringify(k)).join(' or ')}?` : '; `reprise ledger events` lists what it has recorded';
+    const hint =
+      near.length > 0 ? `; did you mean ${near.map((k) => JSON.stringify(k)).join(' or ')}?` : '; `reprise ledger events` lists what it has recorded';
     throw new RepriseError('not_found', `the ledger has never seen trigger ${JSON.stringify(event.triggerKey)}${hint}`);
   }
   return event;

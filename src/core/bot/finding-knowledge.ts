@@ -43,8 +43,17 @@ export function curateFinding(
   const c = d.curation;
   if (!c || !r.finding) return undefined;
   const o = d.ledger.occurrences(incident.triggerKey);
-  const recurrence = o.count > 1 ? `🔁 #${o.count}${o.lastSeen ? ` · last ${o.lastSeen.slice(0, 16).replace('T', ' ')} UTC` : ''}${o.previousEntry ? ` · previous: ${o.previousEntry}` : ''}` : undefined;
-  const plan = planCuration({ incident, finding: r.finding, ...(recalled ? { recalledEntry: recalled.id } : {}), ...(recurrence ? { recurrence } : {}), minConfidence: c.minConfidence });
+  const recurrence =
+    o.count > 1
+      ? `🔁 #${o.count}${o.lastSeen ? ` · last ${o.lastSeen.slice(0, 16).replace('T', ' ')} UTC` : ''}${o.previousEntry ? ` · previous: ${o.previousEntry}` : ''}`
+      : undefined;
+  const plan = planCuration({
+    incident,
+    finding: r.finding,
+    ...(recalled ? { recalledEntry: recalled.id } : {}),
+    ...(recurrence ? { recurrence } : {}),
+    minConfidence: c.minConfidence,
+  });
   const base = { openId, triggerKey: incident.triggerKey, at };
   if (plan.kind === 'decided') {
     tx.record({ type: 'curated', subject: 'finding', ...base, decision: plan.decision, detail: plan.detail });

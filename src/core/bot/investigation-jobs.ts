@@ -100,7 +100,15 @@ export class InvestigationJobs {
   /** Start times of investigations in the last hour, oldest first (the rate limit). */
   readonly #hourly: HourlyStartLimit;
 
-  constructor(deps: { engine: InvestigationEngine; ledger: BotLedger; clock: Clock; logger: Logger; options: JobsOptions; kick: () => void; observer?: Pick<LoopObserver, 'recallDecided' | 'investigationEnded'> }) {
+  constructor(deps: {
+    engine: InvestigationEngine;
+    ledger: BotLedger;
+    clock: Clock;
+    logger: Logger;
+    options: JobsOptions;
+    kick: () => void;
+    observer?: Pick<LoopObserver, 'recallDecided' | 'investigationEnded'>;
+  }) {
     this.#engine = deps.engine;
     this.#ledger = deps.ledger;
     this.#clock = deps.clock;
@@ -213,14 +221,34 @@ export class InvestigationJobs {
     void tracked.finally(() => this.#running.delete(tracked));
   }
 
-  async #recordCancel(p: Pick<Pending, 'openId' | 'triggerKey' | 'fingerprint'>, reason = 'the alert resolved before the investigation started', resumed = false): Promise<void> {
+  async #recordCancel(
+    p: Pick<Pending, 'openId' | 'triggerKey' | 'fingerprint'>,
+    reason = 'the alert resolved before the investigation started',
+    resumed = false,
+  ): Promise<void> {
     const at = this.#clock.now().toISOString();
-    const event: FindingEvent = { type: 'finding', openId: p.openId, fingerprint: p.fingerprint, triggerKey: p.triggerKey, kind: 'fresh', status: 'cancelled', reason, calls: 0, tokensIn: 0, tokensOut: 0, ...(resumed ? { resumed } : {}), at };
+    const event: FindingEvent = {
+      type: 'finding',
+      openId: p.openId,
+      fingerprint: p.fingerprint,
+      triggerKey: p.triggerKey,
+      kind: 'fresh',
+      status: 'cancelled',
+      reason,
+      calls: 0,
+      tokensIn: 0,
+      tokensOut: 0,
+      ...(resumed ? { resumed } : {}),
+      at,
+    };
     await this.#ledger.transaction(async (tx) => {
       tx.record(event);
     });
     this.#observer?.investigationEnded({ status: 'cancelled', reason: 'resolved' });
-    this.#log.info({ trigger: p.triggerKey, openId: p.openId }, resumed ? 'investigation not resumed: resolved meanwhile' : 'investigation cancelled: resolved before it started');
+    this.#log.info(
+      { trigger: p.triggerKey, openId: p.openId },
+      resumed ? 'investigation not resumed: resolved meanwhile' : 'investigation cancelled: resolved before it started',
+    );
   }
 
   async #run(job: JobInput, p: Pending): Promise<void> {
@@ -284,7 +312,8 @@ export class InvestigationJobs {
     result.usage.output += rerankCalls.output;
     result.usage.costUsd += rerankCalls.costUsd;
     result.trace = [...trace, ...result.trace];
-    if (recalled && result.status !== 'cancelled') this.#decided(job, result.recall?.delivered === true, stoppingGate(result.trace, new Set([recalled.id]), 'verify'));
+    if (recalled && result.status !== 'cancelled')
+      this.#decided(job, result.recall?.delivered === true, stoppingGate(result.trace, new Set([recalled.id]), 'verify'));
     await this.#deliver(job, result, result.recall?.delivered ? recalled : undefined, refused);
   }
 
@@ -296,7 +325,20 @@ export class InvestigationJobs {
   /** An investigation that did not start, recorded with its reason and said in the thread. */
   async #skip(job: JobInput, reason: string, code: InvestigationEndReason): Promise<void> {
     const at = this.#clock.now().toISOString();
-    const event: FindingEvent = { type: 'finding', openId: job.openId, fingerprint: job.incident.fingerprint, triggerKey: job.incident.triggerKey, kind: 'fresh', status: 'skipped', reason, calls: 0, tokensIn: 0, tokensOut: 0, ...(job.resumed ? { resumed: true } : {}), at };
+    const event: FindingEvent = {
+      type: 'finding',
+      openId: job.openId,
+      fingerprint: job.incident.fingerprint,
+      triggerKey: job.incident.triggerKey,
+      kind: 'fresh',
+      status: 'skipped',
+      reason,
+      calls: 0,
+      tokensIn: 0,
+      tokensOut: 0,
+      ...(job.resumed ? { resumed: true } : {}),
+      at,
+    };
     const out: Enqueued = { count: 0 };
     await this.#ledger.transaction(async (tx) => {
       tx.record(event);
@@ -305,7 +347,17 @@ export class InvestigationJobs {
       const now = this.#clock.now();
       for (const transport of thread.transports) {
         enqueue(tx, now, { transport, op: 'update', openId: thread.openId, view: { kind: 'card_patch', headline: { answer: 'none' } } }, out);
-        enqueue(tx, now, { transport, op: 'reply', openId: thread.openId, view: { kind: 'notice', topic: 'info', icon: '⏸', text: [`investigation not started — ${reason}`] } }, out);
+        enqueue(
+          tx,
+          now,
+          {
+            transport,
+            op: 'reply',
+            openId: thread.openId,
+            view: { kind: 'notice', topic: 'info', icon: '⏸', text: [`investigation not started — ${reason}`] },
+          },
+          out,
+        );
       }
     });
     if (out.count > 0) this.#kick();
@@ -316,7 +368,9 @@ export class InvestigationJobs {
   async #deliver(job: JobInput, r: InvestigationResult, recalled: Entry | undefined, refused?: Entry): Promise<void> {
     const at = this.#clock.now().toISOString();
     const f = r.finding;
-    const checked = r.steps.filter((s) => s.kind === 'tool' && s.outcome === 'ok').map((s) => (s.kind === 'tool' ? `${s.tool}: ${(s.result ?? '').replace(/\s+/g, ' ').slice(0, 160)}` : ''));
+    const checked = r.steps
+      .filter((s) => s.kind === 'tool' && s.outcome === 'ok')
+      .map((s) => (s.kind === 'tool' ? `${s.tool}: ${(s.result ?? '').replace(/\s+/g, ' ').slice(0, 160)}` : ''));
     const event: FindingEvent = {
       type: 'finding',
       openId: job.openId,
@@ -342,7 +396,18 @@ export class InvestigationJobs {
     await this.#ledger.transaction(async (tx) => {
       tx.record(event);
       if (confirm) tx.record({ type: 'confirm', entry: confirm.entry, dupFingerprint: confirm.dupFingerprint, at });
-      const curated = r.status === 'cancelled' ? undefined : curateFinding({ ledger: this.#ledger, log: this.#log, ...(this.#opts.curation ? { curation: this.#opts.curation } : {}) }, tx, job.openId, job.incident, r, recalled, at);
+      const curated =
+        r.status === 'cancelled'
+          ? undefined
+          : curateFinding(
+              { ledger: this.#ledger, log: this.#log, ...(this.#opts.curation ? { curation: this.#opts.curation } : {}) },
+              tx,
+              job.openId,
+              job.incident,
+              r,
+              recalled,
+              at,
+            );
       intended = curated?.intent === true;
       const thread = this.#ledger.thread(job.openId);
       if (!thread || r.status === 'cancelled') return;
@@ -356,6 +421,17 @@ export class InvestigationJobs {
     if (out.count > 0) this.#kick();
     if (intended) this.#opts.curation?.kick();
     this.#observer?.investigationEnded({ status: r.status, reason: r.reason ?? 'none' });
-    this.#log.info({ trigger: job.incident.triggerKey, status: r.status, kind: event.kind, entry: event.entry, calls: r.usage.calls, tokens: r.usage.input + r.usage.output, ...(job.resumed ? { resumed: true } : {}) }, `investigation ${r.status}`);
+    this.#log.info(
+      {
+        trigger: job.incident.triggerKey,
+        status: r.status,
+        kind: event.kind,
+        entry: event.entry,
+        calls: r.usage.calls,
+        tokens: r.usage.input + r.usage.output,
+        ...(job.resumed ? { resumed: true } : {}),
+      },
+      `investigation ${r.status}`,
+    );
   }
 }

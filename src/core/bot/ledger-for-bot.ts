@@ -2,19 +2,48 @@ import { patchCard, type CardPatch, type CardView } from '../chat/thread-view.js
 import type { Ledger } from '../ledger/ledger.js';
 import type { LedgerEvent } from '../ledger-events.js';
 import type { ThreadRecord } from '../ledger/ledger-types.js';
-import { cardSeq, dueHolds, holdOf, occurrences, openEpisodes, pendingCount, pendingInvestigations, triggerFindings, pendingOutbox, seenChatEvent, silenceState, threadByMessage, threadOf } from '../ledger/ledger-state.js';
+import {
+  cardSeq,
+  dueHolds,
+  holdOf,
+  occurrences,
+  openEpisodes,
+  pendingCount,
+  pendingInvestigations,
+  triggerFindings,
+  pendingOutbox,
+  seenChatEvent,
+  silenceState,
+  threadByMessage,
+  threadOf,
+} from '../ledger/ledger-state.js';
 import type { HoldRecord } from '../ledger/ledger-types.js';
 import type { OutboxLedger } from '../outbox/outbox-worker.js';
 import type { BotLedger, HeldFiring, ThreadInfo } from './bot-context.js';
 
 function held(h: HoldRecord | undefined): HeldFiring | undefined {
   if (!h) return undefined;
-  return { holdId: h.holdId, fingerprint: h.fingerprint, triggerKey: h.triggerKey, until: h.until, incident: h.incident, ...(h.route ? { route: { ...h.route } } : {}) };
+  return {
+    holdId: h.holdId,
+    fingerprint: h.fingerprint,
+    triggerKey: h.triggerKey,
+    until: h.until,
+    incident: h.incident,
+    ...(h.route ? { route: { ...h.route } } : {}),
+  };
 }
 
 function info(t: ThreadRecord | undefined): ThreadInfo | undefined {
   if (!t) return undefined;
-  const out: ThreadInfo = { openId: t.openId, triggerKey: t.triggerKey, fingerprint: t.fingerprint, state: t.state, transports: [...t.transports], roots: { ...t.roots }, notes: t.notes };
+  const out: ThreadInfo = {
+    openId: t.openId,
+    triggerKey: t.triggerKey,
+    fingerprint: t.fingerprint,
+    state: t.state,
+    transports: [...t.transports],
+    roots: { ...t.roots },
+    notes: t.notes,
+  };
   if (t.entry !== undefined) out.entry = t.entry;
   if (t.dupFingerprint !== undefined) out.dupFingerprint = t.dupFingerprint;
   if (t.curation !== undefined) out.curation = { ...t.curation };
@@ -79,7 +108,14 @@ export function ledgerForBot(ledger: Ledger): BotLedger {
       }
       return out;
     },
-    pendingAmSilences: () => Object.values(ledger.state.amSilences).map((p) => ({ requestId: p.requestId, openId: p.openId, until: p.until, who: p.who, ...(p.via ? { via: p.via } : {}) })),
+    pendingAmSilences: () =>
+      Object.values(ledger.state.amSilences).map((p) => ({
+        requestId: p.requestId,
+        openId: p.openId,
+        until: p.until,
+        who: p.who,
+        ...(p.via ? { via: p.via } : {}),
+      })),
     investigationsSince: (since) => {
       const cutoff = since.getTime();
       return ledger.state.investigationTimes.filter((t) => Date.parse(t) >= cutoff);
@@ -123,7 +159,9 @@ export function ledgerForOutbox(ledger: Ledger): OutboxLedger {
       if (e?.type !== 'outbox' || e.view['kind'] !== 'card') return undefined;
       // The card as it stands: the posted one with every change recorded since.
       const changes = threadOf(ledger.state, openId)?.cardPatches?.[transport];
-      return changes ? patchCard(e.view as unknown as CardView, { ...(changes as Omit<CardPatch, 'kind'>), kind: 'card_patch' }) : (e.view as unknown as CardView);
+      return changes
+        ? patchCard(e.view as unknown as CardView, { ...(changes as Omit<CardPatch, 'kind'>), kind: 'card_patch' })
+        : (e.view as unknown as CardView);
     },
     payload: async (item) => {
       if (item.seq === undefined) return undefined;

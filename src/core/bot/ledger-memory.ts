@@ -24,7 +24,10 @@ function prior(triggerKey: string, f: PriorFindingRecord): PriorFinding {
 
 export function ledgerFindingStore(ledger: Ledger): FindingStore {
   return {
-    forTrigger: async (triggerKey, limit) => triggerFindings(ledger.state, triggerKey).slice(0, limit).map((f) => prior(triggerKey, f)),
+    forTrigger: async (triggerKey, limit) =>
+      triggerFindings(ledger.state, triggerKey)
+        .slice(0, limit)
+        .map((f) => prior(triggerKey, f)),
     similar: async (text, limit, exclude) => {
       const words = new Set(tokenize(text.slice(0, 4000)));
       if (words.size === 0) return [];
@@ -37,7 +40,10 @@ export function ledgerFindingStore(ledger: Ledger): FindingStore {
           if (shared > 0) scored.push({ f: prior(key, f), score: shared / Math.sqrt(their.length + 1) });
         }
       }
-      return scored.sort((a, b) => b.score - a.score).slice(0, limit).map((s) => s.f);
+      return scored
+        .sort((a, b) => b.score - a.score)
+        .slice(0, limit)
+        .map((s) => s.f);
     },
     // The bot records findings itself (a `finding` event with the open).
     add: async () => {},

@@ -28,14 +28,24 @@ export function recordDrop(tx: BotTx, now: Date, incident: Incident, reason: str
 /** Closes a storm batch: recorded once, and its card shows the final count. */
 export function flushStorm(tx: BotTx, now: Date, t: ThreadInfo, out: Enqueued): void {
   if (!t.storm || t.storm.flushed) return;
-  tx.record({ type: 'noise', action: 'flush', fingerprint: t.fingerprint, triggerKey: t.triggerKey, reason: 'coalesce', detail: `storm batch closed with ${t.storm.count} alert${t.storm.count === 1 ? '' : 's'}`, openId: t.openId, at: now.toISOString() });
+  tx.record({
+    type: 'noise',
+    action: 'flush',
+    fingerprint: t.fingerprint,
+    triggerKey: t.triggerKey,
+    reason: 'coalesce',
+    detail: `storm batch closed with ${t.storm.count} alert${t.storm.count === 1 ? '' : 's'}`,
+    openId: t.openId,
+    at: now.toISOString(),
+  });
   if (t.storm.count > 1 && t.state === 'firing') stormCard(tx, now, t, out);
 }
 
 /** Rewrites a storm thread's card with its workloads and counts. */
 export function stormCard(tx: BotTx, now: Date, t: ThreadInfo, out: Enqueued): void {
   if (!t.storm) return;
-  for (const transport of t.transports) enqueue(tx, now, { transport, op: 'update', openId: t.openId, view: { kind: 'card_patch', stateNote: stormNote(t.storm) } }, out);
+  for (const transport of t.transports)
+    enqueue(tx, now, { transport, op: 'update', openId: t.openId, view: { kind: 'card_patch', stateNote: stormNote(t.storm) } }, out);
 }
 
 /**
@@ -88,7 +98,21 @@ export function noiseGate(
   const lead = ledger.stormThread(key);
   if (lead?.storm && batchOpen(lead.storm, now, opts.coalesce)) {
     // Its own open (so its resolve pairs), in the lead's thread: no recall, no message of its own.
-    tx.record({ type: 'open', id: randomUUID(), fingerprint: incident.fingerprint, triggerKey: incident.triggerKey, kind: 'fresh', dupFingerprint: dupFingerprint(incident), verdict: 'inconclusive', resolvable: true, startsAt: incident.startsAt, source: incident.source, coalesceKey: key, threadOf: lead.openId, at: now.toISOString() });
+    tx.record({
+      type: 'open',
+      id: randomUUID(),
+      fingerprint: incident.fingerprint,
+      triggerKey: incident.triggerKey,
+      kind: 'fresh',
+      dupFingerprint: dupFingerprint(incident),
+      verdict: 'inconclusive',
+      resolvable: true,
+      startsAt: incident.startsAt,
+      source: incident.source,
+      coalesceKey: key,
+      threadOf: lead.openId,
+      at: now.toISOString(),
+    });
     const thread = ledger.thread(lead.openId);
     if (thread?.storm && thread.state === 'firing') stormCard(tx, now, thread, out);
     log.info({ threadOf: lead.openId, key }, 'coalesced into a storm thread');

@@ -156,7 +156,9 @@ export class RepriseBot {
   async note(input: { triggerKey: string; text: string; user?: string }): Promise<{ seq: number; outcome: ChatOutcome }> {
     const actor: Actor = { id: input.user ?? 'cli', via: 'cli' };
     const out: Enqueued = { count: 0 };
-    const { result, first } = await this.#d.ledger.transaction(async (tx) => applyCliNote(this.#ctx(out), tx, { triggerKey: input.triggerKey, actor, text: input.text }));
+    const { result, first } = await this.#d.ledger.transaction(async (tx) =>
+      applyCliNote(this.#ctx(out), tx, { triggerKey: input.triggerKey, actor, text: input.text }),
+    );
     if (out.count > 0) this.#d.outbox?.kick();
     if (out.count > 0) this.#d.curation?.kick();
     if (result.status !== 'recorded') throw new RepriseError('invalid_payload', `note not saved: ${result.reason}`);
@@ -170,7 +172,15 @@ export class RepriseBot {
   }
 
   #ctx(out: Enqueued): ActionContext {
-    return { ledger: this.#d.ledger, now: this.#d.clock.now(), log: this.#d.logger, allow: this.#d.allow ?? (() => true), notes: this.#d.notes ?? DEFAULT_NOTES, out, ...(this.#d.curation ? { curate: { intents: 0 } } : {}) };
+    return {
+      ledger: this.#d.ledger,
+      now: this.#d.clock.now(),
+      log: this.#d.logger,
+      allow: this.#d.allow ?? (() => true),
+      notes: this.#d.notes ?? DEFAULT_NOTES,
+      out,
+      ...(this.#d.curation ? { curate: { intents: 0 } } : {}),
+    };
   }
 
   #one(e: BotEvent, tx: BotTx, out: Enqueued, answers: Array<{ to: ResponseTarget; via: string; view: EphemeralView }>, after: AfterCommit): BotOutcome {
@@ -183,13 +193,17 @@ export class RepriseBot {
           log.info({ reason: admission.reason, status: e.incident.status }, 'dropped by trigger policy');
           return this.#drop(tx, e.incident, 'policy', admission.reason);
         }
-        return e.type === 'resolve' ? resolveIncident(this.#d, e.incident, tx, out, log, after.cancel) : this.#firing(e.incident, e.route ?? {}, tx, out, log, after);
+        return e.type === 'resolve'
+          ? resolveIncident(this.#d, e.incident, tx, out, log, after.cancel)
+          : this.#firing(e.incident, e.route ?? {}, tx, out, log, after);
       }
       case 'vote':
         return applyVote(this.#ctx(out), tx, e);
       case 'silence': {
         const choice = parseSilenceChoice(e.duration);
-        const o = this.#guarded(e.respond, e.actor.via, answers, () => applySilence(this.#ctx(out), tx, { ...e, duration: choice.duration }, choice.alertmanager));
+        const o = this.#guarded(e.respond, e.actor.via, answers, () =>
+          applySilence(this.#ctx(out), tx, { ...e, duration: choice.duration }, choice.alertmanager),
+        );
         this.#wantAmSilence(o, e.actor, after);
         return o;
       }
@@ -200,7 +214,14 @@ export class RepriseBot {
         const choice = parseSilenceChoice(e.value ?? '4h');
         const o =
           e.action === 'silence'
-            ? this.#guarded(e.respond, e.actor.via, answers, () => applySilence(ctx, tx, { type: 'silence', actor: e.actor, duration: choice.duration, target: e.target, eventId: e.eventId }, choice.alertmanager))
+            ? this.#guarded(e.respond, e.actor.via, answers, () =>
+                applySilence(
+                  ctx,
+                  tx,
+                  { type: 'silence', actor: e.actor, duration: choice.duration, target: e.target, eventId: e.eventId },
+                  choice.alertmanager,
+                ),
+              )
             : applyVote(ctx, tx, { type: 'vote', actor: e.actor, vote: e.action === 'vote_up' ? 'up' : 'down', target: e.target, eventId: e.eventId });
         this.#wantAmSilence(o, e.actor, after);
         answers.push({ to: e.respond, via: e.actor.via, view: clickAnswer(e.action, o) });
@@ -233,7 +254,12 @@ export class RepriseBot {
   }
 
   /** Runs a chat action whose input may be wrong (a bad duration): the user is told, nothing recorded. */
-  #guarded(respond: ResponseTarget | undefined, via: string, answers: Array<{ to: ResponseTarget; via: string; view: EphemeralView }>, run: () => ChatOutcome): ChatOutcome {
+  #guarded(
+    respond: ResponseTarget | undefined,
+    via: string,
+    answers: Array<{ to: ResponseTarget; via: string; view: EphemeralView }>,
+    run: () => ChatOutcome,
+  ): ChatOutcome {
     try {
       return run();
     } catch (err) {
@@ -252,7 +278,12 @@ export class RepriseBot {
     const now = this.#d.clock.now();
     const coalesce = this.#noise().coalesce;
     const due = this.#d.ledger.dueHolds(now, TICK_BATCH);
-    const storms = coalesce ? this.#d.ledger.unflushedStorms().filter((t) => t.storm && batchDue(t.storm, now, coalesce)).slice(0, TICK_BATCH) : [];
+    const storms = coalesce
+      ? this.#d.ledger
+          .unflushedStorms()
+          .filter((t) => t.storm && batchDue(t.storm, now, coalesce))
+          .slice(0, TICK_BATCH)
+      : [];
     if (due.length === 0 && storms.length === 0) return [];
     const out: Enqueued = { count: 0 };
     const after: AfterCommit = { start: [], cancel: [] };
@@ -262,7 +293,16 @@ export class RepriseBot {
       for (const h of due) {
         const incident = h.incident as unknown as Incident;
         const at = this.#d.clock.now().toISOString();
-        tx.record({ type: 'noise', action: 'release', fingerprint: h.fingerprint, triggerKey: h.triggerKey, reason: 'debounce', detail: 'no resolve inside the debounce window: the firing goes on', holdId: h.holdId, at });
+        tx.record({
+          type: 'noise',
+          action: 'release',
+          fingerprint: h.fingerprint,
+          triggerKey: h.triggerKey,
+          reason: 'debounce',
+          detail: 'no resolve inside the debounce window: the firing goes on',
+          holdId: h.holdId,
+          at,
+        });
         const log = this.#d.logger.child({ incident: h.fingerprint, trigger: h.triggerKey });
         outcomes.push(this.#firing(incident, h.route ?? {}, tx, out, log, after, true));
       }
@@ -282,7 +322,15 @@ export class RepriseBot {
     return recordDrop(tx, this.#d.clock.now(), incident, reason, detail);
   }
 
-  #firing(incident: Incident, route: Record<string, string | undefined>, tx: BotTx, out: Enqueued, log: Logger, after: AfterCommit, released = false): IncidentOutcome {
+  #firing(
+    incident: Incident,
+    route: Record<string, string | undefined>,
+    tx: BotTx,
+    out: Enqueued,
+    log: Logger,
+    after: AfterCommit,
+    released = false,
+  ): IncidentOutcome {
     const { ledger, clock } = this.#d;
     const now = clock.now();
     const at = now.toISOString();
@@ -314,7 +362,13 @@ export class RepriseBot {
     // With a model, the match gate is the model's (rerank, then confirm and verify): until it
     // answers, only the runbook is shown, and the thread says the model is on it.
     const modelDecides = this.#d.jobs !== undefined;
-    const result: RecallResult = modelDecides ? { ...recalled, instant: null, answer: recalled.runbook ? { kind: 'runbook', entry: recalled.runbook.entry.id, confidence: recalled.runbook.confidence } : null } : recalled;
+    const result: RecallResult = modelDecides
+      ? {
+          ...recalled,
+          instant: null,
+          answer: recalled.runbook ? { kind: 'runbook', entry: recalled.runbook.entry.id, confidence: recalled.runbook.confidence } : null,
+        }
+      : recalled;
     const occ = ledger.occurrences(incident.triggerKey);
     const lead = result.instant ?? result.runbook;
     const verdict: Verdict = result.instant ? 'action_suggested' : 'inconclusive';
@@ -340,7 +394,11 @@ export class RepriseBot {
     const input = {
       incident,
       recall: result,
-      recurrence: { previousCount: occ.count, ...(occ.lastSeen ? { lastSeen: occ.lastSeen } : {}), ...(occ.previousEntry ? { previousEntry: occ.previousEntry } : {}) },
+      recurrence: {
+        previousCount: occ.count,
+        ...(occ.lastSeen ? { lastSeen: occ.lastSeen } : {}),
+        ...(occ.previousEntry ? { previousEntry: occ.previousEntry } : {}),
+      },
       now,
       controlsId: openId,
       ...(this.#d.linkFor ? { linkFor: this.#d.linkFor } : {}),
@@ -358,12 +416,27 @@ export class RepriseBot {
     if (closed) {
       // The resolve arrived before this firing (out of order): the alert is already over.
       const thread = ledger.thread(openId);
-      if (thread) restate(tx, now, thread, { state: 'resolved', note: resolvedNote(closed.startsAt ?? closed.openedAt, closed.endsAt ?? closed.resolvedAt ?? at), icon: '✅', topic: 'resolved' }, out);
+      if (thread)
+        restate(
+          tx,
+          now,
+          thread,
+          {
+            state: 'resolved',
+            note: resolvedNote(closed.startsAt ?? closed.openedAt, closed.endsAt ?? closed.resolvedAt ?? at),
+            icon: '✅',
+            topic: 'resolved',
+          },
+          out,
+        );
     }
     if (modelDecides) after.start.push(this.#job(openId, incident, gate.key, recalled));
     // With a model and an instant candidate, the match gate is the job's: it reports the decision.
     if (!modelDecides || recalled.instantCandidates.length === 0) (after.decided ??= []).push(recallDecision(result));
-    log.info({ answer: result.answer, nearMiss: result.nearMiss }, result.answer ? `recalled ${result.answer.kind} ${result.answer.entry}` : modelDecides ? 'the model decides' : 'no trusted memory: fell through');
+    log.info(
+      { answer: result.answer, nearMiss: result.nearMiss },
+      result.answer ? `recalled ${result.answer.kind} ${result.answer.entry}` : modelDecides ? 'the model decides' : 'no trusted memory: fell through',
+    );
     return { status: 'posted', fingerprint: incident.fingerprint, triggerKey: incident.triggerKey, answer: result.answer, recall: result };
   }
 
@@ -372,7 +445,14 @@ export class RepriseBot {
     const { ledger } = this.#d;
     const standing = ledger.standing(incident.triggerKey);
     const storm = coalesceKey ? (): string[] => ledger.thread(openId)?.storm?.workloads ?? [] : undefined;
-    return { openId, incident, candidates: recalled.instantCandidates, ...(standing ? { standing } : {}), ...(storm ? { storm } : {}), ...(recalled.runbook ? { runbook: true } : {}) };
+    return {
+      openId,
+      incident,
+      candidates: recalled.instantCandidates,
+      ...(standing ? { standing } : {}),
+      ...(storm ? { storm } : {}),
+      ...(recalled.runbook ? { runbook: true } : {}),
+    };
   }
 
   /**

@@ -14,7 +14,14 @@ import type { IncidentOutcome } from './reprise-bot.js';
 /**
  * @param cancel fingerprints whose queued investigation is cancelled once the transaction is durable.
  */
-export function resolveIncident(d: { ledger: BotLedger; clock: Clock }, incident: Incident, tx: BotTx, out: Enqueued, log: Logger, cancel: string[]): IncidentOutcome {
+export function resolveIncident(
+  d: { ledger: BotLedger; clock: Clock },
+  incident: Incident,
+  tx: BotTx,
+  out: Enqueued,
+  log: Logger,
+  cancel: string[],
+): IncidentOutcome {
   const now = d.clock.now();
   // Ledger time is when we learned of it; the alert's own endsAt, when sent, dates the end.
   const at = now.toISOString();
@@ -23,13 +30,24 @@ export function resolveIncident(d: { ledger: BotLedger; clock: Clock }, incident
     log.info('resolved inside the debounce window: neither is posted');
     return recordDrop(tx, now, incident, 'debounce', 'resolved inside the debounce window: neither the firing nor its resolve is posted', held.holdId);
   }
-  const { closed } = tx.record({ type: 'resolve', fingerprint: incident.fingerprint, ...(incident.triggerKey ? { triggerKey: incident.triggerKey } : {}), ...(incident.endsAt ? { endsAt: incident.endsAt } : {}), at });
+  const { closed } = tx.record({
+    type: 'resolve',
+    fingerprint: incident.fingerprint,
+    ...(incident.triggerKey ? { triggerKey: incident.triggerKey } : {}),
+    ...(incident.endsAt ? { endsAt: incident.endsAt } : {}),
+    at,
+  });
   if (!closed) {
     cancel.push(incident.fingerprint);
     log.info('resolve buffered: no open for this fingerprint yet');
     return { status: 'resolved', fingerprint: incident.fingerprint, triggerKey: incident.triggerKey, paired: false };
   }
-  const outcome: IncidentOutcome & { status: 'resolved' } = { status: 'resolved', fingerprint: incident.fingerprint, triggerKey: closed.triggerKey, paired: true };
+  const outcome: IncidentOutcome & { status: 'resolved' } = {
+    status: 'resolved',
+    fingerprint: incident.fingerprint,
+    triggerKey: closed.triggerKey,
+    paired: true,
+  };
   const thread = closed.openId ? d.ledger.thread(closed.openId) : undefined;
   const root = thread ? Object.values(thread.roots)[0] : undefined;
   const threadId = root?.id ?? closed.threadId;
@@ -44,7 +62,14 @@ export function resolveIncident(d: { ledger: BotLedger; clock: Clock }, incident
   cancel.push(thread?.storm ? thread.fingerprint : incident.fingerprint);
   const started = thread?.storm ? thread.storm.firstAt : (closed.startsAt ?? closed.openedAt);
   const note = resolvedNote(started, closed.endsAt ?? at);
-  if (thread) restate(tx, now, thread, { state: 'resolved', note: thread.storm && thread.storm.count > 1 ? `all ${thread.storm.count} alerts ${note}` : note, icon: '✅', topic: 'resolved' }, out);
+  if (thread)
+    restate(
+      tx,
+      now,
+      thread,
+      { state: 'resolved', note: thread.storm && thread.storm.count > 1 ? `all ${thread.storm.count} alerts ${note}` : note, icon: '✅', topic: 'resolved' },
+      out,
+    );
   log.info({ threadId }, 'resolved');
   return outcome;
 }

@@ -142,7 +142,14 @@ function instantSection(a: RecalledAnswer, link: (id: string) => string | undefi
 }
 
 function runbookSection(a: RecalledAnswer, link: (id: string) => string | undefined): DetailSection {
-  const section: DetailSection = { kind: 'runbook', title: a.entry.title, entry: a.entry.id, confidence: a.confidence, steps: runbookSteps(a.entry), track: trackLine(a) };
+  const section: DetailSection = {
+    kind: 'runbook',
+    title: a.entry.title,
+    entry: a.entry.id,
+    confidence: a.confidence,
+    steps: runbookSteps(a.entry),
+    track: trackLine(a),
+  };
   const url = link(a.entry.id);
   if (url) section.entryUrl = url;
   return section;
@@ -160,7 +167,9 @@ export function buildCard(input: ThreadInput): CardView {
     where: where(i),
     severity: i.severity,
     verdict,
-    headline: lead ? { answer: r.instant ? 'instant' : 'runbook', entry: lead.entry.id, title: lead.entry.title, confidence: lead.confidence } : { answer: 'none' },
+    headline: lead
+      ? { answer: r.instant ? 'instant' : 'runbook', entry: lead.entry.id, title: lead.entry.title, confidence: lead.confidence }
+      : { answer: 'none' },
     links: alertLinks(i),
     triggerKey: i.triggerKey,
     controlsId: input.controlsId,
@@ -181,7 +190,10 @@ export function buildDetail(input: ThreadInput): DetailView {
     confidence = `recalled at ${a.confidence.toFixed(2)} (${a.tier} match × ${factor}${a.confirmCapped ? '; capped at 0.70: no live-state check ran' : ''})`;
     sections.push(instantSection(a, link));
   } else {
-    sections.push({ kind: 'fall_through', note: input.fallThroughNote ?? 'an investigation is needed; no model is configured, so these are recurrence facts and the closest catalog entries only' });
+    sections.push({
+      kind: 'fall_through',
+      note: input.fallThroughNote ?? 'an investigation is needed; no model is configured, so these are recurrence facts and the closest catalog entries only',
+    });
     for (const s of r.trace) if (s.gate === 'outcome' && !s.passed && s.entry) sections.push({ kind: 'refused', entry: s.entry, reason: s.reason });
   }
   if (r.runbook) sections.push(runbookSection(r.runbook, link));

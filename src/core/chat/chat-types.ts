@@ -33,9 +33,7 @@ export interface ChatUser {
 
 /** How to answer a command or a button click privately, later. */
 export type ResponseTarget =
-  | { kind: 'response_url'; url: string }
-  | { kind: 'ephemeral'; channel: string; user: string; thread?: string }
-  | { kind: 'thread'; ref: MessageRef };
+  { kind: 'response_url'; url: string } | { kind: 'ephemeral'; channel: string; user: string; thread?: string } | { kind: 'thread'; ref: MessageRef };
 
 /** The bot's own control buttons (Slack) and reactions (Matrix) mean one of these. */
 export type ControlAction = 'vote_up' | 'vote_down' | 'silence';

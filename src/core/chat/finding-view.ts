@@ -22,7 +22,8 @@ export function findingFooter(r: InvestigationResult): string {
   if (verified !== undefined) parts.push(verified ? 'verified ✓' : 'verified ✗');
   parts.push(`${r.usage.calls} model call${r.usage.calls === 1 ? '' : 's'}`);
   parts.push(`${r.usage.input.toLocaleString('en-US')} in / ${r.usage.output.toLocaleString('en-US')} out tokens`);
-  if (r.usage.costUsd > 0) parts.push(`~$${r.usage.costUsd < 0.01 ? r.usage.costUsd.toFixed(4) : r.usage.costUsd.toFixed(2)}${r.usage.unpricedCalls > 0 ? '+' : ''}`);
+  if (r.usage.costUsd > 0)
+    parts.push(`~$${r.usage.costUsd < 0.01 ? r.usage.costUsd.toFixed(4) : r.usage.costUsd.toFixed(2)}${r.usage.unpricedCalls > 0 ? '+' : ''}`);
   parts.push(`${r.version.model}@${r.version.promptHash}`);
   return parts.join(' · ');
 }
@@ -33,7 +34,10 @@ function sections(r: InvestigationResult, recalled: Entry | undefined): DetailSe
   if (r.degraded) {
     const facts: string[] = [];
     const rec = r.degraded.recurrence;
-    if (rec) facts.push(`seen ${rec.count} time${rec.count === 1 ? '' : 's'}${rec.lastSeen ? `, last ${rec.lastSeen}` : ''}${rec.previousEntry ? `, previous answer ${rec.previousEntry}` : ''}`);
+    if (rec)
+      facts.push(
+        `seen ${rec.count} time${rec.count === 1 ? '' : 's'}${rec.lastSeen ? `, last ${rec.lastSeen}` : ''}${rec.previousEntry ? `, previous answer ${rec.previousEntry}` : ''}`,
+      );
     return [{ kind: 'degraded', reason: r.detail, facts, closest: r.degraded.closest.map((c) => ({ entry: c.id, title: c.title })) }];
   }
   if (!f) return [];
@@ -68,7 +72,8 @@ export function findingCardPatch(r: InvestigationResult, recalled?: Entry): Card
     const headline: Headline = { answer: 'instant', entry: recalled.id, title: recalled.title, confidence: r.recall.confidence };
     return { kind: 'card_patch', headline, verdict: r.finding?.verdict ?? 'action_suggested' };
   }
-  if (r.finding) return { kind: 'card_patch', headline: { answer: 'finding', title: r.finding.summary, confidence: r.finding.confidence }, verdict: r.finding.verdict };
+  if (r.finding)
+    return { kind: 'card_patch', headline: { answer: 'finding', title: r.finding.summary, confidence: r.finding.confidence }, verdict: r.finding.verdict };
   if (r.degraded) return { kind: 'card_patch', headline: { answer: 'none' }, verdict: 'inconclusive' };
   return { kind: 'card_patch', headline: { answer: 'none' }, verdict: 'inconclusive', stateNote: `investigation ${r.status}: ${r.detail}` };
 }

@@ -41,8 +41,15 @@ export interface CurationOptions {
   neighbours: number;
 }
 
-export const DEFAULT_CURATION_OPTIONS: CurationOptions = { labels: ['reprise', 'kb-draft'], dupScore: 8, writesPerHour: 30, baseDelayMs: 30_000, maxDelayMs: 30 * 60_000, maxAgeMs: 7 * 86_400_000, neighbours: 5 };
-
+export const DEFAULT_CURATION_OPTIONS: CurationOptions = {
+  labels: ['reprise', 'kb-draft'],
+  dupScore: 8,
+  writesPerHour: 30,
+  baseDelayMs: 30_000,
+  maxDelayMs: 30 * 60_000,
+  maxAgeMs: 7 * 86_400_000,
+  neighbours: 5,
+};
 
 interface Attempt {
   n: number;
@@ -67,7 +74,16 @@ export class CurationWorker {
   #pass: Promise<void> = Promise.resolve();
   #budgetLogged = false;
 
-  constructor(deps: { ledger: CurationLedger; forge: ForgePort; drafts: DraftBranchPort; catalog: () => CatalogSnapshot; clock: Clock; logger: Logger; options?: Partial<CurationOptions>; outbox?: { kick(): void } }) {
+  constructor(deps: {
+    ledger: CurationLedger;
+    forge: ForgePort;
+    drafts: DraftBranchPort;
+    catalog: () => CatalogSnapshot;
+    clock: Clock;
+    logger: Logger;
+    options?: Partial<CurationOptions>;
+    outbox?: { kick(): void };
+  }) {
     this.#ledger = deps.ledger;
     this.#forge = deps.forge;
     this.#clock = deps.clock;
@@ -152,7 +168,11 @@ export class CurationWorker {
       }
       // Drafting a finding costs up to 3 writes (PR, labels, or a comment); a note at most 2.
       if (this.#budgetLeft(now) < 2) {
-        if (!this.#budgetLogged) this.#log.warn({ writesPerHour: this.#opts.writesPerHour, pending: this.#ledger.pending().length }, 'forge write budget spent for this hour; curation waits');
+        if (!this.#budgetLogged)
+          this.#log.warn(
+            { writesPerHour: this.#opts.writesPerHour, pending: this.#ledger.pending().length },
+            'forge write budget spent for this hour; curation waits',
+          );
         this.#budgetLogged = true;
         nextWake = Math.min(nextWake, this.#writes[0]! + 3_600_000 + 1);
         break;
@@ -186,7 +206,10 @@ export class CurationWorker {
   async #failed(item: CurateItem, err: unknown): Promise<void> {
     const message = (err instanceof Error ? err.message : String(err)).slice(0, 400);
     if (err instanceof ForgeError && !err.retryable) {
-      this.#log.error({ curateId: item.id, subject: item.subject, trigger: item.triggerKey, status: err.status, err: message }, 'forge refused a curation item for good; skipped');
+      this.#log.error(
+        { curateId: item.id, subject: item.subject, trigger: item.triggerKey, status: err.status, err: message },
+        'forge refused a curation item for good; skipped',
+      );
       this.#attempts.delete(item.id);
       await this.#settle(item, { decision: 'failed', detail: message });
       return;
@@ -198,31 +221,48 @@ export class CurationWorker {
     const at = err instanceof ForgeError && err.retryAt ? Math.max(err.retryAt.getTime(), now + 1000) : now + backoff;
     const attempt: Attempt = { n, nextAt: at, lastError: message, told: prev?.told ?? false };
     this.#attempts.set(item.id, attempt);
-    this.#log.warn({ curateId: item.id, subject: item.subject, trigger: item.triggerKey, attempt: n, retryInMs: at - now, err: message }, 'curation item failed; kept and will retry');
+    this.#log.warn(
+      { curateId: item.id, subject: item.subject, trigger: item.triggerKey, attempt: n, retryInMs: at - now, err: message },
+      'curation item failed; kept and will retry',
+    );
     if (item.subject === 'note' && !attempt.told) {
       attempt.told = true;
       const name = item.note?.name ?? 'someone';
-      await this.#tell(item, (tx, out, thread) => this.#reply(tx, out, thread, '⏳', [`note from @${name} kept: the knowledge base forge is not reachable right now (${message.slice(0, 160)}); it will be filed when it is back`])).catch((e: unknown) =>
-        this.#log.error({ err: e }, 'recording the retry notice failed'),
-      );
+      await this.#tell(item, (tx, out, thread) =>
+        this.#reply(tx, out, thread, '⏳', [
+          `note from @${name} kept: the knowledge base forge is not reachable right now (${message.slice(0, 160)}); it will be filed when it is back`,
+        ]),
+      ).catch((e: unknown) => this.#log.error({ err: e }, 'recording the retry notice failed'));
     }
   }
 
   /** Records the outcome and what the thread is told, in one transaction. */
   async #settle(item: CurateItem, outcome: Outcome): Promise<void> {
-    const event: CuratedEvent = { type: 'curated', id: item.id, subject: item.subject, openId: item.openId, triggerKey: item.triggerKey, ...outcome, at: this.#clock.now().toISOString() };
+    const event: CuratedEvent = {
+      type: 'curated',
+      id: item.id,
+      subject: item.subject,
+      openId: item.openId,
+      triggerKey: item.triggerKey,
+      ...outcome,
+      at: this.#clock.now().toISOString(),
+    };
     try {
       await this.#tell(item, (tx, out, thread) => {
         tx.record(event);
         if (!thread) return;
         if (item.subject === 'finding') {
           const line = curationLine(outcome);
-          for (const transport of thread.transports) enqueue(tx, this.#clock.now(), { transport, op: 'update', openId: thread.openId, view: { kind: 'card_patch', curation: line } }, out);
+          for (const transport of thread.transports)
+            enqueue(tx, this.#clock.now(), { transport, op: 'update', openId: thread.openId, view: { kind: 'card_patch', curation: line } }, out);
           return;
         }
         this.#reply(tx, out, thread, outcome.decision === 'failed' ? '⚠️' : '📝', noteNotice(item.note?.name ?? 'someone', outcome));
       });
-      this.#log.info({ curateId: item.id, subject: item.subject, trigger: item.triggerKey, decision: outcome.decision, detail: outcome.detail, url: outcome.url }, `curation: ${outcome.decision}`);
+      this.#log.info(
+        { curateId: item.id, subject: item.subject, trigger: item.triggerKey, decision: outcome.decision, detail: outcome.detail, url: outcome.url },
+        `curation: ${outcome.decision}`,
+      );
     } catch (err) {
       // Not recorded: the intent stays pending and is performed again (markers keep that idempotent).
       this.#log.error({ err, curateId: item.id }, 'recording a curation outcome failed; it will be redone');

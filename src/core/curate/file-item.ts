@@ -75,7 +75,8 @@ export async function fileFinding(deps: FilingDeps, item: CurateItem, forge: Cou
   const closed = await deps.forge.listPullRequests('closed');
   const mine = closed.filter((p) => hasMarker(p.body, 'dup', item.dupFingerprint));
   const merged = mine.find((p) => p.merged);
-  if (merged) return { decision: 'duplicate_entry', detail: `merged as PR #${merged.number}; the catalog has not synced it yet`, url: merged.url, number: merged.number };
+  if (merged)
+    return { decision: 'duplicate_entry', detail: `merged as PR #${merged.number}; the catalog has not synced it yet`, url: merged.url, number: merged.number };
   // A human's close is a "no"; a PR the grooming sweeps closed (duplicate, stale) or one marked needs-work is not.
   const rejected = mine.find((p) => isHumanRejection(p));
   if (rejected) return pr('suppressed', rejected);
@@ -107,9 +108,19 @@ export async function fileNote(deps: FilingDeps, item: CurateItem, forge: Counti
   if (already) return pr('concept_pr', already);
   const [alertname = 'alert', namespace, , name] = item.triggerKey.split('|');
   const resource = namespace && name ? `${namespace}/${name}` : undefined;
-  const entry = renderNoteEntry(note, { alertname, ...(resource ? { resource } : {}) }, item.id.replace(/[^0-9a-f]/g, '') || randomUUID().replace(/-/g, ''), new Date(item.at));
+  const entry = renderNoteEntry(
+    note,
+    { alertname, ...(resource ? { resource } : {}) },
+    item.id.replace(/[^0-9a-f]/g, '') || randomUUID().replace(/-/g, ''),
+    new Date(item.at),
+  );
   await deps.drafts.push({ branch: entry.branch, path: entry.path, content: entry.content, message: `KB: ${entry.title}` });
-  const created = await forge.createPullRequest({ title: `KB: ${entry.title}`, body: notePrBody(text, { dupFingerprint: fp, triggerKey: item.triggerKey, path: entry.path }), head: entry.branch, labels: [...deps.options.labels, 'operator-note'] });
+  const created = await forge.createPullRequest({
+    title: `KB: ${entry.title}`,
+    body: notePrBody(text, { dupFingerprint: fp, triggerKey: item.triggerKey, path: entry.path }),
+    head: entry.branch,
+    labels: [...deps.options.labels, 'operator-note'],
+  });
   return pr('concept_pr', created);
 }
 

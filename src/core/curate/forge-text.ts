@@ -24,7 +24,10 @@ function provenance(d: DraftMaterial): string[] {
 }
 
 /** The body of a `KB: <title>` pull request. */
-export function findingPrBody(d: DraftMaterial, ctx: { dupFingerprint: string; openId: string; triggerKey: string; path: string; neighbours: readonly Neighbour[] }): string {
+export function findingPrBody(
+  d: DraftMaterial,
+  ctx: { dupFingerprint: string; openId: string; triggerKey: string; path: string; neighbours: readonly Neighbour[] },
+): string {
   const top = d.causes[0];
   const lines = [
     marker('dup', ctx.dupFingerprint),
@@ -43,7 +46,9 @@ export function findingPrBody(d: DraftMaterial, ctx: { dupFingerprint: string; o
     `- **Entry file:** ${n(ctx.path)}`,
     '',
     '### Related knowledge',
-    ...(ctx.neighbours.length > 0 ? ctx.neighbours.map((x) => `- ${n(x.entry)} — ${n(x.title)} (score ${x.score.toFixed(1)})`) : ['- nothing similar in the catalog']),
+    ...(ctx.neighbours.length > 0
+      ? ctx.neighbours.map((x) => `- ${n(x.entry)} — ${n(x.title)} (score ${x.score.toFixed(1)})`)
+      : ['- nothing similar in the catalog']),
     ...(d.recurrence ? [`- ${n(d.recurrence)}`] : []),
   ];
   return lines.join('\n');

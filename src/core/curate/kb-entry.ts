@@ -72,17 +72,33 @@ export function renderFindingEntry(d: DraftMaterial, dupFingerprint: string, now
   const sections: string[] = [`# ${bodyText(title)}`, '## Symptom', bodyText(d.symptom || d.summary)];
   sections.push('## Cause', bodyText(top?.cause ?? d.summary));
   if (top && top.evidence.length > 0) sections.push(['Evidence:', ...top.evidence.map(bullet)].join('\n'));
-  sections.push('## Resolution', d.actions.length > 0 ? d.actions.map((a) => bullet(`${a.action}${a.reversible ? '' : ' (not reversible)'}`)).join('\n') : 'No fixing action was established yet; the cause above is what was found.');
-  const investigate = [...d.causes.slice(1).map((c) => bullet(`Also possible: ${c.cause}`)), ...d.ruledOut.map((r) => bullet(`Ruled out: ${r.cause} — ${r.reason}`))];
+  sections.push(
+    '## Resolution',
+    d.actions.length > 0
+      ? d.actions.map((a) => bullet(`${a.action}${a.reversible ? '' : ' (not reversible)'}`)).join('\n')
+      : 'No fixing action was established yet; the cause above is what was found.',
+  );
+  const investigate = [
+    ...d.causes.slice(1).map((c) => bullet(`Also possible: ${c.cause}`)),
+    ...d.ruledOut.map((r) => bullet(`Ruled out: ${r.cause} — ${r.reason}`)),
+  ];
   if (investigate.length > 0) sections.push('## Investigate', investigate.join('\n'));
-  const citations = [...(d.changeRef ? [bullet(`Causing change: ${d.changeRef}`)] : []), bullet(`Drafted by Reprise from a verified investigation (${d.investigator}), confidence ${d.confidence.toFixed(2)}.`)];
+  const citations = [
+    ...(d.changeRef ? [bullet(`Causing change: ${d.changeRef}`)] : []),
+    bullet(`Drafted by Reprise from a verified investigation (${d.investigator}), confidence ${d.confidence.toFixed(2)}.`),
+  ];
   sections.push('## Citations', citations.join('\n'));
   const content = `---\n${stringify(front, { lineWidth: 0 }).trimEnd()}\n---\n${sections.join('\n\n')}\n`;
   return { type, title, content, ...draftEntryPaths(type, title, dupFingerprint) };
 }
 
 /** A Concept entry holding an operator note (SPEC §9). */
-export function renderNoteEntry(n: { name: string; via: string; text: string; finding?: string }, subject: { alertname: string; resource?: string }, key: string, now: Date): DraftEntry {
+export function renderNoteEntry(
+  n: { name: string; via: string; text: string; finding?: string },
+  subject: { alertname: string; resource?: string },
+  key: string,
+  now: Date,
+): DraftEntry {
   const firstLine = n.text.split('\n').find((l) => l.trim() !== '') ?? 'operator note';
   const title = oneLine(`${subject.alertname}${subject.resource ? ` on ${subject.resource}` : ''}: ${firstLine}`);
   const front = {

@@ -70,7 +70,14 @@ export interface SweepPlan {
   skippedPasses: Array<{ pass: string; reason: string }>;
 }
 
-const words = (title: string): Set<string> => new Set(title.toLowerCase().replace(/^kb:\s*/, '').split(/[^a-z0-9]+/).filter((w) => w.length > 1));
+const words = (title: string): Set<string> =>
+  new Set(
+    title
+      .toLowerCase()
+      .replace(/^kb:\s*/, '')
+      .split(/[^a-z0-9]+/)
+      .filter((w) => w.length > 1),
+  );
 
 export function jaccard(a: string, b: string): number {
   const x = words(a);
@@ -83,7 +90,12 @@ export function jaccard(a: string, b: string): number {
 
 const ref = (pr: ForgePullRequest): string => `#${pr.number}`;
 const isEntryPr = (pr: ForgePullRequest): boolean => readMarker(pr.body, 'retire') !== undefined || readMarker(pr.body, 'revalidate') !== undefined;
-const slug = (id: string): string => id.replace(/\.md$/i, '').replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 80) || 'entry';
+const slug = (id: string): string =>
+  id
+    .replace(/\.md$/i, '')
+    .replace(/[^A-Za-z0-9._-]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 80) || 'entry';
 
 /** The sweep marker a close/contested comment carries. */
 export function sweepMarker(kind: string, key: string): string {
@@ -179,7 +191,14 @@ export async function planSweeps(forge: ForgePort, facts: SweepFacts, options: P
     if (fp === undefined) continue;
     const d = dupStats(facts.ledger, fp);
     if (d.resolved > 0 && !pr.labels.includes(o.readyLabel)) {
-      const a: PromoteAction = { kind: 'promote', target: ref(pr), pr: pr.number, fingerprint: fp, label: o.readyLabel, summary: `label ${ref(pr)} ${o.readyLabel}: its incident resolved (${d.resolved}×)` };
+      const a: PromoteAction = {
+        kind: 'promote',
+        target: ref(pr),
+        pr: pr.number,
+        fingerprint: fp,
+        label: o.readyLabel,
+        summary: `label ${ref(pr)} ${o.readyLabel}: its incident resolved (${d.resolved}×)`,
+      };
       actions.push(a);
     }
     const trigger = d.triggerKey;
@@ -221,7 +240,14 @@ export async function planSweeps(forge: ForgePort, facts: SweepFacts, options: P
   return { actions, skippedPasses };
 }
 
-async function planGaps(forge: ForgePort, facts: SweepFacts, o: SweepOptions, open: readonly ForgePullRequest[], _closed: readonly ForgePullRequest[], rejected: Map<string, ForgePullRequest>): Promise<GapAction[]> {
+async function planGaps(
+  forge: ForgePort,
+  facts: SweepFacts,
+  o: SweepOptions,
+  open: readonly ForgePullRequest[],
+  _closed: readonly ForgePullRequest[],
+  rejected: Map<string, ForgePullRequest>,
+): Promise<GapAction[]> {
   const issues = await forge.listIssues('all', [o.gapLabel]);
   const filed = new Set(issues.flatMap((i) => readMarkers(i.body, 'gap')));
   const drafting = new Set(open.flatMap((pr) => readMarkers(pr.body, 'dup')));
@@ -257,7 +283,13 @@ function gap(triggerKey: string, count: number, why: string, o: SweepOptions): G
   };
 }
 
-async function planEntryPrs(facts: SweepFacts, o: SweepOptions, open: readonly ForgePullRequest[], closed: readonly ForgePullRequest[], logger: Logger): Promise<EntryAction[]> {
+async function planEntryPrs(
+  facts: SweepFacts,
+  o: SweepOptions,
+  open: readonly ForgePullRequest[],
+  closed: readonly ForgePullRequest[],
+  logger: Logger,
+): Promise<EntryAction[]> {
   const out: EntryAction[] = [];
   const vetoed = (kind: 'retire' | 'revalidate'): Set<string> =>
     new Set([...open, ...closed.filter((pr) => !pr.merged)].flatMap((pr) => readMarkers(pr.body, kind)));

@@ -16,8 +16,10 @@ export interface BarMiss {
 
 export function qualityBar(f: Finding, minConfidence: number): BarMiss | undefined {
   if (f.partial) return { criterion: 'complete', detail: 'the investigation ended before it concluded (partial finding)' };
-  if (f.verified !== true) return { criterion: 'verified', detail: f.verified === false ? 'the adversarial review rejected the cause' : 'the cause was not verified' };
-  if (!(f.confidence >= minConfidence)) return { criterion: 'confidence', detail: `confidence ${f.confidence.toFixed(2)} is below ${minConfidence.toFixed(2)}` };
+  if (f.verified !== true)
+    return { criterion: 'verified', detail: f.verified === false ? 'the adversarial review rejected the cause' : 'the cause was not verified' };
+  if (!(f.confidence >= minConfidence))
+    return { criterion: 'confidence', detail: `confidence ${f.confidence.toFixed(2)} is below ${minConfidence.toFixed(2)}` };
   const top = f.rootCauses[0];
   if (!top || top.evidence.length === 0) return { criterion: 'evidence', detail: 'no evidence is cited for the cause' };
   if (!f.changeRef && f.suggestedActions.length === 0) return { criterion: 'provenance', detail: 'neither a causing change nor a fixing action' };

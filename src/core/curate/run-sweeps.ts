@@ -87,7 +87,15 @@ export async function runSweeps(o: RunSweepsOptions): Promise<SweepReport> {
     }
   }
   for (const s of plan.skippedPasses) log.info({ pass: s.pass }, `curate: pass skipped: ${s.reason}`);
-  records.push({ at: new Date().toISOString(), run, mode, kind: 'run', target: '-', summary: `${plan.actions.length} action(s) ${o.apply ? 'taken' : 'planned'}${plan.skippedPasses.length ? `; skipped passes: ${plan.skippedPasses.map((s) => s.pass).join(', ')}` : ''}`, outcome: 'done' });
+  records.push({
+    at: new Date().toISOString(),
+    run,
+    mode,
+    kind: 'run',
+    target: '-',
+    summary: `${plan.actions.length} action(s) ${o.apply ? 'taken' : 'planned'}${plan.skippedPasses.length ? `; skipped passes: ${plan.skippedPasses.map((s) => s.pass).join(', ')}` : ''}`,
+    outcome: 'done',
+  });
   await o.audit?.append(records);
   log.info({ actions: plan.actions.length, failed: report.actions.filter((a) => a.outcome === 'failed').length }, `curate: ${mode} run finished`);
   return report;

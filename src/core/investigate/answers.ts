@@ -21,7 +21,14 @@ export function recallFinding(entry: Entry, confidence: number, version: Investi
     summary: clip(entry.title, 600),
     verdict: resolution ? 'action_suggested' : 'inconclusive',
     confidence,
-    rootCauses: [{ cause: clip(cause || entry.title, 600), confidence, evidence: [`recalled from catalog entry ${entry.id}`], entities: entry.resource?.name ? [entry.resource.name] : [] }],
+    rootCauses: [
+      {
+        cause: clip(cause || entry.title, 600),
+        confidence,
+        evidence: [`recalled from catalog entry ${entry.id}`],
+        entities: entry.resource?.name ? [entry.resource.name] : [],
+      },
+    ],
     // A catalog resolution is prose a human wrote: whether it can be undone is not known, so it is not claimed.
     suggestedActions: resolution ? resolutionActions(resolution).map((a) => ({ action: clip(a, 600), reversible: false })) : [],
     ruledOut: [],
@@ -58,7 +65,10 @@ export function partialFinding(detail: string, checked: readonly string[]): Mode
     suggestedActions: [],
     ruledOut: [],
     openQuestions: [],
-    dataGaps: [clip(detail, 600), clip(checked.length ? `checked before stopping: ${checked.map((c) => c.split(' — ')[0]).join('; ')}` : 'nothing was checked before stopping', 600)],
+    dataGaps: [
+      clip(detail, 600),
+      clip(checked.length ? `checked before stopping: ${checked.map((c) => c.split(' — ')[0]).join('; ')}` : 'nothing was checked before stopping', 600),
+    ],
   };
 }
 
@@ -70,7 +80,12 @@ export interface DegradedAnswer {
   closest: Array<{ id: string; title: string; score: number }>;
 }
 
-export async function degradedAnswer(incident: Incident, catalog: CatalogSnapshot, recurrence: RecurrenceSource | undefined, reason: string): Promise<DegradedAnswer> {
+export async function degradedAnswer(
+  incident: Incident,
+  catalog: CatalogSnapshot,
+  recurrence: RecurrenceSource | undefined,
+  reason: string,
+): Promise<DegradedAnswer> {
   const q = buildQuery(incident);
   const closest = catalog.index
     .search(q.tokens, 10, q.weights)

@@ -60,7 +60,8 @@ export class RunBudget {
     const l = this.#limits;
     if (this.elapsedMs() >= l.wallTimeMs) return { reason: 'wall_time', detail: `wall time ${this.elapsedMs()} ms reached the ${l.wallTimeMs} ms budget` };
     if (this.tokens >= l.maxTokens) return { reason: 'max_tokens', detail: `${this.tokens} tokens reached the ${l.maxTokens}-token budget` };
-    if (this.tokens >= this.#dailyLeft) return { reason: 'daily_budget', detail: `the daily token budget ran out during the run (${this.tokens} tokens spent)` };
+    if (this.tokens >= this.#dailyLeft)
+      return { reason: 'daily_budget', detail: `the daily token budget ran out during the run (${this.tokens} tokens spent)` };
     if (this.turns >= l.maxSteps) return { reason: 'max_steps', detail: `${this.turns} model turns reached the ${l.maxSteps}-step budget` };
     return null;
   }

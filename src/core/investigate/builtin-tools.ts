@@ -33,7 +33,8 @@ const TOOLS: ToolInfo[] = [
   },
   {
     name: 'prior_findings',
-    description: 'Earlier findings for this alert on this workload (same trigger), and for similar incidents elsewhere: what was concluded and what was checked then.',
+    description:
+      'Earlier findings for this alert on this workload (same trigger), and for similar incidents elsewhere: what was concluded and what was checked then.',
     inputSchema: { type: 'object', properties: { similar: { type: 'boolean', description: 'also include similar incidents of other triggers' } } },
     readOnlyHint: true,
   },
@@ -71,7 +72,8 @@ export function builtinTools(deps: BuiltinToolDeps): ToolProvider {
         }
         case 'prior_findings': {
           const same = await deps.findings.forTrigger(deps.incident.triggerKey, 3);
-          const similar = args['similar'] === false ? [] : await deps.findings.similar(`${deps.incident.title} ${deps.incident.message}`, 3, deps.incident.triggerKey);
+          const similar =
+            args['similar'] === false ? [] : await deps.findings.similar(`${deps.incident.title} ${deps.incident.message}`, 3, deps.incident.triggerKey);
           return ok({ sameTrigger: same, similar });
         }
         case 'recurrence': {

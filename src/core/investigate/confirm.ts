@@ -39,7 +39,14 @@ function argsFor(schema: Record<string, unknown> | undefined, incident: Incident
   return args;
 }
 
-export async function confirm(incident: Incident, toolbox: Toolbox, names: readonly string[], capTotalBytes: number, signal: AbortSignal, rec: StepRecorder): Promise<ConfirmOutcome> {
+export async function confirm(
+  incident: Incident,
+  toolbox: Toolbox,
+  names: readonly string[],
+  capTotalBytes: number,
+  signal: AbortSignal,
+  rec: StepRecorder,
+): Promise<ConfirmOutcome> {
   if (names.length === 0) return { ran: false, evidence: [], reason: 'no confirm tools configured' };
   const evidence: ReviewEvidence[] = [];
   const why: string[] = [];
@@ -68,5 +75,8 @@ export async function confirm(incident: Incident, toolbox: Toolbox, names: reado
 export function confirmTrace(entry: string, outcome: ConfirmOutcome, confidence: number, cap: number): { step: GateTraceStep; confidence: number } {
   if (outcome.ran) return { step: { gate: 'confirm', entry, passed: true, value: confidence, threshold: null, reason: outcome.reason }, confidence };
   const capped = Math.min(confidence, cap);
-  return { step: { gate: 'confirm', entry, passed: true, value: capped, threshold: cap, reason: `${outcome.reason}; confidence capped at ${cap.toFixed(2)}` }, confidence: capped };
+  return {
+    step: { gate: 'confirm', entry, passed: true, value: capped, threshold: cap, reason: `${outcome.reason}; confidence capped at ${cap.toFixed(2)}` },
+    confidence: capped,
+  };
 }

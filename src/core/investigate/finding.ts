@@ -31,7 +31,10 @@ export const modelFindingSchema = z.strictObject({
   confidence,
   rootCauses: z.array(rootCauseSchema).max(5),
   suggestedActions: z.array(suggestedActionSchema).max(8).default([]),
-  ruledOut: z.array(z.strictObject({ cause: text(600), reason: text(600) })).max(8).default([]),
+  ruledOut: z
+    .array(z.strictObject({ cause: text(600), reason: text(600) }))
+    .max(8)
+    .default([]),
   openQuestions: z.array(text(600)).max(8).default([]),
   dataGaps: z.array(text(600)).max(8).default([]),
   changeRef: text(300).optional(),

@@ -23,7 +23,10 @@ import { verify, verifyTrace, type VerifyOutcome } from './verify.js';
 export * from './investigation-types.js';
 
 class Stop extends Error {
-  constructor(readonly why: 'cancelled' | 'wall_time', message: string) {
+  constructor(
+    readonly why: 'cancelled' | 'wall_time',
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -51,7 +54,14 @@ export class Investigator {
     const o = d.options;
     const id = req.id ?? randomUUID();
     const log = d.logger.child({ investigation: id, trigger: req.incident.triggerKey });
-    const rec = new StepRecorder({ run: id, clock: d.clock, sink, capBytes: o.stepCapBytes, secrets: o.secrets, onSinkError: (err) => log.warn({ err: reasonText(err) }, 'step sink failed') });
+    const rec = new StepRecorder({
+      run: id,
+      clock: d.clock,
+      sink,
+      capBytes: o.stepCapBytes,
+      secrets: o.secrets,
+      onSinkError: (err) => log.warn({ err: reasonText(err) }, 'step sink failed'),
+    });
     const tally = emptyTally();
     const trace: GateTraceStep[] = [];
     const started = d.clock.now();
@@ -132,16 +142,33 @@ export class Investigator {
         await rec.note('verify', trace[trace.length - 1]!.reason);
         recallOutcome = { entry: entry.id, confidence: v.confidence, confirmed: conf.ran, verify: v, delivered: v.passed };
         if (v.passed) {
-          const finding: Finding = { ...recalled, confidence: v.confidence, rootCauses: recalled.rootCauses.map((c) => ({ ...c, confidence: Math.min(c.confidence, v.confidence) })), verified: true };
+          const finding: Finding = {
+            ...recalled,
+            confidence: v.confidence,
+            rootCauses: recalled.rootCauses.map((c) => ({ ...c, confidence: Math.min(c.confidence, v.confidence) })),
+            verified: true,
+          };
           await rec.note('recall', `recalled answer ${entry.id} delivered at ${v.confidence.toFixed(2)}`);
-          return await this.#finish(result('completed', `recalled from ${entry.id}, confirmed and verified`, { kind: 'recall', finding, recall: recallOutcome }), req.incident, checked);
+          return await this.#finish(
+            result('completed', `recalled from ${entry.id}, confirmed and verified`, { kind: 'recall', finding, recall: recallOutcome }),
+            req.incident,
+            checked,
+          );
         }
         // Fails closed: a reject, an error or an unusable review never lets the recall through.
         await rec.note('recall', `recalled answer ${entry.id} withdrawn (verify ${v.verdict}); running a full investigation`);
       }
 
       const start = investigateMessages(req.incident, toolbox.names, req.standing, d.clock.now(), req.storm);
-      const loop = await runLoop(req.incident, start, { models: d.models, toolbox, budget, ctx, maxSteps: o.maxSteps, maxOutputTokens: o.maxOutputTokens, progress });
+      const loop = await runLoop(req.incident, start, {
+        models: d.models,
+        toolbox,
+        budget,
+        ctx,
+        maxSteps: o.maxSteps,
+        maxOutputTokens: o.maxOutputTokens,
+        progress,
+      });
       const extra = recallOutcome ? { recall: recallOutcome } : {};
       const end = loop.end;
       switch (end.kind) {
@@ -158,7 +185,15 @@ export class Investigator {
             await rec.note('verify', `verify skipped: ${spent.detail}`);
             finding = { ...finding, verified: false };
           } else if (finding.rootCauses.length > 0) {
-            fresh = await verify(req.incident, finding, reviewEvidence(outputs, o.tools.reviewCapBytes), models(d.models.verify), ctx, 'from a fresh investigation', 400);
+            fresh = await verify(
+              req.incident,
+              finding,
+              reviewEvidence(outputs, o.tools.reviewCapBytes),
+              models(d.models.verify),
+              ctx,
+              'from a fresh investigation',
+              400,
+            );
             if (fresh.verdict === 'aborted') throw ctl.signal.reason;
             trace.push(verifyTrace(null, fresh));
             await rec.note('verify', trace[trace.length - 1]!.reason);
@@ -242,4 +277,3 @@ function applyReview(f: Finding, v: VerifyOutcome): Finding {
   const cap = (n: number): number => Math.min(n, v.confidence);
   return { ...f, confidence: cap(f.confidence), rootCauses: f.rootCauses.map((c) => ({ ...c, confidence: cap(c.confidence) })), verified: v.passed };
 }
-

@@ -78,7 +78,11 @@ export async function runLoop(incident: Incident, start: readonly ChatMessage[],
       return null;
     }
     if (streak === 2 && (await toFallback(`still malformed after a repair (${detail})`))) return null;
-    return { kind: 'degraded', reason: 'malformed', detail: `model output still malformed after a repair${onFallback ? ' and the fallback model' : ''}: ${detail}` };
+    return {
+      kind: 'degraded',
+      reason: 'malformed',
+      detail: `model output still malformed after a repair${onFallback ? ' and the fallback model' : ''}: ${detail}`,
+    };
   };
 
   for (;;) {
@@ -90,13 +94,29 @@ export async function runLoop(incident: Incident, start: readonly ChatMessage[],
     budget.turns++;
     let res;
     try {
-      res = await callModel(model, { messages: last ? [...messages, { role: 'user', content: LAST_TURN_TEXT }] : messages, ...(last || specs.length === 0 ? {} : { tools: specs }), purpose: 'investigate', maxOutputTokens: maxOut }, ctx, (r) =>
-        r.toolCalls.length > 0 ? (r.toolCalls.every((t) => typeof parseArgs(t.arguments) !== 'string') ? 'ok' : 'malformed') : parseModelFinding(r.content).ok ? 'ok' : 'malformed',
+      res = await callModel(
+        model,
+        {
+          messages: last ? [...messages, { role: 'user', content: LAST_TURN_TEXT }] : messages,
+          ...(last || specs.length === 0 ? {} : { tools: specs }),
+          purpose: 'investigate',
+          maxOutputTokens: maxOut,
+        },
+        ctx,
+        (r) =>
+          r.toolCalls.length > 0
+            ? r.toolCalls.every((t) => typeof parseArgs(t.arguments) !== 'string')
+              ? 'ok'
+              : 'malformed'
+            : parseModelFinding(r.content).ok
+              ? 'ok'
+              : 'malformed',
       );
     } catch (err) {
       if (ctx.signal.aborted) throw ctx.signal.reason;
       const e = err as ModelError;
-      if (e.code === 'no_usage') return done({ kind: 'failed', reason: 'no_usage', detail: `a model turn came back without token usage, so the run cannot be budgeted (${e.message})` });
+      if (e.code === 'no_usage')
+        return done({ kind: 'failed', reason: 'no_usage', detail: `a model turn came back without token usage, so the run cannot be budgeted (${e.message})` });
       if (await toFallback(e.message)) {
         budget.turns--; // the failed call spent nothing; the budget counts answered turns
         continue;
@@ -136,7 +156,14 @@ export async function runLoop(incident: Incident, start: readonly ChatMessage[],
     if (res.finishReason === 'length' && budget.remainingTokens() <= maxOut) {
       return done({ kind: 'exhausted', breach: { reason: 'max_tokens', detail: `the answer was cut at the ${maxOut} tokens left of the budget` } });
     }
-    if (last) return done({ kind: 'exhausted', breach: { reason: 'max_steps', detail: `the last of ${d.maxSteps} turns did not conclude (${res.toolCalls.length > 0 ? 'it asked for more tools' : parsed.error})` } });
+    if (last)
+      return done({
+        kind: 'exhausted',
+        breach: {
+          reason: 'max_steps',
+          detail: `the last of ${d.maxSteps} turns did not conclude (${res.toolCalls.length > 0 ? 'it asked for more tools' : parsed.error})`,
+        },
+      });
     messages.push({ role: 'assistant', content: res.content ?? '' }, repairMessage(parsed.error));
     const end = await malformed(parsed.error);
     if (end) return done(end);

@@ -9,7 +9,10 @@ export class InMemoryFindingStore implements FindingStore {
   readonly #all: PriorFinding[] = [];
 
   async forTrigger(triggerKey: string, limit: number): Promise<PriorFinding[]> {
-    return this.#all.filter((f) => f.triggerKey === triggerKey).reverse().slice(0, limit);
+    return this.#all
+      .filter((f) => f.triggerKey === triggerKey)
+      .reverse()
+      .slice(0, limit);
   }
 
   /** Similar = most shared terms between `text` and the finding's summary and top cause. */

@@ -50,7 +50,12 @@ export interface CallContext {
  * Calls the model once and records the Step. Resolves only with usage; rejects with a
  * {@link ModelError} (after recording it).
  */
-export async function callModel(model: ModelPort, req: Omit<ChatRequest, 'signal'>, ctx: CallContext, judge?: (r: ChatResponse) => 'ok' | 'malformed'): Promise<ChatResponse> {
+export async function callModel(
+  model: ModelPort,
+  req: Omit<ChatRequest, 'signal'>,
+  ctx: CallContext,
+  judge?: (r: ChatResponse) => 'ok' | 'malformed',
+): Promise<ChatResponse> {
   const started = performance.now();
   try {
     const res = await model.chat({ ...req, signal: ctx.signal });
@@ -75,24 +80,43 @@ export async function callModel(model: ModelPort, req: Omit<ChatRequest, 'signal
     });
     return res;
   } catch (err) {
-    const e = err instanceof ModelError ? err : new ModelError(ctx.signal.aborted ? 'aborted' : 'bad_response', err instanceof Error ? err.message : String(err), { cause: err });
+    const e =
+      err instanceof ModelError
+        ? err
+        : new ModelError(ctx.signal.aborted ? 'aborted' : 'bad_response', err instanceof Error ? err.message : String(err), { cause: err });
     const outcome = e.code === 'no_usage' ? 'no_usage' : e.code === 'aborted' ? 'aborted' : 'error';
     if (e.code !== 'no_usage') ctx.tally.calls++;
-    await ctx.rec.record({ kind: 'model', purpose: req.purpose, model: model.name, outcome, inputTokens: 0, outputTokens: 0, costUsd: null, durationMs: Math.round(performance.now() - started), toolCalls: [], error: e.message });
+    await ctx.rec.record({
+      kind: 'model',
+      purpose: req.purpose,
+      model: model.name,
+      outcome,
+      inputTokens: 0,
+      outputTokens: 0,
+      costUsd: null,
+      durationMs: Math.round(performance.now() - started),
+      toolCalls: [],
+      error: e.message,
+    });
     throw e;
   }
 }
 
-export type JsonAnswer<T> =
-  | { ok: true; value: T; model: string }
-  | { ok: false; reason: 'malformed' | 'model_error' | 'no_usage' | 'aborted'; detail: string };
+export type JsonAnswer<T> = { ok: true; value: T; model: string } | { ok: false; reason: 'malformed' | 'model_error' | 'no_usage' | 'aborted'; detail: string };
 
 /**
  * Asks for a JSON answer (no tools). Malformed → one repair prompt on the same model →
  * the fallback model (with the repair conversation) → `malformed`. A model error goes to the
  * fallback at once. A call without usage stops here (`no_usage`): it is never retried.
  */
-export async function askJson<T>(models: readonly ModelPort[], messages: readonly ChatMessage[], purpose: ChatRequest['purpose'], parse: (content: string | null) => ParseResult<T>, ctx: CallContext, maxOutputTokens: number): Promise<JsonAnswer<T>> {
+export async function askJson<T>(
+  models: readonly ModelPort[],
+  messages: readonly ChatMessage[],
+  purpose: ChatRequest['purpose'],
+  parse: (content: string | null) => ParseResult<T>,
+  ctx: CallContext,
+  maxOutputTokens: number,
+): Promise<JsonAnswer<T>> {
   let convo = [...messages];
   let last: JsonAnswer<T> = { ok: false, reason: 'model_error', detail: 'no model configured' };
   for (const [i, model] of models.entries()) {
@@ -101,7 +125,9 @@ export async function askJson<T>(models: readonly ModelPort[], messages: readonl
     for (let a = 0; a < attempts; a++) {
       let res: ChatResponse;
       try {
-        res = await callModel(model, { messages: convo, purpose: a === 0 && i === 0 ? purpose : 'repair', maxOutputTokens }, ctx, (r) => (parse(r.content).ok ? 'ok' : 'malformed'));
+        res = await callModel(model, { messages: convo, purpose: a === 0 && i === 0 ? purpose : 'repair', maxOutputTokens }, ctx, (r) =>
+          parse(r.content).ok ? 'ok' : 'malformed',
+        );
       } catch (err) {
         const e = err as ModelError;
         if (e.code === 'aborted' || ctx.signal.aborted) return { ok: false, reason: 'aborted', detail: e.message };

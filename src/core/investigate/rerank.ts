@@ -52,7 +52,12 @@ const round = (n: number): number => Math.round(n * 1000) / 1000;
  * @param models the rerank model, then the fallback if any.
  */
 export async function rerank(incident: Incident, candidates: readonly Candidate[], models: readonly ModelPort[], opts: RerankOptions): Promise<RerankResult> {
-  const rec = new StepRecorder({ run: opts.run ?? `rerank:${incident.fingerprint}`, clock: opts.clock ?? systemClock, sink: opts.sink ?? (() => {}), capBytes: opts.stepCapBytes ?? 4096 });
+  const rec = new StepRecorder({
+    run: opts.run ?? `rerank:${incident.fingerprint}`,
+    clock: opts.clock ?? systemClock,
+    sink: opts.sink ?? (() => {}),
+    capBytes: opts.stepCapBytes ?? 4096,
+  });
   const usage = emptyTally();
   const offered = candidates.slice(0, opts.k);
   const top = offered[0];
@@ -65,19 +70,40 @@ export async function rerank(incident: Incident, candidates: readonly Candidate[
     steps: rec.steps,
   });
   if (!top) return miss('no_candidates', null, null, 'no structurally agreeing candidate to rerank');
-  if (top.score < opts.minScore) return miss('skipped', top.entry.id, round(top.score), `rerank skipped: top score ${round(top.score)} below rerank_min_score ${opts.minScore}`);
+  if (top.score < opts.minScore)
+    return miss('skipped', top.entry.id, round(top.score), `rerank skipped: top score ${round(top.score)} below rerank_min_score ${opts.minScore}`);
 
   const ctx = { rec, prices: opts.prices ?? {}, tally: usage, signal: opts.signal ?? new AbortController().signal };
-  const ans = await askJson(models, rerankMessages(incident, offered.map((c) => c.entry)), 'rerank', parseAnswer, ctx, opts.maxOutputTokens ?? 300);
+  const ans = await askJson(
+    models,
+    rerankMessages(
+      incident,
+      offered.map((c) => c.entry),
+    ),
+    'rerank',
+    parseAnswer,
+    ctx,
+    opts.maxOutputTokens ?? 300,
+  );
   if (!ans.ok) {
     const kind: RerankMiss = ans.reason === 'malformed' ? 'unusable' : ans.reason === 'no_usage' ? 'no_usage' : 'error';
     return miss(kind, top.entry.id, null, `rerank ${kind === 'unusable' ? 'answer unusable' : 'failed'}: ${ans.detail}`);
   }
   const { entry: id, confidence } = ans.value;
-  if (id.trim().toLowerCase() === 'none') return miss('none', null, round(confidence), `rerank: no candidate fits${ans.value.reason ? ` (${ans.value.reason})` : ''}`);
+  if (id.trim().toLowerCase() === 'none')
+    return miss('none', null, round(confidence), `rerank: no candidate fits${ans.value.reason ? ` (${ans.value.reason})` : ''}`);
   const chosen = offered.find((c) => c.entry.id === id);
   if (!chosen) return miss('not_offered', id, round(confidence), `rerank named "${id.slice(0, 120)}", which was not offered`);
-  if (confidence < opts.threshold) return miss('low_confidence', id, round(confidence), `rerank confidence ${round(confidence)} below rerank_threshold ${opts.threshold}`);
+  if (confidence < opts.threshold)
+    return miss('low_confidence', id, round(confidence), `rerank confidence ${round(confidence)} below rerank_threshold ${opts.threshold}`);
   const reason = `rerank chose ${id} at ${round(confidence)} among ${offered.length}${ans.value.reason ? `: ${ans.value.reason}` : ''}`;
-  return { hit: true, entry: chosen.entry, confidence, reason, trace: [{ gate: 'rerank', entry: id, passed: true, value: round(confidence), threshold: opts.threshold, reason }], usage, steps: rec.steps };
+  return {
+    hit: true,
+    entry: chosen.entry,
+    confidence,
+    reason,
+    trace: [{ gate: 'rerank', entry: id, passed: true, value: round(confidence), threshold: opts.threshold, reason }],
+    usage,
+    steps: rec.steps,
+  };
 }

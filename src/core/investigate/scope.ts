@@ -25,7 +25,10 @@ export type ScopeVerdict = { ok: true } | { ok: false; reason: string };
 
 /** `*` any run, `?` one character; case-insensitive, whole value. */
 function globMatch(glob: string, value: string): boolean {
-  const re = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  const re = glob
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
   return new RegExp(`^${re}$`, 'i').test(value);
 }
 
@@ -62,7 +65,12 @@ function valuesOf(v: unknown): string[] {
  * Checks one tool call's arguments against every rule that applies to the incident.
  * @param accepts the argument names the tool's input schema declares (for `required` rules).
  */
-export function checkScope(rules: readonly ScopeRule[], incident: Incident, args: Readonly<Record<string, unknown>>, accepts: readonly string[] = []): ScopeVerdict {
+export function checkScope(
+  rules: readonly ScopeRule[],
+  incident: Incident,
+  args: Readonly<Record<string, unknown>>,
+  accepts: readonly string[] = [],
+): ScopeVerdict {
   const labels = labelsOf(incident);
   for (const [i, rule] of rules.entries()) {
     const applies = Object.entries(rule.when).every(([k, g]) => labels[k] !== undefined && globMatch(g, labels[k]!));

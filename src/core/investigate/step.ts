@@ -47,7 +47,22 @@ export interface ToolStep extends StepBase {
   durationMs: number;
 }
 
-export const NOTE_EVENTS = ['queued', 'started', 'budget', 'fallback', 'repair', 'cancelled', 'skipped', 'degraded', 'failed', 'rerank', 'confirm', 'verify', 'recall', 'completed'] as const;
+export const NOTE_EVENTS = [
+  'queued',
+  'started',
+  'budget',
+  'fallback',
+  'repair',
+  'cancelled',
+  'skipped',
+  'degraded',
+  'failed',
+  'rerank',
+  'confirm',
+  'verify',
+  'recall',
+  'completed',
+] as const;
 export type NoteEvent = (typeof NOTE_EVENTS)[number];
 
 /** A control decision: queued, a budget breach, a fallback, the verify verdict… */

@@ -77,7 +77,8 @@ export class Toolbox {
         }
       }),
     );
-    for (const name of policy.allow) if (!seen.has(name) && !box.#unusable.has(name)) box.#unusable.set(name, `${name} is on the allowlist but no server offers it`);
+    for (const name of policy.allow)
+      if (!seen.has(name) && !box.#unusable.has(name)) box.#unusable.set(name, `${name} is on the allowlist but no server offers it`);
     return box;
   }
 
@@ -135,18 +136,41 @@ export class Toolbox {
     });
     const aborted = new Promise<never>((_, reject) => ctl.signal.addEventListener('abort', () => reject(ctl.signal.reason), { once: true }));
     try {
-      const res = await Promise.race([held.provider.callTool(held.info.name, args, { signal: ctl.signal, timeoutMs: this.#policy.callTimeoutMs }), timeout, aborted]);
+      const res = await Promise.race([
+        held.provider.callTool(held.info.name, args, { signal: ctl.signal, timeoutMs: this.#policy.callTimeoutMs }),
+        timeout,
+        aborted,
+      ]);
       // Secrets a tool printed (an env dump, a config map) never reach the model or a Step.
       const capped = capBytes(rec.redact(res.text), this.#policy.resultCapBytes);
       const durationMs = Math.round(performance.now() - started);
       const outcome = res.isError ? 'error' : 'ok';
-      await rec.record({ kind: 'tool', tool: name, args: argsText, outcome, ...(res.isError ? { reason: 'the tool reported an error' } : {}), bytes: capped.bytes, truncated: capped.truncated, result: capped.text, durationMs });
+      await rec.record({
+        kind: 'tool',
+        tool: name,
+        args: argsText,
+        outcome,
+        ...(res.isError ? { reason: 'the tool reported an error' } : {}),
+        bytes: capped.bytes,
+        truncated: capped.truncated,
+        result: capped.text,
+        durationMs,
+      });
       const note = capped.truncated ? `\n[truncated: showing ${Buffer.byteLength(capped.text)} of ${capped.bytes} bytes]` : '';
       return { name, content: fence(`tool result ${name}${res.isError ? ' (error)' : ''}`, capped.text) + note, outcome, output: capped.text };
     } catch (err) {
       const durationMs = Math.round(performance.now() - started);
       if (signal.aborted) {
-        await rec.record({ kind: 'tool', tool: name, args: argsText, outcome: 'error', reason: `run stopped: ${reasonText(signal.reason)}`, bytes: 0, truncated: false, durationMs });
+        await rec.record({
+          kind: 'tool',
+          tool: name,
+          args: argsText,
+          outcome: 'error',
+          reason: `run stopped: ${reasonText(signal.reason)}`,
+          bytes: 0,
+          truncated: false,
+          durationMs,
+        });
         throw signal.reason;
       }
       const timedOut = ctl.signal.aborted && !signal.aborted;

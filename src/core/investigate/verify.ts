@@ -23,12 +23,18 @@ export interface VerifyOutcome {
   reasons: string[];
 }
 
-const answerSchema = z.object({ verdict: z.enum(['supported', 'weakened', 'rejected']), confidence: z.number().min(0).max(1), reasons: z.array(z.string()).default([]) });
+const answerSchema = z.object({
+  verdict: z.enum(['supported', 'weakened', 'rejected']),
+  confidence: z.number().min(0).max(1),
+  reasons: z.array(z.string()).default([]),
+});
 type VerifyAnswer = z.infer<typeof answerSchema>;
 
 function parseAnswer(content: string | null): ParseResult<VerifyAnswer> {
   const r = answerSchema.safeParse(extractJson(content));
-  return r.success ? { ok: true, value: r.data } : { ok: false, error: 'expected {"verdict": "supported" | "weakened" | "rejected", "confidence": 0..1, "reasons": ["…"]}' };
+  return r.success
+    ? { ok: true, value: r.data }
+    : { ok: false, error: 'expected {"verdict": "supported" | "weakened" | "rejected", "confidence": 0..1, "reasons": ["…"]}' };
 }
 
 export async function verify(
@@ -53,5 +59,12 @@ export async function verify(
 
 export function verifyTrace(entry: string | null, v: VerifyOutcome): GateTraceStep {
   const r = v.reasons.length ? `: ${v.reasons.join('; ')}` : '';
-  return { gate: 'verify', entry, passed: v.passed, value: v.verdict, threshold: null, reason: `verify ${v.verdict}, confidence ${v.before.toFixed(2)} → ${v.confidence.toFixed(2)}${r}` };
+  return {
+    gate: 'verify',
+    entry,
+    passed: v.passed,
+    value: v.verdict,
+    threshold: null,
+    reason: `verify ${v.verdict}, confidence ${v.before.toFixed(2)} → ${v.confidence.toFixed(2)}${r}`,
+  };
 }

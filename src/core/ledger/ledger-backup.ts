@@ -27,7 +27,15 @@ import { applyEvent, createLedgerState } from './ledger-state.js';
 import { LEDGER_STATE_VERSION } from './ledger-types.js';
 import { firstDifference, verifyLedger, type LedgerVerification } from './ledger-verify.js';
 import { migrateAsWriter } from './ledger-load.js';
-import { assertNoUnfinishedImport, checkStoreSchemaForReading, IMPORT_MARKER_KEY, readStoreSchema, STORE_SCHEMA_KEY, type ImportMarker, type StoreSchemaRecord } from './store-schema.js';
+import {
+  assertNoUnfinishedImport,
+  checkStoreSchemaForReading,
+  IMPORT_MARKER_KEY,
+  readStoreSchema,
+  STORE_SCHEMA_KEY,
+  type ImportMarker,
+  type StoreSchemaRecord,
+} from './store-schema.js';
 import type { Fence } from '../../ports/store.js';
 import type { Logger } from '../../ports/logger.js';
 import { silentLogger } from '../../ports/logger.js';
@@ -68,7 +76,10 @@ export async function* exportLedger(store: KeyValueStore, opts: ExportOptions): 
   const events = createHash('sha256');
   for await (const r of readLedgerRecords(store, 0, head)) {
     if (!('event' in r)) {
-      throw new RepriseError('internal', `ledger record #${r.seq} cannot be read (${r.corrupt}); an export must hold every event. Run \`reprise ledger verify\` to list the damaged records, and restore them from an earlier backup`);
+      throw new RepriseError(
+        'internal',
+        `ledger record #${r.seq} cannot be read (${r.corrupt}); an export must hold every event. Run \`reprise ledger verify\` to list the damaged records, and restore them from an earlier backup`,
+      );
     }
     applyEvent(state, r.event, r.seq);
     addEventToDigest(events, r.seq, r.event);
@@ -138,7 +149,8 @@ export async function importLedger(store: KeyValueStore, read: LineSource, opts:
   const log = opts.ledger?.logger ?? silentLogger;
   const fence = opts.ledger?.fence;
   const now = opts.now ?? (() => new Date());
-  const write = (key: string, value: unknown, f: Fence | undefined): Promise<void> => (f && store.setFenced ? store.setFenced(key, value, f) : store.set(key, value));
+  const write = (key: string, value: unknown, f: Fence | undefined): Promise<void> =>
+    f && store.setFenced ? store.setFenced(key, value, f) : store.set(key, value);
   let wrote = false;
   try {
     // First: a crash from here on leaves a store every open refuses, never a partial ledger served.
@@ -182,7 +194,11 @@ async function writeEvents(ledger: Ledger, lines: AsyncIterable<string>, checked
       for (const e of events) tx.record(e.event);
     });
     // The store numbers events itself: anything else writing to it now would show here.
-    if (first !== events[0]!.seq) throw new RepriseError('unavailable', `the store numbered event ${events[0]!.seq} as #${first}: another process is writing to it; stop it and import again`);
+    if (first !== events[0]!.seq)
+      throw new RepriseError(
+        'unavailable',
+        `the store numbered event ${events[0]!.seq} as #${first}: another process is writing to it; stop it and import again`,
+      );
     const before = done;
     done += events.length;
     const every = opts.progressEvery ?? PROGRESS_EVERY;
@@ -207,7 +223,8 @@ function verificationProblem(v: LedgerVerification, checked: CheckedExport): str
   if (v.snapshot === 'mismatch') return `its snapshot differs from a replay: ${v.mismatch ?? ''}`;
   const diff = firstDifference(JSON.parse(JSON.stringify(ledgerAggregates(v.replay))), checked.trailer.aggregates, '$.aggregates', 'store', 'file');
   if (diff !== undefined) return `its aggregates differ from the file's: ${diff}`;
-  if (checked.trailer.stateVersion === LEDGER_STATE_VERSION && stateDigest(v.replay) !== checked.trailer.stateSha256) return "its replayed state's digest differs from the file's";
+  if (checked.trailer.stateVersion === LEDGER_STATE_VERSION && stateDigest(v.replay) !== checked.trailer.stateSha256)
+    return "its replayed state's digest differs from the file's";
   return undefined;
 }
 
@@ -222,6 +239,10 @@ async function emptyStore(store: KeyValueStore, log: Logger): Promise<void> {
     await store.delete(IMPORT_MARKER_KEY);
   } catch (err) {
     log.error({ err }, 'could not empty the store after a failed import; remove its file (or keys) before importing again');
-    throw new RepriseError('internal', `the import failed and the store could not be emptied again (${(err as Error).message}): remove the store before importing again`, { cause: err });
+    throw new RepriseError(
+      'internal',
+      `the import failed and the store could not be emptied again (${(err as Error).message}): remove the store before importing again`,
+      { cause: err },
+    );
   }
 }

@@ -9,7 +9,11 @@ import { forgetStorm, registerStormOpen } from './ledger-noise.js';
 import type { LedgerState, OutboxItem, ThreadRecord } from './ledger-types.js';
 
 /** Records where staged outbox events landed in the log, once their transaction committed. */
-export function assignOutboxSeqs(state: LedgerState, staged: readonly { type: string; id?: unknown; op?: unknown; openId?: unknown; transport?: unknown }[], first: number): void {
+export function assignOutboxSeqs(
+  state: LedgerState,
+  staged: readonly { type: string; id?: unknown; op?: unknown; openId?: unknown; transport?: unknown }[],
+  first: number,
+): void {
   staged.forEach((e, i) => {
     if (e.type !== 'outbox' || typeof e.id !== 'string') return;
     const item = state.outbox[e.id];
@@ -34,7 +38,17 @@ export function registerThread(state: LedgerState, e: OpenEvent): void {
   if (e.id === undefined) return;
   // A storm member joins its lead's thread instead of starting one.
   if (registerStormOpen(state, e, undefined)) return;
-  const record: ThreadRecord = { openId: e.id, triggerKey: e.triggerKey, fingerprint: e.fingerprint, roots: {}, cardSeqs: {}, state: 'firing', transports: [], messageKeys: [], notes: 0 };
+  const record: ThreadRecord = {
+    openId: e.id,
+    triggerKey: e.triggerKey,
+    fingerprint: e.fingerprint,
+    roots: {},
+    cardSeqs: {},
+    state: 'firing',
+    transports: [],
+    messageKeys: [],
+    notes: 0,
+  };
   if (e.dupFingerprint !== '') record.dupFingerprint = e.dupFingerprint;
   if (e.entry !== undefined) record.entry = e.entry;
   if (e.answerKind !== undefined) record.answerKind = e.answerKind;

@@ -76,7 +76,14 @@ export function ledgerEventProblem(value: unknown): string | undefined {
       checks.push(str(o, 'triggerKey'), str(o, 'user'), oneOf(o, 'vote', VOTES), optStr(o, 'openId'), optStr(o, 'via'), optStr(o, 'eventId'));
       break;
     case 'silence':
-      checks.push(str(o, 'triggerKey'), str(o, 'user'), time(o, 'until'), optStr(o, 'via'), optStr(o, 'eventId'), o['alertmanager'] === undefined ? undefined : amRequestProblem(o['alertmanager']));
+      checks.push(
+        str(o, 'triggerKey'),
+        str(o, 'user'),
+        time(o, 'until'),
+        optStr(o, 'via'),
+        optStr(o, 'eventId'),
+        o['alertmanager'] === undefined ? undefined : amRequestProblem(o['alertmanager']),
+      );
       break;
     case 'delivered':
       checks.push(str(o, 'openId'), str(o, 'fingerprint'), str(o, 'transport'), str(o, 'messageRef'), optStr(o, 'channel'), optStr(o, 'outboxId'));
@@ -106,7 +113,9 @@ export function ledgerEventProblem(value: unknown): string | undefined {
         optStr(o, 'entry'),
         oneOf(o, 'verdict', VERDICTS, true),
         o['resumed'] === undefined || typeof o['resumed'] === 'boolean' ? undefined : 'resumed must be a boolean',
-        ...['calls', 'tokensIn', 'tokensOut'].map((k) => (typeof o[k] === 'number' && Number.isFinite(o[k]) && (o[k] as number) >= 0 ? undefined : `${k} must be a number ≥ 0`)),
+        ...['calls', 'tokensIn', 'tokensOut'].map((k) =>
+          typeof o[k] === 'number' && Number.isFinite(o[k]) && (o[k] as number) >= 0 ? undefined : `${k} must be a number ≥ 0`,
+        ),
       );
       break;
     case 'note':
@@ -125,7 +134,9 @@ export function ledgerEventProblem(value: unknown): string | undefined {
         o['route'] === undefined ? undefined : obj(o, 'route'),
         optStr(o, 'openId'),
         optStr(o, 'requestId'),
-        o['action'] === 'hold' && (o['holdId'] === undefined || o['until'] === undefined || o['incident'] === undefined) ? 'a hold needs holdId, until and incident' : undefined,
+        o['action'] === 'hold' && (o['holdId'] === undefined || o['until'] === undefined || o['incident'] === undefined)
+          ? 'a hold needs holdId, until and incident'
+          : undefined,
       );
       break;
     case 'curate':

@@ -182,7 +182,11 @@ export class ExportReader {
     }
     const kind = (value as { kind?: unknown } | null)?.kind;
     if (!this.#header) {
-      if (kind !== 'header') throw exportFileError(n, `expected the export header ({"kind":"header","format":"${EXPORT_FORMAT}",…}), got ${JSON.stringify(text.slice(0, 60))}: this is not a reprise ledger export, or its start is missing`);
+      if (kind !== 'header')
+        throw exportFileError(
+          n,
+          `expected the export header ({"kind":"header","format":"${EXPORT_FORMAT}",…}), got ${JSON.stringify(text.slice(0, 60))}: this is not a reprise ledger export, or its start is missing`,
+        );
       this.#header = this.#parseHeader(value, n);
       return undefined;
     }
@@ -200,12 +204,19 @@ export class ExportReader {
 
   #parseHeader(value: unknown, n: number): ExportHeader {
     const v = value as Record<string, unknown>;
-    if (v['format'] !== EXPORT_FORMAT) throw exportFileError(n, `format ${JSON.stringify(v['format'])} is not ${JSON.stringify(EXPORT_FORMAT)}: this is not a reprise ledger export`);
+    if (v['format'] !== EXPORT_FORMAT)
+      throw exportFileError(n, `format ${JSON.stringify(v['format'])} is not ${JSON.stringify(EXPORT_FORMAT)}: this is not a reprise ledger export`);
     if (typeof v['formatVersion'] === 'number' && v['formatVersion'] > EXPORT_FORMAT_VERSION) {
-      throw exportFileError(n, `export format version ${v['formatVersion']} was written by a newer reprise (this build reads up to ${EXPORT_FORMAT_VERSION}): upgrade reprise to import it`);
+      throw exportFileError(
+        n,
+        `export format version ${v['formatVersion']} was written by a newer reprise (this build reads up to ${EXPORT_FORMAT_VERSION}): upgrade reprise to import it`,
+      );
     }
     if (typeof v['schemaVersion'] === 'number' && v['schemaVersion'] > STORE_SCHEMA_VERSION) {
-      throw exportFileError(n, `the events come from a store at schema version ${v['schemaVersion']}, newer than this build knows (${STORE_SCHEMA_VERSION}): upgrade reprise to import them`);
+      throw exportFileError(
+        n,
+        `the events come from a store at schema version ${v['schemaVersion']}, newer than this build knows (${STORE_SCHEMA_VERSION}): upgrade reprise to import them`,
+      );
     }
     const parsed = exportHeaderSchema.safeParse(value);
     if (!parsed.success) throw exportFileError(n, `the header is malformed: ${zodReason(parsed.error)}`);
@@ -234,12 +245,18 @@ export class ExportReader {
     if (!header) throw exportFileError(undefined, 'the file is empty: not a reprise ledger export');
     const trailer = this.#trailer;
     if (!trailer) {
-      throw exportFileError(undefined, `the file ends at line ${this.#line} without its trailer: it is truncated (an export cut short, or a partial copy); take the export again`);
+      throw exportFileError(
+        undefined,
+        `the file ends at line ${this.#line} without its trailer: it is truncated (an export cut short, or a partial copy); take the export again`,
+      );
     }
     const at = this.#trailerLine;
     if (trailer.count !== this.#lastSeq) throw exportFileError(at, `the trailer counts ${trailer.count} event(s), the file holds ${this.#lastSeq}`);
     if (trailer.lastSeq !== this.#lastSeq || this.#lastSeq !== header.headSeq) {
-      throw exportFileError(at, `the file holds events up to seq ${this.#lastSeq}, the header's head is ${header.headSeq} and the trailer's last seq ${trailer.lastSeq}: events are missing`);
+      throw exportFileError(
+        at,
+        `the file holds events up to seq ${this.#lastSeq}, the header's head is ${header.headSeq} and the trailer's last seq ${trailer.lastSeq}: events are missing`,
+      );
     }
     if (this.#events.digest('hex') !== trailer.eventsSha256) {
       throw exportFileError(at, "the events' digest does not match the trailer's: an event was changed after the export");

@@ -120,7 +120,23 @@ function promoteToRecall(state: LedgerState, e: FindingEvent, hooks: FindingHook
     episode.entry = entry;
     episode.answerKind = 'incident';
     mark(t?.newestOpen);
-    hooks.countRecall(state, { fingerprint: e.fingerprint, triggerKey: e.triggerKey, kind: 'recall', entry, answerKind: 'incident', dupFingerprint: episode.dupFingerprint, verdict: e.verdict ?? 'action_suggested', resolvable: true, at: episode.openedAt, id: e.openId }, entry, episode.resolvedAt ?? e.at);
+    hooks.countRecall(
+      state,
+      {
+        fingerprint: e.fingerprint,
+        triggerKey: e.triggerKey,
+        kind: 'recall',
+        entry,
+        answerKind: 'incident',
+        dupFingerprint: episode.dupFingerprint,
+        verdict: e.verdict ?? 'action_suggested',
+        resolvable: true,
+        at: episode.openedAt,
+        id: e.openId,
+      },
+      entry,
+      episode.resolvedAt ?? e.at,
+    );
   }
 }
 

@@ -86,7 +86,13 @@ export function resolveChannelLive(state: LedgerState): boolean {
  * Failures count only once the ledger has seen a resolve (a bot whose Alertmanager does not
  * send resolves must not decay everything). `withheld` is true while N = 0.
  */
-export function trackRecord(state: LedgerState, entry: string, answerKind: AnswerKind, now: Date = new Date(), resolveWindowMs = Number.POSITIVE_INFINITY): EntryTrackRecord {
+export function trackRecord(
+  state: LedgerState,
+  entry: string,
+  answerKind: AnswerKind,
+  now: Date = new Date(),
+  resolveWindowMs = Number.POSITIVE_INFINITY,
+): EntryTrackRecord {
   const s = entryStats(state, entry, now, resolveWindowMs);
   const failed = resolveChannelLive(state) ? s.failed : 0;
   const successes = answerKind === 'runbook' ? s.up : s.resolved + s.up;

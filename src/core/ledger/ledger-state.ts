@@ -10,17 +10,7 @@ import { applyCurate, applyCurated } from './ledger-curation.js';
 import { applyChatDelivered, applyNote, applyOutbox, applyOutboxFailed, registerThread, rememberChatEvent } from './ledger-chat.js';
 import { applyNoise, stormResolved } from './ledger-noise.js';
 import { DEFAULT_LEDGER_LIMITS, LEDGER_STATE_VERSION } from './ledger-types.js';
-import type {
-  DupStats,
-  EntryAggregate,
-  Episode,
-  FingerprintState,
-  LedgerLimits,
-  LedgerState,
-  OpenRecord,
-  TriggerState,
-  Vote,
-} from './ledger-types.js';
+import type { DupStats, EntryAggregate, Episode, FingerprintState, LedgerLimits, LedgerState, OpenRecord, TriggerState, Vote } from './ledger-types.js';
 
 export * from './ledger-types.js';
 export * from './ledger-reads.js';
@@ -366,7 +356,15 @@ export function applyEvent(state: LedgerState, event: unknown, seq?: number): Ep
     case 'silence':
       trigger(state, e.triggerKey).silence = { user: e.user, at: e.at, until: e.until };
       rememberChatEvent(state, e.eventId);
-      if (e.alertmanager) state.amSilences[e.alertmanager.requestId] = defined({ requestId: e.alertmanager.requestId, triggerKey: e.triggerKey, openId: e.alertmanager.openId, until: e.until, who: e.alertmanager.who, via: e.via });
+      if (e.alertmanager)
+        state.amSilences[e.alertmanager.requestId] = defined({
+          requestId: e.alertmanager.requestId,
+          triggerKey: e.triggerKey,
+          openId: e.alertmanager.openId,
+          until: e.until,
+          who: e.alertmanager.who,
+          via: e.via,
+        });
       return undefined;
     case 'confirm':
       entryAgg(state, e.entry).confirmations += 1;

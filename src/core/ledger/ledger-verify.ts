@@ -61,7 +61,9 @@ export async function verifyLedger(store: KeyValueStore): Promise<LedgerVerifica
 /** First path where two JSON values differ, for a mismatch message (`left` / `right` name the sides). */
 export function firstDifference(a: unknown, b: unknown, path = '$', left = 'stored', right = 'replay'): string | undefined {
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) {
-    return JSON.stringify(a) === JSON.stringify(b) ? undefined : `${path}: ${left} ${JSON.stringify(a)?.slice(0, 120)}, ${right} ${JSON.stringify(b)?.slice(0, 120)}`;
+    return JSON.stringify(a) === JSON.stringify(b)
+      ? undefined
+      : `${path}: ${left} ${JSON.stringify(a)?.slice(0, 120)}, ${right} ${JSON.stringify(b)?.slice(0, 120)}`;
   }
   const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
   for (const k of keys) {

@@ -34,16 +34,7 @@ import {
   silenceState,
   trackRecord,
 } from './ledger-state.js';
-import type {
-  DupStats,
-  EntryStats,
-  EntryTrackRecord,
-  Episode,
-  LedgerLimits,
-  LedgerState,
-  Occurrences,
-  SilenceState,
-} from './ledger-state.js';
+import type { DupStats, EntryStats, EntryTrackRecord, Episode, LedgerLimits, LedgerState, Occurrences, SilenceState } from './ledger-state.js';
 
 export { DEFAULT_RESOLVE_WINDOW_MS, type AppendResult, type LedgerOptions, type LedgerTx, type TransactionOptions } from './ledger-options.js';
 
@@ -279,7 +270,11 @@ export class Ledger {
   }
 
   /** One durable append of `staged` for the `decided` jobs; resolves or rejects each of them. */
-  async #write(staged: LedgerEvent[], decided: ReadonlyArray<{ job: TxJob; result: unknown; from: number; count: number }>, opts: TransactionOptions): Promise<void> {
+  async #write(
+    staged: LedgerEvent[],
+    decided: ReadonlyArray<{ job: TxJob; result: unknown; from: number; count: number }>,
+    opts: TransactionOptions,
+  ): Promise<void> {
     let first: number;
     try {
       first = await this.#append(staged, opts);
@@ -314,7 +309,11 @@ export class Ledger {
     if (first !== expected) {
       // Another writer appended in between (a shared Redis), or this id was appended before
       // (a replayed hand-off): fold in the log as stored, which has what really happened.
-      await this.#reload(first < expected && opts.id !== undefined ? `transaction ${opts.id} was recorded before (#${first}); not written again` : `the store's head moved from ${expected - 1} to ${first - 1} under us`);
+      await this.#reload(
+        first < expected && opts.id !== undefined
+          ? `transaction ${opts.id} was recorded before (#${first}); not written again`
+          : `the store's head moved from ${expected - 1} to ${first - 1} under us`,
+      );
     } else {
       // A reload numbered every event as stored; otherwise number what was just written.
       assignOutboxSeqs(this.#state, staged, first);
@@ -334,7 +333,8 @@ export class Ledger {
     try {
       const fence = this.#opts.fence?.();
       // A failed migration leaves the flag set: the next write tries again, and fails loudly.
-      if (this.#schemaPending && (!this.#opts.fence || fence)) await this.#migrate(fence).catch((err: unknown) => this.#log.error({ err }, 'store schema migration failed'));
+      if (this.#schemaPending && (!this.#opts.fence || fence))
+        await this.#migrate(fence).catch((err: unknown) => this.#log.error({ err }, 'store schema migration failed'));
       const loaded = await load(this.#store, this.#opts.limits, this.#log);
       this.#state = loaded.state;
       this.#seq = loaded.seq;

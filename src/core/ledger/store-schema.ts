@@ -99,7 +99,10 @@ export interface StoreSchemaStatus {
 
 /** The error a store written by a newer build (or holding a damaged version record) is refused with. */
 export function storeSchemaError(message: string, version?: number): RepriseError {
-  return new RepriseError('unavailable', message, { userMessage: message, ...(version === undefined ? {} : { details: { storeSchema: version, known: STORE_SCHEMA_VERSION } }) });
+  return new RepriseError('unavailable', message, {
+    userMessage: message,
+    ...(version === undefined ? {} : { details: { storeSchema: version, known: STORE_SCHEMA_VERSION } }),
+  });
 }
 
 /**
@@ -121,7 +124,11 @@ export function migrationPath(from: number, to: number = STORE_SCHEMA_VERSION, r
  * @throws RepriseError when the store claims a version newer than `known` ("upgrade reprise"),
  *   or its version record is not one.
  */
-export async function readStoreSchema(store: KeyValueStore, known: number = STORE_SCHEMA_VERSION, registry: readonly StoreMigration[] = STORE_MIGRATIONS): Promise<StoreSchemaStatus> {
+export async function readStoreSchema(
+  store: KeyValueStore,
+  known: number = STORE_SCHEMA_VERSION,
+  registry: readonly StoreMigration[] = STORE_MIGRATIONS,
+): Promise<StoreSchemaStatus> {
   const raw = await store.get<unknown>(STORE_SCHEMA_KEY);
   const empty = (await store.get<unknown>(HEAD_KEY)) === undefined && (await store.get<unknown>(SNAPSHOT_KEY)) === undefined;
   if (raw === undefined) {
@@ -130,7 +137,9 @@ export async function readStoreSchema(store: KeyValueStore, known: number = STOR
   }
   const version = (raw as Partial<StoreSchemaRecord> | null)?.version;
   if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 0) {
-    throw storeSchemaError(`the store's schema record "${STORE_SCHEMA_KEY}" is damaged (${JSON.stringify(raw).slice(0, 80)}): restore the store from a backup, or delete that key if you know the store was written by this version of reprise`);
+    throw storeSchemaError(
+      `the store's schema record "${STORE_SCHEMA_KEY}" is damaged (${JSON.stringify(raw).slice(0, 80)}): restore the store from a backup, or delete that key if you know the store was written by this version of reprise`,
+    );
   }
   if (version > known) {
     throw storeSchemaError(
@@ -146,7 +155,11 @@ export async function readStoreSchema(store: KeyValueStore, known: number = STOR
  * For a reader: refuses a newer store, and an older one this build cannot read until the writer
  * migrates it. Writes nothing.
  */
-export async function checkStoreSchemaForReading(store: KeyValueStore, known: number = STORE_SCHEMA_VERSION, registry: readonly StoreMigration[] = STORE_MIGRATIONS): Promise<StoreSchemaStatus> {
+export async function checkStoreSchemaForReading(
+  store: KeyValueStore,
+  known: number = STORE_SCHEMA_VERSION,
+  registry: readonly StoreMigration[] = STORE_MIGRATIONS,
+): Promise<StoreSchemaStatus> {
   await assertNoUnfinishedImport(store);
   const status = await readStoreSchema(store, known, registry);
   const blocking = status.pending.find((m) => !m.readsUnmigrated);
@@ -165,7 +178,12 @@ export async function checkStoreSchemaForReading(store: KeyValueStore, known: nu
  * (an empty store just records the current version). Resolves with the steps run.
  * @throws like {@link readStoreSchema}, or with the error of a failed step (the version stays at the last step done).
  */
-export async function migrateStoreSchema(ctx: MigrationContext, now: () => Date = () => new Date(), known: number = STORE_SCHEMA_VERSION, registry: readonly StoreMigration[] = STORE_MIGRATIONS): Promise<StoreMigration[]> {
+export async function migrateStoreSchema(
+  ctx: MigrationContext,
+  now: () => Date = () => new Date(),
+  known: number = STORE_SCHEMA_VERSION,
+  registry: readonly StoreMigration[] = STORE_MIGRATIONS,
+): Promise<StoreMigration[]> {
   const status = await readStoreSchema(ctx.store, known, registry);
   if (status.recorded && status.pending.length === 0) return [];
   if (status.pending.length === 0) {

@@ -76,7 +76,14 @@ export class OutboxWorker {
   #results: Array<{ events: LedgerEvent[]; lane: string }> = [];
   #flushing: Promise<void> | undefined;
 
-  constructor(deps: { ledger: OutboxLedger; transports: ReadonlyMap<string, ChatTransport>; clock: Clock; logger: Logger; options?: Partial<OutboxOptions>; observer?: Pick<LoopObserver, 'deliveryEnded'> }) {
+  constructor(deps: {
+    ledger: OutboxLedger;
+    transports: ReadonlyMap<string, ChatTransport>;
+    clock: Clock;
+    logger: Logger;
+    options?: Partial<OutboxOptions>;
+    observer?: Pick<LoopObserver, 'deliveryEnded'>;
+  }) {
     this.#ledger = deps.ledger;
     this.#transports = deps.transports;
     this.#clock = deps.clock;
@@ -164,7 +171,12 @@ export class OutboxWorker {
       const age = now - Date.parse(item.at);
       if (Number.isFinite(age) && age > this.#opts.maxAgeMs) {
         const a = this.#attempts.get(item.id);
-        given.push({ type: 'outbox_failed', id: item.id, reason: `undelivered after ${Math.round(age / 60_000)} min${a?.lastError ? `: ${a.lastError}` : ''}`, at: new Date(now).toISOString() });
+        given.push({
+          type: 'outbox_failed',
+          id: item.id,
+          reason: `undelivered after ${Math.round(age / 60_000)} min${a?.lastError ? `: ${a.lastError}` : ''}`,
+          at: new Date(now).toISOString(),
+        });
         gaveUp.push({ transport: item.transport, op: item.op, outcome: 'failed', reason: 'expired' });
         continue;
       }
@@ -227,8 +239,31 @@ export class OutboxWorker {
       const fingerprint = this.#ledger.fingerprint(item.openId!) ?? 'unknown';
       ended = { transport: item.transport, op: item.op, outcome: 'delivered' };
       events = ref
-        ? [{ type: 'delivered', openId: item.openId!, fingerprint, transport: item.transport, messageRef: ref.id, channel: ref.channel, outboxId: item.id, root: item.op === 'post', at: this.#clock.now().toISOString() }]
-        : [{ type: 'delivered', openId: item.openId!, fingerprint, transport: item.transport, messageRef: `${item.id}`, outboxId: item.id, root: false, at: this.#clock.now().toISOString() }];
+        ? [
+            {
+              type: 'delivered',
+              openId: item.openId!,
+              fingerprint,
+              transport: item.transport,
+              messageRef: ref.id,
+              channel: ref.channel,
+              outboxId: item.id,
+              root: item.op === 'post',
+              at: this.#clock.now().toISOString(),
+            },
+          ]
+        : [
+            {
+              type: 'delivered',
+              openId: item.openId!,
+              fingerprint,
+              transport: item.transport,
+              messageRef: `${item.id}`,
+              outboxId: item.id,
+              root: false,
+              at: this.#clock.now().toISOString(),
+            },
+          ];
     } catch (err) {
       const retryable = !(err instanceof DeliveryError) || err.retryable;
       const message = err instanceof Error ? err.message : String(err);
@@ -243,7 +278,10 @@ export class OutboxWorker {
         const backoff = Math.min(this.#opts.maxDelayMs, this.#opts.baseDelayMs * 2 ** (n - 1));
         const wait = err instanceof DeliveryError && err.retryAfterMs !== undefined ? Math.max(err.retryAfterMs, 0) : backoff * (0.8 + 0.4 * Math.random());
         this.#attempts.set(item.id, { n, nextAt: this.#clock.now().getTime() + wait, lastError: message.slice(0, 300) });
-        this.#log.warn({ outboxId: item.id, transport: item.transport, op: item.op, attempt: n, retryInMs: Math.round(wait), err: message }, 'delivery failed; will retry');
+        this.#log.warn(
+          { outboxId: item.id, transport: item.transport, op: item.op, attempt: n, retryInMs: Math.round(wait), err: message },
+          'delivery failed; will retry',
+        );
         events = [];
         ended = { transport: item.transport, op: item.op, outcome: 'retry' };
       }
@@ -287,7 +325,12 @@ export class OutboxWorker {
     const payload = await this.#ledger.payload(item);
     if (!payload) throw new DeliveryError(`the message of outbox item ${item.id} cannot be read from the ledger`, { retryable: false });
     if (item.op === 'post') {
-      return transport.post({ transport: item.transport, channel: item.channel ?? '' }, payload.view as unknown as CardView, payload.detail as unknown as DetailView | undefined, opts);
+      return transport.post(
+        { transport: item.transport, channel: item.channel ?? '' },
+        payload.view as unknown as CardView,
+        payload.detail as unknown as DetailView | undefined,
+        opts,
+      );
     }
     const root = this.#ledger.root(item.openId!, item.transport)!;
     const ref: MessageRef = { transport: item.transport, channel: root.channel, id: root.id };
@@ -301,5 +344,4 @@ export class OutboxWorker {
     await transport.update(ref, card, opts);
     return undefined;
   }
-
 }

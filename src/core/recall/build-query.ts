@@ -30,19 +30,7 @@ const QUERY_LABELS = [
 ] as const;
 
 /** Labels that only route or identify; their *names* carry no meaning either. */
-const IGNORED_LABEL_NAMES = new Set([
-  'alertname',
-  'severity',
-  'prometheus',
-  'instance',
-  'cluster',
-  'namespace',
-  'pod',
-  'endpoint',
-  'uid',
-  'receiver',
-  'team',
-]);
+const IGNORED_LABEL_NAMES = new Set(['alertname', 'severity', 'prometheus', 'instance', 'cluster', 'namespace', 'pod', 'endpoint', 'uid', 'receiver', 'team']);
 
 /**
  * Label names an expression uses for plumbing (which scrape job, which histogram bucket)

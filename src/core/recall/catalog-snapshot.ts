@@ -119,14 +119,34 @@ function addFamilies(t: Tables, entries: readonly Entry[]): void {
 
 function buildTables(entries: readonly Entry[]): Tables {
   const sorted = entries.every((e, i) => i === 0 || entries[i - 1]!.id < e.id);
-  const t: Tables = { byId: new Map(), byAlert: new Map(), knownAlerts: new Set(), sources: new Map(), bySource: new Map(), nameWords: new Map(), family: new Map(), pointerPages: 0, sorted };
+  const t: Tables = {
+    byId: new Map(),
+    byAlert: new Map(),
+    knownAlerts: new Set(),
+    sources: new Map(),
+    bySource: new Map(),
+    nameWords: new Map(),
+    family: new Map(),
+    pointerPages: 0,
+    sorted,
+  };
   for (const e of entries) addEntry(t, e);
   addFamilies(t, entries);
   return t;
 }
 
 function snapshotOf(entries: readonly Entry[], t: Tables, index: SearchIndex, builtAt: Date): CatalogSnapshot {
-  const snapshot: CatalogSnapshot = { entries, byId: t.byId, byAlert: t.byAlert, knownAlerts: t.knownAlerts, bySource: t.bySource, index, nameWords: t.nameWords, family: t.family, builtAt };
+  const snapshot: CatalogSnapshot = {
+    entries,
+    byId: t.byId,
+    byAlert: t.byAlert,
+    knownAlerts: t.knownAlerts,
+    bySource: t.bySource,
+    index,
+    nameWords: t.nameWords,
+    family: t.family,
+    builtAt,
+  };
   tablesOf.set(snapshot, t);
   return snapshot;
 }
@@ -162,7 +182,12 @@ export function updateCatalogSnapshot(prev: CatalogSnapshot, change: CatalogChan
   for (const e of change.upserts) latest.set(e.id, e);
   const gone = new Set([...change.removedIds, ...latest.keys()]);
   const added = [...latest.values()].sort(byId);
-  const entries = t.sorted ? editSorted(prev.entries, gone, added) : mergeById(prev.entries.filter((e) => !gone.has(e.id)), added);
+  const entries = t.sorted
+    ? editSorted(prev.entries, gone, added)
+    : mergeById(
+        prev.entries.filter((e) => !gone.has(e.id)),
+        added,
+      );
   if (t.pointerPages > 0 || added.some((e) => e.pointsTo !== undefined)) return snapshotOf(entries, buildTables(entries), prev.index, builtAt);
 
   const alerts = new Set<string>();
@@ -175,8 +200,16 @@ export function updateCatalogSnapshot(prev: CatalogSnapshot, change: CatalogChan
     for (const a of old.alerts) alerts.add(a);
     if (old.source) sources.add(urlKey(old.source));
   }
-  for (const a of alerts) t.byAlert.set(a, (t.byAlert.get(a) ?? []).filter((e) => !gone.has(e.id)));
-  for (const s of sources) t.sources.set(s, (t.sources.get(s) ?? []).filter((e) => !gone.has(e.id)));
+  for (const a of alerts)
+    t.byAlert.set(
+      a,
+      (t.byAlert.get(a) ?? []).filter((e) => !gone.has(e.id)),
+    );
+  for (const s of sources)
+    t.sources.set(
+      s,
+      (t.sources.get(s) ?? []).filter((e) => !gone.has(e.id)),
+    );
   for (const e of added) {
     addEntry(t, e);
     for (const a of e.alerts) alerts.add(a);

@@ -6,7 +6,10 @@
  */
 
 const HEX: Readonly<Record<string, number>> = Object.fromEntries(
-  [...'0123456789abcdef'].flatMap((c, i) => [[c, i], [c.toUpperCase(), i]]),
+  [...'0123456789abcdef'].flatMap((c, i) => [
+    [c, i],
+    [c.toUpperCase(), i],
+  ]),
 );
 
 const decoder = new TextDecoder('utf-8', { fatal: false });

@@ -25,7 +25,22 @@ export interface PromqlTerms {
 /** Keywords and modifiers that are not metric names. */
 const KEYWORDS = new Set(['and', 'or', 'unless', 'bool', 'offset', 'inf', 'nan', 'atan2', 'start', 'end']);
 /** Aggregation operators: `sum by (job) (…)` puts a keyword, not `(`, after the name. */
-const AGGREGATIONS = new Set(['sum', 'min', 'max', 'avg', 'group', 'stddev', 'stdvar', 'count', 'count_values', 'bottomk', 'topk', 'quantile', 'limitk', 'limit_ratio']);
+const AGGREGATIONS = new Set([
+  'sum',
+  'min',
+  'max',
+  'avg',
+  'group',
+  'stddev',
+  'stdvar',
+  'count',
+  'count_values',
+  'bottomk',
+  'topk',
+  'quantile',
+  'limitk',
+  'limit_ratio',
+]);
 /** Keywords followed by a parenthesised list of label names. */
 const GROUPING = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right']);
 /** A regex alternative is a plain value when it holds no regex syntax. */

@@ -1,14 +1,4 @@
-import type {
-  Answer,
-  AnswerKind,
-  Candidate,
-  Entry,
-  GateTraceStep,
-  Incident,
-  NearMiss,
-  StructuralTier,
-  TrackRecord,
-} from '../types.js';
+import type { Answer, AnswerKind, Candidate, Entry, GateTraceStep, Incident, NearMiss, StructuralTier, TrackRecord } from '../types.js';
 import type { CatalogSnapshot } from './catalog-snapshot.js';
 import { buildQuery } from './build-query.js';
 import { urlKey } from '../url-key.js';
@@ -120,7 +110,16 @@ export function recall(incident: Incident, catalog: CatalogSnapshot, track: Trac
   };
   for (const cand of candidates) {
     const v = structuralGate(cand.entry, incident, names);
-    trace.push(step({ gate: v.passed ? 'structural' : cand.entry.status !== 'active' ? 'status' : 'structural', entry: cand.entry.id, passed: v.passed, value: v.tier ?? null, threshold: null, reason: v.reason }));
+    trace.push(
+      step({
+        gate: v.passed ? 'structural' : cand.entry.status !== 'active' ? 'status' : 'structural',
+        entry: cand.entry.id,
+        passed: v.passed,
+        value: v.tier ?? null,
+        threshold: null,
+        reason: v.reason,
+      }),
+    );
     if (!v.passed || !v.tier) {
       // A past incident with the same alert on another workload is worth pointing at.
       if (cand.entry.status === 'active' && cand.entry.type === 'Incident' && coversByName(cand.entry, incident, names)) {
@@ -143,20 +142,56 @@ export function recall(incident: Incident, catalog: CatalogSnapshot, track: Trac
       // An alert's runbook_url names its runbook outright: text similarity has nothing to add.
       const margin: MarginVerdict =
         top.tier === 'runbook_url'
-          ? { passed: true, value: top.cand.score, threshold: 0, margin: top.cand.score, reason: "selected by the alert's runbook_url; margin gate not applied" }
+          ? {
+              passed: true,
+              value: top.cand.score,
+              threshold: 0,
+              margin: top.cand.score,
+              reason: "selected by the alert's runbook_url; margin gate not applied",
+            }
           : marginGate(top, runnerUp, opts);
-      trace.push(step({ gate: 'margin', entry: top.cand.entry.id, passed: margin.passed, value: round(margin.value), threshold: round(margin.threshold), reason: margin.reason }));
+      trace.push(
+        step({
+          gate: 'margin',
+          entry: top.cand.entry.id,
+          passed: margin.passed,
+          value: round(margin.value),
+          threshold: round(margin.threshold),
+          reason: margin.reason,
+        }),
+      );
       if (!margin.passed) {
         offerNearMiss({ entry: top.cand.entry.id, gate: 'margin', reason: margin.reason });
         return null;
       }
       const t = track(top.cand.entry.id, kind);
       const ok = t.withheld || t.rate >= opts.outcomeFloor;
-      trace.push(step({ gate: 'outcome', entry: top.cand.entry.id, passed: ok, value: round(t.rate), threshold: opts.outcomeFloor, reason: outcomeReason(t, kind, ok, opts.outcomeFloor) }));
+      trace.push(
+        step({
+          gate: 'outcome',
+          entry: top.cand.entry.id,
+          passed: ok,
+          value: round(t.rate),
+          threshold: opts.outcomeFloor,
+          reason: outcomeReason(t, kind, ok, opts.outcomeFloor),
+        }),
+      );
       if (ok) {
         // Nothing graded: no evidence either way, so the track record neither lowers nor raises it.
         const factor = t.withheld ? 1 : t.factor;
-        const confidence = deriveConfidence({ score: top.cand.score, margin: margin.margin, solo: runnerUp === undefined, tier: top.tier, byName: top.byName, factor, entry: top.cand.entry, now }, opts);
+        const confidence = deriveConfidence(
+          {
+            score: top.cand.score,
+            margin: margin.margin,
+            solo: runnerUp === undefined,
+            tier: top.tier,
+            byName: top.byName,
+            factor,
+            entry: top.cand.entry,
+            now,
+          },
+          opts,
+        );
         return { entry: top.cand.entry, kind, confidence, score: top.cand.score, tier: top.tier, track: t };
       }
       rejected.add(top.cand.entry.id);
@@ -170,7 +205,16 @@ export function recall(incident: Incident, catalog: CatalogSnapshot, track: Trac
     // Confirm backstop: without read-only live-state tools nothing checked the memory against
     // the cluster, so the answer may not claim more than the unconfirmed cap.
     const capped = Math.min(instant.confidence, opts.unconfirmedCap);
-    trace.push(step({ gate: 'confirm', entry: instant.entry.id, passed: true, value: capped, threshold: opts.unconfirmedCap, reason: `no live-state tools configured; confidence capped at ${opts.unconfirmedCap.toFixed(2)}` }));
+    trace.push(
+      step({
+        gate: 'confirm',
+        entry: instant.entry.id,
+        passed: true,
+        value: capped,
+        threshold: opts.unconfirmedCap,
+        reason: `no live-state tools configured; confidence capped at ${opts.unconfirmedCap.toFixed(2)}`,
+      }),
+    );
     if (capped < instant.confidence) {
       instant.confidence = capped;
       instant.confirmCapped = true;
@@ -179,10 +223,31 @@ export function recall(incident: Incident, catalog: CatalogSnapshot, track: Trac
   let runbook: RecalledAnswer | null = null;
   const url = incident.runbookUrl ? entryForRunbookUrl(incident.runbookUrl, catalog) : undefined;
   if (url && url.status === 'active' && !url.resource) {
-    trace.push(step({ gate: 'structural', entry: url.id, passed: true, value: 'runbook_url', threshold: null, reason: `selected by the alert's runbook_url ${incident.runbookUrl}` }));
-    runbook = decide([{ cand: candidates.find((c) => c.entry.id === url.id) ?? { entry: url, score: catalog.index.score(tokens, url.id, weights) }, tier: 'runbook_url', byName: true }], 'runbook');
+    trace.push(
+      step({
+        gate: 'structural',
+        entry: url.id,
+        passed: true,
+        value: 'runbook_url',
+        threshold: null,
+        reason: `selected by the alert's runbook_url ${incident.runbookUrl}`,
+      }),
+    );
+    runbook = decide(
+      [
+        {
+          cand: candidates.find((c) => c.entry.id === url.id) ?? { entry: url, score: catalog.index.score(tokens, url.id, weights) },
+          tier: 'runbook_url',
+          byName: true,
+        },
+      ],
+      'runbook',
+    );
   }
-  runbook ??= decide(runbookGroup.filter((a) => !rejected.has(a.cand.entry.id)), 'runbook');
+  runbook ??= decide(
+    runbookGroup.filter((a) => !rejected.has(a.cand.entry.id)),
+    'runbook',
+  );
 
   if (nearMiss !== null && (rejected.has((nearMiss as NearMiss).entry) || [instant, runbook].some((a) => a?.entry.id === (nearMiss as NearMiss).entry))) {
     nearMiss = null;
@@ -225,11 +290,23 @@ export function marginGate(top: Agreeing, runnerUp: Agreeing | undefined, opts: 
     return { passed: false, value: score, threshold: opts.minScore, margin: 0, reason: `score ${round(score)} below min_score ${opts.minScore}` };
   }
   if (top.tier === 'scopeless' && score < opts.soloFloor) {
-    return { passed: false, value: score, threshold: opts.soloFloor, margin: 0, reason: `workload-less match at ${round(score)}, below solo_floor ${opts.soloFloor}` };
+    return {
+      passed: false,
+      value: score,
+      threshold: opts.soloFloor,
+      margin: 0,
+      reason: `workload-less match at ${round(score)}, below solo_floor ${opts.soloFloor}`,
+    };
   }
   if (runnerUp === undefined) {
     const passed = score >= opts.soloFloor;
-    return { passed, value: score, threshold: opts.soloFloor, margin: score, reason: passed ? `alone at ${round(score)} ≥ solo_floor` : `alone at ${round(score)}, below solo_floor ${opts.soloFloor}` };
+    return {
+      passed,
+      value: score,
+      threshold: opts.soloFloor,
+      margin: score,
+      reason: passed ? `alone at ${round(score)} ≥ solo_floor` : `alone at ${round(score)}, below solo_floor ${opts.soloFloor}`,
+    };
   }
   // Relative lead: BM25 magnitudes grow with query length and catalog size, the share of the
   // top score by which it beats the runner-up does not (calibrated in eval/README.md).
@@ -241,6 +318,8 @@ export function marginGate(top: Agreeing, runnerUp: Agreeing | undefined, opts: 
     value: margin,
     threshold: opts.marginGap,
     margin,
-    reason: passed ? `ahead of ${runnerUp.cand.entry.id} by ${pct(margin)} of its score` : `only ${pct(margin)} ahead of ${runnerUp.cand.entry.id} (needs ${pct(opts.marginGap)})`,
+    reason: passed
+      ? `ahead of ${runnerUp.cand.entry.id} by ${pct(margin)} of its score`
+      : `only ${pct(margin)} ahead of ${runnerUp.cand.entry.id} (needs ${pct(opts.marginGap)})`,
   };
 }

@@ -22,8 +22,7 @@ interface ItemBase {
   from: string;
 }
 export type InboxItem =
-  | (ItemBase & { kind: 'alertmanager'; incidents: Incident[]; route: { channel?: string; room?: string } })
-  | (ItemBase & { kind: 'chat'; event: ChatEvent });
+  (ItemBase & { kind: 'alertmanager'; incidents: Incident[]; route: { channel?: string; room?: string } }) | (ItemBase & { kind: 'chat'; event: ChatEvent });
 
 /** Items read per store round-trip while draining. */
 const BATCH = 100;
@@ -114,7 +113,13 @@ export class Inbox {
     } catch (err) {
       if (!(err instanceof CorruptRecordError)) throw err;
       const out: Array<InboxItem | undefined> = [];
-      for (const k of keys) out.push(await this.#store.get<InboxItem>(k).then((v) => (isItem(v) ? v : undefined), () => undefined));
+      for (const k of keys)
+        out.push(
+          await this.#store.get<InboxItem>(k).then(
+            (v) => (isItem(v) ? v : undefined),
+            () => undefined,
+          ),
+        );
       return out;
     }
   }

@@ -117,14 +117,17 @@ export class Leadership {
     this.#o.logger.info({ token }, 'took the leader lease; replaying the ledger and draining the inbox');
     // A take-over can outlast a third of the TTL (replaying a big ledger): keep the lease alive
     // meanwhile, or another replica would take it and this one's first writes be refused.
-    const keepAlive = setInterval(() => {
-      void this.#o.lease.renew(token).then(
-        (ok) => {
-          if (ok) this.#lastRenewed = this.#now();
-        },
-        () => undefined,
-      );
-    }, Math.max(10, Math.round(this.#o.ttlMs / 3)));
+    const keepAlive = setInterval(
+      () => {
+        void this.#o.lease.renew(token).then(
+          (ok) => {
+            if (ok) this.#lastRenewed = this.#now();
+          },
+          () => undefined,
+        );
+      },
+      Math.max(10, Math.round(this.#o.ttlMs / 3)),
+    );
     keepAlive.unref();
     try {
       await this.#o.onGain(token);

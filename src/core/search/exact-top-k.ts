@@ -24,7 +24,10 @@ const SLACK = 1e-9;
 /** Terms whose bound is below this share of the strongest remaining one do not raise the floor. */
 const STRONG_SHARE = 0.2;
 
-const entryOf = (store: PostingStore) => (d: number): Entry | undefined => store.docs.entries[d];
+const entryOf =
+  (store: PostingStore) =>
+  (d: number): Entry | undefined =>
+    store.docs.entries[d];
 
 /** Every posting of every term: the accumulators end up holding every entry's exact score. */
 export function exhaustiveTopK(store: PostingStore, s: QueryScratch, q: ScoredQuery, k: number): Candidate[] {
@@ -88,7 +91,17 @@ export function prunedTopK(store: PostingStore, s: QueryScratch, q: ScoredQuery,
  * `s.leadAcc` is the k-th partial score at the previous call: partial scores only grow, so
  * only entries at or above it can lead now, and the selection runs over those alone.
  */
-function raiseFloor(store: PostingStore, s: QueryScratch, q: ScoredQuery, bound: readonly number[], from: number, n: number, k: number, floor: number, everyTerm = false): number {
+function raiseFloor(
+  store: PostingStore,
+  s: QueryScratch,
+  q: ScoredQuery,
+  bound: readonly number[],
+  from: number,
+  n: number,
+  k: number,
+  floor: number,
+  everyTerm = false,
+): number {
   const { acc, docs, values, full, leaders } = s;
   let c = 0;
   for (let i = 0; i < n; i++) {

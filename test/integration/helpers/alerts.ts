@@ -20,7 +20,14 @@ export interface CrashLoopOptions {
 /** A KubePodCrashLooping webhook for a checkout-api pod in payments (the starter catalog's incident). */
 export function crashLoopPayload(o: CrashLoopOptions): Record<string, unknown> {
   const pod = o.pod ?? SAMPLE_POD;
-  const labels = { alertname: 'KubePodCrashLooping', namespace: 'payments', pod, container: 'checkout-api', cluster: 'prod-eu-1', severity: o.severity ?? 'warning' };
+  const labels = {
+    alertname: 'KubePodCrashLooping',
+    namespace: 'payments',
+    pod,
+    container: 'checkout-api',
+    cluster: 'prod-eu-1',
+    severity: o.severity ?? 'warning',
+  };
   const startsAt = o.startsAt ?? '2026-11-29T03:00:00Z';
   return {
     version: '4',
@@ -36,7 +43,10 @@ export function crashLoopPayload(o: CrashLoopOptions): Record<string, unknown> {
       {
         status: o.status,
         labels,
-        annotations: { summary: 'Pod is crash looping.', description: `Pod payments/${pod} (container checkout-api) is in waiting state (reason: "CrashLoopBackOff").` },
+        annotations: {
+          summary: 'Pod is crash looping.',
+          description: `Pod payments/${pod} (container checkout-api) is in waiting state (reason: "CrashLoopBackOff").`,
+        },
         startsAt,
         endsAt: o.status === 'resolved' ? '2026-11-29T03:14:00Z' : '0001-01-01T00:00:00Z',
         generatorURL: 'http://prometheus-k8s.monitoring:9090/graph',
@@ -88,7 +98,14 @@ export function request(baseUrl: string, r: RawRequest): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     let answered = false;
     const req = http.request(
-      { method: r.method ?? 'POST', hostname: url.hostname, port: url.port, path: url.pathname + url.search, headers: { connection: 'close', ...r.headers }, agent: false },
+      {
+        method: r.method ?? 'POST',
+        hostname: url.hostname,
+        port: url.port,
+        path: url.pathname + url.search,
+        headers: { connection: 'close', ...r.headers },
+        agent: false,
+      },
       (res) => {
         answered = true;
         collect(res, resolve, reject);
@@ -111,7 +128,13 @@ export function postAlert(baseUrl: string, payload: unknown, headers: Record<str
 export interface WebhookAccepted {
   accepted: number;
   requestId: string;
-  results: Array<{ status: string; triggerKey: string; fingerprint?: string; threadId?: string | null; answer?: { kind: string; entry: string; confidence: number } | null }>;
+  results: Array<{
+    status: string;
+    triggerKey: string;
+    fingerprint?: string;
+    threadId?: string | null;
+    answer?: { kind: string; entry: string; confidence: number } | null;
+  }>;
 }
 
 export interface OversizeRequest {
@@ -142,14 +165,21 @@ export function requestOversize(baseUrl: string, r: OversizeRequest): Promise<Ra
   return new Promise((resolve, reject) => {
     let answered = false;
     const headers = r.mode === 'declared' ? { ...r.headers, 'content-length': String(r.totalBytes) } : { ...r.headers, 'transfer-encoding': 'chunked' };
-    const req = http.request({ method: 'POST', hostname: url.hostname, port: url.port, path: url.pathname, headers: { connection: 'close', ...headers }, agent: false }, (res) => {
-      answered = true;
-      onAnswer();
-      collect(res, (r) => {
-        req.destroy();
-        resolve(r);
-      }, reject);
-    });
+    const req = http.request(
+      { method: 'POST', hostname: url.hostname, port: url.port, path: url.pathname, headers: { connection: 'close', ...headers }, agent: false },
+      (res) => {
+        answered = true;
+        onAnswer();
+        collect(
+          res,
+          (r) => {
+            req.destroy();
+            resolve(r);
+          },
+          reject,
+        );
+      },
+    );
     req.setTimeout(r.timeoutMs ?? 15_000, () => req.destroy(new Error(`oversize ${r.mode} POST ${r.path} got no answer`)));
     req.on('error', (err) => {
       if (!answered) reject(err);
@@ -161,7 +191,7 @@ export function requestOversize(baseUrl: string, r: OversizeRequest): Promise<Ra
     const chunk = Buffer.alloc(CHUNK, 0x20);
     const pauseAfter = r.pauseAfterBytes ?? r.totalBytes / 2;
     void (async () => {
-      for (let sent = 0; sent < r.totalBytes && !answered && !req.destroyed; ) {
+      for (let sent = 0; sent < r.totalBytes && !answered && !req.destroyed;) {
         await new Promise<void>((done) => req.write(chunk, () => done()));
         sent += CHUNK;
         // Give the server time to answer before writing more: it refuses once past its limit.

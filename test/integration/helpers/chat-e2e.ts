@@ -51,7 +51,10 @@ export function writeConfig(dir: string, yaml: string): string {
  * starter catalog covers it), with hostile annotations when asked.
  */
 export function searchPayload(o: CrashLoopOptions & { annotations?: Record<string, string> }): Record<string, unknown> {
-  const p = crashLoopPayload({ ...o, pod: o.pod ?? 'indexer-5c7d9-abcde' }) as { commonLabels: Record<string, string>; alerts: Array<{ labels: Record<string, string>; annotations: Record<string, string> }> };
+  const p = crashLoopPayload({ ...o, pod: o.pod ?? 'indexer-5c7d9-abcde' }) as {
+    commonLabels: Record<string, string>;
+    alerts: Array<{ labels: Record<string, string>; annotations: Record<string, string> }>;
+  };
   for (const a of p.alerts) {
     a.labels = { ...a.labels, namespace: 'search', container: 'indexer' };
     if (o.annotations) a.annotations = o.annotations;

@@ -56,7 +56,14 @@ export function goodFinding(over: Partial<ModelFinding & { verified: boolean }> 
     summary: 'checkout-api is OOMKilled: the -Xmx960m heap leaves no room inside the 1Gi limit',
     verdict: 'action_required',
     confidence: 0.86,
-    rootCauses: [{ cause: 'JAVA_TOOL_OPTIONS=-Xmx960m inside a 1Gi memory limit', confidence: 0.86, evidence: ['lastState.terminated.reason OOMKilled, exit 137'], entities: ['checkout-api'] }],
+    rootCauses: [
+      {
+        cause: 'JAVA_TOOL_OPTIONS=-Xmx960m inside a 1Gi memory limit',
+        confidence: 0.86,
+        evidence: ['lastState.terminated.reason OOMKilled, exit 137'],
+        entities: ['checkout-api'],
+      },
+    ],
     suggestedActions: [{ action: 'lower -Xmx to 700m or raise the limit to 1.5Gi', reversible: true }],
     ruledOut: [],
     openQuestions: [],
@@ -110,7 +117,9 @@ export interface CurationHarness {
   close(): Promise<void>;
 }
 
-export async function curationHarness(o: { seed?: Record<string, string>; fake?: GitHubFakeOptions; worker?: Partial<CurationOptions>; store?: KeyValueStore; remote?: BareCatalogRepo } = {}): Promise<CurationHarness> {
+export async function curationHarness(
+  o: { seed?: Record<string, string>; fake?: GitHubFakeOptions; worker?: Partial<CurationOptions>; store?: KeyValueStore; remote?: BareCatalogRepo } = {},
+): Promise<CurationHarness> {
   const remote = o.remote ?? (await createBareCatalogRepo(o.seed ?? { 'README.md': '# catalog\n' }));
   const tmp = await mkdtemp(join(tmpdir(), 'reprise-curation-'));
   const logs: LogLine[] = [];
@@ -118,7 +127,17 @@ export async function curationHarness(o: { seed?: Record<string, string>; fake?:
   const clock = new ManualClock('2026-01-01T00:00:00Z');
   const drafts = new GitDrafts({ remoteUrl: remote.url, workDir: join(tmp, 'work'), logger });
   const fake = await startGitHubFake({ branchExists: (b) => drafts.branchExists(b), now: () => clock.now(), ...o.fake });
-  const forge = new GitHubForge({ repo: 'acme/kb', token: 'test-token', baseUrl: fake.url, logger, sleep: async () => {}, maxAttempts: 3, baseDelayMs: 1, maxWaitMs: 5_000, now: () => clock.now() });
+  const forge = new GitHubForge({
+    repo: 'acme/kb',
+    token: 'test-token',
+    baseUrl: fake.url,
+    logger,
+    sleep: async () => {},
+    maxAttempts: 3,
+    baseDelayMs: 1,
+    maxWaitMs: 5_000,
+    now: () => clock.now(),
+  });
   let catalog: CatalogSnapshot | undefined;
   const syncCatalog = async (): Promise<CatalogSnapshot> => {
     const dir = join(tmp, `served-${Date.now()}-${Math.random().toString(16).slice(2)}`);
@@ -150,16 +169,35 @@ export async function curationHarness(o: { seed?: Record<string, string>; fake?:
       if (req.recall) {
         // A recall the model confirmed and verified: the entry's answer is the result.
         const f = findings.shift() ?? goodFinding({ summary: `recalled from ${req.recall.entry.id}` });
-        return { ...resultOf(f), kind: 'recall', recall: { entry: req.recall.entry.id, confidence: req.recall.confidence, confirmed: true, verify: null, delivered: true } };
+        return {
+          ...resultOf(f),
+          kind: 'recall',
+          recall: { entry: req.recall.entry.id, confidence: req.recall.confidence, confirmed: true, verify: null, delivered: true },
+        };
       }
       const f = findings.shift();
       if (!f) throw new Error('no scripted finding left');
       return resultOf(f);
     },
     // The match gate with a model: the top structurally agreeing candidate, confidently.
-    rerank: async (_incident, candidates) => ({ hit: true, entry: candidates[0]!.entry, confidence: 0.9, reason: 'scripted', trace: [], usage: emptyTally(), steps: [] }),
+    rerank: async (_incident, candidates) => ({
+      hit: true,
+      entry: candidates[0]!.entry,
+      confidence: 0.9,
+      reason: 'scripted',
+      trace: [],
+      usage: emptyTally(),
+      steps: [],
+    }),
   };
-  const jobs = new InvestigationJobs({ engine, ledger: botLedger, clock, logger, options: { investigateAfterMs: 0, outcomeFloor: 0.5, curation: { minConfidence: 0.75, kick: () => worker.kick() } }, kick: () => outbox.kick() });
+  const jobs = new InvestigationJobs({
+    engine,
+    ledger: botLedger,
+    clock,
+    logger,
+    options: { investigateAfterMs: 0, outcomeFloor: 0.5, curation: { minConfidence: 0.75, kick: () => worker.kick() } },
+    kick: () => outbox.kick(),
+  });
   const bot = new RepriseBot({
     catalog: () => catalog!,
     ledger: botLedger,

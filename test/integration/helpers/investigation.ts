@@ -15,7 +15,7 @@ import { parseConfigText } from '../../../src/config/load-config.js';
 import type { Config } from '../../../src/config/schema.js';
 import { buildInvestigator, type BuiltInvestigator } from '../../../src/cli/build-investigator.js';
 import { loadSnapshot } from '../../../src/cli/catalog-context.js';
-import { InMemoryTokenMeter } from '../../../src/core/investigate/memory-stores.js';
+import { type InMemoryTokenMeter } from '../../../src/core/investigate/memory-stores.js';
 import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { startOpenAIFake, type FakeReply, type OpenAIFake, type RecordedRequest, type Responder } from '../../fakes/openai-fake.js';
@@ -77,7 +77,14 @@ export const OOM_FINDING = {
   summary: 'checkout-api is OOMKilled: the -Xmx960m heap leaves no room inside the 1Gi limit',
   verdict: 'action_required',
   confidence: 0.85,
-  rootCauses: [{ cause: 'JAVA_TOOL_OPTIONS=-Xmx960m inside a 1Gi memory limit: the kernel OOM-kills the JVM', confidence: 0.85, evidence: ['lastState.terminated.reason OOMKilled, exit 137', 'rollout of JAVA_TOOL_OPTIONS=-Xmx960m'], entities: ['checkout-api', 'JAVA_TOOL_OPTIONS'] }],
+  rootCauses: [
+    {
+      cause: 'JAVA_TOOL_OPTIONS=-Xmx960m inside a 1Gi memory limit: the kernel OOM-kills the JVM',
+      confidence: 0.85,
+      evidence: ['lastState.terminated.reason OOMKilled, exit 137', 'rollout of JAVA_TOOL_OPTIONS=-Xmx960m'],
+      entities: ['checkout-api', 'JAVA_TOOL_OPTIONS'],
+    },
+  ],
   suggestedActions: [{ action: 'kubectl -n payments rollout undo deploy/checkout-api', reversible: true }],
   ruledOut: [{ cause: 'expired TLS certificate', reason: 'the pods are OOMKilled, not failing a handshake' }],
   openQuestions: [],
@@ -86,7 +93,9 @@ export const OOM_FINDING = {
 
 export const finding = (over: Record<string, unknown> = {}): FakeReply => ({ content: JSON.stringify({ ...OOM_FINDING, ...over }) });
 export const toolCall = (name: string, args: Record<string, unknown> | string): FakeReply => ({ toolCalls: [{ name, arguments: args }] });
-export const verdict = (v: 'supported' | 'weakened' | 'rejected', confidence: number, reasons: string[] = []): FakeReply => ({ content: JSON.stringify({ verdict: v, confidence, reasons }) });
+export const verdict = (v: 'supported' | 'weakened' | 'rejected', confidence: number, reasons: string[] = []): FakeReply => ({
+  content: JSON.stringify({ verdict: v, confidence, reasons }),
+});
 
 export function crashLoopIncident(description?: string): Incident {
   const payload = crashLoopPayload({ status: 'firing' }) as { alerts: Array<{ annotations: Record<string, string> }> };
@@ -98,12 +107,10 @@ export function crashLoopIncident(description?: string): Incident {
 export function agreeingCandidates(incident: Incident, snapshot: CatalogSnapshot): Candidate[] {
   const names = alertNameContext(incident.alertname, snapshot.knownAlerts);
   const q = buildQuery(incident);
-  return snapshot.index
-    .search(q.tokens, 20, q.weights)
-    .filter((c) => {
-      const v = structuralGate(c.entry, incident, names);
-      return v.passed && (v.tier === 'exact' || v.tier === 'namespace');
-    });
+  return snapshot.index.search(q.tokens, 20, q.weights).filter((c) => {
+    const v = structuralGate(c.entry, incident, names);
+    return v.passed && (v.tier === 'exact' || v.tier === 'namespace');
+  });
 }
 
 export interface EngineOptions {
@@ -132,7 +139,14 @@ export interface Engine extends BuiltInvestigator {
 export async function startEngine(o: EngineOptions): Promise<Engine> {
   const server =
     o.mcp === 'stdio'
-      ? ['    - name: k8s', '      access: read', '      transport: stdio', `      command: ${process.execPath}`, `      args: [${JSON.stringify(MCP_SERVER_TS)}, ${JSON.stringify(K8S_FIXTURES)}]`, '      env: { FAKE_SLOW_MS: "5000" }']
+      ? [
+          '    - name: k8s',
+          '      access: read',
+          '      transport: stdio',
+          `      command: ${process.execPath}`,
+          `      args: [${JSON.stringify(MCP_SERVER_TS)}, ${JSON.stringify(K8S_FIXTURES)}]`,
+          '      env: { FAKE_SLOW_MS: "5000" }',
+        ]
       : ['    - name: k8s', '      access: read', '      transport: http', `      url: ${o.mcp.http}`];
   const yaml = [
     'model:',
@@ -160,14 +174,19 @@ export async function startEngine(o: EngineOptions): Promise<Engine> {
 }
 
 /** A sink that keeps Steps on the engine (what the bot's outbox would get). */
-export const sinkOf = (e: Engine) => (s: Step): void => void e.sunk.push(s);
+export const sinkOf =
+  (e: Engine) =>
+  (s: Step): void =>
+    void e.sunk.push(s);
 
 /**
  * The YAML of a `reprise serve` on the file's model fake and k8s MCP server: bearer token,
  * the model, its read tools and confirm. `before` goes first (e.g. `ledger:`), `catalog` and
  * `trigger` are the blocks' lines, `model` extra lines of the model block, `after` trailing blocks.
  */
-export function serveModelConfig(o: { catalog?: string[]; trigger?: string[]; model?: string[]; requestTimeout?: string; before?: string[]; after?: string[] } = {}): string {
+export function serveModelConfig(
+  o: { catalog?: string[]; trigger?: string[]; model?: string[]; requestTimeout?: string; before?: string[]; after?: string[] } = {},
+): string {
   return [
     ...(o.before ?? []),
     'server:',

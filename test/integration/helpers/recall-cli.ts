@@ -33,7 +33,16 @@ export interface RecallCliOptions {
 export async function recallJson(payload: unknown, o: RecallCliOptions): Promise<RecallJsonIncident[]> {
   const file = join(o.dir, `${o.name ?? 'alert'}.json`);
   writeFileSync(file, JSON.stringify(payload));
-  const args = ['recall', '--catalog', o.catalog, ...(o.store ? ['--store', o.store] : []), ...(o.config ? ['--config', o.config] : []), '--alert', file, '--json'];
+  const args = [
+    'recall',
+    '--catalog',
+    o.catalog,
+    ...(o.store ? ['--store', o.store] : []),
+    ...(o.config ? ['--config', o.config] : []),
+    '--alert',
+    file,
+    '--json',
+  ];
   const r = await runCli(args, o.cwd ? { cwd: o.cwd } : {});
   expect(r.code, `reprise ${args.join(' ')}\nstderr:\n${r.stderr}`).toBe(0);
   return (JSON.parse(r.stdout) as { incidents: RecallJsonIncident[] }).incidents;

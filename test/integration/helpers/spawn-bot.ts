@@ -175,7 +175,7 @@ export async function spawnBot(opts: SpawnBotOptions): Promise<BotProcess> {
   } catch (e) {
     child.kill('SIGKILL');
     await exited;
-    throw new Error(`${(e as Error).message}\nstderr so far:\n${err}`);
+    throw new Error(`${(e as Error).message}\nstderr so far:\n${err}`, { cause: e });
   }
 
   const bot: BotProcess = {
@@ -190,10 +190,14 @@ export async function spawnBot(opts: SpawnBotOptions): Promise<BotProcess> {
     waitForLog: (match, timeoutMs = 10_000) => waitFor(() => parseLogs(err).find(match), 'a matching log line', timeoutMs),
     transcriptLines: () => readTranscript(transcript),
     waitForTranscript: (match, timeoutMs = 10_000) =>
-      waitFor(() => {
-        const lines = readTranscript(transcript);
-        return match(lines) ? lines : undefined;
-      }, 'transcript lines', timeoutMs),
+      waitFor(
+        () => {
+          const lines = readTranscript(transcript);
+          return match(lines) ? lines : undefined;
+        },
+        'transcript lines',
+        timeoutMs,
+      ),
     exited,
     stop: async () => {
       if (gone) return gone;

@@ -16,8 +16,12 @@ import { alert, fixedSnapshot } from '../recall/recall-fixtures.js';
 import { botHarness } from './bot-harness.js';
 
 const snapshot = fixedSnapshot([], {});
-const firing = (fp: string, source = 'alertmanager'): Incident => ({ ...alert({ alertname: 'KubePodCrashLooping', fingerprint: fp, labels: { namespace: 'payments', pod: `p-${fp}-7d9f8c6b5-x2k4q` } }), source });
-const notices = (sent: Array<{ view: unknown }>): string[] => sent.filter((s) => (s.view as NoticeView).kind === 'notice').map((s) => `${(s.view as NoticeView).icon} ${(s.view as NoticeView).text.join('')}`);
+const firing = (fp: string, source = 'alertmanager'): Incident => ({
+  ...alert({ alertname: 'KubePodCrashLooping', fingerprint: fp, labels: { namespace: 'payments', pod: `p-${fp}-7d9f8c6b5-x2k4q` } }),
+  source,
+});
+const notices = (sent: Array<{ view: unknown }>): string[] =>
+  sent.filter((s) => (s.view as NoticeView).kind === 'notice').map((s) => `${(s.view as NoticeView).icon} ${(s.view as NoticeView).text.join('')}`);
 const respond = { kind: 'ephemeral' as const, channel: '#rec', user: 'U1' };
 
 function recordingSilencer(fail?: string) {
@@ -41,8 +45,30 @@ describe('"silence in Alertmanager too"', () => {
     expect(parseCommand('silence kubepod|payments 4h am')).toEqual({ name: 'silence', triggerKey: 'kubepod|payments', duration: '4h am' });
     expect(parseCommand('silence kubepod|payments 4h')).toEqual({ name: 'silence', triggerKey: 'kubepod|payments', duration: '4h' });
     const thread = { transport: 'matrix', channel: '!r', id: '$e' };
-    expect(fromChatEvent({ type: 'message', eventId: 'e', transport: 'matrix', user: { id: '@a:hs' }, thread, channel: '!r', text: 'silence 4h am', addressed: true })).toMatchObject({ type: 'silence', duration: '4h am' });
-    expect(fromChatEvent({ type: 'message', eventId: 'e', transport: 'matrix', user: { id: '@a:hs' }, thread, channel: '!r', text: 'silence 4h because of the deploy', addressed: true })).toMatchObject({ type: 'note' });
+    expect(
+      fromChatEvent({
+        type: 'message',
+        eventId: 'e',
+        transport: 'matrix',
+        user: { id: '@a:hs' },
+        thread,
+        channel: '!r',
+        text: 'silence 4h am',
+        addressed: true,
+      }),
+    ).toMatchObject({ type: 'silence', duration: '4h am' });
+    expect(
+      fromChatEvent({
+        type: 'message',
+        eventId: 'e',
+        transport: 'matrix',
+        user: { id: '@a:hs' },
+        thread,
+        channel: '!r',
+        text: 'silence 4h because of the deploy',
+        addressed: true,
+      }),
+    ).toMatchObject({ type: 'note' });
   });
 
   it('offers it on the card only when Alertmanager is configured and the alert came from it', async () => {
@@ -64,11 +90,28 @@ describe('"silence in Alertmanager too"', () => {
     await h.settle();
     const root = h.transport.posts[0]!.ref!;
     const controlsId = (h.transport.posts[0]!.view as CardView).controlsId;
-    await h.transport.sink!({ type: 'action', eventId: 'sel-1', transport: 'rec', user: { id: 'U1', name: 'ann' }, action: 'silence', value: '4h+am', target: root, controlsId, respond });
+    await h.transport.sink!({
+      type: 'action',
+      eventId: 'sel-1',
+      transport: 'rec',
+      user: { id: 'U1', name: 'ann' },
+      action: 'silence',
+      value: '4h+am',
+      target: root,
+      controlsId,
+      respond,
+    });
     await h.bot.idle();
     await h.settle();
     expect(h.ledger.silenceState(firing('fp-1').triggerKey, h.clock.now()).active).toBe(true);
-    expect(calls).toEqual([{ fingerprint: 'fp-1', endsAt: '2026-01-01T04:00:00.000Z', createdBy: 'ann via Reprise (rec)', comment: 'Silenced from Reprise by ann. Thread: rec thread t-1' }]);
+    expect(calls).toEqual([
+      {
+        fingerprint: 'fp-1',
+        endsAt: '2026-01-01T04:00:00.000Z',
+        createdBy: 'ann via Reprise (rec)',
+        comment: 'Silenced from Reprise by ann. Thread: rec thread t-1',
+      },
+    ]);
     expect(notices(h.transport.replies)).toEqual(['🔕 silenced by @ann until 04:00 UTC', '🔕 also silenced in Alertmanager until 04:00 UTC (silence sil-1)']);
   });
 
@@ -78,7 +121,16 @@ describe('"silence in Alertmanager too"', () => {
     const first = await botHarness({ snapshot, alertmanager: hung });
     await first.bot.handle([firing('fp-1')]);
     await first.settle();
-    await first.transport.sink!({ type: 'message', eventId: 'm', transport: 'rec', user: { id: 'U1', name: 'ann' }, thread: first.transport.posts[0]!.ref!, channel: '#rec', text: 'silence 4h am', addressed: true });
+    await first.transport.sink!({
+      type: 'message',
+      eventId: 'm',
+      transport: 'rec',
+      user: { id: 'U1', name: 'ann' },
+      thread: first.transport.posts[0]!.ref!,
+      channel: '#rec',
+      text: 'silence 4h am',
+      addressed: true,
+    });
     await first.ledger.close();
     first.outbox.stop();
 
@@ -98,19 +150,47 @@ describe('"silence in Alertmanager too"', () => {
     const h = await botHarness({ snapshot, alertmanager: silencer });
     await h.bot.handle([firing('fp-1')]);
     await h.settle();
-    await h.transport.sink!({ type: 'reaction', eventId: 'r', transport: 'rec', user: { id: 'U1' }, target: h.transport.posts[0]!.ref!, reaction: 'no_bell', removed: false });
-    await h.transport.sink!({ type: 'message', eventId: 'm', transport: 'rec', user: { id: 'U1' }, thread: h.transport.posts[0]!.ref!, channel: '#rec', text: 'silence 1h am', addressed: true });
+    await h.transport.sink!({
+      type: 'reaction',
+      eventId: 'r',
+      transport: 'rec',
+      user: { id: 'U1' },
+      target: h.transport.posts[0]!.ref!,
+      reaction: 'no_bell',
+      removed: false,
+    });
+    await h.transport.sink!({
+      type: 'message',
+      eventId: 'm',
+      transport: 'rec',
+      user: { id: 'U1' },
+      thread: h.transport.posts[0]!.ref!,
+      channel: '#rec',
+      text: 'silence 1h am',
+      addressed: true,
+    });
     await h.bot.idle();
     await h.settle();
     expect(h.errors).toEqual([]);
-    expect(notices(h.transport.replies).at(-1)).toBe('⚠️ not silenced in Alertmanager: Alertmanager at http://127.0.0.1:9 did not answer; silenced in Reprise only');
+    expect(notices(h.transport.replies).at(-1)).toBe(
+      '⚠️ not silenced in Alertmanager: Alertmanager at http://127.0.0.1:9 did not answer; silenced in Reprise only',
+    );
   });
 
   it('without Alertmanager configured, asking for it silences here and says so', async () => {
     const h = await botHarness({ snapshot });
     await h.bot.handle([firing('fp-1')]);
     await h.settle();
-    await h.transport.sink!({ type: 'message', eventId: 'm', transport: 'rec', user: { id: 'U1' }, thread: h.transport.posts[0]!.ref!, channel: '#rec', text: 'silence 1h am', addressed: true });
+    await h.transport.sink!({
+      type: 'message',
+      eventId: 'm',
+      transport: 'rec',
+      user: { id: 'U1' },
+      thread: h.transport.posts[0]!.ref!,
+      channel: '#rec',
+      text: 'silence 1h am',
+      addressed: true,
+    });
     await h.bot.idle();
     await h.settle();
     expect(notices(h.transport.replies).at(-1)).toMatch(/^⚠️ not silenced in Alertmanager: no Alertmanager is configured/);
@@ -150,13 +230,40 @@ describe('reconciling threads with Alertmanager', () => {
   });
 
   it('leaves a thread opened after the list was read for the next round', () => {
-    const t = { openId: 'o', triggerKey: 'k', fingerprint: 'f', state: 'firing' as const, transports: [], roots: {}, notes: 0, source: 'alertmanager', openedAt: '2026-01-01T00:00:05.000Z' };
+    const t = {
+      openId: 'o',
+      triggerKey: 'k',
+      fingerprint: 'f',
+      state: 'firing' as const,
+      transports: [],
+      roots: {},
+      notes: 0,
+      source: 'alertmanager',
+      openedAt: '2026-01-01T00:00:05.000Z',
+    };
     expect(threadMarks([t], [], new Date('2026-01-01T00:00:04.000Z'), new Set(['f']))).toEqual([]);
     expect(threadMarks([t], [], new Date('2026-01-01T00:00:06.000Z'), new Set(['f']))).toHaveLength(1);
   });
 
   it('never calls "no longer firing" an alert this Alertmanager never listed (another Alertmanager sent it)', () => {
-    const t = { openId: 'o', triggerKey: 'k', fingerprint: 'f', state: 'firing' as const, transports: [], roots: {}, notes: 0, source: 'alertmanager', openedAt: '2026-01-01T00:00:05.000Z' };
-    expect(threadMarks([t], [{ fingerprint: 'other', state: 'active', silenced: false, inhibited: false }], new Date('2026-01-01T00:01:00.000Z'), new Set(['other']))).toEqual([]);
+    const t = {
+      openId: 'o',
+      triggerKey: 'k',
+      fingerprint: 'f',
+      state: 'firing' as const,
+      transports: [],
+      roots: {},
+      notes: 0,
+      source: 'alertmanager',
+      openedAt: '2026-01-01T00:00:05.000Z',
+    };
+    expect(
+      threadMarks(
+        [t],
+        [{ fingerprint: 'other', state: 'active', silenced: false, inhibited: false }],
+        new Date('2026-01-01T00:01:00.000Z'),
+        new Set(['other']),
+      ),
+    ).toEqual([]);
   });
 });

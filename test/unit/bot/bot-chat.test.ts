@@ -10,16 +10,27 @@ import type { Incident } from '../../../src/core/types.js';
 import { alert, fixedSnapshot, incidentEntry, playbook } from '../recall/recall-fixtures.js';
 import { botHarness } from './bot-harness.js';
 
-const oom = incidentEntry('incidents/checkout-api-oomkilled.md', { resource: 'payments/checkout-api', title: 'checkout-api OOMKilled', cause: 'cache', resolution: 'rollback' });
+const oom = incidentEntry('incidents/checkout-api-oomkilled.md', {
+  resource: 'payments/checkout-api',
+  title: 'checkout-api OOMKilled',
+  cause: 'cache',
+  resolution: 'rollback',
+});
 const crash = playbook('runbooks/crashloop.md', { title: 'Pod crash looping', alerts: ['KubePodCrashLooping'], body: 'logs' });
 const snapshot = fixedSnapshot([oom, crash], { [oom.id]: 30, [crash.id]: 20 });
 
 function firing(fingerprint = 'fp-1', labels: Record<string, string> = {}): Incident {
-  return alert({ alertname: 'KubePodCrashLooping', fingerprint, labels: { namespace: 'payments', pod: 'checkout-api-7d9f8c6b5-x2k4q', severity: 'warning', ...labels }, annotations: { summary: 'Pod is crash looping.' } });
+  return alert({
+    alertname: 'KubePodCrashLooping',
+    fingerprint,
+    labels: { namespace: 'payments', pod: 'checkout-api-7d9f8c6b5-x2k4q', severity: 'warning', ...labels },
+    annotations: { summary: 'Pod is crash looping.' },
+  });
 }
 const TK = firing().triggerKey;
 const user = (id: string, name?: string) => ({ id, ...(name ? { name } : {}) });
-const notices = (sent: Array<{ view: unknown }>): string[] => sent.filter((s) => (s.view as NoticeView).kind === 'notice').map((s) => `${(s.view as NoticeView).icon} ${(s.view as NoticeView).text.join('')}`);
+const notices = (sent: Array<{ view: unknown }>): string[] =>
+  sent.filter((s) => (s.view as NoticeView).kind === 'notice').map((s) => `${(s.view as NoticeView).icon} ${(s.view as NoticeView).text.join('')}`);
 
 async function withThread(opts: Parameters<typeof botHarness>[0] | undefined = undefined) {
   const h = await botHarness(opts ?? { snapshot });
@@ -30,11 +41,19 @@ async function withThread(opts: Parameters<typeof botHarness>[0] | undefined = u
   return { ...h, root, detailRef: { ...root, id: reply.messageRef } as MessageRef, controlsId: (h.transport.posts[0]!.view as CardView).controlsId };
 }
 
-const reaction = (target: MessageRef, reaction: string, eventId: string, who = 'U1', removed = false): ChatEvent => ({ type: 'reaction', eventId, transport: 'rec', user: user(who), target, reaction, removed });
+const reaction = (target: MessageRef, reaction: string, eventId: string, who = 'U1', removed = false): ChatEvent => ({
+  type: 'reaction',
+  eventId,
+  transport: 'rec',
+  user: user(who),
+  target,
+  reaction,
+  removed,
+});
 const respond = { kind: 'ephemeral' as const, channel: '#rec', user: 'U1' };
 
 describe('votes from chat', () => {
-  it('counts a 👎 reaction on the bot\'s card or its analysis against the recalled entry, once per event', async () => {
+  it("counts a 👎 reaction on the bot's card or its analysis against the recalled entry, once per event", async () => {
     const { bot, transport, ledger, root, detailRef, settle } = await withThread();
     await transport.sink!(reaction(root, '-1', 'ev-1'));
     await transport.sink!(reaction(root, '-1', 'ev-1')); // Slack retried the same event
@@ -63,7 +82,16 @@ describe('votes from chat', () => {
 
   it('records a button click once, however often it is clicked, and answers the clicker privately', async () => {
     const { transport, ledger, root, controlsId } = await withThread();
-    const click: ChatEvent = { type: 'action', eventId: 'click-1', transport: 'rec', user: user('U1', 'ann'), action: 'vote_up', target: root, controlsId, respond };
+    const click: ChatEvent = {
+      type: 'action',
+      eventId: 'click-1',
+      transport: 'rec',
+      user: user('U1', 'ann'),
+      action: 'vote_up',
+      target: root,
+      controlsId,
+      respond,
+    };
     await transport.sink!(click);
     await transport.sink!(click); // a double click delivers the same action id
     expect(ledger.entryStats(oom.id)).toMatchObject({ up: 1 });
@@ -75,10 +103,22 @@ describe('votes from chat', () => {
 describe('silences from chat', () => {
   it('🔕 Silence… 4h from the card: recorded, the card is rewritten, the thread is told, the next firing posts nothing', async () => {
     const { bot, transport, ledger, root, controlsId, clock, settle } = await withThread();
-    await transport.sink!({ type: 'action', eventId: 'sel-1', transport: 'rec', user: user('U1', 'ann'), action: 'silence', value: '4h', target: root, controlsId, respond });
+    await transport.sink!({
+      type: 'action',
+      eventId: 'sel-1',
+      transport: 'rec',
+      user: user('U1', 'ann'),
+      action: 'silence',
+      value: '4h',
+      target: root,
+      controlsId,
+      respond,
+    });
     await settle();
     expect(ledger.silenceState(TK, clock.now())).toMatchObject({ active: true, silence: { user: 'rec:U1', until: '2026-01-01T04:00:00.000Z' } });
-    expect(transport.updates.map((u) => [(u.view as CardView).state, (u.view as CardView).stateNote])).toEqual([['silenced', 'silenced by @ann until 04:00 UTC']]);
+    expect(transport.updates.map((u) => [(u.view as CardView).state, (u.view as CardView).stateNote])).toEqual([
+      ['silenced', 'silenced by @ann until 04:00 UTC'],
+    ]);
     expect(notices(transport.replies)).toEqual(['🔕 silenced by @ann until 04:00 UTC']);
     expect((transport.ephemerals[0]!.view as EphemeralView).title).toBe('Silenced');
     const seq = ledger.seq;
@@ -94,7 +134,16 @@ describe('silences from chat', () => {
     const { transport, ledger, root, clock, settle } = await withThread();
     await transport.sink!(reaction(root, 'no_bell', 'r-1'));
     expect(ledger.silenceState(TK, clock.now()).silence?.until).toBe('2026-01-01T04:00:00.000Z');
-    await transport.sink!({ type: 'message', eventId: 'm-1', transport: 'rec', user: user('U2'), thread: root, channel: '#rec', text: 'silence: 24h', addressed: true });
+    await transport.sink!({
+      type: 'message',
+      eventId: 'm-1',
+      transport: 'rec',
+      user: user('U2'),
+      thread: root,
+      channel: '#rec',
+      text: 'silence: 24h',
+      addressed: true,
+    });
     expect(ledger.silenceState(TK, clock.now()).silence?.until).toBe('2026-01-02T00:00:00.000Z');
     await settle();
     const seq = ledger.seq;
@@ -107,18 +156,38 @@ describe('silences from chat', () => {
 describe('notes from threads', () => {
   it('files "@reprise note: …" as a note event and acknowledges it in the thread, once', async () => {
     const { transport, events, root, settle, controlsId } = await withThread();
-    const note: ChatEvent = { type: 'message', eventId: 'n-1', transport: 'rec', user: user('U3', 'bob'), thread: root, channel: '#rec', text: 'note: the JVM flag came from the perf branch <!channel>', addressed: true };
+    const note: ChatEvent = {
+      type: 'message',
+      eventId: 'n-1',
+      transport: 'rec',
+      user: user('U3', 'bob'),
+      thread: root,
+      channel: '#rec',
+      text: 'note: the JVM flag came from the perf branch <!channel>',
+      addressed: true,
+    };
     await transport.sink!(note);
     await transport.sink!(note);
     await settle();
     const notes = (await events()).filter((e) => e.type === 'note');
-    expect(notes).toEqual([expect.objectContaining({ type: 'note', triggerKey: TK, openId: controlsId, user: 'rec:U3', via: 'rec', eventId: 'n-1', text: 'the JVM flag came from the perf branch <!channel>' })]);
+    expect(notes).toEqual([
+      expect.objectContaining({
+        type: 'note',
+        triggerKey: TK,
+        openId: controlsId,
+        user: 'rec:U3',
+        via: 'rec',
+        eventId: 'n-1',
+        text: 'the JVM flag came from the perf branch <!channel>',
+      }),
+    ]);
     expect(notices(transport.replies)).toEqual(['📝 saved — note from @bob filed with this incident']);
   });
 
   it('ignores replies that do not address the bot, and refuses notes over 8 KiB or past 20 per thread', async () => {
     const { transport, events, root, settle } = await withThread({ snapshot, notes: { maxBytes: 8 * 1024, perThread: 2 } });
-    const say = (id: string, text: string, addressed = true) => transport.sink!({ type: 'message', eventId: id, transport: 'rec', user: user('U3'), thread: root, channel: '#rec', text, addressed });
+    const say = (id: string, text: string, addressed = true) =>
+      transport.sink!({ type: 'message', eventId: id, transport: 'rec', user: user('U3'), thread: root, channel: '#rec', text, addressed });
     await say('a', 'just chatting', false);
     await say('b', `note: ${'x'.repeat(9000)}`);
     await say('c', 'first');
@@ -136,7 +205,16 @@ describe('notes from threads', () => {
 });
 
 describe('commands', () => {
-  const command = (text: string, thread?: MessageRef): ChatEvent => ({ type: 'command', eventId: `c-${text}`, transport: 'rec', user: user('U1'), channel: '#rec', text, respond, ...(thread ? { thread } : {}) });
+  const command = (text: string, thread?: MessageRef): ChatEvent => ({
+    type: 'command',
+    eventId: `c-${text}`,
+    transport: 'rec',
+    user: user('U1'),
+    channel: '#rec',
+    text,
+    respond,
+    ...(thread ? { thread } : {}),
+  });
 
   it('answers recall, status, help, investigate and unknown words privately, recording nothing', async () => {
     const { transport, ledger } = await withThread();
@@ -150,7 +228,11 @@ describe('commands', () => {
     expect(recalled.body[0]!.map((r) => (typeof r === 'string' ? r : 'code' in r ? r.code : '')).join('')).toContain('📚 runbook: runbooks/crashloop.md');
     expect(recalled.trace?.some((t) => t.gate === 'margin')).toBe(true);
     const status = await answer('status');
-    expect(status.body.map((p) => p.map((r) => (typeof r === 'string' ? r : 'code' in r ? r.code : '')).join(''))).toEqual(['1 open incident.', `• ${TK} since 00:00 UTC`, 'No silences in force.']);
+    expect(status.body.map((p) => p.map((r) => (typeof r === 'string' ? r : 'code' in r ? r.code : '')).join(''))).toEqual([
+      '1 open incident.',
+      `• ${TK} since 00:00 UTC`,
+      'No silences in force.',
+    ]);
     expect((await answer('help')).title).toBe('Reprise commands');
     expect((await answer('investigate why is checkout down')).body[0]!.join('')).toMatch(/No model is configured/);
     expect((await answer('frobnicate')).title).toMatch(/^Unknown command “frobnicate”/);
@@ -168,7 +250,7 @@ describe('commands', () => {
 });
 
 describe('routing, mentions and several surfaces', () => {
-  it('sends two alerts to two channels by rule, and each one\'s resolve follows it', async () => {
+  it("sends two alerts to two channels by rule, and each one's resolve follows it", async () => {
     const h = await botHarness({
       snapshot,
       rules: [
@@ -180,19 +262,22 @@ describe('routing, mentions and several surfaces', () => {
     await h.bot.handle([firing('fp-p'), search]);
     await h.settle();
     expect(h.transport.posts.map((p) => (p.to as { channel: string }).channel)).toEqual(['#payments', '#search']);
-    await h.bot.handle([{ ...search, status: 'resolved' }, { ...firing('fp-p'), status: 'resolved' }]);
+    await h.bot.handle([
+      { ...search, status: 'resolved' },
+      { ...firing('fp-p'), status: 'resolved' },
+    ]);
     await h.settle();
     expect(h.transport.updates.map((u) => u.ref?.channel)).toEqual(['#search', '#payments']);
   });
 
-  it('lets the webhook\'s ?channel= win over rules', async () => {
+  it("lets the webhook's ?channel= win over rules", async () => {
     const h = await botHarness({ snapshot, rules: [{ match: { namespace: 'payments' }, channels: { rec: '#payments' } }] });
     await h.bot.handle([{ type: 'firing', incident: firing(), route: { channel: '#from-alertmanager' } }]);
     await h.settle();
     expect((h.transport.posts[0]!.to as { channel: string }).channel).toBe('#from-alertmanager');
   });
 
-  it('pings owners on critical firings only, never on the resolve\'s card edit', async () => {
+  it("pings owners on critical firings only, never on the resolve's card edit", async () => {
     const h = await botHarness({ snapshot, mentions: [{ match: { namespace: 'payments' }, ids: { rec: ['S-oncall'] } }] });
     await h.bot.handle([firing('fp-w'), firing('fp-c', { severity: 'critical', pod: 'checkout-api-7d9f8c6b5-p4q7z' })]);
     await h.settle();

@@ -54,7 +54,14 @@ export async function botHarness(o: HarnessOptions) {
   const errors: unknown[] = [];
   const warnings: unknown[] = [];
   const logger = recordingLogger(errors, warnings);
-  const outbox = new OutboxWorker({ ledger: ledgerForOutbox(ledger), transports: byName, clock, logger, options: { baseDelayMs: 1000, maxDelayMs: 60_000, ...(o.concurrency ? { concurrency: o.concurrency } : {}) }, ...(o.observer ? { observer: o.observer } : {}) });
+  const outbox = new OutboxWorker({
+    ledger: ledgerForOutbox(ledger),
+    transports: byName,
+    clock,
+    logger,
+    options: { baseDelayMs: 1000, maxDelayMs: 60_000, ...(o.concurrency ? { concurrency: o.concurrency } : {}) },
+    ...(o.observer ? { observer: o.observer } : {}),
+  });
   outbox.start();
   const bot = new RepriseBot({
     catalog: () => o.snapshot,
@@ -63,7 +70,11 @@ export async function botHarness(o: HarnessOptions) {
     logger,
     recall: recallOpts(),
     ...(o.policy ? { policy: o.policy } : {}),
-    routing: new Routing({ transports: transports.map((t) => ({ name: t.name, defaultChannel: `#${t.name}`, param: t.name === 'matrix' ? 'room' : 'channel' })), rules: o.rules ?? [], mentions: o.mentions ?? [] }),
+    routing: new Routing({
+      transports: transports.map((t) => ({ name: t.name, defaultChannel: `#${t.name}`, param: t.name === 'matrix' ? 'room' : 'channel' })),
+      rules: o.rules ?? [],
+      mentions: o.mentions ?? [],
+    }),
     surfaces: byName,
     outbox,
     ...(o.allow ? { allow: o.allow } : {}),

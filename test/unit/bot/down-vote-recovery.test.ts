@@ -16,21 +16,54 @@ import type { Entry } from '../../../src/core/types.js';
 import { alert, fixedSnapshot, incidentEntry } from '../recall/recall-fixtures.js';
 import { botHarness, recordingLogger } from './bot-harness.js';
 
-const incident = alert({ alertname: 'KubePodCrashLooping', fingerprint: 'fp-1', labels: { namespace: 'payments', pod: 'checkout-api-7d9f8c6b5-x2k4q', severity: 'critical' } });
+const incident = alert({
+  alertname: 'KubePodCrashLooping',
+  fingerprint: 'fp-1',
+  labels: { namespace: 'payments', pod: 'checkout-api-7d9f8c6b5-x2k4q', severity: 'critical' },
+});
 const DUP = dupFingerprint(incident);
-const entry: Entry = { ...incidentEntry('incidents/checkout-api-oomkilled.md', { resource: 'payments/checkout-api', title: 'checkout-api OOMKilled', cause: 'cache' }), fingerprint: DUP };
+const entry: Entry = {
+  ...incidentEntry('incidents/checkout-api-oomkilled.md', { resource: 'payments/checkout-api', title: 'checkout-api OOMKilled', cause: 'cache' }),
+  fingerprint: DUP,
+};
 
 function finding(o: Partial<Finding> = {}): Finding {
-  return { summary: 'cache too small', verdict: 'action_required', confidence: 0.8, rootCauses: [{ cause: 'cache', confidence: 0.8, evidence: [], entities: [] }], suggestedActions: [], ruledOut: [], openQuestions: [], dataGaps: [], investigator: { model: 'fake', promptHash: 'h', allowlist: [] }, partial: false, verified: true, ...o };
+  return {
+    summary: 'cache too small',
+    verdict: 'action_required',
+    confidence: 0.8,
+    rootCauses: [{ cause: 'cache', confidence: 0.8, evidence: [], entities: [] }],
+    suggestedActions: [],
+    ruledOut: [],
+    openQuestions: [],
+    dataGaps: [],
+    investigator: { model: 'fake', promptHash: 'h', allowlist: [] },
+    partial: false,
+    verified: true,
+    ...o,
+  };
 }
 function result(req: InvestigationRequest, f: Finding | null, status: InvestigationResult['status'] = 'completed'): InvestigationResult {
   const at = new Date().toISOString();
-  return { id: 'r', status, detail: '', kind: req.recall ? 'recall' : 'fresh', finding: f, trace: [], usage: emptyTally(), steps: [], version: { model: 'fake', promptHash: 'h', allowlist: [] }, startedAt: at, endedAt: at, queuedMs: 0 };
+  return {
+    id: 'r',
+    status,
+    detail: '',
+    kind: req.recall ? 'recall' : 'fresh',
+    finding: f,
+    trace: [],
+    usage: emptyTally(),
+    steps: [],
+    version: { model: 'fake', promptHash: 'h', allowlist: [] },
+    startedAt: at,
+    endedAt: at,
+    queuedMs: 0,
+  };
 }
 
 describe('confirmation()', () => {
   const req: InvestigationRequest = { incident };
-  it('needs a completed, verified, conclusive finding with the entry\'s own dedup fingerprint', () => {
+  it("needs a completed, verified, conclusive finding with the entry's own dedup fingerprint", () => {
     expect(confirmation(entry, incident, result(req, finding()))).toEqual({ entry: entry.id, dupFingerprint: DUP });
     expect(confirmation(entry, incident, result(req, finding({ verified: false })))).toBeUndefined();
     expect(confirmation(entry, incident, result(req, finding({ verdict: 'inconclusive' })))).toBeUndefined();
@@ -49,9 +82,28 @@ describe('👎 recovery', () => {
     };
     const h = await botHarness({ snapshot: fixedSnapshot([entry], { [entry.id]: 30 }) });
     const at = h.clock.now().toISOString();
-    await h.ledger.append({ type: 'open', id: 'o-0', fingerprint: 'fp-0', triggerKey: incident.triggerKey, kind: 'recall', entry: entry.id, answerKind: 'incident', dupFingerprint: DUP, verdict: 'action_suggested', resolvable: true, at });
+    await h.ledger.append({
+      type: 'open',
+      id: 'o-0',
+      fingerprint: 'fp-0',
+      triggerKey: incident.triggerKey,
+      kind: 'recall',
+      entry: entry.id,
+      answerKind: 'incident',
+      dupFingerprint: DUP,
+      verdict: 'action_suggested',
+      resolvable: true,
+      at,
+    });
     await h.ledger.append({ type: 'feedback', triggerKey: incident.triggerKey, user: 'bob', vote: 'down', at });
-    const jobs = new InvestigationJobs({ engine, ledger: ledgerForBot(h.ledger), clock: h.clock, logger: recordingLogger([]), options: { investigateAfterMs: 0, outcomeFloor: 0.5 }, kick: () => h.outbox.kick() });
+    const jobs = new InvestigationJobs({
+      engine,
+      ledger: ledgerForBot(h.ledger),
+      clock: h.clock,
+      logger: recordingLogger([]),
+      options: { investigateAfterMs: 0, outcomeFloor: 0.5 },
+      kick: () => h.outbox.kick(),
+    });
     const fire = async (n: number): Promise<void> => {
       jobs.start({ openId: `o-${n}`, incident: { ...incident, fingerprint: `fp-${n}` }, candidates: [{ entry, score: 30 }] });
       await jobs.idle();

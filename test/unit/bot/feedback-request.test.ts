@@ -8,13 +8,21 @@ const NOW = new Date('2026-01-01T00:00:00Z');
 
 describe('feedbackEvent', () => {
   it('turns votes into feedback events, user defaulting to cli', () => {
-    expect(feedbackEvent({ triggerKey: 'tk', action: 'down', user: 'ann' }, NOW)).toEqual({ type: 'feedback', triggerKey: 'tk', user: 'ann', vote: 'down', at: '2026-01-01T00:00:00.000Z' });
+    expect(feedbackEvent({ triggerKey: 'tk', action: 'down', user: 'ann' }, NOW)).toEqual({
+      type: 'feedback',
+      triggerKey: 'tk',
+      user: 'ann',
+      vote: 'down',
+      at: '2026-01-01T00:00:00.000Z',
+    });
     expect(feedbackEvent({ triggerKey: 'tk', action: 'clear' }, NOW)).toMatchObject({ vote: 'clear', user: 'cli' });
   });
 
   it('turns a silence into an event ending `duration` from now', () => {
     expect(feedbackEvent({ triggerKey: 'tk', action: 'silence', duration: '24h' }, NOW)).toMatchObject({ type: 'silence', until: '2026-01-02T00:00:00.000Z' });
-    expect(feedbackEvent({ triggerKey: 'tk', action: 'silence', duration: '30d' }, NOW)).toMatchObject({ until: new Date(NOW.getTime() + MAX_SILENCE_MS).toISOString() });
+    expect(feedbackEvent({ triggerKey: 'tk', action: 'silence', duration: '30d' }, NOW)).toMatchObject({
+      until: new Date(NOW.getTime() + MAX_SILENCE_MS).toISOString(),
+    });
   });
 
   it.each([

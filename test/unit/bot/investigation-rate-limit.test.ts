@@ -19,7 +19,21 @@ const HOUR = 3_600_000;
 
 function failedRun(req: InvestigationRequest): InvestigationResult {
   const at = new Date().toISOString();
-  return { id: `run-${req.incident.fingerprint}`, status: 'failed', reason: 'model_error', detail: 'the fake model is down', kind: 'fresh', finding: null, trace: [], usage: { ...emptyTally(), calls: 1 }, steps: [], version: { model: 'fake', promptHash: 'h', allowlist: [] }, startedAt: at, endedAt: at, queuedMs: 0 };
+  return {
+    id: `run-${req.incident.fingerprint}`,
+    status: 'failed',
+    reason: 'model_error',
+    detail: 'the fake model is down',
+    kind: 'fresh',
+    finding: null,
+    trace: [],
+    usage: { ...emptyTally(), calls: 1 },
+    steps: [],
+    version: { model: 'fake', promptHash: 'h', allowlist: [] },
+    startedAt: at,
+    endedAt: at,
+    queuedMs: 0,
+  };
 }
 
 const crit = (fp: string) => alert({ alertname: 'NodeDown', fingerprint: fp, labels: { instance: `node-${fp}`, severity: 'critical' } });
@@ -35,7 +49,15 @@ describe('rate limit on investigation starts', () => {
     const decisions: RecallDecision[] = [];
     const observer: LoopObserver = { investigationEnded: (e) => void ends.push(e), recallDecided: (d) => void decisions.push(d), deliveryEnded: () => {} };
     const h = await botHarness({ snapshot: fixedSnapshot([], {}), jobs: port, observer });
-    ref.jobs = new InvestigationJobs({ engine, ledger: ledgerForBot(h.ledger), clock: h.clock, logger: recordingLogger([]), options: { investigateAfterMs: 0, outcomeFloor: 0.5, maxPerHour: 2 }, kick: () => h.outbox.kick(), observer });
+    ref.jobs = new InvestigationJobs({
+      engine,
+      ledger: ledgerForBot(h.ledger),
+      clock: h.clock,
+      logger: recordingLogger([]),
+      options: { investigateAfterMs: 0, outcomeFloor: 0.5, maxPerHour: 2 },
+      kick: () => h.outbox.kick(),
+      observer,
+    });
 
     await h.bot.handle([crit('a'), crit('b'), crit('c')]);
     await ref.jobs.idle();
@@ -49,13 +71,23 @@ describe('rate limit on investigation starts', () => {
     expect(ends.map((e) => `${e.status}/${e.reason}`).sort()).toEqual(['failed/model_error', 'failed/model_error', 'skipped/rate_limit']);
     // Nothing in the catalog agrees with a node: settled at intake, stopped by the structural gate.
     expect(decisions).toEqual([0, 1, 2].map(() => ({ answer: 'none', stoppedBy: 'structural' })));
-    expect(findings.find((f) => f.status === 'skipped')!.reason).toMatch(/^rate limit: 2 investigations already started in the last hour \(trigger\.max_investigations_per_hour\); the next slot opens in 60 min$/);
+    expect(findings.find((f) => f.status === 'skipped')!.reason).toMatch(
+      /^rate limit: 2 investigations already started in the last hour \(trigger\.max_investigations_per_hour\); the next slot opens in 60 min$/,
+    );
     await h.settle();
     const notices = h.transport.replies.map((r) => r.view as NoticeView).filter((v) => v.kind === 'notice');
     expect(notices.map((n) => n.text.join(''))).toEqual([expect.stringMatching(/^investigation not started — rate limit/)]);
 
     // A restart does not reset the limit: the ledger says what ran in the last hour.
-    const restarted = (): InvestigationJobs => new InvestigationJobs({ engine, ledger: ledgerForBot(h.ledger), clock: h.clock, logger: recordingLogger([]), options: { investigateAfterMs: 0, outcomeFloor: 0.5, maxPerHour: 2 }, kick: () => h.outbox.kick() });
+    const restarted = (): InvestigationJobs =>
+      new InvestigationJobs({
+        engine,
+        ledger: ledgerForBot(h.ledger),
+        clock: h.clock,
+        logger: recordingLogger([]),
+        options: { investigateAfterMs: 0, outcomeFloor: 0.5, maxPerHour: 2 },
+        kick: () => h.outbox.kick(),
+      });
     ref.jobs = restarted();
     h.clock.advance(HOUR / 2);
     await h.bot.handle([crit('d')]);

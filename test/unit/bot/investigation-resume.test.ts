@@ -35,7 +35,18 @@ function completed(req: InvestigationRequest): InvestigationResult {
     status: 'completed',
     detail: 'done',
     kind: 'fresh',
-    finding: { summary: `cause of ${req.incident.fingerprint}`, verdict: 'action_required', confidence: 0.8, rootCauses: [{ cause: 'a bad rollout', confidence: 0.8, evidence: ['events'], entities: [] }], suggestedActions: [], ruledOut: [], openQuestions: [], dataGaps: [], investigator: { model: 'fake', promptHash: 'h', allowlist: [] }, partial: false },
+    finding: {
+      summary: `cause of ${req.incident.fingerprint}`,
+      verdict: 'action_required',
+      confidence: 0.8,
+      rootCauses: [{ cause: 'a bad rollout', confidence: 0.8, evidence: ['events'], entities: [] }],
+      suggestedActions: [],
+      ruledOut: [],
+      openQuestions: [],
+      dataGaps: [],
+      investigator: { model: 'fake', promptHash: 'h', allowlist: [] },
+      partial: false,
+    },
     trace: [],
     usage: { ...emptyTally(), calls: 1, input: 100, output: 10 },
     steps: [],
@@ -59,23 +70,54 @@ function scriptedEngine(mode: 'answer' | 'hang') {
 }
 
 function infoLogger(infos: Array<{ obj: unknown; msg: string }>): Logger {
-  const l: Logger = { debug() {}, info: (obj: unknown, msg?: string) => void infos.push({ obj, msg: msg ?? '' }), warn() {}, error() {}, child: () => l } as unknown as Logger;
+  const l: Logger = {
+    debug() {},
+    info: (obj: unknown, msg?: string) => void infos.push({ obj, msg: msg ?? '' }),
+    warn() {},
+    error() {},
+    child: () => l,
+  } as unknown as Logger;
   return l;
 }
 
-const warn = (fp: string, extra: Record<string, string> = {}): Incident => alert({ alertname: 'KubePodCrashLooping', fingerprint: fp, labels: { namespace: 'payments', pod: `api-${fp}-7d9f8c6b5-x2k4q`, severity: 'warning', cluster: 'prod-eu-1', ...extra } });
+const warn = (fp: string, extra: Record<string, string> = {}): Incident =>
+  alert({
+    alertname: 'KubePodCrashLooping',
+    fingerprint: fp,
+    labels: { namespace: 'payments', pod: `api-${fp}-7d9f8c6b5-x2k4q`, severity: 'warning', cluster: 'prod-eu-1', ...extra },
+  });
 const crit = (fp: string): Incident => alert({ alertname: 'NodeDown', fingerprint: fp, labels: { instance: `node-${fp}`, severity: 'critical' } });
 
 /** One "process": a bot and its scheduler on `store`, reading the ledger afresh. */
-async function boot(store: KeyValueStore, clock: ManualClock, engine: InvestigationEngine, options: Partial<JobsOptions> = {}, extra: { coalesce?: CoalesceOptions } = {}) {
+async function boot(
+  store: KeyValueStore,
+  clock: ManualClock,
+  engine: InvestigationEngine,
+  options: Partial<JobsOptions> = {},
+  extra: { coalesce?: CoalesceOptions } = {},
+) {
   const ref: { jobs?: InvestigationJobs } = {};
   const port: InvestigationJobsPort = { start: (j) => ref.jobs!.start(j), cancel: (fp) => ref.jobs!.cancel(fp), resume: (j, r) => ref.jobs!.resume(j, r) };
-  const h = await botHarness({ snapshot: fixedSnapshot([], {}), store, clock, jobs: port, ...(extra.coalesce ? { noise: { debounceMs: 0, cooldownMs: 0, coalesce: extra.coalesce } } : {}) });
+  const h = await botHarness({
+    snapshot: fixedSnapshot([], {}),
+    store,
+    clock,
+    jobs: port,
+    ...(extra.coalesce ? { noise: { debounceMs: 0, cooldownMs: 0, coalesce: extra.coalesce } } : {}),
+  });
   const infos: Array<{ obj: unknown; msg: string }> = [];
   /** What metrics would count: each investigation's end with its reason code. */
   const ends: string[] = [];
   const observer = { investigationEnded: (e: InvestigationEnd) => void ends.push(`${e.status}/${e.reason}`), recallDecided: () => {} };
-  const jobs = new InvestigationJobs({ engine, ledger: ledgerForBot(h.ledger), clock, logger: infoLogger(infos), options: { investigateAfterMs: MIN, outcomeFloor: 0.5, ...options }, kick: () => h.outbox.kick(), observer });
+  const jobs = new InvestigationJobs({
+    engine,
+    ledger: ledgerForBot(h.ledger),
+    clock,
+    logger: infoLogger(infos),
+    options: { investigateAfterMs: MIN, outcomeFloor: 0.5, ...options },
+    kick: () => h.outbox.kick(),
+    observer,
+  });
   ref.jobs = jobs;
   return { ...h, jobs, infos, ends };
 }
@@ -169,11 +211,21 @@ describe('resuming investigations after a restart', () => {
     await second.jobs.idle();
     expect(live.runs).toEqual([]);
     const f = findings(await second.events());
-    expect(f).toEqual([expect.objectContaining({ fingerprint: 'old', status: 'skipped', resumed: true, calls: 0, reason: 'not resumed: older than 1 h (model.resume_max_age) when Reprise restarted' })]);
+    expect(f).toEqual([
+      expect.objectContaining({
+        fingerprint: 'old',
+        status: 'skipped',
+        resumed: true,
+        calls: 0,
+        reason: 'not resumed: older than 1 h (model.resume_max_age) when Reprise restarted',
+      }),
+    ]);
     expect(second.ends).toEqual(['skipped/too_old']);
     await second.settle();
     const notices = second.transport.replies.map((r) => r.view as NoticeView).filter((v) => v.kind === 'notice');
-    expect(notices.map((n) => n.text.join(''))).toContain('investigation not started — not resumed: older than 1 h (model.resume_max_age) when Reprise restarted');
+    expect(notices.map((n) => n.text.join(''))).toContain(
+      'investigation not started — not resumed: older than 1 h (model.resume_max_age) when Reprise restarted',
+    );
     // Recorded: the next restart has nothing left to resume.
     const third = await boot(store, clock, live.engine, { resumeMaxAgeMs: HOUR });
     expect(third.bot.resumeInvestigations()).toBe(0);

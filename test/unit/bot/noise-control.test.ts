@@ -17,7 +17,12 @@ import { botHarness } from './bot-harness.js';
 
 const SEC = 1000;
 const MIN = 60 * SEC;
-const oom = incidentEntry('incidents/checkout-api-oomkilled.md', { resource: 'payments/checkout-api', title: 'checkout-api OOMKilled', cause: 'cache', resolution: 'rollback' });
+const oom = incidentEntry('incidents/checkout-api-oomkilled.md', {
+  resource: 'payments/checkout-api',
+  title: 'checkout-api OOMKilled',
+  cause: 'cache',
+  resolution: 'rollback',
+});
 const snapshot = fixedSnapshot([oom], { [oom.id]: 30 });
 
 function firing(fingerprint: string, o: { severity?: string; pod?: string; alertname?: string; namespace?: string; groupKey?: string | null } = {}): Incident {
@@ -37,7 +42,8 @@ const opens = (events: LedgerEvent[]) => events.filter((e) => e.type === 'open')
 const statuses = (outs: BotOutcome[]): string[] => outs.map((o) => o.status);
 
 const COALESCE: CoalesceOptions = { group: true, labels: [], debounceMs: 30 * SEC, maxWaitMs: 2 * MIN, maxAlerts: 50 };
-const setup = (n: Partial<NoiseOptions>, extra: { jobs?: InvestigationJobsPort } = {}) => botHarness({ snapshot, noise: { debounceMs: 0, cooldownMs: 0, ...n }, ...extra });
+const setup = (n: Partial<NoiseOptions>, extra: { jobs?: InvestigationJobsPort } = {}) =>
+  botHarness({ snapshot, noise: { debounceMs: 0, cooldownMs: 0, ...n }, ...extra });
 
 /** A jobs port that records what the bot asked for. */
 function recordingJobs() {
@@ -59,7 +65,9 @@ describe('debounce', () => {
     const f = firing('fp-flap');
     expect(statuses(await bot.handle([f]))).toEqual(['held']);
     clock.advance(MIN);
-    expect(await bot.handle([resolvedOf(f)])).toEqual([expect.objectContaining({ status: 'dropped', reason: expect.stringMatching(/resolved inside the debounce window/) })]);
+    expect(await bot.handle([resolvedOf(f)])).toEqual([
+      expect.objectContaining({ status: 'dropped', reason: expect.stringMatching(/resolved inside the debounce window/) }),
+    ]);
     clock.advance(5 * MIN);
     expect(await bot.tick()).toEqual([]);
     await settle();
@@ -161,7 +169,9 @@ describe('storm coalescing', () => {
 
   it('coalesces by correlation labels too (no Alertmanager group), and keeps other namespaces apart', async () => {
     const { bot, transport, events, settle } = await setup({ coalesce: { ...COALESCE, group: false, labels: ['cluster', 'namespace'] } });
-    const a = storm(200, { groupKey: null }).map((i, n) => (n % 2 === 0 ? i : firing(`fp-other-${n}`, { namespace: 'cart', pod: `cart-${n}-7d9f8c6b5-x2k4q`, groupKey: null })));
+    const a = storm(200, { groupKey: null }).map((i, n) =>
+      n % 2 === 0 ? i : firing(`fp-other-${n}`, { namespace: 'cart', pod: `cart-${n}-7d9f8c6b5-x2k4q`, groupKey: null }),
+    );
     const outs = await bot.handle(a);
     expect(outs.filter((o) => o.status === 'posted')).toHaveLength(4);
     await settle();
@@ -282,7 +292,7 @@ describe('a silence ends on each of its three causes', () => {
     expect(statuses(await h.bot.handle([firing('fp-next')]))).toEqual(['posted']);
   });
 
-  it('the resolve of a firing it kept from being opened does not close that alert\'s next firing', async () => {
+  it("the resolve of a firing it kept from being opened does not close that alert's next firing", async () => {
     const h = await silenced();
     await h.bot.handle([resolvedOf(firing('fp-quiet'))]);
     h.clock.advance(5 * MIN);
@@ -299,7 +309,9 @@ describe('a silence ends on each of its three causes', () => {
     await h.settle();
     const all = await h.events();
     expect(opens(all)).toHaveLength(1);
-    expect(noise(all)).toEqual([expect.objectContaining({ action: 'drop', reason: 'silence', fingerprint: 'fp-quiet', detail: expect.stringMatching(/^silenced by ann until /) })]);
+    expect(noise(all)).toEqual([
+      expect.objectContaining({ action: 'drop', reason: 'silence', fingerprint: 'fp-quiet', detail: expect.stringMatching(/^silenced by ann until /) }),
+    ]);
     expect(h.transport.posts).toHaveLength(1);
   });
 });
@@ -309,7 +321,9 @@ describe('noise control is recorded where people read it', () => {
     const { bot, transport, settle } = await setup({ coalesce: COALESCE });
     await bot.handle([firing('fp-a', { pod: 'a-7d9f8c6b5-x2k4q' }), firing('fp-b', { pod: 'b-7d9f8c6b5-x2k4q' })]);
     await settle();
-    expect(transport.updates.map((u) => (u.view as CardView).stateNote)).toEqual(['storm: 2 alerts on 2 workloads — prod-eu-1/payments/a, prod-eu-1/payments/b']);
+    expect(transport.updates.map((u) => (u.view as CardView).stateNote)).toEqual([
+      'storm: 2 alerts on 2 workloads — prod-eu-1/payments/a, prod-eu-1/payments/b',
+    ]);
     expect(transport.replies.filter((r) => (r.view as NoticeView).kind === 'notice')).toEqual([]);
   });
 });

@@ -12,11 +12,21 @@ import { botHarness, recordingLogger } from './bot-harness.js';
 import type { RecordingTransportOptions } from './recording-transport.js';
 
 const MIN = 60_000;
-const oom = incidentEntry('incidents/checkout-api-oomkilled.md', { resource: 'payments/checkout-api', title: 'checkout-api OOMKilled', cause: 'cache', resolution: 'rollback' });
+const oom = incidentEntry('incidents/checkout-api-oomkilled.md', {
+  resource: 'payments/checkout-api',
+  title: 'checkout-api OOMKilled',
+  cause: 'cache',
+  resolution: 'rollback',
+});
 const snapshot = fixedSnapshot([oom], { [oom.id]: 30 });
 
 function firing(fingerprint = 'fp-checkout', severity = 'warning', pod = 'checkout-api-7d9f8c6b5-x2k4q'): Incident {
-  return alert({ alertname: 'KubePodCrashLooping', fingerprint, labels: { namespace: 'payments', pod, severity }, annotations: { summary: 'Pod is crash looping.' } });
+  return alert({
+    alertname: 'KubePodCrashLooping',
+    fingerprint,
+    labels: { namespace: 'payments', pod, severity },
+    annotations: { summary: 'Pod is crash looping.' },
+  });
 }
 function resolved(fingerprint = 'fp-checkout'): Incident {
   return { ...firing(fingerprint), status: 'resolved' };
@@ -37,14 +47,30 @@ describe('RepriseBot: firing and resolve', () => {
     await settle();
     expect(transport.posts).toHaveLength(1);
     const card = transport.posts[0]!.view as CardView;
-    expect(card).toMatchObject({ kind: 'card', state: 'firing', alertname: 'KubePodCrashLooping', where: 'payments/checkout-api', triggerKey: TK, controls: true, headline: { answer: 'instant', entry: oom.id } });
+    expect(card).toMatchObject({
+      kind: 'card',
+      state: 'firing',
+      alertname: 'KubePodCrashLooping',
+      where: 'payments/checkout-api',
+      triggerKey: TK,
+      controls: true,
+      headline: { answer: 'instant', entry: oom.id },
+    });
     expect(transport.posts[0]!.to).toEqual({ transport: 'rec', channel: '#rec' });
     // The analysis goes into the thread (this surface does not show it inline).
     expect(transport.replies).toHaveLength(1);
     expect(transport.replies[0]!.view).toMatchObject({ kind: 'detail', triggerKey: TK });
     const all = await events();
     const open = all[0] as Extract<LedgerEvent, { type: 'open' }>;
-    expect(open).toMatchObject({ type: 'open', fingerprint: 'fp-checkout', triggerKey: TK, kind: 'recall', entry: oom.id, verdict: 'action_suggested', at: '2026-01-01T00:00:00.000Z' });
+    expect(open).toMatchObject({
+      type: 'open',
+      fingerprint: 'fp-checkout',
+      triggerKey: TK,
+      kind: 'recall',
+      entry: oom.id,
+      verdict: 'action_suggested',
+      at: '2026-01-01T00:00:00.000Z',
+    });
     expect(card.controlsId).toBe(open.id);
     const delivered = all.filter((e) => e.type === 'delivered');
     expect(delivered).toEqual([
@@ -85,12 +111,17 @@ describe('RepriseBot: firing and resolve', () => {
     expect(Date.parse(f.startsAt)).toBe(Date.parse('2026-01-01T00:00:00Z') - 10 * MIN);
     expect(transport.updates).toHaveLength(1);
     expect(transport.updates[0]!.ref).toMatchObject({ id: 't-1', channel: '#rec' });
-    expect(transport.updates[0]!.view).toMatchObject({ kind: 'card', state: 'resolved', stateNote: 'resolved after 33 min', controlsId: (transport.posts[0]!.view as CardView).controlsId });
+    expect(transport.updates[0]!.view).toMatchObject({
+      kind: 'card',
+      state: 'resolved',
+      stateNote: 'resolved after 33 min',
+      controlsId: (transport.posts[0]!.view as CardView).controlsId,
+    });
     expect(transport.replies.map((r) => notice(r.view)).filter(Boolean)).toEqual(['✅ resolved after 33 min']);
     expect(ledger.entryStats(oom.id)).toMatchObject({ recalls: 1, resolved: 1 });
   });
 
-  it('uses the alert\'s endsAt when the resolve carries one, the ledger clock otherwise', async () => {
+  it("uses the alert's endsAt when the resolve carries one, the ledger clock otherwise", async () => {
     const { bot, transport, clock, settle } = await setup();
     await bot.handle([firing()]);
     clock.advance(60 * MIN); // delivered late: Alertmanager retried for an hour
@@ -222,7 +253,10 @@ describe('RepriseBot: silence', () => {
 
 describe('RepriseBot: feedback validation', () => {
   const invalid = async (bot: RepriseBot, input: unknown, message: RegExp): Promise<void> => {
-    const err = await bot.feedback(input).then(() => undefined, (e: unknown) => e);
+    const err = await bot.feedback(input).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err, JSON.stringify(input)).toBeInstanceOf(RepriseError);
     expect((err as RepriseError).code).toBe('invalid_payload');
     expect((err as RepriseError).message).toMatch(message);
@@ -257,10 +291,16 @@ describe('RepriseBot: feedback validation', () => {
     await settle();
     const seq = ledger.seq;
     const typo = TK.replace('checkout-api', 'checkout-apj');
-    const err = await bot.feedback({ triggerKey: typo, action: 'down' }).then(() => undefined, (e: unknown) => e);
+    const err = await bot.feedback({ triggerKey: typo, action: 'down' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toMatchObject({ code: 'not_found' });
     expect((err as Error).message).toContain(`did you mean ${JSON.stringify(TK)}`);
-    const far = await bot.feedback({ triggerKey: 'nothing|like|it', action: 'silence', duration: '1h' }).then(() => undefined, (e: unknown) => e);
+    const far = await bot.feedback({ triggerKey: 'nothing|like|it', action: 'silence', duration: '1h' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(far).toMatchObject({ code: 'not_found' });
     expect((far as Error).message).not.toContain('did you mean');
     expect(ledger.seq).toBe(seq);
@@ -288,7 +328,10 @@ describe('RepriseBot: ordering', () => {
   it('keeps going after a handle call fails', async () => {
     const { bot, ledger } = await setup();
     const broken = { ...firing(), fingerprint: '' };
-    const err = await bot.handle([broken]).then(() => undefined, (e: unknown) => e);
+    const err = await bot.handle([broken]).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(RepriseError);
     expect(status((await bot.handle([firing()]))[0])).toBe('posted');
     expect(ledger.seq).toBe(3); // its open and two outbox items
@@ -327,4 +370,3 @@ describe('RepriseBot: the track record over time', () => {
     expect(confidence(b)).toBeGreaterThanOrEqual(confidence(a));
   });
 });
-

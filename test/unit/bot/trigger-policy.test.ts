@@ -11,7 +11,12 @@ function inc(over: { alertname?: string; namespace?: string; severity?: string; 
   const i = alert({
     alertname: over.alertname ?? 'KubePodCrashLooping',
     fingerprint: over.fingerprint ?? 'fp-1',
-    labels: { namespace: over.namespace ?? 'payments', pod: 'checkout-api-7d9f8c6b5-x2k4q', severity: over.severity ?? 'warning', ...(over.team ? { team: over.team } : {}) },
+    labels: {
+      namespace: over.namespace ?? 'payments',
+      pod: 'checkout-api-7d9f8c6b5-x2k4q',
+      severity: over.severity ?? 'warning',
+      ...(over.team ? { team: over.team } : {}),
+    },
     annotations: { summary: 'Pod is crash looping.' },
   });
   return over.startsAt ? { ...i, startsAt: over.startsAt } : i;
@@ -58,7 +63,12 @@ describe('TriggerPolicy', () => {
 
 describe('RepriseBot with a trigger policy and Alertmanager re-notifications', () => {
   async function setup(policy?: TriggerPolicy) {
-    const oom = incidentEntry('incidents/checkout-api-oomkilled.md', { resource: 'payments/checkout-api', title: 'checkout-api OOMKilled', cause: 'cache', resolution: 'rollback' });
+    const oom = incidentEntry('incidents/checkout-api-oomkilled.md', {
+      resource: 'payments/checkout-api',
+      title: 'checkout-api OOMKilled',
+      cause: 'cache',
+      resolution: 'rollback',
+    });
     const h = await botHarness({ snapshot: fixedSnapshot([oom], { [oom.id]: 30 }), clock: new ManualClock(NOW), ...(policy ? { policy } : {}) });
     return { bot: h.bot, ledger: h.ledger, transport: h.transport, settle: h.settle };
   }

@@ -40,7 +40,14 @@ describe('the thread (views, as the console renders them)', () => {
   it('opens with the header `🔍 <alertname> — <cluster>/<namespace>/<name>`, severity and state', () => {
     const text = renderThread(input(instant));
     expect(lines(text)[0]).toBe('🔍 KubePodCrashLooping — prod-eu/payments/checkout-api · severity critical · 🔥 firing');
-    expect(buildCard(input(instant))).toMatchObject({ kind: 'card', state: 'firing', where: 'prod-eu/payments/checkout-api', severity: 'critical', controlsId: 'open-1', headline: { answer: 'instant', entry: oom.id } });
+    expect(buildCard(input(instant))).toMatchObject({
+      kind: 'card',
+      state: 'firing',
+      where: 'prod-eu/payments/checkout-api',
+      severity: 'critical',
+      controlsId: 'open-1',
+      headline: { answer: 'instant', entry: oom.id },
+    });
   });
 
   it('falls back to the instance label, then the source, when there is no workload', () => {
@@ -94,7 +101,13 @@ describe('the thread (views, as the console renders them)', () => {
 
   it('marks a fall-through, lists refused recalls and the near miss', () => {
     // oom is refused by its track record; `other`, tried next, is alone below solo_floor.
-    const refused = recall(incident, fixedSnapshot([oom, other], { [oom.id]: 30, [other.id]: 7 }), tracks({ [oom.id]: { recalls: 8, resolved: 0 } }), recallOpts(), NOW);
+    const refused = recall(
+      incident,
+      fixedSnapshot([oom, other], { [oom.id]: 30, [other.id]: 7 }),
+      tracks({ [oom.id]: { recalls: 8, resolved: 0 } }),
+      recallOpts(),
+      NOW,
+    );
     expect(refused.instant).toBeNull();
     expect(refused.nearMiss?.entry).toBe(other.id);
     const text = renderThread(input(refused));
@@ -117,11 +130,15 @@ describe('the thread (views, as the console renders them)', () => {
   });
 
   it('shows recurrence facts: 🔁 #N · last … ago · previous', () => {
-    const text = renderThread(input(instant, {
-      recurrence: { previousCount: 3, lastSeen: '2025-12-30T00:00:00Z', previousEntry: oom.id },
-    }));
+    const text = renderThread(
+      input(instant, {
+        recurrence: { previousCount: 3, lastSeen: '2025-12-30T00:00:00Z', previousEntry: oom.id },
+      }),
+    );
     const facts = lines(text).find((l) => l.startsWith('Facts:'));
-    expect(facts).toBe(`Facts: alert KubePodCrashLooping · summary Pod is crash looping. · resource prod-eu/payments/checkout-api · started 2025-12-31T23:40:00.000Z · 🔁 #4 · last 2 d ago · previous: ${oom.id}`);
+    expect(facts).toBe(
+      `Facts: alert KubePodCrashLooping · summary Pod is crash looping. · resource prod-eu/payments/checkout-api · started 2025-12-31T23:40:00.000Z · 🔁 #4 · last 2 d ago · previous: ${oom.id}`,
+    );
     expect(renderThread(input(instant))).toContain('· first time seen');
   });
 
@@ -193,7 +210,9 @@ describe('untrusted text in the thread', () => {
     const r = recall(hostile, fixedSnapshot([oom], { [oom.id]: 30 }), noHistory, recallOpts(), NOW);
     const text = renderThread(input(r, { incident: hostile }));
     expect(text).not.toMatch(RAW);
-    expect(text.split('\n')[0]).toBe('🔍 Evil\\u{001B}[2J\\u{001B}]0;pwned\\u{0007}Alert — pay\\u{202E}ments/api-7d9f8c6b5-x2k4q\\n│ ⚡ *Instant recall* — forged · severity warning · 🔥 firing');
+    expect(text.split('\n')[0]).toBe(
+      '🔍 Evil\\u{001B}[2J\\u{001B}]0;pwned\\u{0007}Alert — pay\\u{202E}ments/api-7d9f8c6b5-x2k4q\\n│ ⚡ *Instant recall* — forged · severity warning · 🔥 firing',
+    );
     // The forged block never starts a line of its own: wherever the pod name is shown, its newline is escaped.
     const forged = text.split('\n').filter((l) => l.includes('forged'));
     expect(forged.length).toBeGreaterThan(0);

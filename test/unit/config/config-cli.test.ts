@@ -61,7 +61,14 @@ describe('reprise config', () => {
     const io = bufferIO({ REPRISE_BEARER_TOKEN: 'very-secret' });
     expect(await config(['show'], io)).toBe(0);
     expect(io.out).not.toContain('very-secret');
-    expect(parse(io.out).server).toEqual({ port: 8080, host: '0.0.0.0', bearer_token: '***', body_limit_bytes: 1_048_576, max_pending_webhooks: 256, field_limit_chars: 8192 });
+    expect(parse(io.out).server).toEqual({
+      port: 8080,
+      host: '0.0.0.0',
+      bearer_token: '***',
+      body_limit_bytes: 1_048_576,
+      max_pending_webhooks: 256,
+      field_limit_chars: 8192,
+    });
   });
 
   it('usage errors exit 2 with usage on stderr', async () => {

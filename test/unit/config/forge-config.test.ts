@@ -22,8 +22,23 @@ describe('forge config', () => {
   });
 
   it('turns on from the environment alone: GITHUB_TOKEN, REPRISE_GITHUB_REPO, REPRISE_CATALOG_GIT_URL, REPRISE_GITHUB_API_URL', () => {
-    const cfg = parse('', { GITHUB_TOKEN: 'ghp_x\n', REPRISE_GITHUB_REPO: 'acme/runbooks', REPRISE_CATALOG_GIT_URL: 'https://github.com/acme/runbooks.git', REPRISE_GITHUB_API_URL: 'https://ghe.example.com/api/v3' });
-    expect(cfg.forge).toMatchObject({ repo: 'acme/runbooks', token: 'ghp_x', api_url: 'https://ghe.example.com/api/v3', dup_score: 8, min_confidence: 0.75, writes_per_hour: 30, labels: ['reprise', 'kb-draft'], retry_base_ms: 30_000, max_age_ms: 7 * 86_400_000 });
+    const cfg = parse('', {
+      GITHUB_TOKEN: 'ghp_x\n',
+      REPRISE_GITHUB_REPO: 'acme/runbooks',
+      REPRISE_CATALOG_GIT_URL: 'https://github.com/acme/runbooks.git',
+      REPRISE_GITHUB_API_URL: 'https://ghe.example.com/api/v3',
+    });
+    expect(cfg.forge).toMatchObject({
+      repo: 'acme/runbooks',
+      token: 'ghp_x',
+      api_url: 'https://ghe.example.com/api/v3',
+      dup_score: 8,
+      min_confidence: 0.75,
+      writes_per_hour: 30,
+      labels: ['reprise', 'kb-draft'],
+      retry_base_ms: 30_000,
+      max_age_ms: 7 * 86_400_000,
+    });
     expect(cfg.catalog.git).toMatchObject({ url: 'https://github.com/acme/runbooks.git', branch: 'main' });
   });
 
@@ -32,7 +47,9 @@ describe('forge config', () => {
       expect.stringMatching(/^forge\.token: is required when a forge is configured \(set GITHUB_TOKEN\)/),
       expect.stringMatching(/^catalog\.git\.url: is required when a forge is configured.*REPRISE_CATALOG_GIT_URL/),
     ]);
-    expect(problems('forge:\n  repo: not-a-repo\n  token: t\ncatalog:\n  git:\n    url: /tmp/x.git\n')).toEqual([expect.stringMatching(/^forge\.repo: must be owner\/name/)]);
+    expect(problems('forge:\n  repo: not-a-repo\n  token: t\ncatalog:\n  git:\n    url: /tmp/x.git\n')).toEqual([
+      expect.stringMatching(/^forge\.repo: must be owner\/name/),
+    ]);
     expect(problems('forge:\n  repo: a/b\n  app_id: "12"\ncatalog:\n  git:\n    url: /tmp/x.git\n')).toEqual([
       expect.stringMatching(/^forge\.app_private_key: is required for GitHub App auth/),
       expect.stringMatching(/^forge\.app_installation_id: is required for GitHub App auth/),

@@ -57,9 +57,7 @@ describe('loadConfig', () => {
   });
 
   it('reports every problem at once with path, value and rule', () => {
-    const { error, problems } = problemsOf(
-      ['recall:', '  min_score: high', '  stale_after: soon', 'recal:', '  k: 20', ''].join('\n'),
-    );
+    const { error, problems } = problemsOf(['recall:', '  min_score: high', '  stale_after: soon', 'recal:', '  k: 20', ''].join('\n'));
     expect(problems).toHaveLength(3);
     expect(problems).toContainEqual({ path: 'recall.min_score', value: 'high', rule: 'must be a number ≥ 0', source: 'line 2' });
     expect(problems).toContainEqual({
@@ -166,9 +164,7 @@ describe('loadConfig', () => {
   it('requires a bearer token when a model is configured', () => {
     const model = 'model:\n  base_url: https://api.openai.com/v1\n  model: gpt\n';
     const { problems } = problemsOf(model);
-    expect(problems).toEqual([
-      { path: 'server.bearer_token', value: undefined, rule: 'is required when a `model` block is configured (SPEC §4)' },
-    ]);
+    expect(problems).toEqual([{ path: 'server.bearer_token', value: undefined, rule: 'is required when a `model` block is configured (SPEC §4)' }]);
     const ok = parseConfigText(model, { env: { REPRISE_BEARER_TOKEN: 't' }, cwd });
     expect(ok.model?.max_steps).toBe(20);
     expect(ok.tools.call_timeout_ms).toBe(15_000);
@@ -187,11 +183,17 @@ describe('loadConfig', () => {
     const http = problemsOf('', { SLACK_BOT_TOKEN: 'x' });
     expect(http.problems.map((p) => p.path)).toEqual(['transport.slack.channel', 'transport.slack.signing_secret']);
     expect(http.problems[1]?.rule).toMatch(/SLACK_SIGNING_SECRET.*SLACK_APP_TOKEN/);
-    expect(parseConfigText('', { env: { SLACK_BOT_TOKEN: 'x', SLACK_APP_TOKEN: 'xapp', SLACK_CHANNEL: 'C1' }, cwd }).transport.slack).toMatchObject({ bot_token: 'x', app_token: 'xapp', channel: 'C1' });
+    expect(parseConfigText('', { env: { SLACK_BOT_TOKEN: 'x', SLACK_APP_TOKEN: 'xapp', SLACK_CHANNEL: 'C1' }, cwd }).transport.slack).toMatchObject({
+      bot_token: 'x',
+      app_token: 'xapp',
+      channel: 'C1',
+    });
     const orphan = problemsOf('', { SLACK_CHANNEL: 'C1' });
     expect(orphan.problems.map((p) => p.path)).toEqual(['transport.slack.bot_token']);
     // Every Matrix setting from the ecosystem's env names: no file needed.
-    expect(parseConfigText('', { env: { MATRIX_HOMESERVER_URL: 'https://hs.example', MATRIX_ACCESS_TOKEN: 't', MATRIX_ROOM_ID: '!r:hs' }, cwd }).transport.matrix).toMatchObject({ homeserver_url: 'https://hs.example', room_id: '!r:hs' });
+    expect(
+      parseConfigText('', { env: { MATRIX_HOMESERVER_URL: 'https://hs.example', MATRIX_ACCESS_TOKEN: 't', MATRIX_ROOM_ID: '!r:hs' }, cwd }).transport.matrix,
+    ).toMatchObject({ homeserver_url: 'https://hs.example', room_id: '!r:hs' });
   });
 
   it('YAML syntax errors name the line and column', () => {
@@ -238,7 +240,17 @@ describe('loadConfig', () => {
   });
 
   it('maskSecrets hides every secret and keeps the rest', () => {
-    const cfg = parseConfigText('server:\n  bearer_token: b\n', { env: { SLACK_BOT_TOKEN: 'x', SLACK_APP_TOKEN: 'xapp', SLACK_CHANNEL: 'C1', MATRIX_HOMESERVER_URL: 'https://hs.example', MATRIX_ACCESS_TOKEN: 'm', MATRIX_ROOM_ID: '!r:hs' }, cwd });
+    const cfg = parseConfigText('server:\n  bearer_token: b\n', {
+      env: {
+        SLACK_BOT_TOKEN: 'x',
+        SLACK_APP_TOKEN: 'xapp',
+        SLACK_CHANNEL: 'C1',
+        MATRIX_HOMESERVER_URL: 'https://hs.example',
+        MATRIX_ACCESS_TOKEN: 'm',
+        MATRIX_ROOM_ID: '!r:hs',
+      },
+      cwd,
+    });
     const masked = maskSecrets(cfg);
     expect(masked.server.bearer_token).toBe('***');
     expect(masked.transport.slack.bot_token).toBe('***');
@@ -266,20 +278,25 @@ describe('loadConfig', () => {
 describe('trigger rules', () => {
   it('accept a severity or a list of them and keep label globs', () => {
     const cfg = parseConfigText(
-      ['trigger:', '  match:', '    - severity: critical', '    - severity: [warning, info]', '      alertname: "Kube*"', '      labels: { team: "sre-*" }', '  ignore:', '    - namespace: "test-*"', ''].join('\n'),
+      [
+        'trigger:',
+        '  match:',
+        '    - severity: critical',
+        '    - severity: [warning, info]',
+        '      alertname: "Kube*"',
+        '      labels: { team: "sre-*" }',
+        '  ignore:',
+        '    - namespace: "test-*"',
+        '',
+      ].join('\n'),
       { env: {}, cwd },
     );
-    expect(cfg.trigger.match).toEqual([
-      { severity: ['critical'] },
-      { severity: ['warning', 'info'], alertname: 'Kube*', labels: { team: 'sre-*' } },
-    ]);
+    expect(cfg.trigger.match).toEqual([{ severity: ['critical'] }, { severity: ['warning', 'info'], alertname: 'Kube*', labels: { team: 'sre-*' } }]);
     expect(cfg.trigger.ignore).toEqual([{ namespace: 'test-*' }]);
   });
 
   it('reject non-string label values with a hint', () => {
     const { problems } = problemsOf('trigger:\n  match:\n    - labels: { code: 500 }\n');
-    expect(problems).toEqual([
-      { path: 'trigger.match[0].labels.code', value: 500, rule: 'label values must be strings (quote them)', source: 'line 3' },
-    ]);
+    expect(problems).toEqual([{ path: 'trigger.match[0].labels.code', value: 500, rule: 'label values must be strings (quote them)', source: 'line 3' }]);
   });
 });

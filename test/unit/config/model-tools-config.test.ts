@@ -28,12 +28,22 @@ describe('model and tools config', () => {
   });
 
   it('one-shot parsing still reports every other problem', () => {
-    expect(problems('recall:\n  k: 0\n', { REPRISE_MODEL: 'm1' }, true).sort()).toEqual(['model.base_url: is required', 'recall.k: must be a whole number ≥ 1']);
+    expect(problems('recall:\n  k: 0\n', { REPRISE_MODEL: 'm1' }, true).sort()).toEqual([
+      'model.base_url: is required',
+      'recall.k: must be a whole number ≥ 1',
+    ]);
   });
 
   it('tools default to the four built-ins, 15 s and 16 KiB', () => {
     const cfg = parseConfigText('', { env: {}, cwd });
-    expect(cfg.tools).toMatchObject({ servers: [], allow: ['kb_search', 'kb_get', 'prior_findings', 'recurrence'], confirm: [], call_timeout_ms: 15_000, result_cap_bytes: 16_384, scope: [] });
+    expect(cfg.tools).toMatchObject({
+      servers: [],
+      allow: ['kb_search', 'kb_get', 'prior_findings', 'recurrence'],
+      confirm: [],
+      call_timeout_ms: 15_000,
+      result_cap_bytes: 16_384,
+      scope: [],
+    });
     expect(cfg.recall.rerank_min_score).toBe(0.1);
   });
 
@@ -61,6 +71,8 @@ describe('model and tools config', () => {
 
 describe('confirm tools', () => {
   it('must be on the allowlist', () => {
-    expect(problems('tools:\n  allow: [k8s__pod_status]\n  confirm: [k8s__pod_status, k8s__events]\n')).toEqual(['tools.confirm[1]: is not on tools.allow (add k8s__events there)']);
+    expect(problems('tools:\n  allow: [k8s__pod_status]\n  confirm: [k8s__pod_status, k8s__events]\n')).toEqual([
+      'tools.confirm[1]: is not on tools.allow (add k8s__events there)',
+    ]);
   });
 });

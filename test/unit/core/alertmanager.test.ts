@@ -122,7 +122,11 @@ describe('parseAlertmanagerPayload', () => {
 
   it('keeps the good alerts of a group and skips a malformed one, naming it precisely', () => {
     const p = clone(corpusPayload);
-    p.alerts.push(clone(p.alerts[0]!), { ...clone(p.alerts[0]!), status: 'pending' }, { ...clone(p.alerts[0]!), labels: { ...clone(p.alerts[0]!).labels, alertname: ' ' } });
+    p.alerts.push(
+      clone(p.alerts[0]!),
+      { ...clone(p.alerts[0]!), status: 'pending' },
+      { ...clone(p.alerts[0]!), labels: { ...clone(p.alerts[0]!).labels, alertname: ' ' } },
+    );
     const batch = parseAlertmanagerPayload(p);
     expect(batch.incidents).toHaveLength(2);
     expect(batch.skipped).toEqual([
@@ -136,7 +140,12 @@ describe('parseAlertmanagerPayload', () => {
     const batch = parseAlertmanagerPayload({ alerts: [good, { status: 'firing', labels: { alertname: 'B' } }] });
     expect(batch.incidents.map((i) => i.alertname)).toEqual(['A']);
     expect(batch.skipped).toEqual([{ index: 1, reason: 'alerts[1].startsAt is required' }]);
-    const err = errorOf({ alerts: [{ status: 'pending', labels: { alertname: 'A' } }, { status: 'firing', labels: {} }] });
+    const err = errorOf({
+      alerts: [
+        { status: 'pending', labels: { alertname: 'A' } },
+        { status: 'firing', labels: {} },
+      ],
+    });
     expect(err.code).toBe('invalid_payload');
     expect(err.message).toMatch(/alerts\[0\]\.status must be "firing" or "resolved", got "pending".*alerts\[1\]\.labels\.alertname is required/s);
   });

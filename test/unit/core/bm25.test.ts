@@ -42,7 +42,10 @@ describe('BM25', () => {
   });
 
   it('multiplies a term by its query weight; weight 0 drops it, absent means 1', () => {
-    const w = new Map([['disk', 2.5], ['full', 0]]);
+    const w = new Map([
+      ['disk', 2.5],
+      ['full', 0],
+    ]);
     expect(bm25Score(stats, 'a', ['disk', 'full'], w)).toBeCloseTo(2.5 * termScore(2, 3, avgdl, 3, 2), 12);
     expect(bm25Score(stats, 'a', ['disk', 'full'], new Map())).toBe(bm25Score(stats, 'a', ['disk', 'full']));
   });

@@ -27,7 +27,34 @@ const snapshot = buildCatalogSnapshot(catalog.entries, buildFlexIndex(catalog.en
 const NOW = new Date('2026-11-30T00:00:00Z');
 
 /** Pieces that make regexes backtrack: capital runs, camel humps, digits, separators, markers, unicode. */
-const PIECES = ['A', 'Ab', 'AB', 'a1', '1', '/', '?', '#', '-', '_', '.', ':', ' ', '\n', 'é', '日', '\u202E', '\u0000', '%', '%2', '{', '}', '"', '=~', 'Pod', 'KubeAPI'];
+const PIECES = [
+  'A',
+  'Ab',
+  'AB',
+  'a1',
+  '1',
+  '/',
+  '?',
+  '#',
+  '-',
+  '_',
+  '.',
+  ':',
+  ' ',
+  '\n',
+  'é',
+  '日',
+  '\u202E',
+  '\u0000',
+  '%',
+  '%2',
+  '{',
+  '}',
+  '"',
+  '=~',
+  'Pod',
+  'KubeAPI',
+];
 const hostile = fc
   .tuple(fc.array(fc.constantFrom(...PIECES), { minLength: 1, maxLength: 4 }), fc.integer({ min: 1, max: 3000 }), fc.string({ maxLength: 20 }))
   .map(([unit, n, tail]) => unit.join('').repeat(n) + tail);
@@ -39,7 +66,14 @@ function payload(fields: Record<string, string>): unknown {
     alerts: [
       {
         status: 'firing',
-        labels: { alertname: fields['alertname'] || 'X', namespace: fields['namespace'] ?? 'payments', pod: fields['pod'] ?? 'web-7d9f8c6b5-x2k4q', job: fields['job'] ?? 'kubelet', [fields['labelName'] || 'extra']: 'v', severity: 'warning' },
+        labels: {
+          alertname: fields['alertname'] || 'X',
+          namespace: fields['namespace'] ?? 'payments',
+          pod: fields['pod'] ?? 'web-7d9f8c6b5-x2k4q',
+          job: fields['job'] ?? 'kubelet',
+          [fields['labelName'] || 'extra']: 'v',
+          severity: 'warning',
+        },
         annotations: { summary: fields['summary'] ?? '', description: fields['description'] ?? '', runbook_url: fields['runbook'] ?? '' },
         startsAt: '2026-11-29T03:00:00Z',
         generatorURL: fields['generator'] ?? '',
@@ -113,12 +147,16 @@ describe('hostile alert text', () => {
     const text = (size: number): string => unit.repeat(Math.ceil(size / unit.length)).slice(0, size);
     // Straight at the tokenizer and the query builder, bypassing the field cap, so the cap
     // cannot hide a super-linear pattern behind it.
-    const g = growth(text, (s) => {
-      tokenize(s);
-      splitAlertName(s);
-      entryForRunbookUrl(s, snapshot);
-      run({ alertname: s.slice(0, 4096), summary: s, description: s, runbook: s, generator: s, pod: s.slice(0, 4096) });
-    }, 1 << 17);
+    const g = growth(
+      text,
+      (s) => {
+        tokenize(s);
+        splitAlertName(s);
+        entryForRunbookUrl(s, snapshot);
+        run({ alertname: s.slice(0, 4096), summary: s, description: s, runbook: s, generator: s, pod: s.slice(0, 4096) });
+      },
+      1 << 17,
+    );
     expect(g.ratio, `${g.small.toFixed(1)} ms → ${g.large.toFixed(1)} ms`).toBeLessThan(LINEAR_RATIO);
   });
 });

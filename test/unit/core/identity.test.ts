@@ -1,13 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  deriveWorkload,
-  incidentFingerprint,
-  parseArn,
-  reduceJobName,
-  reducePodName,
-  reduceReplicaSetName,
-  triggerKey,
-} from '../../../src/core/identity.js';
+import { deriveWorkload, incidentFingerprint, parseArn, reduceJobName, reducePodName, reduceReplicaSetName, triggerKey } from '../../../src/core/identity.js';
 
 describe('reducePodName', () => {
   it.each([
@@ -106,9 +98,7 @@ describe('deriveWorkload', () => {
 
   it('falls back to service only when nothing more specific exists', () => {
     expect(deriveWorkload({ ...base, service: 'orders-db' })).toMatchObject({ name: 'orders-db', kind: 'service' });
-    expect(deriveWorkload({ ...base, service: 'kubelet', persistentvolumeclaim: 'data' })?.kind).toBe(
-      'persistentvolumeclaim',
-    );
+    expect(deriveWorkload({ ...base, service: 'kubelet', persistentvolumeclaim: 'data' })?.kind).toBe('persistentvolumeclaim');
   });
 
   it('reduces an ARN to its id, keeping account and region', () => {
@@ -146,14 +136,12 @@ describe('triggerKey', () => {
   it('is lower-case alertname|namespace|kind|name|cluster', () => {
     const w = deriveWorkload({ alertname: 'KubePodCrashLooping', namespace: 'Shop', pod: 'Web-7d9f8c6b5-x2k4q', cluster: 'Prod' });
     expect(triggerKey('KubePodCrashLooping', w)).toBe('kubepodcrashlooping|shop|deployment|web|prod');
-    expect(
-      triggerKey('KubePodCrashLooping', { namespace: 'shop', name: 'web', kind: 'deployment', cluster: 'prod-eu-1' }),
-    ).toBe('kubepodcrashlooping|shop|deployment|web|prod-eu-1');
+    expect(triggerKey('KubePodCrashLooping', { namespace: 'shop', name: 'web', kind: 'deployment', cluster: 'prod-eu-1' })).toBe(
+      'kubepodcrashlooping|shop|deployment|web|prod-eu-1',
+    );
   });
   it('appends the account only when known, and keeps empty parts', () => {
-    expect(triggerKey('RdsDown', { namespace: '', name: 'orders', kind: 'rds:db', account: '123456789012' })).toBe(
-      'rdsdown||rds:db|orders||123456789012',
-    );
+    expect(triggerKey('RdsDown', { namespace: '', name: 'orders', kind: 'rds:db', account: '123456789012' })).toBe('rdsdown||rds:db|orders||123456789012');
     expect(triggerKey('Watchdog')).toBe('watchdog||||');
   });
   it('is the same for every pod of one deployment', () => {

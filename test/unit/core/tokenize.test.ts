@@ -32,9 +32,20 @@ describe('tokenize', () => {
 
 describe('stem', () => {
   it.each([
-    ['pods', 'pod'], ['queries', 'query'], ['failed', 'fail'], ['exceeded', 'exceed'], ['looping', 'loop'],
-    ['strings', 'str'], ['string', 'str'], ['status', 'status'], ['process', 'process'], ['analysis', 'analysis'],
-    ['speed', 'speed'], ['bus', 'bus'], ['k8s', 'k8s'], ['2024', '2024'],
+    ['pods', 'pod'],
+    ['queries', 'query'],
+    ['failed', 'fail'],
+    ['exceeded', 'exceed'],
+    ['looping', 'loop'],
+    ['strings', 'str'],
+    ['string', 'str'],
+    ['status', 'status'],
+    ['process', 'process'],
+    ['analysis', 'analysis'],
+    ['speed', 'speed'],
+    ['bus', 'bus'],
+    ['k8s', 'k8s'],
+    ['2024', '2024'],
   ])('%s → %s', (word, expected) => {
     expect(stem(word)).toBe(expected);
   });

@@ -39,7 +39,14 @@ const logger: Logger = { debug() {}, info() {}, warn() {}, error: (o) => void er
 describe('CurationWorker', () => {
   it('survives a pass that throws: the error is logged and the next kick runs again', async () => {
     const l = listLedger([], { throwOnce: true });
-    const w = new CurationWorker({ ledger: l.ledger, forge: unreachable, drafts: unreachable, catalog: () => ({}) as CatalogSnapshot, clock: new ManualClock(), logger });
+    const w = new CurationWorker({
+      ledger: l.ledger,
+      forge: unreachable,
+      drafts: unreachable,
+      catalog: () => ({}) as CatalogSnapshot,
+      clock: new ManualClock(),
+      logger,
+    });
     w.start();
     await w.idle();
     expect(errors).toContainEqual(expect.objectContaining({ err: expect.objectContaining({ message: 'store read failed' }) }));
@@ -51,9 +58,25 @@ describe('CurationWorker', () => {
 
   it('gives up an item older than max_age, recorded with the reason, without calling the forge', async () => {
     const clock = new ManualClock('2026-01-10T00:00:00Z');
-    const item: CurateItem = { id: 'c1', subject: 'note', openId: 'o1', triggerKey: 'a|b', dupFingerprint: '', note: { user: 'u', name: 'u', via: 'cli', text: 'x' }, at: '2026-01-01T00:00:00Z' };
+    const item: CurateItem = {
+      id: 'c1',
+      subject: 'note',
+      openId: 'o1',
+      triggerKey: 'a|b',
+      dupFingerprint: '',
+      note: { user: 'u', name: 'u', via: 'cli', text: 'x' },
+      at: '2026-01-01T00:00:00Z',
+    };
     const l = listLedger([item]);
-    const w = new CurationWorker({ ledger: l.ledger, forge: unreachable, drafts: unreachable, catalog: () => ({}) as CatalogSnapshot, clock, logger, options: { maxAgeMs: 7 * 86_400_000 } });
+    const w = new CurationWorker({
+      ledger: l.ledger,
+      forge: unreachable,
+      drafts: unreachable,
+      catalog: () => ({}) as CatalogSnapshot,
+      clock,
+      logger,
+      options: { maxAgeMs: 7 * 86_400_000 },
+    });
     w.start();
     await w.idle();
     expect(l.recorded).toEqual([expect.objectContaining({ type: 'curated', id: 'c1', subject: 'note', decision: 'failed', detail: 'gave up after 216 h' })]);

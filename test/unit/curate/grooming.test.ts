@@ -46,7 +46,14 @@ afterEach(async () => {
 /** A logger that keeps its warn lines. */
 function recordingLogger(): Logger & { warns: string[] } {
   const warns: string[] = [];
-  const l: Logger & { warns: string[] } = { warns, debug() {}, info() {}, warn: (o: object | string, m?: string) => void warns.push(`${m ?? ''} ${JSON.stringify(o)}`), error() {}, child: () => l };
+  const l: Logger & { warns: string[] } = {
+    warns,
+    debug() {},
+    info() {},
+    warn: (o: object | string, m?: string) => void warns.push(`${m ?? ''} ${JSON.stringify(o)}`),
+    error() {},
+    child: () => l,
+  };
   return l;
 }
 
@@ -73,9 +80,20 @@ function ledger() {
   // A rejected finding (fp D) that recurred 3 times: an escalation gap.
   for (let i = 0; i < 3; i++) open(`d${i}`, 'certexpiry|edge|deployment|gw|', 'fpD', ago(9 - i));
   // incidents/bad.md recalled 3 times, never resolved, long ago: factor 1/4.
-  for (let i = 0; i < 3; i++) open(`b${i}`, 'cacheflapping|prod|deployment|cache|', 'fpBad', ago(20 + i), { kind: 'recall', entry: 'incidents/bad.md', answerKind: 'incident', verdict: 'action_suggested' });
+  for (let i = 0; i < 3; i++)
+    open(`b${i}`, 'cacheflapping|prod|deployment|cache|', 'fpBad', ago(20 + i), {
+      kind: 'recall',
+      entry: 'incidents/bad.md',
+      answerKind: 'incident',
+      verdict: 'action_suggested',
+    });
   // incidents/good.md recalled and resolved.
-  open('ok1', 'kubepodcrashlooping|payments|deployment|checkout-api|', 'fpGood', ago(5), { kind: 'recall', entry: 'incidents/good.md', answerKind: 'incident', verdict: 'action_suggested' });
+  open('ok1', 'kubepodcrashlooping|payments|deployment|checkout-api|', 'fpGood', ago(5), {
+    kind: 'recall',
+    entry: 'incidents/good.md',
+    answerKind: 'incident',
+    verdict: 'action_suggested',
+  });
   ev.push({ type: 'resolve', fingerprint: 'ok1', at: ago(4.9) } as LedgerEvent);
   return replayEvents(ev);
 }
@@ -84,7 +102,15 @@ async function scenario() {
   fake = await startGitHubFake({ now: () => NOW });
   const f = fake;
   const ours = (title: string, fp: string | undefined, o: Partial<Parameters<GitHubFake['addPull']>[0]> = {}) =>
-    f.addPull({ title, body: `Drafted by Reprise.\n\n${fp ? fpMarker(fp) : ''}`, head: `reprise/kb/${title.toLowerCase().replace(/[^a-z]+/g, '-')}`, labels: ['reprise'], createdAt: ago(5), updatedAt: ago(1), ...o });
+    f.addPull({
+      title,
+      body: `Drafted by Reprise.\n\n${fp ? fpMarker(fp) : ''}`,
+      head: `reprise/kb/${title.toLowerCase().replace(/[^a-z]+/g, '-')}`,
+      labels: ['reprise'],
+      createdAt: ago(5),
+      updatedAt: ago(1),
+      ...o,
+    });
   const p = {
     original: ours('KB: checkout-api crash loop after the cache change', 'fpA'),
     dupFp: ours('KB: checkout api restarts (reworded by the model)', 'fpA'),
@@ -155,11 +181,22 @@ describe('grooming sweeps', () => {
       expect(it.state, `#${n}`).toBe('closed');
       expect(it.merged).toBe(false);
       expect(it.labels).toContain(label);
-      expect(f.commentsOn(n).map((c) => c.body).join('\n')).toContain(refText);
+      expect(
+        f
+          .commentsOn(n)
+          .map((c) => c.body)
+          .join('\n'),
+      ).toContain(refText);
     }
-    for (const kept of [p.original, p.legacy, p.staleButLabelled, p.resolved, p.redraftOfSwept, p.human]) expect(f.items.get(kept.number)!.state, kept.title).toBe('open');
+    for (const kept of [p.original, p.legacy, p.staleButLabelled, p.resolved, p.redraftOfSwept, p.human])
+      expect(f.items.get(kept.number)!.state, kept.title).toBe('open');
     expect(f.items.get(p.resolved.number)!.labels).toContain('ready-to-merge');
-    expect(f.commentsOn(p.resolved.number).map((c) => c.body).join('\n')).toMatch(/Contested: on-call holds 1 standing 👎/);
+    expect(
+      f
+        .commentsOn(p.resolved.number)
+        .map((c) => c.body)
+        .join('\n'),
+    ).toMatch(/Contested: on-call holds 1 standing 👎/);
     const gaps = f.issues().filter((i) => i.labels.includes('knowledge-gap'));
     expect(gaps.map((i) => readMarker(i.body, 'gap')).sort()).toEqual(['certexpiry|edge|deployment|gw|', 'diskfull|orders|statefulset|db|']);
     expect(gaps.find((i) => i.body.includes('certexpiry'))!.body).toContain(`closed unmerged in #${p.rejected.number}`);
@@ -207,9 +244,18 @@ describe('grooming sweeps', () => {
     const logger = recordingLogger();
     // The comment on the fingerprint duplicate fails on every one of the adapter's 4 attempts (500); labels on the resolved PR get a 403 rate limit far off.
     f.fail({ status: 500, method: 'POST', path: new RegExp(`/issues/${p.dupFp.number}/comments$`), times: 4 });
-    f.fail({ status: 403, method: 'POST', path: new RegExp(`/issues/${p.resolved.number}/labels$`), times: 1, headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(Math.floor(NOW.getTime() / 1000) + 3600) } });
+    f.fail({
+      status: 403,
+      method: 'POST',
+      path: new RegExp(`/issues/${p.resolved.number}/labels$`),
+      times: 1,
+      headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(Math.floor(NOW.getTime() / 1000) + 3600) },
+    });
     const r = await runSweeps({ forge, facts, apply: true, pusher, logger });
-    const failed = r.actions.filter((a) => a.outcome === 'failed').map((a) => `${a.kind} ${a.target}`).sort();
+    const failed = r.actions
+      .filter((a) => a.outcome === 'failed')
+      .map((a) => `${a.kind} ${a.target}`)
+      .sort();
     expect(failed).toEqual([`dedup #${p.dupFp.number}`, `promote #${p.resolved.number}`]);
     expect(r.actions.filter((a) => a.outcome === 'done')).toHaveLength(8);
     expect(logger.warns.filter((w) => w.includes('action failed, skipped'))).toHaveLength(2);
@@ -217,7 +263,10 @@ describe('grooming sweeps', () => {
     expect(f.items.get(p.legacyDup.number)!.state).toBe('closed');
 
     const retry = await runSweeps({ forge, facts, apply: true, pusher, logger });
-    expect(retry.actions.map((a) => `${a.kind} ${a.target} ${a.outcome}`).sort()).toEqual([`dedup #${p.dupFp.number} done`, `promote #${p.resolved.number} done`]);
+    expect(retry.actions.map((a) => `${a.kind} ${a.target} ${a.outcome}`).sort()).toEqual([
+      `dedup #${p.dupFp.number} done`,
+      `promote #${p.resolved.number} done`,
+    ]);
     expect(f.items.get(p.dupFp.number)!.state).toBe('closed');
     expect((await runSweeps({ forge, facts, apply: true, pusher, logger })).actions).toEqual([]);
   });
@@ -247,7 +296,9 @@ describe('curation helpers', () => {
   it('frontmatter edits touch one line', () => {
     const text = '---\ntype: Incident\nstatus: active\ntags:\n  - a\n---\nbody\n';
     expect(setFrontmatterKey(text, 'status', 'retired')).toBe('---\ntype: Incident\nstatus: retired\ntags:\n  - a\n---\nbody\n');
-    expect(setFrontmatterKey(text, 'last_validated', '2026-05-01')).toBe('---\ntype: Incident\nstatus: active\ntags:\n  - a\nlast_validated: 2026-05-01\n---\nbody\n');
+    expect(setFrontmatterKey(text, 'last_validated', '2026-05-01')).toBe(
+      '---\ntype: Incident\nstatus: active\ntags:\n  - a\nlast_validated: 2026-05-01\n---\nbody\n',
+    );
     expect(setFrontmatterKey('no frontmatter', 'status', 'retired')).toBeUndefined();
     expect(setFrontmatterKey(text, 'status', 'x\ny: z')).toBeUndefined();
   });

@@ -28,12 +28,16 @@ describe('neutraliseMarkdown', () => {
 
   it('whatever the input, no raw angle bracket, no live mention and no marker survive', () => {
     fc.assert(
-      fc.property(fc.string({ unit: 'grapheme-ascii', maxLength: 200 }), fc.constantFrom('', '@team ', '<!-- reprise:dup=abcdef12 -->', '@org/x'), (s, extra) => {
-        const out = neutraliseMarkdown(extra + s);
-        expect(out).not.toMatch(/[<>]/);
-        expect(out).not.toMatch(/@[A-Za-z0-9_-]/);
-        expect(markerValues(out, 'dup')).toEqual([]);
-      }),
+      fc.property(
+        fc.string({ unit: 'grapheme-ascii', maxLength: 200 }),
+        fc.constantFrom('', '@team ', '<!-- reprise:dup=abcdef12 -->', '@org/x'),
+        (s, extra) => {
+          const out = neutraliseMarkdown(extra + s);
+          expect(out).not.toMatch(/[<>]/);
+          expect(out).not.toMatch(/@[A-Za-z0-9_-]/);
+          expect(markerValues(out, 'dup')).toEqual([]);
+        },
+      ),
     );
   });
 });

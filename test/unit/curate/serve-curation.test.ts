@@ -25,7 +25,11 @@ async function setup(mode: 'dry-run' | 'apply', leader: boolean) {
   fake = await startGitHubFake();
   fake.addPull({ title: 'KB: a', body: marker('dup', 'fp1'), head: 'reprise/kb/a' });
   const dup = fake.addPull({ title: 'KB: b', body: marker('dup', 'fp1'), head: 'reprise/kb/b' });
-  const config = configSchema.parse({ curate: { interval: '50ms', mode }, forge: { repo: fake.repo, token: 'test-token', api_url: fake.url }, catalog: { git: { url: '/nonexistent/catalog.git' } } });
+  const config = configSchema.parse({
+    curate: { interval: '50ms', mode },
+    forge: { repo: fake.repo, token: 'test-token', api_url: fake.url },
+    catalog: { git: { url: '/nonexistent/catalog.git' } },
+  });
   const store = createStore('memory://', '');
   const ledger = await Ledger.open(store);
   const served = await staticCatalog(`${REPO_ROOT}catalog`, true, silentLogger);

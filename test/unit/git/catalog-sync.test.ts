@@ -23,14 +23,29 @@ afterEach(() => {
 
 const WEB = incidentEntry({ title: 'web pods crash after the cache change', resource: 'prod/web', alert: 'KubePodCrashLooping' });
 const API = incidentEntry({ title: 'api latency from connection pool exhaustion', resource: 'prod/api', alert: 'ApiLatencyHigh' });
-const DB = incidentEntry({ title: 'orders database disk filling with binlogs', resource: 'prod/orders-db', alert: 'DiskFilling', cause: 'Binlog retention was unbounded.' });
+const DB = incidentEntry({
+  title: 'orders database disk filling with binlogs',
+  resource: 'prod/orders-db',
+  alert: 'DiskFilling',
+  cause: 'Binlog retention was unbounded.',
+});
 
-function setup(files: Record<string, string> = { 'incidents/web.md': WEB, 'incidents/api.md': API, 'README.md': '# catalog\n' }, opts: { path?: string; limit?: number } = {}) {
+function setup(
+  files: Record<string, string> = { 'incidents/web.md': WEB, 'incidents/api.md': API, 'README.md': '# catalog\n' },
+  opts: { path?: string; limit?: number } = {},
+) {
   const remote = makeGitRemote(files);
   remotes.push(remote);
   const mirror = new GitMirror({ url: remote.bare, branch: 'main', dir: join(remote.root, 'data', 'catalog-clone') });
   const snapshots: string[] = [];
-  const sync = new CatalogSync({ mirror, clock: systemClock, logger: silentLogger, ...(opts.path ? { path: opts.path } : {}), ...(opts.limit !== undefined ? { incrementalLimit: opts.limit } : {}), onSnapshot: (_s, r) => snapshots.push(r.head) });
+  const sync = new CatalogSync({
+    mirror,
+    clock: systemClock,
+    logger: silentLogger,
+    ...(opts.path ? { path: opts.path } : {}),
+    ...(opts.limit !== undefined ? { incrementalLimit: opts.limit } : {}),
+    onSnapshot: (_s, r) => snapshots.push(r.head),
+  });
   return { remote, mirror, sync, snapshots };
 }
 
@@ -57,7 +72,11 @@ describe('catalog sync from git', () => {
   it('follows pushes in place: add, modify, delete, a broken entry skipped with its reason', async () => {
     const { remote, sync } = setup();
     const h1 = (await sync.syncNow()).head;
-    const h2 = remote.push({ 'incidents/db.md': DB, 'incidents/web.md': WEB.replace('Roll back the deployment.', 'Pin the cache size to 512 MiB.'), 'incidents/api.md': null });
+    const h2 = remote.push({
+      'incidents/db.md': DB,
+      'incidents/web.md': WEB.replace('Roll back the deployment.', 'Pin the cache size to 512 MiB.'),
+      'incidents/api.md': null,
+    });
     const r = await sync.syncNow();
     expect(r).toMatchObject({ oldHead: h1, head: h2, mode: 'incremental', entriesChanged: 3, entries: 2 });
     expect(ids(sync)).toEqual(['incidents/db.md', 'incidents/web.md']);
@@ -82,7 +101,12 @@ describe('catalog sync from git', () => {
   it('an in-place update equals a full reload of the same tree', async () => {
     const { remote, sync, mirror } = setup();
     await sync.syncNow();
-    remote.push({ 'incidents/db.md': DB, 'runbooks/KubeNodeNotReady.md': '# KubeNodeNotReady\n\nCheck the kubelet.\n', 'incidents/api.md': null, 'index.md': '# index\n' });
+    remote.push({
+      'incidents/db.md': DB,
+      'runbooks/KubeNodeNotReady.md': '# KubeNodeNotReady\n\nCheck the kubelet.\n',
+      'incidents/api.md': null,
+      'index.md': '# index\n',
+    });
     remote.push({ 'incidents/web.md': WEB.replace('crash', 'crash loop'), '.hidden/x.md': DB });
     expect((await sync.syncNow()).mode).toBe('incremental');
     const full = await loadCatalog(mirror.dir);
@@ -125,9 +149,19 @@ describe('catalog sync from git', () => {
     await sync.syncNow();
     expect(ids(sync)).not.toContain('incidents/leak.md');
     expect(ids(sync)).not.toContain('incidents/passwd.md');
-    expect(sync.problems().filter((p) => p.rule === 'file-outside-catalog').map((p) => p.file).sort()).toEqual(['incidents/leak.md', 'incidents/passwd.md']);
+    expect(
+      sync
+        .problems()
+        .filter((p) => p.rule === 'file-outside-catalog')
+        .map((p) => p.file)
+        .sort(),
+    ).toEqual(['incidents/leak.md', 'incidents/passwd.md']);
     // The same holds for a full rebuild of that tree.
-    const sync2 = new CatalogSync({ mirror: new GitMirror({ url: remote.bare, branch: 'main', dir: join(remote.root, 'clone2') }), clock: systemClock, logger: silentLogger });
+    const sync2 = new CatalogSync({
+      mirror: new GitMirror({ url: remote.bare, branch: 'main', dir: join(remote.root, 'clone2') }),
+      clock: systemClock,
+      logger: silentLogger,
+    });
     expect((await sync2.syncNow()).mode).toBe('full');
     expect(ids(sync2)).toEqual(['incidents/api.md', 'incidents/web.md']);
   });
@@ -139,12 +173,24 @@ describe('catalog sync from git', () => {
     mkdirSync(elsewhere);
     writeFileSync(join(elsewhere, 'db.md'), DB);
     remote.push({}, 'link the catalog folder out', { kb: elsewhere });
-    const inside = new CatalogSync({ mirror: new GitMirror({ url: remote.bare, branch: 'main', dir: join(remote.root, 'c1') }), path: 'docs', clock: systemClock, logger: silentLogger });
+    const inside = new CatalogSync({
+      mirror: new GitMirror({ url: remote.bare, branch: 'main', dir: join(remote.root, 'c1') }),
+      path: 'docs',
+      clock: systemClock,
+      logger: silentLogger,
+    });
     expect(ids((await inside.syncNow(), inside))).toEqual(['incidents/web.md']);
-    const out = new CatalogSync({ mirror: new GitMirror({ url: remote.bare, branch: 'main', dir: join(remote.root, 'c2') }), path: 'kb', clock: systemClock, logger: silentLogger });
+    const out = new CatalogSync({
+      mirror: new GitMirror({ url: remote.bare, branch: 'main', dir: join(remote.root, 'c2') }),
+      path: 'kb',
+      clock: systemClock,
+      logger: silentLogger,
+    });
     await expect(out.syncNow()).rejects.toThrow(/links outside/);
     expect(out.snapshot).toBeUndefined();
-    expect(() => new CatalogSync({ mirror: inside as unknown as CatalogMirror, path: '../x', clock: systemClock, logger: silentLogger })).toThrow(/inside the repository/);
+    expect(() => new CatalogSync({ mirror: inside as unknown as CatalogMirror, path: '../x', clock: systemClock, logger: silentLogger })).toThrow(
+      /inside the repository/,
+    );
   });
 
   it('a removed or corrupted remote keeps the last good index and says so; it recovers', async () => {
@@ -189,7 +235,11 @@ describe('catalog sync from git', () => {
     await expect(restarted.syncNow()).rejects.toThrow(/still serving/);
     expect(restarted.status()).toMatchObject({ indexed: true, head, failures: 1 });
 
-    const never = new CatalogSync({ mirror: new GitMirror({ url: remote.bare, branch: 'main', dir: join(remote.root, 'never') }), clock: systemClock, logger: silentLogger });
+    const never = new CatalogSync({
+      mirror: new GitMirror({ url: remote.bare, branch: 'main', dir: join(remote.root, 'never') }),
+      clock: systemClock,
+      logger: silentLogger,
+    });
     expect(await never.indexLocal()).toBeUndefined();
     await expect(never.syncNow()).rejects.toThrow(/no index yet/);
     expect(never.status()).toMatchObject({ indexed: false, failures: 1 });
@@ -249,8 +299,15 @@ describe('catalog sync from git', () => {
     const secret = 'ghp_S3cretTokenValue';
     const url = `http://x-access-token:${secret}@127.0.0.1:9/acme/catalog.git`;
     expect(maskUrl(url)).not.toContain(secret);
-    const withCreds = new CatalogSync({ mirror: new GitMirror({ url, branch: 'main', dir: join(remote.root, 'creds'), timeoutMs: 20_000 }), clock: systemClock, logger: silentLogger });
-    const err = await withCreds.syncNow().then(() => undefined, (e: Error) => e);
+    const withCreds = new CatalogSync({
+      mirror: new GitMirror({ url, branch: 'main', dir: join(remote.root, 'creds'), timeoutMs: 20_000 }),
+      clock: systemClock,
+      logger: silentLogger,
+    });
+    const err = await withCreds.syncNow().then(
+      () => undefined,
+      (e: Error) => e,
+    );
     expect(err).toBeInstanceOf(Error);
     expect(err!.message).not.toContain(secret);
     expect(JSON.stringify(withCreds.status())).not.toContain(secret);
@@ -260,7 +317,11 @@ describe('catalog sync from git', () => {
   it('a branch the remote does not have is a failure, not a crash', async () => {
     const remote = makeGitRemote({ 'incidents/web.md': WEB });
     remotes.push(remote);
-    const sync = new CatalogSync({ mirror: new GitMirror({ url: remote.bare, branch: 'no-such-branch', dir: join(remote.root, 'c') }), clock: systemClock, logger: silentLogger });
+    const sync = new CatalogSync({
+      mirror: new GitMirror({ url: remote.bare, branch: 'no-such-branch', dir: join(remote.root, 'c') }),
+      clock: systemClock,
+      logger: silentLogger,
+    });
     await expect(sync.syncNow()).rejects.toThrow(/no-such-branch/);
     expect(sync.status().indexed).toBe(false);
   });

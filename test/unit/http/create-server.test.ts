@@ -56,7 +56,15 @@ beforeAll(async () => {
     bodyLimitBytes: 1024 * 1024,
     logger: recordingLogger(logs),
     onAlertmanager: (incidents, requestId) => handler(incidents, requestId),
-    readiness: () => combineReadiness([{ name: 'store', ok: ready, ...(ready ? {} : { reason: 'cannot write /data/reprise.sqlite: disk I/O error' }), detail: { store: '/data/reprise.sqlite' } }]),
+    readiness: () =>
+      combineReadiness([
+        {
+          name: 'store',
+          ok: ready,
+          ...(ready ? {} : { reason: 'cannot write /data/reprise.sqlite: disk I/O error' }),
+          detail: { store: '/data/reprise.sqlite' },
+        },
+      ]),
     metrics,
   });
   const { port } = await srv.listen(0, '127.0.0.1');
@@ -164,7 +172,9 @@ describe('POST /webhook/alertmanager', () => {
   });
 
   it('keeps the good alerts of a group with a malformed one: 202, the bad one skipped, named and logged', async () => {
-    const body = JSON.stringify({ alerts: [alert(), alert('pending'), { ...alert('firing', 'Other'), labels: { alertname: '' } }, alert('resolved', 'Other')] });
+    const body = JSON.stringify({
+      alerts: [alert(), alert('pending'), { ...alert('firing', 'Other'), labels: { alertname: '' } }, alert('resolved', 'Other')],
+    });
     const res = await post(body);
     expect(res.status).toBe(202);
     expect(await res.json()).toMatchObject({

@@ -9,7 +9,11 @@ import { createBotMetrics } from '../../../src/http/metrics.js';
 import { silentLogger } from '../../../src/ports/logger.js';
 
 const body = (name: string) =>
-  JSON.stringify({ version: '4', status: 'firing', alerts: [{ status: 'firing', labels: { alertname: name, namespace: 'shop' }, annotations: {}, startsAt: '2026-11-29T03:12:00Z' }] });
+  JSON.stringify({
+    version: '4',
+    status: 'firing',
+    alerts: [{ status: 'firing', labels: { alertname: name, namespace: 'shop' }, annotations: {}, startsAt: '2026-11-29T03:12:00Z' }],
+  });
 
 let srv: HttpServer | undefined;
 afterEach(async () => {
@@ -35,7 +39,8 @@ describe('load shedding', () => {
       },
     });
     const { port } = await srv.listen(0, '127.0.0.1');
-    const post = (name: string, path = '/webhook/alertmanager') => fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body(name) });
+    const post = (name: string, path = '/webhook/alertmanager') =>
+      fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body(name) });
 
     const first = post('A');
     const second = post('B');
@@ -44,7 +49,10 @@ describe('load shedding', () => {
     const shed = await post('C');
     expect(shed.status).toBe(503);
     expect(shed.headers.get('retry-after')).toBe('5');
-    expect(((await shed.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: 'unavailable', message: expect.stringMatching(/busy: 2 webhooks in progress \(server\.max_pending_webhooks\)/) });
+    expect(((await shed.json()) as { error: { code: string; message: string } }).error).toMatchObject({
+      code: 'unavailable',
+      message: expect.stringMatching(/busy: 2 webhooks in progress \(server\.max_pending_webhooks\)/),
+    });
     expect(handled).toEqual(['A', 'B']);
     // Per source: Alertmanager's full slots do not hold Grafana back (nor would a trickling sender hold Alertmanager).
     const grafana = post('D', '/webhook/grafana');
@@ -82,7 +90,11 @@ describe('load shedding', () => {
     });
     const { port } = await srv.listen(0, '127.0.0.1');
     for (let i = 0; i < 3; i++) {
-      const res = await fetch(`http://127.0.0.1:${port}/webhook/alertmanager`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body('X') });
+      const res = await fetch(`http://127.0.0.1:${port}/webhook/alertmanager`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: body('X'),
+      });
       expect(res.status).toBe(500);
     }
     const bad = await fetch(`http://127.0.0.1:${port}/webhook/alertmanager`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' });

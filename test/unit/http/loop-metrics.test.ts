@@ -14,7 +14,12 @@ import { parseExposition, type Exposition } from '../../helpers/prom-text.js';
 import { botHarness } from '../bot/bot-harness.js';
 import { alert, fixedSnapshot, incidentEntry } from '../recall/recall-fixtures.js';
 
-const oom = incidentEntry('incidents/checkout-api-oomkilled.md', { resource: 'payments/checkout-api', title: 'checkout-api OOMKilled', cause: 'cache', resolution: 'rollback' });
+const oom = incidentEntry('incidents/checkout-api-oomkilled.md', {
+  resource: 'payments/checkout-api',
+  title: 'checkout-api OOMKilled',
+  cause: 'cache',
+  resolution: 'rollback',
+});
 const snapshot = fixedSnapshot([oom], { [oom.id]: 30 });
 const firing = (fingerprint = 'fp-1', namespace = 'payments', pod = 'checkout-api-7d9f8c6b5-x2k4q'): Incident =>
   alert({ alertname: 'KubePodCrashLooping', fingerprint, labels: { namespace, pod }, annotations: { summary: 'crash looping' } });
@@ -123,11 +128,13 @@ describe('loop metrics', () => {
     for (const leaked of ['irc', 'delete', 'gone', 'weird', 'incidents/x.md', 'payments/checkout-api', 'bogus']) expect(values).not.toContain(leaked);
     expect(values.some((v) => v.includes('KubePodCrashLooping'))).toBe(false);
     // Known series exist before anything happened.
-    const fresh = parseExposition(await (() => {
-      const r = new Registry();
-      registerLoopMetrics(r, ['console']);
-      return r.metrics();
-    })());
+    const fresh = parseExposition(
+      await (() => {
+        const r = new Registry();
+        registerLoopMetrics(r, ['console']);
+        return r.metrics();
+      })(),
+    );
     expect(fresh.value('reprise_recall_decisions_total', { answer: 'runbook' })).toBe(0);
     expect(fresh.value('reprise_recall_stopped_total', { gate: 'verify' })).toBe(0);
     expect(fresh.value('reprise_ledger_appended_total', { type: 'finding' })).toBe(0);

@@ -9,7 +9,12 @@ import { parseListen } from '../../../src/cli/mcp.js';
 import { silentLogger } from '../../../src/ports/logger.js';
 
 const TOKEN = 'unit-token-0123456789';
-const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'u', version: '1' } } });
+const init = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'u', version: '1' } },
+});
 const json = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', host: '127.0.0.1:1' };
 
 function app(opts: { token?: string; loopback?: boolean; limit?: number } = {}) {

@@ -25,7 +25,7 @@ describe('bot metrics (prom-client)', () => {
     expect(m.contentType).toMatch(/^text\/plain; version=0\.0\.4/);
   });
 
-  it('reads the outbox at scrape time: retrying items and the oldest pending one\'s age', async () => {
+  it("reads the outbox at scrape time: retrying items and the oldest pending one's age", async () => {
     let status: { retrying: number; oldestAt?: string } = { retrying: 2, oldestAt: '2026-01-01T00:00:00.000Z' };
     const m = createBotMetrics({ defaults: false, outboxStatus: () => status, now: () => new Date('2026-01-01T00:05:00.000Z') });
     let text = await m.render();

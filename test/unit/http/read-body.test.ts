@@ -13,9 +13,8 @@ function codeOf(fn: () => unknown): string {
 }
 
 describe('assertJsonContentType', () => {
-  it.each(['application/json', 'Application/JSON', 'application/json; charset=utf-8', 'application/json;charset=UTF8'])(
-    'accepts %s',
-    (ct) => expect(codeOf(() => assertJsonContentType(ct))).toBe('no error'),
+  it.each(['application/json', 'Application/JSON', 'application/json; charset=utf-8', 'application/json;charset=UTF8'])('accepts %s', (ct) =>
+    expect(codeOf(() => assertJsonContentType(ct))).toBe('no error'),
   );
   it.each([
     [undefined, 'unsupported_media_type: content type must be application/json, got none'],

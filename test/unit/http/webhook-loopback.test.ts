@@ -12,7 +12,15 @@ const body = JSON.stringify({
   version: '4',
   status: 'firing',
   receiver: 'reprise',
-  alerts: [{ status: 'firing', labels: { alertname: 'KubePodCrashLooping', namespace: 'shop' }, annotations: {}, startsAt: '2026-11-29T03:12:00Z', fingerprint: 'abc' }],
+  alerts: [
+    {
+      status: 'firing',
+      labels: { alertname: 'KubePodCrashLooping', namespace: 'shop' },
+      annotations: {},
+      startsAt: '2026-11-29T03:12:00Z',
+      fingerprint: 'abc',
+    },
+  ],
 });
 
 let srv: HttpServer | undefined;
@@ -43,12 +51,14 @@ function externalIPv4(): string | undefined {
   return undefined;
 }
 
-const post = (url: string, headers: Record<string, string> = {}) => fetch(`${url}/webhook/alertmanager`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+const post = (url: string, headers: Record<string, string> = {}) =>
+  fetch(`${url}/webhook/alertmanager`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
 
 describe('webhooks without a bearer token', () => {
   it('tells loopback peers from the rest', () => {
     for (const a of ['127.0.0.1', '127.8.9.10', '::1', '::ffff:127.0.0.1']) expect(isLoopback(a), a).toBe(true);
-    for (const a of [undefined, '', '10.0.0.5', '::ffff:10.0.0.5', '192.0.2.2', 'fd00::2', '1127.0.0.1', '127.0.0.1.evil']) expect(isLoopback(a), String(a)).toBe(false);
+    for (const a of [undefined, '', '10.0.0.5', '::ffff:10.0.0.5', '192.0.2.2', 'fd00::2', '1127.0.0.1', '127.0.0.1.evil'])
+      expect(isLoopback(a), String(a)).toBe(false);
   });
 
   it('accepts a webhook from this host', async () => {
@@ -62,7 +72,11 @@ describe('webhooks without a bearer token', () => {
   it('refuses one from another peer with 401 saying how to fix it, and records nothing', async () => {
     srv = server();
     // The peer as the Node server reports it; no proxy header can change it.
-    const res = await srv.app.request('/webhook/alertmanager', { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': '127.0.0.1' }, body }, { incoming: { socket: { remoteAddress: '10.1.2.3' } } });
+    const res = await srv.app.request(
+      '/webhook/alertmanager',
+      { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': '127.0.0.1' }, body },
+      { incoming: { socket: { remoteAddress: '10.1.2.3' } } },
+    );
     expect(res.status).toBe(401);
     expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/set REPRISE_BEARER_TOKEN/);
     expect(calls).toBe(0);

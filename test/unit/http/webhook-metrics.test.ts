@@ -16,7 +16,13 @@ const amBody = (n: number) =>
     version: '4',
     status: 'firing',
     receiver: 'reprise',
-    alerts: Array.from({ length: n }, (_, i) => ({ status: 'firing', labels: { alertname: 'KubePodCrashLooping', namespace: 'shop', pod: `web-7d9f8c6b5-x2k4${i}` }, annotations: {}, startsAt: '2026-11-29T03:12:00Z', fingerprint: `fp${i}` })),
+    alerts: Array.from({ length: n }, (_, i) => ({
+      status: 'firing',
+      labels: { alertname: 'KubePodCrashLooping', namespace: 'shop', pod: `web-7d9f8c6b5-x2k4${i}` },
+      annotations: {},
+      startsAt: '2026-11-29T03:12:00Z',
+      fingerprint: `fp${i}`,
+    })),
   });
 
 function server() {
@@ -25,7 +31,9 @@ function server() {
     bearerToken: TOKEN,
     bodyLimitBytes: 1024 * 1024,
     logger: silentLogger,
-    genericSources: { 'uptime-prod': { alertname: 'name', resolved_values: ['up'], status: 'state', labels: { service: 'service' }, hmac_header: 'x-signature' } },
+    genericSources: {
+      'uptime-prod': { alertname: 'name', resolved_values: ['up'], status: 'state', labels: { service: 'service' }, hmac_header: 'x-signature' },
+    },
     onAlertmanager: async (incidents) => ({ accepted: incidents.length }),
     readiness: () => combineReadiness([]),
     metrics,

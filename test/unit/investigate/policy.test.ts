@@ -18,7 +18,10 @@ describe('scope rules', () => {
   const own = { when: {}, args: ['namespace'], allow: ['${namespace}'], deny: [] };
   it('keeps an investigation in the alert’s own namespace', () => {
     expect(checkScope([own], incident(), { namespace: 'payments' })).toEqual({ ok: true });
-    expect(checkScope([own], incident(), { namespace: 'kube-system' })).toEqual({ ok: false, reason: 'scope rule 1: namespace="kube-system" is outside payments' });
+    expect(checkScope([own], incident(), { namespace: 'kube-system' })).toEqual({
+      ok: false,
+      reason: 'scope rule 1: namespace="kube-system" is outside payments',
+    });
     expect(checkScope([own], incident(), { namespaces: ['payments', 'other'] }).ok).toBe(true);
     expect(checkScope([{ ...own, args: ['namespaces'] }], incident(), { namespaces: ['payments', 'other'] }).ok).toBe(false);
   });
@@ -29,7 +32,10 @@ describe('scope rules', () => {
   });
   it('a required rule refuses a call that leaves the scoped argument out, when the tool accepts it', () => {
     const rule = { when: {}, args: ['namespace'], allow: ['${namespace}'], deny: [], required: true };
-    expect(checkScope([rule], incident(), {}, ['namespace', 'limit'])).toEqual({ ok: false, reason: "scope rule 1: give namespace (left out, the call would read beyond the incident's scope)" });
+    expect(checkScope([rule], incident(), {}, ['namespace', 'limit'])).toEqual({
+      ok: false,
+      reason: "scope rule 1: give namespace (left out, the call would read beyond the incident's scope)",
+    });
     expect(checkScope([rule], incident(), { namespace: '' }, ['namespace']).ok).toBe(false);
     expect(checkScope([rule], incident(), { namespace: 'payments' }, ['namespace'])).toEqual({ ok: true });
     // A tool without such an argument (kb_search) is not affected; nor is a rule not marked required.
@@ -76,7 +82,10 @@ describe('Semaphore', () => {
     const order: string[] = [];
     const r1 = await s.acquire();
     const ctl = new AbortController();
-    const p2 = s.acquire(ctl.signal).then(() => order.push('aborted one ran'), () => order.push('left'));
+    const p2 = s.acquire(ctl.signal).then(
+      () => order.push('aborted one ran'),
+      () => order.push('left'),
+    );
     const p3 = s.acquire().then((r) => {
       order.push('third');
       r();
@@ -104,7 +113,13 @@ describe('tool output on its way to the model', () => {
     };
     const box = await Toolbox.open([provider], { allow: ['k8s__env_dump'], scope: [], callTimeoutMs: 5000, resultCapBytes: 16384 });
     const steps: unknown[] = [];
-    const rec = new StepRecorder({ run: 'r1', clock: { now: () => new Date('2026-12-01T00:00:00Z') }, sink: (s: unknown) => void steps.push(s), capBytes: 4096, secrets: ['token-of-the-bot-9f8e7d'] } as never);
+    const rec = new StepRecorder({
+      run: 'r1',
+      clock: { now: () => new Date('2026-12-01T00:00:00Z') },
+      sink: (s: unknown) => void steps.push(s),
+      capBytes: 4096,
+      secrets: ['token-of-the-bot-9f8e7d'],
+    } as never);
     const out = await box.call('k8s__env_dump', {}, incident(), new AbortController().signal, rec);
     expect(out.outcome).toBe('ok');
     for (const text of [out.content, out.output, JSON.stringify(steps)]) {
@@ -123,7 +138,9 @@ describe('a required scope rule through the toolbox', () => {
     const provider = {
       server: 'k8s',
       access: 'read' as const,
-      listTools: async () => [{ name: 'events_list', description: 'events', inputSchema: { type: 'object', properties: { namespace: { type: 'string' } } }, readOnlyHint: true }],
+      listTools: async () => [
+        { name: 'events_list', description: 'events', inputSchema: { type: 'object', properties: { namespace: { type: 'string' } } }, readOnlyHint: true },
+      ],
       callTool: async (_n: string, args: unknown) => {
         calls.push(args);
         return { text: '[]', isError: false };

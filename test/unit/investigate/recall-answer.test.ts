@@ -11,14 +11,25 @@ import { entryFrom } from '../recall/recall-fixtures.js';
 
 const version = { model: 'm', promptHash: 'abc123def456', allowlist: [] };
 
-describe('a recalled entry\'s actions', () => {
+describe("a recalled entry's actions", () => {
   it('round-trips a drafted entry: one action per item, continuation lines joined', () => {
     const draft = renderFindingEntry(
       {
-        title: 't', alertname: 'KubePodCrashLooping', resource: 'payments/checkout-api', where: 'prod/payments/checkout-api', symptom: 'crash looping', summary: 'heap above the limit',
-        verdict: 'action_required', confidence: 0.85, causes: [{ cause: 'JAVA_TOOL_OPTIONS=-Xmx960m inside a 1Gi limit', confidence: 0.85, evidence: ['OOMKilled, exit 137'] }],
-        actions: [{ action: 'kubectl -n payments rollout undo deploy/checkout-api', reversible: true }, { action: 'raise the limit to 1536Mi\nand set MaxRAMPercentage=70', reversible: false }],
-        ruledOut: [], investigator: 'm · abc',
+        title: 't',
+        alertname: 'KubePodCrashLooping',
+        resource: 'payments/checkout-api',
+        where: 'prod/payments/checkout-api',
+        symptom: 'crash looping',
+        summary: 'heap above the limit',
+        verdict: 'action_required',
+        confidence: 0.85,
+        causes: [{ cause: 'JAVA_TOOL_OPTIONS=-Xmx960m inside a 1Gi limit', confidence: 0.85, evidence: ['OOMKilled, exit 137'] }],
+        actions: [
+          { action: 'kubectl -n payments rollout undo deploy/checkout-api', reversible: true },
+          { action: 'raise the limit to 1536Mi\nand set MaxRAMPercentage=70', reversible: false },
+        ],
+        ruledOut: [],
+        investigator: 'm · abc',
       },
       'f'.repeat(64),
       new Date('2026-12-01T00:00:00Z'),

@@ -31,18 +31,100 @@ function incident(i: number, m: number, o: { trigger: string; entry?: string; re
       ...(o.entry ? {} : { investigate: { incident: { alertname: 'KubeJobFailed', labels: { job: `nightly-${i}`, ':odd': ':value' } } } }),
       at: at(m),
     },
-    { type: 'outbox', id: `ob-${i}`, transport: 'console', op: 'post', openId, channel: '#alerts', view: { kind: 'card', title: `incident ${i}`, lines: ['a', ':colon-led'] }, at: at(m) },
-    { type: 'delivered', openId, fingerprint, transport: 'console', messageRef: `msg-${i}`, channel: '#alerts', outboxId: `ob-${i}`, root: true, at: at(m + 1) },
+    {
+      type: 'outbox',
+      id: `ob-${i}`,
+      transport: 'console',
+      op: 'post',
+      openId,
+      channel: '#alerts',
+      view: { kind: 'card', title: `incident ${i}`, lines: ['a', ':colon-led'] },
+      at: at(m),
+    },
+    {
+      type: 'delivered',
+      openId,
+      fingerprint,
+      transport: 'console',
+      messageRef: `msg-${i}`,
+      channel: '#alerts',
+      outboxId: `ob-${i}`,
+      root: true,
+      at: at(m + 1),
+    },
   ];
   if (!o.entry) {
-    out.push({ type: 'finding', openId, fingerprint, triggerKey: o.trigger, kind: 'fresh', status: 'completed', verdict: 'action_suggested', confidence: 0.7, summary: 'the job ran out of memory', checked: ['kubectl get pods'], calls: 3, tokensIn: 1200, tokensOut: 300, at: at(m + 2) });
-    out.push({ type: 'curate', id: `cur-${i}`, subject: 'finding', openId, triggerKey: o.trigger, dupFingerprint: `dup-${i % 3}`, draft: { title: 'Job OOM', alertname: 'KubeJobFailed', where: 'prod/batch/nightly', symptom: 'job failed', summary: 'oom', verdict: 'action_suggested', confidence: 0.7, causes: [{ cause: 'memory limit', confidence: 0.7, evidence: ['OOMKilled'] }], actions: [{ action: 'raise the limit', reversible: true }], ruledOut: [], investigator: 'fake · abc' }, at: at(m + 2) });
-    out.push({ type: 'curated', id: `cur-${i}`, subject: 'finding', openId, triggerKey: o.trigger, decision: i % 2 === 0 ? 'novel' : 'below_bar', ...(i % 2 === 0 ? { url: `https://git.example/pr/${i}`, number: i } : { detail: 'confidence' }), at: at(m + 3) });
+    out.push({
+      type: 'finding',
+      openId,
+      fingerprint,
+      triggerKey: o.trigger,
+      kind: 'fresh',
+      status: 'completed',
+      verdict: 'action_suggested',
+      confidence: 0.7,
+      summary: 'the job ran out of memory',
+      checked: ['kubectl get pods'],
+      calls: 3,
+      tokensIn: 1200,
+      tokensOut: 300,
+      at: at(m + 2),
+    });
+    out.push({
+      type: 'curate',
+      id: `cur-${i}`,
+      subject: 'finding',
+      openId,
+      triggerKey: o.trigger,
+      dupFingerprint: `dup-${i % 3}`,
+      draft: {
+        title: 'Job OOM',
+        alertname: 'KubeJobFailed',
+        where: 'prod/batch/nightly',
+        symptom: 'job failed',
+        summary: 'oom',
+        verdict: 'action_suggested',
+        confidence: 0.7,
+        causes: [{ cause: 'memory limit', confidence: 0.7, evidence: ['OOMKilled'] }],
+        actions: [{ action: 'raise the limit', reversible: true }],
+        ruledOut: [],
+        investigator: 'fake · abc',
+      },
+      at: at(m + 2),
+    });
+    out.push({
+      type: 'curated',
+      id: `cur-${i}`,
+      subject: 'finding',
+      openId,
+      triggerKey: o.trigger,
+      decision: i % 2 === 0 ? 'novel' : 'below_bar',
+      ...(i % 2 === 0 ? { url: `https://git.example/pr/${i}`, number: i } : { detail: 'confidence' }),
+      at: at(m + 3),
+    });
   }
-  out.push({ type: 'feedback', triggerKey: o.trigger, user: 'ann', vote: i % 2 === 0 ? 'up' : 'down', openId, via: 'slack', eventId: `ev-${i}-a`, at: at(m + 4) });
+  out.push({
+    type: 'feedback',
+    triggerKey: o.trigger,
+    user: 'ann',
+    vote: i % 2 === 0 ? 'up' : 'down',
+    openId,
+    via: 'slack',
+    eventId: `ev-${i}-a`,
+    at: at(m + 4),
+  });
   out.push({ type: 'feedback', triggerKey: o.trigger, user: 'bob', vote: 'up', openId, via: 'cli', at: at(m + 5) });
   if (i % 3 === 1) out.push({ type: 'feedback', triggerKey: o.trigger, user: 'bob', vote: 'clear', openId, via: 'cli', at: at(m + 6) });
-  out.push({ type: 'note', triggerKey: o.trigger, openId, user: 'eve', text: `note ${i}: it was the cache "again"`, via: 'matrix', eventId: `note-${i}`, at: at(m + 7) });
+  out.push({
+    type: 'note',
+    triggerKey: o.trigger,
+    openId,
+    user: 'eve',
+    text: `note ${i}: it was the cache "again"`,
+    via: 'matrix',
+    eventId: `note-${i}`,
+    at: at(m + 7),
+  });
   if (i % 4 === 2) out.push({ type: 'silence', triggerKey: o.trigger, user: 'ann', until: at(m + 120), via: 'slack', at: at(m + 8) });
   if (o.entry && i % 2 === 1) out.push({ type: 'confirm', entry: o.entry, dupFingerprint: `dup-${i % 3}`, at: at(m + 9) });
   if (o.resolve) out.push({ type: 'resolve', fingerprint, triggerKey: o.trigger, endsAt: at(m + 10), at: at(m + 10) });
@@ -57,8 +139,29 @@ export function realisticEvents(incidents = 24, randomTail = 300): LedgerEvent[]
     out.push(...incident(i, m, { trigger: TK[i % TK.length]!, ...(i % 3 === 2 ? {} : { entry: ENTRIES[i % ENTRIES.length]! }), resolve: i % 5 !== 4 }));
     if (i === 5) {
       // A firing held by the debounce, then released; an undeliverable message.
-      out.push({ type: 'noise', action: 'hold', fingerprint: 'fp-held', triggerKey: TK[0]!, reason: 'debounce', detail: 'held 2m', holdId: 'h1', until: at(m + 2), incident: { alertname: 'KubePodCrashLooping' }, route: { channel: '#alerts' }, at: at(m) });
-      out.push({ type: 'noise', action: 'release', fingerprint: 'fp-held', triggerKey: TK[0]!, reason: 'debounce', detail: 'released', holdId: 'h1', at: at(m + 2) });
+      out.push({
+        type: 'noise',
+        action: 'hold',
+        fingerprint: 'fp-held',
+        triggerKey: TK[0]!,
+        reason: 'debounce',
+        detail: 'held 2m',
+        holdId: 'h1',
+        until: at(m + 2),
+        incident: { alertname: 'KubePodCrashLooping' },
+        route: { channel: '#alerts' },
+        at: at(m),
+      });
+      out.push({
+        type: 'noise',
+        action: 'release',
+        fingerprint: 'fp-held',
+        triggerKey: TK[0]!,
+        reason: 'debounce',
+        detail: 'released',
+        holdId: 'h1',
+        at: at(m + 2),
+      });
       out.push({ type: 'outbox', id: 'ob-lost', transport: 'console', op: 'reply', openId: 'open-5', view: { kind: 'notice' }, at: at(m + 2) });
       out.push({ type: 'outbox_failed', id: 'ob-lost', reason: 'channel_not_found', at: at(m + 3) });
     }

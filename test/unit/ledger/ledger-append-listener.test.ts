@@ -14,14 +14,20 @@ describe('ledger append listener', () => {
   it('is told each durable append, in order, and not the replay of an id already written', async () => {
     const told: string[][] = [];
     const ledger = await Ledger.open(createStore('memory://', ''), { onAppend: (events) => void told.push(events.map((e) => e.type)) });
-    await ledger.transaction(async (tx) => {
-      tx.record(open('f', 0));
-      tx.record(vote(TK, 'ann', 'down', 1));
-    }, { id: 'webhook-1' });
+    await ledger.transaction(
+      async (tx) => {
+        tx.record(open('f', 0));
+        tx.record(vote(TK, 'ann', 'down', 1));
+      },
+      { id: 'webhook-1' },
+    );
     await ledger.append(resolve('f', 2));
-    await ledger.transaction(async (tx) => {
-      tx.record(open('f', 3));
-    }, { id: 'webhook-1' });
+    await ledger.transaction(
+      async (tx) => {
+        tx.record(open('f', 3));
+      },
+      { id: 'webhook-1' },
+    );
     expect(ledger.seq).toBe(3);
     expect(told).toEqual([['open', 'feedback'], ['resolve']]);
   });

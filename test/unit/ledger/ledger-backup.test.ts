@@ -44,8 +44,12 @@ function aggregates(l: Ledger): unknown {
   const now = new Date('2026-08-01T00:00:00Z');
   return JSON.parse(
     JSON.stringify({
-      entries: Object.keys(l.state.entries).sort().map((e) => [e, l.entryStats(e), l.trackRecord(e, 'incident', now)]),
-      triggers: Object.keys(l.state.triggers).sort().map((t) => [t, l.occurrences(t), l.silenceState(t, now)]),
+      entries: Object.keys(l.state.entries)
+        .sort()
+        .map((e) => [e, l.entryStats(e), l.trackRecord(e, 'incident', now)]),
+      triggers: Object.keys(l.state.triggers)
+        .sort()
+        .map((t) => [t, l.occurrences(t), l.silenceState(t, now)]),
     }),
   );
 }
@@ -88,7 +92,15 @@ describe('ledger export → import', () => {
     const lines = await exportLines(store);
     const events = realisticEvents();
     expect(lines).toHaveLength(events.length + 2);
-    expect(JSON.parse(lines[0]!)).toMatchObject({ kind: 'header', format: 'reprise-ledger-export', formatVersion: 1, schemaVersion: 1, headSeq: events.length, source: 'memory://', exportedAt: '2026-07-01T12:00:00.000Z' });
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      kind: 'header',
+      format: 'reprise-ledger-export',
+      formatVersion: 1,
+      schemaVersion: 1,
+      headSeq: events.length,
+      source: 'memory://',
+      exportedAt: '2026-07-01T12:00:00.000Z',
+    });
     expect(JSON.parse(lines[1]!)).toEqual({ kind: 'event', seq: 1, event: events[0] });
     expect(JSON.parse(lines.at(-1)!)).toMatchObject({ kind: 'trailer', count: events.length, lastSeq: events.length });
 
@@ -172,7 +184,9 @@ describe('ledger import refuses', () => {
 
   it('reordered lines, a repeated line and a missing line', async () => {
     const l = await good();
-    expect(await refusal([l[0]!, l[2]!, l[1]!, ...l.slice(3)])).toMatch(/^line 2: event seq 2 where 1 was expected: lines are missing, repeated or out of order/);
+    expect(await refusal([l[0]!, l[2]!, l[1]!, ...l.slice(3)])).toMatch(
+      /^line 2: event seq 2 where 1 was expected: lines are missing, repeated or out of order/,
+    );
     expect(await refusal([...l.slice(0, 5), l[4]!, ...l.slice(5)])).toMatch(/^line 6: event seq 4 where 5 was expected/);
     expect(await refusal([...l.slice(0, 5), ...l.slice(6)])).toMatch(/^line 6: event seq 6 where 5 was expected/);
   });
@@ -189,7 +203,11 @@ describe('ledger import refuses', () => {
     // Ann's last vote on its trigger: the one that stands in the aggregates.
     const i = l.findLastIndex((x) => x.includes('"vote":"up"') && x.includes('"user":"ann"'));
     l[i] = l[i]!.replace('"vote":"up"', '"vote":"down"');
-    expect(await refusal(redigest(l))).toMatch(new RegExp(`^line ${l.length}: the aggregates of a replay differ from the trailer's: \\$\\.aggregates\\.(entries|triggers)\\..*\\.(up|down): trailer \\d+, replay \\d+`));
+    expect(await refusal(redigest(l))).toMatch(
+      new RegExp(
+        `^line ${l.length}: the aggregates of a replay differ from the trailer's: \\$\\.aggregates\\.(entries|triggers)\\..*\\.(up|down): trailer \\d+, replay \\d+`,
+      ),
+    );
   });
 
   it('an edited vote that leaves the aggregates equal (the digest of the replayed state)', async () => {
@@ -203,8 +221,12 @@ describe('ledger import refuses', () => {
   it('an edited trailer count or aggregate', async () => {
     const l = await good();
     const trailer = JSON.parse(l.at(-1)!) as { count: number; aggregates: { resolves: number } };
-    expect(await refusal([...l.slice(0, -1), JSON.stringify({ ...trailer, count: trailer.count + 1 })])).toMatch(/the trailer counts \d+ event\(s\), the file holds \d+/);
-    expect(await refusal([...l.slice(0, -1), JSON.stringify({ ...trailer, aggregates: { ...trailer.aggregates, resolves: 999 } })])).toMatch(/aggregates of a replay differ.*\$\.aggregates\.resolves: trailer 999/);
+    expect(await refusal([...l.slice(0, -1), JSON.stringify({ ...trailer, count: trailer.count + 1 })])).toMatch(
+      /the trailer counts \d+ event\(s\), the file holds \d+/,
+    );
+    expect(await refusal([...l.slice(0, -1), JSON.stringify({ ...trailer, aggregates: { ...trailer.aggregates, resolves: 999 } })])).toMatch(
+      /aggregates of a replay differ.*\$\.aggregates\.resolves: trailer 999/,
+    );
   });
 
   it('an event that is not a valid ledger event, naming the field', async () => {
@@ -231,8 +253,12 @@ describe('ledger import refuses', () => {
   it('a file from a newer reprise (export format or store schema), saying to upgrade', async () => {
     const l = await good();
     const header = JSON.parse(l[0]!) as Record<string, unknown>;
-    expect(await refusal([JSON.stringify({ ...header, formatVersion: 2 }), ...l.slice(1)])).toMatch(/^line 1: export format version 2 was written by a newer reprise.*upgrade reprise/);
-    expect(await refusal([JSON.stringify({ ...header, schemaVersion: 9 }), ...l.slice(1)])).toMatch(/^line 1: the events come from a store at schema version 9, newer than this build knows \(1\): upgrade reprise/);
+    expect(await refusal([JSON.stringify({ ...header, formatVersion: 2 }), ...l.slice(1)])).toMatch(
+      /^line 1: export format version 2 was written by a newer reprise.*upgrade reprise/,
+    );
+    expect(await refusal([JSON.stringify({ ...header, schemaVersion: 9 }), ...l.slice(1)])).toMatch(
+      /^line 1: the events come from a store at schema version 9, newer than this build knows \(1\): upgrade reprise/,
+    );
     expect(await refusal([JSON.stringify({ ...header, exportedAt: 'yesterday' }), ...l.slice(1)])).toMatch(/^line 1: the header is malformed: exportedAt/);
   });
 
@@ -294,7 +320,11 @@ describe('an import that never finished (kill -9, power cut)', () => {
     const unfinished = /began at .* and never finished.*Empty the store .*reprise ledger import/;
     await expect(Ledger.open(target, { migrate: true })).rejects.toThrow(unfinished);
     await expect(Ledger.open(target)).rejects.toThrow(unfinished);
-    await expect((async () => { for await (const _ of exportLedger(target, { source: 'memory://', now: NOW })) break; })()).rejects.toThrow(unfinished);
+    await expect(
+      (async () => {
+        for await (const _ of exportLedger(target, { source: 'memory://', now: NOW })) break;
+      })(),
+    ).rejects.toThrow(unfinished);
     await expect(importLedger(target, source(lines), { now: NOW })).rejects.toThrow(unfinished);
 
     // A finished import leaves no mark, and the store opens.

@@ -21,20 +21,45 @@ const card = {
   mentions: ['@oncall'],
 } as unknown as CardView;
 let n = 0;
-const outbox = (op: 'post' | 'update', view: Record<string, unknown>, transport = 'console', m = 1): OutboxEvent => ({ type: 'outbox', id: `ob-${++n}`, transport, op, openId: 'o1', ...(op === 'post' ? { channel: '#c' } : {}), view, at: at(m) });
+const outbox = (op: 'post' | 'update', view: Record<string, unknown>, transport = 'console', m = 1): OutboxEvent => ({
+  type: 'outbox',
+  id: `ob-${++n}`,
+  transport,
+  op,
+  openId: 'o1',
+  ...(op === 'post' ? { channel: '#c' } : {}),
+  view,
+  at: at(m),
+});
 const finding = { kind: 'card_patch', headline: { answer: 'finding', title: 'checkout-api is OOMKilled', confidence: 0.85 }, verdict: 'action_required' };
 const kbLine = { kind: 'card_patch', curation: { text: 'KB: draft opened for review', link: { label: 'PR #1', url: 'https://x/pull/1' } } };
 const resolved = { kind: 'card_patch', state: 'resolved', stateNote: 'resolved after 14 min' };
 
 describe('card changes', () => {
-  it('accumulate per surface: the KB line and the resolve keep the finding\'s headline', async () => {
+  it("accumulate per surface: the KB line and the resolve keep the finding's headline", async () => {
     const ledger = await Ledger.open(createStore('memory://', ''));
-    const events: LedgerEvent[] = [open('f1', 0, { id: 'o1' }), outbox('post', card as unknown as Record<string, unknown>), outbox('post', card as unknown as Record<string, unknown>, 'slack'), outbox('update', finding), outbox('update', kbLine), outbox('update', resolved), outbox('update', { kind: 'card_patch', stateNote: 'storm: 3 workloads' }, 'slack')];
+    const events: LedgerEvent[] = [
+      open('f1', 0, { id: 'o1' }),
+      outbox('post', card as unknown as Record<string, unknown>),
+      outbox('post', card as unknown as Record<string, unknown>, 'slack'),
+      outbox('update', finding),
+      outbox('update', kbLine),
+      outbox('update', resolved),
+      outbox('update', { kind: 'card_patch', stateNote: 'storm: 3 workloads' }, 'slack'),
+    ];
     await ledger.transaction(async (tx) => {
       for (const e of events) tx.record(e);
     });
     const now = await ledgerForOutbox(ledger).card('o1', 'console');
-    expect(now).toMatchObject({ kind: 'card', state: 'resolved', stateNote: 'resolved after 14 min', headline: finding.headline, verdict: 'action_required', curation: kbLine.curation, mentions: [] });
+    expect(now).toMatchObject({
+      kind: 'card',
+      state: 'resolved',
+      stateNote: 'resolved after 14 min',
+      headline: finding.headline,
+      verdict: 'action_required',
+      curation: kbLine.curation,
+      mentions: [],
+    });
     // Another surface has its own changes only.
     const slack = await ledgerForOutbox(ledger).card('o1', 'slack');
     expect(slack).toMatchObject({ state: 'firing', stateNote: 'storm: 3 workloads', headline: card.headline, verdict: 'inconclusive' });
@@ -43,10 +68,21 @@ describe('card changes', () => {
     await ledger.transaction(async (tx) => {
       tx.record(outbox('update', { kind: 'card_patch', state: 'firing', stateNote: 'firing again' }));
     });
-    expect(await ledgerForOutbox(ledger).card('o1', 'console')).toMatchObject({ state: 'firing', stateNote: 'firing again', headline: finding.headline, curation: kbLine.curation });
+    expect(await ledgerForOutbox(ledger).card('o1', 'console')).toMatchObject({
+      state: 'firing',
+      stateNote: 'firing again',
+      headline: finding.headline,
+      curation: kbLine.curation,
+    });
     // Replay and a snapshot round trip give the same merged changes.
     const s = replayEvents([...events]);
-    expect(s.threads['o1']?.cardPatches?.['console']).toEqual({ headline: finding.headline, verdict: 'action_required', curation: kbLine.curation, state: 'resolved', stateNote: 'resolved after 14 min' });
+    expect(s.threads['o1']?.cardPatches?.['console']).toEqual({
+      headline: finding.headline,
+      verdict: 'action_required',
+      curation: kbLine.curation,
+      state: 'resolved',
+      stateNote: 'resolved after 14 min',
+    });
     expect(restoreLedgerState(JSON.parse(JSON.stringify(s)))).toEqual(s);
   });
 

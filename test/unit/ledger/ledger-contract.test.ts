@@ -112,16 +112,22 @@ describe.each(backends)('ledger contract on $name', (b) => {
   it.skipIf(!b.available)('an append with an id already recorded writes nothing and says where the first one went', async () => {
     const s = store();
     const ledger = await Ledger.open(s);
-    const first = await ledger.transaction(async (tx) => {
-      tx.record(open('f', 0));
-      tx.record(vote(TK, 'ann', 'down', 1));
-    }, { id: 'webhook-1' });
+    const first = await ledger.transaction(
+      async (tx) => {
+        tx.record(open('f', 0));
+        tx.record(vote(TK, 'ann', 'down', 1));
+      },
+      { id: 'webhook-1' },
+    );
     expect(first).toMatchObject({ first: 1, count: 2 });
     await ledger.append(resolve('f', 2));
     // The same id again (a hand-off replayed after a crash): nothing new, the read model as stored.
-    const again = await ledger.transaction(async (tx) => {
-      tx.record(open('f', 3));
-    }, { id: 'webhook-1' });
+    const again = await ledger.transaction(
+      async (tx) => {
+        tx.record(open('f', 3));
+      },
+      { id: 'webhook-1' },
+    );
     expect(again.first).toBe(1);
     expect(ledger.seq).toBe(3);
     expect(ledger.openEpisodes('f')).toHaveLength(0);

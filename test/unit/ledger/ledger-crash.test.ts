@@ -51,7 +51,7 @@ const SEED = 99;
 const KILL_AFTER = 300;
 
 let dir: string;
-let stores: KeyValueStore[] = [];
+const stores: KeyValueStore[] = [];
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'reprise-crash-'));
 });

@@ -4,13 +4,50 @@ import { ledgerEventProblem } from '../../../src/core/ledger/ledger-event-proble
 import type { CurateEvent, CuratedEvent, LedgerEvent } from '../../../src/core/ledger-events.js';
 import { TK, at, open } from './ledger-events-fixture.js';
 
-const draft = { title: 't', alertname: 'A', where: 'w', symptom: 's', summary: 'x', verdict: 'action_required' as const, confidence: 0.9, causes: [], actions: [], ruledOut: [], investigator: 'm · h' };
-const curate = (id: string, m: number, o: Partial<CurateEvent> = {}): CurateEvent => ({ type: 'curate', id, subject: 'finding', openId: 'o1', triggerKey: TK, dupFingerprint: 'dup-1', draft, at: at(m), ...o });
-const curated = (id: string | undefined, m: number, o: Partial<CuratedEvent> = {}): CuratedEvent => ({ type: 'curated', ...(id ? { id } : {}), subject: 'finding', openId: 'o1', triggerKey: TK, decision: 'novel', url: 'https://x/pull/1', number: 1, at: at(m), ...o });
+const draft = {
+  title: 't',
+  alertname: 'A',
+  where: 'w',
+  symptom: 's',
+  summary: 'x',
+  verdict: 'action_required' as const,
+  confidence: 0.9,
+  causes: [],
+  actions: [],
+  ruledOut: [],
+  investigator: 'm · h',
+};
+const curate = (id: string, m: number, o: Partial<CurateEvent> = {}): CurateEvent => ({
+  type: 'curate',
+  id,
+  subject: 'finding',
+  openId: 'o1',
+  triggerKey: TK,
+  dupFingerprint: 'dup-1',
+  draft,
+  at: at(m),
+  ...o,
+});
+const curated = (id: string | undefined, m: number, o: Partial<CuratedEvent> = {}): CuratedEvent => ({
+  type: 'curated',
+  ...(id ? { id } : {}),
+  subject: 'finding',
+  openId: 'o1',
+  triggerKey: TK,
+  decision: 'novel',
+  url: 'https://x/pull/1',
+  number: 1,
+  at: at(m),
+  ...o,
+});
 
 describe('curation in the ledger', () => {
   it('keeps curate intents pending until settled, and the decision with the thread', () => {
-    const events: LedgerEvent[] = [open('f1', 0, { id: 'o1' }), curate('c1', 1), curate('c2', 2, { subject: 'note', draft: undefined, note: { user: 'u', name: 'u', via: 'cli', text: 'hi' } })];
+    const events: LedgerEvent[] = [
+      open('f1', 0, { id: 'o1' }),
+      curate('c1', 1),
+      curate('c2', 2, { subject: 'note', draft: undefined, note: { user: 'u', name: 'u', via: 'cli', text: 'hi' } }),
+    ];
     const s = replayEvents(events);
     expect(s.threads['o1']?.dupFingerprint).toBe('dup-1');
     expect(pendingCurate(s).map((i) => i.id)).toEqual(['c1', 'c2']);

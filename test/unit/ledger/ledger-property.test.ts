@@ -21,8 +21,15 @@ const USERS = ['ann', 'bob', 'eve'];
 /** Minutes drawn independently per event: time runs backwards as often as forwards. */
 const minute = fc.integer({ min: 0, max: 600 });
 
-const openArb = fc.record({ fp: fc.constantFrom(...FPS), tk: fc.constantFrom(...TRIGGERS), entry: fc.option(fc.constantFrom(...ENTRIES), { nil: undefined }), dup: fc.constantFrom('d0', 'd1'), m: minute }).map(
-  ({ fp, tk, entry, dup, m }): LedgerEvent => ({
+const openArb = fc
+  .record({
+    fp: fc.constantFrom(...FPS),
+    tk: fc.constantFrom(...TRIGGERS),
+    entry: fc.option(fc.constantFrom(...ENTRIES), { nil: undefined }),
+    dup: fc.constantFrom('d0', 'd1'),
+    m: minute,
+  })
+  .map(({ fp, tk, entry, dup, m }): LedgerEvent => ({
     type: 'open',
     fingerprint: fp,
     triggerKey: tk,
@@ -32,17 +39,29 @@ const openArb = fc.record({ fp: fc.constantFrom(...FPS), tk: fc.constantFrom(...
     verdict: 'action_suggested',
     resolvable: !fp.includes(':'),
     at: at(m),
-  }),
-);
+  }));
 const resolveArb = fc.record({ fp: fc.constantFrom(...FPS), m: minute }).map(({ fp, m }): LedgerEvent => ({ type: 'resolve', fingerprint: fp, at: at(m) }));
 const voteArb = fc
   .record({ tk: fc.constantFrom(...TRIGGERS), user: fc.constantFrom(...USERS), vote: fc.constantFrom('up', 'down', 'clear'), m: minute })
   .map(({ tk, user, vote, m }): LedgerEvent => ({ type: 'feedback', triggerKey: tk, user, vote: vote as 'up' | 'down' | 'clear', at: at(m) }));
-const silenceArb = fc.record({ tk: fc.constantFrom(...TRIGGERS), m: minute, len: fc.integer({ min: 1, max: 300 }) }).map(({ tk, m, len }): LedgerEvent => ({ type: 'silence', triggerKey: tk, user: 'ann', until: at(m + len), at: at(m) }));
-const confirmArb = fc.record({ entry: fc.constantFrom(...ENTRIES), dup: fc.constantFrom('d0', 'd1'), m: minute }).map(({ entry, dup, m }): LedgerEvent => ({ type: 'confirm', entry, dupFingerprint: dup, at: at(m) }));
+const silenceArb = fc
+  .record({ tk: fc.constantFrom(...TRIGGERS), m: minute, len: fc.integer({ min: 1, max: 300 }) })
+  .map(({ tk, m, len }): LedgerEvent => ({ type: 'silence', triggerKey: tk, user: 'ann', until: at(m + len), at: at(m) }));
+const confirmArb = fc
+  .record({ entry: fc.constantFrom(...ENTRIES), dup: fc.constantFrom('d0', 'd1'), m: minute })
+  .map(({ entry, dup, m }): LedgerEvent => ({ type: 'confirm', entry, dupFingerprint: dup, at: at(m) }));
 
 /** Resolves and votes weighted up: pairing and vote moves are where incremental upkeep goes wrong. */
-const eventsArb = fc.array(fc.oneof({ arbitrary: openArb, weight: 3 }, { arbitrary: resolveArb, weight: 3 }, { arbitrary: voteArb, weight: 3 }, { arbitrary: silenceArb, weight: 1 }, { arbitrary: confirmArb, weight: 1 }), { minLength: 1, maxLength: 120 });
+const eventsArb = fc.array(
+  fc.oneof(
+    { arbitrary: openArb, weight: 3 },
+    { arbitrary: resolveArb, weight: 3 },
+    { arbitrary: voteArb, weight: 3 },
+    { arbitrary: silenceArb, weight: 1 },
+    { arbitrary: confirmArb, weight: 1 },
+  ),
+  { minLength: 1, maxLength: 120 },
+);
 
 const LIMITS = { maxFingerprints: 4, maxOpenPerFingerprint: 3, episodesPerTrigger: 3, recentEpisodes: 10 };
 
@@ -94,24 +113,29 @@ describe('incremental aggregates equal a full replay (property)', () => {
 
   it('through the ledger: transactions of random sizes and snapshots, then a replay of what was stored', async () => {
     await fc.assert(
-      fc.asyncProperty(eventsArb, fc.array(fc.integer({ min: 1, max: 7 }), { minLength: 1, maxLength: 40 }), fc.integer({ min: 0, max: 9 }), async (events, sizes, snapshotEvery) => {
-        const store = createStore('memory://', '');
-        const ledger = await Ledger.open(store, { limits: LIMITS, snapshotEvery });
-        let i = 0;
-        for (let k = 0; i < events.length; k++) {
-          const n = sizes[k % sizes.length]!;
-          const batch = events.slice(i, i + n);
-          i += n;
-          await ledger.transaction(async (tx) => {
-            for (const e of batch) tx.record(e);
-          });
-        }
-        const replayed = await Ledger.replayAll(store, LIMITS);
-        expect(JSON.stringify(ledger.state)).toBe(JSON.stringify(replayed));
-        const reopened = await Ledger.open(store, { limits: LIMITS });
-        expect(JSON.stringify(reopened.state)).toBe(JSON.stringify(replayed));
-        expect(JSON.stringify(replayed)).toBe(JSON.stringify(replayEvents(events, LIMITS)));
-      }),
+      fc.asyncProperty(
+        eventsArb,
+        fc.array(fc.integer({ min: 1, max: 7 }), { minLength: 1, maxLength: 40 }),
+        fc.integer({ min: 0, max: 9 }),
+        async (events, sizes, snapshotEvery) => {
+          const store = createStore('memory://', '');
+          const ledger = await Ledger.open(store, { limits: LIMITS, snapshotEvery });
+          let i = 0;
+          for (let k = 0; i < events.length; k++) {
+            const n = sizes[k % sizes.length]!;
+            const batch = events.slice(i, i + n);
+            i += n;
+            await ledger.transaction(async (tx) => {
+              for (const e of batch) tx.record(e);
+            });
+          }
+          const replayed = await Ledger.replayAll(store, LIMITS);
+          expect(JSON.stringify(ledger.state)).toBe(JSON.stringify(replayed));
+          const reopened = await Ledger.open(store, { limits: LIMITS });
+          expect(JSON.stringify(reopened.state)).toBe(JSON.stringify(replayed));
+          expect(JSON.stringify(replayed)).toBe(JSON.stringify(replayEvents(events, LIMITS)));
+        },
+      ),
       { numRuns: 100 },
     );
   });

@@ -1,11 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  applyEvent,
-  createLedgerState,
-  entryStats,
-  replayEvents,
-  restoreLedgerState,
-} from '../../../src/core/ledger/ledger-state.js';
+import { applyEvent, createLedgerState, entryStats, replayEvents, restoreLedgerState } from '../../../src/core/ledger/ledger-state.js';
 import type { LedgerState } from '../../../src/core/ledger/ledger-state.js';
 import { randomEvents } from './random-events.js';
 

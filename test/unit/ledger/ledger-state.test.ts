@@ -9,7 +9,6 @@ import {
   openEpisodes,
   recentEpisodes,
   replayEvents,
-  resolveChannelLive,
   silenceState,
   trackRecord,
 } from '../../../src/core/ledger/ledger-state.js';
@@ -70,10 +69,7 @@ describe('entry aggregate', () => {
   });
 
   it('ignores fresh opens and runbook answers in recalls', () => {
-    const s = replayEvents([
-      open('f', 0, { kind: 'fresh', entry: undefined }),
-      open('g', 1, { answerKind: 'runbook', entry: 'playbooks/crashloop.md' }),
-    ]);
+    const s = replayEvents([open('f', 0, { kind: 'fresh', entry: undefined }), open('g', 1, { answerKind: 'runbook', entry: 'playbooks/crashloop.md' })]);
     expect(entryStats(s, 'playbooks/crashloop.md').recalls).toBe(0);
   });
 
@@ -118,7 +114,8 @@ describe('track record (outcome factor)', () => {
   const H = 60; // minutes in an hour
   const WINDOW = 24 * H * 60_000; // the default resolve window, in ms
   const now = (m: number) => new Date(at(m));
-  const tr = (s: ReturnType<typeof replayEvents>, m: number, kind: 'incident' | 'runbook' = 'incident', entry = ENTRY) => trackRecord(s, entry, kind, now(m), WINDOW);
+  const tr = (s: ReturnType<typeof replayEvents>, m: number, kind: 'incident' | 'runbook' = 'incident', entry = ENTRY) =>
+    trackRecord(s, entry, kind, now(m), WINDOW);
 
   it('counts an unresolved recall only once concluded: in progress until the resolve window lapses', () => {
     const s = replayEvents([resolve('unrelated', 0), open('f', 1)]);
@@ -141,8 +138,16 @@ describe('track record (outcome factor)', () => {
 
   it('uses S = resolved + 👍, N = resolved + failed + 👍 + 👎′: rate (S+1)/(N+2), factor (S+1)/(N+1)', () => {
     const s = replayEvents([
-      resolve('x', 0), open('f', 0), resolve('f', 1), open('f', 2), resolve('f', 3), open('f', 4),
-      vote(TK, 'bob', 'up', 5), vote(TK, 'eve', 'down', 5), confirm(ENTRY, 6), confirm(ENTRY, 7),
+      resolve('x', 0),
+      open('f', 0),
+      resolve('f', 1),
+      open('f', 2),
+      resolve('f', 3),
+      open('f', 4),
+      vote(TK, 'bob', 'up', 5),
+      vote(TK, 'eve', 'down', 5),
+      confirm(ENTRY, 6),
+      confirm(ENTRY, 7),
     ]);
     // resolved 2, the third recall failed (past the window), up 1, down 1 offset by 2 confirmations
     expect(tr(s, 4 + 25 * H)).toMatchObject({ resolved: 2, failed: 1, effectiveDown: 0, rate: 4 / 6, factor: 4 / 5 });
@@ -185,7 +190,11 @@ describe('track record (outcome factor)', () => {
     const step = fc.oneof(
       fc.record({ kind: fc.constant('open' as const), fp: fc.integer({ min: 0, max: 4 }) }),
       fc.record({ kind: fc.constant('resolve' as const), fp: fc.integer({ min: 0, max: 4 }) }),
-      fc.record({ kind: fc.constant('vote' as const), user: fc.constantFrom('ann', 'bob', 'eve'), vote: fc.constantFrom('up' as const, 'down' as const, 'clear' as const) }),
+      fc.record({
+        kind: fc.constant('vote' as const),
+        user: fc.constantFrom('ann', 'bob', 'eve'),
+        vote: fc.constantFrom('up' as const, 'down' as const, 'clear' as const),
+      }),
       fc.record({ kind: fc.constant('confirm' as const) }),
       fc.record({ kind: fc.constant('wait' as const), minutes: fc.integer({ min: 1, max: 30 * H }) }),
     );
@@ -289,9 +298,23 @@ describe('bad input', () => {
 describe('findings', () => {
   const WINDOW = 24 * 3_600_000;
   const finding = (m: number, o: Partial<Record<string, unknown>> = {}) => ({
-    type: 'finding' as const, openId: 'o1', fingerprint: 'f', triggerKey: TK, kind: 'recall' as const, status: 'completed' as const, entry: ENTRY,
-    confidence: 0.86, verdict: 'action_suggested' as const, summary: 'heap too big', topCause: 'Xmx above the limit', checked: ['k8s__pod_status: OOMKilled'],
-    calls: 2, tokensIn: 900, tokensOut: 120, at: at(m), ...o,
+    type: 'finding' as const,
+    openId: 'o1',
+    fingerprint: 'f',
+    triggerKey: TK,
+    kind: 'recall' as const,
+    status: 'completed' as const,
+    entry: ENTRY,
+    confidence: 0.86,
+    verdict: 'action_suggested' as const,
+    summary: 'heap too big',
+    topCause: 'Xmx above the limit',
+    checked: ['k8s__pod_status: OOMKilled'],
+    calls: 2,
+    tokensIn: 900,
+    tokensOut: 120,
+    at: at(m),
+    ...o,
   });
 
   it('counts a verified recall against its entry: in progress, then a success when it resolves', () => {
@@ -312,7 +335,7 @@ describe('findings', () => {
     expect(trackRecord(s, ENTRY, 'incident', new Date(at(7)), WINDOW)).toMatchObject({ recalls: 1, resolved: 1, inFlight: 0 });
   });
 
-  it('keeps a fresh finding out of every entry\'s record, but remembers it for the trigger and sums the day\'s tokens', async () => {
+  it("keeps a fresh finding out of every entry's record, but remembers it for the trigger and sums the day's tokens", async () => {
     const { triggerFindings, tokensSpent } = await import('../../../src/core/ledger/ledger-state.js');
     const s = replayEvents([open('f', 1, { id: 'o1', kind: 'fresh', entry: undefined })]);
     applyEvent(s, finding(2, { kind: 'fresh', entry: undefined }));

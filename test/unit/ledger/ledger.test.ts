@@ -46,7 +46,8 @@ class FlakyStore implements KeyValueStore {
     return this.inner.delete(key);
   }
   async appendLog(log: LogKeys, values: readonly unknown[]) {
-    if (this.failKey !== undefined && (log.headKey.startsWith(this.failKey) || log.prefix.startsWith(this.failKey))) throw new Error(`disk full appending to ${log.prefix}`);
+    if (this.failKey !== undefined && (log.headKey.startsWith(this.failKey) || log.prefix.startsWith(this.failKey)))
+      throw new Error(`disk full appending to ${log.prefix}`);
     return this.inner.appendLog(log, values);
   }
   close() {
@@ -251,7 +252,8 @@ describe('Ledger', () => {
     await ledger.append({ type: 'delivered', openId: 'open-1', fingerprint: 'f', transport: 'console', messageRef: 'th-9', at: '2026-03-01T00:00:01.000Z' });
     expect(ledger.openEpisodes('f')[0]?.threadId).toBe('th-9');
     expect(ledger.occurrences(TK).newestOpen?.threadId).toBe('th-9');
-    expect((await ledger.record({ type: 'resolve', fingerprint: 'f', endsAt: '2026-03-01T00:14:00.000Z', at: '2026-03-01T00:20:00.000Z' })).closed).toMatchObject({ threadId: 'th-9', endsAt: '2026-03-01T00:14:00.000Z' });
+    expect(
+      (await ledger.record({ type: 'resolve', fingerprint: 'f', endsAt: '2026-03-01T00:14:00.000Z', at: '2026-03-01T00:20:00.000Z' })).closed,
+    ).toMatchObject({ threadId: 'th-9', endsAt: '2026-03-01T00:14:00.000Z' });
   });
 });
-

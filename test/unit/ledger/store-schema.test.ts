@@ -44,12 +44,16 @@ afterEach(async () => {
 /** Every per-entry aggregate and per-trigger occurrence a ledger answers. */
 function reads(l: Ledger): unknown {
   const now = new Date('2026-04-01T00:00:00Z');
-  const entries = Object.keys(l.state.entries).sort().map((e) => [e, l.entryStats(e), l.trackRecord(e, 'incident', now)]);
-  const triggers = Object.keys(l.state.triggers).sort().map((t) => [t, l.occurrences(t), l.silenceState(t, now), l.recentEpisodes(t)]);
+  const entries = Object.keys(l.state.entries)
+    .sort()
+    .map((e) => [e, l.entryStats(e), l.trackRecord(e, 'incident', now)]);
+  const triggers = Object.keys(l.state.triggers)
+    .sort()
+    .map((t) => [t, l.occurrences(t), l.silenceState(t, now), l.recentEpisodes(t)]);
   return JSON.parse(JSON.stringify({ seq: l.seq, entries, triggers, recent: l.recentEpisodes(), resolves: l.state.resolves }));
 }
 
-describe('a store in today\'s format (written by the build before the schema version)', () => {
+describe("a store in today's format (written by the build before the schema version)", () => {
   it('opens with the new code, gets version 1 recorded by its writer, and reads exactly the same', async () => {
     const file = join(dir, 'reprise.sqlite');
     copyFileSync(FIXTURE, file);
@@ -122,7 +126,7 @@ describe('a store claiming a newer schema version', () => {
 });
 
 describe('recording the version', () => {
-  it('records the current version on an empty store at the writer\'s open, and nothing for a reader', async () => {
+  it("records the current version on an empty store at the writer's open, and nothing for a reader", async () => {
     const s = store('memory://');
     await Ledger.open(s);
     expect(await s.get(STORE_SCHEMA_KEY)).toBeUndefined();
@@ -177,7 +181,11 @@ describe('the migration registry', () => {
     expect(ran).toEqual(['0→1', '1→2', '2→3']);
     expect(await s.get('renamed')).toBe('value');
     const rec = await s.get<StoreSchemaRecord>(STORE_SCHEMA_KEY);
-    expect(rec).toEqual({ version: 3, at: '2026-06-01T00:00:00.000Z', migrated: [0, 1, 2].map((from) => ({ from, to: from + 1, at: '2026-06-01T00:00:00.000Z' })) });
+    expect(rec).toEqual({
+      version: 3,
+      at: '2026-06-01T00:00:00.000Z',
+      migrated: [0, 1, 2].map((from) => ({ from, to: from + 1, at: '2026-06-01T00:00:00.000Z' })),
+    });
     expect(await migrateStoreSchema(plain(s), clock, 3, registry())).toEqual([]);
   });
 

@@ -13,7 +13,12 @@ import type { Incident } from '../../../src/core/types.js';
 import { alert, fixedSnapshot, incidentEntry } from '../recall/recall-fixtures.js';
 import { botHarness } from '../bot/bot-harness.js';
 
-const oom = incidentEntry('incidents/checkout-api-oomkilled.md', { resource: 'payments/checkout-api', title: 'checkout-api OOMKilled', cause: 'cache', resolution: 'rollback' });
+const oom = incidentEntry('incidents/checkout-api-oomkilled.md', {
+  resource: 'payments/checkout-api',
+  title: 'checkout-api OOMKilled',
+  cause: 'cache',
+  resolution: 'rollback',
+});
 const snapshot = fixedSnapshot([oom], { [oom.id]: 30 });
 const firing = (fingerprint = 'fp-1', pod = 'checkout-api-7d9f8c6b5-x2k4q'): Incident =>
   alert({ alertname: 'KubePodCrashLooping', fingerprint, labels: { namespace: 'payments', pod }, annotations: { summary: 'crash looping' } });
@@ -65,7 +70,7 @@ describe('outbox worker', () => {
     expect(h.transport.posts).toHaveLength(1);
   });
 
-  it('gives up on a permanent refusal at once, records why, and drops the thread\'s later messages too', async () => {
+  it("gives up on a permanent refusal at once, records why, and drops the thread's later messages too", async () => {
     const h = await botHarness({ snapshot, transports: [{ failPost: { retryable: false } }] });
     await h.bot.handle([firing()]);
     await h.settle();

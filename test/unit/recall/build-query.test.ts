@@ -9,8 +9,13 @@ const expr = (promql: string): string => `http://prometheus-k8s.monitoring:9090/
 const hpa = alert({
   alertname: 'Alert754f89',
   labels: { namespace: 'payments', horizontalpodautoscaler: 'ledger-sync', job: 'kube-state-metrics' },
-  annotations: { summary: 'HPA is running at max replicas', description: 'HPA payments/ledger-sync has been running at max replicas for longer than 15 minutes.' },
-  generatorURL: expr('kube_horizontalpodautoscaler_status_current_replicas{job="kube-state-metrics", reason!="Ignored"} == kube_horizontalpodautoscaler_spec_max_replicas'),
+  annotations: {
+    summary: 'HPA is running at max replicas',
+    description: 'HPA payments/ledger-sync has been running at max replicas for longer than 15 minutes.',
+  },
+  generatorURL: expr(
+    'kube_horizontalpodautoscaler_status_current_replicas{job="kube-state-metrics", reason!="Ignored"} == kube_horizontalpodautoscaler_spec_max_replicas',
+  ),
 });
 
 describe('buildQuery', () => {
@@ -44,7 +49,10 @@ describe('buildQuery', () => {
   });
 
   it('takes the alert name from runbook_url, never the host or folders', () => {
-    const i = alert({ alertname: 'Alertfc7494', annotations: { runbook_url: 'https://runbooks.prometheus-operator.dev/runbooks/kubernetes/kubepodcrashlooping/' } });
+    const i = alert({
+      alertname: 'Alertfc7494',
+      annotations: { runbook_url: 'https://runbooks.prometheus-operator.dev/runbooks/kubernetes/kubepodcrashlooping/' },
+    });
     const { tokens } = buildQuery(i, W({ runbookUrl: 2 }));
     expect(tokens).toContain('kubepodcrashloop');
     expect(tokens).not.toContain('runbook');

@@ -20,15 +20,20 @@ const entry = (id: string) =>
       // Pointer pages resolve against the whole catalog: by path, path without .md, or alert.
       pointsTo: fc.option(fc.constantFrom('a.md', 'b', 'f.md', 'EtcdNoLeader'), { nil: undefined, freq: 3 }),
     })
-    .map(({ pointsTo, ...t }) =>
-      ({ ...makeEntry(id, { ...t, status: t.status as Entry['status'], ...(t.source ? { source: t.source } : {}) }), ...(pointsTo ? { pointsTo } : {}) }) as Entry,
+    .map(
+      ({ pointsTo, ...t }) =>
+        ({
+          ...makeEntry(id, { ...t, status: t.status as Entry['status'], ...(t.source ? { source: t.source } : {}) }),
+          ...(pointsTo ? { pointsTo } : {}),
+        }) as Entry,
     );
 
 const ids = (xs: readonly Entry[]): string[] => xs.map((e) => e.id);
 
 /** Everything a snapshot answers, as plain data. */
 function tables(s: CatalogSnapshot): unknown {
-  const sorted = <V>(m: ReadonlyMap<string, V>, f: (v: V) => unknown) => [...m].map(([k, v]) => [k, f(v)]).sort((a, b) => String(a[0]).localeCompare(String(b[0])));
+  const sorted = <V>(m: ReadonlyMap<string, V>, f: (v: V) => unknown) =>
+    [...m].map(([k, v]) => [k, f(v)]).sort((a, b) => String(a[0]).localeCompare(String(b[0])));
   return {
     entries: ids(s.entries),
     byId: sorted(s.byId, (e) => e),
@@ -47,7 +52,10 @@ describe('updateCatalogSnapshot', () => {
     fc.assert(
       fc.property(
         fc.uniqueArray(idArb, { maxLength: 6 }).chain((xs) => fc.tuple(...xs.map(entry))),
-        fc.array(fc.record({ upserts: fc.array(idArb.chain(entry), { maxLength: 3 }), removedIds: fc.subarray(['a.md', 'c/d.md', 'g.md', 'zz.md']) }), { minLength: 1, maxLength: 3 }),
+        fc.array(fc.record({ upserts: fc.array(idArb.chain(entry), { maxLength: 3 }), removedIds: fc.subarray(['a.md', 'c/d.md', 'g.md', 'zz.md']) }), {
+          minLength: 1,
+          maxLength: 3,
+        }),
         fc.boolean(),
         (initial, changes, inIdOrder) => {
           // In id order the list is edited by position; otherwise filtered and merged.

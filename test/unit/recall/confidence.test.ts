@@ -6,11 +6,22 @@ import { DAY_MS, NOW, alert, fixedSnapshot, incidentEntry, noHistory, playbook, 
 const fresh = incidentEntry('incidents/fresh.md', { resource: 'payments/checkout-api', title: 'fresh', timestamp: '2025-12-01' });
 const stale = incidentEntry('incidents/stale.md', { resource: 'payments/checkout-api', title: 'stale', timestamp: '2025-01-01' });
 const revalidated = incidentEntry('incidents/revalidated.md', {
-  resource: 'payments/checkout-api', title: 'old but re-validated', timestamp: '2024-01-01', lastValidated: '2025-11-15',
+  resource: 'payments/checkout-api',
+  title: 'old but re-validated',
+  timestamp: '2024-01-01',
+  lastValidated: '2025-11-15',
 });
 const opts = recallOpts();
 const base = (over: Partial<ConfidenceInput> = {}): ConfidenceInput => ({
-  score: 16, margin: 16, solo: true, tier: 'exact', byName: false, factor: 1, entry: fresh, now: NOW, ...over,
+  score: 16,
+  margin: 16,
+  solo: true,
+  tier: 'exact',
+  byName: false,
+  factor: 1,
+  entry: fresh,
+  now: NOW,
+  ...over,
 });
 
 describe('deriveConfidence', () => {

@@ -78,9 +78,21 @@ describe('outcome gate over a real ledger', () => {
     applyEvent(state, e);
   };
   const open = (fp: string, entry: string, at: string): OpenEvent => ({
-    type: 'open', fingerprint: fp, triggerKey: 'tk', kind: 'recall', entry, answerKind: 'incident', dupFingerprint: 'dup', verdict: 'action_suggested', resolvable: true, at,
+    type: 'open',
+    fingerprint: fp,
+    triggerKey: 'tk',
+    kind: 'recall',
+    entry,
+    answerKind: 'incident',
+    dupFingerprint: 'dup',
+    verdict: 'action_suggested',
+    resolvable: true,
+    at,
   });
-  const lookup = (state: LedgerState): TrackLookup => (id, kind) => trackRecord(state, id, kind, NOW, 24 * 3_600_000);
+  const lookup =
+    (state: LedgerState): TrackLookup =>
+    (id, kind) =>
+      trackRecord(state, id, kind, NOW, 24 * 3_600_000);
 
   it('withholds decay until the ledger has seen any resolve, then rejects', () => {
     const state = createLedgerState();

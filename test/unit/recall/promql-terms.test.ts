@@ -5,11 +5,13 @@ import { growth, LINEAR_RATIO } from '../../helpers/growth.js';
 
 const MiB = 1024 * 1024;
 
-
 describe('expressionFromGeneratorUrl', () => {
   it('takes g0.expr from a Prometheus generatorURL, URL-decoded', () => {
-    const url = 'http://prometheus-k8s.monitoring:9090/graph?g0.expr=max_over_time%28kube_pod_container_status_waiting_reason%7Breason%3D%22CrashLoopBackOff%22%2C+job%3D%22kube-state-metrics%22%7D%5B5m%5D%29+%3E%3D+1&g0.tab=1';
-    expect(expressionFromGeneratorUrl(url)).toBe('max_over_time(kube_pod_container_status_waiting_reason{reason="CrashLoopBackOff", job="kube-state-metrics"}[5m]) >= 1');
+    const url =
+      'http://prometheus-k8s.monitoring:9090/graph?g0.expr=max_over_time%28kube_pod_container_status_waiting_reason%7Breason%3D%22CrashLoopBackOff%22%2C+job%3D%22kube-state-metrics%22%7D%5B5m%5D%29+%3E%3D+1&g0.tab=1';
+    expect(expressionFromGeneratorUrl(url)).toBe(
+      'max_over_time(kube_pod_container_status_waiting_reason{reason="CrashLoopBackOff", job="kube-state-metrics"}[5m]) >= 1',
+    );
   });
 
   it('finds the expression in any position, and a plain `expr` parameter', () => {
@@ -97,7 +99,13 @@ describe('percentDecode', () => {
   });
 
   it('decodes 1 MiB of percent-encoding garbage in linear time', () => {
-    const patterns: Array<(n: number) => string> = [(n) => '%'.repeat(n), (n) => '%F'.repeat(n / 2), (n) => '%FF'.repeat(Math.floor(n / 3)), (n) => '%C3'.repeat(Math.floor(n / 3)), (n) => '+'.repeat(n)];
+    const patterns: Array<(n: number) => string> = [
+      (n) => '%'.repeat(n),
+      (n) => '%F'.repeat(n / 2),
+      (n) => '%FF'.repeat(Math.floor(n / 3)),
+      (n) => '%C3'.repeat(Math.floor(n / 3)),
+      (n) => '+'.repeat(n),
+    ];
     for (const make of patterns) {
       expect(typeof percentDecode(make(16))).toBe('string');
       const g = growth(make, (input) => percentDecode(input), MiB / 4);
@@ -106,7 +114,11 @@ describe('percentDecode', () => {
   });
 
   it('reads a 1 MiB generatorURL of garbage in linear time', () => {
-    const urls: Array<(n: number) => string> = [(n) => `http://p/graph?${'&'.repeat(n)}`, (n) => `http://p/graph?g0.expr=${'%7B'.repeat(Math.floor(n / 3))}`, (n) => `http://p/graph?${'g0.exp=x&'.repeat(Math.floor(n / 9))}`];
+    const urls: Array<(n: number) => string> = [
+      (n) => `http://p/graph?${'&'.repeat(n)}`,
+      (n) => `http://p/graph?g0.expr=${'%7B'.repeat(Math.floor(n / 3))}`,
+      (n) => `http://p/graph?${'g0.exp=x&'.repeat(Math.floor(n / 9))}`,
+    ];
     for (const make of urls) {
       const g = growth(make, (url) => scanPromql(expressionFromGeneratorUrl(url)), MiB / 4);
       expect(g.ratio, `${make(30).slice(0, 30)}…: ${g.small.toFixed(1)} ms → ${g.large.toFixed(1)} ms`).toBeLessThan(LINEAR_RATIO);

@@ -53,7 +53,7 @@ describe('recall decision', () => {
     expect(recallDecision(r)).toEqual({ answer: 'incident', stoppedBy: null });
   });
 
-  it('a runbook refusal does not count as the instant candidate\'s stop', () => {
+  it("a runbook refusal does not count as the instant candidate's stop", () => {
     const trace = [
       { gate: 'margin' as const, entry: 'runbooks/x.md', passed: false, value: 1, threshold: 2, reason: '' },
       { gate: 'outcome' as const, entry: A, passed: false, value: 0.1, threshold: 0.5, reason: '' },

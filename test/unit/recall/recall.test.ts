@@ -3,7 +3,20 @@ import { buildQuery } from '../../../src/core/recall/build-query.js';
 import { buildCatalogSnapshot } from '../../../src/core/recall/catalog-snapshot.js';
 import { entryForRunbookUrl, recall } from '../../../src/core/recall/recall.js';
 import type { GateTraceStep } from '../../../src/core/types.js';
-import { NOW, alert, entryFrom, fixedSnapshot, fixedScoreIndex, flexSnapshot, incidentEntry, noHistory, playbook, recallOpts, stepsOf, tracks } from './recall-fixtures.js';
+import {
+  NOW,
+  alert,
+  entryFrom,
+  fixedSnapshot,
+  fixedScoreIndex,
+  flexSnapshot,
+  incidentEntry,
+  noHistory,
+  playbook,
+  recallOpts,
+  stepsOf,
+  tracks,
+} from './recall-fixtures.js';
 
 const crashBook = playbook('runbooks/pod-crash.md', {
   title: 'Pod crash looping',
@@ -66,7 +79,10 @@ describe('runbook_url selects an entry', () => {
       const i = alert({ alertname: 'Other', labels: { namespace: 'web', pod: 'front-7d9f8c6b5-x2k4q' }, annotations: { runbook_url: url } });
       const r = recall(i, snap2, noHistory, recallOpts(), NOW);
       expect(r.runbook, url).toBeNull();
-      expect(r.trace.some((s) => s.value === 'runbook_url'), url).toBe(false);
+      expect(
+        r.trace.some((s) => s.value === 'runbook_url'),
+        url,
+      ).toBe(false);
     }
   });
 
@@ -107,7 +123,11 @@ describe('gate trace', () => {
     expect(r.trace.length).toBeGreaterThanOrEqual(entries.length);
     r.trace.forEach(isStep);
     // Every candidate got a structural (or status) verdict, and every gate appears that ran.
-    for (const id of r.ranked) expect(r.trace.some((s) => s.entry === id && (s.gate === 'structural' || s.gate === 'status')), id).toBe(true);
+    for (const id of r.ranked)
+      expect(
+        r.trace.some((s) => s.entry === id && (s.gate === 'structural' || s.gate === 'status')),
+        id,
+      ).toBe(true);
     expect(new Set(r.trace.map((s) => s.gate))).toEqual(new Set(['structural', 'status', 'margin', 'outcome']));
     // Structurally agreeing candidates rank first.
     expect(r.ranked.slice(0, 2).sort()).toEqual(['incidents/a.md', 'runbooks/KubePodCrashLooping.md']);
@@ -145,10 +165,17 @@ describe('candidates', () => {
 
 describe('aliases and pointer pages', () => {
   const degraded = entryFrom('node/NodeRAIDDegraded.md', '---\ntitle: Node RAID Degraded\n---\n# NodeRAIDDegraded\n\n## Meaning\n\nRAID array is degraded.\n');
-  const pointer = entryFrom('node/NodeRAIDDiskFailure.md', '---\ntitle: Node RAID Disk Failure\n---\n# NodeRAIDDiskFailure\n\nSee [Node RAID Degraded]({{< ref "./NodeRAIDDegraded.md" >}})\n');
+  const pointer = entryFrom(
+    'node/NodeRAIDDiskFailure.md',
+    '---\ntitle: Node RAID Disk Failure\n---\n# NodeRAIDDiskFailure\n\nSee [Node RAID Degraded]({{< ref "./NodeRAIDDegraded.md" >}})\n',
+  );
   const other = playbook('runbooks/disk.md', { title: 'Disk', alerts: ['NodeDiskIOSaturation'], body: 'disks' });
   const renamed = playbook('etcd/quota.md', { title: 'etcd quota', alerts: ['etcdBackendQuotaLowSpace'], body: 'defrag' });
-  const withAlias = { ...renamed, alerts: [...renamed.alerts, 'etcddatabasequotalowspace'], alertNames: ['etcdBackendQuotaLowSpace', 'etcdDatabaseQuotaLowSpace'] };
+  const withAlias = {
+    ...renamed,
+    alerts: [...renamed.alerts, 'etcddatabasequotalowspace'],
+    alertNames: ['etcdBackendQuotaLowSpace', 'etcdDatabaseQuotaLowSpace'],
+  };
 
   it('a renamed alert finds the runbook that lists its new name as an alias', () => {
     const i = alert({ alertname: 'etcdDatabaseQuotaLowSpace', labels: { namespace: 'kube-system', job: 'etcd' } });
@@ -167,7 +194,7 @@ describe('aliases and pointer pages', () => {
     expect(recall(i, fixedSnapshot([degraded, standalone, other], scores), noHistory, recallOpts(), NOW).answer).toBeNull();
   });
 
-  it('the pointer page\'s own alert is covered by its target too', () => {
+  it("the pointer page's own alert is covered by its target too", () => {
     const i = alert({ alertname: 'NodeRAIDDiskFailure', labels: { namespace: 'search' } });
     const r = recall(i, fixedSnapshot([degraded, pointer, other], { [degraded.id]: 20, [pointer.id]: 19, [other.id]: 5 }), noHistory, recallOpts(), NOW);
     expect(stepsOf(r.trace, 'structural', degraded.id)[0]).toMatchObject({ passed: true, reason: 'covers alert NodeRAIDDiskFailure' });

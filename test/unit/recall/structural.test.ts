@@ -154,7 +154,11 @@ describe('structural gate: runbooks and alert names', () => {
   const generic = playbook('runbooks/generic.md', { title: 'Generic triage', body: 'Look at dashboards.' });
   /** Unrelated runbooks, so term statistics look like a real catalog's. */
   const filler = [
-    playbook('runbooks/disk.md', { title: 'Node disk filling up', alerts: ['NodeFilesystemSpaceFillingUp'], body: 'Find large files with du; clean up old images.' }),
+    playbook('runbooks/disk.md', {
+      title: 'Node disk filling up',
+      alerts: ['NodeFilesystemSpaceFillingUp'],
+      body: 'Find large files with du; clean up old images.',
+    }),
     playbook('runbooks/cert.md', { title: 'Certificate expiring soon', alerts: ['CertificateExpiry'], body: 'Check cert-manager orders and ACME challenges.' }),
     playbook('runbooks/dns.md', { title: 'CoreDNS errors', alerts: ['CoreDNSErrorsHigh'], body: 'Check upstream resolvers and the loop plugin.' }),
   ];

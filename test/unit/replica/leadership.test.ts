@@ -145,7 +145,20 @@ describe.skipIf(!HAS_REDIS)('leader election on Redis', () => {
     const lease = s.leaderLease!('a', 10_000);
     const fence: Fence = { key: lease.fenceKey, token: (await lease.acquire())! };
     const inbox = new Inbox(s, silentLogger);
-    const item = (id: string): InboxItem => ({ id, kind: 'chat', at: '2026-01-01T00:00:00Z', from: 'r', event: { type: 'reaction', eventId: id, transport: 'console', user: { id: 'u' }, reaction: '+1', target: { transport: 'console', channel: 'c', id: 'm' } } as never });
+    const item = (id: string): InboxItem => ({
+      id,
+      kind: 'chat',
+      at: '2026-01-01T00:00:00Z',
+      from: 'r',
+      event: {
+        type: 'reaction',
+        eventId: id,
+        transport: 'console',
+        user: { id: 'u' },
+        reaction: '+1',
+        target: { transport: 'console', channel: 'c', id: 'm' },
+      } as never,
+    });
     expect(await inbox.put(item('one'))).toBe(1);
     expect(await inbox.put(item('one'))).toBe(1); // the same event twice (two replicas syncing Matrix)
     expect(await inbox.put(item('two'))).toBe(2);
@@ -156,10 +169,13 @@ describe.skipIf(!HAS_REDIS)('leader election on Redis', () => {
     // The handler fails on "three" (the store went away mid-way): the cursor stays before it.
     let fail = true;
     await expect(
-      inbox.drain(async (i) => {
-        if (i.id === 'three' && fail) throw new Error('store unavailable');
-        seen.push(i.id);
-      }, () => fence),
+      inbox.drain(
+        async (i) => {
+          if (i.id === 'three' && fail) throw new Error('store unavailable');
+          seen.push(i.id);
+        },
+        () => fence,
+      ),
     ).rejects.toThrow(/unavailable/);
     expect(seen).toEqual(['one', 'two']);
     expect(await s.get(INBOX_CURSOR)).toBe(2);
@@ -169,12 +185,27 @@ describe.skipIf(!HAS_REDIS)('leader election on Redis', () => {
     await lease.release(fence.token);
     const other = store().leaderLease!('b', 10_000);
     const newer: Fence = { key: other.fenceKey, token: (await other.acquire())! };
-    await expect(inbox.drain(async (i) => void seen.push(`stale ${i.id}`), () => fence)).rejects.toBeInstanceOf(StaleFenceError);
+    await expect(
+      inbox.drain(
+        async (i) => void seen.push(`stale ${i.id}`),
+        () => fence,
+      ),
+    ).rejects.toBeInstanceOf(StaleFenceError);
     expect(await s.get(INBOX_CURSOR)).toBe(2);
-    expect(await inbox.drain(async (i) => void seen.push(i.id), () => newer)).toBe(1);
+    expect(
+      await inbox.drain(
+        async (i) => void seen.push(i.id),
+        () => newer,
+      ),
+    ).toBe(1);
     expect(seen).toEqual(['one', 'two', 'stale three', 'three']);
     expect(await inbox.lag()).toBe(0);
-    expect(await inbox.drain(async () => void seen.push('again'), () => newer)).toBe(0);
+    expect(
+      await inbox.drain(
+        async () => void seen.push('again'),
+        () => newer,
+      ),
+    ).toBe(0);
   });
 });
 

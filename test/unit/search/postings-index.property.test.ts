@@ -35,11 +35,16 @@ const entryText = fc.record({
 
 /** Entries with distinct ids in random order (ties are broken by id). */
 const catalog = (min: number, max: number) =>
-  fc.array(fc.tuple(fc.string({ minLength: 1, maxLength: 3, unit: fc.constantFrom('a', 'b', 'c') }), entryText), { minLength: min, maxLength: max }).map((xs) => xs.map(([prefix, t], i) => makeEntry(`${prefix}${i}.md`, t)));
+  fc
+    .array(fc.tuple(fc.string({ minLength: 1, maxLength: 3, unit: fc.constantFrom('a', 'b', 'c') }), entryText), { minLength: min, maxLength: max })
+    .map((xs) => xs.map(([prefix, t], i) => makeEntry(`${prefix}${i}.md`, t)));
 
 const query = fc.array(fc.oneof(word, fc.constantFrom('unknownword', 'kubepodcrashloop', 'leader')), { minLength: 1, maxLength: 8 });
 const weightsFor = (q: string[]) =>
-  fc.option(fc.array(fc.constantFrom(0, 0.5, 1, 2, 3), { minLength: q.length, maxLength: q.length }).map((ws) => new Map(q.map((t, i) => [t, ws[i]!]))), { nil: undefined });
+  fc.option(
+    fc.array(fc.constantFrom(0, 0.5, 1, 2, 3), { minLength: q.length, maxLength: q.length }).map((ws) => new Map(q.map((t, i) => [t, ws[i]!]))),
+    { nil: undefined },
+  );
 const queryWithWeights = query.chain((q) => fc.tuple(fc.constant(q), weightsFor(q), fc.integer({ min: 1, max: 25 })));
 
 const view = (cs: readonly Candidate[]): [string, number][] => cs.map((c) => [c.entry.id, c.score]);
@@ -63,7 +68,10 @@ describe('PostingsIndex properties', () => {
 
   const change = (ids: string[]) =>
     fc.record({
-      upserts: fc.array(fc.tuple(fc.oneof(fc.constantFrom(...ids, 'x.md'), fc.string({ minLength: 1, maxLength: 4, unit: fc.constantFrom('n', 'o') })), entryText), { maxLength: 4 }),
+      upserts: fc.array(
+        fc.tuple(fc.oneof(fc.constantFrom(...ids, 'x.md'), fc.string({ minLength: 1, maxLength: 4, unit: fc.constantFrom('n', 'o') })), entryText),
+        { maxLength: 4 },
+      ),
       removed: fc.subarray([...ids, 'missing.md'], { maxLength: Math.min(4, ids.length + 1) }),
     });
 
@@ -71,7 +79,13 @@ describe('PostingsIndex properties', () => {
     it(`after updates answers like an index built afresh (churnShare ${churnShare})`, () => {
       fc.assert(
         fc.property(
-          catalog(0, 40).chain((entries) => fc.tuple(fc.constant(entries), fc.array(change(entries.map((e) => e.id).concat('n.md')), { minLength: 1, maxLength: 4 }), fc.array(queryWithWeights, { minLength: 1, maxLength: 4 }))),
+          catalog(0, 40).chain((entries) =>
+            fc.tuple(
+              fc.constant(entries),
+              fc.array(change(entries.map((e) => e.id).concat('n.md')), { minLength: 1, maxLength: 4 }),
+              fc.array(queryWithWeights, { minLength: 1, maxLength: 4 }),
+            ),
+          ),
           ([entries, changes, queries]) => {
             const index = new PostingsIndex(entries, { churnShare });
             const live = new Map(entries.map((e) => [e.id, e]));

@@ -32,7 +32,10 @@ describe('PostingsIndex on the runbook corpus', () => {
   it('returns the exhaustive top 20 with the same scores for alert names and real alert texts', () => {
     expect(index.size).toBe(108);
     for (const e of entries) expectSame(index, scan, tokenize(e.id.split('/').pop()!.replace(/\.md$/, '')));
-    const cases = readFileSync(`${CORPUS}/cases-dev.jsonl`, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { payload: { alerts: Array<{ labels: Record<string, string>; annotations: Record<string, string> }> } });
+    const cases = readFileSync(`${CORPUS}/cases-dev.jsonl`, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { payload: { alerts: Array<{ labels: Record<string, string>; annotations: Record<string, string> }> } });
     for (const c of cases.filter((_, i) => i % 5 === 0)) {
       const a = c.payload.alerts[0]!;
       expectSame(index, scan, tokenize([a.annotations['summary'], a.annotations['description'], ...Object.values(a.labels)].join(' ')), 5);
@@ -66,7 +69,16 @@ describe('PostingsIndex pruning on a 1,500-entry synthetic catalog', () => {
 
   it('still ranks exactly with negative weights (no bounds then)', () => {
     const q = queries[0]!.tokens;
-    expectSame(index, scan, q, 10, new Map([[q[0]!, -1], [q[1]!, 0.5]]));
+    expectSame(
+      index,
+      scan,
+      q,
+      10,
+      new Map([
+        [q[0]!, -1],
+        [q[1]!, 0.5],
+      ]),
+    );
   });
 });
 
@@ -192,6 +204,9 @@ describe('PostingsIndex updates', () => {
     const victim = entries[3]!;
     victim.body = 'completely different words now';
     index.update([{ ...victim, title: 'replaced' }], []);
-    expectLikeFresh(index, entries.map((e) => (e.id === victim.id ? { ...victim, title: 'replaced' } : e)));
+    expectLikeFresh(
+      index,
+      entries.map((e) => (e.id === victim.id ? { ...victim, title: 'replaced' } : e)),
+    );
   });
 });

@@ -58,7 +58,14 @@ describe('AlertmanagerApi', () => {
       { fingerprint: 'bbb', state: 'suppressed', silenced: false, inhibited: true },
       { fingerprint: 'ddd', state: 'active', silenced: false, inhibited: false },
     ]);
-    expect(await api.silenceAlert({ fingerprint: 'aaa', endsAt: '2030-01-01T00:00:00.000Z', createdBy: 'ann via Reprise (slack)', comment: 'Silenced from Reprise by ann.' })).toBe('sil-9');
+    expect(
+      await api.silenceAlert({
+        fingerprint: 'aaa',
+        endsAt: '2030-01-01T00:00:00.000Z',
+        createdBy: 'ann via Reprise (slack)',
+        comment: 'Silenced from Reprise by ann.',
+      }),
+    ).toBe('sil-9');
     const post = JSON.parse(received.at(-1)!.body) as Record<string, unknown>;
     expect(post).toMatchObject({ endsAt: '2030-01-01T00:00:00.000Z', createdBy: 'ann via Reprise (slack)', comment: 'Silenced from Reprise by ann.' });
     expect(post['matchers']).toEqual([
@@ -78,7 +85,10 @@ describe('AlertmanagerApi', () => {
     ];
     for (const [handler, message] of cases) {
       const url = await fakeAm(handler);
-      const err = await new AlertmanagerApi({ url, timeoutMs: 300 }).alerts().then(() => undefined, (e: unknown) => e);
+      const err = await new AlertmanagerApi({ url, timeoutMs: 300 }).alerts().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(err).toBeInstanceOf(RepriseError);
       expect((err as RepriseError).message).toMatch(message);
       server?.closeAllConnections();
@@ -86,7 +96,9 @@ describe('AlertmanagerApi', () => {
       server = undefined;
     }
     const url = await fakeAm(() => ({ status: 200, body: JSON.stringify(ALERTS) }));
-    await expect(new AlertmanagerApi({ url, timeoutMs: 2000 }).silenceAlert({ fingerprint: 'gone', endsAt: '2030-01-01T00:00:00Z', createdBy: 'a', comment: 'c' })).rejects.toMatchObject({ code: 'not_found' });
+    await expect(
+      new AlertmanagerApi({ url, timeoutMs: 2000 }).silenceAlert({ fingerprint: 'gone', endsAt: '2030-01-01T00:00:00Z', createdBy: 'a', comment: 'c' }),
+    ).rejects.toMatchObject({ code: 'not_found' });
   });
 
   it('an unreachable Alertmanager is logged once and retried each round; the bot goes on', async () => {

@@ -28,7 +28,13 @@ const card = (triggerKey: string, over: Partial<CardView> = {}): CardView => ({
   mentions: [],
   ...over,
 });
-const detail: DetailView = { kind: 'detail', sections: [{ kind: 'fall_through', note: 'no model' }], facts: [['alert', 'KubePodCrashLooping']], labels: [['namespace', 'payments']], triggerKey: 'tk-a' };
+const detail: DetailView = {
+  kind: 'detail',
+  sections: [{ kind: 'fall_through', note: 'no model' }],
+  facts: [['alert', 'KubePodCrashLooping']],
+  labels: [['namespace', 'payments']],
+  triggerKey: 'tk-a',
+};
 const opts = { idempotencyKey: 'k' };
 const to = { transport: 'console', channel: 'console' };
 
@@ -92,9 +98,27 @@ describe('ConsoleTransport', () => {
   it('hands injected chat events to the sink it was started with', async () => {
     const t = new ConsoleTransport({ write: () => {} });
     const seen: string[] = [];
-    await expect(t.inject({ type: 'command', eventId: 'e0', transport: 'console', user: { id: 'ann' }, channel: 'console', text: 'status', respond: { kind: 'ephemeral', channel: 'console', user: 'ann' } })).rejects.toThrow(/not started/);
+    await expect(
+      t.inject({
+        type: 'command',
+        eventId: 'e0',
+        transport: 'console',
+        user: { id: 'ann' },
+        channel: 'console',
+        text: 'status',
+        respond: { kind: 'ephemeral', channel: 'console', user: 'ann' },
+      }),
+    ).rejects.toThrow(/not started/);
     await t.start(async (e) => void seen.push(e.eventId));
-    await t.inject({ type: 'command', eventId: 'e1', transport: 'console', user: { id: 'ann' }, channel: 'console', text: 'status', respond: { kind: 'ephemeral', channel: 'console', user: 'ann' } });
+    await t.inject({
+      type: 'command',
+      eventId: 'e1',
+      transport: 'console',
+      user: { id: 'ann' },
+      channel: 'console',
+      text: 'status',
+      respond: { kind: 'ephemeral', channel: 'console', user: 'ann' },
+    });
     expect(seen).toEqual(['e1']);
   });
 });

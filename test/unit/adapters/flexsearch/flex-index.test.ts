@@ -44,18 +44,27 @@ describe('FlexSearch candidates + BM25 on the runbook corpus', () => {
   });
 
   it('agrees with a full scan on real alert texts (summary, description, labels), names hidden or not', () => {
-    const cases = readFileSync(`${CORPUS}/cases-dev.jsonl`, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Case);
+    const cases = readFileSync(`${CORPUS}/cases-dev.jsonl`, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Case);
     for (const c of cases.filter((_, i) => i % 15 === 0)) {
       const a = c.payload.alerts[0]!;
       const q = tokenize([a.annotations['summary'], a.annotations['description'], ...Object.values(a.labels)].join(' '));
       const flex = index.search(q, 20);
-      expect(flex.map((x) => x.entry.id), c.id).toEqual(scan.search(q, 20).map((x) => x.entry.id));
+      expect(
+        flex.map((x) => x.entry.id),
+        c.id,
+      ).toEqual(scan.search(q, 20).map((x) => x.entry.id));
     }
   });
 
   it('applies query term weights exactly as a full scan does', () => {
     const q = tokenize('pod crash loop restart container memory');
-    const weights = new Map([['crash', 3], ['memory', 0]]);
+    const weights = new Map([
+      ['crash', 3],
+      ['memory', 0],
+    ]);
     const flex = index.search(q, 20, weights);
     expect(flex.map((x) => x.entry.id)).toEqual(scan.search(q, 20, weights).map((x) => x.entry.id));
     expect(flex[0]?.score).toBeCloseTo(index.score(q, flex[0]!.entry.id, weights), 12);
@@ -92,7 +101,11 @@ describe('FlexSearch index on a small catalog', () => {
     expect(hits.map((h) => h.entry.id)).toEqual(['c.md', 'a.md', 'b.md']);
     expect(hits[1]?.entry.status).toBe('retired');
     expect(hits[1]?.score).toBe(hits[2]?.score);
-    expect(buildFullScanIndex(entries).search(tokenize('disk crash'), 20).map((h) => h.entry.id)).toEqual(['c.md', 'a.md', 'b.md']);
+    expect(
+      buildFullScanIndex(entries)
+        .search(tokenize('disk crash'), 20)
+        .map((h) => h.entry.id),
+    ).toEqual(['c.md', 'a.md', 'b.md']);
   });
 
   it('handles an empty catalog', () => {

@@ -21,7 +21,12 @@ describe('GitDrafts against a bare repository on disk', () => {
     remote = await createBareCatalogRepo({ 'incidents/old.md': 'old\n' });
     work = await mkdtemp(join(tmpdir(), 'reprise-work-'));
     const drafts = new GitDrafts({ remoteUrl: remote.url, workDir: join(work, 'clone'), logger: silentLogger });
-    const r = await drafts.push({ branch: 'reprise/kb/disk-full-1a2b3c4d', path: 'incidents/disk-full-1a2b3c4d.md', content: '---\ntype: Incident\n---\n', message: 'KB: disk full' });
+    const r = await drafts.push({
+      branch: 'reprise/kb/disk-full-1a2b3c4d',
+      path: 'incidents/disk-full-1a2b3c4d.md',
+      content: '---\ntype: Incident\n---\n',
+      message: 'KB: disk full',
+    });
     expect(r.base).toBe('main');
     expect(await remote.branches()).toContain('reprise/kb/disk-full-1a2b3c4d');
     expect(await remote.show('reprise/kb/disk-full-1a2b3c4d', 'incidents/disk-full-1a2b3c4d.md')).toBe('---\ntype: Incident\n---\n');

@@ -25,7 +25,9 @@ describe('the GitHub REST fake speaks what Octokit calls', () => {
     fake = await startGitHubFake();
     const o = new Octokit({ auth: 'test-token', baseUrl: fake.url });
     fake.fail({ status: 500, method: 'POST', path: '/pulls' });
-    await expect(o.rest.pulls.create({ owner: 'acme', repo: 'kb', title: 'KB: x', head: 'reprise/kb/x', base: 'main', body: 'b' })).rejects.toMatchObject({ status: 500 });
+    await expect(o.rest.pulls.create({ owner: 'acme', repo: 'kb', title: 'KB: x', head: 'reprise/kb/x', base: 'main', body: 'b' })).rejects.toMatchObject({
+      status: 500,
+    });
     const pr = await o.rest.pulls.create({ owner: 'acme', repo: 'kb', title: 'KB: x', head: 'reprise/kb/x', base: 'main', body: 'b' });
     await o.rest.issues.addLabels({ owner: 'acme', repo: 'kb', issue_number: pr.data.number, labels: ['reprise'] });
     await o.rest.issues.createComment({ owner: 'acme', repo: 'kb', issue_number: pr.data.number, body: 'hi' });

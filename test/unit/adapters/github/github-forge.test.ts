@@ -15,7 +15,15 @@ const NOW = new Date('2026-06-01T12:00:00Z');
 
 function forge(f: GitHubFake, extra: Partial<ConstructorParameters<typeof GitHubForge>[0]> = {}): { forge: GitHubForge; waits: number[] } {
   const waits: number[] = [];
-  const g = new GitHubForge({ repo: 'acme/kb', token: 'test-token', baseUrl: f.url, logger: silentLogger, sleep: async (ms) => void waits.push(ms), now: () => NOW, ...extra });
+  const g = new GitHubForge({
+    repo: 'acme/kb',
+    token: 'test-token',
+    baseUrl: f.url,
+    logger: silentLogger,
+    sleep: async (ms) => void waits.push(ms),
+    now: () => NOW,
+    ...extra,
+  });
   return { forge: g, waits };
 }
 
@@ -37,7 +45,9 @@ describe('GitHubForge against the REST fake', () => {
     expect(closed.filter((p) => p.merged)).toHaveLength(30);
     // 121 pull requests at 100 per page: two pages.
     expect(await g.listPullRequests('all')).toHaveLength(121);
-    expect(fake.requests.filter((r) => r.method === 'GET' && r.path === '/repos/acme/kb/pulls' && r.query.state === 'all').map((r) => r.query.page ?? '1')).toEqual(['1', '2']);
+    expect(
+      fake.requests.filter((r) => r.method === 'GET' && r.path === '/repos/acme/kb/pulls' && r.query.state === 'all').map((r) => r.query.page ?? '1'),
+    ).toEqual(['1', '2']);
   });
 
   it('lists issues without the pull requests the issues API mixes in', async () => {
@@ -53,7 +63,12 @@ describe('GitHubForge against the REST fake', () => {
     const { forge: g, waits } = forge(fake, { baseDelayMs: 100 });
     fake.fail({ status: 500, path: '/repos/acme/kb' });
     const reset = Math.floor(NOW.getTime() / 1000) + 20;
-    fake.fail({ status: 403, path: '/repos/acme/kb', message: 'API rate limit exceeded for installation', headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset) } });
+    fake.fail({
+      status: 403,
+      path: '/repos/acme/kb',
+      message: 'API rate limit exceeded for installation',
+      headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset) },
+    });
     fake.fail({ status: 429, path: '/repos/acme/kb', headers: { 'retry-after': '3' } });
     expect((await g.access()).push).toBe(true);
     expect(waits).toEqual([100, 21_000, 4_000]);
@@ -87,7 +102,11 @@ describe('GitHubForge against the REST fake', () => {
     fake.setPermissions({ pull: true, push: false });
     const { forge: g } = forge(fake);
     expect((await g.access()).push).toBe(false);
-    await expect(g.createIssue({ title: 't', body: 'b' })).rejects.toMatchObject({ retryable: false, status: 403, message: expect.stringMatching(/write access/) });
+    await expect(g.createIssue({ title: 't', body: 'b' })).rejects.toMatchObject({
+      retryable: false,
+      status: 403,
+      message: expect.stringMatching(/write access/),
+    });
     expect(() => new GitHubForge({ repo: 'not a repo', token: 't', logger: silentLogger })).toThrow(/owner\/name/);
     expect(() => new GitHubForge({ repo: 'a/b', logger: silentLogger })).toThrow(/GITHUB_TOKEN/);
   });

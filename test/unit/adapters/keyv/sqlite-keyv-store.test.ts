@@ -71,7 +71,10 @@ describe('SqliteKeyvStore through Keyv', () => {
     await new Promise((r) => setTimeout(r, 10));
     const seen: Array<[string, unknown]> = [];
     for await (const [key, value] of a.iterator!(undefined)) seen.push([key as string, value]);
-    expect(seen).toEqual([['x', 1], ['y', 2]]);
+    expect(seen).toEqual([
+      ['x', 1],
+      ['y', 2],
+    ]);
   });
 
   it('persists to the file in WAL mode with synchronous=FULL', async () => {
@@ -98,7 +101,7 @@ describe('SqliteKeyvStore through Keyv', () => {
   it('refuses an unsafe table name', () => {
     expect(() => new SqliteKeyvStore({ path: ':memory:', table: 'x; DROP TABLE y' })).toThrow(/table name/);
   });
-  it('read-only: creates nothing, sees the writer\'s rows, refuses writes and leaves expired rows in place', async () => {
+  it("read-only: creates nothing, sees the writer's rows, refuses writes and leaves expired rows in place", async () => {
     const file = join(dir, 'sub', 'ro.sqlite');
     expect(() => new SqliteKeyvStore({ path: file, readOnly: true })).toThrow(/unable to open/);
     expect(existsSync(join(dir, 'sub'))).toBe(false);

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { addressed, normaliseReaction, stripReplyFallback, translate, type EventInfo, type InboundContext } from '../../../../src/adapters/matrix/matrix-inbound.js';
+import {
+  addressed,
+  normaliseReaction,
+  stripReplyFallback,
+  translate,
+  type EventInfo,
+  type InboundContext,
+} from '../../../../src/adapters/matrix/matrix-inbound.js';
 import type { RememberedReaction } from '../../../../src/adapters/matrix/matrix-store.js';
 
 const BOT = '@reprise:hs';
@@ -19,7 +26,12 @@ function ctx(known: Record<string, EventInfo> = {}): InboundContext & { remember
   };
 }
 
-const msg = (body: string, extra: Record<string, unknown> = {}) => ({ event_id: '$m', sender: '@ann:hs', type: 'm.room.message', content: { msgtype: 'm.text', body, ...extra } });
+const msg = (body: string, extra: Record<string, unknown> = {}) => ({
+  event_id: '$m',
+  sender: '@ann:hs',
+  type: 'm.room.message',
+  content: { msgtype: 'm.text', body, ...extra },
+});
 
 describe('normaliseReaction', () => {
   it('maps 👍 👎 🔕 with variation selectors and skin tones, and passes others through', () => {
@@ -77,10 +89,22 @@ describe('translate', () => {
 
   it('remembers a counted reaction and turns its redaction into a removal by the reactor', async () => {
     const c = ctx({ $card: { sender: BOT } });
-    const r = await translate(ROOM, { event_id: '$re', sender: '@ann:hs', type: 'm.reaction', content: { 'm.relates_to': { rel_type: 'm.annotation', event_id: '$card', key: '👎' } } }, c);
+    const r = await translate(
+      ROOM,
+      { event_id: '$re', sender: '@ann:hs', type: 'm.reaction', content: { 'm.relates_to': { rel_type: 'm.annotation', event_id: '$card', key: '👎' } } },
+      c,
+    );
     expect(r).toMatchObject({ type: 'reaction', reaction: '-1', removed: false });
     const gone = await translate(ROOM, { event_id: '$red', sender: '@mod:hs', type: 'm.room.redaction', redacts: '$re', content: {} }, c);
-    expect(gone).toEqual({ type: 'reaction', eventId: '$red', transport: 'matrix', user: { id: '@ann:hs' }, target: { transport: 'matrix', channel: ROOM, id: '$card' }, reaction: '-1', removed: true });
+    expect(gone).toEqual({
+      type: 'reaction',
+      eventId: '$red',
+      transport: 'matrix',
+      user: { id: '@ann:hs' },
+      target: { transport: 'matrix', channel: ROOM, id: '$card' },
+      reaction: '-1',
+      removed: true,
+    });
     // A redaction of anything else (a message, an uncounted reaction) is nothing.
     expect(await translate(ROOM, { event_id: '$red2', sender: '@ann:hs', type: 'm.room.redaction', content: { redacts: '$other' } }, c)).toBeUndefined();
   });
@@ -88,7 +112,13 @@ describe('translate', () => {
   it('does not count a reaction on someone else’s message or on an event it cannot see', async () => {
     const c = ctx({ $theirs: { sender: '@bob:hs' } });
     for (const target of ['$theirs', '$unknown']) {
-      expect(await translate(ROOM, { event_id: '$re', sender: '@ann:hs', type: 'm.reaction', content: { 'm.relates_to': { rel_type: 'm.annotation', event_id: target, key: '👍' } } }, c)).toBeUndefined();
+      expect(
+        await translate(
+          ROOM,
+          { event_id: '$re', sender: '@ann:hs', type: 'm.reaction', content: { 'm.relates_to': { rel_type: 'm.annotation', event_id: target, key: '👍' } } },
+          c,
+        ),
+      ).toBeUndefined();
     }
     expect(c.remembered.size).toBe(0);
   });

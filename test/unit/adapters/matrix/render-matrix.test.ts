@@ -49,7 +49,9 @@ describe('renderCard', () => {
       '🔍 KubePodCrashLooping — prod-eu/checkout/web',
       '🔴 critical · 🚨 firing',
       '🛠 action suggested · ⚡ Instant recall — checkout OOM after cache warm-up · 🟢 0.86',
-      expect.stringMatching(/^🔗 source <https:\/\/prometheus\.example\/.*> · runbook <https:\/\/runbooks\.example\/checkout-oom> · dashboard <.*> · silence <.*>$/),
+      expect.stringMatching(
+        /^🔗 source <https:\/\/prometheus\.example\/.*> · runbook <https:\/\/runbooks\.example\/checkout-oom> · dashboard <.*> · silence <.*>$/,
+      ),
       CONTROLS_HINT,
     ]);
     expect(c.formatted_body).toContain('<p><strong>🔍 KubePodCrashLooping — prod-eu/checkout/web</strong></p>');
@@ -91,7 +93,14 @@ describe('renderCard', () => {
   });
 
   it('never links a javascript: or data: URL', () => {
-    const c = renderCard(card({ links: [{ label: 'runbook', url: 'javascript:alert(1)' }, { label: 'x', url: 'data:text/html,<b>' }] }));
+    const c = renderCard(
+      card({
+        links: [
+          { label: 'runbook', url: 'javascript:alert(1)' },
+          { label: 'x', url: 'data:text/html,<b>' },
+        ],
+      }),
+    );
     expect(hrefs(c.formatted_body)).toEqual([]);
     expect(c.formatted_body).toContain('runbook (javascript:alert(1))');
   });
@@ -112,7 +121,9 @@ describe('renderDetail', () => {
     expect(c.body).toContain('Known cause:\n• The cache warm-up loads every SKU; the pod exceeds its `512Mi` limit.');
     expect(c.body).toContain('🔎 Near miss — `incidents/web-dns.md` was stopped by the structural gate: namespace differs');
     expect(c.body).toContain('Labels\nalertname  KubePodCrashLooping\nnamespace  checkout\npod        web-7d9f8c6b5-x2k4q');
-    expect(c.formatted_body).toContain('<table><thead><tr><th>label</th><th>value</th></tr></thead><tbody><tr><td><code>alertname</code></td><td>KubePodCrashLooping</td></tr>');
+    expect(c.formatted_body).toContain(
+      '<table><thead><tr><th>label</th><th>value</th></tr></thead><tbody><tr><td><code>alertname</code></td><td>KubePodCrashLooping</td></tr>',
+    );
     expect(c.formatted_body).toContain('<a href="https://git.example/catalog/incidents/checkout-oom.md">incidents/checkout-oom.md</a>');
     expect(c.body).toMatch(/trigger `kubepodcrashlooping\|checkout\|deployment\|web\|prod-eu` · verified ✓ · 2 model calls$/);
     expect(c['m.mentions']).toEqual({});
@@ -121,7 +132,10 @@ describe('renderDetail', () => {
   it('keeps hostile label values, catalog text and commands literal', () => {
     const c = renderDetail(
       detail({
-        labels: [['summary', HOSTILE], [HOSTILE, 'x']],
+        labels: [
+          ['summary', HOSTILE],
+          [HOSTILE, 'x'],
+        ],
         facts: [['alert', HOSTILE]],
         sections: [
           { kind: 'runbook', title: HOSTILE, entry: 'p.md', confidence: 0.7, steps: [{ text: [HOSTILE], code: HOSTILE }], track: HOSTILE },
@@ -168,7 +182,15 @@ describe('size limit', () => {
   });
 
   it('fits an edit, which carries its text twice', () => {
-    const c = cardEditContent(card({ alertname: huge, where: huge, stateNote: huge, links: Array.from({ length: 40 }, (_, i) => ({ label: huge, url: `https://x.example/${i}/${'y'.repeat(1_500)}` })) }), '$card');
+    const c = cardEditContent(
+      card({
+        alertname: huge,
+        where: huge,
+        stateNote: huge,
+        links: Array.from({ length: 40 }, (_, i) => ({ label: huge, url: `https://x.example/${i}/${'y'.repeat(1_500)}` })),
+      }),
+      '$card',
+    );
     expect(contentBytes(c)).toBeLessThanOrEqual(CONTENT_BUDGET_BYTES);
     expect(c['m.relates_to']).toEqual({ rel_type: 'm.replace', event_id: '$card' });
   });

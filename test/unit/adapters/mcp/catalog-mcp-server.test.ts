@@ -40,7 +40,14 @@ async function memoryLedger(): Promise<{ ledger: Ledger; view: TrackRecordSource
 }
 
 async function connect(view: TrackRecordSource): Promise<Client> {
-  const server = createCatalogMcpServer({ catalog: () => snapshot, ledger: view, recallOptions: recallOptions(), fieldLimit: 8192, logger: silentLogger, clock: { now: () => NOW } });
+  const server = createCatalogMcpServer({
+    catalog: () => snapshot,
+    ledger: view,
+    recallOptions: recallOptions(),
+    fieldLimit: 8192,
+    logger: silentLogger,
+    clock: { now: () => NOW },
+  });
   const [a, b] = InMemoryTransport.createLinkedPair();
   await server.connect(b);
   const client = new Client({ name: 'unit', version: '1' });
@@ -68,7 +75,19 @@ describe('catalog MCP server', () => {
 
   it('grades a resource-less entry as a runbook by default, and as asked with kind', async () => {
     const { ledger, view } = await memoryLedger();
-    await ledger.append({ type: 'open', id: 'o1', fingerprint: 'f1', triggerKey: 't1', kind: 'recall', entry: RUNBOOK, answerKind: 'runbook', dupFingerprint: 'd', verdict: 'inconclusive', resolvable: true, at: '2026-12-01T07:00:00Z' });
+    await ledger.append({
+      type: 'open',
+      id: 'o1',
+      fingerprint: 'f1',
+      triggerKey: 't1',
+      kind: 'recall',
+      entry: RUNBOOK,
+      answerKind: 'runbook',
+      dupFingerprint: 'd',
+      verdict: 'inconclusive',
+      resolvable: true,
+      at: '2026-12-01T07:00:00Z',
+    });
     await ledger.append({ type: 'feedback', triggerKey: 't1', user: 'u', vote: 'down', openId: 'o1', at: '2026-12-01T07:01:00Z' });
     const client = await connect(view);
     const asRunbook = structured(await client.callTool({ name: 'track_record', arguments: { entry: RUNBOOK } }));
@@ -87,7 +106,10 @@ describe('catalog MCP server', () => {
   it('recall reads the ledger fresh, and names what is wrong with an unusable alert', async () => {
     const { view } = await memoryLedger();
     const client = await connect(view);
-    const r = await client.callTool({ name: 'recall', arguments: { labels: { alertname: 'KubePodCrashLooping', namespace: 'payments', pod: 'checkout-api-7d9f8c6b5-x2k4q' } } });
+    const r = await client.callTool({
+      name: 'recall',
+      arguments: { labels: { alertname: 'KubePodCrashLooping', namespace: 'payments', pod: 'checkout-api-7d9f8c6b5-x2k4q' } },
+    });
     expect(structured(r)).toMatchObject({ answer: { kind: 'incident', entry: CHECKOUT }, status: 'firing', ledgerSeq: 0 });
     expect((structured(r)['trace'] as unknown[]).length).toBeGreaterThan(2);
     expect(view.refreshes).toBe(1);
@@ -98,7 +120,11 @@ describe('catalog MCP server', () => {
 
   it('kb_get returns the entry and refuses ids that are paths out of the catalog', async () => {
     const client = await connect((await memoryLedger()).view);
-    expect(structured(await client.callTool({ name: 'kb_get', arguments: { id: CHECKOUT } }))).toMatchObject({ id: CHECKOUT, type: 'Incident', resource: expect.stringContaining('checkout-api') });
+    expect(structured(await client.callTool({ name: 'kb_get', arguments: { id: CHECKOUT } }))).toMatchObject({
+      id: CHECKOUT,
+      type: 'Incident',
+      resource: expect.stringContaining('checkout-api'),
+    });
     for (const id of ['../x.md', 'a/../../x.md', '/etc/passwd', 'C:\\x.md', 'a\\..\\x', './incidents/checkout-api-oomkilled.md', 'x\u0000y']) {
       const r = await client.callTool({ name: 'kb_get', arguments: { id } });
       expect(r.isError, id).toBe(true);

@@ -26,10 +26,23 @@ describe('slackTextToPlain', () => {
 });
 
 describe('payloads to ChatEvents', () => {
-  const reaction = (over: Record<string, unknown>) => ({ event_id: 'Ev1', event: { type: 'reaction_added', user: 'U1', reaction: '+1', item_user: 'UBOT', item: { type: 'message', channel: 'C1', ts: '1.2' }, ...over } });
+  const reaction = (over: Record<string, unknown>) => ({
+    event_id: 'Ev1',
+    event: { type: 'reaction_added', user: 'U1', reaction: '+1', item_user: 'UBOT', item: { type: 'message', channel: 'C1', ts: '1.2' }, ...over },
+  });
 
   it('reactions: only on the bot’s messages, never the bot’s own, names normalised', () => {
-    expect(fromReaction(reaction({}), false, self)).toEqual({ event: { type: 'reaction', eventId: 'Ev1', transport: 'slack', user: { id: 'U1' }, target: { transport: 'slack', channel: 'C1', id: '1.2' }, reaction: '+1', removed: false } });
+    expect(fromReaction(reaction({}), false, self)).toEqual({
+      event: {
+        type: 'reaction',
+        eventId: 'Ev1',
+        transport: 'slack',
+        user: { id: 'U1' },
+        target: { transport: 'slack', channel: 'C1', id: '1.2' },
+        reaction: '+1',
+        removed: false,
+      },
+    });
     expect(fromReaction(reaction({ item_user: 'U2' }), false, self)).toEqual({ skip: 'reaction on a message the bot did not send' });
     expect(fromReaction(reaction({ user: 'UBOT' }), false, self)).toEqual({ skip: "the bot's own reaction" });
     expect(fromReaction(reaction({ item: { type: 'file', file: 'F1' } }), false, self)).toHaveProperty('skip');
@@ -38,7 +51,10 @@ describe('payloads to ChatEvents', () => {
   });
 
   it('messages: thread replies by people only; a mention is left to app_mention', () => {
-    const msg = (over: Record<string, unknown>) => ({ event_id: 'Ev2', event: { type: 'message', user: 'U1', channel: 'C1', ts: '2.1', thread_ts: '1.2', text: 'hello', ...over } });
+    const msg = (over: Record<string, unknown>) => ({
+      event_id: 'Ev2',
+      event: { type: 'message', user: 'U1', channel: 'C1', ts: '2.1', thread_ts: '1.2', text: 'hello', ...over },
+    });
     expect(fromMessage(msg({}), self)).toMatchObject({ event: { type: 'message', thread: { id: '1.2' }, addressed: false, text: 'hello' } });
     expect(fromMessage(msg({ text: '<@UBOT> note: x' }), self)).toEqual({ skip: 'mentions the bot: handled as app_mention' });
     expect(fromMessage(msg({ thread_ts: undefined }), self)).toHaveProperty('skip');
@@ -52,9 +68,17 @@ describe('payloads to ChatEvents', () => {
   });
 
   it('commands and clicks need what Slack always sends, and read defensively', () => {
-    expect(fromCommand({ user_id: 'U1', channel_id: 'C1', response_url: 'https://hooks.slack.com/x', trigger_id: 't1', text: 'recall &lt;x&gt;' })).toMatchObject({ event: { eventId: 'command:t1', text: 'recall <x>' } });
+    expect(
+      fromCommand({ user_id: 'U1', channel_id: 'C1', response_url: 'https://hooks.slack.com/x', trigger_id: 't1', text: 'recall &lt;x&gt;' }),
+    ).toMatchObject({ event: { eventId: 'command:t1', text: 'recall <x>' } });
     expect(fromCommand({ user_id: 'U1' })).toHaveProperty('skip');
-    const click = { user: { id: 'U1' }, channel: { id: 'C1' }, container: { message_ts: '1.2' }, response_url: 'https://hooks.slack.com/a', actions: [{ action_id: 'reprise_vote_down', block_id: controlsBlockId('firing', 'inc:7'), action_ts: '9.9' }] };
+    const click = {
+      user: { id: 'U1' },
+      channel: { id: 'C1' },
+      container: { message_ts: '1.2' },
+      response_url: 'https://hooks.slack.com/a',
+      actions: [{ action_id: 'reprise_vote_down', block_id: controlsBlockId('firing', 'inc:7'), action_ts: '9.9' }],
+    };
     expect(fromBlockAction(click)).toMatchObject({ event: { action: 'vote_down', controlsId: 'inc:7', target: { channel: 'C1', id: '1.2' } } });
     expect(fromBlockAction({ ...click, actions: [{ action_id: 'someone_elses' }] })).toHaveProperty('skip');
     expect(fromBlockAction({ ...click, container: { message_ts: '1.2', is_ephemeral: true } })).toHaveProperty('skip');
@@ -101,7 +125,10 @@ describe('delivery errors', () => {
     expect(toDeliveryError('m', { code: 'slack_webapi_platform_error', data: { error: 'fatal_error' } })).toMatchObject({ retryable: true });
     expect(toDeliveryError('m', { code: 'slack_webapi_http_error', statusCode: 400 })).toMatchObject({ retryable: false });
     expect(toDeliveryError('m', { code: 'slack_webapi_http_error', statusCode: 502 })).toMatchObject({ retryable: true });
-    expect(toDeliveryError('m', { code: 'slack_webapi_request_error', original: new Error('ECONNREFUSED') })).toMatchObject({ retryable: true, message: 'slack m: ECONNREFUSED' });
+    expect(toDeliveryError('m', { code: 'slack_webapi_request_error', original: new Error('ECONNREFUSED') })).toMatchObject({
+      retryable: true,
+      message: 'slack m: ECONNREFUSED',
+    });
     expect(toDeliveryError('m', new Error('??'))).toMatchObject({ retryable: true });
   });
 

@@ -42,7 +42,10 @@ function texts(msg: SlackMessage): string[] {
 }
 
 function totalText(msg: SlackMessage): number {
-  return nodes(msg.blocks).reduce((sum, n) => sum + (typeof n['text'] === 'string' ? n['text'].length : 0) + (typeof n['url'] === 'string' ? n['url'].length : 0), 0);
+  return nodes(msg.blocks).reduce(
+    (sum, n) => sum + (typeof n['text'] === 'string' ? n['text'].length : 0) + (typeof n['url'] === 'string' ? n['url'].length : 0),
+    0,
+  );
 }
 
 describe('renderCard', () => {
@@ -61,10 +64,16 @@ describe('renderCard', () => {
     expect(actions?.type).toBe('actions');
     const elements = (actions as unknown as { elements: Node[] }).elements;
     expect(elements.map((e) => e['action_id'])).toEqual([ACTION_IDS.vote_up, ACTION_IDS.vote_down, ACTION_IDS.silence]);
-    expect(elements.map((e) => (e['text'] as Node | undefined)?.['text'] ?? (e['placeholder'] as Node)['text'])).toEqual(['👍 Accurate', '👎 Off-base', '🔕 Silence…']);
+    expect(elements.map((e) => (e['text'] as Node | undefined)?.['text'] ?? (e['placeholder'] as Node)['text'])).toEqual([
+      '👍 Accurate',
+      '👎 Off-base',
+      '🔕 Silence…',
+    ]);
     expect((elements[2]!['options'] as Node[]).map((o) => o['value'])).toEqual(['1h', '4h', '24h']);
     expect(parseControlsBlockId(String((actions as unknown as Node)['block_id']))).toBe('inc-42');
-    expect(msg.text).toBe('🔍 KubePodCrashLooping — prod-eu-1/payments/checkout-api · 🚨 Firing · 🔥 Action required · ⚡ Instant recall: Checkout OOM after deploy');
+    expect(msg.text).toBe(
+      '🔍 KubePodCrashLooping — prod-eu-1/payments/checkout-api · 🚨 Firing · 🔥 Action required · ⚡ Instant recall: Checkout OOM after deploy',
+    );
   });
 
   it('offers "+ Alertmanager" silences only on a card that says Alertmanager can silence it, and reads them back', () => {
@@ -92,7 +101,7 @@ describe('renderCard', () => {
     const silenced = renderCard(card({ state: 'silenced', stateNote: 'silenced by ann until 14:00 UTC' }));
     expect(texts(silenced)).toContain('🔕 Silenced — silenced by ann until 14:00 UTC');
     // A rewritten card gets a new block_id (Slack would keep the select's last choice), same controlsId.
-    const ids = [renderCard(card()), silenced].map((m) => String((m.blocks.find((b) => b.type === "actions") as unknown as Node)['block_id']));
+    const ids = [renderCard(card()), silenced].map((m) => String((m.blocks.find((b) => b.type === 'actions') as unknown as Node)['block_id']));
     expect(ids[0]).not.toBe(ids[1]);
     expect(ids.map(parseControlsBlockId)).toEqual(['inc-42', 'inc-42']);
   });
@@ -100,7 +109,9 @@ describe('renderCard', () => {
   it('colours confidence 🟢 ≥ 0.8, 🟡 ≥ 0.5, ⚪ below, and shows severity as an emoji', () => {
     expect([0.8, 0.79, 0.5, 0.49].map(confidenceDot)).toEqual(['🟢', '🟡', '🟡', '⚪']);
     expect(texts(renderCard(card({ severity: 'warning' })))).toContain('🟠 warning');
-    expect(texts(renderCard(card({ headline: { answer: 'none' }, verdict: 'inconclusive' }))).join('')).toContain('❓ Inconclusive · No trusted answer in memory');
+    expect(texts(renderCard(card({ headline: { answer: 'none' }, verdict: 'inconclusive' }))).join('')).toContain(
+      '❓ Inconclusive · No trusted answer in memory',
+    );
   });
 
   it('mentions owners only from the mentions field, only while firing, as real mentions', () => {
@@ -150,7 +161,15 @@ describe('renderCard', () => {
 
   it('cuts an oversized card to Slack limits without dropping the controls', () => {
     const long = 'A'.repeat(5000);
-    const msg = renderCard(card({ alertname: long, where: long, stateNote: long, headline: { answer: 'instant', title: long }, links: Array.from({ length: 40 }, (_, i) => ({ label: long, url: `https://x.example.com/${i}/${'p'.repeat(2000)}` })) }));
+    const msg = renderCard(
+      card({
+        alertname: long,
+        where: long,
+        stateNote: long,
+        headline: { answer: 'instant', title: long },
+        links: Array.from({ length: 40 }, (_, i) => ({ label: long, url: `https://x.example.com/${i}/${'p'.repeat(2000)}` })),
+      }),
+    );
     const header = texts({ text: '', blocks: [msg.blocks[0]!] })[0]!;
     expect(header.length).toBeLessThanOrEqual(SLACK_LIMITS.header);
     expect(header.endsWith('…')).toBe(true);
@@ -173,7 +192,11 @@ describe('renderDetail', () => {
     expect(flat[i + 3]).toBe('CODE kubectl -n payments logs deploy/checkout-api --previous');
     expect(flat[i + 4]).toBe('3. Check recent deploys.');
     // Inline code in catalog text stays code.
-    expect(nodes(msg.blocks).some((n) => n['text'] === 'kubectl -n payments rollout undo deploy/checkout-api' && (n['style'] as Node | undefined)?.['code'] === true)).toBe(true);
+    expect(
+      nodes(msg.blocks).some(
+        (n) => n['text'] === 'kubectl -n payments rollout undo deploy/checkout-api' && (n['style'] as Node | undefined)?.['code'] === true,
+      ),
+    ).toBe(true);
   });
 
   it('has the knowledge blocks, near miss, facts and the labels as an aligned table', () => {
@@ -197,9 +220,20 @@ describe('renderDetail', () => {
           confidence: evil,
           footer: evil,
           facts: [[evil, evil]],
-          labels: [[evil, evil], ['summary', `${evil}\nsecond line ${evil}`]],
+          labels: [
+            [evil, evil],
+            ['summary', `${evil}\nsecond line ${evil}`],
+          ],
           sections: [
-            { kind: 'instant', title: evil, entry: evil, cause: [[evil, { code: evil }, { strong: evil }]], resolution: [[evil]], triedBefore: [[evil]], track: evil },
+            {
+              kind: 'instant',
+              title: evil,
+              entry: evil,
+              cause: [[evil, { code: evil }, { strong: evil }]],
+              resolution: [[evil]],
+              triedBefore: [[evil]],
+              track: evil,
+            },
             { kind: 'runbook', title: evil, entry: evil, confidence: 0.5, steps: [{ text: [evil], code: evil }], track: evil },
             { kind: 'near_miss', entry: evil, gate: evil, reason: evil },
             { kind: 'refused', entry: evil, reason: evil },
@@ -220,8 +254,22 @@ describe('renderDetail', () => {
   it('fits a huge analysis in Slack limits by cutting with "…" and a link to the rest, never failing', () => {
     const huge = detail({
       sections: [
-        { kind: 'instant', title: 'T'.repeat(4000), entry: 'incidents/big', entryUrl: 'https://git.example.com/big.md', cause: Array.from({ length: 30 }, () => ['c'.repeat(4000)]), track: 'x' },
-        { kind: 'runbook', title: 'R', entry: 'runbooks/r', confidence: 0.7, steps: Array.from({ length: 200 }, (_, i) => ({ text: [`step ${i} `.repeat(50)], code: `echo ${'z'.repeat(5000)}` })), track: 'y' },
+        {
+          kind: 'instant',
+          title: 'T'.repeat(4000),
+          entry: 'incidents/big',
+          entryUrl: 'https://git.example.com/big.md',
+          cause: Array.from({ length: 30 }, () => ['c'.repeat(4000)]),
+          track: 'x',
+        },
+        {
+          kind: 'runbook',
+          title: 'R',
+          entry: 'runbooks/r',
+          confidence: 0.7,
+          steps: Array.from({ length: 200 }, (_, i) => ({ text: [`step ${i} `.repeat(50)], code: `echo ${'z'.repeat(5000)}` })),
+          track: 'y',
+        },
         ...Array.from({ length: 80 }, (_, i) => ({ kind: 'near_miss' as const, entry: `e${i}`, gate: 'margin', reason: 'r'.repeat(500) })),
       ],
       labels: Array.from({ length: 500 }, (_, i): [string, string] => [`label_${i}`, 'v'.repeat(1000)]),
@@ -292,7 +340,13 @@ describe('model findings', () => {
   };
 
   it('renders a finding and a degraded answer as literal text, with the verdict, review and status', () => {
-    const msg = renderDetail({ ...detail(), sections: [finding, { kind: 'degraded', reason: 'model timed out <!channel>', facts: ['restarts: 12'], closest: [{ entry: 'db/pool.md', title: 'Pool *exhausted*' }] }] });
+    const msg = renderDetail({
+      ...detail(),
+      sections: [
+        finding,
+        { kind: 'degraded', reason: 'model timed out <!channel>', facts: ['restarts: 12'], closest: [{ entry: 'db/pool.md', title: 'Pool *exhausted*' }] },
+      ],
+    });
     const all = texts(msg).join('');
     expect(all).toContain('🧭 Finding');
     expect(all).toContain('🔥 Action required · 🟢 0.82 · verified ✓ · exhausted');
@@ -306,6 +360,8 @@ describe('model findings', () => {
 
   it('says on the card when a model is checking and what it found', () => {
     expect(texts(renderCard({ ...card(), headline: { answer: 'checking' } })).join('')).toContain('🔎 Checking with the model…');
-    expect(texts(renderCard({ ...card(), headline: { answer: 'finding', title: 'Connection leak', confidence: 0.82 } })).join('')).toContain('🧭 Connection leak');
+    expect(texts(renderCard({ ...card(), headline: { answer: 'finding', title: 'Connection leak', confidence: 0.82 } })).join('')).toContain(
+      '🧭 Connection leak',
+    );
   });
 });

@@ -9,7 +9,11 @@ import { SLACK_EVENTS } from '../../../../src/adapters/slack/slack-transport.js'
 interface Manifest {
   features: { slash_commands: Array<{ command: string; url: string; should_escape: boolean }>; bot_user: { display_name: string } };
   oauth_config: { scopes: { bot: string[] } };
-  settings: { event_subscriptions: { request_url: string; bot_events: string[] }; interactivity: { is_enabled: boolean; request_url: string }; socket_mode_enabled: boolean };
+  settings: {
+    event_subscriptions: { request_url: string; bot_events: string[] };
+    interactivity: { is_enabled: boolean; request_url: string };
+    socket_mode_enabled: boolean;
+  };
 }
 
 /** Bot-token scopes of the Web API methods Reprise calls (conversations.info: public and private channels). */
@@ -22,7 +26,9 @@ const METHOD_SCOPES: Record<string, readonly string[]> = {
 };
 
 function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? sourceFiles(join(dir, d.name)) : d.name.endsWith('.ts') ? [join(dir, d.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
+    d.isDirectory() ? sourceFiles(join(dir, d.name)) : d.name.endsWith('.ts') ? [join(dir, d.name)] : [],
+  );
 }
 
 const manifest = parse(readFileSync(fileURLToPath(new URL('../../../../manifests/slack-app.yaml', import.meta.url)), 'utf8')) as Manifest;
@@ -35,7 +41,16 @@ describe('manifests/slack-app.yaml', () => {
   });
 
   it('asks for the scopes those events, the slash command and posting need', () => {
-    expect([...manifest.oauth_config.scopes.bot].sort()).toEqual(['app_mentions:read', 'channels:history', 'channels:read', 'chat:write', 'commands', 'groups:history', 'groups:read', 'reactions:read']);
+    expect([...manifest.oauth_config.scopes.bot].sort()).toEqual([
+      'app_mentions:read',
+      'channels:history',
+      'channels:read',
+      'chat:write',
+      'commands',
+      'groups:history',
+      'groups:read',
+      'reactions:read',
+    ]);
   });
 
   it('asks for the scope of every Web API method the code calls (a new call without its scope fails here)', () => {
@@ -53,7 +68,11 @@ describe('manifests/slack-app.yaml', () => {
   });
 
   it('sends events, interactivity and /reprise to the one route the transport mounts', () => {
-    const urls = [manifest.settings.event_subscriptions.request_url, manifest.settings.interactivity.request_url, ...manifest.features.slash_commands.map((c) => c.url)];
+    const urls = [
+      manifest.settings.event_subscriptions.request_url,
+      manifest.settings.interactivity.request_url,
+      ...manifest.features.slash_commands.map((c) => c.url),
+    ];
     for (const u of urls) expect(new URL(u).pathname).toBe('/slack/events');
     expect(manifest.settings.interactivity.is_enabled).toBe(true);
     expect(manifest.features.slash_commands.map((c) => c.command)).toEqual(['/reprise']);
