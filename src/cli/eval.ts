@@ -1,7 +1,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { buildFlexIndex } from '../adapters/flexsearch/flex-index.js';
-import { createRng } from '../bench/prng.js';
+import { createRng } from '../core/eval/prng.js';
 import { loadCatalog } from '../core/catalog/load-catalog.js';
 import { ablate, isSignal, SIGNALS, type Signal } from '../core/eval/ablation.js';
 import { crossValidate, SettingEvaluator, type CrossValidation } from '../core/eval/cross-validate.js';

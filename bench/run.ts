@@ -1,5 +1,6 @@
 /**
- * `npm run bench` → `node dist/bench/run.js [--quick] [--json]`.
+ * `npm run bench [-- --quick] [-- --json]` → `node <TypeScript flags> bench/run.ts`: run from
+ * source (see ts-resolve.js); the serve and storm parts spawn the built `dist/main.js`.
  *
  * Search, recall, update, memory and ledger-replay benchmarks on synthetic data, each beside
  * the baselines measured in the same run, and the resident memory of `reprise serve`. One table
