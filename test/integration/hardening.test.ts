@@ -256,13 +256,35 @@ describe('the command line', () => {
     ['note', '--help'],
   ];
 
+  /** Commands that group subcommands answer with their own list; every other one with commander's generated help. */
+  const GROUPS = new Set(['--help', 'catalog --help', 'eval --help', 'config --help', 'ledger --help']);
+
   it('answers --help on every command and subcommand with its usage and exit 0', { timeout: 120_000 }, async () => {
     const dir = makeTmpDir();
+    // Every command the generated top-level help lists is in the sweep.
+    const top = await runCli(['--help'], { env: { REPRISE_DATA_DIR: dir } });
+    const listed = [
+      ...top.stdout
+        .split('commands:')[1]!
+        .split('\n\n')[0]!
+        .matchAll(/^ {2}(\S+)/gm),
+    ].map((m) => m[1]);
+    expect(listed.length).toBeGreaterThan(10);
+    for (const name of listed)
+      expect(
+        COMMANDS.some((c) => c[0] === name),
+        `reprise ${name} is not in the --help sweep`,
+      ).toBe(true);
     for (const argv of COMMANDS) {
       const r = await runCli(argv, { env: { REPRISE_DATA_DIR: dir } });
       expect(r.code, `reprise ${argv.join(' ')}: ${r.stderr}`).toBe(0);
       expect(r.stdout.toLowerCase(), argv.join(' ')).toContain('usage');
       expect(r.stderr, argv.join(' ')).toBe('');
+      // A leaf command's help is generated from its declared options.
+      if (!GROUPS.has(argv.join(' '))) {
+        expect(r.stdout, argv.join(' ')).toMatch(new RegExp(`^usage: reprise ${argv[0]}`));
+        expect(r.stdout, argv.join(' ')).toMatch(/\noptions:\n[\s\S]*-h, --help +show this help/);
+      }
     }
     // And --help had no side effect: serve --help did not start, feedback --help wrote nothing.
     expect(existsSync(join(dir, 'reprise.sqlite'))).toBe(false);
