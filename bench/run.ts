@@ -9,12 +9,14 @@
  * REPRISE_BENCH_ONLY=storm: only the storm run (10,000 alerts over 60 s, embedded and Redis,
  * with a local model answering in 200 ms, the storm coalescer on and the default rate limit).
  * REPRISE_BENCH_ONLY=growth: only how the work on hostile alert input grows from n to 4n.
+ * REPRISE_BENCH_ONLY=hostile: only the served bot under a 1 MiB alertname and a 10,000-alert group.
  */
 import { cpus } from 'node:os';
 import { renderReport } from './bench-report.js';
 import type { BenchReport } from './bench-report.js';
 import { runChildJson } from './child-process.js';
 import { renderGrowthBench, runGrowthBench } from './growth-bench.js';
+import { renderHostileServeBench, runHostileServeBench } from './hostile-serve-bench.js';
 import { runWebhookBench } from './webhook-bench.js';
 import { ENGINES } from './engine-bench.js';
 import type { EngineResult } from './engine-bench.js';
@@ -63,8 +65,13 @@ async function main(argv: readonly string[]): Promise<number> {
       process.stdout.write(argv.includes('--json') ? `${JSON.stringify(result, null, 2)}\n` : `${renderGrowthBench(result)}\n`);
       return 0;
     }
+    if (only === 'hostile') {
+      const result = await runHostileServeBench(log);
+      process.stdout.write(argv.includes('--json') ? `${JSON.stringify(result, null, 2)}\n` : `${renderHostileServeBench(result)}\n`);
+      return 0;
+    }
     if (only !== 'storm') {
-      log(`bench: REPRISE_BENCH_ONLY=${only} is not a part that runs alone (supported: storm, growth)`);
+      log(`bench: REPRISE_BENCH_ONLY=${only} is not a part that runs alone (supported: storm, growth, hostile)`);
       return 2;
     }
     const result = await runStormBench(storm);
@@ -87,6 +94,7 @@ async function main(argv: readonly string[]): Promise<number> {
   log('bench: prompt tokens per path');
   const prompts = await runPromptBench();
   const growthResult = await runGrowthBench(log);
+  const hostileResult = await runHostileServeBench(log);
   const serve = await runServeBench({ entries: 10_000, events: quick ? 200_000 : 1_000_000, webhooks: 1000, log });
   const stormResult = await runStormBench(storm);
   const report: BenchReport = {
@@ -103,12 +111,13 @@ async function main(argv: readonly string[]): Promise<number> {
     serve,
     storm: stormResult,
     growth: growthResult,
+    hostile: hostileResult,
     wallSeconds: (Date.now() - started) / 1000,
   };
   process.stdout.write(
     argv.includes('--json')
       ? `${JSON.stringify(report, null, 2)}\n`
-      : `${renderReport(report)}\n\n${renderPromptBench(prompts)}\n\n${renderGrowthBench(growthResult)}\n\n${renderStormBench(stormResult)}\n`,
+      : `${renderReport(report)}\n\n${renderPromptBench(prompts)}\n\n${renderGrowthBench(growthResult)}\n\n${renderHostileServeBench(hostileResult)}\n\n${renderStormBench(stormResult)}\n`,
   );
   return 0;
 }
