@@ -16,7 +16,16 @@ const DEFAULT_TIMEOUT_S = 300;
 
 /** `reprise catalog sync`: fetch now through the running bot; never touches the clone itself. */
 export const catalogSync: CliCommand = async (argv, io) => {
-  const parsed = parseCli(argv, { config: { type: 'string', short: 'c' }, json: { type: 'boolean' }, timeout: { type: 'string' } }, USAGE, io);
+  const parsed = parseCli(
+    argv,
+    {
+      config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' },
+      json: { type: 'boolean', description: 'print JSON instead of text' },
+      timeout: { type: 'string', description: 'give up after this long (e.g. 10s)', valueName: 'DURATION' },
+    },
+    USAGE,
+    io,
+  );
   if ('exit' in parsed) return parsed.exit;
   if (parsed.positionals.length > 0) {
     io.stderr(`reprise catalog sync: unexpected argument ${JSON.stringify(parsed.positionals[0])}\nusage: ${USAGE}\n`);

@@ -29,7 +29,16 @@ REPRISE_GITHUB_API_URL (GitHub Enterprise).`;
 
 export const curateCommand: CliCommand = async (argv, io) => {
   if (argv[0] === 'log') return curateLog(argv.slice(1), io);
-  const parsed = parseCli(argv, { apply: { type: 'boolean' }, json: { type: 'boolean' }, config: { type: 'string', short: 'c' } }, USAGE, io);
+  const parsed = parseCli(
+    argv,
+    {
+      apply: { type: 'boolean', description: 'make the changes (default: a dry run that lists them)' },
+      json: { type: 'boolean', description: 'print JSON instead of text' },
+      config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' },
+    },
+    USAGE,
+    io,
+  );
   if ('exit' in parsed) return parsed.exit;
   if (parsed.positionals.length > 0) {
     io.stderr(`reprise curate: unexpected argument ${JSON.stringify(parsed.positionals[0])}\nusage: ${USAGE}\n`);
@@ -98,7 +107,16 @@ export const curateCommand: CliCommand = async (argv, io) => {
 };
 
 async function curateLog(argv: string[], io: CliIO): Promise<number> {
-  const parsed = parseCli(argv, { json: { type: 'boolean' }, verify: { type: 'boolean' }, config: { type: 'string', short: 'c' } }, USAGE, io);
+  const parsed = parseCli(
+    argv,
+    {
+      json: { type: 'boolean', description: 'print JSON instead of text' },
+      verify: { type: 'boolean', description: "check the log's hash chain" },
+      config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' },
+    },
+    USAGE,
+    io,
+  );
   if ('exit' in parsed) return parsed.exit;
   const loaded = loadCliConfig(parsed.values.config, io);
   if ('exit' in loaded) return loaded.exit;

@@ -48,7 +48,7 @@ function alert(status: 'firing' | 'resolved', pod: string, at: string) {
 export const demo: CliCommand = async (argv, io) => {
   const parsed = parseCli(
     argv,
-    { catalog: { type: 'string' } },
+    { catalog: { type: 'string', description: 'catalog directory (default: the configured or bundled catalog)', valueName: 'DIR' } },
     'reprise demo [--catalog DIR]\n\nPlays the learning loop in memory on the bundled catalog, narrated; writes nothing.',
     io,
   );

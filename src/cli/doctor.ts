@@ -439,7 +439,16 @@ function line(r: CheckResult): string {
 
 /** `reprise doctor [--config FILE] [--json]`. */
 export const doctor: CliCommand = async (argv, io) => {
-  const parsed = parseCli(argv, { config: { type: 'string', short: 'c' }, json: { type: 'boolean' }, timeout: { type: 'string' } }, USAGE, io);
+  const parsed = parseCli(
+    argv,
+    {
+      config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' },
+      json: { type: 'boolean', description: 'print JSON instead of text' },
+      timeout: { type: 'string', description: 'give up after this long (e.g. 10s)', valueName: 'DURATION' },
+    },
+    USAGE,
+    io,
+  );
   if ('exit' in parsed) return parsed.exit;
   if (parsed.positionals.length > 0) {
     io.stderr(`reprise doctor: unexpected argument ${JSON.stringify(parsed.positionals[0])}\nusage: ${USAGE}\n`);

@@ -1,7 +1,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { buildFlexIndex } from '../adapters/flexsearch/flex-index.js';
-import { createRng } from '../bench/prng.js';
+import { createRng } from '../core/eval/prng.js';
 import { loadCatalog } from '../core/catalog/load-catalog.js';
 import { ablate, isSignal, SIGNALS, type Signal } from '../core/eval/ablation.js';
 import { crossValidate, SettingEvaluator, type CrossValidation } from '../core/eval/cross-validate.js';
@@ -117,16 +117,16 @@ export const evalCommand: CliCommand = async (argv, io) => {
   const parsed = parseCli(
     rest,
     {
-      catalog: { type: 'string' },
-      cases: { type: 'string', multiple: true },
-      out: { type: 'string' },
-      json: { type: 'boolean' },
-      report: { type: 'string' },
-      loo: { type: 'boolean' },
-      config: { type: 'string' },
-      cv: { type: 'string' },
-      seed: { type: 'string' },
-      without: { type: 'string', multiple: true },
+      catalog: { type: 'string', description: 'catalog directory (default: the configured or bundled catalog)', valueName: 'DIR' },
+      cases: { type: 'string', multiple: true, description: 'eval cases file (JSON lines); repeatable', valueName: 'FILE' },
+      out: { type: 'string', description: 'write to this file instead of stdout', valueName: 'FILE' },
+      json: { type: 'boolean', description: 'print JSON instead of text' },
+      report: { type: 'string', description: 'write an HTML report into this directory', valueName: 'DIR' },
+      loo: { type: 'boolean', description: 'leave-one-out: each case against the catalog without its own entry' },
+      config: { type: 'string', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' },
+      cv: { type: 'string', description: 'k-fold cross-validation with this many folds', valueName: 'K' },
+      seed: { type: 'string', description: 'seed for the folds', valueName: 'N' },
+      without: { type: 'string', multiple: true, description: 'ablate one signal (repeatable)', valueName: 'SIGNAL' },
     },
     USAGE,
     io,

@@ -21,7 +21,15 @@ data dir, it goes through the bot's control socket; otherwise it writes the stor
  * another user) or a lock held by someone else is an error, never a reason to write anyway.
  */
 export const feedback: CliCommand = async (argv, io) => {
-  const parsed = parseCli(argv, { user: { type: 'string' }, config: { type: 'string', short: 'c' } }, USAGE, io);
+  const parsed = parseCli(
+    argv,
+    {
+      user: { type: 'string', description: 'whom to record it for (default: the OS user)', valueName: 'USER' },
+      config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' },
+    },
+    USAGE,
+    io,
+  );
   if ('exit' in parsed) return parsed.exit;
   const [triggerKey, action, duration, ...extra] = parsed.positionals;
   if (

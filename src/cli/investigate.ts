@@ -51,7 +51,13 @@ export function incidentFromText(text: string, now: Date): Incident {
 export const investigateCommand: CliCommand = async (argv, io) => {
   const parsed = parseCli(
     argv,
-    { alert: { type: 'string' }, text: { type: 'string' }, json: { type: 'boolean' }, catalog: { type: 'string' }, config: { type: 'string' } },
+    {
+      alert: { type: 'string', description: 'Alertmanager webhook payload file, or - for stdin', valueName: 'FILE' },
+      text: { type: 'string', description: 'a free-text incident description instead of an alert', valueName: 'TEXT' },
+      json: { type: 'boolean', description: 'print JSON instead of text' },
+      catalog: { type: 'string', description: 'catalog directory (default: the configured or bundled catalog)', valueName: 'DIR' },
+      config: { type: 'string', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' },
+    },
     USAGE,
     io,
   );

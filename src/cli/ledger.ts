@@ -106,7 +106,12 @@ function humanLine(seq: number, e: LedgerEvent): string {
 async function events(argv: string[], io: CliIO): Promise<number> {
   const parsed = parseCli(
     argv,
-    { trigger: { type: 'string' }, since: { type: 'string' }, json: { type: 'boolean' }, config: { type: 'string', short: 'c' } },
+    {
+      trigger: { type: 'string', description: "only this trigger's events", valueName: 'KEY' },
+      since: { type: 'string', description: 'only events since an RFC 3339 time or a duration ago (2h)', valueName: 'TIME' },
+      json: { type: 'boolean', description: 'print JSON instead of text' },
+      config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' },
+    },
     USAGE,
     io,
   );
@@ -156,7 +161,12 @@ async function events(argv: string[], io: CliIO): Promise<number> {
 }
 
 async function verify(argv: string[], io: CliIO): Promise<number> {
-  const parsed = parseCli(argv, { config: { type: 'string', short: 'c' } }, USAGE, io);
+  const parsed = parseCli(
+    argv,
+    { config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' } },
+    USAGE,
+    io,
+  );
   if ('exit' in parsed) return parsed.exit;
   const loaded = loadCliConfig(parsed.values.config, io);
   if ('exit' in loaded) return loaded.exit;

@@ -41,7 +41,12 @@ export function parseListen(value: string): { host: string; port: number } | und
 export const mcpCommand: CliCommand = async (argv, io) => {
   const parsed = parseCli(
     argv,
-    { catalog: { type: 'string' }, config: { type: 'string', short: 'c' }, store: { type: 'string' }, http: { type: 'string' } },
+    {
+      catalog: { type: 'string', description: 'catalog directory (default: the configured or bundled catalog)', valueName: 'DIR' },
+      config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' },
+      store: { type: 'string', description: 'ledger store URL (default: the configured store)', valueName: 'URL' },
+      http: { type: 'string', description: 'serve MCP over HTTP on [HOST:]PORT instead of stdio', valueName: '[HOST:]PORT' },
+    },
     USAGE,
     io,
   );

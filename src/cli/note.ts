@@ -18,7 +18,15 @@ running bot's control socket; with no bot running, recorded directly (filed at i
 
 /** `reprise note`: through the bot that owns the store, or directly when none runs and the lock is free. */
 export const note: CliCommand = async (argv, io) => {
-  const parsed = parseCli(argv, { user: { type: 'string' }, config: { type: 'string', short: 'c' } }, USAGE, io);
+  const parsed = parseCli(
+    argv,
+    {
+      user: { type: 'string', description: 'whom to record it for (default: the OS user)', valueName: 'USER' },
+      config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' },
+    },
+    USAGE,
+    io,
+  );
   if ('exit' in parsed) return parsed.exit;
   const [triggerKey, ...words] = parsed.positionals;
   const text = words.join(' ');

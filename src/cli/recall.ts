@@ -23,7 +23,13 @@ const USAGE = 'reprise recall [--catalog DIR] [--store URL] (--alert FILE | -) [
 export const recallCommand: CliCommand = async (argv, io) => {
   const args = parseCli(
     argv,
-    { catalog: { type: 'string' }, store: { type: 'string' }, alert: { type: 'string' }, json: { type: 'boolean' }, config: { type: 'string' } },
+    {
+      catalog: { type: 'string', description: 'catalog directory (default: the configured or bundled catalog)', valueName: 'DIR' },
+      store: { type: 'string', description: 'ledger store URL (default: the configured store)', valueName: 'URL' },
+      alert: { type: 'string', description: 'Alertmanager webhook payload file, or - for stdin', valueName: 'FILE' },
+      json: { type: 'boolean', description: 'print JSON instead of text' },
+      config: { type: 'string', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' },
+    },
     USAGE,
     io,
   );

@@ -23,7 +23,16 @@ function surfacesOf(config: Config): string[] {
 
 /** `reprise serve`: the bot on its embedded defaults unless a config file says otherwise. */
 export const serve: CliCommand = async (argv, io) => {
-  const parsed = parseCli(argv, { config: { type: 'string', short: 'c' }, port: { type: 'string' }, host: { type: 'string' } }, USAGE, io);
+  const parsed = parseCli(
+    argv,
+    {
+      config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' },
+      port: { type: 'string', description: 'port for webhooks and health (default 8080, 0 = any free port)', valueName: 'N' },
+      host: { type: 'string', description: 'address to listen on', valueName: 'HOST' },
+    },
+    USAGE,
+    io,
+  );
   if ('exit' in parsed) return parsed.exit;
   const { values } = parsed;
   const loaded = loadCliConfig(values.config, io);

@@ -211,8 +211,10 @@ describe('Slack HTTP mode: events to the sink', () => {
     const res = await deliver(eventsUrl, fake.signed.event(reactionEvent({ user: 'U0ANN', reaction: '+1', channel: CHANNEL, ts, itemUser: BOT })));
     const took = Date.now() - started;
     expect(res.status).toBe(200);
+    // It waited for the bot's window (a lower bound: load only makes it later)…
     expect(took).toBeGreaterThanOrEqual(ACK_MS - 20);
-    expect(took).toBeLessThan(ACK_MS + 1500);
+    // …and answered while the bot still holds the event (release() has not run): no upper
+    // bound on the clock is needed to show it did not wait for the bot.
     expect(received).toHaveLength(1);
     expect(logs.some((l) => l.level === 'warn' && /acknowledged to Slack anyway/.test(l.msg ?? ''))).toBe(true);
     release();

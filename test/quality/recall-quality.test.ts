@@ -3,7 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildFlexIndex } from '../../src/adapters/flexsearch/flex-index.js';
-import { createRng } from '../../src/bench/prng.js';
+import { createRng } from '../../src/core/eval/prng.js';
 import { recallOptions } from '../../src/runtime/recall-options.js';
 import { loadCatalog } from '../../src/core/catalog/load-catalog.js';
 import { parseCases, withLeaveOneOut } from '../../src/core/eval/eval-cases.js';

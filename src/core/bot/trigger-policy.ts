@@ -1,3 +1,4 @@
+import { globMatcher } from '../glob.js';
 import type { Incident } from '../types.js';
 
 /** One `trigger.match` / `trigger.ignore` rule: every field given must match. */
@@ -17,26 +18,17 @@ export interface TriggerPolicyOptions {
 
 export type Admission = { admitted: true } | { admitted: false; reason: string };
 
-/** `*` any run of characters, `?` one character; everything else literal, whole string. */
-export function globToRegExp(glob: string): RegExp {
-  const body = glob
-    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-    .replace(/\*/g, '.*')
-    .replace(/\?/g, '.');
-  return new RegExp(`^${body}$`, 'i');
-}
-
 /** A rule as a predicate: every field it gives must match. */
 export function compileRule(rule: TriggerRule): (i: Incident) => boolean {
-  const alert = rule.alertname === undefined ? undefined : globToRegExp(rule.alertname);
-  const ns = rule.namespace === undefined ? undefined : globToRegExp(rule.namespace);
-  const labels = Object.entries(rule.labels ?? {}).map(([k, g]) => [k, globToRegExp(g)] as const);
+  const alert = rule.alertname === undefined ? undefined : globMatcher(rule.alertname);
+  const ns = rule.namespace === undefined ? undefined : globMatcher(rule.namespace);
+  const labels = Object.entries(rule.labels ?? {}).map(([k, g]) => [k, globMatcher(g)] as const);
   const severities = rule.severity?.map((s) => s.toLowerCase());
   return (i) =>
     (severities === undefined || severities.includes(i.severity)) &&
-    (alert === undefined || alert.test(i.alertname)) &&
-    (ns === undefined || ns.test(i.workload?.namespace ?? i.labels['namespace'] ?? '')) &&
-    labels.every(([k, re]) => re.test(i.labels[k] ?? ''));
+    (alert === undefined || alert(i.alertname)) &&
+    (ns === undefined || ns(i.workload?.namespace ?? i.labels['namespace'] ?? '')) &&
+    labels.every(([k, matches]) => matches(i.labels[k] ?? ''));
 }
 
 /**

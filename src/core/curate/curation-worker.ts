@@ -16,6 +16,7 @@ import type { CurationResult } from '../bot/curation-flow.js';
 import type { CurateItem } from '../ledger/ledger-types.js';
 import type { CatalogSnapshot } from '../recall/catalog-snapshot.js';
 import { CountingForge, fileFinding, fileNote, type FilingDeps, type Outcome } from './file-item.js';
+import { backoffDelay } from '../backoff.js';
 
 export interface CurationLedger {
   read: Pick<LedgerReader, 'pendingCurate'>;
@@ -213,8 +214,13 @@ export class CurationWorker {
     const prev = this.#attempts.get(item.id);
     const n = (prev?.n ?? 0) + 1;
     const now = this.#clock.now().getTime();
-    const backoff = Math.min(this.#opts.maxDelayMs, this.#opts.baseDelayMs * 2 ** (n - 1));
-    const at = err instanceof ForgeError && err.retryAt ? Math.max(err.retryAt.getTime(), now + 1000) : now + backoff;
+    // The forge's reset wins (at least a second on, so a reset already past does not spin).
+    const at =
+      now +
+      backoffDelay({ baseMs: this.#opts.baseDelayMs, maxMs: this.#opts.maxDelayMs }, n, {
+        serverWaitMs: err instanceof ForgeError && err.retryAt ? err.retryAt.getTime() - now : undefined,
+        floorMs: 1000,
+      });
     const attempt: Attempt = { n, nextAt: at, lastError: message, told: prev?.told ?? false };
     this.#attempts.set(item.id, attempt);
     this.#log.warn(

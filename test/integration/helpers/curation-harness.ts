@@ -131,9 +131,9 @@ export async function curationHarness(
     token: 'test-token',
     baseUrl: fake.url,
     logger,
-    sleep: async () => {},
     maxAttempts: 3,
-    baseDelayMs: 1,
+    delayUnitMs: 1,
+    writeSpacingMs: 0,
     maxWaitMs: 5_000,
     now: () => clock.now(),
   });

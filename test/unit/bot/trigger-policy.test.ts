@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createStore } from '../../../src/adapters/keyv/keyv-store.js';
 import { incidentIntents } from '../../../src/core/bot/intent.js';
-import { TriggerPolicy, globToRegExp } from '../../../src/core/bot/trigger-policy.js';
+import { TriggerPolicy } from '../../../src/core/bot/trigger-policy.js';
+import { globMatcher } from '../../../src/core/glob.js';
 import type { Incident } from '../../../src/core/types.js';
 import { ManualClock } from '../../../src/ports/clock.js';
 import { alert, fixedSnapshot, incidentEntry } from '../recall/recall-fixtures.js';
@@ -24,12 +25,22 @@ function inc(over: { alertname?: string; namespace?: string; severity?: string; 
   return over.startsAt ? { ...i, startsAt: over.startsAt } : i;
 }
 
-describe('globToRegExp', () => {
+describe('globMatcher', () => {
   it('matches * and ? over the whole string, case-insensitively, with regex characters literal', () => {
-    expect(globToRegExp('Kube*').test('KubePodCrashLooping')).toBe(true);
-    expect(globToRegExp('Kube*').test('NodeKube')).toBe(false);
-    expect(globToRegExp('prod-?').test('PROD-1')).toBe(true);
-    expect(globToRegExp('a.b').test('axb')).toBe(false);
+    expect(globMatcher('Kube*')('KubePodCrashLooping')).toBe(true);
+    expect(globMatcher('Kube*')('NodeKube')).toBe(false);
+    expect(globMatcher('prod-?')('PROD-1')).toBe(true);
+    expect(globMatcher('a.b')('axb')).toBe(false);
+    expect(globMatcher('x(y|z')('x(y|z')).toBe(true);
+  });
+
+  it('lets * cross a slash in a label value, and reads sets, alternatives and a leading !', () => {
+    expect(globMatcher('team-*')('team-a/prod')).toBe(true);
+    expect(globMatcher('prod-[ab]')('prod-b')).toBe(true);
+    expect(globMatcher('prod-[ab]')('prod-c')).toBe(false);
+    expect(globMatcher('{staging,dev}-*')('dev-eu')).toBe(true);
+    expect(globMatcher('!kube-system')('payments')).toBe(true);
+    expect(globMatcher('!kube-system')('kube-system')).toBe(false);
   });
 });
 

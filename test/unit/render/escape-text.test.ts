@@ -47,13 +47,12 @@ describe('urlKey', () => {
     expect(urlKey('////')).toBe('');
   });
 
-  it('is linear on hostile input (a long run of slashes or question marks)', () => {
+  // How the work grows is measured by the benchmark (REPRISE_BENCH_ONLY=growth); the quadratic
+  // regexes this replaced took minutes on these, past the test's timeout.
+  it('reads hostile input right (a 1 MiB run of slashes or question marks)', () => {
     const slashes = `a${'/'.repeat(1 << 20)}b`;
     const marks = `${'?'.repeat(1 << 20)}\n`;
-    const t = performance.now();
     expect(urlKey(slashes)).toBe(slashes);
     expect(urlKey(marks)).toBe('');
-    // Generous bound: the quadratic regexes it replaced took minutes on these.
-    expect(performance.now() - t).toBeLessThan(1000);
   });
 });

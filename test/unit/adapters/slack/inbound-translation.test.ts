@@ -18,10 +18,11 @@ describe('slackTextToPlain', () => {
     expect(slackTextToPlain('<!subteam^S1|@oncall> <!date^1700000000^{date}|Nov 14>').text).toBe('@oncall Nov 14');
   });
 
-  it('is linear on hostile input', () => {
-    const started = performance.now();
-    slackTextToPlain('<'.repeat(200_000) + 'x'.repeat(200_000));
-    expect(performance.now() - started).toBeLessThan(1000);
+  // How the work grows is measured by the benchmark (REPRISE_BENCH_ONLY=growth).
+  it('reads hostile input whole (an open `<` run before plain text)', () => {
+    const { text, addressed } = slackTextToPlain('<'.repeat(200_000) + 'x'.repeat(200_000));
+    expect(text.endsWith('x'.repeat(200_000))).toBe(true);
+    expect(addressed).toBe(false);
   });
 });
 

@@ -9,8 +9,8 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createStore, KeyvStore } from '../adapters/keyv/keyv-store.js';
-import { eventKey, HEAD_KEY, Ledger } from '../core/ledger/ledger.js';
+import { createStore, KeyvStore } from '../src/adapters/keyv/keyv-store.js';
+import { eventKey, HEAD_KEY, Ledger } from '../src/core/ledger/ledger.js';
 import { writeCatalogFiles } from './catalog-files.js';
 import { DEFAULT_EVENT_SHAPE, generateEvents } from './synthetic-events.js';
 import { generateCatalog } from './synthetic-catalog.js';
@@ -35,7 +35,8 @@ export interface ServeResult {
   emptyCatalog: ServeMemory;
 }
 
-const MAIN = fileURLToPath(new URL('../main.js', import.meta.url));
+/** The shipped build (`npm run bench` builds it first): what is measured is what runs in production. */
+const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** VmRSS and VmHWM of a process, MB (Linux /proc). */
@@ -105,7 +106,10 @@ async function measureServe(configPath: string, payloads: readonly string[], log
     const readyMs = performance.now() - started;
     await sleep(2000);
     const idle = rssOf(pid);
-    const accepted = await sendWebhooks(port, payloads, 8);
+    const accepted = await sendWebhooks(port, payloads, 8).catch((err: unknown) => {
+      const why = err instanceof Error && err.cause instanceof Error ? `${err.message} (${err.cause.message})` : String(err);
+      throw new Error(`serve bench: webhooks to reprise serve failed: ${why}; its stderr ends: ${stderr.slice(-2000)}`);
+    });
     await sleep(2000);
     const after = rssOf(pid);
     log(

@@ -1,5 +1,5 @@
 /**
- * `node --expose-gc dist/bench/mem-child.js <engine> <size> [<queries> <warmup> <budgetMs> <minSamples> <agreement>]`
+ * `node --expose-gc bench/mem-child.ts <engine> <size> [<queries> <warmup> <budgetMs> <minSamples> <agreement>]`
  *
  * One fresh process per (engine, size): builds the synthetic catalog, forces GC, records RSS and
  * heap before and after building the index, and prints the result as one JSON line. With the

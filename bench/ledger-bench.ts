@@ -1,10 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createStore, KeyvStore } from '../adapters/keyv/keyv-store.js';
-import type { LedgerEvent } from '../core/ledger-events.js';
-import { eventKey, HEAD_KEY, Ledger } from '../core/ledger/ledger.js';
-import { entryStats, replayEvents } from '../core/ledger/ledger-state.js';
+import { createStore, KeyvStore } from '../src/adapters/keyv/keyv-store.js';
+import type { LedgerEvent } from '../src/core/ledger-events.js';
+import { eventKey, HEAD_KEY, Ledger } from '../src/core/ledger/ledger.js';
+import { entryStats, replayEvents } from '../src/core/ledger/ledger-state.js';
 import { naiveEntryStats } from './naive-entry-stats.js';
 import { DEFAULT_EVENT_SHAPE, generateEvents, ledgerEntryId } from './synthetic-events.js';
 import { collectGarbage } from './timing.js';

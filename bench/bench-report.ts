@@ -4,6 +4,8 @@ import { fmtCount, fmtNum, formatTable, speedRatio } from './format-table.js';
 import type { LedgerResult } from './ledger-bench.js';
 import type { ServeResult } from './serve-bench.js';
 import type { StormResult } from './storm-bench.js';
+import type { GrowthResult } from './growth-bench.js';
+import type { HostileServeResult } from './hostile-serve-bench.js';
 import type { WebhookResult } from './webhook-bench.js';
 
 /** Targets of issue 9, per catalog size. */
@@ -32,6 +34,10 @@ export interface BenchReport {
   serve: ServeResult;
   /** 10,000 alerts in 60 s across 500 triggers, embedded store and Redis. */
   storm?: StormResult;
+  /** How the work on hostile alert input grows from n to 4n. */
+  growth?: GrowthResult;
+  /** The served bot under a 1 MiB alertname and a 10,000-alert group. */
+  hostile?: HostileServeResult;
   wallSeconds: number;
 }
 

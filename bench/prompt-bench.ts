@@ -8,24 +8,24 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
-import { scriptedModel, type Script } from '../core/eval/scripted-model.js';
-import { recallFinding } from '../core/investigate/answers.js';
-import { Investigator } from '../core/investigate/investigator.js';
-import { InMemoryFindingStore, InMemoryTokenMeter } from '../core/investigate/memory-stores.js';
-import { PROMPT_HASH, rerankMessages, verifyMessages } from '../core/investigate/prompts.js';
-import { buildQuery } from '../core/recall/build-query.js';
-import { alertNameContext, structuralGate } from '../core/recall/structural.js';
-import type { ChatMessage, ChatRequest, ModelPort, ToolSpec } from '../ports/model.js';
-import { systemClock } from '../ports/clock.js';
-import { silentLogger } from '../ports/logger.js';
-import { defaultConfig } from '../config/load-config.js';
-import { BUILTIN_TOOL_NAMES } from '../core/investigate/builtin-tools.js';
-import { defaultModelBlock, investigatorOptions } from '../runtime/build-investigator.js';
-import { BUNDLED_CATALOG, loadSnapshot } from '../runtime/open-catalog.js';
-import { scenarioIncident, scenarioTools, type Scenario } from '../cli/eval-investigate.js';
+import { scriptedModel, type Script } from '../src/core/eval/scripted-model.js';
+import { recallFinding } from '../src/core/investigate/answers.js';
+import { Investigator } from '../src/core/investigate/investigator.js';
+import { InMemoryFindingStore, InMemoryTokenMeter } from '../src/core/investigate/memory-stores.js';
+import { PROMPT_HASH, rerankMessages, verifyMessages } from '../src/core/investigate/prompts.js';
+import { buildQuery } from '../src/core/recall/build-query.js';
+import { alertNameContext, structuralGate } from '../src/core/recall/structural.js';
+import type { ChatMessage, ChatRequest, ModelPort, ToolSpec } from '../src/ports/model.js';
+import { systemClock } from '../src/ports/clock.js';
+import { silentLogger } from '../src/ports/logger.js';
+import { defaultConfig } from '../src/config/load-config.js';
+import { BUILTIN_TOOL_NAMES } from '../src/core/investigate/builtin-tools.js';
+import { defaultModelBlock, investigatorOptions } from '../src/runtime/build-investigator.js';
+import { BUNDLED_CATALOG, loadSnapshot } from '../src/runtime/open-catalog.js';
+import { scenarioIncident, scenarioTools, type Scenario } from '../src/cli/eval-investigate.js';
 
 export const RECALL_PATH_TARGET = 3000;
-const SCENARIO = fileURLToPath(new URL('../../eval/investigate/checkout-oom.json', import.meta.url));
+const SCENARIO = fileURLToPath(new URL('../eval/investigate/checkout-oom.json', import.meta.url));
 
 /** Tokens of one request as sent: each message's role and content, tool calls, and the tool specs. */
 export function requestTokens(messages: readonly ChatMessage[], tools: readonly ToolSpec[] = []): number {

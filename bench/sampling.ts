@@ -1,22 +1,7 @@
 /**
- * Seeded randomness for the benchmark's synthetic data: the same seed gives the same catalog,
- * queries and events on every machine, so runs compare.
+ * Samplers over a seeded generator (src/core/eval/prng.ts) for the benchmark's synthetic data.
  */
-
-/** A uniform generator on [0, 1). */
-export type Rng = () => number;
-
-/** mulberry32: tiny, fast, and good enough for test data (not for anything secret). */
-export function createRng(seed: number): Rng {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import type { Rng } from '../src/core/eval/prng.js';
 
 /** An integer in [min, max] inclusive. */
 export function randInt(rng: Rng, min: number, max: number): number {

@@ -1,5 +1,6 @@
 /**
- * `npm run bench` → `node dist/bench/run.js [--quick] [--json]`.
+ * `npm run bench [-- --quick] [-- --json]` → `node <TypeScript flags> bench/run.ts`: run from
+ * source (see ts-resolve.js); the serve and storm parts spawn the built `dist/main.js`.
  *
  * Search, recall, update, memory and ledger-replay benchmarks on synthetic data, each beside
  * the baselines measured in the same run, and the resident memory of `reprise serve`. One table
@@ -7,11 +8,15 @@
  * --quick: catalogs of 1k and 10k only, a 200k-event ledger for serve (docs), a 12 s storm.
  * REPRISE_BENCH_ONLY=storm: only the storm run (10,000 alerts over 60 s, embedded and Redis,
  * with a local model answering in 200 ms, the storm coalescer on and the default rate limit).
+ * REPRISE_BENCH_ONLY=growth: only how the work on hostile alert input grows from n to 4n.
+ * REPRISE_BENCH_ONLY=hostile: only the served bot under a 1 MiB alertname and a 10,000-alert group.
  */
 import { cpus } from 'node:os';
 import { renderReport } from './bench-report.js';
 import type { BenchReport } from './bench-report.js';
 import { runChildJson } from './child-process.js';
+import { renderGrowthBench, runGrowthBench } from './growth-bench.js';
+import { renderHostileServeBench, runHostileServeBench } from './hostile-serve-bench.js';
 import { runWebhookBench } from './webhook-bench.js';
 import { ENGINES } from './engine-bench.js';
 import type { EngineResult } from './engine-bench.js';
@@ -55,8 +60,18 @@ async function main(argv: readonly string[]): Promise<number> {
   const storm = { alerts: quick ? 2000 : 10_000, seconds: quick ? 12 : 60, triggers: 500, namespaces: 50, modelLatencyMs: 200, log };
   const only = process.env['REPRISE_BENCH_ONLY'];
   if (only !== undefined && only !== '') {
+    if (only === 'growth') {
+      const result = await runGrowthBench(log);
+      process.stdout.write(argv.includes('--json') ? `${JSON.stringify(result, null, 2)}\n` : `${renderGrowthBench(result)}\n`);
+      return 0;
+    }
+    if (only === 'hostile') {
+      const result = await runHostileServeBench(log);
+      process.stdout.write(argv.includes('--json') ? `${JSON.stringify(result, null, 2)}\n` : `${renderHostileServeBench(result)}\n`);
+      return 0;
+    }
     if (only !== 'storm') {
-      log(`bench: REPRISE_BENCH_ONLY=${only} is not a part that runs alone (supported: storm)`);
+      log(`bench: REPRISE_BENCH_ONLY=${only} is not a part that runs alone (supported: storm, growth, hostile)`);
       return 2;
     }
     const result = await runStormBench(storm);
@@ -78,6 +93,8 @@ async function main(argv: readonly string[]): Promise<number> {
   const webhook = await runWebhookBench(100, quick ? 5 : 10, log);
   log('bench: prompt tokens per path');
   const prompts = await runPromptBench();
+  const growthResult = await runGrowthBench(log);
+  const hostileResult = await runHostileServeBench(log);
   const serve = await runServeBench({ entries: 10_000, events: quick ? 200_000 : 1_000_000, webhooks: 1000, log });
   const stormResult = await runStormBench(storm);
   const report: BenchReport = {
@@ -93,12 +110,14 @@ async function main(argv: readonly string[]): Promise<number> {
     prompts,
     serve,
     storm: stormResult,
+    growth: growthResult,
+    hostile: hostileResult,
     wallSeconds: (Date.now() - started) / 1000,
   };
   process.stdout.write(
     argv.includes('--json')
       ? `${JSON.stringify(report, null, 2)}\n`
-      : `${renderReport(report)}\n\n${renderPromptBench(prompts)}\n\n${renderStormBench(stormResult)}\n`,
+      : `${renderReport(report)}\n\n${renderPromptBench(prompts)}\n\n${renderGrowthBench(growthResult)}\n\n${renderHostileServeBench(hostileResult)}\n\n${renderStormBench(stormResult)}\n`,
   );
   return 0;
 }

@@ -1,7 +1,7 @@
-import { buildCatalogSnapshot, updateCatalogSnapshot } from '../core/recall/catalog-snapshot.js';
-import type { CatalogChange } from '../core/recall/catalog-snapshot.js';
-import type { UpdatableSearchIndex } from '../ports/search-index.js';
-import type { Entry } from '../core/types.js';
+import { buildCatalogSnapshot, updateCatalogSnapshot } from '../src/core/recall/catalog-snapshot.js';
+import type { CatalogChange } from '../src/core/recall/catalog-snapshot.js';
+import type { UpdatableSearchIndex } from '../src/ports/search-index.js';
+import type { Entry } from '../src/core/types.js';
 import { percentile } from './percentile.js';
 import { generateCatalog } from './synthetic-catalog.js';
 import type { SyntheticCatalog } from './synthetic-catalog.js';

@@ -1,4 +1,4 @@
-import type { Rng } from './prng.js';
+import type { Rng } from '../src/core/eval/prng.js';
 
 /**
  * Operational words that dominate real runbooks; they take the head of the Zipf distribution

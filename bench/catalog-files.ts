@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { MAX_TITLE_BYTES } from '../core/catalog/read-fields.js';
-import type { Entry } from '../core/types.js';
+import { MAX_TITLE_BYTES } from '../src/core/catalog/read-fields.js';
+import type { Entry } from '../src/core/types.js';
 
 /** The longest prefix of `text`, cut at a space, that fits `max` UTF-8 bytes. */
 function fit(text: string, max: number): string {

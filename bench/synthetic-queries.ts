@@ -1,8 +1,9 @@
-import { parseAlertmanagerPayload } from '../core/alertmanager.js';
-import { tokenize } from '../core/tokenize.js';
-import type { Entry, Incident } from '../core/types.js';
-import { createRng, pick, randInt } from './prng.js';
-import type { Rng } from './prng.js';
+import { parseAlertmanagerPayload } from '../src/core/alertmanager.js';
+import { tokenize } from '../src/core/tokenize.js';
+import type { Entry, Incident } from '../src/core/types.js';
+import { createRng } from '../src/core/eval/prng.js';
+import type { Rng } from '../src/core/eval/prng.js';
+import { pick, randInt } from './sampling.js';
 import type { SyntheticCatalog } from './synthetic-catalog.js';
 
 /** One search query: the text an alert would carry, and its tokens (what indexes receive). */

@@ -1,10 +1,10 @@
 import MiniSearch from 'minisearch';
-import { DEFAULT_FIELD_WEIGHTS, uniqueTerms } from '../core/bm25.js';
-import type { Bm25Field } from '../core/bm25.js';
-import { BM25_FIELDS } from '../core/bm25.js';
-import { fileAlert } from '../core/catalog/search-corpus.js';
-import { tokenize } from '../core/tokenize.js';
-import type { Entry } from '../core/types.js';
+import { DEFAULT_FIELD_WEIGHTS, uniqueTerms } from '../src/core/bm25.js';
+import type { Bm25Field } from '../src/core/bm25.js';
+import { BM25_FIELDS } from '../src/core/bm25.js';
+import { fileAlert } from '../src/core/catalog/search-corpus.js';
+import { tokenize } from '../src/core/tokenize.js';
+import type { Entry } from '../src/core/types.js';
 
 /** The field text MiniSearch indexes: the same fields, with the same alert text, as ours. */
 function extractField(entry: Entry, field: string): string {

@@ -16,10 +16,10 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createStore } from '../adapters/keyv/keyv-store.js';
-import { HEAD_KEY, readLedgerRecords } from '../core/ledger/ledger.js';
-import { INBOX_CURSOR, INBOX_LOG } from '../core/replica/inbox.js';
-import type { FindingStatus, LedgerEvent } from '../core/ledger-events.js';
+import { createStore } from '../src/adapters/keyv/keyv-store.js';
+import { HEAD_KEY, readLedgerRecords } from '../src/core/ledger/ledger.js';
+import { INBOX_CURSOR, INBOX_LOG } from '../src/core/replica/inbox.js';
+import type { FindingStatus, LedgerEvent } from '../src/core/ledger-events.js';
 import { fmtNum, formatTable } from './format-table.js';
 import { startLocalModel, type ModelPurpose } from './local-model.js';
 import { percentile } from './percentile.js';
@@ -139,7 +139,8 @@ export function tallyStorm(events: Iterable<LedgerEvent>, acked: ReadonlySet<str
   return t;
 }
 
-const MAIN = fileURLToPath(new URL('../main.js', import.meta.url));
+/** The shipped build (`npm run bench` builds it first): what is measured is what runs in production. */
+const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 function rssOf(pid: number): { rss: number; hwm: number } {

@@ -8,10 +8,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BUNDLED_CATALOG } from '../runtime/open-catalog.js';
-import { startBot } from '../runtime/start-bot.js';
-import { defaultConfig } from '../config/load-config.js';
-import { silentLogger } from '../ports/logger.js';
+import { BUNDLED_CATALOG } from '../src/runtime/open-catalog.js';
+import { startBot } from '../src/runtime/start-bot.js';
+import { defaultConfig } from '../src/config/load-config.js';
+import { silentLogger } from '../src/ports/logger.js';
 import { percentile } from './percentile.js';
 
 export interface WebhookSeries {

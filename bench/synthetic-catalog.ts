@@ -1,6 +1,7 @@
-import type { Entry, EntryStatus, ResourceRef } from '../core/types.js';
-import { createRng, pick, randInt, zipfSampler } from './prng.js';
-import type { Rng } from './prng.js';
+import type { Entry, EntryStatus, ResourceRef } from '../src/core/types.js';
+import { createRng } from '../src/core/eval/prng.js';
+import type { Rng } from '../src/core/eval/prng.js';
+import { pick, randInt, zipfSampler } from './sampling.js';
 import { ALERT_PARTS, buildVocabulary } from './vocabulary.js';
 
 /** Words in the synthetic vocabulary ("a few thousand", Zipf-distributed). */

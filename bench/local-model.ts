@@ -8,7 +8,7 @@
  * bench target.
  */
 import { createServer, type Server } from 'node:http';
-import { INVESTIGATE_SYSTEM, RERANK_SYSTEM, VERIFY_SYSTEM } from '../core/investigate/prompts.js';
+import { INVESTIGATE_SYSTEM, RERANK_SYSTEM, VERIFY_SYSTEM } from '../src/core/investigate/prompts.js';
 
 export type ModelPurpose = 'rerank' | 'investigate' | 'verify';
 

@@ -1,5 +1,6 @@
-import type { LedgerEvent, Verdict } from '../core/ledger-events.js';
-import { createRng, pick, zipfSampler } from './prng.js';
+import type { LedgerEvent, Verdict } from '../src/core/ledger-events.js';
+import { createRng } from '../src/core/eval/prng.js';
+import { pick, zipfSampler } from './sampling.js';
 
 export interface EventShape {
   events: number;

@@ -1,5 +1,5 @@
 /**
- * Linear-time checks without a wall-clock budget: the same work is timed on an input of size n
+ * Linear-time measurement without a wall-clock budget: the same work is timed on an input of size n
  * and of size 4n, interleaved and best of several rounds, so load on the machine hits both sizes
  * alike. Linear work costs about 4× more; quadratic about 16×. Sizes should sit above 128 KiB
  * for strings: V8 handles shorter ones differently (measured 8–20× from 64 to 128 KiB alone).
@@ -31,5 +31,5 @@ export function growth<T>(make: (size: number) => T, run: (input: T) => void, si
   return { small, large, ratio: large / Math.max(small, opts.floorMs ?? 2) };
 }
 
-/** Below this, growth is linear (4× expected); quadratic would be about 16×. */
+/** Below this, growth reads as linear (4× expected); quadratic would be about 16×. */
 export const LINEAR_RATIO = 9;

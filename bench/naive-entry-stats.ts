@@ -1,5 +1,5 @@
-import type { LedgerEvent } from '../core/ledger-events.js';
-import { DEFAULT_LEDGER_LIMITS } from '../core/ledger/ledger-types.js';
+import type { LedgerEvent } from '../src/core/ledger-events.js';
+import { DEFAULT_LEDGER_LIMITS } from '../src/core/ledger/ledger-types.js';
 
 /** The per-entry aggregate a read needs, as `entryStats` reports it (minus derived fields). */
 export interface NaiveEntryStats {
