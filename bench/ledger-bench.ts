@@ -98,3 +98,12 @@ export async function runLedgerBench(opts: { events: number; storeEvents: number
     store,
   };
 }
+
+/** The ledger rows alone (`REPRISE_BENCH_ONLY=ledger`). */
+export function renderLedgerBench(l: LedgerResult): string {
+  const perSec = (n: number): string => `${Math.round(n).toLocaleString('en-US')} ev/s`;
+  return [
+    `ledger replayEvents (in memory): ${l.events.toLocaleString('en-US')} events in ${l.replayMs.toFixed(0)} ms (${perSec(l.replayEventsPerSec)}); ${l.entries} entry reads in ${l.readsMs.toFixed(1)} ms`,
+    `ledger Ledger.replayAll (sqlite): ${l.store.events.toLocaleString('en-US')} events in ${l.store.replayMs.toFixed(0)} ms (${perSec(l.store.eventsPerSec)}); ${l.store.applied} applied`,
+  ].join('\n');
+}
