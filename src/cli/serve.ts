@@ -17,6 +17,7 @@ import { noteRequest } from './note.js';
 import type { Ledger } from '../core/ledger/ledger.js';
 import { startControlServer, type ControlServer } from '../http/control-server.js';
 import { createHttpServer, type HttpServer } from '../http/create-server.js';
+import { isReplayStore } from '../http/replay-guard.js';
 import { createBotMetrics } from '../http/metrics.js';
 import { registerCatalogSyncMetrics } from '../http/catalog-metrics.js';
 import { registerLoopMetrics, type LoopMetrics } from '../http/loop-metrics.js';
@@ -298,7 +299,14 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     ...(config.server.pagerduty_secret ? { pagerDutySecret: config.server.pagerduty_secret } : {}),
     ...(config.server.generic_webhooks ? { genericSources: config.server.generic_webhooks } : {}),
     bodyLimitBytes: config.server.body_limit_bytes,
+    bodyTimeoutMs: config.server.body_timeout_ms,
     maxPendingWebhooks: config.server.max_pending_webhooks,
+    maxPendingPerPeer: config.server.max_pending_per_peer,
+    verifyPoolSlots: config.server.verify_pool_slots,
+    slowSenderGraceMs: config.server.slow_sender_grace_ms,
+    replayWindowMs: config.server.replay_window_ms,
+    // Accepted signed deliveries are remembered in the store: across restarts, and by every replica.
+    ...(isReplayStore(store) ? { replayStore: store } : {}),
     fieldLimit: config.server.field_limit_chars,
     logger,
     clock,

@@ -191,6 +191,17 @@ export class SqliteKeyvStore extends EventEmitter implements KeyvStoreAdapter {
     return first;
   }
 
+  /** Sets `key` (full key, keyv-serialized `record`) to expire in `ttlMs`, only when no live row holds it; true when set. */
+  setIfAbsent(key: string, record: string, ttlMs: number): boolean {
+    let set = false;
+    this.#transaction(() => {
+      if (this.#live(key) !== undefined) return;
+      this.#stmt.set.run(key, record, Date.now() + ttlMs);
+      set = true;
+    });
+    return set;
+  }
+
   disconnect(): Promise<void> {
     return this.#guard(() => {
       if (this.#db.isOpen) this.#db.close();

@@ -22,7 +22,21 @@ function problemsOf(text: string, env: NodeJS.ProcessEnv = {}): { error: ConfigE
 describe('loadConfig', () => {
   it('an empty file gives every default, durations also in ms', () => {
     const cfg = parseConfigText('', { env: {}, cwd });
-    expect(cfg.server).toEqual({ port: 8080, host: '0.0.0.0', body_limit_bytes: 1_048_576, max_pending_webhooks: 256, field_limit_chars: 8192 });
+    expect(cfg.server).toEqual({
+      port: 8080,
+      host: '0.0.0.0',
+      body_limit_bytes: 1_048_576,
+      body_timeout: '10s',
+      body_timeout_ms: 10_000,
+      max_pending_webhooks: 256,
+      max_pending_per_peer: 64,
+      verify_pool_slots: 64,
+      slow_sender_grace: '1s',
+      slow_sender_grace_ms: 1000,
+      replay_window: '1h',
+      replay_window_ms: 3_600_000,
+      field_limit_chars: 8192,
+    });
     expect(cfg.ledger.resolve_window_ms).toBe(24 * 3_600_000);
     expect(cfg.store.probe_interval_ms).toBe(10_000);
     expect(cfg.recall.k).toBe(20);
