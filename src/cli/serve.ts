@@ -2,6 +2,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { basename, dirname } from 'node:path';
 import { pino } from 'pino';
+import { ensurePrivateDir, looseModes } from '../adapters/keyv/private-files.js';
 import type { StoreLock } from '../adapters/keyv/store-lock.js';
 import type { Config } from '../config/schema.js';
 import { incidentEvents } from '../core/bot/bot-event.js';
@@ -107,6 +108,8 @@ async function servedCatalog(config: Config, clock: Clock, logger: Logger): Prom
 
 /** Builds and starts everything `serve` runs; tests call this in-process. */
 export async function startBot(config: Config, io: CliIO, logger: Logger, clock: Clock = systemClock): Promise<RunningBot> {
+  // Before anything writes there (the catalog clone comes first): 0700 when new.
+  ensurePrivateDir(config.store.data_dir);
   // A folder read once, or a git remote re-indexed when its HEAD moves (/readyz waits for the first index).
   const served = await servedCatalog(config, clock, logger);
 
@@ -130,6 +133,8 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     throw err;
   }
   logger.info({ seq: ledger.seq, skipped: ledger.state.skipped, dataDir: config.store.data_dir }, 'ledger opened');
+  // The store's own files are 0600 by now; whatever else others can read is said, with the fix.
+  for (const l of looseModes(config.store.data_dir)) logger.warn({ path: l.path, mode: l.mode }, `others can read ${l.path} (mode ${l.mode}); fix: ${l.fix}`);
 
   // Can the store still be written? Checked now and every probe_interval; /readyz says so.
   let probe: { ok: boolean; at: string; error?: string } = { ok: false, at: clock.now().toISOString(), error: 'not probed yet' };

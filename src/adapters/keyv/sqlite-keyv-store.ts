@@ -2,14 +2,15 @@
  * A Keyv storage adapter over Node's built-in `node:sqlite` — the embedded, server-less default
  * store (SPEC §8). WAL journal with `synchronous=FULL`: a `set` has been fsynced when it
  * returns, so a process or host crash after an acknowledgement loses nothing. No native module.
+ * The file and its WAL are 0600 in a 0700 folder whatever the umask (private-files.ts).
  */
-import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import type { StatementSync } from 'node:sqlite';
 import { EventEmitter } from 'node:events';
 import type { KeyvStoreAdapter } from 'keyv';
 import { logKey, type LogKeys } from '../../ports/store.js';
+import { ensurePrivateDir, ensurePrivateFile, tighten } from './private-files.js';
 
 export interface SqliteKeyvStoreOptions {
   /** Database file, or `:memory:`. Parent directories are created. */
@@ -50,7 +51,12 @@ export class SqliteKeyvStore extends EventEmitter implements KeyvStoreAdapter {
     const table = options.table ?? 'keyv';
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(table)) throw new Error(`invalid sqlite table name: ${table}`);
     this.#readOnly = options.readOnly === true;
-    if (options.path !== ':memory:' && !this.#readOnly) mkdirSync(dirname(options.path), { recursive: true });
+    if (options.path !== ':memory:' && !this.#readOnly) {
+      // 0600 before SQLite opens it: its WAL and shared-memory files take the database's mode.
+      ensurePrivateDir(dirname(options.path));
+      ensurePrivateFile(options.path);
+      for (const suffix of ['-wal', '-shm', '-journal']) tighten(`${options.path}${suffix}`);
+    }
     this.opts = { dialect: 'sqlite', url: `sqlite://${options.path}`, table };
     this.#db = new DatabaseSync(options.path, { readOnly: this.#readOnly });
     this.#db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);

@@ -3,10 +3,10 @@
  * beside the store. The operating system releases it when its process exits, however it
  * exits (`kill -9` included), so there is no stale lock to clean up and no PID to guess about.
  */
-import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { embeddedStoreFile } from './keyv-store.js';
+import { ensurePrivateDir, ensurePrivateFile } from './private-files.js';
 
 export interface StoreLock {
   readonly path: string;
@@ -29,7 +29,12 @@ export function storeLockPath(url: string | undefined, dataDir: string): string 
  *   read-only disk) — that is not "nobody holds it", and must never be read as such.
  */
 export function tryLockStore(path: string): StoreLock | undefined {
-  mkdirSync(dirname(path), { recursive: true });
+  try {
+    ensurePrivateDir(dirname(path));
+    ensurePrivateFile(path);
+  } catch (err) {
+    throw new Error(`cannot open the store lock ${path}: ${(err as Error).message}`, { cause: err });
+  }
   const db = new DatabaseSync(path);
   try {
     db.exec('PRAGMA busy_timeout = 0');
