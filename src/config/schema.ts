@@ -10,6 +10,7 @@
 import { z } from 'zod';
 import type { FieldMeta } from './fields.js';
 import { block, bool, duration, fraction, glob, httpUrl, int, num, oneOf, str, withMs } from './fields.js';
+import { weakTokenReason } from './token-rule.js';
 
 /** Attaches the one-line doc (and loader facts) to a key. */
 function doc<T extends z.ZodType>(schema: T, description: string, meta: FieldMeta = {}): T {
@@ -17,6 +18,13 @@ function doc<T extends z.ZodType>(schema: T, description: string, meta: FieldMet
 }
 
 const dur = (def: string, description: string, opts: { positive?: boolean } = {}) => doc(duration(opts).default(def), description, { duration: true });
+
+/** A token that protects something: long, not an example, not a placeholder (token-rule.ts). */
+const token = () =>
+  str().superRefine((v, ctx) => {
+    const why = weakTokenReason(v);
+    if (why) ctx.addIssue({ code: 'custom', message: why, input: v });
+  });
 
 const genericSource = z
   .strictObject({
@@ -52,11 +60,11 @@ const server = z
       env: ['PORT'],
     }),
     host: doc(str().default('0.0.0.0'), 'Address the HTTP server binds to.'),
-    bearer_token: doc(str().optional(), 'Token webhook callers must send as `Authorization: Bearer …`; required when a model is configured.', {
-      secret: true,
-      env: ['REPRISE_BEARER_TOKEN'],
-      example: 'change-me',
-    }),
+    bearer_token: doc(
+      token().optional(),
+      'Token webhook callers must send as `Authorization: Bearer …`; required when a model is configured. At least 16 characters, never an example from the docs: `openssl rand -hex 24`.',
+      { secret: true, env: ['REPRISE_BEARER_TOKEN'], example: '<openssl rand -hex 24>' },
+    ),
     pagerduty_secret: doc(
       str().optional(),
       'Signing secret of the PagerDuty V3 webhook subscription; `/webhook/pagerduty` verifies `X-PagerDuty-Signature` with it and refuses every request while it is unset.',

@@ -58,7 +58,7 @@ describe('reprise config', () => {
   });
 
   it('show prints the resolved config with secrets masked', async () => {
-    const io = bufferIO({ REPRISE_BEARER_TOKEN: 'very-secret' });
+    const io = bufferIO({ REPRISE_BEARER_TOKEN: 'very-secret-token-value' });
     expect(await config(['show'], io)).toBe(0);
     expect(io.out).not.toContain('very-secret');
     expect(parse(io.out).server).toEqual({

@@ -114,7 +114,7 @@ describe('loadConfig', () => {
         file: '/etc/reprise/reprise.yaml',
         env: {
           PORT: '7000',
-          REPRISE_BEARER_TOKEN: 'tok',
+          REPRISE_BEARER_TOKEN: 'tok-from-the-environment',
           SLACK_BOT_TOKEN: 'xoxb-1\n',
           SLACK_SIGNING_SECRET: 'sig',
           OPENAI_API_KEY: 'sk-openai',
@@ -126,7 +126,7 @@ describe('loadConfig', () => {
       },
     );
     expect(cfg.server.port).toBe(7000);
-    expect(cfg.server.bearer_token).toBe('tok');
+    expect(cfg.server.bearer_token).toBe('tok-from-the-environment');
     expect(cfg.transport.slack.bot_token).toBe('xoxb-1');
     expect(cfg.transport.slack.signing_secret).toBe('sig');
     expect(cfg.model?.api_key).toBe('sk-reprise');
@@ -179,7 +179,7 @@ describe('loadConfig', () => {
     const model = 'model:\n  base_url: https://api.openai.com/v1\n  model: gpt\n';
     const { problems } = problemsOf(model);
     expect(problems).toEqual([{ path: 'server.bearer_token', value: undefined, rule: 'is required when a `model` block is configured (SPEC §4)' }]);
-    const ok = parseConfigText(model, { env: { REPRISE_BEARER_TOKEN: 't' }, cwd });
+    const ok = parseConfigText(model, { env: { REPRISE_BEARER_TOKEN: 'a-token-long-enough-here' }, cwd });
     expect(ok.model?.max_steps).toBe(20);
     expect(ok.tools.call_timeout_ms).toBe(15_000);
   });
@@ -254,7 +254,7 @@ describe('loadConfig', () => {
   });
 
   it('maskSecrets hides every secret and keeps the rest', () => {
-    const cfg = parseConfigText('server:\n  bearer_token: b\n', {
+    const cfg = parseConfigText('server:\n  bearer_token: b-long-enough-token-value\n', {
       env: {
         SLACK_BOT_TOKEN: 'x',
         SLACK_APP_TOKEN: 'xapp',
@@ -273,7 +273,7 @@ describe('loadConfig', () => {
     expect(masked.transport.slack.channel).toBe('C1');
     expect(masked.transport.slack.signing_secret).toBeUndefined();
     expect(masked.server.port).toBe(8080);
-    expect(cfg.server.bearer_token).toBe('b');
+    expect(cfg.server.bearer_token).toBe('b-long-enough-token-value');
   });
 
   it('maskSecrets hides a token in the catalog git URL', () => {
