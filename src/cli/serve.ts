@@ -6,7 +6,6 @@ import { ensurePrivateDir, looseModes } from '../adapters/keyv/private-files.js'
 import type { StoreLock } from '../adapters/keyv/store-lock.js';
 import type { Config } from '../config/schema.js';
 import { incidentEvents } from '../core/bot/bot-event.js';
-import { ledgerForBot, ledgerForOutbox } from '../core/bot/ledger-for-bot.js';
 import { RepriseBot, type BotOutcome } from '../core/bot/reprise-bot.js';
 import { Routing } from '../core/bot/routing.js';
 import { TriggerPolicy } from '../core/bot/trigger-policy.js';
@@ -23,7 +22,6 @@ import { createBotMetrics } from '../http/metrics.js';
 import { registerCatalogSyncMetrics } from '../http/catalog-metrics.js';
 import { registerLoopMetrics, type LoopMetrics } from '../http/loop-metrics.js';
 import { registerModelMetrics } from '../http/model-metrics.js';
-import { tokensSpent } from '../core/ledger/ledger-state.js';
 import { utcDay } from '../core/investigate/budget.js';
 import { combineReadiness, type Readiness, type ReadinessCheck } from '../http/readiness.js';
 import { systemClock, type Clock } from '../ports/clock.js';
@@ -132,7 +130,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     lock?.release();
     throw err;
   }
-  logger.info({ seq: ledger.seq, skipped: ledger.state.skipped, dataDir: config.store.data_dir }, 'ledger opened');
+  logger.info({ seq: ledger.seq, skipped: ledger.read.skipped, dataDir: config.store.data_dir }, 'ledger opened');
   // The store's own files are 0600 by now; whatever else others can read is said, with the fix.
   for (const l of looseModes(config.store.data_dir)) logger.warn({ path: l.path, mode: l.mode }, `others can read ${l.path} (mode ${l.mode}); fix: ${l.fix}`);
 
@@ -173,7 +171,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
       {
         name: 'ledger',
         ok: true,
-        detail: { seq: ledger.seq, skippedRecords: ledger.state.skipped, ...(ledger.corruptRecords.length > 0 ? { corrupt: ledger.corruptRecords } : {}) },
+        detail: { seq: ledger.seq, skippedRecords: ledger.read.skipped, ...(ledger.corruptRecords.length > 0 ? { corrupt: ledger.corruptRecords } : {}) },
       },
       // Undelivered messages are retried, never lost: reported, not a reason to stop taking alerts.
       { name: 'outbox', ok: true, detail: { surfaces: [...transports.keys()], ...outbox.status() } },
@@ -197,7 +195,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   const transports = new Map(surfaces.transports.map((t) => [t.name, t]));
   const metrics = createBotMetrics({
     ledgerSeq: () => ledger.seq,
-    ledgerSkipped: () => ledger.state.skipped,
+    ledgerSkipped: () => ledger.read.skipped,
     isReady: () => readiness().ready,
     outboxPending: () => outbox.status().pending,
     outboxStatus: () => outbox.status(),
@@ -207,10 +205,10 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   });
   loop = registerLoopMetrics(metrics.registry, [...transports.keys()]);
   const modelMetrics = config.model
-    ? registerModelMetrics(metrics.registry, { budget: config.model.daily_token_budget, spentToday: () => tokensSpent(ledger.state, utcDay(clock.now())) })
+    ? registerModelMetrics(metrics.registry, { budget: config.model.daily_token_budget, spentToday: () => ledger.read.tokensSpent(utcDay(clock.now())) })
     : undefined;
   const outbox = new OutboxWorker({
-    ledger: ledgerForOutbox(ledger),
+    ledger: ledger,
     transports,
     clock,
     logger: logger.child({ component: 'outbox' }),
@@ -224,7 +222,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   });
   const policy = new TriggerPolicy({ match: config.trigger.match, ignore: config.trigger.ignore, dedupWindowMs: config.trigger.dedup_window_ms });
   const txIds = new TxIds();
-  const botLedger = shared ? txIds.botLedger(ledger) : ledgerForBot(ledger);
+  const botLedger = shared ? txIds.botLedger(ledger) : ledger;
   const alertmanager = config.alertmanager.url ? new AlertmanagerApi({ url: config.alertmanager.url, timeoutMs: config.alertmanager.timeout_ms }) : undefined;
   const curation = startCuration(config, { ledger, botLedger, catalog: () => served.current(), clock, logger, outbox });
   const model = config.model
