@@ -306,7 +306,6 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     maxPendingWebhooks: config.server.max_pending_webhooks,
     maxPendingPerPeer: config.server.max_pending_per_peer,
     verifyPoolSlots: config.server.verify_pool_slots,
-    slowSenderGraceMs: config.server.slow_sender_grace_ms,
     replayWindowMs: config.server.replay_window_ms,
     // Accepted signed deliveries are remembered in the store: across restarts, and by every replica.
     ...(isReplayStore(store) ? { replayStore: store } : {}),

@@ -89,9 +89,8 @@ const server = z
     ),
     verify_pool_slots: doc(
       int(1).default(64),
-      'Bodies read at once before their signature can be checked (PagerDuty, HMAC generic sources, Slack); when full, the slowest sender there is cut off (503) to make room. Bounds their memory to this × body_limit_bytes.',
+      'Bodies read at once before their signature can be checked (PagerDuty, HMAC generic sources, Slack); when full, the sender there furthest from done (most bytes still to come at its pace) is cut off (503) to make room. Bounds their memory to this × body_limit_bytes.',
     ),
-    slow_sender_grace: dur('1s', 'A sender in the verify pool is not cut off for being slow before this.', { positive: true }),
     replay_window: dur(
       '1h',
       'Signed PagerDuty events whose `occurred_at` is further than this from now are refused (400); accepted event ids are remembered twice this long, so a replay is acknowledged and ignored.',
@@ -102,7 +101,7 @@ const server = z
       'Longest alert label or annotation value kept, in characters; longer ones are cut with a "[truncated …]" marker and logged.',
     ),
   })
-  .transform((v) => withMs(v, ['body_timeout', 'slow_sender_grace', 'replay_window']));
+  .transform((v) => withMs(v, ['body_timeout', 'replay_window']));
 
 const git = z
   .strictObject({

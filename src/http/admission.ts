@@ -10,11 +10,11 @@
  *   across every route.
  * - **The verify pool** ({@link VerifyPool}): a source that must read the body before it can
  *   check its signature (PagerDuty, HMAC generic sources, Slack) reads it inside a pool of
- *   `server.verify_pool_slots`. When the pool is full, a newcomer takes the slot of the slowest
- *   sender there (fewest bytes per second, once past `server.slow_sender_grace`), which is
- *   answered 503 and disconnected. A signed webhook arrives whole in milliseconds, so an
- *   unauthenticated sender trickling a body cannot hold a slot against it, and the memory of
- *   bodies being read is bounded by slots × `server.body_limit_bytes`.
+ *   `server.verify_pool_slots`. When the pool is full, a newcomer takes the slot of the sender
+ *   there furthest from done (the most bytes still to come at its pace so far), which is
+ *   answered 503 and disconnected. A signed webhook arrives whole with its headers and is read
+ *   at once, so an unauthenticated sender trickling a body cannot hold a slot against it, and
+ *   the memory of bodies being read is bounded by slots × `server.body_limit_bytes`.
  * Health, readiness and metrics are never shed.
  */
 import type { MiddlewareHandler } from 'hono';
@@ -121,8 +121,6 @@ function normalizePeer(address: string | undefined): string | undefined {
 
 export interface VerifyPoolOptions {
   slots: number;
-  /** A sender younger than this is never shed for being slow (its first bytes may be on the way). */
-  graceMs: number;
   /** Milliseconds clock: the pace of a sender is bytes over time in the pool. */
   now: () => number;
   onShed: (route: string, reason: ShedReason) => void;
@@ -143,10 +141,24 @@ interface Member {
   route: string;
   since: number;
   bytes: number;
+  /** What the body will weigh (its Content-Length, else the limit). */
+  expected: number;
+  /** Had its chance: a chunk arrived, or the event loop turned once since it came in. */
+  ready: boolean;
   abort: AbortController;
 }
 
-/** Bodies read before they can be verified; the slowest sender makes room (see the module doc). */
+/**
+ * Bodies read before they can be verified; when full, the sender furthest from done makes room
+ * (see the module doc).
+ *
+ * Who is shed: among members that have had their chance to send (a chunk arrived, or one turn
+ * of the event loop passed — a signed webhook's body arrives with its headers and is read in
+ * that turn), the one with the longest expected time to finish (bytes still to come over its
+ * pace so far), the oldest on a tie. No time-based grace: a flood of senders reconnecting
+ * faster than any grace could never hold the pool young, and a real webhook, read at once,
+ * never waits in it.
+ */
 export class VerifyPool {
   readonly #opts: VerifyPoolOptions;
   readonly #members = new Set<Member>();
@@ -163,13 +175,14 @@ export class VerifyPool {
   }
 
   /**
-   * A slot for a request of `route`, shedding the slowest sender past its grace when full.
-   * @throws EdgeError `unavailable` (503) when the pool is full of senders still in their grace.
+   * A slot for a request of `route` whose body should weigh `expectedBytes`, shedding the sender
+   * furthest from done when full.
+   * @throws EdgeError `unavailable` (503) when every member is still within its first turn.
    */
-  enter(route: string): PoolTicket {
+  enter(route: string, expectedBytes: number): PoolTicket {
     const now = this.#opts.now();
     if (this.#members.size >= this.#opts.slots) {
-      const victim = this.#slowest(now);
+      const victim = this.#furthestFromDone(now);
       if (!victim) {
         this.#opts.onShed(route, 'pool_full');
         this.#warn(
@@ -179,10 +192,7 @@ export class VerifyPool {
         throw new EdgeError(
           'unavailable',
           `busy: ${this.#opts.slots} request bodies are being read for verification (server.verify_pool_slots); retry in ${SHED_RETRY_AFTER_S} s`,
-          {
-            retryAfterS: SHED_RETRY_AFTER_S,
-            closeConnection: true,
-          },
+          { retryAfterS: SHED_RETRY_AFTER_S, closeConnection: true },
         );
       }
       this.#members.delete(victim);
@@ -196,21 +206,22 @@ export class VerifyPool {
       victim.abort.abort(
         new EdgeError(
           'unavailable',
-          `shed: the slowest of ${this.#opts.slots} request bodies being read (${rate} bytes/s); send it faster, retry in ${SHED_RETRY_AFTER_S} s`,
-          {
-            retryAfterS: SHED_RETRY_AFTER_S,
-            closeConnection: true,
-          },
+          `shed: the slowest of ${this.#opts.slots} request bodies being read (${victim.bytes} of ${victim.expected} bytes, ${rate} bytes/s); send it faster, retry in ${SHED_RETRY_AFTER_S} s`,
+          { retryAfterS: SHED_RETRY_AFTER_S, closeConnection: true },
         ),
       );
     }
-    const member: Member = { route, since: now, bytes: 0, abort: new AbortController() };
+    const member: Member = { route, since: now, bytes: 0, expected: Math.max(1, expectedBytes), ready: false, abort: new AbortController() };
     this.#members.add(member);
     this.#opts.onSize?.(this.#members.size);
+    setImmediate(() => {
+      member.ready = true;
+    });
     return {
       signal: member.abort.signal,
       chunk: (bytes) => {
         member.bytes += bytes;
+        member.ready = true;
       },
       leave: () => {
         if (this.#members.delete(member)) this.#opts.onSize?.(this.#members.size);
@@ -218,17 +229,18 @@ export class VerifyPool {
     };
   }
 
-  /** The member with the fewest bytes per second among those past the grace; the oldest on a tie. */
-  #slowest(now: number): Member | undefined {
+  /** The ready member with the longest expected time to finish; the oldest on a tie. */
+  #furthestFromDone(now: number): Member | undefined {
     let best: Member | undefined;
-    let bestRate = Number.POSITIVE_INFINITY;
+    let bestEta = Number.NEGATIVE_INFINITY;
     for (const m of this.#members) {
-      const age = now - m.since;
-      if (age < this.#opts.graceMs) continue;
-      const rate = m.bytes / Math.max(1, age);
-      if (rate < bestRate || (rate === bestRate && best !== undefined && m.since < best.since)) {
+      if (!m.ready) continue;
+      const rate = m.bytes / Math.max(1, now - m.since);
+      const remaining = Math.max(0, m.expected - m.bytes);
+      const eta = rate > 0 ? remaining / rate : Number.POSITIVE_INFINITY;
+      if (eta > bestEta || (eta === bestEta && best !== undefined && m.since < best.since)) {
         best = m;
-        bestRate = rate;
+        bestEta = eta;
       }
     }
     return best;

@@ -63,8 +63,6 @@ export interface HttpServerOptions {
   maxPendingPerPeer?: number;
   /** Bodies read before their signature can be checked, at once. Default 64. */
   verifyPoolSlots?: number;
-  /** A sender in the verify pool is not shed for being slow before this. Default 1 s. */
-  slowSenderGraceMs?: number;
   /** PagerDuty events further than this from now are refused; accepted ids are remembered twice as long. Default 1 h. */
   replayWindowMs?: number;
   /** Where accepted signed deliveries are remembered (the bot's store: survives restarts, shared by replicas). Default: this process only. */
@@ -92,6 +90,12 @@ function routeOf(method: string, path: string): string | undefined {
   const [, first = '', second = ''] = path.split('/');
   const route = first === 'webhook' ? sourceLabel(second) : first;
   return (SHED_ROUTES as readonly string[]).includes(route) ? route : 'other';
+}
+
+/** What a body will weigh: its declared length, else the limit. */
+function expectedBytes(c: HttpContext, limit: number): number {
+  const declared = Number(c.req.header('content-length'));
+  return Number.isSafeInteger(declared) && declared >= 0 ? Math.min(declared, limit) : limit;
 }
 
 /** Build the ingress server. Nothing listens until `listen` is called. */
@@ -123,7 +127,6 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   );
   const pool = new VerifyPool({
     slots: opts.verifyPoolSlots ?? 64,
-    graceMs: opts.slowSenderGraceMs ?? 1000,
     now: nowMs,
     onShed,
     onSize: (n) => opts.metrics.unverifiedBodies.set(n),
@@ -133,7 +136,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   // Routes mounted by transports (Slack) read their signed bodies the same way.
   app.use(async (c, next) => {
     c.set('readSigned', async (ctx: HttpContext, route: string, limitBytes?: number) => {
-      const ticket = pool.enter(route);
+      const ticket = pool.enter(route, expectedBytes(ctx, limitBytes ?? opts.bodyLimitBytes));
       try {
         return await readRequestBody(ctx, {
           limitBytes: limitBytes ?? opts.bodyLimitBytes,

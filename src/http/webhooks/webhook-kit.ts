@@ -92,7 +92,8 @@ export function webhookKit(opts: WebhookKitOptions): WebhookKit {
     readBody: async (c, route, o = {}) => {
       const read = { limitBytes: opts.bodyLimitBytes, deadlineMs: opts.bodyTimeoutMs };
       if (!o.unverified) return readRequestBody(c, read);
-      const ticket = opts.pool.enter(route);
+      const declared = Number(c.req.header('content-length'));
+      const ticket = opts.pool.enter(route, Number.isSafeInteger(declared) && declared >= 0 ? Math.min(declared, opts.bodyLimitBytes) : opts.bodyLimitBytes);
       try {
         return await readRequestBody(c, { ...read, signal: ticket.signal, onChunk: (n) => ticket.chunk(n) });
       } finally {

@@ -31,8 +31,6 @@ describe('loadConfig', () => {
       max_pending_webhooks: 256,
       max_pending_per_peer: 64,
       verify_pool_slots: 64,
-      slow_sender_grace: '1s',
-      slow_sender_grace_ms: 1000,
       replay_window: '1h',
       replay_window_ms: 3_600_000,
       field_limit_chars: 8192,
