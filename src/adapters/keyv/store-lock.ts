@@ -33,7 +33,10 @@ export function tryLockStore(path: string): StoreLock | undefined {
     ensurePrivateDir(dirname(path));
     ensurePrivateFile(path);
   } catch (err) {
-    throw new Error(`cannot open the store lock ${path}: ${(err as Error).message}`, { cause: err });
+    const code = (err as NodeJS.ErrnoException).code;
+    // The store is its owner's alone (0600 in a 0700 folder): another user cannot even take the lock.
+    const whose = code === 'EACCES' || code === 'EPERM' ? '; the store belongs to another user: run this as its owner, nothing was recorded' : '';
+    throw new Error(`cannot open the store lock ${path}: ${(err as Error).message}${whose}`, { cause: err });
   }
   const db = new DatabaseSync(path);
   try {
