@@ -29,6 +29,9 @@ export interface SqliteKeyvStoreOptions {
 
 type Row = { key: string; value: string; expires: number | null };
 
+/** How often expired rows are swept (see `#pruneExpired`). */
+const PRUNE_EVERY_MS = 10 * 60_000;
+
 /** Implements keyv 5's `KeyvStoreAdapter`; keys arrive already prefixed with `namespace:`. */
 export class SqliteKeyvStore extends EventEmitter implements KeyvStoreAdapter {
   /** `dialect`/`url` tell Keyv this adapter can iterate. */
@@ -44,7 +47,9 @@ export class SqliteKeyvStore extends EventEmitter implements KeyvStoreAdapter {
     clearPrefix: StatementSync;
     iterAll: StatementSync;
     iterPrefix: StatementSync;
+    prune: StatementSync;
   };
+  #prunedAt = 0;
 
   constructor(options: SqliteKeyvStoreOptions) {
     super();
@@ -77,6 +82,7 @@ export class SqliteKeyvStore extends EventEmitter implements KeyvStoreAdapter {
       clearPrefix: this.#db.prepare(`DELETE FROM ${table} WHERE key >= ? AND key < ?`),
       iterAll: this.#db.prepare(`SELECT key, value, expires FROM ${table} ORDER BY key`),
       iterPrefix: this.#db.prepare(`SELECT key, value, expires FROM ${table} WHERE key >= ? AND key < ? ORDER BY key`),
+      prune: this.#db.prepare(`DELETE FROM ${table} WHERE expires IS NOT NULL AND expires <= ?`),
     };
   }
 
@@ -199,6 +205,7 @@ export class SqliteKeyvStore extends EventEmitter implements KeyvStoreAdapter {
 
   /** Sets `key` (full key, keyv-serialized `record`) to expire in `ttlMs`, only when no live row holds it; true when set. */
   setIfAbsent(key: string, record: string, ttlMs: number): boolean {
+    this.#pruneExpired();
     let set = false;
     this.#transaction(() => {
       if (this.#live(key) !== undefined) return;
@@ -206,6 +213,17 @@ export class SqliteKeyvStore extends EventEmitter implements KeyvStoreAdapter {
       set = true;
     });
     return set;
+  }
+
+  /**
+   * Expired rows are dropped when read; claims (replay memory) are seldom read again, so they are
+   * swept now and then — at most every {@link PRUNE_EVERY_MS}, from the writer only.
+   */
+  #pruneExpired(): void {
+    const now = Date.now();
+    if (this.#readOnly || now - this.#prunedAt < PRUNE_EVERY_MS) return;
+    this.#prunedAt = now;
+    this.#stmt.prune.run(now);
   }
 
   disconnect(): Promise<void> {
