@@ -1,5 +1,5 @@
 import { buildFlexIndex } from '../adapters/flexsearch/flex-index.js';
-import { recallOptions } from '../cli/recall-options.js';
+import { recallOptions } from '../runtime/recall-options.js';
 import { buildSearchCorpus, fullScanSearch, scoreEntry } from '../core/catalog/search-corpus.js';
 import { createLedgerState, trackRecord } from '../core/ledger/ledger-state.js';
 import { buildCatalogSnapshot } from '../core/recall/catalog-snapshot.js';

@@ -20,8 +20,8 @@ import { systemClock } from '../ports/clock.js';
 import { silentLogger } from '../ports/logger.js';
 import { defaultConfig } from '../config/load-config.js';
 import { BUILTIN_TOOL_NAMES } from '../core/investigate/builtin-tools.js';
-import { defaultModelBlock, investigatorOptions } from '../cli/build-investigator.js';
-import { BUNDLED_CATALOG, loadSnapshot } from '../cli/catalog-context.js';
+import { defaultModelBlock, investigatorOptions } from '../runtime/build-investigator.js';
+import { BUNDLED_CATALOG, loadSnapshot } from '../runtime/open-catalog.js';
 import { scenarioIncident, scenarioTools, type Scenario } from '../cli/eval-investigate.js';
 
 export const RECALL_PATH_TARGET = 3000;

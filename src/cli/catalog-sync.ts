@@ -1,9 +1,9 @@
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
-import { controlRequest } from './control-client.js';
+import { controlRequest } from '../runtime/control-client.js';
 import type { CliCommand } from './io.js';
-import type { SyncReply } from './served-catalog.js';
-import { readServeOwner } from './serve-owner.js';
+import type { SyncReply } from '../runtime/served-catalog.js';
+import { readServeOwner } from '../runtime/serve-owner.js';
 
 const USAGE = `reprise catalog sync [--config FILE] [--json] [--timeout SECONDS]
 

@@ -16,10 +16,10 @@ import { assertNoUnfinishedImport, readStoreSchema, STORE_SCHEMA_VERSION } from 
 import { silentLogger } from '../ports/logger.js';
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
-import { controlRequest } from './control-client.js';
+import { controlRequest } from '../runtime/control-client.js';
 import type { CliCommand, CliIO } from './io.js';
-import { readServeOwner } from './serve-owner.js';
-import { describeStore } from './store-context.js';
+import { readServeOwner } from '../runtime/serve-owner.js';
+import { describeStore } from '../runtime/open-store.js';
 
 const USAGE = `reprise doctor [--config FILE] [--json] [--timeout SECONDS]
 
@@ -427,7 +427,7 @@ export function judgeMcpTools(
 async function checkGitHub(config: Config, timeoutMs: number): Promise<CheckResult> {
   const f = config.forge;
   if (!f) return skip('github');
-  const { forgeFromConfig } = await import('./curate-context.js');
+  const { forgeFromConfig } = await import('../runtime/curate-context.js');
   const secrets = [f.token, f.app_private_key];
   try {
     const forge = forgeFromConfig(config, silentLogger);

@@ -27,11 +27,11 @@ import { silentLogger } from '../ports/logger.js';
 import type { ModelSet } from '../ports/model.js';
 import type { ToolProvider } from '../ports/tools.js';
 import { parseCli } from './args.js';
-import { defaultModelBlock, investigatorOptions, modelSetFromConfig } from './build-investigator.js';
-import { BUNDLED_CATALOG, loadSnapshot } from './catalog-context.js';
+import { defaultModelBlock, investigatorOptions, modelSetFromConfig } from '../runtime/build-investigator.js';
+import { BUNDLED_CATALOG, loadSnapshot } from '../runtime/open-catalog.js';
 import { loadCliConfig } from './cli-config.js';
 import type { CliCommand } from './io.js';
-import { recallOptions } from './recall-options.js';
+import { recallOptions } from '../runtime/recall-options.js';
 
 const USAGE = 'reprise eval investigate [--scenarios DIR] [--runs N] [--k K] [--pass SCORE] [--memory] [--json] [--catalog DIR] [--config FILE]';
 export const SCENARIOS_DIR = fileURLToPath(new URL('../../eval/investigate', import.meta.url));

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
+
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseAlertmanagerPayload } from '../core/alertmanager.js';
@@ -7,8 +7,8 @@ import { isRepriseError } from '../core/errors.js';
 import { triggerKey } from '../core/identity.js';
 import type { Incident } from '../core/types.js';
 import { parseCli } from './args.js';
-import { buildInvestigator } from './build-investigator.js';
-import { BUNDLED_CATALOG, loadSnapshot } from './catalog-context.js';
+import { buildInvestigator } from '../runtime/build-investigator.js';
+import { catalogFolder, loadSnapshot } from '../runtime/open-catalog.js';
 import { loadCliConfig } from './cli-config.js';
 import { formatInvestigation, formatStep } from './format-investigation.js';
 import type { CliCommand } from './io.js';
@@ -93,7 +93,7 @@ export const investigateCommand: CliCommand = async (argv, io) => {
     }
   }
 
-  const dir = values.catalog ? resolve(io.cwd, values.catalog) : existsSync(config.catalog.dir) ? config.catalog.dir : BUNDLED_CATALOG;
+  const { dir } = catalogFolder(config, values.catalog ? resolve(io.cwd, values.catalog) : undefined);
   const { snapshot, skipped } = await loadSnapshot(dir);
   for (const p of skipped) io.stderr(`warning: skipped ${p.file}:${p.line} (${p.rule}): ${p.message}\n`);
   const built = await buildInvestigator(config, { catalog: () => snapshot, cwd: io.cwd });

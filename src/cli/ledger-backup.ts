@@ -17,8 +17,8 @@ import type { Fence, KeyValueStore, LeaderLease } from '../ports/store.js';
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
 import type { CliIO } from './io.js';
-import { describeVerification, openForReading } from './ledger-open.js';
-import { describeStore, isSharedStore, lockStore, StoreLockedError } from './store-context.js';
+import { describeVerification, openForReading } from '../runtime/ledger-open.js';
+import { describeStore, isSharedStore, lockStore, StoreLockedError } from '../runtime/open-store.js';
 
 /** Output written per chunk. */
 const CHUNK = 64 * 1024;

@@ -7,8 +7,8 @@ import { parseCli, wantsHelp } from './args.js';
 import { loadCliConfig } from './cli-config.js';
 import type { CliCommand, CliIO } from './io.js';
 import { exportCommand, importCommand } from './ledger-backup.js';
-import { describeSchema, describeVerification, openForReading } from './ledger-open.js';
-import { describeStore } from './store-context.js';
+import { describeSchema, describeVerification, openForReading } from '../runtime/ledger-open.js';
+import { describeStore } from '../runtime/open-store.js';
 
 export const LEDGER_USAGE = `reprise ledger events [--trigger KEY] [--since TIME] [--json] [--config FILE]
        reprise ledger verify [--config FILE]

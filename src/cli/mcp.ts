@@ -1,14 +1,14 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { pino } from 'pino';
+import { createLogger } from '../runtime/create-logger.js';
 import { createCatalogMcpServer } from '../adapters/mcp/catalog-mcp-server.js';
 import { createMcpHttpServer, isLoopbackHost, MCP_PATH } from '../http/mcp-endpoint.js';
 import { weakTokenReason } from '../config/token-rule.js';
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
 import type { CliCommand } from './io.js';
-import { mcpCatalogFolder, openMcpCatalog } from './mcp-catalog.js';
-import { openReadOnlyLedger } from './read-only-ledger.js';
-import { recallOptions } from './recall-options.js';
+import { mcpCatalogFolder, openMcpCatalog } from '../runtime/mcp-catalog.js';
+import { openReadOnlyLedger } from '../runtime/read-only-ledger.js';
+import { recallOptions } from '../runtime/recall-options.js';
 
 const USAGE = `reprise mcp [--catalog DIR] [--config FILE] [--store URL] [--http [HOST:]PORT]
 
@@ -73,7 +73,7 @@ export const mcpCommand: CliCommand = async (argv, io) => {
   if ('exit' in loaded) return loaded.exit;
   const { config } = loaded;
   // stdout is the stdio protocol channel: every log line goes to standard error.
-  const logger = pino({ level: io.env['REPRISE_LOG_LEVEL'] ?? config.log.level, base: { app: 'reprise' } }, pino.destination(2));
+  const logger = createLogger({ level: config.log.level, env: io.env });
 
   const where = mcpCatalogFolder(values.catalog, config, io.cwd);
   if (typeof where === 'string') {

@@ -10,9 +10,9 @@ import { recallReport } from '../core/recall/recall-report.js';
 import { createStore, embeddedStoreFile } from '../adapters/keyv/keyv-store.js';
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
-import { BUNDLED_CATALOG, loadSnapshot } from './catalog-context.js';
+import { catalogFolder, loadSnapshot } from '../runtime/open-catalog.js';
 import type { CliCommand } from './io.js';
-import { recallOptions } from './recall-options.js';
+import { recallOptions } from '../runtime/recall-options.js';
 
 const USAGE = 'reprise recall [--catalog DIR] [--store URL] (--alert FILE | -) [--json]';
 
@@ -52,7 +52,7 @@ export const recallCommand: CliCommand = async (argv, io) => {
     io.stderr(`reprise recall: ${isRepriseError(err) ? err.message : String(err)}\n`);
     return 2;
   }
-  const { snapshot, skipped } = await loadSnapshot(resolve(io.cwd, values.catalog ?? BUNDLED_CATALOG));
+  const { snapshot, skipped } = await loadSnapshot(catalogFolder(config, values.catalog ? resolve(io.cwd, values.catalog) : undefined).dir);
   for (const p of skipped) io.stderr(`warning: skipped ${p.file}:${p.line} (${p.rule}): ${p.message}\n`);
   let track: TrackLookup;
   let close = async (): Promise<void> => {};

@@ -353,8 +353,13 @@ const outbox = z
     retry_base: dur('1s', "First retry delay after a failed delivery; doubled per attempt (a surface's Retry-After wins).", { positive: true }),
     retry_max: dur('5m', 'Longest wait between two attempts.', { positive: true }),
     max_age: dur('24h', 'A message still undelivered this long after it was recorded is given up, and that is recorded.', { positive: true }),
+    answer_max_age: dur(
+      '30m',
+      "A private answer (a command's result, a click's acknowledgement) still undelivered this long is given up: the person has moved on, and Slack's response_url lapses after 30 minutes.",
+      { positive: true },
+    ),
   })
-  .transform((v) => withMs(v, ['retry_base', 'retry_max', 'max_age']));
+  .transform((v) => withMs(v, ['retry_base', 'retry_max', 'max_age', 'answer_max_age']));
 
 const price = z.strictObject({
   input: doc(num(0), 'US dollars per million input (prompt) tokens.'),

@@ -5,7 +5,7 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createSlackTransport, type SlackTransport } from '../../src/adapters/slack/slack-transport.js';
-import type { ChatEvent } from '../../src/core/chat/chat-types.js';
+import type { ChatIntent } from '../../src/core/chat/chat-types.js';
 import { createHttpServer, type HttpServer } from '../../src/http/create-server.js';
 import { createBotMetrics } from '../../src/http/metrics.js';
 import { combineReadiness } from '../../src/http/readiness.js';
@@ -19,8 +19,8 @@ let http: HttpServer;
 let transport: SlackTransport;
 let eventsUrl: string;
 const logs: LogLine[] = [];
-const received: ChatEvent[] = [];
-let sink: (e: ChatEvent) => Promise<void>;
+const received: ChatIntent[] = [];
+let sink: (e: ChatIntent) => Promise<void>;
 const ACK_MS = 300;
 const BOT = 'U0REPRISE';
 const CHANNEL = 'C0INCIDENTS';
@@ -173,7 +173,7 @@ describe('Slack HTTP mode: security', () => {
 });
 
 describe('Slack HTTP mode: events to the sink', () => {
-  it('a 👍 / 👎 reaction on the bot’s card is a reaction event carrying Slack’s event_id', async () => {
+  it('a 👍 reaction on the bot’s card is a vote, a removed 👎 clears it, each carrying Slack’s event_id', async () => {
     const { ts } = await postedCard();
     const up = fake.signed.event(reactionEvent({ user: 'U0ANN', reaction: 'thumbsup::skin-tone-3', channel: CHANNEL, ts, itemUser: BOT }));
     expect((await deliver(eventsUrl, up)).status).toBe(200);
@@ -181,22 +181,18 @@ describe('Slack HTTP mode: events to the sink', () => {
     expect((await deliver(eventsUrl, down)).status).toBe(200);
     expect(received).toEqual([
       {
-        type: 'reaction',
+        type: 'vote',
         eventId: up.eventId,
-        transport: 'slack',
-        user: { id: 'U0ANN' },
-        target: { transport: 'slack', channel: CHANNEL, id: ts },
-        reaction: '+1',
-        removed: false,
+        actor: { id: 'U0ANN', via: 'slack' },
+        vote: 'up',
+        target: { message: { transport: 'slack', channel: CHANNEL, id: ts } },
       },
       {
-        type: 'reaction',
+        type: 'vote',
         eventId: down.eventId,
-        transport: 'slack',
-        user: { id: 'U0BOB' },
-        target: { transport: 'slack', channel: CHANNEL, id: ts },
-        reaction: '-1',
-        removed: true,
+        actor: { id: 'U0BOB', via: 'slack' },
+        vote: 'clear',
+        target: { message: { transport: 'slack', channel: CHANNEL, id: ts } },
       },
     ]);
   });
@@ -220,7 +216,7 @@ describe('Slack HTTP mode: events to the sink', () => {
     expect(received.map((e) => e.eventId)).toEqual(['Ev0RETRY01', 'Ev0RETRY01']);
   });
 
-  it('a thread reply is a message; a mention in the thread is addressed, with the mention stripped', async () => {
+  it('a mention in the thread is a note, with the mention stripped; a reply that does not address the bot is nothing', async () => {
     const { ts } = await postedCard();
     const reply = fake.signed.event(messageEvent({ user: 'U0ANN', text: 'was it the &lt;disk&gt;? <@U0BOB>', channel: CHANNEL, ts: `${ts}1`, threadTs: ts }));
     const mentionAsMessage = fake.signed.event(
@@ -233,26 +229,7 @@ describe('Slack HTTP mode: events to the sink', () => {
     for (const r of [reply, mentionAsMessage, mention, topLevel, botMessage, edit]) expect((await deliver(eventsUrl, r)).status).toBe(200);
     const thread = { transport: 'slack', channel: CHANNEL, id: ts };
     expect(received).toEqual([
-      {
-        type: 'message',
-        eventId: reply.eventId,
-        transport: 'slack',
-        user: { id: 'U0ANN' },
-        thread,
-        channel: CHANNEL,
-        text: 'was it the <disk>? @U0BOB',
-        addressed: false,
-      },
-      {
-        type: 'message',
-        eventId: mention.eventId,
-        transport: 'slack',
-        user: { id: 'U0ANN' },
-        thread,
-        channel: CHANNEL,
-        text: 'note: disk was full',
-        addressed: true,
-      },
+      { type: 'note', eventId: mention.eventId, actor: { id: 'U0ANN', via: 'slack' }, text: 'disk was full', target: { message: thread } },
     ]);
   });
 
@@ -302,15 +279,20 @@ describe('Slack HTTP mode: commands and controls', () => {
     expect(ev).toMatchObject({
       type: 'command',
       eventId: 'command:111.222.abc',
-      user: { id: 'U0ANN', name: 'ann' },
+      actor: { id: 'U0ANN', name: 'ann', via: 'slack' },
       channel: CHANNEL,
-      text: 'recall checkout oom',
-      respond: { kind: 'response_url' },
+      name: 'recall',
+      args: 'checkout oom',
+      replyTo: { kind: 'response_url' },
     });
     if (ev?.type !== 'command') throw new Error('not a command');
-    await transport.ephemeral(ev.respond, { kind: 'ephemeral', title: 'Recall', body: [['Best: ', { code: 'incidents/checkout-oom' }]] });
+    await transport.ephemeral(
+      ev.replyTo,
+      { kind: 'ephemeral', title: 'Recall', body: [['Best: ', { code: 'incidents/checkout-oom' }]] },
+      { idempotencyKey: 'test-answer' },
+    );
     const [answer] = fake.calls('response_url');
-    expect(answer?.path).toBe(new URL((ev.respond as { url: string }).url).pathname);
+    expect(answer?.path).toBe(new URL((ev.replyTo as { url: string }).url).pathname);
     expect(answer?.body).toMatchObject({ response_type: 'ephemeral', replace_original: false, text: 'Recall' });
   });
 
@@ -333,8 +315,14 @@ describe('Slack HTTP mode: commands and controls', () => {
     expect([up.status, silence.status, bogus.status]).toEqual([200, 200, 200]);
     const target = { transport: 'slack', channel: CHANNEL, id: ts };
     expect(received).toMatchObject([
-      { type: 'action', action: 'vote_up', target, controlsId: 'inc-42', user: { id: 'U0ANN', name: 'ann' }, respond: { kind: 'response_url' } },
-      { type: 'action', action: 'silence', value: '4h', target, controlsId: 'inc-42' },
+      {
+        type: 'vote',
+        vote: 'up',
+        target: { message: target, controlsId: 'inc-42' },
+        actor: { id: 'U0ANN', name: 'ann', via: 'slack' },
+        replyTo: { kind: 'response_url' },
+      },
+      { type: 'silence', duration: '4h', target: { message: target, controlsId: 'inc-42' } },
     ]);
     expect(new Set(received.map((e) => e.eventId)).size).toBe(2);
   });
@@ -345,7 +333,7 @@ describe('Slack HTTP mode: commands and controls', () => {
     await click('reprise_vote_down');
     await click('reprise_vote_down');
     await click('reprise_vote_up');
-    expect(received.map((e) => (e.type === 'action' ? e.action : e.type))).toEqual(['vote_down', 'vote_up']);
+    expect(received.map((e) => (e.type === 'vote' ? e.vote : e.type))).toEqual(['down', 'up']);
   });
 
   it('a click the bot fails is answered 500 so Slack shows the user it did not work', async () => {
@@ -376,7 +364,7 @@ describe('Slack HTTP mode: lifecycle', () => {
       metrics: createBotMetrics({ defaults: false }),
       ...(late.mount ? { mount: late.mount } : {}),
     }).app;
-    const got: ChatEvent[] = [];
+    const got: ChatIntent[] = [];
     await fake.down();
     try {
       await late.transport.start(async (e) => {

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildFlexIndex } from '../../src/adapters/flexsearch/flex-index.js';
 import { createRng } from '../../src/bench/prng.js';
-import { recallOptions } from '../../src/cli/recall-options.js';
+import { recallOptions } from '../../src/runtime/recall-options.js';
 import { loadCatalog } from '../../src/core/catalog/load-catalog.js';
 import { parseCases, withLeaveOneOut } from '../../src/core/eval/eval-cases.js';
 import { ruleFolds } from '../../src/core/eval/folds.js';

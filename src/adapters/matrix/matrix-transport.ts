@@ -12,8 +12,8 @@
  * End-to-end encrypted rooms are not supported: the transport refuses to start in one, and
  * refuses to post into a room that turns encryption on.
  */
-import { createHash, randomUUID } from 'node:crypto';
-import type { ChatEventSink, Destination, MessageRef, ResponseTarget } from '../../core/chat/chat-types.js';
+import { createHash } from 'node:crypto';
+import type { Destination, IntentSink, MessageRef, ResponseTarget } from '../../core/chat/chat-types.js';
 import { DeliveryError } from '../../core/chat/chat-types.js';
 import type { CardView, DetailView, EphemeralView, ReplyView } from '../../core/chat/thread-view.js';
 import type { ChatTransport, DeliveryOptions } from '../../ports/chat-transport.js';
@@ -151,7 +151,7 @@ export class MatrixTransport implements ChatTransport {
    * and starts syncing. A homeserver that is down is retried in the background (sends fail
    * retryably meanwhile); a rejected token or an encrypted room throws at once.
    */
-  async start(sink: ChatEventSink): Promise<void> {
+  async start(sink: IntentSink): Promise<void> {
     if (this.#started) throw new Error('matrix transport already started');
     this.#started = true;
     this.#receiver.sink = sink;
@@ -253,7 +253,7 @@ export class MatrixTransport implements ChatTransport {
    * in (or a new thread on it) that everyone in the room can read, addressed to the user when
    * the target names one.
    */
-  async ephemeral(to: ResponseTarget, view: EphemeralView): Promise<void> {
+  async ephemeral(to: ResponseTarget, view: EphemeralView, opts: DeliveryOptions): Promise<void> {
     if (to.kind === 'response_url') throw new DeliveryError('matrix: a response_url is a Slack answer; Matrix cannot use it', { retryable: false });
     const channel = to.kind === 'thread' ? to.ref.channel : to.channel;
     const room = await this.#sendable(channel, 'answer', to.kind === 'thread' ? to.ref : undefined);
@@ -261,7 +261,8 @@ export class MatrixTransport implements ChatTransport {
     const user = to.kind === 'ephemeral' ? to.user : undefined;
     const wrap = (c: MatrixMessageContent): MatrixMessageContent => (thread ? inThread(c, thread) : c);
     const content = fit((o) => renderEphemeral(view, user, o), wrap);
-    await this.#send(room, content, `ephemeral:${randomUUID()}`, `answer in ${room}`, thread);
+    // The outbox id is the transaction id: a retried answer is one message.
+    await this.#send(room, content, opts.idempotencyKey, `answer in ${room}`, thread);
   }
 
   async close(): Promise<void> {

@@ -17,9 +17,6 @@ export interface TriggerPolicyOptions {
 
 export type Admission = { admitted: true } | { admitted: false; reason: string };
 
-/** Most fingerprints remembered for the dedup window; the oldest are forgotten first. */
-const MAX_REMEMBERED = 50_000;
-
 /** `*` any run of characters, `?` one character; everything else literal, whole string. */
 export function globToRegExp(glob: string): RegExp {
   const body = glob
@@ -50,7 +47,6 @@ export class TriggerPolicy {
   readonly #match: Array<(i: Incident) => boolean>;
   readonly #ignore: Array<(i: Incident) => boolean>;
   readonly #window: number;
-  readonly #seen = new Map<string, number>();
 
   constructor(opts: TriggerPolicyOptions) {
     this.#match = opts.match.map(compileRule);
@@ -58,22 +54,27 @@ export class TriggerPolicy {
     this.#window = opts.dedupWindowMs;
   }
 
-  admit(incident: Incident, now: Date): Admission {
+  /** The dedup window, in ms (0 = off): admissions are recorded only while it is on. */
+  get dedupWindowMs(): number {
+    return this.#window;
+  }
+
+  /**
+   * Whether an incident goes on. `lastAdmitted`: when the same fingerprint with the same status
+   * was last admitted, as the ledger recorded it — a write that failed recorded nothing, so the
+   * sender's retry is not mistaken for a re-send.
+   */
+  admit(incident: Incident, now: Date, lastAdmitted?: string): Admission {
     if (this.#match.length > 0 && !this.#match.some((m) => m(incident))) {
       return { admitted: false, reason: 'matches no trigger.match rule' };
     }
     const ignored = this.#ignore.findIndex((m) => m(incident));
     if (ignored >= 0) return { admitted: false, reason: `matches trigger.ignore rule #${ignored + 1}` };
-    if (this.#window > 0) {
-      const key = `${incident.status}|${incident.fingerprint}`;
-      const t = now.getTime();
-      const last = this.#seen.get(key);
-      if (last !== undefined && t - last < this.#window) {
-        return { admitted: false, reason: `same fingerprint re-sent ${Math.round((t - last) / 1000)} s ago, inside the dedup window` };
+    if (this.#window > 0 && lastAdmitted !== undefined) {
+      const since = now.getTime() - Date.parse(lastAdmitted);
+      if (since >= 0 && since < this.#window) {
+        return { admitted: false, reason: `same fingerprint re-sent ${Math.round(since / 1000)} s ago, inside the dedup window` };
       }
-      this.#seen.delete(key);
-      this.#seen.set(key, t);
-      if (this.#seen.size > MAX_REMEMBERED) this.#seen.delete(this.#seen.keys().next().value!);
     }
     return { admitted: true };
   }

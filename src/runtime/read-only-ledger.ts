@@ -12,7 +12,7 @@ import { readHead } from '../core/ledger/ledger-records.js';
 import { Ledger } from '../core/ledger/ledger.js';
 import type { Logger } from '../ports/logger.js';
 import type { KeyValueStore } from '../ports/store.js';
-import { describeStore } from './store-context.js';
+import { describeStore } from './open-store.js';
 
 export interface ReadOnlyLedger {
   /** Where it reads (a Redis password masked). */

@@ -4,12 +4,12 @@
  * indexed again. Nothing here fetches or writes the clone: the bot owns it.
  */
 import { existsSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { GitMirror } from '../adapters/git/git-mirror.js';
 import type { Config } from '../config/schema.js';
 import type { CatalogSnapshot } from '../core/recall/catalog-snapshot.js';
 import type { Logger } from '../ports/logger.js';
-import { BUNDLED_CATALOG, loadSnapshot } from './catalog-context.js';
+import { catalogFolder, loadSnapshot } from './open-catalog.js';
 import { cloneDir } from './served-catalog.js';
 
 export interface McpCatalog {
@@ -33,7 +33,7 @@ export function mcpCatalogFolder(flag: string | undefined, config: Config, cwd: 
     if (!existsSync(folder))
       return `catalog.git is set but its clone ${folder} does not exist yet: start \`reprise serve\` once (it clones), or pass --catalog DIR`;
     return { folder, clone };
-  } else folder = !existsSync(config.catalog.dir) && basename(config.catalog.dir) === 'catalog' ? BUNDLED_CATALOG : config.catalog.dir;
+  } else folder = catalogFolder(config).dir;
   return existsSync(folder) ? { folder } : `catalog ${folder} does not exist; pass --catalog DIR or set catalog.dir in --config`;
 }
 

@@ -1,4 +1,7 @@
+import { existsSync } from 'node:fs';
+import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Config } from '../config/schema.js';
 import { loadCatalog } from '../core/catalog/load-catalog.js';
 import { buildCatalogSnapshot, type CatalogSnapshot } from '../core/recall/catalog-snapshot.js';
 import { PostingsIndex } from '../core/search/postings-index.js';
@@ -6,6 +9,20 @@ import type { LintProblem } from '../core/types.js';
 
 /** The starter catalog shipped with the package (`catalog/` beside `dist/`). */
 export const BUNDLED_CATALOG = fileURLToPath(new URL('../../catalog', import.meta.url));
+
+/**
+ * The one rule for which catalog folder a command reads: the folder it was given (`--catalog`);
+ * else the configured `catalog.dir` when it exists; else, when that is the default `catalog`
+ * (beside the config file or in the working directory) and there is none, the bundled starter
+ * catalog — so `npm start` on a fresh clone serves something. A configured folder that does not
+ * exist is returned as it is (loading it says so).
+ */
+export function catalogFolder(config: Pick<Config, 'catalog'>, given?: string): { dir: string; bundled: boolean } {
+  if (given !== undefined) return { dir: given, bundled: false };
+  const dir = config.catalog.dir;
+  if (!existsSync(dir) && basename(dir) === 'catalog') return { dir: BUNDLED_CATALOG, bundled: true };
+  return { dir, bundled: false };
+}
 
 export interface LoadedSnapshot {
   snapshot: CatalogSnapshot;

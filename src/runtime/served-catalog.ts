@@ -14,7 +14,7 @@ import { PostingsIndex } from '../core/search/postings-index.js';
 import type { ReadinessCheck } from '../http/readiness.js';
 import type { Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
-import { loadSnapshot } from './catalog-context.js';
+import { loadSnapshot } from './open-catalog.js';
 
 /** What `reprise catalog sync` prints. */
 export interface SyncReply extends Omit<SyncResult, 'skipped'> {

@@ -7,9 +7,9 @@
 import { userInfo } from 'node:os';
 import type { Config } from '../config/schema.js';
 import { controlRequest } from './control-client.js';
-import type { CliIO } from './io.js';
+import type { CliIO } from '../cli/io.js';
 import { readServeOwner, type ServeOwner } from './serve-owner.js';
-import { lockStore, StoreLockedError } from './store-context.js';
+import { lockStore, StoreLockedError } from './open-store.js';
 
 /** The OS user running the CLI: who an action is recorded for unless --user says otherwise. */
 export function osUser(io: CliIO): string {

@@ -1,10 +1,10 @@
 /**
  * The timers behind noise control in `serve` (issue 12): releasing debounce holds and closing
- * storm batches (`bot.tick`), and reconciling threads with Alertmanager's alerts. Each round
+ * storm batches (a `tick`), and reconciling threads with Alertmanager's alerts (a `reconcile`). Each round
  * logs its failure and tries again next time; none of them can stop the bot.
  */
-import type { AlertmanagerAlerts } from '../core/bot/alertmanager-reconcile.js';
-import type { NoiseOptions } from '../core/bot/noise-control.js';
+import { rememberListed, type AlertmanagerAlerts } from '../core/bot/alertmanager-reconcile.js';
+import { noiseOptions } from './loop-options.js';
 import type { RepriseBot } from '../core/bot/reprise-bot.js';
 import type { Config } from '../config/schema.js';
 import type { Clock } from '../ports/clock.js';
@@ -12,15 +12,6 @@ import type { Logger } from '../ports/logger.js';
 
 /** How often due holds and storm windows are looked for (they are due to the second). */
 const TICK_MS = 1000;
-
-export function noiseOptions(config: Config): NoiseOptions {
-  const c = config.trigger.coalesce;
-  return {
-    debounceMs: config.trigger.debounce_ms,
-    cooldownMs: config.ledger.recurrence_cooldown_ms,
-    ...(c.enabled ? { coalesce: { group: c.group, labels: c.labels, debounceMs: c.debounce_ms, maxWaitMs: c.max_wait_ms, maxAlerts: c.max_alerts } } : {}),
-  };
-}
 
 interface Round {
   run(): Promise<void>;
@@ -53,18 +44,17 @@ export function startNoiseTimers(deps: { bot: RepriseBot; config: Config; clock:
   const noise = noiseOptions(config);
   // Holds may be in the ledger from an earlier run with a debounce configured: always tick once.
   const tick = round('releasing held alerts', logger, async () => {
-    const out = await bot.tick();
-    if (out.length > 0) logger.info({ released: out.length }, 'held alerts released');
+    const [o] = await bot.handle({ type: 'tick' });
+    if (o?.status === 'ticked' && o.released.length > 0) logger.info({ released: o.released.length }, 'held alerts released');
   });
   rounds.push(tick);
   void tick.run();
-  // A 🔕 "+ Alertmanager" recorded before a restart whose Alertmanager half never ran.
-  const resumed = bot.resumeAmSilences();
-  if (resumed > 0) logger.info({ resumed }, 'Alertmanager silences asked for before the restart are being made');
   if (noise.debounceMs > 0 || noise.coalesce) timers.push(setInterval(() => void tick.run(), TICK_MS));
   const am = deps.alertmanager;
   if (am) {
     let down = false;
+    // Fingerprints this Alertmanager has listed: only those can be called "no longer firing".
+    const seen = new Set<string>();
     const reconcile = round('reconciling with Alertmanager', logger, async () => {
       const listedAt = clock.now();
       let alerts;
@@ -77,8 +67,9 @@ export function startNoiseTimers(deps: { bot: RepriseBot; config: Config; clock:
       }
       if (down) logger.info('Alertmanager answers again');
       down = false;
-      const marked = await bot.reconcile(alerts, listedAt);
-      if (marked > 0) logger.info({ marked }, 'threads marked from Alertmanager');
+      const [o] = await bot.handle({ type: 'reconcile', alerts, listedAt, seen });
+      rememberListed(seen, alerts);
+      if (o?.status === 'reconciled' && o.marked > 0) logger.info({ marked: o.marked }, 'threads marked from Alertmanager');
     });
     rounds.push(reconcile);
     timers.push(setInterval(() => void reconcile.run(), config.alertmanager.reconcile_interval_ms));

@@ -5,7 +5,7 @@
  */
 import { ConsoleTransport } from '../adapters/console/console-transport.js';
 import type { Config } from '../config/schema.js';
-import type { Actor } from '../core/bot/bot-event.js';
+import type { Actor } from '../core/chat/chat-types.js';
 import type { RoutedTransport, RoutingOptions } from '../core/bot/routing.js';
 import type { HttpApp } from '../http/create-server.js';
 import type { ChatTransport } from '../ports/chat-transport.js';

@@ -4,8 +4,8 @@
  * that runs it after each open is recorded.
  */
 import type { Config } from '../config/schema.js';
-import type { BotLedger } from '../core/bot/bot-context.js';
-import type { Actor } from '../core/bot/bot-event.js';
+import type { Actor } from '../core/chat/chat-types.js';
+import type { Intent } from '../core/bot/intent.js';
 import { adHocIncident, plainAnswer } from '../core/bot/commands.js';
 import { InvestigationJobs } from '../core/bot/investigation-jobs.js';
 import { ledgerFindingStore, ledgerRecurrence, ledgerTokenMeter } from '../core/bot/ledger-memory.js';
@@ -20,22 +20,21 @@ import type { ModelSet } from '../ports/model.js';
 import { buildInvestigator, modelSetFromConfig, rerankOptions } from './build-investigator.js';
 
 export interface StartedModel {
-  jobs: InvestigationJobs;
+  /** Makes the job scheduler for the loop's entrance (see `buildLoop`). */
+  jobs(handle: (intent: Intent) => Promise<unknown>): InvestigationJobs;
   command: (text: string, actor: Actor) => Promise<EphemeralView>;
-  stop(): Promise<void>;
+  /** Closes the model's connections (MCP servers); stop the jobs first. */
+  close(): Promise<void>;
 }
 
 export async function startModel(
   config: Config,
   deps: {
     catalog: () => CatalogSnapshot;
-    ledger: Ledger;
-    botLedger: BotLedger;
+    ledger: Pick<Ledger, 'read'>;
     clock: Clock;
     logger: Logger;
-    kick: () => void;
-    curation?: { minConfidence: number; kick(): void };
-    /** Metrics: recall decisions and investigations the jobs settle. */
+    /** Metrics: recall decisions the model's match gate settles, on-demand investigations. */
     observer?: Pick<LoopObserver, 'recallDecided' | 'investigationEnded'>;
     /** Metrics: the configured models, wrapped so each call is counted. */
     meterModels?: (models: ModelSet) => ModelSet;
@@ -57,24 +56,24 @@ export async function startModel(
   // Steps are kept with the result; the log gets them at debug level ("why did it say that?").
   const sink = (step: unknown): void => log.debug({ step }, 'investigation step');
   const rerankModels = [built.models.rerank, ...(built.models.fallback ? [built.models.fallback] : [])];
-  const jobs = new InvestigationJobs({
-    engine: {
-      run: (req) => built.investigator.run(req, sink),
-      rerank: (incident, candidates, signal) => rerank(incident, candidates, rerankModels, { ...rerankOptions(config), signal, clock: deps.clock, sink }),
-    },
-    ledger: deps.botLedger,
-    clock: deps.clock,
-    logger: log,
-    options: {
-      investigateAfterMs: config.trigger.investigate_after_ms,
-      outcomeFloor: config.recall.outcome_floor,
-      maxPerHour: config.trigger.max_investigations_per_hour,
-      resumeMaxAgeMs: config.model!.resume_max_age_ms,
-      ...(deps.curation ? { curation: deps.curation } : {}),
-    },
-    kick: deps.kick,
-    ...(deps.observer ? { observer: deps.observer } : {}),
-  });
+  const jobs = (handle: (intent: Intent) => Promise<unknown>): InvestigationJobs =>
+    new InvestigationJobs({
+      engine: {
+        run: (req) => built.investigator.run(req, sink),
+        rerank: (incident, candidates, signal) => rerank(incident, candidates, rerankModels, { ...rerankOptions(config), signal, clock: deps.clock, sink }),
+      },
+      ledger: deps.ledger,
+      clock: deps.clock,
+      logger: log,
+      options: {
+        investigateAfterMs: config.trigger.investigate_after_ms,
+        outcomeFloor: config.recall.outcome_floor,
+        maxPerHour: config.trigger.max_investigations_per_hour,
+        resumeMaxAgeMs: config.model!.resume_max_age_ms,
+      },
+      handle,
+      ...(deps.observer ? { observer: deps.observer } : {}),
+    });
   const command = async (text: string, actor: Actor): Promise<EphemeralView> => {
     if (text.trim() === '') return plainAnswer('Investigate', 'Say what to investigate: `investigate checkout-api pods restarting in payments`.');
     const r = await built.investigator.run({ incident: adHocIncident(text, deps.clock.now()) }, sink);
@@ -89,12 +88,5 @@ export async function startModel(
     body.push([`${r.status} · ${r.usage.calls} model calls · ${r.usage.input + r.usage.output} tokens`]);
     return { kind: 'ephemeral', title: `Investigation of “${text.slice(0, 80)}”`, body };
   };
-  return {
-    jobs,
-    command,
-    stop: async () => {
-      await jobs.stop();
-      await built.close();
-    },
-  };
+  return { jobs, command, close: () => built.close() };
 }

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { GitDrafts } from '../adapters/git/git-drafts.js';
 import { GitHubForge } from '../adapters/github/github-forge.js';
 import type { Config } from '../config/schema.js';
-import type { BotLedger } from '../core/bot/bot-context.js';
+import type { Intent } from '../core/bot/intent.js';
 import { CurationWorker } from '../core/curate/curation-worker.js';
 import type { Ledger } from '../core/ledger/ledger.js';
 import type { CatalogSnapshot } from '../core/recall/catalog-snapshot.js';
@@ -15,15 +15,16 @@ import type { Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
 
 export interface StartedCuration {
-  worker: CurationWorker;
+  /** Makes the curation worker for the loop's entrance (see `buildLoop`). */
+  worker(handle: (intent: Intent) => Promise<unknown>): CurationWorker;
   repo: string;
-  /** For the investigation jobs: the quality bar's floor and how to wake the worker. */
-  jobs: { minConfidence: number; kick(): void };
+  /** The quality bar's confidence floor (file-time curation of Findings). */
+  minConfidence: number;
 }
 
 export function startCuration(
   config: Config,
-  deps: { ledger: Ledger; botLedger: BotLedger; catalog: () => CatalogSnapshot; clock: Clock; logger: Logger; outbox: { kick(): void } },
+  deps: { ledger: Pick<Ledger, 'read'>; catalog: () => CatalogSnapshot; clock: Clock; logger: Logger },
 ): StartedCuration | undefined {
   const f = config.forge;
   const remote = config.catalog.git?.url;
@@ -48,23 +49,24 @@ export function startCuration(
     ...(f.token ? { token: f.token } : {}),
     logger: log.child({ component: 'git-drafts' }),
   });
-  const worker = new CurationWorker({
-    ledger: { read: deps.ledger.read, transaction: (fn) => deps.botLedger.transaction(fn) },
-    forge,
-    drafts,
-    catalog: deps.catalog,
-    clock: deps.clock,
-    logger: log,
-    outbox: deps.outbox,
-    options: {
-      labels: f.labels,
-      dupScore: f.dup_score,
-      writesPerHour: f.writes_per_hour,
-      baseDelayMs: f.retry_base_ms,
-      maxDelayMs: f.retry_max_ms,
-      maxAgeMs: f.max_age_ms,
-    },
-  });
+  const worker = (handle: (intent: Intent) => Promise<unknown>): CurationWorker =>
+    new CurationWorker({
+      ledger: deps.ledger,
+      forge,
+      drafts,
+      catalog: deps.catalog,
+      clock: deps.clock,
+      logger: log,
+      handle,
+      options: {
+        labels: f.labels,
+        dupScore: f.dup_score,
+        writesPerHour: f.writes_per_hour,
+        baseDelayMs: f.retry_base_ms,
+        maxDelayMs: f.retry_max_ms,
+        maxAgeMs: f.max_age_ms,
+      },
+    });
   log.info({ repo: forge.repo, remote: remote.replace(/(https?:\/\/)[^@\s/]+@/, '$1***@') }, 'curation on: findings and notes are filed as pull requests');
-  return { worker, repo: forge.repo, jobs: { minConfidence: f.min_confidence, kick: () => worker.kick() } };
+  return { worker, repo: forge.repo, minConfidence: f.min_confidence };
 }

@@ -8,9 +8,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { incidentEvents } from '../core/bot/bot-event.js';
+import { incidentIntents } from '../core/bot/intent.js';
 import type { BotLedger, RepriseBot } from '../core/bot/reprise-bot.js';
-import type { ChatEvent, ChatEventSink } from '../core/chat/chat-types.js';
+import type { ChatIntent, IntentSink } from '../core/chat/chat-types.js';
 import type { Ledger } from '../core/ledger/ledger.js';
 import type { OutboxWorker } from '../core/outbox/outbox-worker.js';
 import { Inbox, type InboxItem } from '../core/replica/inbox.js';
@@ -143,8 +143,8 @@ export class Replicas {
   };
 
   /** The chat sink: the same hand-off; a replayed chat event (every replica syncing Matrix) is one item. */
-  readonly chat: ChatEventSink = async (event: ChatEvent): Promise<void> => {
-    await this.inbox.put({ id: `chat:${event.transport}:${event.eventId}`, kind: 'chat', event, at: this.#d.clock.now().toISOString(), from: this.id });
+  readonly chat: IntentSink = async (intent: ChatIntent): Promise<void> => {
+    await this.inbox.put({ id: `chat:${intent.actor.via}:${intent.eventId}`, kind: 'chat', intent, at: this.#d.clock.now().toISOString(), from: this.id });
     this.kick();
   };
 
@@ -176,10 +176,10 @@ export class Replicas {
     const bot = this.#d.bot();
     const id = `handle:${item.id}`;
     if (item.kind === 'alertmanager') {
-      const outcomes = await this.#d.txIds.run(id, () => bot.handle(incidentEvents(item.incidents, item.route)));
+      const outcomes = await this.#d.txIds.run(id, () => bot.handle(incidentIntents(item.incidents, item.route)));
       this.#d.onOutcomes?.(outcomes);
     } else {
-      await this.#d.txIds.run(id, () => bot.onChat(item.event));
+      await this.#d.txIds.run(id, () => bot.handle(item.intent));
     }
   }
 }

@@ -6,8 +6,8 @@ import { isRepriseError } from '../core/errors.js';
 import type { LedgerVerification } from '../core/ledger/ledger-verify.js';
 import { checkStoreSchemaForReading, STORE_SCHEMA_VERSION, type StoreSchemaStatus } from '../core/ledger/store-schema.js';
 import type { KeyValueStore } from '../ports/store.js';
-import type { CliIO } from './io.js';
-import { describeStore } from './store-context.js';
+import type { CliIO } from '../cli/io.js';
+import { describeStore } from './open-store.js';
 
 /**
  * Opens the configured store for reading, after checking its schema version: `exit` (with a

@@ -1,10 +1,12 @@
 /**
- * Slack payloads (Events API envelopes, slash commands, block actions) as the bot's
- * {@link ChatEvent}s, or the reason one is not for the bot. Pure: tests call these directly.
- * Payloads are read defensively — a field that is missing or of the wrong type skips the
- * event rather than throwing.
+ * Slack payloads (Events API envelopes, slash commands, block actions) as what the person
+ * meant — a vote, a silence, a note, a command — or the reason one is not for the bot. The one
+ * place Slack's names (`+1`, `no_bell`, action ids) are read. Pure: tests call these directly.
+ * Payloads are read defensively — a field that is missing or of the wrong type skips the event
+ * rather than throwing.
  */
-import type { ChatEvent, ChatUser, MessageRef } from '../../core/chat/chat-types.js';
+import type { Actor, ChatIntent, MessageRef } from '../../core/chat/chat-types.js';
+import { commandIntent, parseSilenceChoice, threadReplyIntent } from '../../core/chat/thread-text.js';
 import { controlFor, isSilenceChoice, parseControlsBlockId } from './slack-controls.js';
 import { mentionsUser, slackTextToPlain } from './slack-text.js';
 
@@ -16,7 +18,10 @@ export interface SlackSelf {
   botId?: string;
 }
 
-export type Translation = { event: ChatEvent } | { skip: string };
+export type Translation = { intent: ChatIntent } | { skip: string };
+
+/** The silence a 🔕 reaction sets (the card's select offers 1 h / 4 h / 24 h). */
+export const REACTION_SILENCE = '4h';
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj | undefined => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : undefined);
@@ -38,7 +43,7 @@ function eventIdOf(body: Obj, fallback: string): string {
   return str(body, 'event_id') ?? fallback;
 }
 
-/** `reaction_added` / `reaction_removed`: only on the bot's own messages, never the bot's own. */
+/** `reaction_added` / `reaction_removed` on the bot's own messages (never the bot's own): 👍 / 👎 vote, 🔕 silences. */
 export function fromReaction(body: Obj, removed: boolean, self: SlackSelf): Translation {
   const ev = obj(body['event']);
   const item = obj(ev?.['item']);
@@ -50,17 +55,16 @@ export function fromReaction(body: Obj, removed: boolean, self: SlackSelf): Tran
   if (!user || !reaction) return { skip: 'reaction without a user or a name' };
   if (user === self.userId) return { skip: "the bot's own reaction" };
   if (str(ev, 'item_user') !== self.userId) return { skip: 'reaction on a message the bot did not send' };
-  return {
-    event: {
-      type: 'reaction',
-      eventId: eventIdOf(body, `reaction:${channel}:${ts}:${user}:${reaction}:${removed ? 'removed' : 'added'}:${str(ev, 'event_ts') ?? ''}`),
-      transport: TRANSPORT,
-      user: { id: user },
-      target: { transport: TRANSPORT, channel, id: ts },
-      reaction: normaliseReaction(reaction),
-      removed,
-    },
-  };
+  const name = normaliseReaction(reaction);
+  const eventId = eventIdOf(body, `reaction:${channel}:${ts}:${user}:${reaction}:${removed ? 'removed' : 'added'}:${str(ev, 'event_ts') ?? ''}`);
+  const actor: Actor = { id: user, via: TRANSPORT };
+  const target = { message: { transport: TRANSPORT, channel, id: ts } };
+  if (name === '+1' || name === '-1') return { intent: { type: 'vote', eventId, actor, vote: removed ? 'clear' : name === '+1' ? 'up' : 'down', target } };
+  if (name === 'no_bell')
+    return removed
+      ? { skip: 'a removed 🔕 (a silence is not taken back by a reaction)' }
+      : { intent: { type: 'silence', eventId, actor, duration: REACTION_SILENCE, target } };
+  return { skip: `reaction :${name}: means nothing to the bot` };
 }
 
 /** Subtypes that are still a person writing (everything else is an edit, a join, a bot…). */
@@ -93,18 +97,14 @@ export function fromMessage(body: Obj, self: SlackSelf): Translation {
   const thread = threadOf(ev, channel);
   if (!thread) return { skip: 'top-level message that does not address the bot' };
   const { text, addressed } = slackTextToPlain(raw, self.userId);
-  return {
-    event: {
-      type: 'message',
-      eventId: eventIdOf(body, `message:${channel}:${ts}`),
-      transport: TRANSPORT,
-      user: { id: user },
-      thread,
-      channel,
-      text,
-      addressed,
-    },
-  };
+  if (!addressed) return { skip: 'thread reply that does not address the bot' };
+  return reply(text, { eventId: eventIdOf(body, `message:${channel}:${ts}`), actor: { id: user, via: TRANSPORT }, thread });
+}
+
+/** A reply addressed to the bot in a thread: a silence or an operator note. */
+function reply(text: string, ctx: { eventId: string; actor: Actor; thread: MessageRef }): Translation {
+  const intent = threadReplyIntent(text, ctx);
+  return intent ? { intent } : { skip: 'an empty message to the bot' };
 }
 
 /** `app_mention`: `@reprise note: …` in a thread, or anywhere the bot is. */
@@ -117,16 +117,8 @@ export function fromMention(body: Obj, self: SlackSelf): Translation {
   if (!user || !channel || !ts) return { skip: 'mention without a user, channel or ts' };
   const { text } = slackTextToPlain(typeof ev?.['text'] === 'string' ? ev['text'] : '', self.userId);
   const thread = threadOf(ev, channel);
-  const event: ChatEvent = {
-    type: 'message',
-    eventId: eventIdOf(body, `message:${channel}:${ts}`),
-    transport: TRANSPORT,
-    user: { id: user },
-    channel,
-    text,
-    addressed: true,
-  };
-  return { event: thread ? { ...event, thread } : event };
+  if (!thread) return { skip: 'a mention outside an incident thread (commands are /reprise …)' };
+  return reply(text, { eventId: eventIdOf(body, `message:${channel}:${ts}`), actor: { id: user, via: TRANSPORT }, thread });
 }
 
 /** `/reprise …`: answered later through its `response_url`. */
@@ -137,9 +129,9 @@ export function fromCommand(body: Obj): Translation {
   const trigger = str(body, 'trigger_id');
   if (!user || !channel || !url || !trigger) return { skip: 'slash command without user, channel, response_url or trigger_id' };
   const name = str(body, 'user_name');
-  const who: ChatUser = name ? { id: user, name } : { id: user };
+  const actor: Actor = name ? { id: user, name, via: TRANSPORT } : { id: user, via: TRANSPORT };
   const text = slackTextToPlain(typeof body['text'] === 'string' ? body['text'] : '').text;
-  return { event: { type: 'command', eventId: `command:${trigger}`, transport: TRANSPORT, user: who, channel, text, respond: { kind: 'response_url', url } } };
+  return { intent: commandIntent(text, { eventId: `command:${trigger}`, actor, channel, replyTo: { kind: 'response_url', url } }) };
 }
 
 /** A click on the card's 👍 / 👎 buttons or a choice in its 🔕 select. */
@@ -161,16 +153,13 @@ export function fromBlockAction(body: Obj): Translation {
   if (control === 'silence' && !isSilenceChoice(value)) return { skip: `silence choice ${value ?? '(none)'} is not one the card offers` };
   const name = str(userObj, 'username') ?? str(userObj, 'name');
   const controlsId = parseControlsBlockId(str(action, 'block_id'));
-  const event: ChatEvent = {
-    type: 'action',
-    eventId: `action:${channel}:${ts}:${user}:${actionId}:${value ?? ''}:${str(action, 'action_ts') ?? str(body, 'trigger_id') ?? ''}`,
-    transport: TRANSPORT,
-    user: name ? { id: user, name } : { id: user },
-    action: control,
-    target: { transport: TRANSPORT, channel, id: ts },
-    respond: { kind: 'response_url', url },
-    ...(controlsId ? { controlsId } : {}),
-    ...(value ? { value } : {}),
-  };
-  return { event };
+  const eventId = `action:${channel}:${ts}:${user}:${actionId}:${value ?? ''}:${str(action, 'action_ts') ?? str(body, 'trigger_id') ?? ''}`;
+  const actor: Actor = name ? { id: user, name, via: TRANSPORT } : { id: user, via: TRANSPORT };
+  const target = { message: { transport: TRANSPORT, channel, id: ts }, ...(controlsId ? { controlsId } : {}) };
+  const replyTo = { kind: 'response_url', url } as const;
+  if (control === 'silence') {
+    const choice = parseSilenceChoice(value ?? '4h');
+    return { intent: { type: 'silence', eventId, actor, duration: choice.duration, ...(choice.alertmanager ? { alertmanager: true } : {}), target, replyTo } };
+  }
+  return { intent: { type: 'vote', eventId, actor, vote: control === 'vote_up' ? 'up' : 'down', target, replyTo } };
 }
