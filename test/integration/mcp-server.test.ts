@@ -422,7 +422,7 @@ describe('reprise mcp', () => {
     expect(await stopChild(mcp.child)).toBe(0);
   });
 
-  it('refuses a reachable bind without a token, a short token and a bad --http, saying how to fix it', { timeout: 30_000 }, async () => {
+  it('refuses a reachable bind without a token, a short token and a bad --http, saying how to fix it', { timeout: 90_000 }, async () => {
     const open = await runCli(['mcp', '--http', '0.0.0.0:0', '--catalog', CATALOG], { env: { REPRISE_DATA_DIR: dataDir } });
     expect(open.code).toBe(2);
     expect(open.stderr).toContain('REPRISE_MCP_TOKEN');
