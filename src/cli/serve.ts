@@ -300,6 +300,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     bodyLimitBytes: config.server.body_limit_bytes,
     maxPendingWebhooks: config.server.max_pending_webhooks,
     fieldLimit: config.server.field_limit_chars,
+    identity: { labels: config.identity.labels },
     logger,
     clock,
     readiness,

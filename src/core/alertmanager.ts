@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { RepriseError } from './errors.js';
 import { formatIssues } from './format-issues.js';
-import { deriveWorkload, incidentFingerprint, triggerKey } from './identity.js';
+import { deriveIdentity, incidentFingerprint, type IdentityOptions } from './identity.js';
 import type { Incident, Severity } from './types.js';
 
 /** Go's zero `time.Time`: Alertmanager's way of saying "no end yet". */
@@ -75,6 +75,8 @@ export interface ParseAlertmanagerOptions {
   fieldLimit?: number;
   /** `Incident.source` of the result: Grafana sends the same alert shape (default `alertmanager`). */
   source?: string;
+  /** How identities are derived (the team's `identity.labels`). */
+  identity?: IdentityOptions;
 }
 
 /** 8 KiB of text is a long description; anything longer is a dump, and costs every later step. */
@@ -136,7 +138,7 @@ function toIncident(
   receivedAt: string | undefined,
   limit: number,
   truncated: TruncatedField[],
-  source: string,
+  options: ParseAlertmanagerOptions,
 ): Incident {
   const labels = capFields(alert.labels, limit, index, 'label', truncated);
   const alertname = labels['alertname'] ?? alert.labels.alertname;
@@ -147,12 +149,12 @@ function toIncident(
     throw new RepriseError('invalid_payload', `alerts[${index}].startsAt is required`);
   }
   const summary = firstNonEmpty(annotations.summary);
-  const workload = deriveWorkload(labels);
+  const { workload, triggerKey, basis, labels: identityLabels } = deriveIdentity(alertname, labels, options.identity);
   const incident: Incident = {
-    source,
+    source: options.source ?? 'alertmanager',
     status: alert.status,
     fingerprint: firstNonEmpty(alert.fingerprint) || incidentFingerprint(alertname, labels),
-    triggerKey: triggerKey(alertname, workload),
+    triggerKey,
     alertname,
     title: summary || alertname,
     message: firstNonEmpty(annotations.description, annotations.message, summary),
@@ -160,6 +162,7 @@ function toIncident(
     labels,
     annotations,
     startsAt,
+    identity: { basis, labels: identityLabels },
   };
   if (sourceStart === undefined) incident.startsAtEstimated = true;
   const endsAt = toIso(alert.endsAt);
@@ -213,7 +216,7 @@ function* parseSteps(body: unknown, options: ParseAlertmanagerOptions): Generato
     if (n > 0 && n % CHUNK === 0) yield;
     const { index, alert } = alerts[n]!;
     try {
-      incidents.push(toIncident(alert, index, options.receivedAt, limit, truncated, options.source ?? 'alertmanager'));
+      incidents.push(toIncident(alert, index, options.receivedAt, limit, truncated, options));
     } catch (err) {
       if (!(err instanceof RepriseError)) throw err;
       skipped.push({ index, reason: err.message });

@@ -5,7 +5,10 @@
 export const SEVERITIES = ['critical', 'warning', 'info', 'none'] as const;
 export type Severity = (typeof SEVERITIES)[number];
 
-/** "This alert runs on that thing", reduced to a stable identity (pod → controller, ARN → id). */
+/**
+ * "This alert runs on that thing", reduced to a stable identity (pod → controller, ARN → id,
+ * `instance` → its host with kind `host`).
+ */
 export interface Workload {
   namespace: string;
   name: string;
@@ -15,13 +18,26 @@ export interface Workload {
   region?: string;
 }
 
+/** Which rule of the identity precedence (core/identity.ts) chose an alert's identity. */
+export type IdentityBasis = 'kubernetes' | 'cloud' | 'host' | 'pagerduty_service' | 'service' | 'scrape_job' | 'grafana_rule' | 'namespace' | 'none';
+
+/** What made an incident's identity: shown by `reprise recall --json` and logged. */
+export interface IncidentIdentity {
+  basis: IdentityBasis;
+  /** The label names the identity (and so the trigger key) was read from, in precedence order. */
+  labels: string[];
+}
+
 /** One normalized firing or resolution from any source. */
 export interface Incident {
   source: string;
   status: 'firing' | 'resolved';
   /** The source's id for this alert instance. */
   fingerprint: string;
-  /** lower-case `alertname|namespace|kind|name|cluster` (+ `|account`). */
+  /**
+   * lower-case `alertname|namespace|kind|name|cluster` (+ `|account`, + `|label=value` for
+   * identifying labels beyond the thing itself); see core/identity.ts.
+   */
   triggerKey: string;
   alertname: string;
   title: string;
@@ -34,6 +50,8 @@ export interface Incident {
   startsAtEstimated?: boolean;
   endsAt?: string;
   workload?: Workload;
+  /** Which labels made the trigger key (absent on incidents recorded before it was kept). */
+  identity?: IncidentIdentity;
   /** `runbook_url` annotation, when the alert carries one. */
   runbookUrl?: string;
   /** The source's link back to the rule; Prometheus puts the rule's PromQL in it (`g0.expr`). */
@@ -52,6 +70,8 @@ export type EntryStatus = 'active' | 'draft' | 'retired';
 export interface ResourceRef {
   /** Raw value as written. */
   raw: string;
+  /** `host`: a machine (`resource: host/node1`), compared only with hosts and Kubernetes nodes. */
+  kind?: 'host';
   namespace?: string;
   name?: string;
   account?: string;

@@ -16,6 +16,7 @@ import { HTTPException } from 'hono/http-exception';
 import { parseAlertmanagerPayloadYielding, type SkippedAlert, type TruncatedField } from '../core/alertmanager.js';
 import { RepriseError } from '../core/errors.js';
 import { parseGenericPayload, verifyGenericSignature, type GenericMapping } from '../core/generic-source.js';
+import type { IdentityOptions } from '../core/identity.js';
 import { parsePagerDutyPayload, verifyPagerDutySignature } from '../core/pagerduty.js';
 import type { Incident } from '../core/types.js';
 import type { Clock } from '../ports/clock.js';
@@ -82,6 +83,8 @@ export interface HttpServerOptions {
   mount?: (app: HttpApp) => void;
   /** Longest label or annotation value kept (characters); longer ones are cut with a marker and logged. */
   fieldLimit?: number;
+  /** How alerts' identities are derived (`identity.labels`). */
+  identity?: IdentityOptions;
   /** Time source for `receivedAt` (alerts without `startsAt`). Defaults to the system clock. */
   clock?: Clock;
   /** Whole-request deadline against slow senders. Default 30 s. */
@@ -202,7 +205,11 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     assertJsonContentType(c.req.header('content-type'));
     await next();
   };
-  const parseOptions = () => ({ receivedAt: clock.now().toISOString(), ...(opts.fieldLimit ? { fieldLimit: opts.fieldLimit } : {}) });
+  const parseOptions = () => ({
+    receivedAt: clock.now().toISOString(),
+    ...(opts.fieldLimit ? { fieldLimit: opts.fieldLimit } : {}),
+    ...(opts.identity ? { identity: opts.identity } : {}),
+  });
 
   /**
    * The one webhook path every source shares: raw body (under the limit) → source parser →

@@ -73,6 +73,7 @@ describe('parseAlertmanagerPayload', () => {
       annotations: corpusPayload.alerts[0]?.annotations,
       startsAt: '2026-11-29T03:12:00.000Z',
       workload: { namespace: 'payments', name: 'payments-worker', kind: 'deployment', cluster: 'prod-eu-1' },
+      identity: { basis: 'kubernetes', labels: ['pod', 'namespace', 'cluster'] },
       runbookUrl: 'https://runbooks.prometheus-operator.dev/runbooks/kubernetes/kubepodcrashlooping',
       generatorUrl: 'http://prometheus-k8s.monitoring:9090/graph',
       alertmanagerUrl: 'http://alertmanager.monitoring:9093',
