@@ -301,6 +301,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     maxPendingWebhooks: config.server.max_pending_webhooks,
     fieldLimit: config.server.field_limit_chars,
     identity: { labels: config.identity.labels },
+    links: { allowedHosts: config.links.allowed_hosts },
     logger,
     clock,
     readiness,

@@ -5,6 +5,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
+import { attachLinks, type LinkPolicy } from './alert-links.js';
 import { DEFAULT_FIELD_LIMIT } from './alertmanager.js';
 import { RepriseError } from './errors.js';
 import { formatIssues } from './format-issues.js';
@@ -67,7 +68,10 @@ function severityOf(priority: string | undefined, urgency: string | undefined): 
  * Validate a PagerDuty V3 webhook body (already signature-checked).
  * @throws RepriseError `invalid_payload` naming each bad field.
  */
-export function parsePagerDutyPayload(body: unknown, options: { receivedAt?: string; fieldLimit?: number; identity?: IdentityOptions } = {}): PagerDutyParse {
+export function parsePagerDutyPayload(
+  body: unknown,
+  options: { receivedAt?: string; fieldLimit?: number; identity?: IdentityOptions; links?: LinkPolicy } = {},
+): PagerDutyParse {
   const env = eventSchema.safeParse(body, { reportInput: true });
   if (!env.success) throw invalid(env.error.issues);
   const { event } = env.data;
@@ -113,6 +117,7 @@ export function parsePagerDutyPayload(body: unknown, options: { receivedAt?: str
   }
   if (workload) incident.workload = workload;
   if (d.html_url && /^https?:\/\//i.test(d.html_url)) incident.generatorUrl = d.html_url.slice(0, 2048);
+  attachLinks(incident, options.links);
   return { kind: 'incident', incident, ...base };
 }
 

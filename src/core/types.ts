@@ -28,6 +28,37 @@ export interface IncidentIdentity {
   labels: string[];
 }
 
+/** Which field of an alert a link on its card was taken from; the label is fixed, never alert text. */
+export type AlertLinkLabel = 'source' | 'runbook' | 'dashboard' | 'panel' | 'silence' | 'image';
+
+/** A link an alert carries (its source, runbook, dashboards, a silence), checked: http(s) only, host allowed. */
+export interface AlertLink {
+  label: AlertLinkLabel;
+  url: string;
+}
+
+/** A link an alert carried that is not shown, and why (`javascript:` scheme, host not allowed…). */
+export interface RefusedLink {
+  /** The field it came from: `runbook_url`, `generatorURL`, `dashboardURL`, … */
+  field: string;
+  reason: string;
+}
+
+/**
+ * The notification group an alert arrived in (Alertmanager's `group_by`): what a card about the
+ * whole group can say. One object per webhook call, shared by its incidents.
+ */
+export interface AlertGroup {
+  /** `groupLabels`: the labels the group was formed by. */
+  labels: Record<string, string>;
+  /** `commonLabels`: the labels every alert of the notification shares. */
+  commonLabels: Record<string, string>;
+  /** Alerts Alertmanager left out of this notification (`max_alerts` on the receiver); 0 when none. */
+  truncatedAlerts: number;
+  /** The receiver that sent it. */
+  receiver?: string;
+}
+
 /** One normalized firing or resolution from any source. */
 export interface Incident {
   source: string;
@@ -60,6 +91,17 @@ export interface Incident {
   alertmanagerUrl?: string;
   /** Alertmanager's `groupKey` of the notification it came in (the team's `group_by`): storm coalescing reads it. */
   groupKey?: string;
+  /** The notification group it came in (`groupLabels`, `commonLabels`, `truncatedAlerts`), when the source sent one. */
+  group?: AlertGroup;
+  /**
+   * The links its card shows, checked when it arrived (core/alert-links.ts): http(s) only, hosts
+   * in `links.allowed_hosts`. Absent on incidents built before links were kept: derived then.
+   */
+  links?: AlertLink[];
+  /** Links it carried that are not shown, each with why (said in the thread, logged). */
+  refusedLinks?: RefusedLink[];
+  /** What the rule's query evaluated to, as text: Grafana's `values` (`A=5, C=1`) or `valueString`. */
+  value?: string;
 }
 
 export const ENTRY_TYPES = ['Incident', 'Playbook', 'Concept'] as const;

@@ -13,12 +13,14 @@ import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { bearerAuth } from 'hono/bearer-auth';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
+import type { LinkPolicy } from '../core/alert-links.js';
 import { parseAlertmanagerPayloadYielding, type SkippedAlert, type TruncatedField } from '../core/alertmanager.js';
 import { RepriseError } from '../core/errors.js';
 import { parseGenericPayload, verifyGenericSignature, type GenericMapping } from '../core/generic-source.js';
+import { parseGrafanaPayloadYielding, type GrafanaBatch } from '../core/grafana.js';
 import type { IdentityOptions } from '../core/identity.js';
 import { parsePagerDutyPayload, verifyPagerDutySignature } from '../core/pagerduty.js';
-import type { Incident } from '../core/types.js';
+import type { Incident, RefusedLink } from '../core/types.js';
 import type { Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
 import { toHttpError } from './errors.js';
@@ -48,6 +50,8 @@ interface ParsedWebhook {
   context?: Record<string, unknown>;
   /** Malformed alerts left out of an otherwise good body (logged, and listed in the 202). */
   skipped?: SkippedAlert[];
+  /** Links the alerts carried that their cards will not show, with why (logged; the thread says it too). */
+  refusedLinks?: Array<RefusedLink & { alert: number }>;
 }
 
 /** Skipped alerts listed in one 202 answer; the log line carries the exact count. */
@@ -85,6 +89,8 @@ export interface HttpServerOptions {
   fieldLimit?: number;
   /** How alerts' identities are derived (`identity.labels`). */
   identity?: IdentityOptions;
+  /** Which hosts the cards' links may point to (`links.allowed_hosts`). */
+  links?: LinkPolicy;
   /** Time source for `receivedAt` (alerts without `startsAt`). Defaults to the system clock. */
   clock?: Clock;
   /** Whole-request deadline against slow senders. Default 30 s. */
@@ -209,6 +215,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     receivedAt: clock.now().toISOString(),
     ...(opts.fieldLimit ? { fieldLimit: opts.fieldLimit } : {}),
     ...(opts.identity ? { identity: opts.identity } : {}),
+    ...(opts.links ? { links: opts.links } : {}),
   });
 
   /**
@@ -227,6 +234,10 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
           { truncated: parsed.truncated.slice(0, 20), count: parsed.truncated.length },
           `cut ${parsed.truncated.length} oversized label/annotation value(s) to ${opts.fieldLimit ?? 'the'} characters`,
         );
+      }
+      const refused = parsed.refusedLinks ?? [];
+      if (refused.length > 0) {
+        rlog.warn({ source, refusedLinks: refused.slice(0, 20), count: refused.length }, `${source} webhook: ${refused.length} link(s) not shown on the card`);
       }
       const skipped = parsed.skipped ?? [];
       if (skipped.length > 0) {
@@ -313,15 +324,15 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     };
 
   const alertmanagerLike =
-    (source: string) =>
+    (source: 'alertmanager' | 'grafana') =>
     async (raw: Uint8Array): Promise<ParsedWebhook> => {
-      const batch = await parseAlertmanagerPayloadYielding(parseJson(decodeUtf8(raw)), { ...parseOptions(), source });
-      return {
-        incidents: batch.incidents,
-        truncated: batch.truncated,
-        skipped: batch.skipped,
-        context: { groupKey: batch.groupKey, receiver: batch.receiver },
-      };
+      const body = parseJson(decodeUtf8(raw));
+      const batch: GrafanaBatch =
+        source === 'grafana' ? await parseGrafanaPayloadYielding(body, parseOptions()) : await parseAlertmanagerPayloadYielding(body, parseOptions());
+      const context = { groupKey: batch.groupKey, receiver: batch.receiver, truncatedAlerts: batch.group?.truncatedAlerts };
+      // Grafana's contact-point test: answered 202 with the reason, recorded nowhere.
+      if (batch.test) return { incidents: [], truncated: [], ignored: batch.test.reason, context: { ...context, receiver: batch.test.receiver } };
+      return { incidents: batch.incidents, truncated: batch.truncated, skipped: batch.skipped, refusedLinks: batch.refusedLinks, context };
     };
 
   app.use('/webhook/*', shed);
@@ -349,7 +360,8 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
         if (!check.ok) throw new RepriseError('unauthorized', check.reason);
         const p = parsePagerDutyPayload(parseJson(decodeUtf8(raw)), parseOptions());
         const context = { eventType: p.eventType, eventId: p.eventId };
-        return p.kind === 'incident' ? { incidents: [p.incident], truncated: [], context } : { incidents: [], truncated: [], ignored: p.reason, context };
+        if (p.kind !== 'incident') return { incidents: [], truncated: [], ignored: p.reason, context };
+        return { incidents: [p.incident], truncated: [], context, refusedLinks: (p.incident.refusedLinks ?? []).map((r) => ({ alert: 0, ...r })) };
       }),
     ),
   );
@@ -378,7 +390,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
           if (!check.ok) throw new RepriseError('unauthorized', check.reason);
         }
         const batch = await parseGenericPayload(parseJson(decodeUtf8(raw)), source, { ...parseOptions(), source: `generic:${name}` });
-        return { incidents: batch.incidents, truncated: batch.truncated, skipped: batch.skipped };
+        return { incidents: batch.incidents, truncated: batch.truncated, skipped: batch.skipped, refusedLinks: batch.refusedLinks };
       })(c);
     }),
   );
