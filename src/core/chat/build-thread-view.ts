@@ -105,7 +105,11 @@ export function ago(fromIso: string, now: Date): string {
 }
 
 function where(i: Incident): string {
-  return i.workload ? describe(i.workload) : (i.labels['instance'] ?? i.source);
+  if (i.workload) return describe(i.workload);
+  // A Grafana rule is what its alert is about: two rules sharing `DatasourceNoData` must read apart.
+  const rule = i.labels['rulename'];
+  if (rule) return i.labels['grafana_folder'] ? `${i.labels['grafana_folder']}/${rule}` : rule;
+  return i.labels['instance'] ?? i.source;
 }
 
 /**
