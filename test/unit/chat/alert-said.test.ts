@@ -10,6 +10,7 @@ import { renderCard as renderMatrixCard, renderDetail as renderMatrixDetail } fr
 import { renderCard as renderSlackCard, renderDetail as renderSlackDetail } from '../../../src/adapters/slack/render-slack.js';
 import { parseAlertmanagerPayload } from '../../../src/core/alertmanager.js';
 import { alertLinks, buildCard, buildDetail, type ThreadInput } from '../../../src/core/chat/build-thread-view.js';
+import { patchCard } from '../../../src/core/chat/thread-view.js';
 import { parseGrafanaPayload } from '../../../src/core/grafana.js';
 import { recall } from '../../../src/core/recall/recall.js';
 import type { Incident } from '../../../src/core/types.js';
@@ -149,5 +150,22 @@ describe('links from alerts, on every surface', () => {
     const i = alert({ alertname: 'X', annotations: { runbook_url: 'https://runbooks.example.org/x', dashboard: 'javascript:alert(1)' } });
     const { links: _kept, ...old } = i;
     expect(alertLinks(old as Incident)).toEqual([{ label: 'runbook', url: 'https://runbooks.example.org/x' }]);
+  });
+});
+
+describe("the card's feedback line", () => {
+  it('renders what people said of the answer on every surface, as one escaped line, and a patch sets it', () => {
+    const base = buildCard(input(alert({ alertname: 'X' })));
+    const card = patchCard(base, { kind: 'card_patch', feedback: '👍 2 👎 1 · <!channel>\n@room' });
+    expect(card.feedback).toBe('👍 2 👎 1 · <!channel>\n@room');
+    expect(patchCard(card, { kind: 'card_patch', state: 'resolved' }).feedback).toBe(card.feedback);
+    const slack = JSON.stringify(renderSlackCard(card).blocks);
+    expect(slack).toContain('👍 2 👎 1 · <!channel>\\\\n@room');
+    expect(slack).not.toContain('"type":"broadcast"');
+    const matrix = renderMatrixCard(card);
+    expect(matrix.body).toContain('👍 2 👎 1');
+    expect(matrix['m.mentions']).toEqual({});
+    expect(renderConsoleCard(card)).toContain('👍 2 👎 1 · <!channel>\\n@room');
+    expect(JSON.stringify(renderSlackCard(base).blocks)).not.toContain('👍 2');
   });
 });
