@@ -62,7 +62,7 @@ async function opens(s: KeyValueStore): Promise<Map<string, OpenEvent>> {
 const NOW = new Date('2026-12-01T00:00:00Z');
 
 function reads(l: Ledger, keys: string[]): unknown {
-  return JSON.parse(JSON.stringify({ seq: l.seq, triggers: keys.map((t) => [t, l.occurrences(t), l.silenceState(t, NOW), l.recentEpisodes(t)]) }));
+  return JSON.parse(JSON.stringify({ seq: l.seq, triggers: keys.map((t) => [t, l.read.occurrences(t), l.read.silence(t, NOW), l.read.recentEpisodes(t)]) }));
 }
 
 describe('a store written at schema version 1', () => {
@@ -101,9 +101,9 @@ describe('a store written at schema version 1', () => {
     for (const name of ['web-crashloop', 'db-not-ready']) {
       const i = incidentNamed(name);
       expect(i.triggerKey, name).toBe(stored.get(i.fingerprint)?.triggerKey);
-      expect(l.occurrences(i.triggerKey).count, name).toBe(1);
+      expect(l.read.occurrences(i.triggerKey).count, name).toBe(1);
     }
-    expect(l.occurrences(incidentNamed('web-crashloop').triggerKey).resolved).toBe(1);
+    expect(l.read.occurrences(incidentNamed('web-crashloop').triggerKey).resolved).toBe(1);
     await l.close();
   });
 
@@ -118,12 +118,12 @@ describe('a store written at schema version 1', () => {
     expect(n1.triggerKey).toBe('nodefilesystemspacefillingup||host|node1|');
     expect(n2.triggerKey).toBe('nodefilesystemspacefillingup||host|node2|');
     // The old history and silence are readable under the old key…
-    expect(l.occurrences(coarse).count).toBe(2);
-    expect(l.silenceState(coarse, NOW)).toMatchObject({ active: true });
+    expect(l.read.occurrences(coarse).count).toBe(2);
+    expect(l.read.silence(coarse, NOW)).toMatchObject({ active: true });
     // …and the new keys start fresh: that silence covered every host, and no one chose that per host.
     for (const i of [n1, n2]) {
-      expect(l.occurrences(i.triggerKey).count).toBe(0);
-      expect(l.silenceState(i.triggerKey, NOW)).toMatchObject({ active: false });
+      expect(l.read.occurrences(i.triggerKey).count).toBe(0);
+      expect(l.read.silence(i.triggerKey, NOW)).toMatchObject({ active: false });
     }
     const [g1, g2] = [incidentNamed('grafana-nodata-orders'), incidentNamed('grafana-nodata-logins')];
     expect(stored.get(g1.fingerprint)!.triggerKey).toBe(stored.get(g2.fingerprint)!.triggerKey);
