@@ -55,7 +55,6 @@ export type AlertmanagerAlert = z.infer<typeof alertSchema>;
 
 /** A label or annotation value cut to the field limit. */
 export interface TruncatedField {
-  /** Index of the alert; -1 for the notification's own fields (`groupLabels`, `commonLabels`). */
   alert: number;
   field: string;
   /** Length before truncation, in characters. */
@@ -261,9 +260,11 @@ function* parseSteps(body: unknown, options: ParseAlertmanagerOptions): Generato
   const am = externalURL?.trim();
   let group: AlertGroup | undefined;
   if (groupLabels || commonLabels || truncatedAlerts !== undefined) {
+    // Copies of labels the alerts carry: capped the same way, but a cut is reported once, on the alert.
+    const copies: TruncatedField[] = [];
     group = {
-      labels: capFields(groupLabels ?? {}, limit, -1, 'groupLabels', truncated),
-      commonLabels: capFields(commonLabels ?? {}, limit, -1, 'commonLabels', truncated),
+      labels: capFields(groupLabels ?? {}, limit, -1, 'groupLabels', copies),
+      commonLabels: capFields(commonLabels ?? {}, limit, -1, 'commonLabels', copies),
       truncatedAlerts: truncatedAlerts ?? 0,
     };
     if (receiver !== undefined) group.receiver = receiver.slice(0, 256);

@@ -195,6 +195,16 @@ describe('the notification around the alerts, and the links they carry', () => {
     for (const i of batch.incidents) expect(i.group).toBe(batch.group);
   });
 
+  it("caps an oversized value in commonLabels like the alert's own, and reports the cut once, on the alert", () => {
+    const p = clone(corpusPayload);
+    const huge = 'A'.repeat(20_000);
+    p.alerts[0]!.labels.container = huge;
+    p.commonLabels = { ...p.commonLabels, container: huge } as typeof p.commonLabels;
+    const batch = parseAlertmanagerPayload(p);
+    expect((batch.group!.commonLabels['container'] ?? '').length).toBeLessThan(8300);
+    expect(batch.truncated).toEqual([{ alert: 0, field: 'label.container', length: 20_000 }]);
+  });
+
   it('reads a notification without them (an older Alertmanager, a generic sender) as no group, and a wrong type as absent', () => {
     const { groupLabels: _g, commonLabels: _c, truncatedAlerts: _t, ...bare } = clone(corpusPayload);
     expect(parseAlertmanagerPayload(bare).incidents[0]!.group).toBeUndefined();
