@@ -1,5 +1,6 @@
 import { tryParseDuration } from '../core/duration.js';
 import type { LedgerEvent } from '../core/ledger-events.js';
+import { terminalSafe } from '../core/render/escape-text.js';
 import { readLedgerRecords } from '../core/ledger/ledger.js';
 import { verifyLedger } from '../core/ledger/ledger-verify.js';
 import { parseCli, wantsHelp } from './args.js';
@@ -145,7 +146,9 @@ async function events(argv: string[], io: CliIO): Promise<number> {
         if (values.trigger !== undefined && trigger !== values.trigger) continue;
         if (since !== undefined && Date.parse(r.event.at) < since) continue;
         shown++;
-        buffer += values.json ? `${JSON.stringify({ seq: r.seq, ...r.event })}\n` : `${humanLine(r.seq, r.event)}\n`;
+        // Alert text and notes are untrusted: bidi overrides, zero-width and tag characters are
+        // printed as \uXXXX escapes (JSON stays valid and means the same).
+        buffer += terminalSafe(values.json ? `${JSON.stringify({ seq: r.seq, ...r.event })}\n` : `${humanLine(r.seq, r.event)}\n`);
       }
       if (buffer.length > 64 * 1024) {
         io.stdout(buffer);

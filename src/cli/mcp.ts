@@ -2,6 +2,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { createLogger } from '../runtime/create-logger.js';
 import { createCatalogMcpServer } from '../adapters/mcp/catalog-mcp-server.js';
 import { createMcpHttpServer, isLoopbackHost, MCP_PATH } from '../http/mcp-endpoint.js';
+import { weakTokenReason } from '../config/token-rule.js';
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
 import type { CliCommand } from './io.js';
@@ -20,12 +21,10 @@ recall (with its gate trace) and track_record (an entry's outcomes from the ledg
   --store URL          ledger store to read (default: the config's store)
 
 Never writes: the ledger is opened read-only beside the running bot, the single writer.
-A non-loopback HOST needs REPRISE_MCP_TOKEN (at least 16 characters); every HTTP request
+A non-loopback HOST needs REPRISE_MCP_TOKEN (at least 16 characters, not an example from the
+docs: \`openssl rand -hex 24\`); every HTTP request
 must then send Authorization: Bearer <token>. Logs go to standard error.
 `;
-
-/** Shortest bearer token accepted: guessing one must not be practical. */
-const MIN_TOKEN_CHARS = 16;
 
 /** `--http` value: `PORT`, `HOST:PORT`, `[v6]:PORT`. */
 export function parseListen(value: string): { host: string; port: number } | undefined {
@@ -62,8 +61,9 @@ export const mcpCommand: CliCommand = async (argv, io) => {
     return 2;
   }
   const token = io.env['REPRISE_MCP_TOKEN']?.trim() || undefined;
-  if (listen && token !== undefined && token.length < MIN_TOKEN_CHARS) {
-    io.stderr(`reprise mcp: REPRISE_MCP_TOKEN is ${token.length} characters; use at least ${MIN_TOKEN_CHARS} (e.g. \`openssl rand -hex 32\`)\n`);
+  const weak = token === undefined ? undefined : weakTokenReason(token);
+  if (listen && weak !== undefined) {
+    io.stderr(`reprise mcp: REPRISE_MCP_TOKEN ${weak}\n`);
     return 2;
   }
   if (listen && !isLoopbackHost(listen.host) && token === undefined) {
@@ -91,7 +91,14 @@ export const mcpCommand: CliCommand = async (argv, io) => {
   await ledger.refresh();
   logger.info({ store: ledger.source, seq: ledger.read.seq }, 'ledger opened read-only');
   const createServer = () =>
-    createCatalogMcpServer({ catalog: catalog.current, ledger, recallOptions: recallOptions(config), fieldLimit: config.server.field_limit_chars, logger });
+    createCatalogMcpServer({
+      catalog: catalog.current,
+      ledger,
+      recallOptions: recallOptions(config),
+      fieldLimit: config.server.field_limit_chars,
+      identity: { labels: config.identity.labels },
+      logger,
+    });
 
   let stop: () => Promise<void>;
   let stopped: Promise<void>;

@@ -10,6 +10,7 @@
 import { z } from 'zod';
 import type { FieldMeta } from './fields.js';
 import { block, bool, duration, fraction, glob, httpUrl, int, num, oneOf, str, withMs } from './fields.js';
+import { weakTokenReason } from './token-rule.js';
 
 /** Attaches the one-line doc (and loader facts) to a key. */
 function doc<T extends z.ZodType>(schema: T, description: string, meta: FieldMeta = {}): T {
@@ -18,56 +19,89 @@ function doc<T extends z.ZodType>(schema: T, description: string, meta: FieldMet
 
 const dur = (def: string, description: string, opts: { positive?: boolean } = {}) => doc(duration(opts).default(def), description, { duration: true });
 
-const genericSource = z.strictObject({
-  alerts: doc(str().optional(), 'Dot-path of the array of alerts in the body; unset = the body is one alert. The other paths are relative to one alert.'),
-  alertname: doc(str(), 'Dot-path of the alert name (required).', { example: 'rule.name' }),
-  status: doc(str().optional(), 'Dot-path of the status; unset = every alert is firing.'),
-  resolved_values: doc(z.array(str()).default(['resolved', 'ok', 'closed']), 'Status values (any case) that mean resolved.'),
-  fingerprint: doc(str().optional(), "Dot-path of the sender's id for the alert (pairs the resolve with its open); unset = derived from name and labels."),
-  title: doc(str().optional(), 'Dot-path of a one-line summary.'),
-  message: doc(str().optional(), 'Dot-path of the description.'),
-  severity: doc(str().optional(), 'Dot-path of the severity.'),
-  starts_at: doc(str().optional(), 'Dot-path of the RFC 3339 start time; unset = arrival time.'),
-  ends_at: doc(str().optional(), 'Dot-path of the RFC 3339 end time.'),
-  labels: doc(z.record(z.string(), str()).default({}), 'Label name → dot-path (e.g. namespace, pod).'),
-  hmac_secret: doc(
-    str().optional(),
-    'When set, requests must carry the hex HMAC-SHA256 of the raw body (optionally `sha256=`-prefixed) in `hmac_header`, and the bearer token is not asked for.',
-    { secret: true },
-  ),
-  hmac_header: doc(str().default('x-signature'), 'Header carrying the HMAC signature.'),
-});
+/** A token that protects something: long, not an example, not a placeholder (token-rule.ts). */
+const token = () =>
+  str().superRefine((v, ctx) => {
+    const why = weakTokenReason(v);
+    if (why) ctx.addIssue({ code: 'custom', message: why, input: v });
+  });
 
-const server = z.strictObject({
-  port: doc(int(0, 65535, ' (0 = any free port)').default(8080), 'Port the HTTP server (webhooks, Slack events, health, metrics) listens on.', {
-    env: ['PORT'],
-  }),
-  host: doc(str().default('0.0.0.0'), 'Address the HTTP server binds to.'),
-  bearer_token: doc(str().optional(), 'Token webhook callers must send as `Authorization: Bearer …`; required when a model is configured.', {
-    secret: true,
-    env: ['REPRISE_BEARER_TOKEN'],
-    example: 'change-me',
-  }),
-  pagerduty_secret: doc(
-    str().optional(),
-    'Signing secret of the PagerDuty V3 webhook subscription; `/webhook/pagerduty` verifies `X-PagerDuty-Signature` with it and refuses every request while it is unset.',
-    { secret: true, env: ['REPRISE_PAGERDUTY_SECRET'] },
-  ),
-  generic_webhooks: doc(
-    z.record(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'must be lower-case letters, digits, - or _'), genericSource).optional(),
-    "`POST /webhook/generic/<name>` sources: how to read each sender's JSON (dot-paths), and its optional HMAC.",
-    { example: { uptime: { alertname: 'check.name', status: 'state', fingerprint: 'check.id', labels: { service: 'check.service' } } } },
-  ),
-  body_limit_bytes: doc(int(1).default(1_048_576), 'Largest webhook body accepted, in bytes; bigger requests get 413.'),
-  max_pending_webhooks: doc(
-    int(1).default(256),
-    'Webhook requests in progress at once, per source (alertmanager, grafana, pagerduty, generic); more are answered 503 with Retry-After before their body is read (Alertmanager re-sends them) instead of queueing until they time out.',
-  ),
-  field_limit_chars: doc(
-    int(64).default(8192),
-    'Longest alert label or annotation value kept, in characters; longer ones are cut with a "[truncated …]" marker and logged.',
-  ),
-});
+const genericSource = z
+  .strictObject({
+    alerts: doc(str().optional(), 'Dot-path of the array of alerts in the body; unset = the body is one alert. The other paths are relative to one alert.'),
+    alertname: doc(str(), 'Dot-path of the alert name (required).', { example: 'rule.name' }),
+    status: doc(str().optional(), 'Dot-path of the status; unset = every alert is firing.'),
+    resolved_values: doc(z.array(str()).default(['resolved', 'ok', 'closed']), 'Status values (any case) that mean resolved.'),
+    fingerprint: doc(str().optional(), "Dot-path of the sender's id for the alert (pairs the resolve with its open); unset = derived from name and labels."),
+    title: doc(str().optional(), 'Dot-path of a one-line summary.'),
+    message: doc(str().optional(), 'Dot-path of the description.'),
+    severity: doc(str().optional(), 'Dot-path of the severity.'),
+    starts_at: doc(str().optional(), 'Dot-path of the RFC 3339 start time; unset = arrival time.'),
+    ends_at: doc(str().optional(), 'Dot-path of the RFC 3339 end time.'),
+    labels: doc(z.record(z.string(), str()).default({}), 'Label name → dot-path (e.g. namespace, pod).'),
+    hmac_secret: doc(
+      str().optional(),
+      'When set, requests must carry the hex HMAC-SHA256 of the raw body (optionally `sha256=`-prefixed) in `hmac_header`, and the bearer token is not asked for.',
+      { secret: true },
+    ),
+    hmac_header: doc(str().default('x-signature'), 'Header carrying the HMAC signature.'),
+    timestamp_header: doc(
+      str().optional(),
+      'With `hmac_secret`: header carrying the Unix time (seconds) the sender signed, the signature then covering `<timestamp>.<raw body>`; requests outside `replay_window` are refused and an identical signed delivery inside it is acknowledged and ignored. Unset = no replay protection.',
+      { example: 'x-signature-timestamp' },
+    ),
+    replay_window: dur('5m', 'With `timestamp_header`: how far from now a signed timestamp may be, either way.', { positive: true }),
+  })
+  .transform((v) => withMs(v, ['replay_window']));
+
+const server = z
+  .strictObject({
+    port: doc(int(0, 65535, ' (0 = any free port)').default(8080), 'Port the HTTP server (webhooks, Slack events, health, metrics) listens on.', {
+      env: ['PORT'],
+    }),
+    host: doc(str().default('0.0.0.0'), 'Address the HTTP server binds to.'),
+    bearer_token: doc(
+      token().optional(),
+      'Token webhook callers must send as `Authorization: Bearer …`; required when a model is configured. At least 16 characters, never an example from the docs: `openssl rand -hex 24`.',
+      { secret: true, env: ['REPRISE_BEARER_TOKEN'], example: '<openssl rand -hex 24>' },
+    ),
+    pagerduty_secret: doc(
+      str().optional(),
+      'Signing secret of the PagerDuty V3 webhook subscription; `/webhook/pagerduty` verifies `X-PagerDuty-Signature` with it and refuses every request while it is unset.',
+      { secret: true, env: ['REPRISE_PAGERDUTY_SECRET'] },
+    ),
+    generic_webhooks: doc(
+      z.record(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'must be lower-case letters, digits, - or _'), genericSource).optional(),
+      "`POST /webhook/generic/<name>` sources: how to read each sender's JSON (dot-paths), and its optional HMAC.",
+      { example: { uptime: { alertname: 'check.name', status: 'state', fingerprint: 'check.id', labels: { service: 'check.service' } } } },
+    ),
+    body_limit_bytes: doc(int(1).default(1_048_576), 'Largest webhook body accepted, in bytes; bigger requests get 413.'),
+    body_timeout: dur('10s', 'A request body must have arrived this long after its headers; a slower one is answered 408 and disconnected.', {
+      positive: true,
+    }),
+    max_pending_webhooks: doc(
+      int(1).default(256),
+      'Requests in progress at once, per route (each webhook source: alertmanager, grafana, pagerduty, generic; and /slack/events); more are answered 503 with Retry-After before their body is read (senders re-send them) instead of queueing until they time out.',
+    ),
+    max_pending_per_peer: doc(
+      int(1).default(64),
+      'Requests in progress at once from one address, across routes; more are answered 503 with Retry-After. Behind a proxy every request has its address: raise this, or limit at the proxy.',
+    ),
+    verify_pool_slots: doc(
+      int(1).default(64),
+      'Bodies read at once before their signature can be checked (PagerDuty, HMAC generic sources, Slack); when full, the sender there furthest from done (most bytes still to come at its pace) is cut off (503) to make room. Bounds their memory to this × body_limit_bytes.',
+    ),
+    replay_window: dur(
+      '1h',
+      'Signed PagerDuty events whose `occurred_at` is further than this from now are refused (400); accepted event ids are remembered twice this long, so a replay is acknowledged and ignored.',
+      { positive: true },
+    ),
+    field_limit_chars: doc(
+      int(64).default(8192),
+      'Longest alert label or annotation value kept, in characters; longer ones are cut with a "[truncated …]" marker and logged.',
+    ),
+  })
+  .transform((v) => withMs(v, ['body_timeout', 'replay_window']));
 
 const git = z
   .strictObject({
@@ -508,6 +542,36 @@ const curate = z
   })
   .transform((v) => withMs(v, ['interval', 'stale_after', 'revalidation_min_interval']));
 
+const identity = z.strictObject({
+  labels: doc(
+    z
+      .array(z.string({ error: 'must be a label name' }).regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a Prometheus label name'), {
+        error: 'must be a list of label names',
+      })
+      .default([]),
+    'Your own identifying labels: alerts that differ in any of them never share a trigger (silence, recurrence, votes). Added to the identity docs/identity.md describes; changing the list starts new triggers for alerts that carry them.',
+    { example: ['env', 'component'] },
+  ),
+});
+
+/** `grafana.example.org`, `10.0.3.17`, `[2001:db8::1]`, or `*.example.org` for any host under a domain. */
+const HOST_PATTERN =
+  /^(\*\.)?[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?)*\.?$|^\[[0-9A-Fa-f:.]+\]$|^[0-9A-Fa-f]*:[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*$/;
+const links = z.strictObject({
+  allowed_hosts: doc(
+    z
+      .array(
+        z.string({ error: 'must be a host name' }).regex(HOST_PATTERN, 'must be a host name (grafana.example.org) or *.domain, without scheme, port or path'),
+        {
+          error: 'must be a list of host names',
+        },
+      )
+      .default([]),
+    'Hosts the links taken from alerts (source, runbook_url, dashboards, panel, silence, image) may point to; `*.example.org` allows any host under it. Others are not shown (the thread says which and why). Empty = any host.',
+    { example: ['grafana.example.org', '*.runbooks.example.org'] },
+  ),
+});
+
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 const log = z.strictObject({
   level: doc(oneOf(LOG_LEVELS).default('info'), 'Minimum log level.', { env: ['REPRISE_LOG_LEVEL'] }),
@@ -521,6 +585,8 @@ const configShape = z.strictObject({
   store: doc(block(store.prefault({})), 'Where the ledger (opens, resolves, feedback, silences) is kept.'),
   recall: doc(block(recall.prefault({})), 'Recall gates and confidence shaping (SPEC §6).'),
   trigger: doc(block(trigger.prefault({})), 'Which alerts are handled and when (SPEC §4).'),
+  identity: doc(block(identity.prefault({})), 'What makes two alerts the same trigger (docs/identity.md).'),
+  links: doc(block(links.prefault({})), 'Links the cards take from alerts: which hosts they may point to (docs/security.md).'),
   ledger: doc(block(ledger.prefault({})), 'Ledger-backed gates (SPEC §8).'),
   alertmanager: doc(block(alertmanager.prefault({})), 'Alertmanager as a partner: silences there, and reconciling threads with its alerts.'),
   transport: doc(

@@ -7,6 +7,7 @@
 import { mkdirSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { dirname } from 'node:path';
+import { ensurePrivateDir, looseModes } from '../adapters/keyv/private-files.js';
 import type { StoreLock } from '../adapters/keyv/store-lock.js';
 import { AlertmanagerApi } from '../adapters/alertmanager/alertmanager-api.js';
 import type { Config } from '../config/schema.js';
@@ -23,6 +24,7 @@ import type { CatalogSnapshot } from '../core/recall/catalog-snapshot.js';
 import { registerCatalogSyncMetrics } from '../http/catalog-metrics.js';
 import { startControlServer, type ControlServer } from '../http/control-server.js';
 import { createHttpServer, type HttpServer } from '../http/create-server.js';
+import { isReplayStore } from '../http/replay-guard.js';
 import { registerLoopMetrics, type LoopMetrics } from '../http/loop-metrics.js';
 import { createBotMetrics } from '../http/metrics.js';
 import { registerModelMetrics } from '../http/model-metrics.js';
@@ -83,6 +85,8 @@ async function servedCatalog(config: Config, clock: Clock, logger: Logger): Prom
 
 /** Builds and starts everything `serve` runs; tests call this in-process. */
 export async function startBot(config: Config, io: CliIO, logger: Logger, clock: Clock = systemClock): Promise<RunningBot> {
+  // Before anything writes there (the catalog clone comes first): 0700 when new.
+  ensurePrivateDir(config.store.data_dir);
   // A folder read once, or a git remote re-indexed when its HEAD moves (/readyz waits for the first index).
   const served = await servedCatalog(config, clock, logger);
 
@@ -106,6 +110,8 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     throw err;
   }
   logger.info({ seq: ledger.seq, skipped: ledger.read.skipped, dataDir: config.store.data_dir }, 'ledger opened');
+  // The store's own files are 0600 by now; whatever else others can read is said, with the fix.
+  for (const l of looseModes(config.store.data_dir)) logger.warn({ path: l.path, mode: l.mode }, `others can read ${l.path} (mode ${l.mode}); fix: ${l.fix}`);
 
   // Can the store still be written? Checked now and every probe_interval; /readyz says so.
   let probe: { ok: boolean; at: string; error?: string } = { ok: false, at: clock.now().toISOString(), error: 'not probed yet' };
@@ -256,8 +262,16 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     ...(config.server.pagerduty_secret ? { pagerDutySecret: config.server.pagerduty_secret } : {}),
     ...(config.server.generic_webhooks ? { genericSources: config.server.generic_webhooks } : {}),
     bodyLimitBytes: config.server.body_limit_bytes,
+    bodyTimeoutMs: config.server.body_timeout_ms,
     maxPendingWebhooks: config.server.max_pending_webhooks,
+    maxPendingPerPeer: config.server.max_pending_per_peer,
+    verifyPoolSlots: config.server.verify_pool_slots,
+    replayWindowMs: config.server.replay_window_ms,
+    // Accepted signed deliveries are remembered in the store: across restarts, and by every replica.
+    ...(isReplayStore(store) ? { replayStore: store } : {}),
     fieldLimit: config.server.field_limit_chars,
+    identity: { labels: config.identity.labels },
+    links: { allowedHosts: config.links.allowed_hosts },
     logger,
     clock,
     readiness,

@@ -61,7 +61,7 @@ describe('reprise doctor', () => {
     expect(code, out + io.err()).toBe(0);
     expect(lineOf(out, 'config')).toMatch(/^✓ config: /);
     expect(lineOf(out, 'catalog')).toMatch(/^✓ catalog: .*entries loaded, 0 errors/);
-    expect(lineOf(out, 'store')).toMatch(/^✓ store: .*writable; lock free \(no bot running on it\); schema v1 \(new store\)$/);
+    expect(lineOf(out, 'store')).toMatch(/^✓ store: .*writable; lock free \(no bot running on it\); schema v2 \(new store\)$/);
     for (const c of ['catalog sync', 'slack', 'matrix', 'model', 'mcp', 'github']) expect(lineOf(out, c)).toBe(`– ${c}: skipped: not configured`);
   });
 
@@ -126,7 +126,7 @@ describe('reprise doctor', () => {
     const before = openai.requests.length;
     const { file } = configFile(
       'model',
-      `server:\n  bearer_token: webhook-secret\nmodel:\n  base_url: ${openai.baseUrl}\n  model: gpt-test\n  api_key: sk-model-secret\n`,
+      `server:\n  bearer_token: webhook-secret-for-doctor\nmodel:\n  base_url: ${openai.baseUrl}\n  model: gpt-test\n  api_key: sk-model-secret\n`,
     );
     const io = bufferIO({}, tmp);
     expect(await doctor(['--config', file, '--json'], io), io.out()).toBe(0);
@@ -135,7 +135,10 @@ describe('reprise doctor', () => {
     expect(openai.requests.length).toBe(before + 1);
     expect(io.out()).not.toContain('sk-model-secret');
 
-    const { file: down } = configFile('model-down', `server:\n  bearer_token: webhook-secret\nmodel:\n  base_url: http://127.0.0.1:1/v1\n  model: gpt-test\n`);
+    const { file: down } = configFile(
+      'model-down',
+      `server:\n  bearer_token: webhook-secret-for-doctor\nmodel:\n  base_url: http://127.0.0.1:1/v1\n  model: gpt-test\n`,
+    );
     const io2 = bufferIO({}, tmp);
     expect(await doctor(['--config', down, '--timeout', '2'], io2)).toBe(1);
     expect(lineOf(io2.out(), 'model')).toMatch(/^✗ model: gpt-test: .* — fix: check model\.base_url/);
@@ -174,7 +177,7 @@ describe('reprise doctor', () => {
     await store.close();
     const io = bufferIO({}, tmp);
     expect(await doctor(['--config', file], io)).toBe(0);
-    expect(lineOf(io.out(), 'store')).toMatch(/^✓ store: .*; schema v1/);
+    expect(lineOf(io.out(), 'store')).toMatch(/^✓ store: .*; schema v2/);
 
     const newer = createStore(undefined, dataDir);
     await newer.set(STORE_SCHEMA_KEY, { version: 99 });

@@ -17,7 +17,8 @@ import { cleanup, makeTmpDir, MAIN_JS, REPO_ROOT, runCli, spawnBot, type BotProc
 afterEach(cleanup);
 
 /** Raw control, bidi, zero-width and separator characters: none may reach a terminal. */
-const RAW = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u061C\u200B\u200E\u200F\u2028\u2029\u202A-\u202E\u2066-\u2069\uFEFF]/;
+const RAW =
+  /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u00AD\u061C\u180E\u200B\u200C\u200E\u200F\u2028\u2029\u202A-\u202E\u2060-\u2069\uFEFF\u{E0000}-\u{E007F}]|ad\u200Dmin/u;
 
 /** Polls /healthz until `done` resolves; returns each answer's latency (ms), each answered 200. */
 async function healthLatencies(bot: BotProcess, done: Promise<unknown>): Promise<number[]> {
@@ -99,7 +100,8 @@ describe('alert text is data on the console', () => {
     alert.labels['alertname'] = 'KubePodCrashLooping\u001b[2J\u001b[H';
     alert.labels['pod'] = 'checkout-api-7d9f8c6b5-x2k4q\u202E';
     alert.annotations['summary'] = 'ok\u0000\r\n│ ⚡ *Instant recall* — forged\u2028';
-    alert.annotations['description'] = 'bell\u0007 nul\u0000 isolate\u2066 bom\uFEFF';
+    alert.annotations['description'] =
+      'bell\u0007 nul\u0000 isolate\u2066 bom\uFEFF zwnj\u200C ad\u200Dmin soft\u00ADhyphen invisible\u2061\u2064 tags\u{E0049}\u{E0047} mvs\u180E';
     const res = await postAlert(bot.url, payload);
     expect(res.status, res.text).toBe(202);
     await bot.waitForTranscript((ls) => ls.some((l) => l.kind === 'rca'));
@@ -108,6 +110,20 @@ describe('alert text is data on the console', () => {
     const out = bot.stdout();
     expect(out).not.toMatch(RAW);
     for (const line of bot.transcriptLines()) expect(line.text).not.toMatch(RAW);
+    // The CLI prints what the ledger recorded the same way, in both formats (JSON still parses).
+    for (const args of [
+      ['ledger', 'events'],
+      ['ledger', 'events', '--json'],
+    ]) {
+      const events = await runCli(args, { env: { REPRISE_DATA_DIR: dir }, timeoutMs: 60_000 });
+      expect(events.code, events.stderr).toBe(0);
+      expect(events.stdout).toContain('x2k4q\\u202E');
+      expect(events.stdout).not.toMatch(RAW);
+    }
+    const json = await runCli(['ledger', 'events', '--json'], { env: { REPRISE_DATA_DIR: dir }, timeoutMs: 60_000 });
+    const withPod = json.stdout.split('\n').find((l) => l.includes('x2k4q'));
+    // Escaped for the terminal, the same value for a program.
+    expect(JSON.stringify(JSON.parse(withPod ?? 'null'))).toContain('checkout-api-7d9f8c6b5-x2k4q\u202E');
   });
 });
 

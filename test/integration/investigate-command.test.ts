@@ -20,7 +20,7 @@ describe('an on-demand investigation', () => {
     const config = parseConfigText(
       [
         'server:',
-        '  bearer_token: t0ken-for-tests',
+        '  bearer_token: t0ken-for-the-tests',
         'model:',
         `  base_url: ${fake.baseUrl}`,
         '  model: main-model',

@@ -49,7 +49,7 @@ describe('serve resumes an investigation a crash interrupted', () => {
     const bot: BotProcess = await spawnBot({ dataDir: dir, args: ['--config', config] });
     // Critical and no catalog entry for it: investigated at once.
     const res = await postAlert(bot.url, crashLoopPayload({ status: 'firing', severity: 'critical', pod: 'billing-api-7d9f8c6b5-x2k4q' }), {
-      authorization: 'Bearer test-token',
+      authorization: 'Bearer test-token-for-investigations',
     });
     expect(res.status, res.text).toBe(202);
     await waitFor(() => (fake.requests.length >= 1 ? true : undefined), 'the investigation to call the model', 20_000);
@@ -124,7 +124,7 @@ describe.skipIf(!HAS_REDIS)('a new leader resumes an investigation the dead one 
 
     // Sent to the follower: recorded in the shared inbox, handled by the leader.
     const res = await postAlert(b.url, crashLoopPayload({ status: 'firing', severity: 'critical', pod: 'billing-api-7d9f8c6b5-x2k4q' }), {
-      authorization: 'Bearer test-token',
+      authorization: 'Bearer test-token-for-investigations',
     });
     expect(res.status, res.text).toBe(202);
     await waitFor(() => (fake.requests.length >= 1 ? true : undefined), 'the leader to call the model', 20_000);

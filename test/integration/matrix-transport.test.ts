@@ -288,6 +288,48 @@ describe('Matrix transport: receiving', () => {
     await t.close();
   });
 
+  it('waits what M_LIMIT_EXCEEDED asks (retry_after_ms) at start and on /sync, never retrying sooner', async () => {
+    fake = await startMatrixFake();
+    const waits: number[] = [];
+    const sleep = async (ms: number): Promise<void> => {
+      waits.push(ms);
+    };
+    fake.setBehaviour({ rateLimitEndpoint: { endpoint: /^GET \/account\/whoami/, times: 1, retryAfterMs: 3_000 } });
+    const { transport, events } = await boot({ sleep, backoff: { initialMs: 1_000, maxMs: 60_000 } });
+    await until(() => fake.syncs() > 0, 5_000, 'the sync after the rate-limited start');
+    expect(waits).toEqual([3_000]);
+
+    waits.length = 0;
+    fake.setBehaviour({ rateLimitEndpoint: { endpoint: /^GET \/sync/, times: 1, retryAfterMs: 8_000 } });
+    await until(() => waits.length > 0, 5_000, 'the rate-limited sync');
+    const root = await transport.post(dest(fake.room), card(), undefined, key('open'));
+    const vote = fake.react(fake.room, ALICE, root.id, '👍');
+    await until(() => events.find((e) => e.eventId === vote), 5_000, 'the vote');
+    // Asked 8 s: waited 8 s, not the 1 s of its own backoff (then 2 s, 4 s…).
+    expect(waits).toEqual([8_000]);
+  });
+
+  it("waits what a rate-limited event lookup of a batch asks, then delivers the batch's events once", async () => {
+    fake = await startMatrixFake();
+    const store = memoryStore();
+    const first = await boot({}, store);
+    const root = await first.transport.post(dest(fake.room), card(), undefined, key('open'));
+    // Its own card synced and the position stored past it, so the next process never sees it again.
+    const after = fake.syncs();
+    await until(() => fake.syncs() >= after + 2, 5_000, 'two syncs past the card');
+    await first.transport.close();
+    open.splice(0);
+    // A fresh process knows nothing of its earlier messages: a reaction on one needs a lookup.
+    const waits: number[] = [];
+    const { events } = await boot({ sleep: async (ms) => void waits.push(ms), backoff: { initialMs: 1_000, maxMs: 60_000 } }, store);
+    fake.setBehaviour({ rateLimitEndpoint: { endpoint: /^GET \/rooms\/[^/]+\/event\//, times: 1, retryAfterMs: 5_000 } });
+    const vote = fake.react(fake.room, ALICE, root.id, '👍');
+    await until(() => events.find((e) => e.eventId === vote), 5_000, 'the vote');
+    expect(fake.requests.filter((r) => /\/event\//.test(r.path)).map((r) => r.status)).toEqual([429, 200]);
+    expect(waits).toEqual([5_000]);
+    expect(events.filter((e) => e.eventId === vote)).toHaveLength(1);
+  });
+
   it('retries a batch the sink could not take, and delivers each event once', async () => {
     fake = await startMatrixFake();
     let failures = 1;

@@ -2,6 +2,7 @@
  * Slack in HTTP mode, on the wire: the real Bolt app behind the bot's real hono server, signed
  * requests as Slack sends them, the Web API fake answering the bot's calls.
  */
+import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createSlackTransport, type SlackTransport } from '../../src/adapters/slack/slack-transport.js';
 import type { ChatIntent } from '../../src/core/chat/chat-types.js';
@@ -107,6 +108,55 @@ describe('Slack HTTP mode: security', () => {
     expect((await deliver(eventsUrl, { ...tampered, body: tampered.body.replace('+1', '-1') })).status).toBe(401);
     expect(received).toEqual([]);
     expect(logs.filter((l) => l.level === 'warn' && /stale request/.test(l.msg ?? '')).length).toBe(2);
+  });
+
+  it('answers a correctly signed but malformed payload 400 (never 500, which Slack would retry), and the sink is never called', async () => {
+    const json = (v: unknown) => sign(fake.signingSecret, JSON.stringify(v), 'application/json');
+    const form = (v: Record<string, string>) => sign(fake.signingSecret, new URLSearchParams(v).toString(), 'application/x-www-form-urlencoded');
+    const cases: Array<[string, ReturnType<typeof sign>, RegExp]> = [
+      ['not JSON', sign(fake.signingSecret, '{"type": "event_callback", ', 'application/json'), /not valid/],
+      ['a JSON list', json([1, 2]), /not an object/],
+      ['event as a string', json({ type: 'event_callback', event: 'reaction_added' }), /event must be an object/],
+      ['event without a type', json({ type: 'event_callback', event: { user: 'U0ANN' } }), /event\.type must be a string/],
+      ['event.item not an object', json({ type: 'event_callback', event: { type: 'reaction_added', item: 7 } }), /event\.item must be an object/],
+      ['event.channel null', json({ type: 'event_callback', event: { type: 'message', channel: null } }), /event\.channel/],
+      ['authorizations of nulls', json({ type: 'event_callback', event: { type: 'message' }, authorizations: [null] }), /authorizations/],
+      [
+        'a click with no user',
+        form({ payload: JSON.stringify({ type: 'block_actions', actions: [{ action_id: 'reprise_vote_up' }], user: null }) }),
+        /user must be an object/,
+      ],
+      ['actions not a list', form({ payload: JSON.stringify({ type: 'block_actions', actions: 'x', user: { id: 'U1' } }) }), /actions must be a list/],
+      [
+        'a click with channel null',
+        form({ payload: JSON.stringify({ type: 'block_actions', actions: [{}], user: { id: 'U1' }, channel: null }) }),
+        /channel must be an object/,
+      ],
+      ['interactivity payload not JSON', form({ payload: '{oops' }), /not valid/],
+      ['a view without a view', json({ type: 'view_submission', user: { id: 'U1' } }), /view must be an object/],
+      ['a shortcut without a user', json({ type: 'shortcut', callback_id: 'x' }), /user must be an object/],
+    ];
+    for (const [what, req, reason] of cases) {
+      const res = await deliver(eventsUrl, req);
+      expect(res.status, what).toBe(400);
+      expect(((await res.json()) as { error: { code: string; message: string } }).error, what).toMatchObject({
+        code: 'bad_request',
+        message: expect.stringMatching(reason),
+      });
+    }
+    // Signed bytes that are not UTF-8: verified on the raw bytes, then refused, not mangled.
+    const ts = Math.floor(Date.now() / 1000);
+    const bytes = Buffer.concat([Buffer.from('{"type":"event_callback","event":{"type":"message","text":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}}')]);
+    const signature = `v0=${createHmac('sha256', fake.signingSecret).update(`v0:${ts}:`).update(bytes).digest('hex')}`;
+    const res = await fetch(eventsUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-slack-request-timestamp': String(ts), 'x-slack-signature': signature },
+      body: bytes,
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/not valid UTF-8/);
+    expect(received).toEqual([]);
+    expect(logs.some((l) => l.level === 'error')).toBe(false);
   });
 
   it('accepts a request signed just inside the window', async () => {

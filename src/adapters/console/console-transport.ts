@@ -102,7 +102,8 @@ export class ConsoleTransport implements ChatTransport {
 
   #record(line: TranscriptLine): void {
     if (!this.#opts.transcriptFile) return;
-    appendFileSync(this.#opts.transcriptFile, `${JSON.stringify(line)}\n`);
+    // The transcript holds alert text and notes: created owner-only, whatever the umask.
+    appendFileSync(this.#opts.transcriptFile, `${JSON.stringify(line)}\n`, { mode: 0o600 });
   }
 }
 

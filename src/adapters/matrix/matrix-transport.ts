@@ -48,8 +48,13 @@ export interface MatrixTransportOptions {
   syncTimeoutMs?: number;
   /** Timeline events per room in one sync before gaps are filled from `/messages`. Default 50. */
   timelineLimit?: number;
-  /** Retry after a failed sync or start: doubling from `initialMs` to `maxMs`. Default 1 s → 60 s. */
+  /**
+   * Retry after a failed sync or start: doubling from `initialMs` to `maxMs`, and never sooner
+   * than a rate-limited call's `retry_after_ms`. Default 1 s → 60 s.
+   */
   backoff?: { initialMs: number; maxMs: number };
+  /** How retries wait (tests record the delays instead of sleeping); default a timer. */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 const DEFAULTS = { commandPrefix: '!reprise', syncTimeoutMs: 30_000, timelineLimit: 50, backoff: { initialMs: 1_000, maxMs: 60_000 } };
@@ -119,6 +124,7 @@ export class MatrixTransport implements ChatTransport {
       wanted: (room) => this.#rooms.has(room),
       logger: this.#log,
       backoff: this.#opts.backoff,
+      ...(opts.sleep ? { sleep: opts.sleep } : {}),
       gapPages: GAP_PAGES,
       pageSize: 100,
     });
@@ -159,12 +165,19 @@ export class MatrixTransport implements ChatTransport {
       const d = err instanceof EncryptedRoomError ? undefined : toDeliveryError(err, 'start');
       if (!d?.retryable || this.#closed)
         throw err instanceof EncryptedRoomError ? err : new Error(`matrix: cannot start: ${d?.message ?? String(err)}`, { cause: err });
-      this.#log.warn({ err: describe(err), retryInMs: retryMs }, 'matrix: homeserver not reachable at start; retrying in the background');
-      this.#startRetry = setTimeout(() => {
+      // A rate-limited start waits what the homeserver asked, never less.
+      const wait = Math.max(retryMs, d.retryAfterMs ?? 0);
+      this.#log.warn(
+        { err: describe(err), retryInMs: wait, ...(d.retryAfterMs === undefined ? {} : { retryAfterMs: d.retryAfterMs }) },
+        'matrix: homeserver not reachable at start; retrying in the background',
+      );
+      const retry = (): void => {
         this.#tryStart(Math.min(retryMs * 2, this.#opts.backoff.maxMs)).catch((e: unknown) =>
           this.#log.error({ err: e instanceof Error ? e.message : String(e) }, 'matrix: giving up starting'),
         );
-      }, retryMs);
+      };
+      if (this.#opts.sleep) void this.#opts.sleep(wait).then(() => !this.#closed && retry());
+      else this.#startRetry = setTimeout(retry, wait);
     }
   }
 

@@ -190,7 +190,7 @@ export function serveModelConfig(
   return [
     ...(o.before ?? []),
     'server:',
-    '  bearer_token: test-token',
+    '  bearer_token: test-token-for-investigations',
     'catalog:',
     ...(o.catalog ?? [`  dir: ${JSON.stringify(INVESTIGATE_CATALOG)}`]),
     ...(o.trigger ? ['trigger:', ...o.trigger] : []),

@@ -58,7 +58,7 @@ describe('reprise config', () => {
   });
 
   it('show prints the resolved config with secrets masked', async () => {
-    const io = bufferIO({ REPRISE_BEARER_TOKEN: 'very-secret' });
+    const io = bufferIO({ REPRISE_BEARER_TOKEN: 'very-secret-token-value' });
     expect(await config(['show'], io)).toBe(0);
     expect(io.out).not.toContain('very-secret');
     expect(parse(io.out).server).toEqual({
@@ -66,7 +66,13 @@ describe('reprise config', () => {
       host: '0.0.0.0',
       bearer_token: '***',
       body_limit_bytes: 1_048_576,
+      body_timeout: '10s',
+      body_timeout_ms: 10_000,
       max_pending_webhooks: 256,
+      max_pending_per_peer: 64,
+      verify_pool_slots: 64,
+      replay_window: '1h',
+      replay_window_ms: 3_600_000,
       field_limit_chars: 8192,
     });
   });

@@ -22,7 +22,19 @@ function problemsOf(text: string, env: NodeJS.ProcessEnv = {}): { error: ConfigE
 describe('loadConfig', () => {
   it('an empty file gives every default, durations also in ms', () => {
     const cfg = parseConfigText('', { env: {}, cwd });
-    expect(cfg.server).toEqual({ port: 8080, host: '0.0.0.0', body_limit_bytes: 1_048_576, max_pending_webhooks: 256, field_limit_chars: 8192 });
+    expect(cfg.server).toEqual({
+      port: 8080,
+      host: '0.0.0.0',
+      body_limit_bytes: 1_048_576,
+      body_timeout: '10s',
+      body_timeout_ms: 10_000,
+      max_pending_webhooks: 256,
+      max_pending_per_peer: 64,
+      verify_pool_slots: 64,
+      replay_window: '1h',
+      replay_window_ms: 3_600_000,
+      field_limit_chars: 8192,
+    });
     expect(cfg.ledger.resolve_window_ms).toBe(24 * 3_600_000);
     expect(cfg.store.probe_interval_ms).toBe(10_000);
     expect(cfg.recall.k).toBe(20);
@@ -87,6 +99,22 @@ describe('loadConfig', () => {
     ]);
   });
 
+  it('links.allowed_hosts takes host names and *.domain, and names a URL or a port as the mistake', () => {
+    const ok = parseConfigText('links:\n  allowed_hosts: [grafana.example.org, "*.runbooks.example.org", 10.0.3.17, "[2001:db8::1]", "2001:db8::2"]\n', {
+      env: {},
+      cwd,
+    });
+    expect(ok.links.allowed_hosts).toEqual(['grafana.example.org', '*.runbooks.example.org', '10.0.3.17', '[2001:db8::1]', '2001:db8::2']);
+    expect(parseConfigText('', { env: {}, cwd }).links).toEqual({ allowed_hosts: [] });
+    const { problems } = problemsOf('links:\n  allowed_hosts: ["https://grafana.example.org", "grafana.example.org:3000", "cafe.be:80"]\n');
+    expect(problems.map((p) => [p.path, p.value])).toEqual([
+      ['links.allowed_hosts[0]', 'https://grafana.example.org'],
+      ['links.allowed_hosts[1]', 'grafana.example.org:3000'],
+      ['links.allowed_hosts[2]', 'cafe.be:80'],
+    ]);
+    expect(problems[0]!.rule).toContain('without scheme, port or path');
+  });
+
   it('suggests the same key in another section', () => {
     const { problems } = problemsOf('server:\n  min_score: 3\n');
     expect(problems[0]?.rule).toBe('unknown key; did you mean `recall.min_score`?');
@@ -100,7 +128,7 @@ describe('loadConfig', () => {
         file: '/etc/reprise/reprise.yaml',
         env: {
           PORT: '7000',
-          REPRISE_BEARER_TOKEN: 'tok',
+          REPRISE_BEARER_TOKEN: 'tok-from-the-environment',
           SLACK_BOT_TOKEN: 'xoxb-1\n',
           SLACK_SIGNING_SECRET: 'sig',
           OPENAI_API_KEY: 'sk-openai',
@@ -112,7 +140,7 @@ describe('loadConfig', () => {
       },
     );
     expect(cfg.server.port).toBe(7000);
-    expect(cfg.server.bearer_token).toBe('tok');
+    expect(cfg.server.bearer_token).toBe('tok-from-the-environment');
     expect(cfg.transport.slack.bot_token).toBe('xoxb-1');
     expect(cfg.transport.slack.signing_secret).toBe('sig');
     expect(cfg.model?.api_key).toBe('sk-reprise');
@@ -165,7 +193,7 @@ describe('loadConfig', () => {
     const model = 'model:\n  base_url: https://api.openai.com/v1\n  model: gpt\n';
     const { problems } = problemsOf(model);
     expect(problems).toEqual([{ path: 'server.bearer_token', value: undefined, rule: 'is required when a `model` block is configured (SPEC §4)' }]);
-    const ok = parseConfigText(model, { env: { REPRISE_BEARER_TOKEN: 't' }, cwd });
+    const ok = parseConfigText(model, { env: { REPRISE_BEARER_TOKEN: 'a-token-long-enough-here' }, cwd });
     expect(ok.model?.max_steps).toBe(20);
     expect(ok.tools.call_timeout_ms).toBe(15_000);
   });
@@ -240,7 +268,7 @@ describe('loadConfig', () => {
   });
 
   it('maskSecrets hides every secret and keeps the rest', () => {
-    const cfg = parseConfigText('server:\n  bearer_token: b\n', {
+    const cfg = parseConfigText('server:\n  bearer_token: b-long-enough-token-value\n', {
       env: {
         SLACK_BOT_TOKEN: 'x',
         SLACK_APP_TOKEN: 'xapp',
@@ -259,7 +287,7 @@ describe('loadConfig', () => {
     expect(masked.transport.slack.channel).toBe('C1');
     expect(masked.transport.slack.signing_secret).toBeUndefined();
     expect(masked.server.port).toBe(8080);
-    expect(cfg.server.bearer_token).toBe('b');
+    expect(cfg.server.bearer_token).toBe('b-long-enough-token-value');
   });
 
   it('maskSecrets hides a token in the catalog git URL', () => {
