@@ -220,19 +220,20 @@ export class SlackTransport implements ChatTransport {
    */
   async find(where: { channel: string; thread?: string }, since: Date): Promise<ReadonlyMap<string, MessageRef>> {
     const out = new Map<string, MessageRef>();
+    const channel = where.channel || this.defaultChannel;
     // A little before the record: the send cannot be older than it, clocks can disagree.
     const oldest = (Math.max(0, since.getTime() - LOOKUP_SKEW_MS) / 1000).toFixed(6);
     const self = await this.#identify();
     let cursor: string | undefined;
     for (let page = 0; page < (this.#opts.lookupPages ?? 5); page++) {
-      const args = { token: this.#opts.botToken, channel: where.channel, oldest, include_all_metadata: true, limit: 200, ...(cursor ? { cursor } : {}) };
+      const args = { token: this.#opts.botToken, channel, oldest, include_all_metadata: true, limit: 200, ...(cursor ? { cursor } : {}) };
       const res = where.thread
         ? await this.#call('conversations.replies', () => this.#app.client.conversations.replies({ ...args, ts: where.thread! }))
         : await this.#call('conversations.history', () => this.#app.client.conversations.history(args));
       for (const m of res.messages ?? []) {
         const id = outboxIdOf(m.metadata);
         const mine = m.user === self.userId || (self.botId !== undefined && m.bot_id === self.botId);
-        if (id !== undefined && mine && m.ts) out.set(id, { transport: TRANSPORT, channel: where.channel, id: m.ts, ...(where.thread ? { thread: where.thread } : {}) });
+        if (id !== undefined && mine && m.ts) out.set(id, { transport: TRANSPORT, channel, id: m.ts, ...(where.thread ? { thread: where.thread } : {}) });
       }
       cursor = res.response_metadata?.next_cursor || undefined;
       if (!cursor) break;
