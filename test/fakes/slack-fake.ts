@@ -79,6 +79,11 @@ export interface FailureScript {
 export interface SlackFakeBehaviour {
   /** Every answer waits this long. */
   latencyMs: number;
+  /**
+   * Every Web API call is done on arrival, its answer sent this long after (Slack acted; the
+   * bot may never hear it — a timeout, a crash). 0: off.
+   */
+  answerLatencyMs?: number;
   failures: FailureScript[];
   /** Channel ids `conversations.info` reports the bot is not a member of. */
   notMemberOf?: string[];
@@ -324,6 +329,12 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
           res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: false, error: f.error }));
           return;
         }
+        if (!isHook && !f && (behaviour.answerLatencyMs ?? 0) > 0) {
+          const answer = JSON.stringify(api(method, token, body));
+          await new Promise((r) => setTimeout(r, behaviour.answerLatencyMs));
+          if (!res.destroyed) res.writeHead(200, { 'content-type': 'application/json' }).end(answer);
+          return;
+        }
         if (f?.lateMs !== undefined || f?.resetAfter) {
           const answer = JSON.stringify(api(method, token, body));
           if (f.resetAfter) {
@@ -379,6 +390,7 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
     message: (channel, ts) => messages.find((m) => m.channel === channel && m.ts === ts),
     setBehaviour(b) {
       if (b.latencyMs !== undefined) behaviour.latencyMs = b.latencyMs;
+      if (b.answerLatencyMs !== undefined) behaviour.answerLatencyMs = b.answerLatencyMs;
       if (b.failures !== undefined) behaviour.failures = [...b.failures];
       if (b.notMemberOf !== undefined) behaviour.notMemberOf = [...b.notMemberOf];
     },
