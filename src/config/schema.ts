@@ -125,6 +125,14 @@ const recall = z
       num(0).default(3),
       "Boost for candidates whose alert name the alert text spells out: score × (1 + name_boost × share of the name's words present); 0 = off. Cross-validated in eval/README.md.",
     ),
+    sibling_overlap: doc(
+      num(0).default(0.5),
+      "Sibling rule of the margin gate: two leading candidates whose names share at least this share of the longer name's words are near-siblings, and the top one fires only when the alert says a word of its name the other lacks and none the other has alone; above 1 = off. See eval/README.md.",
+    ),
+    sibling_window: doc(
+      fraction().default(1),
+      'Sibling rule: a near-sibling counts when it scores at least (1 − this) × the top score (1 = any agreeing candidate in the top k). See eval/README.md.',
+    ),
     solo_floor: doc(
       num(0).default(8.0),
       'Margin gate: the score a lone candidate (no runner-up) must reach; also the bar for scopeless matches. Cross-validated in eval/README.md.',

@@ -4,6 +4,7 @@ import { buildQuery } from './build-query.js';
 import { urlKey } from '../url-key.js';
 import { alertNameContext, coversByName, structuralGate } from './structural.js';
 import { deriveConfidence, type RecallOptions } from './confidence.js';
+import { judgeSibling, nameDiff, nameWeight, type SiblingJudgement, type WordWeight } from './siblings.js';
 
 export type { RecallOptions } from './confidence.js';
 
@@ -32,6 +33,8 @@ export interface RecallResult {
   ranked: string[];
   /** Candidates that agree structurally as instant recalls (same workload / namespace), best first: what a rerank call sees. */
   instantCandidates: Candidate[];
+  /** Every candidate with the score the gates compared (name boost applied), best first. */
+  scored: readonly Candidate[];
 }
 
 interface Agreeing {
@@ -135,11 +138,43 @@ export function recall(incident: Incident, catalog: CatalogSnapshot, track: Trac
   const decide = (group: Agreeing[], kind: AnswerKind): RecalledAnswer | null => {
     let remaining = group.slice();
     for (let attempt = 0; attempt <= opts.maxFallbacks && remaining.length > 0; attempt++) {
-      const top = remaining[0]!;
+      let top = remaining[0]!;
       // A pointer page and the runbook it points at are one runbook: neither is the other's rival.
       const family = (id: string): string => catalog.family.get(id) ?? id;
-      const runnerUp = remaining.find((a) => family(a.cand.entry.id) !== family(top.cand.entry.id));
-      // An alert's runbook_url names its runbook outright: text similarity has nothing to add.
+      const rivalsOf = (a: Agreeing): Agreeing[] => remaining.filter((b) => family(b.cand.entry.id) !== family(a.cand.entry.id));
+      let rivals = rivalsOf(top);
+      // The sibling rule judges runbooks: past incidents of one workload share its name in
+      // their titles, which the structural gate has already matched (a model's rerank sees
+      // their distinguishing words instead). An alert's runbook_url names its runbook
+      // outright: neither its siblings nor text similarity have anything to add.
+      const judge = (a: Agreeing, against: readonly Agreeing[]): { judged: SiblingJudgement[] } | null => {
+        const verdict = kind !== 'runbook' || a.tier === 'runbook_url' ? null : siblingGate(a, against, incident, catalog, opts);
+        for (const j of verdict?.judged ?? []) {
+          trace.push(
+            step({ gate: 'sibling', entry: a.cand.entry.id, passed: j.passed, value: round(j.overlap), threshold: opts.siblingOverlap, reason: j.reason }),
+          );
+        }
+        return verdict;
+      };
+      let siblings = judge(top, rivals);
+      const refused = siblings?.judged.find((j) => !j.passed);
+      if (refused) {
+        // The alert says every word only the sibling's name has and none of the leader's: it
+        // describes the sibling, whatever their scores — if it also tells the sibling from its
+        // own siblings.
+        const clear = refused.ownSaid.length === 0 && refused.rivalOwn.length > 0 && refused.rivalSaid.length === refused.rivalOwn.length;
+        const promoted = clear ? remaining.find((a) => a.cand.entry.id === refused.rival) : undefined;
+        const again = promoted ? judge(promoted, rivalsOf(promoted)) : null;
+        if (!promoted || !again || again.judged.some((j) => !j.passed)) {
+          offerNearMiss({ entry: top.cand.entry.id, gate: 'sibling', reason: refused.reason });
+          return null;
+        }
+        top = promoted;
+        rivals = rivalsOf(promoted);
+        siblings = again;
+      }
+      // Siblings told apart by what the alert says are not rivals for the margin either.
+      const runnerUp = rivals.find((a) => !siblings?.judged.some((j) => j.rival === a.cand.entry.id));
       const margin: MarginVerdict =
         top.tier === 'runbook_url'
           ? {
@@ -195,7 +230,8 @@ export function recall(incident: Incident, catalog: CatalogSnapshot, track: Trac
         return { entry: top.cand.entry, kind, confidence, score: top.cand.score, tier: top.tier, track: t };
       }
       rejected.add(top.cand.entry.id);
-      remaining = remaining.slice(1);
+      const done = top;
+      remaining = remaining.filter((a) => a !== done);
     }
     return null;
   };
@@ -258,7 +294,7 @@ export function recall(incident: Incident, catalog: CatalogSnapshot, track: Trac
   // then the rest, each by BM25.
   const agreeing = new Set([...instantGroup, ...runbookGroup].map((a) => a.cand.entry.id));
   const ranked = [...candidates.filter((c) => agreeing.has(c.entry.id)), ...candidates.filter((c) => !agreeing.has(c.entry.id))].map((c) => c.entry.id);
-  return { answer, instant, runbook, nearMiss, trace, ranked, instantCandidates: instantGroup.map((a) => a.cand) };
+  return { answer, instant, runbook, nearMiss, trace, ranked, instantCandidates: instantGroup.map((a) => a.cand), scored: candidates };
 }
 
 /** The outcome gate's reason, with the formula's numbers so the trace can be checked by hand. */
@@ -322,4 +358,33 @@ export function marginGate(top: Agreeing, runnerUp: Agreeing | undefined, opts: 
       ? `ahead of ${runnerUp.cand.entry.id} by ${pct(margin)} of its score`
       : `only ${pct(margin)} ahead of ${runnerUp.cand.entry.id} (needs ${pct(opts.marginGap)})`,
   };
+}
+
+/**
+ * The sibling rule of the margin gate (issue 22): every agreeing rival of the top candidate
+ * whose name is a near-sibling of its name (`siblingOverlap`) and whose score is within
+ * `siblingWindow` of the top is judged on the words that tell the two names apart
+ * (`judgeSibling`). Any refusal makes the top a near miss; siblings told apart drop out of
+ * the margin comparison. Siblings are looked for only among the leading candidates, best
+ * first, so the usual recall (no near-sibling close by) does no extra work.
+ */
+export function siblingGate(
+  top: Agreeing,
+  rivals: readonly Agreeing[],
+  incident: Incident,
+  catalog: Pick<CatalogSnapshot, 'nameFrequency' | 'entries'>,
+  opts: RecallOptions,
+): { judged: SiblingJudgement[] } | null {
+  if (opts.siblingOverlap > 1) return null;
+  const floor = (1 - opts.siblingWindow) * top.cand.score;
+  const judged: SiblingJudgement[] = [];
+  let weight: WordWeight | undefined;
+  for (const r of rivals) {
+    if (r.cand.score < floor) break;
+    const diff = nameDiff(top.cand.entry, r.cand.entry);
+    if (diff === null || !(diff.overlap >= opts.siblingOverlap)) continue;
+    weight ??= nameWeight(catalog.nameFrequency, catalog.entries.length);
+    judged.push(judgeSibling(top.cand.entry, r.cand.entry, diff, incident, weight, opts.query.exprMaxTerms));
+  }
+  return judged.length > 0 ? { judged } : null;
 }

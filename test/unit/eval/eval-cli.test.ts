@@ -9,7 +9,7 @@ import { ruleFolds } from '../../../src/core/eval/folds.js';
 import { createEvalRunner } from '../../../src/core/eval/run-cases.js';
 import { renderEvalReport, sweepSvg } from '../../../src/core/eval/report.js';
 import type { SweepPoint } from '../../../src/core/eval/metrics.js';
-import { alertPayload, flexSnapshot, incidentEntry, playbook, recallOpts } from '../recall/recall-fixtures.js';
+import { alertPayload, servedSnapshot, incidentEntry, playbook, recallOpts } from '../recall/recall-fixtures.js';
 
 describe('parseCases', () => {
   it('reads one case per line, defaults the variant and reports bad lines by number', () => {
@@ -111,7 +111,7 @@ describe('runEval and the report', () => {
   });
   const disk = playbook('runbooks/NodeFilesystemSpaceFillingUp.md', { title: 'Node filesystem filling up', alerts: ['NodeFilesystemSpaceFillingUp'], body: 'Find large files with du.' });
   const oom = incidentEntry('incidents/checkout-oom.md', { resource: 'payments/checkout-api', title: 'checkout-api OOMKilled', cause: 'cache', resolution: 'rollback' });
-  const snapshot = flexSnapshot([crash, disk, oom]);
+  const snapshot = servedSnapshot([crash, disk, oom]);
   const crashPayload = alertPayload({
     alertname: 'KubePodCrashLooping',
     labels: { namespace: 'web', pod: 'front-7d9f8c6b5-x2k4q', reason: 'CrashLoopBackOff' },

@@ -66,7 +66,8 @@ describe('margin gate: scopeless (workload-less incident, resource-less entry)',
   const Q = 'runbooks/errors.md';
   const books = [
     playbook(P, { title: 'Checkout latency', body: 'Checkout latency is high.' }),
-    playbook(Q, { title: 'Checkout errors', body: 'Checkout error rate is high.' }),
+    // Not a near-sibling of P's title (the sibling rule would judge the pair on their words).
+    playbook(Q, { title: 'Payment gateway errors', body: 'Checkout error rate is high.' }),
   ];
   const pager = alert({ alertname: 'CheckoutLatencyHigh', annotations: { summary: 'checkout latency high' } });
 
