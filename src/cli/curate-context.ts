@@ -14,7 +14,7 @@ import type { CurateAudit } from '../core/curate/curate-audit.js';
 import type { SweepReport } from '../core/curate/curate-types.js';
 import { DEFAULT_SWEEP_OPTIONS, type SweepOptions } from '../core/curate/plan-sweeps.js';
 import { runSweeps, type BranchPusher } from '../core/curate/run-sweeps.js';
-import type { LedgerState } from '../core/ledger/ledger-types.js';
+import type { SweepFacts } from '../core/curate/plan-sweeps.js';
 import type { Entry } from '../core/types.js';
 import { escapeLine } from '../core/render/escape-text.js';
 import type { ForgePort } from '../ports/forge.js';
@@ -73,7 +73,7 @@ export function sweepOptions(config: Config): Partial<SweepOptions> {
 export interface CurationInput {
   config: Config;
   forge: ForgePort;
-  ledger: LedgerState;
+  ledger: SweepFacts['ledger'];
   entries: readonly Entry[];
   /** The catalog folder of the git clone; entry PRs need it (and catalog.git). */
   catalogRoot?: string;
@@ -96,7 +96,6 @@ export function runCuration(i: CurationInput): Promise<SweepReport> {
     facts: {
       now: i.now ?? new Date(),
       ledger: i.ledger,
-      resolveWindowMs: i.config.ledger.resolve_window_ms,
       entries: i.entries,
       ...(root && i.pusher
         ? { readEntry: (id: string) => readFile(join(root, id), 'utf8').catch(() => undefined), catalogPath: i.config.catalog.git?.path ?? '' }

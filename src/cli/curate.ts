@@ -79,7 +79,7 @@ export const curateCommand: CliCommand = async (argv, io) => {
       const report = await runCuration({
         config,
         forge,
-        ledger: ledger.state,
+        ledger: ledger.read,
         entries,
         ...(pusher ? { pusher, catalogRoot: root } : {}),
         audit: new CurateAudit(store),

@@ -1,7 +1,6 @@
 import { ConsoleTransport } from '../adapters/console/console-transport.js';
 import { createStore } from '../adapters/keyv/keyv-store.js';
 import { parseAlertmanagerPayload } from '../core/alertmanager.js';
-import { ledgerForBot, ledgerForOutbox } from '../core/bot/ledger-for-bot.js';
 import { RepriseBot } from '../core/bot/reprise-bot.js';
 import { Routing } from '../core/bot/routing.js';
 import { OutboxWorker } from '../core/outbox/outbox-worker.js';
@@ -68,11 +67,11 @@ export const demo: CliCommand = async (argv, io) => {
   const console = new ConsoleTransport({ write: io.stdout, runId: 'demo' });
   const transports = new Map([[console.name, console]]);
   // Delivery is immediate here: the demo waits for the outbox after each step so the story reads in order.
-  const outbox = new OutboxWorker({ ledger: ledgerForOutbox(ledger), transports, clock, logger: silentLogger });
+  const outbox = new OutboxWorker({ ledger: ledger, transports, clock, logger: silentLogger });
   outbox.start();
   const bot = new RepriseBot({
     catalog: () => snapshot,
-    ledger: ledgerForBot(ledger),
+    ledger: ledger,
     clock,
     logger: silentLogger,
     recall: opts,
@@ -86,7 +85,7 @@ export const demo: CliCommand = async (argv, io) => {
     return out!;
   };
   const fire = (pod: string) => send('firing', pod);
-  const track = () => ledger.trackRecord(DEMO_ENTRY, 'incident', clock.now());
+  const track = () => ledger.read.trackRecord(DEMO_ENTRY, 'incident', clock.now());
   const window = `${Math.round(ledger.resolveWindowMs / 3_600_000)} h`;
 
   say(`Reprise demo — the learning loop on the bundled catalog (${snapshot.entries.length} entries), simulated clock, in memory.`);

@@ -18,7 +18,7 @@ import { Investigator, type InvestigationResult } from '../core/investigate/inve
 import { InMemoryFindingStore, InMemoryTokenMeter } from '../core/investigate/memory-stores.js';
 import { buildCatalogSnapshot, type CatalogSnapshot } from '../core/recall/catalog-snapshot.js';
 import { PostingsIndex } from '../core/search/postings-index.js';
-import { createLedgerState, trackRecord } from '../core/ledger/ledger-state.js';
+import { LedgerReader } from '../core/ledger/ledger-reader.js';
 import { recall } from '../core/recall/recall.js';
 import type { Incident } from '../core/types.js';
 import type { Config } from '../config/schema.js';
@@ -206,7 +206,7 @@ async function memoryMode(
   io: Parameters<CliCommand>[1],
   json: boolean,
 ): Promise<number> {
-  const empty = createLedgerState();
+  const empty = LedgerReader.empty();
   const opts = { ...recallOptions(config), liveStateTools: true };
   const answer = async (i: number, memory: boolean): Promise<MemoryAnswer> => {
     const s = scenarios[i]!;
@@ -226,7 +226,7 @@ async function memoryMode(
     );
     const incident = scenarioIncident(s);
     const t0 = performance.now();
-    const hit = memory ? recall(incident, catalog, (e, k) => trackRecord(empty, e, k), opts, new Date()).instant : null;
+    const hit = memory ? recall(incident, catalog, (e, k) => empty.trackRecord(e, k), opts, new Date()).instant : null;
     const r: InvestigationResult = await inv.run({ incident, ...(hit ? { recall: { entry: hit.entry, confidence: hit.confidence } } : {}) }, () => {});
     return {
       path: r.kind === 'recall' && r.recall?.delivered ? 'recall' : r.finding ? 'investigation' : 'none',

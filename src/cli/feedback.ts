@@ -1,5 +1,4 @@
 import { feedbackForKnownTrigger, feedbackEvent } from '../core/bot/feedback-request.js';
-import { ledgerForBot } from '../core/bot/ledger-for-bot.js';
 import { isRepriseError } from '../core/errors.js';
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
@@ -66,7 +65,7 @@ export const feedback: CliCommand = async (argv, io) => {
   return withStoreLock(config, io, 'reprise feedback', 'Nothing was recorded.', async () => {
     const { store, ledger } = await openLedger(config);
     try {
-      const event = feedbackForKnownTrigger(ledgerForBot(ledger), request, new Date());
+      const event = feedbackForKnownTrigger(ledger, request, new Date());
       const seq = await ledger.append(event);
       await ledger.close();
       io.stdout(`recorded ${describe(action, event.type === 'silence' ? event.until : undefined)} on ${triggerKey} for ${request.user} as event #${seq}\n`);

@@ -84,7 +84,7 @@ export const mcpCommand: CliCommand = async (argv, io) => {
 
   const ledger = openReadOnlyLedger(config, logger.child({ component: 'ledger' }), values.store);
   await ledger.refresh();
-  logger.info({ store: ledger.source, seq: ledger.seq }, 'ledger opened read-only');
+  logger.info({ store: ledger.source, seq: ledger.read.seq }, 'ledger opened read-only');
   const createServer = () =>
     createCatalogMcpServer({ catalog: catalog.current, ledger, recallOptions: recallOptions(config), fieldLimit: config.server.field_limit_chars, logger });
 

@@ -1,5 +1,4 @@
 import { applyCliNote } from '../core/bot/chat-actions.js';
-import { ledgerForBot } from '../core/bot/ledger-for-bot.js';
 import { DEFAULT_NOTES } from '../core/bot/reprise-bot.js';
 import { isRepriseError, RepriseError } from '../core/errors.js';
 import { silentLogger } from '../ports/logger.js';
@@ -81,7 +80,7 @@ export const note: CliCommand = async (argv, io) => {
       const { result, first } = await ledger.transaction(async (tx) =>
         applyCliNote(
           {
-            ledger: ledgerForBot(ledger),
+            ledger: ledger,
             now: new Date(),
             log: silentLogger,
             allow: () => true,

@@ -7,10 +7,9 @@
 import { existsSync } from 'node:fs';
 import { createStore, embeddedStoreFile } from '../adapters/keyv/keyv-store.js';
 import type { Config } from '../config/schema.js';
-import { createLedgerState, trackRecord, type EntryTrackRecord } from '../core/ledger/ledger-state.js';
+import { LedgerReader } from '../core/ledger/ledger-reader.js';
 import { readHead } from '../core/ledger/ledger-records.js';
 import { Ledger } from '../core/ledger/ledger.js';
-import type { AnswerKind } from '../core/types.js';
 import type { Logger } from '../ports/logger.js';
 import type { KeyValueStore } from '../ports/store.js';
 import { describeStore } from './store-context.js';
@@ -18,11 +17,10 @@ import { describeStore } from './store-context.js';
 export interface ReadOnlyLedger {
   /** Where it reads (a Redis password masked). */
   readonly source: string;
-  /** Last event seen (0 while there is no ledger yet). */
-  readonly seq: number;
+  /** The ledger's reader as last read (an empty ledger while there is none yet). */
+  readonly read: LedgerReader;
   /** Re-read the store when the bot appended since; a failing store keeps the last good view. */
   refresh(): Promise<void>;
-  trackRecord(entry: string, kind: AnswerKind, now?: Date): EntryTrackRecord;
   close(): Promise<void>;
 }
 
@@ -35,7 +33,7 @@ export function openReadOnlyLedger(config: Config, logger: Logger, storeUrl?: st
   const file = embeddedStoreFile(url, config.store.data_dir);
   const source = storeUrl === undefined ? describeStore(config) : (file ?? url?.replace(/\/\/[^/@]*@/, '//***@') ?? '');
   const windowMs = config.ledger.resolve_window_ms;
-  const empty = createLedgerState();
+  const empty = LedgerReader.empty(windowMs);
   let store: KeyValueStore | undefined;
   let ledger: Ledger | undefined;
   let refreshing: Promise<void> | undefined;
@@ -54,15 +52,14 @@ export function openReadOnlyLedger(config: Config, logger: Logger, storeUrl?: st
 
   return {
     source,
-    get seq() {
-      return ledger?.seq ?? 0;
+    get read() {
+      return ledger?.read ?? empty;
     },
     refresh: () => {
       // Concurrent tool calls share one re-read.
       refreshing ??= load().finally(() => (refreshing = undefined));
       return refreshing;
     },
-    trackRecord: (entry, kind, now = new Date()) => (ledger ? ledger.trackRecord(entry, kind, now) : trackRecord(empty, entry, kind, now, windowMs)),
     // The store is closed without `ledger.close()`, which would write a snapshot.
     close: async () => {
       await store?.close();

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseAlertmanagerPayload } from '../core/alertmanager.js';
 import { isRepriseError } from '../core/errors.js';
-import { createLedgerState, trackRecord } from '../core/ledger/ledger-state.js';
+import { LedgerReader } from '../core/ledger/ledger-reader.js';
 import { Ledger } from '../core/ledger/ledger.js';
 import { recall, type TrackLookup } from '../core/recall/recall.js';
 import { recallReport } from '../core/recall/recall-report.js';
@@ -66,11 +66,11 @@ export const recallCommand: CliCommand = async (argv, io) => {
     // Read-only: the running bot is the store's one writer (sqlite would otherwise tidy expired rows).
     const store = createStore(values.store, dataDir, { readOnly: true });
     const ledger = await Ledger.open(store, { resolveWindowMs: config.ledger.resolve_window_ms });
-    track = (entry, kind) => ledger.trackRecord(entry, kind);
+    track = (entry, kind) => ledger.read.trackRecord(entry, kind);
     close = async () => store.close();
   } else {
-    const empty = createLedgerState();
-    track = (entry, kind) => trackRecord(empty, entry, kind, new Date(), config.ledger.resolve_window_ms);
+    const empty = LedgerReader.empty(config.ledger.resolve_window_ms);
+    track = (entry, kind) => empty.trackRecord(entry, kind);
   }
   try {
     const opts = recallOptions(config);

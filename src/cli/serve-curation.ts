@@ -54,7 +54,7 @@ export function serveCuration(o: {
       runCuration({
         config: o.config,
         forge,
-        ledger: o.ledger.state,
+        ledger: o.ledger.read,
         entries: o.served.current().entries,
         ...(pusher && o.served.sync ? { pusher, catalogRoot: o.served.sync.root } : {}),
         audit,

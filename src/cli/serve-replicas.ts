@@ -9,7 +9,6 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { incidentEvents } from '../core/bot/bot-event.js';
-import { ledgerForBot } from '../core/bot/ledger-for-bot.js';
 import type { BotLedger, RepriseBot } from '../core/bot/reprise-bot.js';
 import type { ChatEvent, ChatEventSink } from '../core/chat/chat-types.js';
 import type { Ledger } from '../core/ledger/ledger.js';
@@ -48,9 +47,8 @@ export class TxIds {
   }
   /** The bot's view of the ledger, whose transactions carry the id of the item being handled. */
   botLedger(ledger: Ledger): BotLedger {
-    const base = ledgerForBot(ledger);
     return {
-      ...base,
+      read: ledger.read,
       transaction: (fn) => {
         const id = this.take();
         return ledger.transaction(fn, id === undefined ? {} : { id });

@@ -5,7 +5,6 @@ import { pino } from 'pino';
 import type { StoreLock } from '../adapters/keyv/store-lock.js';
 import type { Config } from '../config/schema.js';
 import { incidentEvents } from '../core/bot/bot-event.js';
-import { ledgerForBot, ledgerForOutbox } from '../core/bot/ledger-for-bot.js';
 import { RepriseBot, type BotOutcome } from '../core/bot/reprise-bot.js';
 import { Routing } from '../core/bot/routing.js';
 import { TriggerPolicy } from '../core/bot/trigger-policy.js';
@@ -21,7 +20,6 @@ import { createBotMetrics } from '../http/metrics.js';
 import { registerCatalogSyncMetrics } from '../http/catalog-metrics.js';
 import { registerLoopMetrics, type LoopMetrics } from '../http/loop-metrics.js';
 import { registerModelMetrics } from '../http/model-metrics.js';
-import { tokensSpent } from '../core/ledger/ledger-state.js';
 import { utcDay } from '../core/investigate/budget.js';
 import { combineReadiness, type Readiness, type ReadinessCheck } from '../http/readiness.js';
 import { systemClock, type Clock } from '../ports/clock.js';
@@ -128,7 +126,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     lock?.release();
     throw err;
   }
-  logger.info({ seq: ledger.seq, skipped: ledger.state.skipped, dataDir: config.store.data_dir }, 'ledger opened');
+  logger.info({ seq: ledger.seq, skipped: ledger.read.skipped, dataDir: config.store.data_dir }, 'ledger opened');
 
   // Can the store still be written? Checked now and every probe_interval; /readyz says so.
   let probe: { ok: boolean; at: string; error?: string } = { ok: false, at: clock.now().toISOString(), error: 'not probed yet' };
@@ -167,7 +165,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
       {
         name: 'ledger',
         ok: true,
-        detail: { seq: ledger.seq, skippedRecords: ledger.state.skipped, ...(ledger.corruptRecords.length > 0 ? { corrupt: ledger.corruptRecords } : {}) },
+        detail: { seq: ledger.seq, skippedRecords: ledger.read.skipped, ...(ledger.corruptRecords.length > 0 ? { corrupt: ledger.corruptRecords } : {}) },
       },
       // Undelivered messages are retried, never lost: reported, not a reason to stop taking alerts.
       { name: 'outbox', ok: true, detail: { surfaces: [...transports.keys()], ...outbox.status() } },
@@ -191,7 +189,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   const transports = new Map(surfaces.transports.map((t) => [t.name, t]));
   const metrics = createBotMetrics({
     ledgerSeq: () => ledger.seq,
-    ledgerSkipped: () => ledger.state.skipped,
+    ledgerSkipped: () => ledger.read.skipped,
     isReady: () => readiness().ready,
     outboxPending: () => outbox.status().pending,
     outboxStatus: () => outbox.status(),
@@ -201,10 +199,10 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   });
   loop = registerLoopMetrics(metrics.registry, [...transports.keys()]);
   const modelMetrics = config.model
-    ? registerModelMetrics(metrics.registry, { budget: config.model.daily_token_budget, spentToday: () => tokensSpent(ledger.state, utcDay(clock.now())) })
+    ? registerModelMetrics(metrics.registry, { budget: config.model.daily_token_budget, spentToday: () => ledger.read.tokensSpent(utcDay(clock.now())) })
     : undefined;
   const outbox = new OutboxWorker({
-    ledger: ledgerForOutbox(ledger),
+    ledger: ledger,
     transports,
     clock,
     logger: logger.child({ component: 'outbox' }),
@@ -218,7 +216,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   });
   const policy = new TriggerPolicy({ match: config.trigger.match, ignore: config.trigger.ignore, dedupWindowMs: config.trigger.dedup_window_ms });
   const txIds = new TxIds();
-  const botLedger = shared ? txIds.botLedger(ledger) : ledgerForBot(ledger);
+  const botLedger = shared ? txIds.botLedger(ledger) : ledger;
   const alertmanager = config.alertmanager.url ? new AlertmanagerApi({ url: config.alertmanager.url, timeoutMs: config.alertmanager.timeout_ms }) : undefined;
   const curation = startCuration(config, { ledger, botLedger, catalog: () => served.current(), clock, logger, outbox });
   const model = config.model

@@ -10,7 +10,6 @@ import type { Config } from '../config/schema.js';
 import type { BotLedger } from '../core/bot/bot-context.js';
 import { CurationWorker } from '../core/curate/curation-worker.js';
 import type { Ledger } from '../core/ledger/ledger.js';
-import { pendingCurate } from '../core/ledger/ledger-state.js';
 import type { CatalogSnapshot } from '../core/recall/catalog-snapshot.js';
 import type { Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
@@ -50,7 +49,7 @@ export function startCuration(
     logger: log.child({ component: 'git-drafts' }),
   });
   const worker = new CurationWorker({
-    ledger: { pending: () => pendingCurate(deps.ledger.state), thread: (id) => deps.botLedger.thread(id), transaction: (fn) => deps.botLedger.transaction(fn) },
+    ledger: { read: deps.ledger.read, transaction: (fn) => deps.botLedger.transaction(fn) },
     forge,
     drafts,
     catalog: deps.catalog,

@@ -77,7 +77,7 @@ describe('a fresh verified Finding', () => {
     // Recorded with the open, and shown on the card.
     const first = await curated(h);
     expect(first).toMatchObject([{ subject: 'finding', decision: 'novel', number: pr.number, url: expect.stringContaining(`/pull/${pr.number}`) }]);
-    expect(h.ledger.state.threads[first[0]!.openId]?.curation).toMatchObject({ decision: 'novel', number: pr.number });
+    expect(h.ledger.read.thread(first[0]!.openId)?.curation).toMatchObject({ decision: 'novel', number: pr.number });
     expect(lastCard(h).curation).toEqual({
       text: 'KB: draft opened for review',
       link: { label: `PR #${pr.number}`, url: pr.number ? expect.stringContaining(`/pull/${pr.number}`) : '' },

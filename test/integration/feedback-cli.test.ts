@@ -26,7 +26,7 @@ async function readLedger(dataDir: string): Promise<{ seq: number; events: Ledge
     const ledger = await Ledger.open(store, { snapshotEvery: 0 });
     const keys = Array.from({ length: ledger.seq }, (_, i) => eventKey(i + 1));
     const events = (await store.getMany<LedgerEvent>(keys)).filter((e): e is LedgerEvent => e !== undefined);
-    return { seq: ledger.seq, events, silenced: ledger.silenceState(TRIGGER, new Date()).active };
+    return { seq: ledger.seq, events, silenced: ledger.read.silence(TRIGGER, new Date()).active };
   } finally {
     await store.close();
   }

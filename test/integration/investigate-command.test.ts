@@ -7,7 +7,6 @@ import { createStore } from '../../src/adapters/keyv/keyv-store.js';
 import { loadSnapshot } from '../../src/cli/catalog-context.js';
 import { startModel } from '../../src/cli/start-model.js';
 import { parseConfigText } from '../../src/config/load-config.js';
-import { ledgerForBot } from '../../src/core/bot/ledger-for-bot.js';
 import { Ledger } from '../../src/core/ledger/ledger.js';
 import type { InvestigationEnd } from '../../src/ports/loop-observer.js';
 import { silentLogger } from '../../src/ports/logger.js';
@@ -38,7 +37,7 @@ describe('an on-demand investigation', () => {
     const model = await startModel(config, {
       catalog: () => snapshot,
       ledger,
-      botLedger: ledgerForBot(ledger),
+      botLedger: ledger,
       clock: { now: () => new Date() },
       logger: silentLogger,
       kick: () => undefined,

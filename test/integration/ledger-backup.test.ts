@@ -42,15 +42,17 @@ function writeConfig(dir: string, store: string[] = []): string {
 async function reads(store: KeyValueStore): Promise<{ seq: number; reads: unknown; recalls: number; votes: number }> {
   const l = await Ledger.open(store);
   const now = new Date('2027-01-01T00:00:00Z');
-  const entries = Object.keys(l.state.entries)
+  const entries = l.read
+    .entryIds()
     .sort()
-    .map((e) => [e, l.entryStats(e), l.trackRecord(e, 'incident', now)] as const);
-  const triggers = Object.keys(l.state.triggers)
+    .map((e) => [e, l.read.entryStats(e), l.read.trackRecord(e, 'incident', now)] as const);
+  const triggers = l.read
+    .triggerKeys()
     .sort()
-    .map((t) => [t, l.occurrences(t), l.silenceState(t, now), l.recentEpisodes(t)] as const);
+    .map((t) => [t, l.read.occurrences(t), l.read.silence(t, now), l.read.recentEpisodes(t)] as const);
   return {
     seq: l.seq,
-    reads: JSON.parse(JSON.stringify({ entries, triggers, recent: l.recentEpisodes(), resolves: l.state.resolves })),
+    reads: JSON.parse(JSON.stringify({ entries, triggers, recent: l.read.recentEpisodes(), resolves: l.read.aggregates().resolves })),
     recalls: entries.reduce((n, [, s]) => n + s.recalls, 0),
     votes: triggers.reduce((n, [, o]) => n + o.up + o.down, 0),
   };

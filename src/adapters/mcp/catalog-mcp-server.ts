@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { parseAlertmanagerPayload } from '../../core/alertmanager.js';
 import { kbGet, kbSearch } from '../../core/catalog/kb-read.js';
 import { isRepriseError } from '../../core/errors.js';
-import type { EntryTrackRecord } from '../../core/ledger/ledger-state.js';
+import type { LedgerReader } from '../../core/ledger/ledger-reader.js';
 import type { CatalogSnapshot } from '../../core/recall/catalog-snapshot.js';
 import { recall, type RecallOptions } from '../../core/recall/recall.js';
 import { recallReport } from '../../core/recall/recall-report.js';
@@ -39,9 +39,9 @@ export const MCP_LIMITS = {
 
 /** The ledger as the tools read it; `refresh` follows the bot's appends. */
 export interface TrackRecordSource {
-  readonly seq: number;
+  /** Follows the bot's appends (re-reads the store when it moved). */
   refresh(): Promise<void>;
-  trackRecord(entry: string, kind: AnswerKind, now?: Date): EntryTrackRecord;
+  readonly read: Pick<LedgerReader, 'seq' | 'trackRecord'>;
 }
 
 export interface CatalogMcpDeps {
@@ -151,7 +151,7 @@ export function createCatalogMcpServer(deps: CatalogMcpDeps): McpServer {
       }
       if (!incident) return toolError('not a usable alert');
       await deps.ledger.refresh();
-      const r = recall(incident, deps.catalog(), (entry, kind) => deps.ledger.trackRecord(entry, kind, now), deps.recallOptions, now);
+      const r = recall(incident, deps.catalog(), (entry, kind) => deps.ledger.read.trackRecord(entry, kind, now), deps.recallOptions, now);
       const report = recallReport(incident, r);
       const a = report.answer;
       const lines = [
@@ -161,7 +161,7 @@ export function createCatalogMcpServer(deps: CatalogMcpDeps): McpServer {
         'gate trace:',
         ...report.trace.map((t) => `  ${t.passed ? '✓' : '✗'} ${t.gate} ${t.entry ?? ''} — ${t.reason}`),
       ];
-      return result(lines.join('\n'), { ...report, ledgerSeq: deps.ledger.seq });
+      return result(lines.join('\n'), { ...report, ledgerSeq: deps.ledger.read.seq });
     },
   );
 
@@ -184,7 +184,7 @@ export function createCatalogMcpServer(deps: CatalogMcpDeps): McpServer {
       const known = deps.catalog().byId.get(entry);
       const answerKind: AnswerKind = kind ?? (known && !known.resource ? 'runbook' : 'incident');
       await deps.ledger.refresh();
-      const t = deps.ledger.trackRecord(entry, answerKind, clock.now());
+      const t = deps.ledger.read.trackRecord(entry, answerKind, clock.now());
       const floor = deps.recallOptions.outcomeFloor;
       const passes = t.withheld || t.rate >= floor;
       const structured = {
@@ -205,7 +205,7 @@ export function createCatalogMcpServer(deps: CatalogMcpDeps): McpServer {
         withheld: t.withheld,
         outcomeFloor: floor,
         passesOutcomeGate: passes,
-        ledgerSeq: deps.ledger.seq,
+        ledgerSeq: deps.ledger.read.seq,
       };
       const text = [
         `${entry}${known ? '' : ' (not in the served catalog)'} as ${answerKind === 'incident' ? 'an instant recall' : 'a runbook'}:`,

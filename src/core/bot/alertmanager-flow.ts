@@ -25,7 +25,7 @@ export interface AmSilenceRequest {
  * restart is made then.
  */
 export async function silenceInAlertmanager(d: RepriseBotDeps, req: AmSilenceRequest): Promise<void> {
-  const thread = d.ledger.thread(req.openId);
+  const thread = d.ledger.read.thread(req.openId);
   const am = d.alertmanager;
   let text: string;
   let reason: string;
@@ -81,7 +81,7 @@ export async function silenceInAlertmanager(d: RepriseBotDeps, req: AmSilenceReq
 export async function reconcileThreads(d: RepriseBotDeps, alerts: readonly AlertmanagerAlertState[], listedAt: Date, seen: Set<string>): Promise<number> {
   const out: Enqueued = { count: 0 };
   const { result } = await d.ledger.transaction(async (tx) => {
-    const marks = threadMarks(d.ledger.firingThreads(RECONCILE_THREADS), alerts, listedAt, seen);
+    const marks = threadMarks(d.ledger.read.firingThreads(RECONCILE_THREADS), alerts, listedAt, seen);
     rememberListed(seen, alerts);
     const now = d.clock.now();
     for (const m of marks) {

@@ -7,14 +7,13 @@ import type { Clock } from '../../ports/clock.js';
 import type { Logger } from '../../ports/logger.js';
 import type { LoopObserver } from '../../ports/loop-observer.js';
 import type { CardPatch, EphemeralView, CardView, ReplyView } from '../chat/thread-view.js';
-import type { MessageRef, ResponseTarget } from '../chat/chat-types.js';
+import type { ResponseTarget } from '../chat/chat-types.js';
 import type { LedgerEvent } from '../ledger-events.js';
-import type { PendingInvestigation } from '../ledger/ledger-types.js';
+import type { LedgerReader, Occurrences, PendingJob, Thread } from '../ledger/ledger-reader.js';
 import type { CatalogSnapshot } from '../recall/catalog-snapshot.js';
-import type { RecallOptions, TrackLookup } from '../recall/recall.js';
-import type { AnswerKind } from '../types.js';
+import type { RecallOptions } from '../recall/recall.js';
 import type { Actor } from './bot-event.js';
-import type { NoiseOptions, RecurrenceFacts } from './noise-control.js';
+import type { NoiseOptions } from './noise-control.js';
 import type { Routing } from './routing.js';
 import type { TriggerPolicy } from './trigger-policy.js';
 
@@ -36,88 +35,43 @@ export interface BotTx {
 }
 
 /** One incident's thread, as the registry knows it. */
-export interface ThreadInfo {
-  openId: string;
-  triggerKey: string;
-  fingerprint: string;
-  dupFingerprint?: string;
-  entry?: string;
-  answerKind?: AnswerKind;
-  state: 'firing' | 'resolved' | 'silenced';
-  transports: string[];
-  roots: Record<string, { channel: string; id: string }>;
-  notes: number;
-  source?: string;
-  /** When its open was recorded. */
-  openedAt?: string;
-  /** Alerts coalesced into this thread (issue 12). */
-  storm?: { key: string; count: number; open: number; firstAt: string; lastAt: string; workloads: string[]; flushed?: boolean };
-  /** What the Alertmanager reconciler last marked it. */
-  amMark?: string;
-  /** The file-time curation decision of its Finding, once made. */
-  curation?: { decision: string; detail?: string; url?: string; number?: number };
-}
+export type ThreadInfo = Thread;
 
-/** A firing held by the debounce. */
-export interface HeldFiring {
-  holdId: string;
-  fingerprint: string;
-  triggerKey: string;
-  until: string;
-  incident: Record<string, unknown>;
-  route?: Record<string, string>;
-}
+/** What the bot reads of the ledger: a narrow view of its one reader. */
+export type BotReads = Pick<
+  LedgerReader,
+  | 'trackRecord'
+  | 'occurrences'
+  | 'silence'
+  | 'openEpisodes'
+  | 'knowsTrigger'
+  | 'triggerKeys'
+  | 'thread'
+  | 'threadByMessage'
+  | 'newestThread'
+  | 'seenChatEvent'
+  | 'openIncidents'
+  | 'activeSilences'
+  | 'holdOf'
+  | 'dueHolds'
+  | 'stormThread'
+  | 'unflushedStorms'
+  | 'firingThreads'
+  | 'pendingAmSilences'
+  | 'investigationsSince'
+  | 'pendingInvestigations'
+  | 'recurrence'
+  | 'standing'
+>;
 
-/** What the bot needs from the ledger; `ledgerForBot` adapts core/ledger's Ledger. */
+/** What the bot needs of the ledger: its reader, and transactions. */
 export interface BotLedger {
+  read: BotReads;
   /**
    * Runs `fn` with exclusive use of the ledger; what it records is written in one durable
    * transaction when it returns, or not at all (and the read model rolled back) if it throws.
    */
   transaction<T>(fn: (tx: BotTx) => Promise<T>): Promise<{ result: T; first: number; count: number }>;
-  /** An entry's track record at `now`. */
-  track(entryId: string, kind: AnswerKind, now: Date): ReturnType<TrackLookup>;
-  /** Recurrence facts for a trigger, before the current firing is recorded. */
-  occurrences(triggerKey: string): { count: number; lastSeen?: string; previousEntry?: string };
-  /** The active silence on a trigger, if any. */
-  activeSilence(triggerKey: string, now: Date): { until: string; user: string } | null;
-  /** The newest unresolved open of a fingerprint, if any. */
-  unresolvedOpen(fingerprint: string): { startsAt?: string; openId?: string } | undefined;
-  /** Whether the ledger has ever seen this trigger key (an open, a vote or a silence). */
-  knowsTrigger(triggerKey: string): boolean;
-  /** Every trigger key the ledger has seen (for "did you mean"). */
-  triggerKeys(): Iterable<string>;
-  thread(openId: string): ThreadInfo | undefined;
-  /** The thread a bot message belongs to (a reaction's or a click's target). */
-  threadByMessage(ref: MessageRef): ThreadInfo | undefined;
-  /** The thread of the trigger's newest open. */
-  newestThread(triggerKey: string): ThreadInfo | undefined;
-  /** True when this inbound chat event was already recorded. */
-  seenChatEvent(eventId: string): boolean;
-  /** Unresolved incidents, newest first. */
-  openIncidents(limit: number): Array<{ triggerKey: string; openedAt: string }>;
-  /** Silences in force, soonest to end first. */
-  activeSilences(now: Date, limit: number): Array<{ triggerKey: string; until: string; user: string }>;
-  /** The debounce hold of a fingerprint, if one is pending. */
-  holdOf(fingerprint: string): HeldFiring | undefined;
-  /** Holds due at `now`, oldest first. */
-  dueHolds(now: Date, limit: number): HeldFiring[];
-  /** The newest storm thread opened under a coalesce key. */
-  stormThread(key: string): ThreadInfo | undefined;
-  /** Storm threads whose batch has not been flushed yet. */
-  unflushedStorms(): ThreadInfo[];
-  /** Threads whose card still says firing, newest first (the Alertmanager reconciler). */
-  firingThreads(limit: number): ThreadInfo[];
-  /** Alertmanager silences asked for whose outcome is not recorded (a restart came in between). */
-  pendingAmSilences(): Array<{ requestId: string; openId: string; until: string; who: string; via?: string }>;
-  /** When fresh investigations ended since `since` (ISO, oldest first): seeds the hourly limit after a restart. */
-  investigationsSince(since: Date): string[];
-  /** Opens the model investigates whose finding is not recorded yet (a restart came in between), oldest first. */
-  pendingInvestigations(): PendingJob[];
-  /** What the recurrence cooldown reads about a trigger. */
-  recurrence(triggerKey: string): RecurrenceFacts;
-  /** The trigger's standing answer (its newest finding), quoted to the next investigation. */
-  standing(triggerKey: string): { cause: string; verdict: import('../ledger-events.js').Verdict; concludedAt: string; entry?: string } | undefined;
 }
 
 /** A surface as the bot sees it: how it shows a thread, and how to answer one user privately. */
@@ -178,12 +132,6 @@ export interface AlertmanagerSilencer {
    * `endsAt`; resolves with the silence id. Rejects when Alertmanager is down or has no such alert.
    */
   silenceAlert(req: { fingerprint: string; endsAt: string; createdBy: string; comment: string }): Promise<string>;
-}
-
-/** An open whose investigation never recorded its finding (see `BotLedger.pendingInvestigations`). */
-export interface PendingJob extends PendingInvestigation {
-  /** Its incident is over (a storm thread: every alert of it). */
-  resolved: boolean;
 }
 
 /** A job as the bot hands it to the scheduler. */
@@ -261,6 +209,11 @@ export function restate(
   }
 }
 
+/** The KB link the trigger's newest open carried (its curated PR, else its entry): "previous: …" on the next card. */
+export function previousEntry(o: Pick<Occurrences, 'newestOpen'>): string | undefined {
+  return o.newestOpen?.curatedUrl ?? o.newestOpen?.entry;
+}
+
 /** `@name` for notices: the display name when the surface gave one. */
 export function displayName(actor: Actor): string {
   return actor.name ?? actor.id;
@@ -279,4 +232,4 @@ export function shortTime(iso: string, now: Date): string {
   return day === now.toISOString().slice(0, 10) ? `${hm} UTC` : `${day} ${hm} UTC`;
 }
 
-export type { Clock, Logger };
+export type { Clock, Logger, PendingJob };

@@ -40,10 +40,11 @@ export interface ActionContext {
 /** The thread and trigger a vote or silence is about. */
 function resolveTarget(ctx: ActionContext, target: Target): { thread?: ThreadInfo; triggerKey?: string } {
   const thread =
-    (target.controlsId ? ctx.ledger.thread(target.controlsId) : undefined) ?? (target.message ? ctx.ledger.threadByMessage(target.message) : undefined);
+    (target.controlsId ? ctx.ledger.read.thread(target.controlsId) : undefined) ??
+    (target.message ? ctx.ledger.read.threadByMessage(target.message) : undefined);
   if (thread) return { thread, triggerKey: thread.triggerKey };
   if (target.triggerKey) {
-    const newest = ctx.ledger.newestThread(target.triggerKey);
+    const newest = ctx.ledger.read.newestThread(target.triggerKey);
     return newest ? { thread: newest, triggerKey: target.triggerKey } : { triggerKey: target.triggerKey };
   }
   return {};
@@ -51,7 +52,7 @@ function resolveTarget(ctx: ActionContext, target: Target): { thread?: ThreadInf
 
 /** Checks shared by every chat action; a reason when it must not count. */
 function gate(ctx: ActionContext, actor: Actor, eventId: string | undefined): ChatOutcome | undefined {
-  if (eventId !== undefined && ctx.ledger.seenChatEvent(eventId)) return { status: 'duplicate', reason: `event ${eventId} was already recorded` };
+  if (eventId !== undefined && ctx.ledger.read.seenChatEvent(eventId)) return { status: 'duplicate', reason: `event ${eventId} was already recorded` };
   if (!ctx.allow(actor)) return { status: 'refused', reason: `${actor.via} user ${actor.id} is not on the allowlist` };
   return undefined;
 }
@@ -114,7 +115,7 @@ export function applySilence(ctx: ActionContext, tx: BotTx, e: Silence, alsoAler
 export function applyNote(ctx: ActionContext, tx: BotTx, e: Note): ChatOutcome {
   const stop = gate(ctx, e.actor, e.eventId);
   if (stop) return stop;
-  const thread = ctx.ledger.threadByMessage(e.thread);
+  const thread = ctx.ledger.read.threadByMessage(e.thread);
   if (!thread) return { status: 'ignored', reason: 'not a thread the bot started' };
   return recordNote(ctx, tx, thread, e, [e.thread.transport]);
 }
@@ -127,7 +128,7 @@ export function applyNote(ctx: ActionContext, tx: BotTx, e: Note): ChatOutcome {
 export function applyCliNote(ctx: ActionContext, tx: BotTx, e: { triggerKey: string; actor: Actor; text: string }): ChatOutcome {
   const stop = gate(ctx, e.actor, undefined);
   if (stop) return stop;
-  const thread = ctx.ledger.newestThread(e.triggerKey);
+  const thread = ctx.ledger.read.newestThread(e.triggerKey);
   if (!thread) throw new RepriseError('not_found', `no incident thread for trigger ${e.triggerKey}; notes are written on an incident the bot posted`);
   return recordNote(ctx, tx, thread, { actor: e.actor, text: e.text }, thread.transports);
 }
@@ -165,7 +166,7 @@ function recordNote(
     at,
   });
   if (ctx.curate) {
-    const finding = ctx.ledger.standing(thread.triggerKey)?.cause;
+    const finding = ctx.ledger.read.standing(thread.triggerKey)?.cause;
     tx.record({
       type: 'curate',
       id: randomUUID(),

@@ -93,8 +93,8 @@ export function recallAnswer(text: string, r: RecallResult): EphemeralView {
 }
 
 export function statusAnswer(ledger: BotLedger, now: Date): EphemeralView {
-  const open = ledger.openIncidents(10);
-  const silences = ledger.activeSilences(now, 10);
+  const open = ledger.read.openIncidents(10);
+  const silences = ledger.read.activeSilences(now, 10);
   const body: RichText[] = [];
   body.push([`${open.length === 0 ? 'No' : open.length} open incident${open.length === 1 ? '' : 's'}${open.length === 10 ? ' (newest 10)' : ''}.`]);
   for (const o of open) body.push(['• ', { code: o.triggerKey }, ` since ${shortTime(o.openedAt, now)}`]);

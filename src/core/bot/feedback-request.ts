@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { LedgerReader } from '../ledger/ledger-reader.js';
 import { tryParseDuration } from '../duration.js';
 import { closeMatches } from '../close-matches.js';
 import { RepriseError } from '../errors.js';
@@ -61,8 +62,7 @@ export function feedbackEvent(input: unknown, now: Date): FeedbackEvent | Silenc
 
 /** What the unknown-trigger check reads from the ledger. */
 export interface KnownTriggers {
-  knowsTrigger(triggerKey: string): boolean;
-  triggerKeys(): Iterable<string>;
+  read: Pick<LedgerReader, 'knowsTrigger' | 'triggerKeys'>;
 }
 
 /**
@@ -72,8 +72,8 @@ export interface KnownTriggers {
  */
 export function feedbackForKnownTrigger(ledger: KnownTriggers, input: unknown, now: Date): FeedbackEvent | SilenceEvent {
   const event = feedbackEvent(input, now);
-  if (!ledger.knowsTrigger(event.triggerKey)) {
-    const near = closeMatches(event.triggerKey, ledger.triggerKeys(), 3);
+  if (!ledger.read.knowsTrigger(event.triggerKey)) {
+    const near = closeMatches(event.triggerKey, ledger.read.triggerKeys(), 3);
     const hint =
       near.length > 0 ? `; did you mean ${near.map((k) => JSON.stringify(k)).join(' or ')}?` : '; `reprise ledger events` lists what it has recorded';
     throw new RepriseError('not_found', `the ledger has never seen trigger ${JSON.stringify(event.triggerKey)}${hint}`);

@@ -8,7 +8,7 @@ import { curationLine } from '../curate/curation-line.js';
 import { planCuration } from '../curate/plan-curation.js';
 import type { InvestigationResult } from '../investigate/investigation-types.js';
 import type { Entry, Incident } from '../types.js';
-import type { BotLedger, BotTx } from './bot-context.js';
+import { previousEntry, type BotLedger, type BotTx } from './bot-context.js';
 import { dupFingerprint } from './dup-fingerprint.js';
 
 /**
@@ -42,10 +42,11 @@ export function curateFinding(
 ): { line?: ReturnType<typeof curationLine>; intent?: boolean } | undefined {
   const c = d.curation;
   if (!c || !r.finding) return undefined;
-  const o = d.ledger.occurrences(incident.triggerKey);
+  const o = d.ledger.read.occurrences(incident.triggerKey);
+  const previous = previousEntry(o);
   const recurrence =
     o.count > 1
-      ? `🔁 #${o.count}${o.lastSeen ? ` · last ${o.lastSeen.slice(0, 16).replace('T', ' ')} UTC` : ''}${o.previousEntry ? ` · previous: ${o.previousEntry}` : ''}`
+      ? `🔁 #${o.count}${o.lastSeen ? ` · last ${o.lastSeen.slice(0, 16).replace('T', ' ')} UTC` : ''}${previous ? ` · previous: ${previous}` : ''}`
       : undefined;
   const plan = planCuration({
     incident,

@@ -116,7 +116,7 @@ export class InvestigationJobs {
     this.#opts = deps.options;
     this.#kick = deps.kick;
     this.#observer = deps.observer;
-    this.#hourly = new HourlyStartLimit(this.#opts.maxPerHour ?? 0, this.#clock, (since) => this.#ledger.investigationsSince(since));
+    this.#hourly = new HourlyStartLimit(this.#opts.maxPerHour ?? 0, this.#clock, (since) => this.#ledger.read.investigationsSince(since));
   }
 
   /** Schedules the model's part for a freshly recorded open (a job already scheduled for it is left alone). */
@@ -265,7 +265,7 @@ export class InvestigationJobs {
       trace = r.trace;
       rerankCalls = { calls: r.usage.calls, input: r.usage.input, output: r.usage.output, costUsd: r.usage.costUsd };
       if (r.hit) {
-        const track = this.#ledger.track(r.entry.id, 'incident', this.#clock.now());
+        const track = this.#ledger.read.trackRecord(r.entry.id, 'incident', this.#clock.now());
         if (track.withheld || track.rate >= this.#opts.outcomeFloor) {
           recalled = r.entry;
           // The track record weighs on a reranked entry as on any recall.
@@ -342,7 +342,7 @@ export class InvestigationJobs {
     const out: Enqueued = { count: 0 };
     await this.#ledger.transaction(async (tx) => {
       tx.record(event);
-      const thread = this.#ledger.thread(job.openId);
+      const thread = this.#ledger.read.thread(job.openId);
       if (!thread) return;
       const now = this.#clock.now();
       for (const transport of thread.transports) {
@@ -409,7 +409,7 @@ export class InvestigationJobs {
               at,
             );
       intended = curated?.intent === true;
-      const thread = this.#ledger.thread(job.openId);
+      const thread = this.#ledger.read.thread(job.openId);
       if (!thread || r.status === 'cancelled') return;
       const now = this.#clock.now();
       const patch: CardPatch = curated?.line ? { ...findingCardPatch(r, recalled), curation: curated.line } : findingCardPatch(r, recalled);

@@ -4,12 +4,11 @@
  * token spend. Findings are written by the bot as `finding` events; nothing here writes.
  */
 import type { FindingStore, PriorFinding, RecurrenceSource, TokenMeter } from '../../ports/investigation-memory.js';
-import type { Ledger } from '../ledger/ledger.js';
-import { occurrences, tokensSpent, triggerFindings } from '../ledger/ledger-state.js';
+import type { DeepReadonly, LedgerReader } from '../ledger/ledger-reader.js';
 import type { PriorFindingRecord } from '../ledger/ledger-types.js';
 import { tokenize } from '../tokenize.js';
 
-function prior(triggerKey: string, f: PriorFindingRecord): PriorFinding {
+function prior(triggerKey: string, f: DeepReadonly<PriorFindingRecord>): PriorFinding {
   return {
     triggerKey,
     at: f.at,
@@ -17,24 +16,25 @@ function prior(triggerKey: string, f: PriorFindingRecord): PriorFinding {
     verdict: f.verdict,
     confidence: f.confidence,
     ...(f.topCause !== undefined ? { topCause: f.topCause } : {}),
-    checked: f.checked ?? [],
+    checked: [...(f.checked ?? [])],
     ...(f.entry !== undefined ? { entry: f.entry } : {}),
   };
 }
 
-export function ledgerFindingStore(ledger: Ledger): FindingStore {
+export function ledgerFindingStore(ledger: { read: Pick<LedgerReader, 'findings' | 'triggersWithFindings'> }): FindingStore {
   return {
     forTrigger: async (triggerKey, limit) =>
-      triggerFindings(ledger.state, triggerKey)
+      ledger.read
+        .findings(triggerKey)
         .slice(0, limit)
         .map((f) => prior(triggerKey, f)),
     similar: async (text, limit, exclude) => {
       const words = new Set(tokenize(text.slice(0, 4000)));
       if (words.size === 0) return [];
       const scored: Array<{ f: PriorFinding; score: number }> = [];
-      for (const [key, t] of Object.entries(ledger.state.triggers)) {
-        if (key === exclude || !t.findings) continue;
-        for (const f of t.findings) {
+      for (const [key, findings] of ledger.read.triggersWithFindings()) {
+        if (key === exclude) continue;
+        for (const f of findings) {
           const their = tokenize(`${key} ${f.summary} ${f.topCause ?? ''}`);
           const shared = their.filter((w) => words.has(w)).length;
           if (shared > 0) scored.push({ f: prior(key, f), score: shared / Math.sqrt(their.length + 1) });
@@ -50,9 +50,9 @@ export function ledgerFindingStore(ledger: Ledger): FindingStore {
   };
 }
 
-export function ledgerRecurrence(ledger: Ledger): RecurrenceSource {
+export function ledgerRecurrence(ledger: { read: Pick<LedgerReader, 'occurrences'> }): RecurrenceSource {
   return async (incident) => {
-    const o = occurrences(ledger.state, incident.triggerKey);
+    const o = ledger.read.occurrences(incident.triggerKey);
     if (o.count === 0) return undefined;
     const prev = o.previousOpen?.entry ?? o.newestOpen?.entry;
     return { triggerKey: incident.triggerKey, count: o.count, ...(o.lastSeen ? { lastSeen: o.lastSeen } : {}), ...(prev ? { previousEntry: prev } : {}) };
@@ -60,9 +60,9 @@ export function ledgerRecurrence(ledger: Ledger): RecurrenceSource {
 }
 
 /** Spend recorded with each finding; a run's tokens count once its finding is recorded. */
-export function ledgerTokenMeter(ledger: Ledger): TokenMeter {
+export function ledgerTokenMeter(ledger: { read: Pick<LedgerReader, 'tokensSpent'> }): TokenMeter {
   return {
-    spent: async (day) => tokensSpent(ledger.state, day),
+    spent: async (day) => ledger.read.tokensSpent(day),
     add: async () => {},
   };
 }

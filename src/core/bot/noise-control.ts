@@ -3,6 +3,7 @@
  * which storm batch an alert belongs to, whether that batch's window is still open, how a storm
  * thread describes itself, and the recurrence cooldown. The bot records each decision.
  */
+import type { RecurrenceFacts } from '../ledger/ledger-reader.js';
 import type { Incident } from '../types.js';
 
 export interface CoalesceOptions {
@@ -84,15 +85,7 @@ export function stormNote(s: { count: number; open: number; workloads: readonly 
   return `storm: ${s.count} alerts on ${s.workloads.length} workload${s.workloads.length === 1 ? '' : 's'} — ${shown}${more}${resolved > 0 ? `; ${resolved} resolved, ${s.open} firing` : ''}`;
 }
 
-/** What the cooldown gate reads about a trigger. */
-export interface RecurrenceFacts {
-  /** When the trigger was last opened (looked at). */
-  lastLookAt?: string;
-  /** True when some open of the trigger concluded (a verdict other than inconclusive). */
-  concluded: boolean;
-  /** Live 👎 votes on the trigger. */
-  standingDown: number;
-}
+export type { RecurrenceFacts };
 
 /**
  * The recurrence cooldown (SPEC §8, opt-in): the reason to hold back, or undefined to go on. A

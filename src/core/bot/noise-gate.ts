@@ -63,11 +63,11 @@ export function noiseGate(
   released: boolean,
 ): NoiseOutcome | { key?: string } {
   const { ledger, noise: opts, now } = d;
-  if (!released && ledger.holdOf(incident.fingerprint)) {
+  if (!released && ledger.read.holdOf(incident.fingerprint)) {
     log.info('re-notification of a held firing');
     return recordDrop(tx, now, incident, 'renotification', 'the same firing is already held by the debounce');
   }
-  const cooldown = cooldownReason(ledger.recurrence(incident.triggerKey), now, opts.cooldownMs);
+  const cooldown = cooldownReason(ledger.read.recurrence(incident.triggerKey), now, opts.cooldownMs);
   if (cooldown) {
     log.info({ cooldown }, 'recurrence cooldown: not investigated again');
     return recordDrop(tx, now, incident, 'cooldown', cooldown);
@@ -95,7 +95,7 @@ export function noiseGate(
   }
   const key = coalesceKey(incident, opts.coalesce);
   if (key === undefined || !opts.coalesce) return {};
-  const lead = ledger.stormThread(key);
+  const lead = ledger.read.stormThread(key);
   if (lead?.storm && batchOpen(lead.storm, now, opts.coalesce)) {
     // Its own open (so its resolve pairs), in the lead's thread: no recall, no message of its own.
     tx.record({
@@ -113,7 +113,7 @@ export function noiseGate(
       threadOf: lead.openId,
       at: now.toISOString(),
     });
-    const thread = ledger.thread(lead.openId);
+    const thread = ledger.read.thread(lead.openId);
     if (thread?.storm && thread.state === 'firing') stormCard(tx, now, thread, out);
     log.info({ threadOf: lead.openId, key }, 'coalesced into a storm thread');
     return { status: 'merged', fingerprint: incident.fingerprint, triggerKey: incident.triggerKey, threadOf: lead.openId };

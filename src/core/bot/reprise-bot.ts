@@ -9,7 +9,7 @@ import { recall, type RecallResult } from '../recall/recall.js';
 import { recallDecision } from '../recall/recall-decision.js';
 import type { RecallDecision } from '../../ports/loop-observer.js';
 import type { Answer, Incident } from '../types.js';
-import { enqueue, restate, type BotTx, type Enqueued, type JobRequest, type RepriseBotDeps } from './bot-context.js';
+import { enqueue, previousEntry, restate, type BotTx, type Enqueued, type JobRequest, type RepriseBotDeps } from './bot-context.js';
 import { fromChatEvent, type Actor, type BotEvent } from './bot-event.js';
 import type { AlertmanagerAlertState } from './alertmanager-reconcile.js';
 import { reconcileThreads, silenceInAlertmanager, type AmSilenceRequest } from './alertmanager-flow.js';
@@ -168,7 +168,7 @@ export class RepriseBot {
   /** Recall only: what the bot would answer, without recording or posting anything. */
   preview(incident: Incident): RecallResult {
     const now = this.#d.clock.now();
-    return recall(incident, this.#d.catalog(), (id, kind) => this.#d.ledger.track(id, kind, now), this.#d.recall, now);
+    return recall(incident, this.#d.catalog(), (id, kind) => this.#d.ledger.read.trackRecord(id, kind, now), this.#d.recall, now);
   }
 
   #ctx(out: Enqueued): ActionContext {
@@ -242,7 +242,7 @@ export class RepriseBot {
 
   /** Alertmanager silences asked for before a restart whose outcome was never recorded: made now. */
   resumeAmSilences(): number {
-    const pending = this.#d.ledger.pendingAmSilences().filter((r) => !this.#amInFlight.has(r.requestId));
+    const pending = this.#d.ledger.read.pendingAmSilences().filter((r) => !this.#amInFlight.has(r.requestId));
     for (const req of pending) this.#amSilence(req);
     return pending.length;
   }
@@ -277,9 +277,9 @@ export class RepriseBot {
   async tick(): Promise<BotOutcome[]> {
     const now = this.#d.clock.now();
     const coalesce = this.#noise().coalesce;
-    const due = this.#d.ledger.dueHolds(now, TICK_BATCH);
+    const due = this.#d.ledger.read.dueHolds(now, TICK_BATCH);
     const storms = coalesce
-      ? this.#d.ledger
+      ? this.#d.ledger.read
           .unflushedStorms()
           .filter((t) => t.storm && batchDue(t.storm, now, coalesce))
           .slice(0, TICK_BATCH)
@@ -334,7 +334,8 @@ export class RepriseBot {
     const { ledger, clock } = this.#d;
     const now = clock.now();
     const at = now.toISOString();
-    const silence = ledger.activeSilence(incident.triggerKey, now);
+    const silenced = ledger.read.silence(incident.triggerKey, now);
+    const silence = silenced.active ? silenced.silence : undefined;
     if (silence) {
       if (incident.severity !== 'critical') {
         log.info({ until: silence.until }, 'silenced: no message, no ledger open');
@@ -349,7 +350,7 @@ export class RepriseBot {
       // Refuse before anything is recorded: a thread whose open has no identity could never resolve.
       throw new RepriseError('invalid_payload', 'incident has no fingerprint or trigger key');
     }
-    const standing = ledger.unresolvedOpen(incident.fingerprint);
+    const standing = ledger.read.openEpisodes(incident.fingerprint)[0];
     // Alertmanager re-sends a firing group every group/repeat interval: the same firing (same
     // fingerprint, same start — or no start of its own) is not a new incident.
     if (standing && (incident.startsAtEstimated === true || (standing.startsAt !== undefined && standing.startsAt === incident.startsAt))) {
@@ -369,7 +370,7 @@ export class RepriseBot {
           answer: recalled.runbook ? { kind: 'runbook', entry: recalled.runbook.entry.id, confidence: recalled.runbook.confidence } : null,
         }
       : recalled;
-    const occ = ledger.occurrences(incident.triggerKey);
+    const occ = ledger.read.occurrences(incident.triggerKey);
     const lead = result.instant ?? result.runbook;
     const verdict: Verdict = result.instant ? 'action_suggested' : 'inconclusive';
     const openId = randomUUID();
@@ -397,7 +398,7 @@ export class RepriseBot {
       recurrence: {
         previousCount: occ.count,
         ...(occ.lastSeen ? { lastSeen: occ.lastSeen } : {}),
-        ...(occ.previousEntry ? { previousEntry: occ.previousEntry } : {}),
+        ...(previousEntry(occ) ? { previousEntry: previousEntry(occ)! } : {}),
       },
       now,
       controlsId: openId,
@@ -415,7 +416,7 @@ export class RepriseBot {
     }
     if (closed) {
       // The resolve arrived before this firing (out of order): the alert is already over.
-      const thread = ledger.thread(openId);
+      const thread = ledger.read.thread(openId);
       if (thread)
         restate(
           tx,
@@ -443,8 +444,8 @@ export class RepriseBot {
   /** The model's job for an open: what rerank sees, the standing answer, a storm's workloads. */
   #job(openId: string, incident: Incident, coalesceKey: string | undefined, recalled: RecallResult = this.preview(incident)): JobRequest {
     const { ledger } = this.#d;
-    const standing = ledger.standing(incident.triggerKey);
-    const storm = coalesceKey ? (): string[] => ledger.thread(openId)?.storm?.workloads ?? [] : undefined;
+    const standing = ledger.read.standing(incident.triggerKey);
+    const storm = coalesceKey ? (): string[] => [...(ledger.read.thread(openId)?.storm?.workloads ?? [])] : undefined;
     return {
       openId,
       incident,
@@ -464,7 +465,7 @@ export class RepriseBot {
     const jobs = this.#d.jobs;
     if (!jobs?.resume) return 0;
     let resumed = 0;
-    for (const p of this.#d.ledger.pendingInvestigations()) {
+    for (const p of this.#d.ledger.read.pendingInvestigations()) {
       const incident = p.incident as unknown as Incident;
       try {
         if (jobs.resume({ ...this.#job(p.openId, incident, p.coalesceKey), openedAt: p.at }, p.resolved)) resumed += 1;

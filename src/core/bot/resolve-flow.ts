@@ -25,7 +25,7 @@ export function resolveIncident(
   const now = d.clock.now();
   // Ledger time is when we learned of it; the alert's own endsAt, when sent, dates the end.
   const at = now.toISOString();
-  const held = incident.fingerprint ? d.ledger.holdOf(incident.fingerprint) : undefined;
+  const held = incident.fingerprint ? d.ledger.read.holdOf(incident.fingerprint) : undefined;
   if (held) {
     log.info('resolved inside the debounce window: neither is posted');
     return recordDrop(tx, now, incident, 'debounce', 'resolved inside the debounce window: neither the firing nor its resolve is posted', held.holdId);
@@ -48,7 +48,7 @@ export function resolveIncident(
     triggerKey: closed.triggerKey,
     paired: true,
   };
-  const thread = closed.openId ? d.ledger.thread(closed.openId) : undefined;
+  const thread = closed.openId ? d.ledger.read.thread(closed.openId) : undefined;
   const root = thread ? Object.values(thread.roots)[0] : undefined;
   const threadId = root?.id ?? closed.threadId;
   if (threadId) outcome.threadId = threadId;

@@ -8,6 +8,7 @@
  * pending intents are part of the replayed read model; a refusal for good is recorded with its
  * reason and the run goes on. Nothing accepted is dropped silently.
  */
+import type { LedgerReader } from '../ledger/ledger-reader.js';
 import type { Clock } from '../../ports/clock.js';
 import { ForgeError, type DraftBranchPort, type ForgePort } from '../../ports/forge.js';
 import type { Logger } from '../../ports/logger.js';
@@ -20,9 +21,7 @@ import { curationLine } from './curation-line.js';
 import { CountingForge, fileFinding, fileNote, noteNotice, type FilingDeps, type Outcome } from './file-item.js';
 
 export interface CurationLedger {
-  /** Unsettled intents, oldest first. */
-  pending(): CurateItem[];
-  thread(openId: string): ThreadInfo | undefined;
+  read: Pick<LedgerReader, 'pendingCurate' | 'thread'>;
   transaction: BotLedger['transaction'];
 }
 
@@ -139,7 +138,7 @@ export class CurationWorker {
   status(): { pending: number; retrying: number } {
     let retrying = 0;
     for (const a of this.#attempts.values()) if (a.n > 0) retrying++;
-    return { pending: this.#ledger.pending().length, retrying };
+    return { pending: this.#ledger.read.pendingCurate().length, retrying };
   }
 
   #budgetLeft(now: number): number {
@@ -153,7 +152,7 @@ export class CurationWorker {
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = undefined;
     let nextWake = Number.POSITIVE_INFINITY;
-    for (const item of this.#ledger.pending()) {
+    for (const item of this.#ledger.read.pendingCurate()) {
       if (this.#stopped) return;
       const now = this.#clock.now().getTime();
       const attempt = this.#attempts.get(item.id);
@@ -170,7 +169,7 @@ export class CurationWorker {
       if (this.#budgetLeft(now) < 2) {
         if (!this.#budgetLogged)
           this.#log.warn(
-            { writesPerHour: this.#opts.writesPerHour, pending: this.#ledger.pending().length },
+            { writesPerHour: this.#opts.writesPerHour, pending: this.#ledger.read.pendingCurate().length },
             'forge write budget spent for this hour; curation waits',
           );
         this.#budgetLogged = true;
@@ -272,7 +271,7 @@ export class CurationWorker {
 
   async #tell(item: CurateItem, fn: (tx: BotTx, out: Enqueued, thread: ThreadInfo | undefined) => void): Promise<void> {
     const out: Enqueued = { count: 0 };
-    await this.#ledger.transaction(async (tx) => fn(tx, out, this.#ledger.thread(item.openId)));
+    await this.#ledger.transaction(async (tx) => fn(tx, out, this.#ledger.read.thread(item.openId)));
     if (out.count > 0) this.#outbox?.kick();
   }
 

@@ -7,8 +7,7 @@
  */
 import type { ForgePort, ForgePullRequest } from '../../ports/forge.js';
 import type { Logger } from '../../ports/logger.js';
-import { dupStats, occurrences, trackRecord } from '../ledger/ledger-reads.js';
-import type { LedgerState } from '../ledger/ledger-types.js';
+import type { LedgerReader } from '../ledger/ledger-reader.js';
 import { defuseMarkers, marker, readMarker, readMarkers } from './sweep-markers.js';
 import type { CloseAction, ContestedAction, EntryAction, GapAction, PromoteAction, SweepAction } from './curate-types.js';
 import { setFrontmatterKey } from './frontmatter-edit.js';
@@ -55,8 +54,8 @@ export const DEFAULT_SWEEP_OPTIONS: SweepOptions = {
 
 export interface SweepFacts {
   now: Date;
-  ledger: LedgerState;
-  resolveWindowMs: number;
+  /** What the sweeps read of the ledger (track records conclude after its resolve window). */
+  ledger: Pick<LedgerReader, 'dupStats' | 'occurrences' | 'triggerKeys' | 'trackRecord'>;
   /** The served catalog's entries. */
   entries: readonly Entry[];
   /** An entry file's text as on the base branch (the served clone); undefined when unreadable. */
@@ -171,7 +170,7 @@ export async function planSweeps(forge: ForgePort, facts: SweepFacts, options: P
       if (!(idle > o.staleAfterMs)) continue;
       const days = Math.floor(idle / 86_400_000);
       const fp = readMarker(pr.body, 'dup');
-      const trigger = fp === undefined ? undefined : dupStats(facts.ledger, fp).triggerKey;
+      const trigger = fp === undefined ? undefined : facts.ledger.dupStats(fp).triggerKey;
       actions.push({
         kind: 'stale',
         target: ref(pr),
@@ -189,7 +188,7 @@ export async function planSweeps(forge: ForgePort, facts: SweepFacts, options: P
     if (closing.has(pr.number)) continue;
     const fp = readMarker(pr.body, 'dup');
     if (fp === undefined) continue;
-    const d = dupStats(facts.ledger, fp);
+    const d = facts.ledger.dupStats(fp);
     if (d.resolved > 0 && !pr.labels.includes(o.readyLabel)) {
       const a: PromoteAction = {
         kind: 'promote',
@@ -203,7 +202,7 @@ export async function planSweeps(forge: ForgePort, facts: SweepFacts, options: P
     }
     const trigger = d.triggerKey;
     if (trigger === undefined) continue;
-    const down = occurrences(facts.ledger, trigger).down;
+    const down = facts.ledger.occurrences(trigger).down;
     if (down <= 0) continue;
     let comments;
     try {
@@ -252,13 +251,14 @@ async function planGaps(
   const filed = new Set(issues.flatMap((i) => readMarkers(i.body, 'gap')));
   const drafting = new Set(open.flatMap((pr) => readMarkers(pr.body, 'dup')));
   const out: GapAction[] = [];
-  for (const [triggerKey, t] of Object.entries(facts.ledger.triggers)) {
+  for (const triggerKey of facts.ledger.triggerKeys()) {
+    const t = facts.ledger.occurrences(triggerKey);
     if (t.count < o.recurrenceThreshold || filed.has(triggerKey)) continue;
     const fp = t.newestOpen?.dupFingerprint;
     const no = fp === undefined ? undefined : rejected.get(fp);
     if (no) {
       // A human said no: count its recurrences silently, escalate once past the threshold.
-      const opens = dupStats(facts.ledger, fp!).opens;
+      const opens = facts.ledger.dupStats(fp!).opens;
       if (opens < o.recurrenceThreshold) continue;
       out.push(gap(triggerKey, opens, `closed unmerged in #${no.number} (${no.url}) but has recurred ${opens} times — reconsider?`, o));
       continue;
@@ -300,7 +300,7 @@ async function planEntryPrs(
   for (const e of facts.entries) {
     if (e.status !== 'active') continue;
     const kind = e.type === 'Incident' ? 'incident' : 'runbook';
-    const tr = trackRecord(facts.ledger, e.id, kind, facts.now, facts.resolveWindowMs);
+    const tr = facts.ledger.trackRecord(e.id, kind, facts.now);
     const observations = kind === 'incident' ? tr.resolved + tr.failed + tr.up + tr.effectiveDown : tr.up + tr.effectiveDown;
     if (o.retirement && !tr.withheld && tr.factor < o.outcomeFloor && observations >= o.minObservations && !noRetire.has(e.id)) {
       const text = await facts.readEntry!(e.id);

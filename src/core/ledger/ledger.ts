@@ -7,34 +7,22 @@
  * (`appendLog`, one transaction per batch), never from a process's memory: two writers can
  * never be handed the same seq, and a failed write leaves nothing behind.
  */
-import type { AnswerKind } from '../types.js';
 import type { LedgerEvent } from '../ledger-events.js';
 import { StaleFenceError, type Fence, type KeyValueStore } from '../../ports/store.js';
 import type { Logger } from '../../ports/logger.js';
 import { silentLogger } from '../../ports/logger.js';
 import { RepriseError } from '../errors.js';
 import { ledgerEventProblem } from './ledger-event-problem.js';
-import { eventKey, LEDGER_LOG, readHead, replayInto, SNAPSHOT_KEY, type CorruptRecord } from './ledger-records.js';
+import { eventKey, LEDGER_LOG, readHead, readLedgerRecords, replayInto, SNAPSHOT_KEY, type CorruptRecord } from './ledger-records.js';
+import { LedgerReader } from './ledger-reader.js';
 import { load, migrateAsWriter, type Loaded, type Snapshot } from './ledger-load.js';
 import { assertNoUnfinishedImport, checkStoreSchemaForReading, readStoreSchema } from './store-schema.js';
 
 export { eventKey, HEAD_KEY, LEDGER_LOG, readLedgerRecords, SNAPSHOT_KEY, type CorruptRecord, type LedgerRecord } from './ledger-records.js';
 export { snapshotState } from './ledger-load.js';
 import { DEFAULT_RESOLVE_WINDOW_MS, type AppendResult, type LedgerOptions, type LedgerTx, type TransactionOptions } from './ledger-options.js';
-import {
-  applyEvent,
-  assignOutboxSeqs,
-  createLedgerState,
-  dupStats,
-  entryStats,
-  occurrences,
-  openEpisodes,
-  recentEpisodes,
-  resolveChannelLive,
-  silenceState,
-  trackRecord,
-} from './ledger-state.js';
-import type { DupStats, EntryStats, EntryTrackRecord, Episode, LedgerLimits, LedgerState, Occurrences, SilenceState } from './ledger-state.js';
+import { applyEvent, assignOutboxSeqs, createLedgerState } from './ledger-state.js';
+import type { Episode, LedgerLimits, LedgerState } from './ledger-state.js';
 
 export { DEFAULT_RESOLVE_WINDOW_MS, type AppendResult, type LedgerOptions, type LedgerTx, type TransactionOptions } from './ledger-options.js';
 
@@ -54,6 +42,8 @@ export class Ledger {
   #lastWriteError: { at: string; message: string } | undefined;
   /** The store's schema still needs this writer to record or migrate it. */
   #schemaPending: boolean;
+  /** The one way to read the ledger (the read model stays private). */
+  readonly read: LedgerReader;
 
   private constructor(store: KeyValueStore, loaded: Loaded, opts: LedgerOptions, schemaPending: boolean) {
     this.#store = store;
@@ -65,6 +55,11 @@ export class Ledger {
     this.#snapshotEvery = opts.snapshotEvery ?? 1000;
     this.#log = opts.logger ?? silentLogger;
     this.#schemaPending = schemaPending;
+    this.read = new LedgerReader(() => this.#state, {
+      resolveWindowMs: opts.resolveWindowMs ?? DEFAULT_RESOLVE_WINDOW_MS,
+      records: (from, to) => readLedgerRecords(this.#store, from, to),
+      seq: () => this.#seq,
+    });
   }
 
   /**
@@ -119,11 +114,6 @@ export class Ledger {
   async eventAt(seq: number): Promise<LedgerEvent | undefined> {
     const v = await this.#store.get<unknown>(eventKey(seq));
     return ledgerEventProblem(v) === undefined ? (v as LedgerEvent) : undefined;
-  }
-
-  /** The live read model. Treat as read-only. */
-  get state(): LedgerState {
-    return this.#state;
   }
 
   /** Records skipped while loading (first few; `state.skipped` counts them all). */
@@ -369,36 +359,6 @@ export class Ledger {
     this.#closed = true;
     while (this.#pumping) await this.#pumping;
     await this.#snapshot();
-  }
-
-  entryStats(entry: string): EntryStats {
-    return entryStats(this.#state, entry);
-  }
-  /** The entry's track record at `now` (recalls conclude after the resolve window). */
-  trackRecord(entry: string, answerKind: AnswerKind, now: Date = new Date()): EntryTrackRecord {
-    return trackRecord(this.#state, entry, answerKind, now, this.resolveWindowMs);
-  }
-  occurrences(triggerKey: string): Occurrences {
-    return occurrences(this.#state, triggerKey);
-  }
-  resolveChannelLive(): boolean {
-    return resolveChannelLive(this.#state);
-  }
-  /** Time of the newest resolve, if any. */
-  lastResolveAt(): string | undefined {
-    return this.#state.lastResolveAt;
-  }
-  silenceState(triggerKey: string, now: Date): SilenceState {
-    return silenceState(this.#state, triggerKey, now);
-  }
-  openEpisodes(fingerprint: string): Episode[] {
-    return openEpisodes(this.#state, fingerprint);
-  }
-  recentEpisodes(triggerKey?: string): Episode[] {
-    return recentEpisodes(this.#state, triggerKey);
-  }
-  dupStats(dupFingerprint: string): DupStats {
-    return dupStats(this.#state, dupFingerprint);
   }
 }
 

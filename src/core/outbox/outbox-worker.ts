@@ -16,25 +16,19 @@ import type { DeliveryEnd, LoopObserver } from '../../ports/loop-observer.js';
 import { DeliveryError, type MessageRef } from '../chat/chat-types.js';
 import { patchCard, type CardPatch, type CardView, type DetailView, type ReplyView } from '../chat/thread-view.js';
 import type { LedgerEvent } from '../ledger-events.js';
-import type { OutboxItem } from '../ledger/ledger-types.js';
+import type { OutboxItem as OutboxRecord } from '../ledger/ledger-types.js';
+import type { LedgerTx } from '../ledger/ledger-options.js';
+import type { DeepReadonly, LedgerReader } from '../ledger/ledger-reader.js';
 
-/** What the worker needs from the ledger. */
+/** What the worker needs from the ledger: its reader, one event of the log by seq, and transactions. */
 export interface OutboxLedger {
-  /** Items still to deliver, in the order they were recorded (lazily: a pass stops early). */
-  pending(): Iterable<OutboxItem>;
-  /** How many items are pending. */
-  pendingCount(): number;
-  /** The thread root of an incident on a surface, once delivered. */
-  root(openId: string, transport: string): { channel: string; id: string } | undefined;
-  /** The incident's fingerprint (recorded with each delivery). */
-  fingerprint(openId: string): string | undefined;
-  /** A thread's card on a surface as it was posted, read from the log. */
-  card(openId: string, transport: string): Promise<CardView | undefined>;
-  /** The message an item carries, read from the log; undefined when it cannot be read. */
-  payload(item: OutboxItem): Promise<{ view: Record<string, unknown>; detail?: Record<string, unknown> } | undefined>;
-  /** Records delivery results durably. */
-  record(events: LedgerEvent[]): Promise<void>;
+  read: Pick<LedgerReader, 'pendingOutbox' | 'pendingOutboxCount' | 'thread' | 'cardSeq'>;
+  /** One event of the log (what an outbox item carries is read when it is sent). */
+  eventAt(seq: number): Promise<LedgerEvent | undefined>;
+  transaction(fn: (tx: Pick<LedgerTx, 'record'>) => Promise<void>): Promise<unknown>;
 }
+
+type OutboxItem = DeepReadonly<OutboxRecord>;
 
 export interface OutboxOptions {
   /** Lanes delivering at once. */
@@ -140,10 +134,10 @@ export class OutboxWorker {
 
   /** Undelivered items and how their retries stand (status, readiness detail, metrics). */
   status(): { pending: number; retrying: number; oldestAt?: string } {
-    const pending = this.#ledger.pendingCount();
+    const pending = this.#ledger.read.pendingOutboxCount();
     if (pending === 0) return { pending: 0, retrying: 0 };
     let oldestAt: string | undefined;
-    for (const i of this.#ledger.pending()) {
+    for (const i of this.#ledger.read.pendingOutbox()) {
       oldestAt = i.at;
       break;
     }
@@ -161,7 +155,7 @@ export class OutboxWorker {
     const given: LedgerEvent[] = [];
     const gaveUp: DeliveryEnd[] = [];
     const ready: Array<{ item: OutboxItem; lane: string }> = [];
-    for (const item of this.#ledger.pending()) {
+    for (const item of this.#ledger.read.pendingOutbox()) {
       // Recorded by a transaction that has not committed yet: its turn comes after the commit.
       if (item.seq === undefined) continue;
       const lane = laneOf(item);
@@ -185,7 +179,7 @@ export class OutboxWorker {
         nextWake = Math.min(nextWake, attempt.nextAt);
         continue;
       }
-      if (item.op !== 'post' && this.#ledger.root(item.openId!, item.transport) === undefined) {
+      if (item.op !== 'post' && this.#root(item.openId!, item.transport) === undefined) {
         // Its thread's root is neither delivered nor pending on this lane: it never will be.
         given.push({ type: 'outbox_failed', id: item.id, reason: `its thread was never delivered on ${item.transport}`, at: new Date(now).toISOString() });
         gaveUp.push({ transport: item.transport, op: item.op, outcome: 'failed', reason: 'orphaned' });
@@ -208,7 +202,7 @@ export class OutboxWorker {
     }
     if (given.length > 0) {
       for (const g of given) this.#log.warn({ outboxId: (g as { id: string }).id, reason: (g as { reason: string }).reason }, 'outbox item given up');
-      const recorded = await this.#ledger.record(given).then(
+      const recorded = await this.#record(given).then(
         () => true,
         (err: unknown) => (this.#log.error({ err }, 'recording given-up outbox items failed; they stay pending'), false),
       );
@@ -236,7 +230,7 @@ export class OutboxWorker {
       if (!transport) throw new DeliveryError(`transport ${item.transport} is not configured in this process`, { retryable: false });
       const ref = await this.#send(transport, item);
       this.#attempts.delete(item.id);
-      const fingerprint = this.#ledger.fingerprint(item.openId!) ?? 'unknown';
+      const fingerprint = this.#ledger.read.thread(item.openId!)?.fingerprint ?? 'unknown';
       ended = { transport: item.transport, op: item.op, outcome: 'delivered' };
       events = ref
         ? [
@@ -308,7 +302,7 @@ export class OutboxWorker {
       while (this.#results.length > 0) {
         const batch = this.#results.splice(0);
         try {
-          await this.#ledger.record(batch.flatMap((b) => b.events));
+          await this.#record(batch.flatMap((b) => b.events));
         } catch (err) {
           this.#log.error({ err, events: batch.length }, 'recording delivery results failed; the items stay pending and will be retried');
         }
@@ -320,9 +314,29 @@ export class OutboxWorker {
     return this.#flushing;
   }
 
+  /** Records delivery results durably, in one transaction. */
+  async #record(events: readonly LedgerEvent[]): Promise<void> {
+    await this.#ledger.transaction(async (tx) => {
+      for (const e of events) tx.record(e);
+    });
+  }
+
+  /** The thread root of an incident on a surface, once delivered. */
+  #root(openId: string, transport: string): { channel: string; id: string } | undefined {
+    return this.#ledger.read.thread(openId)?.roots[transport];
+  }
+
+  /** The message an item carries, read from the log; undefined when it cannot be read. */
+  async #payload(item: OutboxItem): Promise<{ view: Record<string, unknown>; detail?: Record<string, unknown> } | undefined> {
+    if (item.seq === undefined) return undefined;
+    const e = await this.#ledger.eventAt(item.seq);
+    if (e?.type !== 'outbox' || e.id !== item.id) return undefined;
+    return e.detail ? { view: e.view, detail: e.detail } : { view: e.view };
+  }
+
   async #send(transport: ChatTransport, item: OutboxItem): Promise<MessageRef | undefined> {
     const opts = { idempotencyKey: item.id };
-    const payload = await this.#ledger.payload(item);
+    const payload = await this.#payload(item);
     if (!payload) throw new DeliveryError(`the message of outbox item ${item.id} cannot be read from the ledger`, { retryable: false });
     if (item.op === 'post') {
       return transport.post(
@@ -332,16 +346,25 @@ export class OutboxWorker {
         opts,
       );
     }
-    const root = this.#ledger.root(item.openId!, item.transport)!;
+    const root = this.#root(item.openId!, item.transport)!;
     const ref: MessageRef = { transport: item.transport, channel: root.channel, id: root.id };
     if (item.op === 'reply') return transport.reply(ref, payload.view as unknown as ReplyView, opts);
     let card = payload.view as unknown as CardView | CardPatch;
     if (card.kind === 'card_patch') {
-      const base = await this.#ledger.card(item.openId!, item.transport);
+      const base = await cardAsItStands(this.#ledger, item.openId!, item.transport);
       if (!base) throw new DeliveryError(`the card of thread ${item.openId} on ${item.transport} cannot be read from the ledger`, { retryable: false });
       card = patchCard(base, card);
     }
     await transport.update(ref, card, opts);
     return undefined;
   }
+}
+
+/** A thread's card on a surface as it stands: the posted one (read from the log) with every change recorded since. */
+export async function cardAsItStands(ledger: Pick<OutboxLedger, 'read' | 'eventAt'>, openId: string, transport: string): Promise<CardView | undefined> {
+  const seq = ledger.read.cardSeq(openId, transport);
+  const e = seq === undefined ? undefined : await ledger.eventAt(seq);
+  if (e?.type !== 'outbox' || e.view['kind'] !== 'card') return undefined;
+  const changes = ledger.read.thread(openId)?.cardPatches?.[transport];
+  return changes ? patchCard(e.view as unknown as CardView, { ...(changes as Omit<CardPatch, 'kind'>), kind: 'card_patch' }) : (e.view as unknown as CardView);
 }

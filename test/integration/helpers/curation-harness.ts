@@ -13,7 +13,6 @@ import { GitHubForge } from '../../../src/adapters/github/github-forge.js';
 import { createStore } from '../../../src/adapters/keyv/keyv-store.js';
 import { loadSnapshot } from '../../../src/cli/catalog-context.js';
 import { InvestigationJobs, type InvestigationEngine } from '../../../src/core/bot/investigation-jobs.js';
-import { ledgerForBot, ledgerForOutbox } from '../../../src/core/bot/ledger-for-bot.js';
 import { RepriseBot } from '../../../src/core/bot/reprise-bot.js';
 import { Routing } from '../../../src/core/bot/routing.js';
 import { CurationWorker, type CurationOptions } from '../../../src/core/curate/curation-worker.js';
@@ -21,7 +20,6 @@ import type { Finding, ModelFinding } from '../../../src/core/investigate/findin
 import { emptyTally } from '../../../src/core/investigate/model-call.js';
 import type { InvestigationResult } from '../../../src/core/investigate/investigation-types.js';
 import { eventKey, Ledger } from '../../../src/core/ledger/ledger.js';
-import { pendingCurate } from '../../../src/core/ledger/ledger-state.js';
 import type { LedgerEvent } from '../../../src/core/ledger-events.js';
 import { OutboxWorker } from '../../../src/core/outbox/outbox-worker.js';
 import type { CatalogSnapshot } from '../../../src/core/recall/catalog-snapshot.js';
@@ -151,10 +149,10 @@ export async function curationHarness(
   const ledger = await Ledger.open(store);
   const transport = new RecordingTransport({});
   const transports = new Map([[transport.name, transport]]);
-  const outbox = new OutboxWorker({ ledger: ledgerForOutbox(ledger), transports, clock, logger, options: { baseDelayMs: 1000, maxDelayMs: 60_000 } });
-  const botLedger = ledgerForBot(ledger);
+  const outbox = new OutboxWorker({ ledger: ledger, transports, clock, logger, options: { baseDelayMs: 1000, maxDelayMs: 60_000 } });
+  const botLedger = ledger;
   const worker = new CurationWorker({
-    ledger: { pending: () => pendingCurate(ledger.state), thread: (id) => botLedger.thread(id), transaction: (fn) => botLedger.transaction(fn) },
+    ledger,
     forge,
     drafts,
     catalog: () => catalog!,
@@ -241,7 +239,7 @@ export async function curationHarness(
       for (let s = 1; s <= ledger.seq; s++) out.push((await store.get<LedgerEvent>(eventKey(s)))!);
       return out;
     },
-    pending: () => pendingCurate(ledger.state).length,
+    pending: () => ledger.read.pendingCurate().length,
     settle,
     close: async () => {
       await jobs.stop();

@@ -103,7 +103,7 @@ describe('"silence in Alertmanager too"', () => {
     });
     await h.bot.idle();
     await h.settle();
-    expect(h.ledger.silenceState(firing('fp-1').triggerKey, h.clock.now()).active).toBe(true);
+    expect(h.ledger.read.silence(firing('fp-1').triggerKey, h.clock.now()).active).toBe(true);
     expect(calls).toEqual([
       {
         fingerprint: 'fp-1',
@@ -237,6 +237,8 @@ describe('reconciling threads with Alertmanager', () => {
       state: 'firing' as const,
       transports: [],
       roots: {},
+      cardSeqs: {},
+      messageKeys: [],
       notes: 0,
       source: 'alertmanager',
       openedAt: '2026-01-01T00:00:05.000Z',
@@ -253,6 +255,8 @@ describe('reconciling threads with Alertmanager', () => {
       state: 'firing' as const,
       transports: [],
       roots: {},
+      cardSeqs: {},
+      messageKeys: [],
       notes: 0,
       source: 'alertmanager',
       openedAt: '2026-01-01T00:00:05.000Z',

@@ -57,17 +57,17 @@ describe('votes from chat', () => {
     const { bot, transport, ledger, root, detailRef, settle } = await withThread();
     await transport.sink!(reaction(root, '-1', 'ev-1'));
     await transport.sink!(reaction(root, '-1', 'ev-1')); // Slack retried the same event
-    expect(ledger.entryStats(oom.id)).toMatchObject({ down: 1 });
+    expect(ledger.read.entryStats(oom.id)).toMatchObject({ down: 1 });
     // 👍 from someone else, on the analysis in the thread: also a message the bot sent.
     await transport.sink!(reaction(detailRef, '+1', 'ev-2', 'U2'));
-    expect(ledger.entryStats(oom.id)).toMatchObject({ down: 1, up: 1 });
+    expect(ledger.read.entryStats(oom.id)).toMatchObject({ down: 1, up: 1 });
     // Removing a reaction clears that user's vote.
     await transport.sink!(reaction(root, '-1', 'ev-3', 'U1', true));
-    expect(ledger.entryStats(oom.id)).toMatchObject({ down: 0, up: 1 });
+    expect(ledger.read.entryStats(oom.id)).toMatchObject({ down: 0, up: 1 });
     // Other emoji mean nothing.
     await transport.sink!(reaction(root, 'eyes', 'ev-4'));
     await settle();
-    expect(ledger.state.triggers[TK]?.votes).toEqual({ 'rec:U2': expect.objectContaining({ vote: 'up', entry: oom.id }) });
+    expect(ledger.read.votes(TK)).toEqual({ 'rec:U2': expect.objectContaining({ vote: 'up', entry: oom.id }) });
     void bot;
   });
 
@@ -77,7 +77,7 @@ describe('votes from chat', () => {
     await transport.sink!(reaction({ ...root, id: 'someone-elses-message' }, '-1', 'ev-x'));
     await transport.sink!(reaction(root, '-1', 'ev-y', 'U-stranger'));
     expect(ledger.seq).toBe(seq);
-    expect(ledger.entryStats(oom.id)).toMatchObject({ up: 0, down: 0 });
+    expect(ledger.read.entryStats(oom.id)).toMatchObject({ up: 0, down: 0 });
   });
 
   it('records a button click once, however often it is clicked, and answers the clicker privately', async () => {
@@ -94,7 +94,7 @@ describe('votes from chat', () => {
     };
     await transport.sink!(click);
     await transport.sink!(click); // a double click delivers the same action id
-    expect(ledger.entryStats(oom.id)).toMatchObject({ up: 1 });
+    expect(ledger.read.entryStats(oom.id)).toMatchObject({ up: 1 });
     expect(transport.ephemerals.map((e) => (e.view as EphemeralView).title)).toEqual(['Thanks', 'Already recorded']);
     expect(transport.ephemerals[0]!.to).toEqual(respond);
   });
@@ -115,7 +115,7 @@ describe('silences from chat', () => {
       respond,
     });
     await settle();
-    expect(ledger.silenceState(TK, clock.now())).toMatchObject({ active: true, silence: { user: 'rec:U1', until: '2026-01-01T04:00:00.000Z' } });
+    expect(ledger.read.silence(TK, clock.now())).toMatchObject({ active: true, silence: { user: 'rec:U1', until: '2026-01-01T04:00:00.000Z' } });
     expect(transport.updates.map((u) => [(u.view as CardView).state, (u.view as CardView).stateNote])).toEqual([
       ['silenced', 'silenced by @ann until 04:00 UTC'],
     ]);
@@ -127,13 +127,13 @@ describe('silences from chat', () => {
     await settle();
     expect(transport.posts).toHaveLength(1);
     expect(ledger.seq).toBe(seq + 1);
-    expect(ledger.state.noiseCounts['drop:silence']).toBe(1);
+    expect(ledger.read.noiseCounts()['drop:silence']).toBe(1);
   });
 
   it('a 🔕 reaction silences for 4 h; "@reprise silence: 24h" in the thread for longer; a bad duration is refused with a reason', async () => {
     const { transport, ledger, root, clock, settle } = await withThread();
     await transport.sink!(reaction(root, 'no_bell', 'r-1'));
-    expect(ledger.silenceState(TK, clock.now()).silence?.until).toBe('2026-01-01T04:00:00.000Z');
+    expect(ledger.read.silence(TK, clock.now()).silence?.until).toBe('2026-01-01T04:00:00.000Z');
     await transport.sink!({
       type: 'message',
       eventId: 'm-1',
@@ -144,7 +144,7 @@ describe('silences from chat', () => {
       text: 'silence: 24h',
       addressed: true,
     });
-    expect(ledger.silenceState(TK, clock.now()).silence?.until).toBe('2026-01-02T00:00:00.000Z');
+    expect(ledger.read.silence(TK, clock.now()).silence?.until).toBe('2026-01-02T00:00:00.000Z');
     await settle();
     const seq = ledger.seq;
     await transport.sink!({ type: 'action', eventId: 'sel-2', transport: 'rec', user: user('U1'), action: 'silence', value: '90d', target: root, respond });
@@ -244,7 +244,7 @@ describe('commands', () => {
     await transport.sink!(command('silence 1h'));
     expect((transport.ephemerals.at(-1)!.view as EphemeralView).body[0]!.join('')).toMatch(/inside an incident thread/);
     await transport.sink!(command('silence 1h', root));
-    expect(ledger.silenceState(TK, clock.now()).active).toBe(true);
+    expect(ledger.read.silence(TK, clock.now()).active).toBe(true);
     expect((transport.ephemerals.at(-1)!.view as EphemeralView).title).toBe('Silenced');
   });
 });

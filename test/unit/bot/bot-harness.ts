@@ -2,7 +2,6 @@ import { createStore } from '../../../src/adapters/keyv/keyv-store.js';
 import type { Actor } from '../../../src/core/bot/bot-event.js';
 import type { AlertmanagerSilencer, InvestigationJobsPort, NoteLimits } from '../../../src/core/bot/bot-context.js';
 import type { NoiseOptions } from '../../../src/core/bot/noise-control.js';
-import { ledgerForBot, ledgerForOutbox } from '../../../src/core/bot/ledger-for-bot.js';
 import { RepriseBot } from '../../../src/core/bot/reprise-bot.js';
 import { Routing, type MentionRule, type RouteRule } from '../../../src/core/bot/routing.js';
 import type { TriggerPolicy } from '../../../src/core/bot/trigger-policy.js';
@@ -55,7 +54,7 @@ export async function botHarness(o: HarnessOptions) {
   const warnings: unknown[] = [];
   const logger = recordingLogger(errors, warnings);
   const outbox = new OutboxWorker({
-    ledger: ledgerForOutbox(ledger),
+    ledger: ledger,
     transports: byName,
     clock,
     logger,
@@ -65,7 +64,7 @@ export async function botHarness(o: HarnessOptions) {
   outbox.start();
   const bot = new RepriseBot({
     catalog: () => o.snapshot,
-    ledger: ledgerForBot(ledger),
+    ledger: ledger,
     clock,
     logger,
     recall: recallOpts(),

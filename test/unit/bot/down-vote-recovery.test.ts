@@ -8,7 +8,6 @@ import { describe, expect, it } from 'vitest';
 import { confirmation } from '../../../src/core/bot/finding-knowledge.js';
 import { InvestigationJobs, type InvestigationEngine } from '../../../src/core/bot/investigation-jobs.js';
 import { dupFingerprint } from '../../../src/core/bot/dup-fingerprint.js';
-import { ledgerForBot } from '../../../src/core/bot/ledger-for-bot.js';
 import type { Finding } from '../../../src/core/investigate/finding.js';
 import type { InvestigationRequest, InvestigationResult } from '../../../src/core/investigate/investigation-types.js';
 import { emptyTally } from '../../../src/core/investigate/model-call.js';
@@ -98,7 +97,7 @@ describe('👎 recovery', () => {
     await h.ledger.append({ type: 'feedback', triggerKey: incident.triggerKey, user: 'bob', vote: 'down', at });
     const jobs = new InvestigationJobs({
       engine,
-      ledger: ledgerForBot(h.ledger),
+      ledger: h.ledger,
       clock: h.clock,
       logger: recordingLogger([]),
       options: { investigateAfterMs: 0, outcomeFloor: 0.5 },
@@ -110,13 +109,13 @@ describe('👎 recovery', () => {
     };
     await fire(1);
     expect(runs.at(-1)!.recall).toBeUndefined();
-    expect(h.ledger.entryStats(entry.id)).toMatchObject({ down: 1, confirmations: 1, effectiveDown: 1 });
+    expect(h.ledger.read.entryStats(entry.id)).toMatchObject({ down: 1, confirmations: 1, effectiveDown: 1 });
     await fire(2);
     expect(runs.at(-1)!.recall).toBeUndefined();
-    expect(h.ledger.entryStats(entry.id)).toMatchObject({ down: 1, confirmations: 2, effectiveDown: 0 });
+    expect(h.ledger.read.entryStats(entry.id)).toMatchObject({ down: 1, confirmations: 2, effectiveDown: 0 });
     // The 👎 no longer holds the entry back: the model's match is recalled (confirm → verify).
     await fire(3);
     expect(runs.at(-1)!.recall?.entry.id).toBe(entry.id);
-    expect(h.ledger.entryStats(entry.id).confirmations).toBe(2);
+    expect(h.ledger.read.entryStats(entry.id).confirmations).toBe(2);
   });
 });

@@ -6,7 +6,6 @@
 import { describe, expect, it } from 'vitest';
 import type { InvestigationJobsPort } from '../../../src/core/bot/bot-context.js';
 import { InvestigationJobs, type InvestigationEngine } from '../../../src/core/bot/investigation-jobs.js';
-import { ledgerForBot } from '../../../src/core/bot/ledger-for-bot.js';
 import type { NoticeView } from '../../../src/core/chat/thread-view.js';
 import type { InvestigationRequest, InvestigationResult } from '../../../src/core/investigate/investigation-types.js';
 import { emptyTally } from '../../../src/core/investigate/model-call.js';
@@ -51,7 +50,7 @@ describe('rate limit on investigation starts', () => {
     const h = await botHarness({ snapshot: fixedSnapshot([], {}), jobs: port, observer });
     ref.jobs = new InvestigationJobs({
       engine,
-      ledger: ledgerForBot(h.ledger),
+      ledger: h.ledger,
       clock: h.clock,
       logger: recordingLogger([]),
       options: { investigateAfterMs: 0, outcomeFloor: 0.5, maxPerHour: 2 },
@@ -82,7 +81,7 @@ describe('rate limit on investigation starts', () => {
     const restarted = (): InvestigationJobs =>
       new InvestigationJobs({
         engine,
-        ledger: ledgerForBot(h.ledger),
+        ledger: h.ledger,
         clock: h.clock,
         logger: recordingLogger([]),
         options: { investigateAfterMs: 0, outcomeFloor: 0.5, maxPerHour: 2 },

@@ -8,13 +8,12 @@ import { describe, expect, it } from 'vitest';
 import { createStore } from '../../../src/adapters/keyv/keyv-store.js';
 import type { InvestigationJobsPort } from '../../../src/core/bot/bot-context.js';
 import { InvestigationJobs, type InvestigationEngine, type JobsOptions } from '../../../src/core/bot/investigation-jobs.js';
-import { ledgerForBot } from '../../../src/core/bot/ledger-for-bot.js';
 import type { CoalesceOptions } from '../../../src/core/bot/noise-control.js';
 import type { NoticeView } from '../../../src/core/chat/thread-view.js';
 import type { InvestigationRequest, InvestigationResult } from '../../../src/core/investigate/investigation-types.js';
 import { emptyTally } from '../../../src/core/investigate/model-call.js';
 import type { FindingEvent, LedgerEvent } from '../../../src/core/ledger-events.js';
-import { pendingInvestigations, replayEvents, restoreLedgerState } from '../../../src/core/ledger/ledger-state.js';
+import { pendingInvestigations, replayEvents } from '../../../src/core/ledger/ledger-state.js';
 import type { Incident } from '../../../src/core/types.js';
 import { ManualClock } from '../../../src/ports/clock.js';
 import type { InvestigationEnd } from '../../../src/ports/loop-observer.js';
@@ -111,7 +110,7 @@ async function boot(
   const observer = { investigationEnded: (e: InvestigationEnd) => void ends.push(`${e.status}/${e.reason}`), recallDecided: () => {} };
   const jobs = new InvestigationJobs({
     engine,
-    ledger: ledgerForBot(h.ledger),
+    ledger: h.ledger,
     clock,
     logger: infoLogger(infos),
     options: { investigateAfterMs: MIN, outcomeFloor: 0.5, ...options },
@@ -293,10 +292,10 @@ describe('resuming investigations after a restart', () => {
     const events = await first.events();
     const replayed = replayEvents(events);
     expect(pendingInvestigations(replayed).map((p) => p.fingerprint)).toEqual(['a', 'b']);
-    expect(pendingInvestigations(restoreLedgerState(JSON.parse(JSON.stringify(first.ledger.state)))!)).toEqual(pendingInvestigations(replayed));
+    expect(first.ledger.read.pendingInvestigations()).toEqual(pendingInvestigations(replayed));
     // An open recorded without a model has nothing to resume.
     const plain = await botHarness({ snapshot: fixedSnapshot([], {}) });
     await plain.bot.handle([crit('c')]);
-    expect(pendingInvestigations(plain.ledger.state)).toEqual([]);
+    expect(plain.ledger.read.pendingInvestigations()).toEqual([]);
   });
 });

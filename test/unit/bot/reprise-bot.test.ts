@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { ledgerForBot } from '../../../src/core/bot/ledger-for-bot.js';
 import { RepriseBot, type BotOutcome } from '../../../src/core/bot/reprise-bot.js';
 import { Routing } from '../../../src/core/bot/routing.js';
 import type { CardView, NoticeView } from '../../../src/core/chat/thread-view.js';
@@ -77,14 +76,14 @@ describe('RepriseBot: firing and resolve', () => {
       expect.objectContaining({ openId: open.id, transport: 'rec', messageRef: 't-1', channel: '#rec', root: true }),
       expect.objectContaining({ openId: open.id, transport: 'rec', root: false }),
     ]);
-    expect(ledger.occurrences(TK).newestOpen?.threadId).toBe('t-1');
+    expect(ledger.read.occurrences(TK).newestOpen?.threadId).toBe('t-1');
   });
 
   it('shows nothing it could not record: an unwritable store means no message, and an error', async () => {
     const { ledger, transport, outbox } = await setup();
     const failing = new RepriseBot({
       catalog: () => snapshot,
-      ledger: { ...ledgerForBot(ledger), transaction: async () => Promise.reject(new Error('SQLITE_READONLY: attempt to write a readonly database')) },
+      ledger: { read: ledger.read, transaction: async () => Promise.reject(new Error('SQLITE_READONLY: attempt to write a readonly database')) },
       clock: new ManualClock('2026-01-01T00:00:00Z'),
       logger: recordingLogger([]),
       recall: recallOpts(),
@@ -118,7 +117,7 @@ describe('RepriseBot: firing and resolve', () => {
       controlsId: (transport.posts[0]!.view as CardView).controlsId,
     });
     expect(transport.replies.map((r) => notice(r.view)).filter(Boolean)).toEqual(['✅ resolved after 33 min']);
-    expect(ledger.entryStats(oom.id)).toMatchObject({ recalls: 1, resolved: 1 });
+    expect(ledger.read.entryStats(oom.id)).toMatchObject({ recalls: 1, resolved: 1 });
   });
 
   it("uses the alert's endsAt when the resolve carries one, the ledger clock otherwise", async () => {
@@ -148,7 +147,7 @@ describe('RepriseBot: firing and resolve', () => {
     expect((await bot.handle([noStart()]))[0]).toMatchObject({ status: 'dropped', reason: 're-notification of an open firing' });
     await settle();
     expect(transport.posts).toHaveLength(1);
-    expect(ledger.occurrences(TK).count).toBe(1);
+    expect(ledger.read.occurrences(TK).count).toBe(1);
   });
 
   it('buffers a resolve that arrives before its open, then marks the new thread resolved at once', async () => {
@@ -159,8 +158,8 @@ describe('RepriseBot: firing and resolve', () => {
     clock.advance(MIN);
     await bot.handle([firing()]);
     await settle();
-    expect(ledger.openEpisodes('fp-checkout')).toHaveLength(0);
-    expect(ledger.recentEpisodes(TK)[0]).toMatchObject({ fingerprint: 'fp-checkout', threadId: 't-1', resolvedAt: '2026-01-01T00:00:00.000Z' });
+    expect(ledger.read.openEpisodes('fp-checkout')).toHaveLength(0);
+    expect(ledger.read.recentEpisodes(TK)[0]).toMatchObject({ fingerprint: 'fp-checkout', threadId: 't-1', resolvedAt: '2026-01-01T00:00:00.000Z' });
     expect(transport.updates.map((u) => (u.view as CardView).state)).toEqual(['resolved']);
     expect(transport.replies.map((r) => notice(r.view)).filter(Boolean)).toEqual([expect.stringMatching(/^✅ resolved after/)]);
   });
@@ -208,8 +207,8 @@ describe('RepriseBot: silence', () => {
     expect(transport.posts).toHaveLength(1);
     // Only the suppression is recorded (with its reason): no open, no message.
     expect(ledger.seq).toBe(seq + 1);
-    expect(ledger.state.noiseCounts['drop:silence']).toBe(1);
-    expect(ledger.occurrences(TK).count).toBe(1);
+    expect(ledger.read.noiseCounts()['drop:silence']).toBe(1);
+    expect(ledger.read.occurrences(TK).count).toBe(1);
     // Once it lapses, the trigger posts again.
     clock.advance(51 * MIN);
     expect(status((await bot.handle([firing('fp-later')]))[0])).toBe('posted');
@@ -322,7 +321,7 @@ describe('RepriseBot: ordering', () => {
     const order = (await events()).filter((e) => e.type === 'open' || e.type === 'feedback' || e.type === 'resolve').map(label);
     expect(order).toEqual(['open:fp-0', 'open:fp-a', `feedback:${TK}`, 'open:fp-b', 'resolve:fp-a']);
     // The 👍 landed after fp-a's open, so it counts for the recalled entry.
-    expect(ledger.entryStats(oom.id)).toMatchObject({ recalls: 2, resolved: 1, up: 1 });
+    expect(ledger.read.entryStats(oom.id)).toMatchObject({ recalls: 2, resolved: 1, up: 1 });
   });
 
   it('keeps going after a handle call fails', async () => {
@@ -350,10 +349,10 @@ describe('RepriseBot: the track record over time', () => {
     expect(second).toMatchObject({ status: 'posted', answer: { kind: 'incident', entry: oom.id } });
     const confidence = (o: BotOutcome | undefined) => (o?.status === 'posted' ? o.answer?.confidence : undefined);
     expect(confidence(second)).toBe(confidence(first));
-    expect(ledger.trackRecord(oom.id, 'incident', clock.now())).toMatchObject({ recalls: 2, failed: 0, inFlight: 2, factor: 1 });
+    expect(ledger.read.trackRecord(oom.id, 'incident', clock.now())).toMatchObject({ recalls: 2, failed: 0, inFlight: 2, factor: 1 });
     // A day later neither resolved: both are failures now, and the track record says so.
     clock.advance(24 * 60 * MIN);
-    expect(ledger.trackRecord(oom.id, 'incident', clock.now())).toMatchObject({ failed: 2, inFlight: 0, rate: 1 / 4, factor: 1 / 3 });
+    expect(ledger.read.trackRecord(oom.id, 'incident', clock.now())).toMatchObject({ failed: 2, inFlight: 0, rate: 1 / 4, factor: 1 / 3 });
     const [third] = await bot.handle([firing('fp-pod-3', 'warning', 'checkout-api-7d9f8c6b5-npqrs')]);
     expect(third).toMatchObject({ status: 'posted', answer: null });
   });

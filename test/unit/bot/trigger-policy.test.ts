@@ -81,8 +81,8 @@ describe('RepriseBot with a trigger policy and Alertmanager re-notifications', (
     expect(transport.posts).toHaveLength(0);
     // Nothing opened; the drop itself is recorded with its reason.
     expect(ledger.seq).toBe(1);
-    expect(ledger.state.noiseCounts['drop:policy']).toBe(1);
-    expect(ledger.occurrences(inc().triggerKey).count).toBe(0);
+    expect(ledger.read.noiseCounts()['drop:policy']).toBe(1);
+    expect(ledger.read.occurrences(inc().triggerKey).count).toBe(0);
   });
 
   it('treats a re-sent firing with the same start as the same incident: one thread, one recall', async () => {
@@ -93,7 +93,7 @@ describe('RepriseBot with a trigger policy and Alertmanager re-notifications', (
     expect(again).toMatchObject({ status: 'dropped', reason: 're-notification of an open firing' });
     await settle();
     expect(transport.posts).toHaveLength(1);
-    expect(ledger.entryStats('incidents/checkout-api-oomkilled.md').recalls).toBe(1);
+    expect(ledger.read.entryStats('incidents/checkout-api-oomkilled.md').recalls).toBe(1);
   });
 
   it('opens a new incident when the same fingerprint fires with a new start (its resolve was lost)', async () => {

@@ -14,15 +14,17 @@ function listLedger(items: CurateItem[], opts: { throwOnce?: boolean } = {}) {
   let throwNext = opts.throwOnce ?? false;
   let reads = 0;
   const ledger: CurationLedger = {
-    pending: () => {
-      reads++;
-      if (throwNext) {
-        throwNext = false;
-        throw new Error('store read failed');
-      }
-      return items.filter((i) => !recorded.some((e) => e.type === 'curated' && e.id === i.id));
+    read: {
+      pendingCurate: () => {
+        reads++;
+        if (throwNext) {
+          throwNext = false;
+          throw new Error('store read failed');
+        }
+        return items.filter((i) => !recorded.some((e) => e.type === 'curated' && e.id === i.id));
+      },
+      thread: () => undefined,
     },
-    thread: () => undefined,
     transaction: async (fn) => {
       const tx: BotTx = { record: (e) => (recorded.push(e), {}) };
       const result = await fn(tx);

@@ -4,6 +4,7 @@
  * lists what it would do; `apply` acts; a second run does nothing; a forge error on one item
  * is skipped with a log line and the run goes on.
  */
+import { LedgerReader } from '../../../src/core/ledger/ledger-reader.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -95,7 +96,8 @@ function ledger() {
     verdict: 'action_suggested',
   });
   ev.push({ type: 'resolve', fingerprint: 'ok1', at: ago(4.9) } as LedgerEvent);
-  return replayEvents(ev);
+  const state = replayEvents(ev);
+  return new LedgerReader(() => state, { resolveWindowMs: DAY });
 }
 
 async function scenario() {
@@ -132,7 +134,6 @@ async function scenario() {
   const facts: SweepFacts = {
     now: NOW,
     ledger: ledger(),
-    resolveWindowMs: DAY,
     entries: [entry('incidents/bad.md', BAD), entry('incidents/good.md', GOOD)],
     readEntry: async (id) => (id === 'incidents/bad.md' ? BAD : id === 'incidents/good.md' ? GOOD : undefined),
   };

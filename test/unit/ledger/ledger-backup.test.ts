@@ -44,12 +44,14 @@ function aggregates(l: Ledger): unknown {
   const now = new Date('2026-08-01T00:00:00Z');
   return JSON.parse(
     JSON.stringify({
-      entries: Object.keys(l.state.entries)
+      entries: l.read
+        .entryIds()
         .sort()
-        .map((e) => [e, l.entryStats(e), l.trackRecord(e, 'incident', now)]),
-      triggers: Object.keys(l.state.triggers)
+        .map((e) => [e, l.read.entryStats(e), l.read.trackRecord(e, 'incident', now)]),
+      triggers: l.read
+        .triggerKeys()
         .sort()
-        .map((t) => [t, l.occurrences(t), l.silenceState(t, now)]),
+        .map((t) => [t, l.read.occurrences(t), l.read.silence(t, now)]),
     }),
   );
 }

@@ -4,9 +4,9 @@
  * (seen through `reprise serve` in test/integration/curation-e2e.test.ts). Replays and snapshots
  * keep the merged changes.
  */
+import { cardAsItStands } from '../../../src/core/outbox/outbox-worker.js';
 import { describe, expect, it } from 'vitest';
 import { createStore } from '../../../src/adapters/keyv/keyv-store.js';
-import { ledgerForOutbox } from '../../../src/core/bot/ledger-for-bot.js';
 import type { CardView } from '../../../src/core/chat/thread-view.js';
 import { Ledger } from '../../../src/core/ledger/ledger.js';
 import { replayEvents, restoreLedgerState } from '../../../src/core/ledger/ledger-state.js';
@@ -50,7 +50,7 @@ describe('card changes', () => {
     await ledger.transaction(async (tx) => {
       for (const e of events) tx.record(e);
     });
-    const now = await ledgerForOutbox(ledger).card('o1', 'console');
+    const now = await cardAsItStands(ledger, 'o1', 'console');
     expect(now).toMatchObject({
       kind: 'card',
       state: 'resolved',
@@ -61,14 +61,14 @@ describe('card changes', () => {
       mentions: [],
     });
     // Another surface has its own changes only.
-    const slack = await ledgerForOutbox(ledger).card('o1', 'slack');
+    const slack = await cardAsItStands(ledger, 'o1', 'slack');
     expect(slack).toMatchObject({ state: 'firing', stateNote: 'storm: 3 workloads', headline: card.headline, verdict: 'inconclusive' });
     expect(slack).not.toHaveProperty('curation');
     // A later change of one field wins; the others stay.
     await ledger.transaction(async (tx) => {
       tx.record(outbox('update', { kind: 'card_patch', state: 'firing', stateNote: 'firing again' }));
     });
-    expect(await ledgerForOutbox(ledger).card('o1', 'console')).toMatchObject({
+    expect(await cardAsItStands(ledger, 'o1', 'console')).toMatchObject({
       state: 'firing',
       stateNote: 'firing again',
       headline: finding.headline,
@@ -92,6 +92,6 @@ describe('card changes', () => {
       tx.record(open('f1', 0, { id: 'o1' }));
       tx.record(outbox('post', card as unknown as Record<string, unknown>));
     });
-    expect(await ledgerForOutbox(ledger).card('o1', 'console')).toEqual(card);
+    expect(await cardAsItStands(ledger, 'o1', 'console')).toEqual(card);
   });
 });

@@ -4,6 +4,7 @@
  * every write). Redis is skipped when redis-server is not installed — unless
  * REPRISE_REQUIRE_REDIS=1 (CI), where that fails instead.
  */
+import { stateDigest } from '../../../src/core/ledger/ledger-export-format.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -59,8 +60,6 @@ const backends: Backend[] = [
   },
 ];
 
-const json = (v: unknown): string => JSON.stringify(v);
-
 describe.each(backends)('ledger contract on $name', (b) => {
   let stores: KeyValueStore[];
   const store = (): KeyValueStore => {
@@ -91,11 +90,11 @@ describe.each(backends)('ledger contract on $name', (b) => {
     await ledger.append(vote(TK, 'bob', 'up', 6));
     for (const e of randomEvents(400, 21)) await ledger.append(e);
     expect(ledger.seq).toBe(403);
-    const before = json(ledger.state);
+    const before = ledger.read.digest();
     const again = await Ledger.open(store(), { snapshotEvery: 150 });
     expect(again.seq).toBe(403);
-    expect(json(again.state)).toBe(before);
-    expect(json(await Ledger.replayAll(store()))).toBe(before);
+    expect(again.read.digest()).toBe(before);
+    expect(stateDigest(await Ledger.replayAll(store()))).toBe(before);
   });
 
   it.skipIf(!b.available)('two writers on one store never reuse or overwrite a number', async () => {
@@ -130,8 +129,8 @@ describe.each(backends)('ledger contract on $name', (b) => {
     );
     expect(again.first).toBe(1);
     expect(ledger.seq).toBe(3);
-    expect(ledger.openEpisodes('f')).toHaveLength(0);
-    expect(json(ledger.state)).toBe(json(await Ledger.replayAll(store())));
+    expect(ledger.read.openEpisodes('f')).toHaveLength(0);
+    expect(ledger.read.digest()).toBe(stateDigest(await Ledger.replayAll(store())));
     // Straight at the port, too.
     const log = { headKey: 'h', prefix: 'r:', pad: 4 };
     expect(await s.appendLog(log, [{ n: 1 }], { id: 'x' })).toBe(1);
@@ -151,7 +150,7 @@ describe.each(backends)('ledger contract on $name', (b) => {
       }),
     ).rejects.toThrow(/decided badly/);
     expect(ledger.seq).toBe(1);
-    expect(ledger.openEpisodes('f')).toHaveLength(1);
+    expect(ledger.read.openEpisodes('f')).toHaveLength(1);
     expect((await Ledger.replayAll(store())).applied).toBe(1);
   });
 
@@ -179,9 +178,9 @@ describe.each(backends)('ledger contract on $name', (b) => {
     // Every other one is durable, each under its own seq, in call order.
     const firsts = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value.first] : []));
     expect(firsts).toEqual(Array.from({ length: 39 }, (_, i) => i + 1));
-    expect(ledger.openEpisodes('f17')).toHaveLength(0);
-    expect(ledger.openEpisodes('f18')).toHaveLength(1);
-    expect(json(ledger.state)).toBe(json(await Ledger.replayAll(store())));
+    expect(ledger.read.openEpisodes('f17')).toHaveLength(0);
+    expect(ledger.read.openEpisodes('f18')).toHaveLength(1);
+    expect(ledger.read.digest()).toBe(stateDigest(await Ledger.replayAll(store())));
     // Fewer store writes than transactions: the burst shared its commits.
     expect(appends).toBeLessThan(40);
   });
@@ -190,11 +189,11 @@ describe.each(backends)('ledger contract on $name', (b) => {
     const ledger = await Ledger.open(store(), { snapshotEvery: 50 });
     const events = randomEvents(180, 8);
     for (const e of events) await ledger.append(e);
-    const expected = json(ledger.state);
+    const expected = ledger.read.digest();
     await b.crash!();
     const reopened = await Ledger.open(store(), { snapshotEvery: 50 });
     expect(reopened.seq).toBe(180);
-    expect(json(reopened.state)).toBe(expected);
+    expect(reopened.read.digest()).toBe(expected);
     expect(await reopened.append(open('after-crash', 10_000))).toBe(181);
     expect(await store().get<{ seq: number }>(SNAPSHOT_KEY)).toMatchObject({ seq: 150 });
   });

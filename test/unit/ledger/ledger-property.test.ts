@@ -5,6 +5,7 @@
  * of order, and users changing (and clearing) their votes. Votes are also checked against a
  * naive recount, an oracle that shares no code with the ledger.
  */
+import { stateDigest } from '../../../src/core/ledger/ledger-export-format.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createStore } from '../../../src/adapters/keyv/keyv-store.js';
@@ -130,9 +131,9 @@ describe('incremental aggregates equal a full replay (property)', () => {
             });
           }
           const replayed = await Ledger.replayAll(store, LIMITS);
-          expect(JSON.stringify(ledger.state)).toBe(JSON.stringify(replayed));
+          expect(ledger.read.digest()).toBe(stateDigest(replayed));
           const reopened = await Ledger.open(store, { limits: LIMITS });
-          expect(JSON.stringify(reopened.state)).toBe(JSON.stringify(replayed));
+          expect(reopened.read.digest()).toBe(stateDigest(replayed));
           expect(JSON.stringify(replayed)).toBe(JSON.stringify(replayEvents(events, LIMITS)));
         },
       ),

@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { stateDigest } from '../../../src/core/ledger/ledger-export-format.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -25,8 +26,6 @@ afterEach(async () => {
   for (const s of stores) await s.close();
   rmSync(dir, { recursive: true, force: true });
 });
-
-const json = (v: unknown): string => JSON.stringify(v);
 
 /** A store whose writes can be made to fail, to check nothing half-written is acknowledged. */
 class FlakyStore implements KeyValueStore {
@@ -67,9 +66,9 @@ describe('Ledger', () => {
     const r = await ledger.record(resolve('f', 5));
     expect(r).toMatchObject({ seq: 2, closed: { threadId: 'th-1', resolvedAt: expect.any(String) } });
     await ledger.append(vote(TK, 'bob', 'up', 6));
-    expect(ledger.trackRecord(ENTRY, 'incident')).toMatchObject({ recalls: 1, resolved: 1, up: 1, rate: 3 / 4, factor: 1 });
-    expect(ledger.occurrences(TK).count).toBe(1);
-    expect(ledger.resolveChannelLive()).toBe(true);
+    expect(ledger.read.trackRecord(ENTRY, 'incident')).toMatchObject({ recalls: 1, resolved: 1, up: 1, rate: 3 / 4, factor: 1 });
+    expect(ledger.read.occurrences(TK).count).toBe(1);
+    expect(ledger.read.resolveChannelLive()).toBe(true);
   });
 
   it('never reuses a sequence number under concurrent appends', async () => {
@@ -84,7 +83,7 @@ describe('Ledger', () => {
     const events = randomEvents(400, 11);
     const first = await Ledger.open(sqlite(), { snapshotEvery: 150 });
     for (const e of events) await first.append(e);
-    const before = json(first.state);
+    const before = first.read.digest();
     await first.close();
     await expect(first.append(events[0]!)).rejects.toThrow(/closed/);
 
@@ -92,15 +91,15 @@ describe('Ledger', () => {
     expect(await store.get<{ seq: number }>(SNAPSHOT_KEY)).toMatchObject({ seq: 400 });
     const again = await Ledger.open(store, { snapshotEvery: 150 });
     expect(again.seq).toBe(400);
-    expect(json(again.state)).toBe(before);
-    expect(json(await Ledger.replayAll(store))).toBe(before);
+    expect(again.read.digest()).toBe(before);
+    expect(stateDigest(await Ledger.replayAll(store))).toBe(before);
   });
 
   it('replays the tail written after the last snapshot (crash without close)', async () => {
     const events = randomEvents(250, 5);
     const crashed = await Ledger.open(sqlite(), { snapshotEvery: 100 });
     for (const e of events) await crashed.append(e); // snapshots at 100 and 200, tail 201–250
-    const expected = json(crashed.state);
+    const expected = crashed.read.digest();
 
     const store = sqlite();
     expect(await store.get<{ seq: number }>(SNAPSHOT_KEY)).toMatchObject({ seq: 200 });
@@ -108,7 +107,7 @@ describe('Ledger', () => {
     await store.set(eventKey(1), { type: 'damaged' });
     const reopened = await Ledger.open(store);
     expect(reopened.seq).toBe(250);
-    expect(json(reopened.state)).toBe(expected);
+    expect(reopened.read.digest()).toBe(expected);
     expect((await Ledger.replayAll(store)).skipped).toBe(1);
   });
 
@@ -119,7 +118,7 @@ describe('Ledger', () => {
     await store.set(eventKey(2), resolve('f', 1)); // never acknowledged
     const reopened = await Ledger.open(store);
     expect(reopened.seq).toBe(1);
-    expect(reopened.openEpisodes('f')).toHaveLength(1);
+    expect(reopened.read.openEpisodes('f')).toHaveLength(1);
     expect(await reopened.append(vote(TK, 'bob', 'down', 2))).toBe(2);
     expect(await store.get(eventKey(2))).toMatchObject({ type: 'feedback' });
   });
@@ -140,10 +139,10 @@ describe('Ledger', () => {
     store.failKey = HEAD_KEY;
     await expect(ledger.append(resolve('f', 1))).rejects.toThrow(/disk full/);
     expect(ledger.seq).toBe(1);
-    expect(ledger.openEpisodes('f')).toHaveLength(1);
+    expect(ledger.read.openEpisodes('f')).toHaveLength(1);
     store.failKey = undefined;
     expect(await ledger.append(resolve('f', 2))).toBe(2);
-    expect(json((await Ledger.open(store)).state)).toBe(json(ledger.state));
+    expect((await Ledger.open(store)).read.digest()).toBe(ledger.read.digest());
   });
 
   it('keeps appending when a snapshot write fails', async () => {
@@ -153,7 +152,7 @@ describe('Ledger', () => {
     for (let i = 0; i < 5; i++) await ledger.append(open(`f${i}`, i));
     await ledger.close();
     expect(await store.get(SNAPSHOT_KEY)).toBeUndefined();
-    expect(json((await Ledger.open(store)).state)).toBe(json(ledger.state));
+    expect((await Ledger.open(store)).read.digest()).toBe(ledger.read.digest());
   });
 
   it('falls back to a full replay when the snapshot was made with other limits', async () => {
@@ -162,8 +161,7 @@ describe('Ledger', () => {
     for (const e of randomEvents(60, 2)) await a.append(e);
     await a.close();
     const b = await Ledger.open(store, { limits: { episodesPerTrigger: 5 } });
-    expect(json(b.state)).toBe(json(await Ledger.replayAll(store, { episodesPerTrigger: 5 })));
-    expect(b.state.limits.episodesPerTrigger).toBe(5);
+    expect(b.read.digest()).toBe(stateDigest(await Ledger.replayAll(store, { episodesPerTrigger: 5 })));
   });
 
   it('allocates seq in the store: two writers on one file never reuse or overwrite a number', async () => {
@@ -180,25 +178,25 @@ describe('Ledger', () => {
     seqs.forEach((seq, i) => expect(stored[seq - 1]).toEqual(events[i]));
     // A writer folds in the other's events when it sees the head move under it.
     expect(await a.append(vote(TK, 'zed', 'up', 999))).toBe(101);
-    expect(json(a.state)).toBe(json(await Ledger.replayAll(store)));
+    expect(a.read.digest()).toBe(stateDigest(await Ledger.replayAll(store)));
   });
 
   it('writes a transaction all or nothing, and rolls the read model back when the write fails', async () => {
     const store = new FlakyStore();
     const ledger = await Ledger.open(store);
     await ledger.append(open('f', 0));
-    const before = json(ledger.state);
+    const before = ledger.read.digest();
     store.failKey = 'ev:';
     await expect(
       ledger.transaction(async (tx) => {
         expect(tx.record(resolve('f', 1)).closed).toBeDefined();
         tx.record(open('g', 2));
         // Applied at once, so later decisions in the batch see it …
-        expect(ledger.openEpisodes('f')).toHaveLength(0);
+        expect(ledger.read.openEpisodes('f')).toHaveLength(0);
       }),
     ).rejects.toThrow(/disk full/);
     // … and gone again when the write failed.
-    expect(json(ledger.state)).toBe(before);
+    expect(ledger.read.digest()).toBe(before);
     expect(ledger.seq).toBe(1);
     expect(ledger.lastWriteError?.message).toMatch(/disk full/);
     store.failKey = undefined;
@@ -208,7 +206,7 @@ describe('Ledger', () => {
     });
     expect([first, count]).toEqual([2, 2]);
     expect(ledger.lastWriteError).toBeUndefined();
-    expect(json((await Ledger.open(store)).state)).toBe(json(ledger.state));
+    expect((await Ledger.open(store)).read.digest()).toBe(ledger.read.digest());
   });
 
   it('rolls back a transaction whose body throws, writing nothing', async () => {
@@ -221,7 +219,7 @@ describe('Ledger', () => {
       }),
     ).rejects.toThrow('decided badly');
     expect(ledger.seq).toBe(0);
-    expect(ledger.openEpisodes('f')).toEqual([]);
+    expect(ledger.read.openEpisodes('f')).toEqual([]);
     expect(await store.get(HEAD_KEY)).toBeUndefined();
   });
 
@@ -237,10 +235,10 @@ describe('Ledger', () => {
     db.close();
     const reopened = await Ledger.open(sqlite(), { snapshotEvery: 0 });
     expect(reopened.seq).toBe(5);
-    expect(reopened.state.skipped).toBe(1);
+    expect(reopened.read.skipped).toBe(1);
     expect(reopened.corruptRecords).toEqual([{ seq: 3, reason: expect.stringMatching(/ev:000000000003 cannot be decoded/) }]);
-    expect(reopened.openEpisodes('f4')).toHaveLength(1);
-    expect(reopened.openEpisodes('f2')).toHaveLength(0);
+    expect(reopened.read.openEpisodes('f4')).toHaveLength(1);
+    expect(reopened.read.openEpisodes('f2')).toHaveLength(0);
     // And the log stays appendable after the damaged record.
     expect(await reopened.append(open('f9', 9))).toBe(6);
   });
@@ -248,10 +246,10 @@ describe('Ledger', () => {
   it('attaches a delivered thread to its open, and a later resolve carries it', async () => {
     const ledger = await Ledger.open(sqlite());
     await ledger.append(open('f', 0, { id: 'open-1' }));
-    expect(ledger.openEpisodes('f')[0]?.threadId).toBeUndefined();
+    expect(ledger.read.openEpisodes('f')[0]?.threadId).toBeUndefined();
     await ledger.append({ type: 'delivered', openId: 'open-1', fingerprint: 'f', transport: 'console', messageRef: 'th-9', at: '2026-03-01T00:00:01.000Z' });
-    expect(ledger.openEpisodes('f')[0]?.threadId).toBe('th-9');
-    expect(ledger.occurrences(TK).newestOpen?.threadId).toBe('th-9');
+    expect(ledger.read.openEpisodes('f')[0]?.threadId).toBe('th-9');
+    expect(ledger.read.occurrences(TK).newestOpen?.threadId).toBe('th-9');
     expect(
       (await ledger.record({ type: 'resolve', fingerprint: 'f', endsAt: '2026-03-01T00:14:00.000Z', at: '2026-03-01T00:20:00.000Z' })).closed,
     ).toMatchObject({ threadId: 'th-9', endsAt: '2026-03-01T00:14:00.000Z' });

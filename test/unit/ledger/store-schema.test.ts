@@ -44,13 +44,15 @@ afterEach(async () => {
 /** Every per-entry aggregate and per-trigger occurrence a ledger answers. */
 function reads(l: Ledger): unknown {
   const now = new Date('2026-04-01T00:00:00Z');
-  const entries = Object.keys(l.state.entries)
+  const entries = l.read
+    .entryIds()
     .sort()
-    .map((e) => [e, l.entryStats(e), l.trackRecord(e, 'incident', now)]);
-  const triggers = Object.keys(l.state.triggers)
+    .map((e) => [e, l.read.entryStats(e), l.read.trackRecord(e, 'incident', now)]);
+  const triggers = l.read
+    .triggerKeys()
     .sort()
-    .map((t) => [t, l.occurrences(t), l.silenceState(t, now), l.recentEpisodes(t)]);
-  return JSON.parse(JSON.stringify({ seq: l.seq, entries, triggers, recent: l.recentEpisodes(), resolves: l.state.resolves }));
+    .map((t) => [t, l.read.occurrences(t), l.read.silence(t, now), l.read.recentEpisodes(t)]);
+  return JSON.parse(JSON.stringify({ seq: l.seq, entries, triggers, recent: l.read.recentEpisodes(), resolves: l.read.aggregates().resolves }));
 }
 
 describe("a store in today's format (written by the build before the schema version)", () => {

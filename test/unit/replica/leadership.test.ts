@@ -77,7 +77,7 @@ describe.skipIf(!HAS_REDIS)('leader election on Redis', () => {
     const b = await Ledger.open(sb, { fence: () => fenceB });
     await expect(a.append(resolve('f', 1))).rejects.toBeInstanceOf(StaleFenceError);
     expect(a.seq).toBe(1);
-    expect(a.openEpisodes('f')).toHaveLength(1); // rolled back: memory holds what the store does
+    expect(a.read.openEpisodes('f')).toHaveLength(1); // rolled back: memory holds what the store does
     expect(await b.append(resolve('f', 2))).toBe(2);
     // A follower (no token at all) cannot write either.
     fenceA = undefined;
