@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { marginGate, recall } from '../../../src/core/recall/recall.js';
+import { marginGate } from '../../../src/core/recall/margin-gate.js';
+import { recall } from '../../../src/core/recall/recall.js';
 import type { Entry, StructuralTier } from '../../../src/core/types.js';
 import { NOW, alert, fixedSnapshot, incidentEntry, noHistory, playbook, recallOpts, stepsOf } from './recall-fixtures.js';
 
