@@ -177,35 +177,29 @@ function says(a: string, w: string, names: ReadonlySet<string>): boolean {
   return w.length >= MIN_COMPOUND_PART && a.length > w.length && (a.startsWith(w) || a.endsWith(w)) && !names.has(a);
 }
 
-/** How much of a name's distinguishing words the alert says. */
-interface Said {
-  /** The words said anywhere. */
-  said: string[];
-  /** The words said next to a word that neighbours them in the name (`labels limit` for `LabelLimitHit`). */
-  inPhrase: string[];
+/** Whether the alert says `w` anywhere (see `says`). */
+function saidAnywhere(alert: AlertText, w: string, names: ReadonlySet<string>): boolean {
+  if (alert.words.has(w)) return true;
+  for (const a of alert.words) if (says(a, w, names)) return true;
+  return false;
 }
 
-/** Words of `name` (in order) from `distinct`, as the alert says them. */
-function sayings(alert: AlertText, name: readonly string[], distinct: readonly string[], names: ReadonlySet<string>): Said {
-  const said: string[] = [];
-  const inPhrase: string[] = [];
-  for (const w of distinct) {
-    if (![...alert.words].some((a) => says(a, w, names))) continue;
-    said.push(w);
-    const i = name.indexOf(w);
-    const neighbours = [name[i - 1], name[i + 1]].filter((n): n is string => n !== undefined);
-    const phrased = alert.runs.some((run) =>
-      run.some(
-        (a, j) =>
-          says(a, w, names) &&
-          run
-            .slice(Math.max(0, j - PHRASE_REACH), j + PHRASE_REACH + 1)
-            .some((b, k) => k !== Math.min(j, PHRASE_REACH) && neighbours.some((n) => sameWord(b, n))),
-      ),
-    );
-    if (phrased) inPhrase.push(w);
+/**
+ * Whether the alert says `w` next to a word that neighbours it in `name` (at most PHRASE_REACH
+ * words away): "labels limit" says `label` as `PrometheusLabelLimitHit` phrases it.
+ */
+function saidInPhrase(alert: AlertText, w: string, name: readonly string[], names: ReadonlySet<string>): boolean {
+  const i = name.indexOf(w);
+  const neighbours = [name[i - 1], name[i + 1]].filter((n): n is string => n !== undefined);
+  for (const run of alert.runs) {
+    for (let j = 0; j < run.length; j++) {
+      if (!says(run[j]!, w, names)) continue;
+      for (let k = Math.max(0, j - PHRASE_REACH); k <= Math.min(run.length - 1, j + PHRASE_REACH); k++) {
+        if (k !== j && neighbours.some((n) => sameWord(run[k]!, n))) return true;
+      }
+    }
   }
-  return { said, inPhrase };
+  return false;
 }
 
 /** The sibling rule's verdict on the leading candidate against one near-sibling. */
@@ -259,11 +253,17 @@ export function judgeSibling(
   const mass = (ws: readonly string[]): number => ws.reduce((a, w) => a + weight(w), 0);
   const share = (part: readonly string[], whole: readonly string[]): number => (whole.length === 0 ? 0 : mass(part) / mass(whole));
   const names = new Set([...diff.a, ...diff.b]);
-  const mine = sayings(alert, diff.a, diff.own, names);
-  const theirs = sayings(alert, diff.b, diff.rival, names);
+  const mine = { said: diff.own.filter((w) => saidAnywhere(alert, w, names)), inPhrase: [] as string[] };
+  const theirs = { said: diff.rival.filter((w) => saidAnywhere(alert, w, names)), inPhrase: [] as string[] };
   const m = share(mine.said, diff.own);
   const t = share(theirs.said, diff.rival);
-  const byPhrase = Math.abs(m - t) < 1e-9 && share(mine.inPhrase, diff.own) > share(theirs.inPhrase, diff.rival);
+  // Phrases only settle an equal share (the rarer case: they cost a pass over the alert's words).
+  const tie = Math.abs(m - t) < 1e-9 && mine.said.length > 0;
+  if (tie) {
+    mine.inPhrase = mine.said.filter((w) => saidInPhrase(alert, w, diff.a, names));
+    theirs.inPhrase = theirs.said.filter((w) => saidInPhrase(alert, w, diff.b, names));
+  }
+  const byPhrase = tie && share(mine.inPhrase, diff.own) > share(theirs.inPhrase, diff.rival);
   // A name contained in its sibling's (the generic check beside its variant) has no word of
   // its own to be said. It passes only when the alert is complete — it carries its rule's
   // expression, where a variant shows its own metric (`kube_resourcequota`) — and nothing in
@@ -283,7 +283,7 @@ export function judgeSibling(
   } else if (mine.said.length === 0 && theirs.said.length === 0) {
     reason = `${head}: the alert says neither ${quote(diff.own)} nor ${quote(diff.rival)}`;
   } else if (mine.said.length === 0) {
-    reason = `${head}: the alert says ${quote(theirs.said)}, which only ${rival.id} is named by, and none of ${quote(diff.own)}`;
+    reason = `${head}: the alert says ${quote(theirs.said)}, which only ${rival.id} is named by${diff.own.length > 0 ? `, and none of ${quote(diff.own)}` : ''}`;
   } else {
     reason = `${head}: the alert says ${quote(mine.said)} of ${quote(diff.own)} and ${quote(theirs.said)} of ${quote(diff.rival)}: it could be either`;
   }
