@@ -2,20 +2,20 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildFlexIndex } from '../../src/adapters/flexsearch/flex-index.js';
 import { createRng } from '../../src/bench/prng.js';
 import { recallOptions } from '../../src/cli/recall-options.js';
 import { loadCatalog } from '../../src/core/catalog/load-catalog.js';
 import { parseCases, withLeaveOneOut } from '../../src/core/eval/eval-cases.js';
-import { ruleFolds } from '../../src/core/eval/folds.js';
+import { runbookFolds } from '../../src/core/eval/folds.js';
 import { metricsByVariant, type VariantMetrics } from '../../src/core/eval/metrics.js';
 import { createEvalRunner } from '../../src/core/eval/run-cases.js';
 
 /**
  * Regression guard for ranking changes (eval/README.md): every dev case, its leave-one-out
- * twin and the expression variant, at the shipped (cross-validated) defaults, with the floors
- * of issue 8 held on the whole set and on average over the same 5 rule folds `--cv 5` uses.
- * The calibration itself is `reprise eval recall … --cv 5` (minutes); this runs in seconds.
+ * twin and the expression variant, at the shipped defaults (chosen on the runbook-grouped
+ * folds), with the targets of issue 22 held on the whole set and on average over the same 5
+ * runbook folds `--cv 5` uses (seed 1): every case of one runbook in one fold. The calibration
+ * itself is `reprise eval recall … --cv 5` (minutes); this runs in seconds.
  */
 const here = dirname(fileURLToPath(import.meta.url));
 const corpus = resolve(here, '../../../shared/corpus');
@@ -36,10 +36,11 @@ describe.runIf(hasCorpus)('recall quality on the dev cases (shared/corpus)', () 
     const read = (f: string) => parseCases(readFileSync(resolve(corpus, f), 'utf8')).cases;
     const cases = withLeaveOneOut([...read('cases-dev.jsonl'), ...read('cases-dev-expr.jsonl')]);
     const { entries } = await loadCatalog(resolve(corpus, 'runbooks'));
-    const runner = createEvalRunner(entries, { index: buildFlexIndex });
+    // The engine `serve` answers with (the runner's default index).
+    const runner = createEvalRunner(entries, {});
     const opts = recallOptions();
     const outcomes = cases.map((c) => runner.run(c, opts));
-    const folds = ruleFolds(cases, 5, createRng(1));
+    const folds = runbookFolds(cases, 5, createRng(1), (id) => runner.familyOf(id));
     perFold = [0, 1, 2, 3, 4].map((f) => metricsByVariant(outcomes.filter((_, i) => folds[i] === f)));
     whole = metricsByVariant(outcomes);
   });
@@ -62,9 +63,9 @@ describe.runIf(hasCorpus)('recall quality on the dev cases (shared/corpus)', () 
     expect(whole.find((m) => m.variant === 'name-hidden+expr')?.positives).toBeGreaterThan(50);
   });
 
-  it('name-visible: precision ≥ 0.98 at coverage ≥ 0.95, false-fire ≤ 1%', () => {
-    for (const v of both('name-visible', (m) => m.precision)) expect(v).toBeGreaterThanOrEqual(0.98);
-    for (const v of both('name-visible', (m) => m.coverage)) expect(v).toBeGreaterThanOrEqual(0.95);
+  it('name-visible: precision ≥ 0.99 at coverage ≥ 0.97, false-fire ≤ 1%', () => {
+    for (const v of both('name-visible', (m) => m.precision)) expect(v).toBeGreaterThanOrEqual(0.99);
+    for (const v of both('name-visible', (m) => m.coverage)) expect(v).toBeGreaterThanOrEqual(0.97);
     for (const v of both('name-visible', (m) => m.falseFireRate)) expect(v).toBeLessThanOrEqual(0.01);
     for (const v of both('name-visible+expr', (m) => m.falseFireRate)) expect(v).toBeLessThanOrEqual(0.01);
   });
@@ -73,13 +74,13 @@ describe.runIf(hasCorpus)('recall quality on the dev cases (shared/corpus)', () 
     for (const v of both('leave-one-out', (m) => m.fireRate)) expect(v).toBeLessThanOrEqual(0.05);
   });
 
-  it('name-hidden: precision ≥ 0.95 at coverage ≥ 0.75', () => {
-    for (const v of both('name-hidden', (m) => m.precision)) expect(v).toBeGreaterThanOrEqual(0.95);
-    for (const v of both('name-hidden', (m) => m.coverage)) expect(v).toBeGreaterThanOrEqual(0.75);
+  it('name-hidden: precision ≥ 0.97 at coverage ≥ 0.85', () => {
+    for (const v of both('name-hidden', (m) => m.precision)) expect(v).toBeGreaterThanOrEqual(0.97);
+    for (const v of both('name-hidden', (m) => m.coverage)) expect(v).toBeGreaterThanOrEqual(0.85);
   });
 
-  it('expression variant: precision ≥ 0.95 at coverage ≥ 0.90', () => {
-    for (const v of both('name-hidden+expr', (m) => m.precision)) expect(v).toBeGreaterThanOrEqual(0.95);
+  it('expression variant: precision ≥ 0.97 at coverage ≥ 0.90', () => {
+    for (const v of both('name-hidden+expr', (m) => m.precision)) expect(v).toBeGreaterThanOrEqual(0.97);
     for (const v of both('name-hidden+expr', (m) => m.coverage)) expect(v).toBeGreaterThanOrEqual(0.9);
   });
 });

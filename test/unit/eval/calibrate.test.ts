@@ -97,7 +97,8 @@ describe('calibrate', () => {
   it('does not move on a tie, except to the middle of the margin gaps that tie', () => {
     const flat = (): Assessment => ({ violation: 0, cost: 0.5, coverage: 0.5, precision: 1, metrics: [] });
     const gaps = SEARCH_SPACE.marginGap;
-    expect(calibrate(flat, { ...CALIBRATION_START }).setting).toEqual({ ...CALIBRATION_START, marginGap: gaps[Math.floor((gaps.length - 1) / 2)] });
+    // (A start outside the space begins at the space's first value.)
+    expect(calibrate(flat, { ...CALIBRATION_START }).setting).toEqual({ ...CALIBRATION_START, description: SEARCH_SPACE.description[0], marginGap: gaps[Math.floor((gaps.length - 1) / 2)] });
     // Training cases that cannot tell 0.05–0.3 apart (0.35 and up cost silences): 0.15 or 0.2, the middle.
     const plateau = (s: Setting): Assessment => ({ violation: 0, cost: s.marginGap > 0.3 ? 0.6 : 0.5, coverage: 0.5, precision: 1, metrics: [] });
     expect(calibrate(plateau, { ...CALIBRATION_START }).setting.marginGap).toBe(0.15);
