@@ -8,7 +8,11 @@ COPY shim ./shim
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-RUN npm run build && npm prune --omit=dev
+# Benchmarks live in bench/, outside src/, so dist/ holds only what serves. After the prune,
+# every module in dist/ must still load: one that imports a dev dependency fails the build here
+# rather than at the first command that reaches it.
+COPY .ci/check-dist-loads.js ./.ci/
+RUN npm run build && npm prune --omit=dev && node .ci/check-dist-loads.js
 
 FROM node:22-slim
 ENV NODE_ENV=production REPRISE_DATA_DIR=/data

@@ -51,10 +51,13 @@ export default tseslint.config(
       'prefer-const': ['error', { destructuring: 'all', ignoreReadBeforeAssign: true }],
     },
   },
-  { files: ['bin/**/*.js', '*.config.js'], languageOptions: { globals: { process: 'readonly', URL: 'readonly', console: 'readonly' } } },
+  {
+    files: ['bin/**/*.js', '*.config.js', '.ci/**/*.js', 'bench/**/*.js'],
+    languageOptions: { globals: { process: 'readonly', URL: 'readonly', console: 'readonly' } },
+  },
   // What ships may import only dependencies; tests, benchmarks and tool configs may use devDependencies.
   {
-    files: ['test/**', 'bench/**', 'src/bench/**', '*.config.ts', '*.config.js'],
+    files: ['test/**', 'bench/**', '.ci/**', '*.config.ts', '*.config.js'],
     rules: { 'import-x/no-extraneous-dependencies': ['error', { devDependencies: true }], 'no-console': 'off' },
   },
   { files: ['src/core/**/*.ts'], rules: domainBoundary(['config', 'http', 'cli', 'adapters']) },

@@ -1,63 +1,131 @@
-import { processIO, type CliCommand } from './cli/io.js';
+import { Command } from 'commander';
+import { processIO, type CliCommand, type CliIO } from './cli/io.js';
 
-const USAGE = `reprise — on-call memory for Slack, Matrix and the console
+/** Every command: how it is called and what it does (the top-level `--help` is generated from these); each loads lazily so `reprise catalog lint` never pays for the chat SDKs. */
+const COMMANDS: ReadonlyArray<{ name: string; synopsis: string; summary: string; load: () => Promise<CliCommand> }> = [
+  {
+    name: 'serve',
+    synopsis: '[--config FILE] [--port N]',
+    summary: 'run the bot (webhooks on :8080, console transport by default)',
+    load: async () => (await import('./cli/serve.js')).serve,
+  },
+  {
+    name: 'recall',
+    synopsis: '--catalog DIR (--alert FILE|-) [--store URL] [--json]',
+    summary: 'what recall answers for an Alertmanager payload, with the gate trace',
+    load: async () => (await import('./cli/recall.js')).recallCommand,
+  },
+  {
+    name: 'search',
+    synopsis: '--catalog DIR [--k N] [--json] TEXT…',
+    summary: 'ranked catalog entries for a text query',
+    load: async () => (await import('./cli/search.js')).search,
+  },
+  {
+    name: 'catalog',
+    synopsis: 'lint DIR [--json] [--format github] | sync [--json]',
+    summary: 'check a catalog (exit 1 on errors); make the running bot fetch the catalog from git now',
+    load: async () => catalogCommand,
+  },
+  {
+    name: 'feedback',
+    synopsis: '<triggerKey> up|down|clear|silence <duration> [--user U]',
+    summary: "record 👍/👎/🔕 (through the running bot's control socket)",
+    load: async () => (await import('./cli/feedback.js')).feedback,
+  },
+  {
+    name: 'note',
+    synopsis: '<triggerKey> <text…> [--user U]',
+    summary: "an operator note on the trigger's thread, filed to the KB forge",
+    load: async () => (await import('./cli/note.js')).note,
+  },
+  {
+    name: 'ledger',
+    synopsis: 'events|verify|export|import …',
+    summary: 'every recorded event; replay and check; a JSON-lines backup; restore one into an empty store',
+    load: async () => (await import('./cli/ledger.js')).ledgerCommand,
+  },
+  {
+    name: 'curate',
+    synopsis: '[--apply] [--json] | log [--json] [--verify]',
+    summary: 'grooming sweeps over the knowledge PRs (dry run unless --apply); their audit log',
+    load: async () => (await import('./cli/curate.js')).curateCommand,
+  },
+  {
+    name: 'demo',
+    synopsis: '',
+    summary: 'play the learning loop on the bundled catalog, narrated',
+    load: async () => (await import('./cli/demo.js')).demo,
+  },
+  {
+    name: 'eval',
+    synopsis: 'recall --catalog DIR --cases FILE … | investigate [--scenarios DIR] …',
+    summary: 'measure recall on eval cases; replay recorded investigation scenarios',
+    load: async () => (await import('./cli/eval.js')).evalCommand,
+  },
+  {
+    name: 'investigate',
+    synopsis: '(--alert FILE|- | --text "...") [--json] [--catalog DIR] [--config FILE]',
+    summary: 'run one model investigation with the configured tools',
+    load: async () => (await import('./cli/investigate.js')).investigateCommand,
+  },
+  {
+    name: 'config',
+    synopsis: 'defaults | check | show | reference [--config FILE]',
+    summary: 'the configuration: defaults, a check, the effective values, the reference',
+    load: async () => (await import('./cli/config.js')).config,
+  },
+  {
+    name: 'doctor',
+    synopsis: '[--config FILE] [--json]',
+    summary: 'check config, catalog, store, Slack, Matrix, model, MCP, GitHub; exit 1 on any ✗',
+    load: async () => (await import('./cli/doctor.js')).doctor,
+  },
+  {
+    name: 'mcp',
+    synopsis: '[--catalog DIR] [--config FILE] [--http [HOST:]PORT]',
+    summary: 'serve the catalog to other agents as a read-only MCP server (stdio, or HTTP)',
+    load: async () => (await import('./cli/mcp.js')).mcpCommand,
+  },
+];
 
-Usage: reprise <command> [options]
-
-Commands:
-  serve [--config FILE] [--port N]        run the bot (webhooks on :8080, console transport by default)
-  recall --catalog DIR (--alert FILE|-) [--store URL] [--json]
-                                          what recall answers for an Alertmanager payload, with the gate trace
-  search --catalog DIR [--k N] [--json] TEXT…   ranked catalog entries for a text query
-  catalog lint DIR [--json] [--format github]   check a catalog; exit 1 on errors
-  catalog sync [--json]                   make the running bot fetch the catalog from git now
-  feedback <triggerKey> up|down|clear [--user U]
-  feedback <triggerKey> silence <duration> [--user U]
-                                          record 👍/👎/🔕 (through the running bot's control socket)
-  note <triggerKey> <text…> [--user U]    an operator note on the trigger's thread, filed to the KB forge
-  ledger events [--trigger KEY] [--since TIME] [--json]
-                                          every recorded event, one per line
-  ledger verify                           replay the log and check the stored aggregates
-  ledger export [--out FILE]              a backup of the ledger as JSON lines (safe while the bot runs)
-  ledger import FILE                      restore an export into an empty store, checked line by line, then verified
-  curate [--apply] [--json]               grooming sweeps over the knowledge PRs (dry run unless --apply)
-  curate log [--json] [--verify]          the sweeps' audit log
-  demo                                    play the learning loop on the bundled catalog, narrated
-  eval recall --catalog DIR --cases FILE [--out FILE] [--json] [--report DIR]
-  investigate (--alert FILE|- | --text "...") [--json] [--catalog DIR] [--config FILE]
-                                          run one model investigation with the configured tools
-  eval investigate [--scenarios DIR] [--runs N] [--k K] [--json]   replay recorded investigation scenarios
-  config defaults | config check [--config FILE]
-  doctor [--config FILE] [--json]         check config, catalog, store, Slack, Matrix, model, MCP, GitHub; exit 1 on any ✗
-  mcp [--catalog DIR] [--config FILE] [--http [HOST:]PORT]
-                                          serve the catalog to other agents as a read-only MCP server (stdio, or HTTP)
-
+const ENVIRONMENT = `
 Environment: REPRISE_CONFIG, REPRISE_DATA_DIR (default ./data), REPRISE_TRANSCRIPT, PORT,
   REPRISE_MODEL_BASE_URL, REPRISE_MODEL, OPENAI_API_KEY (a model without a config file),
   REPRISE_MCP_TOKEN (bearer token of \`reprise mcp --http\`).
 Every command answers --help.
 `;
 
-/** Commands load lazily so `reprise catalog lint` never pays for the chat SDKs. */
-const COMMANDS: Record<string, () => Promise<CliCommand>> = {
-  serve: async () => (await import('./cli/serve.js')).serve,
-  recall: async () => (await import('./cli/recall.js')).recallCommand,
-  search: async () => (await import('./cli/search.js')).search,
-  feedback: async () => (await import('./cli/feedback.js')).feedback,
-  note: async () => (await import('./cli/note.js')).note,
-  demo: async () => (await import('./cli/demo.js')).demo,
-  config: async () => (await import('./cli/config.js')).config,
-  eval: async () => (await import('./cli/eval.js')).evalCommand,
-  ledger: async () => (await import('./cli/ledger.js')).ledgerCommand,
-  investigate: async () => (await import('./cli/investigate.js')).investigateCommand,
-  curate: async () => (await import('./cli/curate.js')).curateCommand,
-  doctor: async () => (await import('./cli/doctor.js')).doctor,
-  mcp: async () => (await import('./cli/mcp.js')).mcpCommand,
-};
+/** The top-level program, for its generated help: each command parses its own arguments. */
+function program(io: CliIO): Command {
+  const p = new Command('reprise')
+    .description('on-call memory for Slack, Matrix and the console')
+    .usage('<command> [options]')
+    .helpOption('-h, --help', 'show this help')
+    .configureOutput({ writeOut: (s) => io.stdout(s), writeErr: (s) => io.stderr(s) })
+    .configureHelp({ styleTitle: (t) => t.toLowerCase(), helpWidth: 110 })
+    .addHelpText('after', ENVIRONMENT);
+  for (const c of COMMANDS) p.command(c.name).usage(c.synopsis).description(c.summary);
+  p.helpCommand(false);
+  return p;
+}
 
 const CATALOG_USAGE = `usage: reprise catalog lint DIR [--json] [--format github]
        reprise catalog sync [--config FILE] [--json]
 `;
+
+/** `reprise catalog lint|sync`: each subcommand in its own file. */
+const catalogCommand: CliCommand = async (rest, io) => {
+  const [sub, ...args] = rest;
+  if (sub === 'lint') return (await import('./cli/catalog-lint.js')).catalogLint(args, io);
+  if (sub === 'sync') return (await import('./cli/catalog-sync.js')).catalogSync(args, io);
+  if (sub === '--help' || sub === '-h' || sub === 'help') {
+    io.stdout(CATALOG_USAGE);
+    return 0;
+  }
+  io.stderr(`reprise catalog: unknown subcommand ${sub ?? '(none)'}; try \`reprise catalog lint DIR\`\n`);
+  return 2;
+};
 
 /**
  * node:sqlite (the embedded ledger store) is stable enough for us but still flagged
@@ -84,30 +152,20 @@ async function main(argv: string[]): Promise<number> {
   }
   const [cmd, ...rest] = argv;
   if (!cmd || cmd === 'help' || cmd === '--help' || cmd === '-h') {
-    io.stdout(USAGE);
+    io.stdout(program(io).helpInformation());
+    io.stdout(ENVIRONMENT);
     return cmd ? 0 : 2;
   }
   if (cmd === '--version') {
     io.stdout('reprise 0.1.0\n');
     return 0;
   }
-  if (cmd === 'catalog') {
-    const [sub, ...args] = rest;
-    if (sub === 'lint') return (await import('./cli/catalog-lint.js')).catalogLint(args, io);
-    if (sub === 'sync') return (await import('./cli/catalog-sync.js')).catalogSync(args, io);
-    if (sub === '--help' || sub === '-h' || sub === 'help') {
-      io.stdout(CATALOG_USAGE);
-      return 0;
-    }
-    io.stderr(`reprise catalog: unknown subcommand ${sub ?? '(none)'}; try \`reprise catalog lint DIR\`\n`);
+  const command = COMMANDS.find((c) => c.name === cmd);
+  if (!command) {
+    io.stderr(`reprise: unknown command "${cmd}"\n\n${program(io).helpInformation()}`);
     return 2;
   }
-  const load = COMMANDS[cmd];
-  if (!load) {
-    io.stderr(`reprise: unknown command "${cmd}"\n\n${USAGE}`);
-    return 2;
-  }
-  return (await load())(rest, io);
+  return (await command.load())(rest, io);
 }
 
 quietSqliteWarning();

@@ -1,7 +1,24 @@
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { Command, CommanderError, Option } from 'commander';
+import type { parseArgs } from 'node:util';
 import type { CliIO } from './io.js';
 
 export class UsageError extends Error {}
+
+/** One option of a command: its type, an optional one-letter alias, and the line `--help` prints. */
+export interface CliOption {
+  type: 'string' | 'boolean';
+  short?: string;
+  multiple?: boolean;
+  /** What `--help` says the option does. */
+  description: string;
+  /** The value's name in `--help` (`--out <FILE>`); `value` when not given. */
+  valueName?: string;
+}
+
+export type CliOptions = Record<string, CliOption>;
+
+/** What a command reads back: the same shape node:util parseArgs gives, typed from the options. */
+export type ParsedCli<T extends CliOptions> = ReturnType<typeof parseArgs<{ args: string[]; options: T; allowPositionals: true; strict: true }>>;
 
 /** True when the arguments ask for help (`--help` / `-h` anywhere before a `--`). */
 export function wantsHelp(argv: readonly string[]): boolean {
@@ -13,19 +30,38 @@ export function wantsHelp(argv: readonly string[]): boolean {
 }
 
 /**
- * The one argument parser every command uses: node:util parseArgs, strict (a typo must not
- * silently change what a command does), plus `--help` / `-h`, which prints `usage` to stdout
- * and exits 0. A usage error prints the problem and the usage to stderr and exits 2.
+ * The one argument parser every command uses: commander, strict (a typo must not silently
+ * change what a command does). `--help` / `-h` prints the command's synopsis (`usage`) and the
+ * options with their descriptions, generated, to stdout and exits 0. A usage error prints the
+ * problem and the synopsis to stderr and exits 2.
  */
-export function parseCli<T extends NonNullable<ParseArgsConfig['options']>>(argv: string[], options: T, usage: string, io: CliIO) {
-  if (wantsHelp(argv)) {
-    io.stdout(`usage: ${usage.trimEnd()}\n`);
-    return { exit: 0 } as const;
+export function parseCli<T extends CliOptions>(argv: string[], options: T, usage: string, io: CliIO): ParsedCli<T> | { readonly exit: number } {
+  const synopsis = usage.trimEnd();
+  const cmd = new Command()
+    .exitOverride()
+    .allowExcessArguments(true)
+    .argument('[arguments...]')
+    .helpOption('-h, --help', 'show this help')
+    .configureOutput({ writeOut: (s) => io.stdout(s), writeErr: (s) => io.stderr(s) })
+    .configureHelp({ commandUsage: () => synopsis, styleTitle: (t) => t.toLowerCase(), visibleArguments: () => [], helpWidth: 100 });
+  // Commander names an option by its camelCased long name; the command reads it by ours.
+  const names = new Map<string, string>();
+  for (const [name, o] of Object.entries(options)) {
+    const flags = `${o.short ? `-${o.short}, ` : ''}--${name}${o.type === 'string' ? ` <${o.valueName ?? 'value'}>` : ''}`;
+    const opt = new Option(flags, o.description);
+    if (o.multiple) opt.argParser((v: string, prev: string[] | undefined) => [...(prev ?? []), v]);
+    cmd.addOption(opt);
+    names.set(opt.attributeName(), name);
   }
   try {
-    return parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+    cmd.parse(argv, { from: 'user' });
   } catch (err) {
-    io.stderr(`${err instanceof Error ? err.message : String(err)}\nusage: ${usage.trimEnd()}\n`);
-    return { exit: 2 } as const;
+    if (!(err instanceof CommanderError)) throw err;
+    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.help') return { exit: 0 };
+    io.stderr(`usage: ${synopsis}\n`);
+    return { exit: 2 };
   }
+  const values: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(cmd.opts())) if (v !== undefined) values[names.get(key) ?? key] = v;
+  return { values, positionals: [...cmd.args] } as unknown as ParsedCli<T>;
 }

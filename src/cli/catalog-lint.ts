@@ -6,14 +6,19 @@ import type { CliCommand } from './io.js';
 
 const USAGE = `reprise catalog lint DIR [--json] [--format github]
 
-Checks every entry of the catalog in DIR. Exit status: 0 no errors, 1 errors, 2 usage error.
-  --json             print {entries, errors, warnings, problems} as JSON
-  --format github    print GitHub Actions annotations (::error file=…,line=…::…)
-`;
+Checks every entry of the catalog in DIR. Exit status: 0 no errors, 1 errors, 2 usage error.`;
 
 /** `reprise catalog lint DIR [--json] [--format github]` — the catalog repo's merge gate. */
 export const catalogLint: CliCommand = async (argv, io) => {
-  const parsed = parseCli(argv, { json: { type: 'boolean' }, format: { type: 'string' } }, USAGE, io);
+  const parsed = parseCli(
+    argv,
+    {
+      json: { type: 'boolean', description: 'print {entries, errors, warnings, problems} as JSON' },
+      format: { type: 'string', description: 'github: print GitHub Actions annotations (::error file=…,line=…::…)', valueName: 'FORMAT' },
+    },
+    USAGE,
+    io,
+  );
   if ('exit' in parsed) return parsed.exit;
   const { values, positionals } = parsed;
   const format = values.format ?? (values.json ? 'json' : 'human');

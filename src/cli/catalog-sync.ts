@@ -1,9 +1,9 @@
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
-import { controlRequest } from './control-client.js';
+import { controlRequest } from '../runtime/control-client.js';
 import type { CliCommand } from './io.js';
-import type { SyncReply } from './served-catalog.js';
-import { readServeOwner } from './serve-owner.js';
+import type { SyncReply } from '../runtime/served-catalog.js';
+import { readServeOwner } from '../runtime/serve-owner.js';
 
 const USAGE = `reprise catalog sync [--config FILE] [--json] [--timeout SECONDS]
 
@@ -16,7 +16,16 @@ const DEFAULT_TIMEOUT_S = 300;
 
 /** `reprise catalog sync`: fetch now through the running bot; never touches the clone itself. */
 export const catalogSync: CliCommand = async (argv, io) => {
-  const parsed = parseCli(argv, { config: { type: 'string', short: 'c' }, json: { type: 'boolean' }, timeout: { type: 'string' } }, USAGE, io);
+  const parsed = parseCli(
+    argv,
+    {
+      config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' },
+      json: { type: 'boolean', description: 'print JSON instead of text' },
+      timeout: { type: 'string', description: 'give up after this long (e.g. 10s)', valueName: 'DURATION' },
+    },
+    USAGE,
+    io,
+  );
   if ('exit' in parsed) return parsed.exit;
   if (parsed.positionals.length > 0) {
     io.stderr(`reprise catalog sync: unexpected argument ${JSON.stringify(parsed.positionals[0])}\nusage: ${USAGE}\n`);

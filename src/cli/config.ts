@@ -7,7 +7,7 @@ import { CONFIG_EXIT_CODE, ConfigError } from '../config/config-error.js';
 import { renderDefaultsYaml } from '../config/defaults-yaml.js';
 import { renderConfigReference } from '../config/reference-md.js';
 import { loadConfig, maskSecrets } from '../config/load-config.js';
-import { wantsHelp } from './args.js';
+import { parseCli } from './args.js';
 import type { CliCommand, CliIO } from './io.js';
 
 const USAGE = `usage: reprise config <command>
@@ -21,26 +21,29 @@ const USAGE = `usage: reprise config <command>
 /** Exit status for a command line that does not parse. */
 const USAGE_EXIT = 2;
 
+const CONFIG_OPTION = { config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' } } as const;
+
+/** The subcommand's usage: its line of USAGE first, then the whole list. */
+const subUsage = (sub: string): string => `reprise config ${sub}\n\n${USAGE.replace(/^usage: /, '')}`;
+
 export const config: CliCommand = async (argv, io) => {
   const [sub, ...rest] = argv;
-  if (sub !== undefined && wantsHelp(rest)) {
-    io.stdout(USAGE);
-    return 0;
-  }
   switch (sub) {
     case 'defaults':
-      if (rest.length > 0) return usage(io, `unexpected argument: ${rest[0]}`);
-      io.stdout(renderDefaultsYaml());
+    case 'reference': {
+      const parsed = parseCli(rest, {}, subUsage(sub), io);
+      if ('exit' in parsed) return parsed.exit;
+      if (parsed.positionals.length > 0) return usage(io, `unexpected argument: ${parsed.positionals[0]}`);
+      io.stdout(sub === 'defaults' ? renderDefaultsYaml() : renderConfigReference());
       return 0;
-    case 'reference':
-      if (rest.length > 0) return usage(io, `unexpected argument: ${rest[0]}`);
-      io.stdout(renderConfigReference());
-      return 0;
+    }
     case 'check':
     case 'show': {
-      const parsed = parseConfigFlag(rest);
-      if ('error' in parsed) return usage(io, parsed.error);
-      return withConfig(io, parsed.file, (cfg, file) => {
+      const parsed = parseCli(rest, CONFIG_OPTION, subUsage(`${sub} [--config FILE]`), io);
+      if ('exit' in parsed) return parsed.exit;
+      if (parsed.positionals.length > 0) return usage(io, `unexpected argument: ${parsed.positionals[0]}`);
+      if (parsed.values.config === '') return usage(io, '--config needs a file');
+      return withConfig(io, parsed.values.config, (cfg, file) => {
         io.stdout(sub === 'check' ? `config OK${file ? ` (${file})` : ' (defaults + env)'}\n` : stringify(maskSecrets(cfg)));
       });
     }
@@ -68,26 +71,6 @@ function withConfig(io: CliIO, file: string | undefined, then: (cfg: ReturnType<
     }
     throw err;
   }
-}
-
-/** `--config FILE` or `--config=FILE`; nothing else is accepted. */
-export function parseConfigFlag(args: readonly string[]): { file?: string } | { error: string } {
-  let file: string | undefined;
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i] as string;
-    if (a === '--config' || a === '-c') {
-      const next = args[i + 1];
-      if (next === undefined || next === '') return { error: `${a} needs a file` };
-      file = next;
-      i++;
-    } else if (a.startsWith('--config=')) {
-      file = a.slice('--config='.length);
-      if (file === '') return { error: '--config needs a file' };
-    } else {
-      return { error: `unexpected argument: ${a}` };
-    }
-  }
-  return file === undefined ? {} : { file };
 }
 
 function usage(io: CliIO, problem: string): number {

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { pino } from 'pino';
+import { createLogger } from '../runtime/create-logger.js';
 import { createStore } from '../adapters/keyv/keyv-store.js';
 import { loadCatalog } from '../core/catalog/load-catalog.js';
 import { CurateAudit, type StoredAudit } from '../core/curate/curate-audit.js';
@@ -8,12 +8,12 @@ import type { SweepReport } from '../core/curate/curate-types.js';
 import { escapeLine } from '../core/render/escape-text.js';
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
-import { draftPusher, forgeFromConfig, formatReport, runCuration } from './curate-context.js';
+import { draftPusher, forgeFromConfig, formatReport, runCuration } from '../runtime/curate-context.js';
 import type { CliCommand, CliIO } from './io.js';
-import { BUNDLED_CATALOG } from './catalog-context.js';
-import { cloneDir } from './served-catalog.js';
-import { askOwner, withStoreLock } from './owner-or-direct.js';
-import { openLedger } from './store-context.js';
+import { catalogFolder } from '../runtime/open-catalog.js';
+import { cloneDir } from '../runtime/served-catalog.js';
+import { askOwner, withStoreLock } from '../runtime/owner-or-direct.js';
+import { openLedger } from '../runtime/open-store.js';
 
 const USAGE = `reprise curate [--apply] [--json] [--config FILE]
        reprise curate log [--json] [--verify] [--config FILE]
@@ -29,7 +29,16 @@ REPRISE_GITHUB_API_URL (GitHub Enterprise).`;
 
 export const curateCommand: CliCommand = async (argv, io) => {
   if (argv[0] === 'log') return curateLog(argv.slice(1), io);
-  const parsed = parseCli(argv, { apply: { type: 'boolean' }, json: { type: 'boolean' }, config: { type: 'string', short: 'c' } }, USAGE, io);
+  const parsed = parseCli(
+    argv,
+    {
+      apply: { type: 'boolean', description: 'make the changes (default: a dry run that lists them)' },
+      json: { type: 'boolean', description: 'print JSON instead of text' },
+      config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' },
+    },
+    USAGE,
+    io,
+  );
   if ('exit' in parsed) return parsed.exit;
   if (parsed.positionals.length > 0) {
     io.stderr(`reprise curate: unexpected argument ${JSON.stringify(parsed.positionals[0])}\nusage: ${USAGE}\n`);
@@ -39,7 +48,7 @@ export const curateCommand: CliCommand = async (argv, io) => {
   const loaded = loadCliConfig(parsed.values.config, io);
   if ('exit' in loaded) return loaded.exit;
   const { config } = loaded;
-  const logger = pino({ level: io.env['REPRISE_LOG_LEVEL'] ?? 'warn', base: { app: 'reprise' } }, pino.destination(2));
+  const logger = createLogger({ level: 'warn', env: io.env });
   const print = (r: SweepReport): number => {
     io.stdout(parsed.values.json ? `${JSON.stringify(r)}\n` : formatReport(r));
     return r.actions.some((a) => a.outcome === 'failed') ? 1 : 0;
@@ -73,7 +82,7 @@ export const curateCommand: CliCommand = async (argv, io) => {
     try {
       // The clone a bot left (catalog.git), else the catalog folder (no entry PRs then).
       const clone = config.catalog.git ? join(cloneDir(config), ...(config.catalog.git.path ? config.catalog.git.path.split('/') : [])) : undefined;
-      const root = clone && existsSync(clone) ? clone : existsSync(config.catalog.dir) ? config.catalog.dir : BUNDLED_CATALOG;
+      const root = clone && existsSync(clone) ? clone : catalogFolder(config).dir;
       const { entries } = await loadCatalog(root).catch(() => ({ entries: [] }));
       const pusher = clone && existsSync(clone) ? draftPusher(config, logger) : undefined;
       const report = await runCuration({
@@ -98,7 +107,16 @@ export const curateCommand: CliCommand = async (argv, io) => {
 };
 
 async function curateLog(argv: string[], io: CliIO): Promise<number> {
-  const parsed = parseCli(argv, { json: { type: 'boolean' }, verify: { type: 'boolean' }, config: { type: 'string', short: 'c' } }, USAGE, io);
+  const parsed = parseCli(
+    argv,
+    {
+      json: { type: 'boolean', description: 'print JSON instead of text' },
+      verify: { type: 'boolean', description: "check the log's hash chain" },
+      config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' },
+    },
+    USAGE,
+    io,
+  );
   if ('exit' in parsed) return parsed.exit;
   const loaded = loadCliConfig(parsed.values.config, io);
   if ('exit' in loaded) return loaded.exit;

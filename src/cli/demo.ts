@@ -1,16 +1,16 @@
 import { ConsoleTransport } from '../adapters/console/console-transport.js';
 import { createStore } from '../adapters/keyv/keyv-store.js';
 import { parseAlertmanagerPayload } from '../core/alertmanager.js';
-import { RepriseBot } from '../core/bot/reprise-bot.js';
+import { incidentIntents } from '../core/bot/intent.js';
 import { Routing } from '../core/bot/routing.js';
-import { OutboxWorker } from '../core/outbox/outbox-worker.js';
+import { buildLoop } from '../runtime/build-loop.js';
 import { Ledger } from '../core/ledger/ledger.js';
 import { ManualClock } from '../ports/clock.js';
 import { silentLogger } from '../ports/logger.js';
 import { parseCli } from './args.js';
-import { BUNDLED_CATALOG, loadSnapshot } from './catalog-context.js';
+import { BUNDLED_CATALOG, loadSnapshot } from '../runtime/open-catalog.js';
 import type { CliCommand } from './io.js';
-import { recallOptions } from './recall-options.js';
+import { recallOptions } from '../runtime/recall-options.js';
 
 /** The past incident the demo replays: it ships in the starter catalog. */
 const DEMO_ENTRY = 'incidents/checkout-api-oomkilled.md';
@@ -48,7 +48,7 @@ function alert(status: 'firing' | 'resolved', pod: string, at: string) {
 export const demo: CliCommand = async (argv, io) => {
   const parsed = parseCli(
     argv,
-    { catalog: { type: 'string' } },
+    { catalog: { type: 'string', description: 'catalog directory (default: the configured or bundled catalog)', valueName: 'DIR' } },
     'reprise demo [--catalog DIR]\n\nPlays the learning loop in memory on the bundled catalog, narrated; writes nothing.',
     io,
   );
@@ -67,20 +67,18 @@ export const demo: CliCommand = async (argv, io) => {
   const console = new ConsoleTransport({ write: io.stdout, runId: 'demo' });
   const transports = new Map([[console.name, console]]);
   // Delivery is immediate here: the demo waits for the outbox after each step so the story reads in order.
-  const outbox = new OutboxWorker({ ledger: ledger, transports, clock, logger: silentLogger });
-  outbox.start();
-  const bot = new RepriseBot({
+  const { bot, outbox } = buildLoop({
+    ledger,
     catalog: () => snapshot,
-    ledger: ledger,
     clock,
     logger: silentLogger,
     recall: opts,
     routing: new Routing({ transports: [{ name: 'console', defaultChannel: 'console', param: 'console' }], rules: [], mentions: [] }),
-    surfaces: transports,
-    outbox,
+    transports,
   });
+  outbox.start();
   const send = async (status: 'firing' | 'resolved', pod: string) => {
-    const [out] = await bot.handle(parseAlertmanagerPayload(alert(status, pod, clock.now().toISOString())).incidents);
+    const [out] = await bot.handle(incidentIntents(parseAlertmanagerPayload(alert(status, pod, clock.now().toISOString())).incidents));
     await outbox.idle();
     return out!;
   };

@@ -3,10 +3,11 @@
  * Slack, Matrix, model, MCP servers, GitHub — each ✓, ✗ with how to fix it, or skipped when not
  * configured. Every network check is bounded by a short timeout; secrets are never printed.
  */
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { webApi } from '@slack/bolt';
 import { createStore, embeddedStoreFile } from '../adapters/keyv/keyv-store.js';
+import { ensurePrivateDir, looseModes } from '../adapters/keyv/private-files.js';
 import { storeLockPath, tryLockStore } from '../adapters/keyv/store-lock.js';
 import type { Config } from '../config/schema.js';
 import { CatalogError } from '../core/catalog/load-catalog.js';
@@ -15,15 +16,15 @@ import { assertNoUnfinishedImport, readStoreSchema, STORE_SCHEMA_VERSION } from 
 import { silentLogger } from '../ports/logger.js';
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
-import { controlRequest } from './control-client.js';
+import { controlRequest } from '../runtime/control-client.js';
 import type { CliCommand, CliIO } from './io.js';
-import { readServeOwner } from './serve-owner.js';
-import { describeStore } from './store-context.js';
+import { readServeOwner } from '../runtime/serve-owner.js';
+import { describeStore } from '../runtime/open-store.js';
 
 const USAGE = `reprise doctor [--config FILE] [--json] [--timeout SECONDS]
 
 Checks what the configured bot depends on, one line each: config, catalog (lint, git sync),
-store (writable, lock holder), Slack (auth.test, channel), Matrix (whoami, room), model (a tiny
+store (writable, lock holder), file modes (the data dir 0700, its files 0600), Slack (auth.test, channel), Matrix (whoami, room), model (a tiny
 call), MCP servers (list tools), GitHub (repo access, push rights). ✓ ok, ✗ with the fix,
 – skipped when not configured. Exit status 1 on any ✗, 2 on a usage or config error.
   --timeout SECONDS   limit of each network check (default 5)`;
@@ -154,9 +155,9 @@ function checkStoreFiles(config: Config): CheckResult {
   if (/^memory:/i.test(config.store.url ?? '')) return ok('store', 'memory:// (lives in the process; nothing to check)');
   const dir = resolve(config.store.data_dir);
   try {
-    mkdirSync(dir, { recursive: true });
+    ensurePrivateDir(dir);
     const probe = join(dir, `.doctor-probe-${process.pid}`);
-    writeFileSync(probe, 'ok');
+    writeFileSync(probe, 'ok', { mode: 0o600 });
     rmSync(probe, { force: true });
   } catch (err) {
     return fail(
@@ -182,6 +183,30 @@ function checkStoreFiles(config: Config): CheckResult {
     ? `reprise serve (pid ${owner.pid}, user ${owner.user || '?'}, since ${owner.startedAt || '?'})`
     : 'another reprise process (no serve.json: not a running bot)';
   return ok('store', `${where} writable; lock held by ${who}`);
+}
+
+/**
+ * Who else can read the store (SPEC §11): the data dir must be 0700 and every file in it (and the
+ * embedded store's files, wherever they are) 0600. `serve` creates them so whatever the umask;
+ * anything looser was made by hand, a copy or an older version.
+ */
+function checkModes(config: Config): CheckResult {
+  const dir = resolve(config.store.data_dir);
+  if (!existsSync(dir)) return ok('file modes', `${dir} does not exist yet; serve creates it 0700 with its files 0600`);
+  const store = embeddedStoreFile(config.store.url, config.store.data_dir);
+  const lock = storeLockPath(config.store.url, config.store.data_dir);
+  const extra = [...(store ? [store, `${store}-wal`, `${store}-shm`] : []), ...(lock ? [lock] : [])].filter((f) => existsSync(f));
+  const loose = looseModes(dir, extra);
+  if (loose.length === 0) return ok('file modes', `${dir} and its files are readable by their owner only`);
+  const shown = loose.slice(0, 8).map((l) => `${l.path} (${l.mode})`);
+  const dirs = loose.filter((l) => l.fix.startsWith('chmod 700')).map((l) => l.path);
+  const files = loose.filter((l) => l.fix.startsWith('chmod 600')).map((l) => l.path);
+  const fix = [...(dirs.length > 0 ? [`chmod 700 ${dirs.join(' ')}`] : []), ...(files.length > 0 ? [`chmod 600 ${files.join(' ')}`] : [])].join(' && ');
+  return fail(
+    'file modes',
+    `other users can read or write ${shown.join(', ')}${loose.length > shown.length ? ` and ${loose.length - shown.length} more` : ''}: the store holds alert text and notes`,
+    fix,
+  );
 }
 
 const SLACK_FIX: Record<string, string> = {
@@ -402,7 +427,7 @@ export function judgeMcpTools(
 async function checkGitHub(config: Config, timeoutMs: number): Promise<CheckResult> {
   const f = config.forge;
   if (!f) return skip('github');
-  const { forgeFromConfig } = await import('./curate-context.js');
+  const { forgeFromConfig } = await import('../runtime/curate-context.js');
   const secrets = [f.token, f.app_private_key];
   try {
     const forge = forgeFromConfig(config, silentLogger);
@@ -439,7 +464,16 @@ function line(r: CheckResult): string {
 
 /** `reprise doctor [--config FILE] [--json]`. */
 export const doctor: CliCommand = async (argv, io) => {
-  const parsed = parseCli(argv, { config: { type: 'string', short: 'c' }, json: { type: 'boolean' }, timeout: { type: 'string' } }, USAGE, io);
+  const parsed = parseCli(
+    argv,
+    {
+      config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' },
+      json: { type: 'boolean', description: 'print JSON instead of text' },
+      timeout: { type: 'string', description: 'give up after this long (e.g. 10s)', valueName: 'DURATION' },
+    },
+    USAGE,
+    io,
+  );
   if ('exit' in parsed) return parsed.exit;
   if (parsed.positionals.length > 0) {
     io.stderr(`reprise doctor: unexpected argument ${JSON.stringify(parsed.positionals[0])}\nusage: ${USAGE}\n`);
@@ -471,6 +505,7 @@ export const doctor: CliCommand = async (argv, io) => {
     guard('catalog', () => checkCatalog(config, io)),
     guard('catalog sync', () => checkCatalogSync(config, timeoutMs)),
     guard('store', async () => checkStore(config)),
+    guard('file modes', async () => checkModes(config)),
     guard('slack', () => checkSlack(config, timeoutMs)),
     guard('matrix', () => checkMatrix(config, timeoutMs)),
     guard('model', () => checkModel(config, timeoutMs)),

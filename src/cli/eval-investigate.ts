@@ -27,11 +27,11 @@ import { silentLogger } from '../ports/logger.js';
 import type { ModelSet } from '../ports/model.js';
 import type { ToolProvider } from '../ports/tools.js';
 import { parseCli } from './args.js';
-import { defaultModelBlock, investigatorOptions, modelSetFromConfig } from './build-investigator.js';
-import { BUNDLED_CATALOG, loadSnapshot } from './catalog-context.js';
+import { defaultModelBlock, investigatorOptions, modelSetFromConfig } from '../runtime/build-investigator.js';
+import { BUNDLED_CATALOG, loadSnapshot } from '../runtime/open-catalog.js';
 import { loadCliConfig } from './cli-config.js';
 import type { CliCommand } from './io.js';
-import { recallOptions } from './recall-options.js';
+import { recallOptions } from '../runtime/recall-options.js';
 
 const USAGE = 'reprise eval investigate [--scenarios DIR] [--runs N] [--k K] [--pass SCORE] [--memory] [--json] [--catalog DIR] [--config FILE]';
 export const SCENARIOS_DIR = fileURLToPath(new URL('../../eval/investigate', import.meta.url));
@@ -120,14 +120,14 @@ export const evalInvestigate: CliCommand = async (argv, io) => {
   const parsed = parseCli(
     argv,
     {
-      scenarios: { type: 'string' },
-      runs: { type: 'string' },
-      k: { type: 'string' },
-      pass: { type: 'string' },
-      memory: { type: 'boolean' },
-      json: { type: 'boolean' },
-      catalog: { type: 'string' },
-      config: { type: 'string' },
+      scenarios: { type: 'string', description: 'directory of recorded investigation scenarios', valueName: 'DIR' },
+      runs: { type: 'string', description: 'runs per scenario', valueName: 'N' },
+      k: { type: 'string', description: 'a scenario passes when at least K of its runs pass (default: two thirds)', valueName: 'K' },
+      pass: { type: 'string', description: 'score a run needs to pass (default 0.5)', valueName: 'SCORE' },
+      memory: { type: 'boolean', description: 'compare with recall from memory' },
+      json: { type: 'boolean', description: 'print JSON instead of text' },
+      catalog: { type: 'string', description: 'catalog directory (default: the configured or bundled catalog)', valueName: 'DIR' },
+      config: { type: 'string', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' },
     },
     USAGE,
     io,

@@ -1,6 +1,6 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
-import { createRng } from '../bench/prng.js';
+import { createRng } from '../core/eval/prng.js';
 import { loadCatalog } from '../core/catalog/load-catalog.js';
 import { ablate, isSignal, SIGNALS, type Signal } from '../core/eval/ablation.js';
 import { crossValidate, SettingEvaluator, type CrossValidations } from '../core/eval/cross-validate.js';
@@ -16,7 +16,7 @@ import type { Entry } from '../core/types.js';
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
 import type { CliCommand, CliIO } from './io.js';
-import { recallOptions } from './recall-options.js';
+import { recallOptions } from '../runtime/recall-options.js';
 
 export { parseCases, withLeaveOneOut, type EvalCase } from '../core/eval/eval-cases.js';
 
@@ -131,17 +131,17 @@ export const evalCommand: CliCommand = async (argv, io) => {
   const parsed = parseCli(
     rest,
     {
-      catalog: { type: 'string' },
-      cases: { type: 'string', multiple: true },
-      out: { type: 'string' },
-      json: { type: 'boolean' },
-      report: { type: 'string' },
-      loo: { type: 'boolean' },
-      'loo-hidden': { type: 'boolean' },
-      config: { type: 'string' },
-      cv: { type: 'string' },
-      seed: { type: 'string' },
-      without: { type: 'string', multiple: true },
+      catalog: { type: 'string', description: 'catalog directory (default: the configured or bundled catalog)', valueName: 'DIR' },
+      cases: { type: 'string', multiple: true, description: 'eval cases file (JSON lines); repeatable', valueName: 'FILE' },
+      out: { type: 'string', description: 'write to this file instead of stdout', valueName: 'FILE' },
+      json: { type: 'boolean', description: 'print JSON instead of text' },
+      report: { type: 'string', description: 'write an HTML report into this directory', valueName: 'DIR' },
+      loo: { type: 'boolean', description: 'leave-one-out: each case against the catalog without its own entry' },
+      'loo-hidden': { type: 'boolean', description: 'also leave-one-out twins of the name-hidden cases (reported, not calibrated on)' },
+      config: { type: 'string', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' },
+      cv: { type: 'string', description: 'k-fold cross-validation with this many folds', valueName: 'K' },
+      seed: { type: 'string', description: 'seed for the folds', valueName: 'N' },
+      without: { type: 'string', multiple: true, description: 'ablate one signal (repeatable)', valueName: 'SIGNAL' },
     },
     USAGE,
     io,

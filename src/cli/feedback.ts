@@ -1,10 +1,11 @@
-import { feedbackForKnownTrigger, feedbackEvent } from '../core/bot/feedback-request.js';
+import { feedbackEvent, feedbackIntent, recordedOrThrow } from '../core/bot/feedback-request.js';
+import { offlineLoop } from '../runtime/offline-loop.js';
 import { isRepriseError } from '../core/errors.js';
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
 import type { CliCommand } from './io.js';
-import { askOwner, osUser, withStoreLock } from './owner-or-direct.js';
-import { openLedger } from './store-context.js';
+import { askOwner, osUser, withStoreLock } from '../runtime/owner-or-direct.js';
+import { openLedger } from '../runtime/open-store.js';
 
 const USAGE = `reprise feedback <triggerKey> up|down|clear [--user U] [--config FILE]
        reprise feedback <triggerKey> silence <duration> [--user U] [--config FILE]
@@ -20,7 +21,15 @@ data dir, it goes through the bot's control socket; otherwise it writes the stor
  * another user) or a lock held by someone else is an error, never a reason to write anyway.
  */
 export const feedback: CliCommand = async (argv, io) => {
-  const parsed = parseCli(argv, { user: { type: 'string' }, config: { type: 'string', short: 'c' } }, USAGE, io);
+  const parsed = parseCli(
+    argv,
+    {
+      user: { type: 'string', description: 'whom to record it for (default: the OS user)', valueName: 'USER' },
+      config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' },
+    },
+    USAGE,
+    io,
+  );
   if ('exit' in parsed) return parsed.exit;
   const [triggerKey, action, duration, ...extra] = parsed.positionals;
   if (
@@ -65,10 +74,12 @@ export const feedback: CliCommand = async (argv, io) => {
   return withStoreLock(config, io, 'reprise feedback', 'Nothing was recorded.', async () => {
     const { store, ledger } = await openLedger(config);
     try {
-      const event = feedbackForKnownTrigger(ledger, request, new Date());
-      const seq = await ledger.append(event);
+      // The same loop the bot runs: the card is rewritten when the bot next delivers.
+      const intent = feedbackIntent(ledger, request, new Date());
+      const recorded = recordedOrThrow((await offlineLoop(config, ledger).bot.handle(intent))[0], 'feedback');
       await ledger.close();
-      io.stdout(`recorded ${describe(action, event.type === 'silence' ? event.until : undefined)} on ${triggerKey} for ${request.user} as event #${seq}\n`);
+      const until = recorded.event.type === 'silence' ? recorded.event.until : undefined;
+      io.stdout(`recorded ${describe(action, until)} on ${triggerKey} for ${request.user} as event #${recorded.seq}\n`);
       return 0;
     } catch (err) {
       if (isRepriseError(err)) {

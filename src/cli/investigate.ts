@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
+
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseAlertmanagerPayload } from '../core/alertmanager.js';
@@ -7,8 +7,8 @@ import { isRepriseError } from '../core/errors.js';
 import { triggerKey } from '../core/identity.js';
 import type { Incident } from '../core/types.js';
 import { parseCli } from './args.js';
-import { buildInvestigator } from './build-investigator.js';
-import { BUNDLED_CATALOG, loadSnapshot } from './catalog-context.js';
+import { buildInvestigator } from '../runtime/build-investigator.js';
+import { catalogFolder, loadSnapshot } from '../runtime/open-catalog.js';
 import { loadCliConfig } from './cli-config.js';
 import { formatInvestigation, formatStep } from './format-investigation.js';
 import type { CliCommand } from './io.js';
@@ -51,7 +51,13 @@ export function incidentFromText(text: string, now: Date): Incident {
 export const investigateCommand: CliCommand = async (argv, io) => {
   const parsed = parseCli(
     argv,
-    { alert: { type: 'string' }, text: { type: 'string' }, json: { type: 'boolean' }, catalog: { type: 'string' }, config: { type: 'string' } },
+    {
+      alert: { type: 'string', description: 'Alertmanager webhook payload file, or - for stdin', valueName: 'FILE' },
+      text: { type: 'string', description: 'a free-text incident description instead of an alert', valueName: 'TEXT' },
+      json: { type: 'boolean', description: 'print JSON instead of text' },
+      catalog: { type: 'string', description: 'catalog directory (default: the configured or bundled catalog)', valueName: 'DIR' },
+      config: { type: 'string', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' },
+    },
     USAGE,
     io,
   );
@@ -93,7 +99,7 @@ export const investigateCommand: CliCommand = async (argv, io) => {
     }
   }
 
-  const dir = values.catalog ? resolve(io.cwd, values.catalog) : existsSync(config.catalog.dir) ? config.catalog.dir : BUNDLED_CATALOG;
+  const { dir } = catalogFolder(config, values.catalog ? resolve(io.cwd, values.catalog) : undefined);
   const { snapshot, skipped } = await loadSnapshot(dir);
   for (const p of skipped) io.stderr(`warning: skipped ${p.file}:${p.line} (${p.rule}): ${p.message}\n`);
   const built = await buildInvestigator(config, { catalog: () => snapshot, cwd: io.cwd });

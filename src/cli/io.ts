@@ -1,3 +1,5 @@
+import { terminalSafe } from '../core/render/escape-text.js';
+
 /** What a CLI command may touch besides its arguments; tests pass buffers. */
 export interface CliIO {
   stdout: (text: string) => void;
@@ -13,8 +15,10 @@ export type CliCommand = (argv: string[], io: CliIO) => Promise<number>;
 
 export function processIO(): CliIO {
   return {
-    stdout: (t) => void process.stdout.write(t),
-    stderr: (t) => void process.stderr.write(t),
+    // Whatever a command prints may carry alert text, notes or model output: nothing reaches the
+    // terminal that could reorder or hide it (bidi overrides, escapes, invisible characters).
+    stdout: (t) => void process.stdout.write(terminalSafe(t)),
+    stderr: (t) => void process.stderr.write(terminalSafe(t)),
     stdin: async () => {
       const chunks: Buffer[] = [];
       for await (const c of process.stdin) chunks.push(c as Buffer);

@@ -17,15 +17,23 @@ import type { Fence, KeyValueStore, LeaderLease } from '../ports/store.js';
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
 import type { CliIO } from './io.js';
-import { describeVerification, openForReading } from './ledger-open.js';
-import { describeStore, isSharedStore, lockStore, StoreLockedError } from './store-context.js';
+import { describeVerification, openForReading } from '../runtime/ledger-open.js';
+import { describeStore, isSharedStore, lockStore, StoreLockedError } from '../runtime/open-store.js';
 
 /** Output written per chunk. */
 const CHUNK = 64 * 1024;
 
 /** `reprise ledger export [--out FILE]`: reads only, so it is safe beside a running bot. */
 export async function exportCommand(argv: string[], io: CliIO, usage: string): Promise<number> {
-  const parsed = parseCli(argv, { out: { type: 'string', short: 'o' }, config: { type: 'string', short: 'c' } }, usage, io);
+  const parsed = parseCli(
+    argv,
+    {
+      out: { type: 'string', short: 'o', description: 'write to this file instead of stdout', valueName: 'FILE' },
+      config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' },
+    },
+    usage,
+    io,
+  );
   if ('exit' in parsed) return parsed.exit;
   const { values, positionals } = parsed;
   if (positionals.length > 0) {
@@ -102,7 +110,12 @@ function fileLines(file: string): () => AsyncIterable<string> {
 
 /** `reprise ledger import FILE`: into an empty store, as its only writer. */
 export async function importCommand(argv: string[], io: CliIO, usage: string): Promise<number> {
-  const parsed = parseCli(argv, { config: { type: 'string', short: 'c' } }, usage, io);
+  const parsed = parseCli(
+    argv,
+    { config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' } },
+    usage,
+    io,
+  );
   if ('exit' in parsed) return parsed.exit;
   const { values, positionals } = parsed;
   if (positionals.length !== 1) {

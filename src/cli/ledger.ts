@@ -1,13 +1,14 @@
 import { tryParseDuration } from '../core/duration.js';
 import type { LedgerEvent } from '../core/ledger-events.js';
+import { terminalSafe } from '../core/render/escape-text.js';
 import { readLedgerRecords } from '../core/ledger/ledger.js';
 import { verifyLedger } from '../core/ledger/ledger-verify.js';
 import { parseCli, wantsHelp } from './args.js';
 import { loadCliConfig } from './cli-config.js';
 import type { CliCommand, CliIO } from './io.js';
 import { exportCommand, importCommand } from './ledger-backup.js';
-import { describeSchema, describeVerification, openForReading } from './ledger-open.js';
-import { describeStore } from './store-context.js';
+import { describeSchema, describeVerification, openForReading } from '../runtime/ledger-open.js';
+import { describeStore } from '../runtime/open-store.js';
 
 export const LEDGER_USAGE = `reprise ledger events [--trigger KEY] [--since TIME] [--json] [--config FILE]
        reprise ledger verify [--config FILE]
@@ -106,7 +107,12 @@ function humanLine(seq: number, e: LedgerEvent): string {
 async function events(argv: string[], io: CliIO): Promise<number> {
   const parsed = parseCli(
     argv,
-    { trigger: { type: 'string' }, since: { type: 'string' }, json: { type: 'boolean' }, config: { type: 'string', short: 'c' } },
+    {
+      trigger: { type: 'string', description: "only this trigger's events", valueName: 'KEY' },
+      since: { type: 'string', description: 'only events since an RFC 3339 time or a duration ago (2h)', valueName: 'TIME' },
+      json: { type: 'boolean', description: 'print JSON instead of text' },
+      config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' },
+    },
     USAGE,
     io,
   );
@@ -140,7 +146,9 @@ async function events(argv: string[], io: CliIO): Promise<number> {
         if (values.trigger !== undefined && trigger !== values.trigger) continue;
         if (since !== undefined && Date.parse(r.event.at) < since) continue;
         shown++;
-        buffer += values.json ? `${JSON.stringify({ seq: r.seq, ...r.event })}\n` : `${humanLine(r.seq, r.event)}\n`;
+        // Alert text and notes are untrusted: bidi overrides, zero-width and tag characters are
+        // printed as \uXXXX escapes (JSON stays valid and means the same).
+        buffer += terminalSafe(values.json ? `${JSON.stringify({ seq: r.seq, ...r.event })}\n` : `${humanLine(r.seq, r.event)}\n`);
       }
       if (buffer.length > 64 * 1024) {
         io.stdout(buffer);
@@ -156,7 +164,12 @@ async function events(argv: string[], io: CliIO): Promise<number> {
 }
 
 async function verify(argv: string[], io: CliIO): Promise<number> {
-  const parsed = parseCli(argv, { config: { type: 'string', short: 'c' } }, USAGE, io);
+  const parsed = parseCli(
+    argv,
+    { config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' } },
+    USAGE,
+    io,
+  );
   if ('exit' in parsed) return parsed.exit;
   const loaded = loadCliConfig(parsed.values.config, io);
   if ('exit' in loaded) return loaded.exit;

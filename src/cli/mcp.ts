@@ -1,13 +1,14 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { pino } from 'pino';
+import { createLogger } from '../runtime/create-logger.js';
 import { createCatalogMcpServer } from '../adapters/mcp/catalog-mcp-server.js';
 import { createMcpHttpServer, isLoopbackHost, MCP_PATH } from '../http/mcp-endpoint.js';
+import { weakTokenReason } from '../config/token-rule.js';
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
 import type { CliCommand } from './io.js';
-import { mcpCatalogFolder, openMcpCatalog } from './mcp-catalog.js';
-import { openReadOnlyLedger } from './read-only-ledger.js';
-import { recallOptions } from './recall-options.js';
+import { mcpCatalogFolder, openMcpCatalog } from '../runtime/mcp-catalog.js';
+import { openReadOnlyLedger } from '../runtime/read-only-ledger.js';
+import { recallOptions } from '../runtime/recall-options.js';
 
 const USAGE = `reprise mcp [--catalog DIR] [--config FILE] [--store URL] [--http [HOST:]PORT]
 
@@ -20,12 +21,10 @@ recall (with its gate trace) and track_record (an entry's outcomes from the ledg
   --store URL          ledger store to read (default: the config's store)
 
 Never writes: the ledger is opened read-only beside the running bot, the single writer.
-A non-loopback HOST needs REPRISE_MCP_TOKEN (at least 16 characters); every HTTP request
+A non-loopback HOST needs REPRISE_MCP_TOKEN (at least 16 characters, not an example from the
+docs: \`openssl rand -hex 24\`); every HTTP request
 must then send Authorization: Bearer <token>. Logs go to standard error.
 `;
-
-/** Shortest bearer token accepted: guessing one must not be practical. */
-const MIN_TOKEN_CHARS = 16;
 
 /** `--http` value: `PORT`, `HOST:PORT`, `[v6]:PORT`. */
 export function parseListen(value: string): { host: string; port: number } | undefined {
@@ -41,7 +40,12 @@ export function parseListen(value: string): { host: string; port: number } | und
 export const mcpCommand: CliCommand = async (argv, io) => {
   const parsed = parseCli(
     argv,
-    { catalog: { type: 'string' }, config: { type: 'string', short: 'c' }, store: { type: 'string' }, http: { type: 'string' } },
+    {
+      catalog: { type: 'string', description: 'catalog directory (default: the configured or bundled catalog)', valueName: 'DIR' },
+      config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' },
+      store: { type: 'string', description: 'ledger store URL (default: the configured store)', valueName: 'URL' },
+      http: { type: 'string', description: 'serve MCP over HTTP on [HOST:]PORT instead of stdio', valueName: '[HOST:]PORT' },
+    },
     USAGE,
     io,
   );
@@ -57,8 +61,9 @@ export const mcpCommand: CliCommand = async (argv, io) => {
     return 2;
   }
   const token = io.env['REPRISE_MCP_TOKEN']?.trim() || undefined;
-  if (listen && token !== undefined && token.length < MIN_TOKEN_CHARS) {
-    io.stderr(`reprise mcp: REPRISE_MCP_TOKEN is ${token.length} characters; use at least ${MIN_TOKEN_CHARS} (e.g. \`openssl rand -hex 32\`)\n`);
+  const weak = token === undefined ? undefined : weakTokenReason(token);
+  if (listen && weak !== undefined) {
+    io.stderr(`reprise mcp: REPRISE_MCP_TOKEN ${weak}\n`);
     return 2;
   }
   if (listen && !isLoopbackHost(listen.host) && token === undefined) {
@@ -73,7 +78,7 @@ export const mcpCommand: CliCommand = async (argv, io) => {
   if ('exit' in loaded) return loaded.exit;
   const { config } = loaded;
   // stdout is the stdio protocol channel: every log line goes to standard error.
-  const logger = pino({ level: io.env['REPRISE_LOG_LEVEL'] ?? config.log.level, base: { app: 'reprise' } }, pino.destination(2));
+  const logger = createLogger({ level: config.log.level, env: io.env });
 
   const where = mcpCatalogFolder(values.catalog, config, io.cwd);
   if (typeof where === 'string') {

@@ -1,12 +1,13 @@
-import { applyCliNote } from '../core/bot/chat-actions.js';
-import { DEFAULT_NOTES } from '../core/bot/reprise-bot.js';
-import { isRepriseError, RepriseError } from '../core/errors.js';
-import { silentLogger } from '../ports/logger.js';
+import { DEFAULT_NOTES } from '../core/bot/chat-actions.js';
+import { recordedOrThrow, type NoteRequest } from '../core/bot/feedback-request.js';
+import { noteIntent } from '../core/bot/intent.js';
+import { isRepriseError } from '../core/errors.js';
+import { offlineLoop } from '../runtime/offline-loop.js';
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
 import type { CliCommand } from './io.js';
-import { askOwner, osUser, withStoreLock } from './owner-or-direct.js';
-import { openLedger } from './store-context.js';
+import { askOwner, osUser, withStoreLock } from '../runtime/owner-or-direct.js';
+import { openLedger } from '../runtime/open-store.js';
 
 const USAGE = `reprise note <triggerKey> <text…> [--user U] [--config FILE]
 
@@ -15,28 +16,17 @@ user), exactly as one written in the thread: with a forge configured it is filed
 comment on the finding's open KB pull request, else as a new Concept entry PR. Through the
 running bot's control socket; with no bot running, recorded directly (filed at its next start).`;
 
-export interface NoteRequest {
-  triggerKey: string;
-  text: string;
-  user?: string;
-}
-
-/** A note request from the CLI or the control socket, checked. */
-export function noteRequest(body: unknown): NoteRequest {
-  const b = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
-  const key = b['triggerKey'];
-  const text = b['text'];
-  const user = b['user'];
-  if (typeof key !== 'string' || key.trim() === '') throw new RepriseError('invalid_payload', 'triggerKey must be a non-empty string');
-  if (typeof text !== 'string' || text.trim() === '') throw new RepriseError('invalid_payload', 'text must be a non-empty string');
-  if (user !== undefined && (typeof user !== 'string' || user.trim() === '' || user.length > 200))
-    throw new RepriseError('invalid_payload', 'user must be a non-empty string');
-  return { triggerKey: key.trim(), text, ...(typeof user === 'string' ? { user } : {}) };
-}
-
 /** `reprise note`: through the bot that owns the store, or directly when none runs and the lock is free. */
 export const note: CliCommand = async (argv, io) => {
-  const parsed = parseCli(argv, { user: { type: 'string' }, config: { type: 'string', short: 'c' } }, USAGE, io);
+  const parsed = parseCli(
+    argv,
+    {
+      user: { type: 'string', description: 'whom to record it for (default: the OS user)', valueName: 'USER' },
+      config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' },
+    },
+    USAGE,
+    io,
+  );
   if ('exit' in parsed) return parsed.exit;
   const [triggerKey, ...words] = parsed.positionals;
   const text = words.join(' ');
@@ -76,29 +66,18 @@ export const note: CliCommand = async (argv, io) => {
   return withStoreLock(config, io, 'reprise note', 'Nothing was recorded.', async () => {
     const { store, ledger } = await openLedger(config);
     try {
-      const out = { count: 0 };
-      const { result, first } = await ledger.transaction(async (tx) =>
-        applyCliNote(
-          {
-            ledger: ledger,
-            now: new Date(),
-            log: silentLogger,
-            allow: () => true,
-            notes: DEFAULT_NOTES,
-            out,
-            ...(forge ? { curate: { intents: 0 } } : {}),
-          },
-          tx,
-          { triggerKey, actor: { id: request.user!, via: 'cli' }, text },
-        ),
-      );
+      // The same loop the bot runs: the thread is told when the bot next delivers.
+      const [outcome] = await offlineLoop(config, ledger).bot.handle(noteIntent(request));
       await ledger.close();
-      if (result.status !== 'recorded') {
-        io.stderr(`reprise note: note not saved: ${result.reason}\n`);
+      let recorded;
+      try {
+        recorded = recordedOrThrow(outcome, 'note');
+      } catch (err) {
+        io.stderr(`reprise note: ${(err as Error).message.replace(/^note not recorded/, 'note not saved')}\n`);
         return 2;
       }
       io.stdout(
-        `note recorded on ${triggerKey} for ${request.user} as event #${first}${forge ? `; it will be filed on ${config.forge!.repo} when the bot next runs` : ''}\n`,
+        `note recorded on ${triggerKey} for ${request.user} as event #${recorded.seq}${forge ? `; it will be filed on ${config.forge!.repo} when the bot next runs` : ''}\n`,
       );
       return 0;
     } catch (err) {

@@ -10,9 +10,9 @@ import { recallReport } from '../core/recall/recall-report.js';
 import { createStore, embeddedStoreFile } from '../adapters/keyv/keyv-store.js';
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
-import { BUNDLED_CATALOG, loadSnapshot } from './catalog-context.js';
+import { catalogFolder, loadSnapshot } from '../runtime/open-catalog.js';
 import type { CliCommand } from './io.js';
-import { recallOptions } from './recall-options.js';
+import { recallOptions } from '../runtime/recall-options.js';
 
 const USAGE = 'reprise recall [--catalog DIR] [--store URL] (--alert FILE | -) [--json]';
 
@@ -23,7 +23,13 @@ const USAGE = 'reprise recall [--catalog DIR] [--store URL] (--alert FILE | -) [
 export const recallCommand: CliCommand = async (argv, io) => {
   const args = parseCli(
     argv,
-    { catalog: { type: 'string' }, store: { type: 'string' }, alert: { type: 'string' }, json: { type: 'boolean' }, config: { type: 'string' } },
+    {
+      catalog: { type: 'string', description: 'catalog directory (default: the configured or bundled catalog)', valueName: 'DIR' },
+      store: { type: 'string', description: 'ledger store URL (default: the configured store)', valueName: 'URL' },
+      alert: { type: 'string', description: 'Alertmanager webhook payload file, or - for stdin', valueName: 'FILE' },
+      json: { type: 'boolean', description: 'print JSON instead of text' },
+      config: { type: 'string', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' },
+    },
     USAGE,
     io,
   );
@@ -52,7 +58,7 @@ export const recallCommand: CliCommand = async (argv, io) => {
     io.stderr(`reprise recall: ${isRepriseError(err) ? err.message : String(err)}\n`);
     return 2;
   }
-  const { snapshot, skipped } = await loadSnapshot(resolve(io.cwd, values.catalog ?? BUNDLED_CATALOG));
+  const { snapshot, skipped } = await loadSnapshot(catalogFolder(config, values.catalog ? resolve(io.cwd, values.catalog) : undefined).dir);
   for (const p of skipped) io.stderr(`warning: skipped ${p.file}:${p.line} (${p.rule}): ${p.message}\n`);
   let track: TrackLookup;
   let close = async (): Promise<void> => {};

@@ -13,7 +13,16 @@ DIR defaults to ./catalog; N defaults to 10 (at most 100).
 
 /** `reprise search --catalog DIR [--k N] [--json] TEXT…` — ranked entries with BM25 scores. */
 export const search: CliCommand = async (argv, io) => {
-  const parsed = parseCli(argv, { catalog: { type: 'string' }, k: { type: 'string' }, json: { type: 'boolean' } }, USAGE, io);
+  const parsed = parseCli(
+    argv,
+    {
+      catalog: { type: 'string', description: 'catalog directory (default: the configured or bundled catalog)', valueName: 'DIR' },
+      k: { type: 'string', description: 'how many results', valueName: 'N' },
+      json: { type: 'boolean', description: 'print JSON instead of text' },
+    },
+    USAGE,
+    io,
+  );
   if ('exit' in parsed) return parsed.exit;
   const { values, positionals } = parsed;
   const k = values.k === undefined ? 10 : Number(values.k);

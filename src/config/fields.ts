@@ -97,7 +97,7 @@ export function block<T extends z.ZodType>(schema: T) {
   return z.preprocess((v) => (v === null ? undefined : v), schema);
 }
 
-/** Glob over alert fields: `*` any run, `?` one character. */
+/** Glob over alert fields (src/core/glob.ts): `*` any run, `?` one character, `[abc]`, `{a,b}`, a leading `!` negates. */
 export function glob() {
   return str('must be a non-empty glob pattern like "Kube*"');
 }

@@ -10,6 +10,7 @@
 import { z } from 'zod';
 import type { FieldMeta } from './fields.js';
 import { block, bool, duration, fraction, glob, httpUrl, int, num, oneOf, str, withMs } from './fields.js';
+import { weakTokenReason } from './token-rule.js';
 
 /** Attaches the one-line doc (and loader facts) to a key. */
 function doc<T extends z.ZodType>(schema: T, description: string, meta: FieldMeta = {}): T {
@@ -18,56 +19,89 @@ function doc<T extends z.ZodType>(schema: T, description: string, meta: FieldMet
 
 const dur = (def: string, description: string, opts: { positive?: boolean } = {}) => doc(duration(opts).default(def), description, { duration: true });
 
-const genericSource = z.strictObject({
-  alerts: doc(str().optional(), 'Dot-path of the array of alerts in the body; unset = the body is one alert. The other paths are relative to one alert.'),
-  alertname: doc(str(), 'Dot-path of the alert name (required).', { example: 'rule.name' }),
-  status: doc(str().optional(), 'Dot-path of the status; unset = every alert is firing.'),
-  resolved_values: doc(z.array(str()).default(['resolved', 'ok', 'closed']), 'Status values (any case) that mean resolved.'),
-  fingerprint: doc(str().optional(), "Dot-path of the sender's id for the alert (pairs the resolve with its open); unset = derived from name and labels."),
-  title: doc(str().optional(), 'Dot-path of a one-line summary.'),
-  message: doc(str().optional(), 'Dot-path of the description.'),
-  severity: doc(str().optional(), 'Dot-path of the severity.'),
-  starts_at: doc(str().optional(), 'Dot-path of the RFC 3339 start time; unset = arrival time.'),
-  ends_at: doc(str().optional(), 'Dot-path of the RFC 3339 end time.'),
-  labels: doc(z.record(z.string(), str()).default({}), 'Label name → dot-path (e.g. namespace, pod).'),
-  hmac_secret: doc(
-    str().optional(),
-    'When set, requests must carry the hex HMAC-SHA256 of the raw body (optionally `sha256=`-prefixed) in `hmac_header`, and the bearer token is not asked for.',
-    { secret: true },
-  ),
-  hmac_header: doc(str().default('x-signature'), 'Header carrying the HMAC signature.'),
-});
+/** A token that protects something: long, not an example, not a placeholder (token-rule.ts). */
+const token = () =>
+  str().superRefine((v, ctx) => {
+    const why = weakTokenReason(v);
+    if (why) ctx.addIssue({ code: 'custom', message: why, input: v });
+  });
 
-const server = z.strictObject({
-  port: doc(int(0, 65535, ' (0 = any free port)').default(8080), 'Port the HTTP server (webhooks, Slack events, health, metrics) listens on.', {
-    env: ['PORT'],
-  }),
-  host: doc(str().default('0.0.0.0'), 'Address the HTTP server binds to.'),
-  bearer_token: doc(str().optional(), 'Token webhook callers must send as `Authorization: Bearer …`; required when a model is configured.', {
-    secret: true,
-    env: ['REPRISE_BEARER_TOKEN'],
-    example: 'change-me',
-  }),
-  pagerduty_secret: doc(
-    str().optional(),
-    'Signing secret of the PagerDuty V3 webhook subscription; `/webhook/pagerduty` verifies `X-PagerDuty-Signature` with it and refuses every request while it is unset.',
-    { secret: true, env: ['REPRISE_PAGERDUTY_SECRET'] },
-  ),
-  generic_webhooks: doc(
-    z.record(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'must be lower-case letters, digits, - or _'), genericSource).optional(),
-    "`POST /webhook/generic/<name>` sources: how to read each sender's JSON (dot-paths), and its optional HMAC.",
-    { example: { uptime: { alertname: 'check.name', status: 'state', fingerprint: 'check.id', labels: { service: 'check.service' } } } },
-  ),
-  body_limit_bytes: doc(int(1).default(1_048_576), 'Largest webhook body accepted, in bytes; bigger requests get 413.'),
-  max_pending_webhooks: doc(
-    int(1).default(256),
-    'Webhook requests in progress at once, per source (alertmanager, grafana, pagerduty, generic); more are answered 503 with Retry-After before their body is read (Alertmanager re-sends them) instead of queueing until they time out.',
-  ),
-  field_limit_chars: doc(
-    int(64).default(8192),
-    'Longest alert label or annotation value kept, in characters; longer ones are cut with a "[truncated …]" marker and logged.',
-  ),
-});
+const genericSource = z
+  .strictObject({
+    alerts: doc(str().optional(), 'Dot-path of the array of alerts in the body; unset = the body is one alert. The other paths are relative to one alert.'),
+    alertname: doc(str(), 'Dot-path of the alert name (required).', { example: 'rule.name' }),
+    status: doc(str().optional(), 'Dot-path of the status; unset = every alert is firing.'),
+    resolved_values: doc(z.array(str()).default(['resolved', 'ok', 'closed']), 'Status values (any case) that mean resolved.'),
+    fingerprint: doc(str().optional(), "Dot-path of the sender's id for the alert (pairs the resolve with its open); unset = derived from name and labels."),
+    title: doc(str().optional(), 'Dot-path of a one-line summary.'),
+    message: doc(str().optional(), 'Dot-path of the description.'),
+    severity: doc(str().optional(), 'Dot-path of the severity.'),
+    starts_at: doc(str().optional(), 'Dot-path of the RFC 3339 start time; unset = arrival time.'),
+    ends_at: doc(str().optional(), 'Dot-path of the RFC 3339 end time.'),
+    labels: doc(z.record(z.string(), str()).default({}), 'Label name → dot-path (e.g. namespace, pod).'),
+    hmac_secret: doc(
+      str().optional(),
+      'When set, requests must carry the hex HMAC-SHA256 of the raw body (optionally `sha256=`-prefixed) in `hmac_header`, and the bearer token is not asked for.',
+      { secret: true },
+    ),
+    hmac_header: doc(str().default('x-signature'), 'Header carrying the HMAC signature.'),
+    timestamp_header: doc(
+      str().optional(),
+      'With `hmac_secret`: header carrying the Unix time (seconds) the sender signed, the signature then covering `<timestamp>.<raw body>`; requests outside `replay_window` are refused and an identical signed delivery inside it is acknowledged and ignored. Unset = no replay protection.',
+      { example: 'x-signature-timestamp' },
+    ),
+    replay_window: dur('5m', 'With `timestamp_header`: how far from now a signed timestamp may be, either way.', { positive: true }),
+  })
+  .transform((v) => withMs(v, ['replay_window']));
+
+const server = z
+  .strictObject({
+    port: doc(int(0, 65535, ' (0 = any free port)').default(8080), 'Port the HTTP server (webhooks, Slack events, health, metrics) listens on.', {
+      env: ['PORT'],
+    }),
+    host: doc(str().default('0.0.0.0'), 'Address the HTTP server binds to.'),
+    bearer_token: doc(
+      token().optional(),
+      'Token webhook callers must send as `Authorization: Bearer …`; required when a model is configured. At least 16 characters, never an example from the docs: `openssl rand -hex 24`.',
+      { secret: true, env: ['REPRISE_BEARER_TOKEN'], example: '<openssl rand -hex 24>' },
+    ),
+    pagerduty_secret: doc(
+      str().optional(),
+      'Signing secret of the PagerDuty V3 webhook subscription; `/webhook/pagerduty` verifies `X-PagerDuty-Signature` with it and refuses every request while it is unset.',
+      { secret: true, env: ['REPRISE_PAGERDUTY_SECRET'] },
+    ),
+    generic_webhooks: doc(
+      z.record(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'must be lower-case letters, digits, - or _'), genericSource).optional(),
+      "`POST /webhook/generic/<name>` sources: how to read each sender's JSON (dot-paths), and its optional HMAC.",
+      { example: { uptime: { alertname: 'check.name', status: 'state', fingerprint: 'check.id', labels: { service: 'check.service' } } } },
+    ),
+    body_limit_bytes: doc(int(1).default(1_048_576), 'Largest webhook body accepted, in bytes; bigger requests get 413.'),
+    body_timeout: dur('10s', 'A request body must have arrived this long after its headers; a slower one is answered 408 and disconnected.', {
+      positive: true,
+    }),
+    max_pending_webhooks: doc(
+      int(1).default(256),
+      'Requests in progress at once, per route (each webhook source: alertmanager, grafana, pagerduty, generic; and /slack/events); more are answered 503 with Retry-After before their body is read (senders re-send them) instead of queueing until they time out.',
+    ),
+    max_pending_per_peer: doc(
+      int(1).default(64),
+      'Requests in progress at once from one address, across routes; more are answered 503 with Retry-After. Behind a proxy every request has its address: raise this, or limit at the proxy.',
+    ),
+    verify_pool_slots: doc(
+      int(1).default(64),
+      'Bodies read at once before their signature can be checked (PagerDuty, HMAC generic sources, Slack); when full, the sender there furthest from done (most bytes still to come at its pace) is cut off (503) to make room. Bounds their memory to this × body_limit_bytes.',
+    ),
+    replay_window: dur(
+      '1h',
+      'Signed PagerDuty events whose `occurred_at` is further than this from now are refused (400); accepted event ids are remembered twice this long, so a replay is acknowledged and ignored.',
+      { positive: true },
+    ),
+    field_limit_chars: doc(
+      int(64).default(8192),
+      'Longest alert label or annotation value kept, in characters; longer ones are cut with a "[truncated …]" marker and logged.',
+    ),
+  })
+  .transform((v) => withMs(v, ['body_timeout', 'replay_window']));
 
 const git = z
   .strictObject({
@@ -327,8 +361,13 @@ const outbox = z
     retry_base: dur('1s', "First retry delay after a failed delivery; doubled per attempt (a surface's Retry-After wins).", { positive: true }),
     retry_max: dur('5m', 'Longest wait between two attempts.', { positive: true }),
     max_age: dur('24h', 'A message still undelivered this long after it was recorded is given up, and that is recorded.', { positive: true }),
+    answer_max_age: dur(
+      '30m',
+      "A private answer (a command's result, a click's acknowledgement) still undelivered this long is given up: the person has moved on, and Slack's response_url lapses after 30 minutes.",
+      { positive: true },
+    ),
   })
-  .transform((v) => withMs(v, ['retry_base', 'retry_max', 'max_age']));
+  .transform((v) => withMs(v, ['retry_base', 'retry_max', 'max_age', 'answer_max_age']));
 
 const price = z.strictObject({
   input: doc(num(0), 'US dollars per million input (prompt) tokens.'),

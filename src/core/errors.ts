@@ -12,6 +12,7 @@ export const ERROR_CODES = [
   'invalid_payload',
   'not_found',
   'method_not_allowed',
+  'request_timeout',
   'rate_limited',
   'unavailable',
   'internal',

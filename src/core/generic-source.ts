@@ -69,9 +69,15 @@ export async function parseGenericPayload(body: unknown, mapping: GenericMapping
   return parseAlertmanagerPayloadYielding({ alerts }, options);
 }
 
-/** Hex HMAC-SHA256 of the raw body, optionally prefixed `sha256=` (GitHub style) by the sender. */
-export function genericSignature(secret: string, body: Uint8Array | string): string {
-  return createHmac('sha256', secret).update(body).digest('hex');
+/**
+ * Hex HMAC-SHA256 of the raw body, optionally prefixed `sha256=` (GitHub style) by the sender.
+ * With a signed timestamp (`timestamp_header`), the signed bytes are `<timestamp>.<raw body>`,
+ * so the timestamp cannot be changed without the secret.
+ */
+export function genericSignature(secret: string, body: Uint8Array | string, timestamp?: string): string {
+  const mac = createHmac('sha256', secret);
+  if (timestamp !== undefined) mac.update(`${timestamp}.`);
+  return mac.update(body).digest('hex');
 }
 
 export function verifyGenericSignature(
@@ -79,6 +85,7 @@ export function verifyGenericSignature(
   body: Uint8Array,
   header: string | undefined,
   headerName: string,
+  timestamp?: string,
 ): { ok: true } | { ok: false; reason: string } {
   if (!header || header.trim() === '') return { ok: false, reason: `missing ${headerName} header` };
   const given = Buffer.from(
@@ -87,7 +94,7 @@ export function verifyGenericSignature(
       .replace(/^sha256=/i, '')
       .toLowerCase(),
   );
-  const expected = Buffer.from(genericSignature(secret, body));
+  const expected = Buffer.from(genericSignature(secret, body, timestamp));
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { ok: false, reason: `${headerName} does not match the body` };
   return { ok: true };
 }

@@ -2,6 +2,9 @@
  * Ledger event kinds (SPEC §8). The ledger is append-only; every read model is derived from
  * these events, incrementally, and can be rebuilt by replaying them.
  */
+import type { ResponseTarget } from './chat/chat-types.js';
+import type { CardPatch, MessageView, ReplyView } from './chat/thread-view.js';
+
 export type OpenKind = 'recall' | 'fresh';
 export type Verdict = 'action_required' | 'action_suggested' | 'inconclusive' | 'no_action';
 
@@ -65,6 +68,8 @@ export interface SilenceEvent {
   triggerKey: string;
   user: string;
   until: string;
+  /** The thread it was set on (its open id): that thread reads silenced. */
+  openId?: string;
   via?: string;
   eventId?: string;
   /** "Silence in Alertmanager too" (issue 12): made after this is durable, re-tried after a restart until its outcome is recorded. */
@@ -81,9 +86,9 @@ export interface ConfirmEvent {
 /** A message about an open reached a chat surface: recorded after delivery, never before. */
 export interface DeliveredEvent {
   type: 'delivered';
-  /** The open (its `id`) the message belongs to. */
-  openId: string;
-  fingerprint: string;
+  /** The open (its `id`) the message belongs to; absent for a private answer (it belongs to no thread). */
+  openId?: string;
+  fingerprint?: string;
   transport: string;
   /** The surface's id of the message (console thread id, Slack ts, Matrix event id). */
   messageRef: string;
@@ -96,8 +101,8 @@ export interface DeliveredEvent {
   at: string;
 }
 
-/** The operations the outbox performs on a surface (private answers go straight to the user). */
-export type OutboxOp = 'post' | 'reply' | 'update';
+/** The operations the outbox performs on a surface: a thread's card, replies and edits, and private answers. */
+export type OutboxOp = 'post' | 'reply' | 'update' | 'answer';
 
 /**
  * Intent to deliver one message, recorded in the same transaction as what it is about, so a
@@ -114,10 +119,14 @@ export interface OutboxEvent {
   openId?: string;
   /** post: the channel / room to post in. */
   channel?: string;
-  /** The message: a view from core/chat/thread-view (card, detail, notice, ephemeral answer). */
-  view: Record<string, unknown>;
+  /** The message: a card (post), a reply, a change to the card (update), or a private answer. */
+  view: MessageView | CardPatch;
   /** post on a surface that shows the detail inline: the detail view. */
-  detail?: Record<string, unknown>;
+  detail?: ReplyView;
+  /** answer: whom it is for, as the surface gave it. */
+  to?: ResponseTarget;
+  /** answer: the chat event (a command) it answers: applied once, however often it is read again. */
+  eventId?: string;
   at: string;
 }
 
@@ -176,12 +185,14 @@ export interface FindingEvent {
 }
 
 /** What noise control did with an alert (issue 12), recorded with its reason so a replay agrees. */
-export type NoiseAction = 'hold' | 'release' | 'drop' | 'flush' | 'mark' | 'am_silence';
+export type NoiseAction = 'hold' | 'release' | 'drop' | 'flush' | 'mark' | 'am_silence' | 'admit';
 
 /**
  * A hold (debounce), its release, a drop (policy, silence, cooldown, a resolve inside the
  * debounce window, a re-notification), a storm batch closing (`flush`), a thread marked from
- * Alertmanager's state (`mark`), or the outcome of an Alertmanager silence a 🔕 asked for. Nothing noise control decides goes unrecorded.
+ * Alertmanager's state (`mark`), the outcome of an Alertmanager silence a 🔕 asked for, or — while
+ * the fingerprint dedup window is on — an alert admitted (`admit`, `reason` its status), which the
+ * window measures from. Nothing noise control decides goes unrecorded.
  */
 export interface NoiseEvent {
   type: 'noise';

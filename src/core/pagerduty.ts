@@ -39,8 +39,14 @@ const eventSchema = z.object({
   }),
 });
 
-export type PagerDutyParse =
-  { kind: 'incident'; incident: Incident; eventType: string; eventId?: string } | { kind: 'ignored'; reason: string; eventType: string; eventId?: string };
+/** Envelope fields every parse returns: the edge's replay protection reads the id and `occurred_at`. */
+interface PagerDutyEnvelope {
+  eventType: string;
+  eventId?: string;
+  /** `event.occurred_at` as sent (the edge checks its age). */
+  occurredAt?: string;
+}
+export type PagerDutyParse = ({ kind: 'incident'; incident: Incident } | { kind: 'ignored'; reason: string }) & PagerDutyEnvelope;
 
 const STATUS: Readonly<Record<string, 'firing' | 'resolved'>> = { 'incident.triggered': 'firing', 'incident.resolved': 'resolved' };
 
@@ -71,7 +77,11 @@ export function parsePagerDutyPayload(body: unknown, options: { receivedAt?: str
   const env = eventSchema.safeParse(body, { reportInput: true });
   if (!env.success) throw invalid(env.error.issues);
   const { event } = env.data;
-  const base = { eventType: event.event_type, ...(event.id ? { eventId: event.id } : {}) };
+  const base: PagerDutyEnvelope = {
+    eventType: event.event_type,
+    ...(event.id ? { eventId: event.id } : {}),
+    ...(event.occurred_at ? { occurredAt: event.occurred_at } : {}),
+  };
   const status = STATUS[event.event_type];
   if (!status) return { kind: 'ignored', reason: `event type ${event.event_type.slice(0, 100)} is not incident.triggered or incident.resolved`, ...base };
   const parsed = dataSchema.safeParse(event.data, { reportInput: true });

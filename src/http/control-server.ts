@@ -1,19 +1,19 @@
 /**
- * The local control API (SPEC §11): how `reprise feedback` (later `note`, `catalog sync`,
- * `status`) reaches the running bot so one process owns the store. It listens on a Unix
+ * The local control API (SPEC §11): how `reprise feedback`, `note`, `catalog sync`, `curate`
+ * and `doctor` reach the running bot so one process owns the store. A hono app like the public
+ * port (same request ids, error bodies and error handler — http-app.ts), served on a Unix
  * socket created with mode 0600 — only the user running the bot (and root) can connect — and
- * never on the network. JSON in and out, the same coded errors as the public port.
+ * never on the network. JSON in and out.
  */
-import { randomUUID } from 'node:crypto';
-import { chmodSync, existsSync, rmSync } from 'node:fs';
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import { RepriseError } from '../core/errors.js';
 import type { Logger } from '../ports/logger.js';
-import { toHttpError } from './errors.js';
-import { assertJsonContentType, decodeUtf8, parseJson, readBody } from './read-body.js';
+import { createHttpApp, finishHttpApp, type HttpContext } from './http-app.js';
+import { serveNode } from './node-server.js';
+import { assertJsonContentType, decodeUtf8, parseJson, readRequestBody } from './read-body.js';
 
-/** Longest path a Unix socket may have on Linux (sun_path is 108 bytes with the NUL). */
-export const MAX_SOCKET_PATH = 107;
+export { MAX_SOCKET_PATH } from './node-server.js';
+
+/** Largest control request body: a note is 8 KiB; nothing the CLI sends comes near this. */
 const BODY_LIMIT = 64 * 1024;
 
 export interface ControlHandlers {
@@ -34,105 +34,43 @@ export interface ControlServer {
   close(): Promise<void>;
 }
 
-type Handler = (req: IncomingMessage) => Promise<unknown>;
+async function jsonBody(c: HttpContext): Promise<unknown> {
+  assertJsonContentType(c.req.header('content-type'));
+  return parseJson(decodeUtf8(await readRequestBody(c, { limitBytes: BODY_LIMIT })));
+}
 
 /**
  * Listens on `path`. A socket file left by a crashed bot is replaced: callers hold the store
- * lock first, so no live bot can own it. The socket is created under a 0177 umask (no window
- * in which another user could connect) and then chmod-ed 0600 for good measure.
+ * lock first, so no live bot can own it.
  * @throws Error when the path is too long for a Unix socket.
  */
 export async function startControlServer(path: string, handlers: ControlHandlers, logger: Logger): Promise<ControlServer> {
-  if (Buffer.byteLength(path) > MAX_SOCKET_PATH) {
-    throw new Error(`control socket path ${path} is longer than ${MAX_SOCKET_PATH} bytes`);
-  }
   const log = logger.child({ component: 'control' });
-  const routes: Record<string, { method: string; handle: Handler }> = {
-    '/v1/feedback': {
-      method: 'POST',
-      handle: async (req) => {
-        assertJsonContentType(req.headers['content-type']);
-        return handlers.feedback(parseJson(decodeUtf8(await readBody(req, BODY_LIMIT))));
-      },
-    },
-    '/v1/status': { method: 'GET', handle: async () => handlers.status() },
-    '/v1/catalog/sync': {
-      method: 'POST',
-      handle: async () => {
-        if (!handlers.catalogSync) throw new RepriseError('not_found', 'catalog sync is not available in this bot');
-        return handlers.catalogSync();
-      },
-    },
-    '/v1/curate': {
-      method: 'POST',
-      handle: async (req) => {
-        if (!handlers.curate) throw new RepriseError('not_found', 'grooming is not available in this bot');
-        assertJsonContentType(req.headers['content-type']);
-        return handlers.curate(parseJson(decodeUtf8(await readBody(req, BODY_LIMIT))));
-      },
-    },
+  const { app, errorResponse } = createHttpApp({ logger: log });
+  const answer = async (c: HttpContext, work: () => Promise<unknown>): Promise<Response> => c.json({ requestId: c.get('requestId'), result: await work() });
+  const unavailable = (what: string) => (): never => {
+    throw new RepriseError('not_found', `${what} is not available in this bot`);
   };
-  const note = handlers.note;
-  if (note) {
-    routes['/v1/note'] = {
-      method: 'POST',
-      handle: async (req) => {
-        assertJsonContentType(req.headers['content-type']);
-        return note(parseJson(decodeUtf8(await readBody(req, BODY_LIMIT))));
-      },
-    };
-  }
 
-  const server = http.createServer((req, res) => {
-    void handle(req, res);
+  app.post('/v1/feedback', async (c) => answer(c, async () => handlers.feedback(await jsonBody(c))));
+  app.get('/v1/status', async (c) => answer(c, () => handlers.status()));
+  app.post('/v1/catalog/sync', async (c) => answer(c, handlers.catalogSync ?? unavailable('catalog sync')));
+  app.post('/v1/curate', async (c) => {
+    const curate = handlers.curate ?? unavailable('grooming');
+    return answer(c, async () => curate(await jsonBody(c)));
   });
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const requestId = randomUUID();
-    const path = (req.url ?? '/').split('?')[0] ?? '/';
-    let status = 200;
-    let body: unknown;
-    try {
-      const route = Object.hasOwn(routes, path) ? routes[path] : undefined;
-      if (!route) throw new RepriseError('not_found', `no control route ${path.slice(0, 100)}`);
-      if (req.method !== route.method) throw new RepriseError('method_not_allowed', `use ${route.method} on ${path}`);
-      body = { requestId, result: await route.handle(req) };
-    } catch (err) {
-      const e = toHttpError(err, requestId);
-      status = e.status;
-      body = e.body;
-      if (e.serverFault) log.error({ err, path }, 'control request failed');
-      else log.info({ status, code: e.body.error.code, path }, `control request refused: ${e.body.error.message}`);
-    }
-    if (res.headersSent || res.destroyed) return;
-    const text = JSON.stringify(body);
-    res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
-    res.end(text);
-  };
+  const note = handlers.note;
+  if (note) app.post('/v1/note', async (c) => answer(c, async () => note(await jsonBody(c))));
+  finishHttpApp(app, errorResponse, {
+    '/v1/feedback': 'POST',
+    '/v1/status': 'GET',
+    '/v1/catalog/sync': 'POST',
+    '/v1/curate': 'POST',
+    ...(note ? { '/v1/note': 'POST' } : {}),
+  });
 
-  if (existsSync(path)) rmSync(path, { force: true });
-  const previous = process.umask(0o177);
-  try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(path, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
-  } finally {
-    process.umask(previous);
-  }
-  chmodSync(path, 0o600);
+  const node = serveNode(app, { logger: log });
+  await node.listenSocket(path);
   log.info({ socket: path }, 'control socket listening');
-  return {
-    path,
-    close: () =>
-      new Promise((resolve) => {
-        server.close(() => {
-          rmSync(path, { force: true });
-          resolve();
-        });
-        server.closeAllConnections();
-      }),
-  };
+  return { path, close: () => node.close({ force: true }) };
 }

@@ -12,6 +12,7 @@ export const HTTP_STATUS_BY_CODE = {
   method_not_allowed: 405,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  request_timeout: 408,
   rate_limited: 429,
   internal: 500,
   unavailable: 503,

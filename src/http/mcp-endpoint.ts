@@ -8,8 +8,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import type http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { createAdaptorServer } from '@hono/node-server';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
@@ -19,6 +17,7 @@ import { HTTPException } from 'hono/http-exception';
 import { RepriseError } from '../core/errors.js';
 import type { Logger } from '../ports/logger.js';
 import { toHttpError } from './errors.js';
+import { serveNode } from './node-server.js';
 
 export const MCP_PATH = '/mcp';
 
@@ -123,35 +122,12 @@ export function createMcpHttpServer(opts: McpHttpOptions): McpHttpServer {
   // bearerAuth rejects by throwing an HTTPException carrying our own 401 response.
   app.onError((err, c) => (err instanceof HTTPException && err.res ? err.res : errorResponse(c, err, log)));
 
-  const server = createAdaptorServer({ fetch: app.fetch }) as http.Server;
-  server.requestTimeout = opts.requestTimeoutMs ?? 30_000;
-  server.headersTimeout = Math.min(server.requestTimeout, 20_000);
-  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
-    log.warn({ code: err.code }, 'rejected malformed HTTP request');
-    if (!socket.writable || err.code === 'ECONNRESET') {
-      socket.destroy();
-      return;
-    }
-    socket.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
-  });
-
+  // The same Node server plumbing as the public port: deadlines, malformed requests answered 400.
+  const node = serveNode(app, { logger: log, ...(opts.requestTimeoutMs ? { requestTimeoutMs: opts.requestTimeoutMs } : {}) });
   return {
-    server,
+    server: node.server,
     app,
-    listen: (port, host) =>
-      new Promise((resolve, reject) => {
-        const onError = (err: Error): void => reject(err);
-        server.once('error', onError);
-        server.listen(port, host, () => {
-          server.off('error', onError);
-          resolve({ port: (server.address() as AddressInfo).port });
-        });
-      }),
-    close: () =>
-      new Promise((resolve) => {
-        if (!server.listening) return resolve();
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    listen: (port, host) => node.listen(port, host),
+    close: () => node.close({ force: true }),
   };
 }

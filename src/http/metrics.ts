@@ -10,6 +10,9 @@ export const DEFAULT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5
 /** Webhook sources (`generic` covers every `/webhook/generic/<name>`: names are not labels). */
 export const WEBHOOK_SOURCES = ['alertmanager', 'grafana', 'pagerduty', 'generic'] as const;
 export type WebhookSource = (typeof WEBHOOK_SOURCES)[number];
+/** Routes whose requests are counted and shed (admission.ts): every webhook source and Slack's events. */
+export const SHED_ROUTES = [...WEBHOOK_SOURCES, 'slack', 'other'] as const;
+export const SHED_REASONS = ['route_busy', 'peer_busy', 'pool_full', 'slowest'] as const;
 
 export interface BotMetrics {
   readonly registry: Registry;
@@ -27,8 +30,14 @@ export interface BotMetrics {
   readonly webhookDuration: Histogram<'source'>;
   /** Alerts the webhooks accepted (parsed and handed to the bot), by source. */
   readonly webhookAlerts: Counter<'source'>;
-  /** Webhook requests answered 503 because too many were in progress (load shedding), by source. */
-  readonly webhooksShed: Counter<'source'>;
+  /**
+   * Requests answered 503 + Retry-After by load shedding, by route (a webhook source or `slack`)
+   * and reason: `route_busy`, `peer_busy`, `pool_full` (the verify pool held only new senders),
+   * `slowest` (cut off to make room in the verify pool).
+   */
+  readonly requestsShed: Counter<'route' | 'reason'>;
+  /** Request bodies being read before their signature can be checked (the verify pool). */
+  readonly unverifiedBodies: Gauge;
   /** The exposition text. */
   render(): Promise<string>;
   readonly contentType: string;
@@ -147,17 +156,22 @@ export function createBotMetrics(opts: BotMetricsOptions = {}): BotMetrics {
     labelNames: ['source'] as const,
     registers: [registry],
   });
-  const webhooksShed = new Counter({
-    name: 'reprise_webhooks_shed_total',
-    help: 'Webhook requests answered 503 + Retry-After unread because server.max_pending_webhooks were in progress, by source.',
-    labelNames: ['source'] as const,
+  const requestsShed = new Counter({
+    name: 'reprise_http_shed_total',
+    help: 'Requests answered 503 + Retry-After by load shedding, by route (webhook source or slack) and reason (route_busy, peer_busy, pool_full, slowest).',
+    labelNames: ['route', 'reason'] as const,
     registers: [registry],
   });
   for (const source of WEBHOOK_SOURCES) {
     webhookDuration.zero({ source });
     webhookAlerts.inc({ source }, 0);
-    webhooksShed.inc({ source }, 0);
   }
+  for (const route of SHED_ROUTES) for (const reason of SHED_REASONS) requestsShed.inc({ route, reason }, 0);
+  const unverifiedBodies = new Gauge({
+    name: 'reprise_http_unverified_bodies',
+    help: 'Request bodies being read before their signature can be checked (server.verify_pool_slots at most).',
+    registers: [registry],
+  });
   const leader = new Gauge({
     name: 'reprise_leader',
     help: '1 on the replica that runs the loop (holds the leader lease), 0 on the others.',
@@ -172,7 +186,8 @@ export function createBotMetrics(opts: BotMetricsOptions = {}): BotMetrics {
     outboxRetrying,
     outboxOldest,
     webhookDuration,
-    webhooksShed,
+    requestsShed,
+    unverifiedBodies,
     webhookAlerts,
     leader,
     httpRequests,

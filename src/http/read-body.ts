@@ -1,10 +1,12 @@
 /**
  * The steps between a raw request and a JSON value, each failing with its own coded error:
- * content type (415), size (413), UTF-8 (400), JSON syntax (400). Exported separately so a
- * signed webhook (PagerDuty HMAC) can verify the raw bytes before decoding.
+ * content type (415), size (413), deadline (408), UTF-8 (400), JSON syntax (400). Exported
+ * separately so a signed webhook (PagerDuty HMAC) can verify the raw bytes before decoding.
  */
 import type { IncomingMessage } from 'node:http';
+import type { Context } from 'hono';
 import { RepriseError } from '../core/errors.js';
+import { EdgeError, nodeBindings } from './http-app.js';
 
 /**
  * Require `application/json`, optionally with `charset=utf-8`.
@@ -26,46 +28,87 @@ export function assertJsonContentType(header: string | undefined): void {
   }
 }
 
-function tooLarge(limit: number, what: string): RepriseError {
-  return new RepriseError('payload_too_large', `request body ${what} exceeds the limit of ${limit} bytes`);
+function tooLarge(limit: number, what: string): EdgeError {
+  return new EdgeError('payload_too_large', `request body ${what} exceeds the limit of ${limit} bytes`, { closeConnection: true });
+}
+
+export interface ReadBodyOptions {
+  limitBytes: number;
+  /** The whole body must have arrived this long after the read starts (ms); 408 otherwise. */
+  deadlineMs?: number;
+  /** Told the size of every chunk as it arrives (the verify pool measures a sender's pace). */
+  onChunk?: (bytes: number) => void;
+  /** Aborting it stops the read at once and rejects with the signal's reason (a shed sender). */
+  signal?: AbortSignal;
 }
 
 /**
- * Read the whole body, refusing early: a declared `Content-Length` over the limit is rejected
- * before reading a byte, and a streamed (chunked) body is cut off as soon as it passes it.
- * Bytes past the limit are discarded, never buffered.
- * @throws RepriseError `payload_too_large` | `bad_request` (client aborted)
+ * Read a request's whole body, refusing early: a declared `Content-Length` over the limit is
+ * rejected before reading a byte, a streamed (chunked) body as soon as it passes the limit,
+ * a body still arriving at the deadline with 408. Bytes past a refusal are discarded, never
+ * buffered, and the connection is closed after the answer. Reads the Node request directly
+ * (every chunk counted as it arrives); an in-process `app.request()` is read whole.
+ * @throws RepriseError `payload_too_large` | `request_timeout` | `bad_request` (client aborted)
  */
-export function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
-  const declared = req.headers['content-length'];
-  if (declared !== undefined && Number(declared) > limitBytes) {
-    return Promise.reject(tooLarge(limitBytes, `of ${declared} bytes`));
+export async function readRequestBody(c: Context, opts: ReadBodyOptions): Promise<Uint8Array> {
+  const declared = c.req.header('content-length');
+  if (declared !== undefined && Number(declared) > opts.limitBytes) throw tooLarge(opts.limitBytes, `of ${declared} bytes`);
+  const incoming = nodeBindings(c).incoming;
+  if (!incoming) {
+    const raw = new Uint8Array(await c.req.arrayBuffer());
+    if (raw.length > opts.limitBytes) throw tooLarge(opts.limitBytes, 'stream');
+    return raw;
   }
-  return new Promise<Buffer>((resolve, reject) => {
+  return readIncoming(incoming, opts);
+}
+
+function readIncoming(req: IncomingMessage, opts: ReadBodyOptions): Promise<Uint8Array> {
+  const { limitBytes, signal } = opts;
+  if (signal?.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<Uint8Array>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     let settled = false;
-    const settle = (err?: RepriseError): void => {
+    const timer =
+      opts.deadlineMs === undefined
+        ? undefined
+        : setTimeout(
+            () =>
+              settle(
+                new EdgeError('request_timeout', `request body not received within ${opts.deadlineMs} ms (server.body_timeout); send it faster`, {
+                  closeConnection: true,
+                }),
+              ),
+            opts.deadlineMs,
+          );
+    const onAbort = (): void => settle(signal!.reason as Error);
+    const settle = (err?: Error): void => {
       if (settled) return;
       settled = true;
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onError);
       req.off('close', onClose);
-      // Keep the stream flowing with nobody listening: the rest is discarded, not buffered.
       if (err) {
+        // Keep the stream flowing with nobody listening: the rest is discarded, not buffered.
+        chunks.length = 0;
         req.resume();
         reject(err);
       } else resolve(Buffer.concat(chunks, size));
     };
     const onData = (chunk: Buffer): void => {
       size += chunk.length;
-      if (size > limitBytes) settle(tooLarge(limitBytes, 'stream'));
-      else chunks.push(chunk);
+      if (size > limitBytes) return settle(tooLarge(limitBytes, 'stream'));
+      chunks.push(chunk);
+      opts.onChunk?.(chunk.length);
     };
     const onEnd = (): void => settle();
     const onError = (e: Error): void => settle(new RepriseError('bad_request', `could not read request body: ${e.message}`, { cause: e }));
     const onClose = (): void => settle(new RepriseError('bad_request', 'client closed the connection before the body ended'));
+    signal?.addEventListener('abort', onAbort, { once: true });
+    if (req.readableEnded) return settle();
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onError);

@@ -1,4 +1,4 @@
-import type { ChatEventSink, Destination, MessageRef, ResponseTarget, TransportName } from '../core/chat/chat-types.js';
+import type { Destination, IntentSink, MessageRef, ResponseTarget, TransportName } from '../core/chat/chat-types.js';
 import type { CardView, DetailView, EphemeralView, ReplyView } from '../core/chat/thread-view.js';
 
 /** What one delivery carries besides the message: the outbox id, for idempotent retries. */
@@ -12,7 +12,7 @@ export interface DeliveryOptions {
 
 /**
  * A chat surface (Slack, Matrix, console) behind one interface, with both halves: `start`
- * hands inbound events (reactions, thread replies, commands, button clicks) to the bot's sink;
+ * hands what people mean (from reactions, thread replies, commands, button clicks) to the bot's sink;
  * the rest sends. Sends throw {@link DeliveryError} (core/chat/chat-types) when they fail, saying
  * whether and when a retry may help; the outbox does the retrying.
  */
@@ -23,15 +23,18 @@ export interface ChatTransport {
    * then receives the detail too, and no separate detail reply is sent.
    */
   readonly inlineDetail: boolean;
-  /** Begin receiving. Inbound events are acknowledged to the surface, then given to `sink`. */
-  start(sink: ChatEventSink): Promise<void>;
+  /**
+   * Begin receiving. Inbound events are translated — once, here — into what the person meant
+   * (votes, silences, notes, commands), handed to `sink`, and acknowledged to the surface.
+   */
+  start(sink: IntentSink): Promise<void>;
   /** Post a thread root (the card; with `detail` when {@link inlineDetail}) in `to.channel`. */
   post(to: Destination, card: CardView, detail: DetailView | undefined, opts: DeliveryOptions): Promise<MessageRef>;
   /** Reply inside the thread of `root`. */
   reply(root: MessageRef, view: ReplyView, opts: DeliveryOptions): Promise<MessageRef>;
   /** Rewrite a card the bot posted (its state changed). */
   update(ref: MessageRef, card: CardView, opts: DeliveryOptions): Promise<void>;
-  /** Answer one user privately (a command's answer, a click's acknowledgement). */
-  ephemeral(to: ResponseTarget, view: EphemeralView): Promise<void>;
+  /** Answer one user privately (a command's answer, a click's acknowledgement); the outbox delivers it. */
+  ephemeral(to: ResponseTarget, view: EphemeralView, opts: DeliveryOptions): Promise<void>;
   close(): Promise<void>;
 }

@@ -32,6 +32,15 @@ export interface KeyValueStore {
    */
   setFenced?(key: string, value: unknown, fence: Fence): Promise<void>;
   /**
+   * Sets `key` to expire `ttlMs` from now, only when it is absent (or expired); resolves true
+   * when this call set it. Atomic across every process sharing the store (one Redis command, one
+   * SQLite transaction), so two replicas can never both claim the same key. Replay protection
+   * of signed webhooks claims event ids with it.
+   */
+  setIfAbsent?(key: string, value: unknown, ttlMs: number): Promise<boolean>;
+  /** Sets `key` to expire `ttlMs` from now: it reads as absent afterwards. */
+  setExpiring?(key: string, value: unknown, ttlMs: number): Promise<void>;
+  /**
    * The leader lease, on a store several processes share without a file lock (Redis);
    * absent elsewhere (one process owns the store and always leads).
    */

@@ -38,6 +38,12 @@ export interface MatrixFakeBehaviour {
   failSends?: { times: number; status: number; errcode: string };
   /** Every request's connection is dropped (a homeserver that is down); pending syncs too. */
   down?: boolean;
+  /**
+   * The next `times` requests whose `METHOD /path` (after `/_matrix/client/v3`, e.g. `GET /sync`,
+   * `GET /rooms/!r:fake.test/messages`) matches `endpoint` are answered 429 `M_LIMIT_EXCEEDED`
+   * with `retry_after_ms`.
+   */
+  rateLimitEndpoint?: { endpoint: RegExp; times: number; retryAfterMs: number };
 }
 
 export interface RecordedRequest {
@@ -183,6 +189,11 @@ export async function startMatrixFake(opts: MatrixFakeOptions = {}): Promise<Mat
       const seg = path.split('/').slice(1).map(decodeURIComponent);
       const method = req.method ?? 'GET';
       const route = `${method} /${seg[0] ?? ''}`;
+      const limited = behaviour.rateLimitEndpoint;
+      if (limited && limited.times > 0 && limited.endpoint.test(`${method} /${seg.join('/')}`)) {
+        limited.times--;
+        throw new MatrixFakeError(429, 'M_LIMIT_EXCEEDED', 'Too Many Requests', { retry_after_ms: limited.retryAfterMs });
+      }
 
       if (route === 'GET /account' && seg[1] === 'whoami') return reply(200, { user_id: user, device_id: 'FAKEDEVICE', is_guest: false });
       if (route === 'GET /sync') return sync(user, query, res, rec);

@@ -16,6 +16,8 @@ export interface RecordedRequest {
   path: string;
   headers: Record<string, string | string[] | undefined>;
   body: { model: string; messages: WireMessage[]; tools?: Array<{ type: string; function: { name: string } }>; max_tokens?: number } & Record<string, unknown>;
+  /** The client closed the connection before the fake answered. */
+  abandoned?: boolean;
 }
 
 /** One scripted answer. */
@@ -67,6 +69,10 @@ export async function startOpenAIFake(responder: Responder = () => ({ content: '
       }
       const rec: RecordedRequest = { path: req.url, headers: req.headers, body };
       requests.push(rec);
+      // The client hung up before the answer (an aborted call): recorded the moment it happens.
+      res.once('close', () => {
+        if (!res.writableFinished) rec.abandoned = true;
+      });
       const r = respond(rec, requests.length - 1);
       if (r.delayMs) await new Promise((f) => setTimeout(f, r.delayMs));
       if (res.destroyed) return;

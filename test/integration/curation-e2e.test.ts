@@ -45,7 +45,7 @@ afterEach(async () => {
   remote = undefined;
 });
 
-const post = (bot: BotProcess, payload: unknown) => postAlert(bot.url, payload, { authorization: 'Bearer test-token' });
+const post = (bot: BotProcess, payload: unknown) => postAlert(bot.url, payload, { authorization: 'Bearer test-token-for-investigations' });
 /** Critical: a miss is investigated at once, without `investigate_after`. */
 const firing = (pod: string) => crashLoopPayload({ status: 'firing', severity: 'critical', pod, startsAt: `2026-11-29T0${pods.indexOf(pod)}:00:00Z` });
 const resolved = (pod: string) => crashLoopPayload({ status: 'resolved', severity: 'critical', pod, startsAt: `2026-11-29T0${pods.indexOf(pod)}:00:00Z` });

@@ -4,9 +4,11 @@
  * was kept); a forge down across a restart files it at the next start; a refusal for good is
  * skipped for that item with a log line and the run goes on.
  */
+import type { TestChatEvent } from '../unit/bot/recording-transport.js';
+import { incidentIntents } from '../../src/core/bot/intent.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createStore } from '../../src/adapters/keyv/keyv-store.js';
-import type { ChatEvent, MessageRef } from '../../src/core/chat/chat-types.js';
+import type { MessageRef } from '../../src/core/chat/chat-types.js';
 import { richText, type NoticeView } from '../../src/core/chat/thread-view.js';
 import type { CuratedEvent } from '../../src/core/ledger-events.js';
 import type { Incident } from '../../src/core/types.js';
@@ -44,7 +46,7 @@ const notices = (x: CurationHarness): string[] =>
 const decisions = async (x: CurationHarness): Promise<string[]> =>
   (await x.events()).filter((e): e is CuratedEvent => e.type === 'curated').map((e) => `${e.subject}:${e.decision}`);
 const say = (x: CurationHarness, root: MessageRef, id: string, text: string) =>
-  x.transport.sink!({
+  x.transport.inject({
     type: 'message',
     eventId: id,
     transport: 'rec',
@@ -53,14 +55,14 @@ const say = (x: CurationHarness, root: MessageRef, id: string, text: string) =>
     channel: '#rec',
     text,
     addressed: true,
-  } as ChatEvent);
+  } as TestChatEvent);
 
 describe('forge errors', () => {
   it('a 500 on opening the PR is retried with backoff and the PR is opened once', async () => {
     const h = await harness();
     h.fake.fail({ status: 500, method: 'POST', path: '/repos/acme/kb/pulls' });
     h.findings.push(goodFinding());
-    await h.bot.handle([firing('fp-1')]);
+    await h.bot.handle(incidentIntents([firing('fp-1')]));
     await h.settle();
     expect(h.fake.requests.filter((r) => r.method === 'POST' && r.path === '/repos/acme/kb/pulls').map((r) => r.status)).toEqual([500, 201]);
     expect(h.fake.pulls()).toHaveLength(1);
@@ -71,7 +73,7 @@ describe('forge errors', () => {
   it('a rate limit with a far reset keeps the note, tells its author, and files it after the reset', async () => {
     const h = await harness();
     h.findings.push(goodFinding({ verified: false }));
-    await h.bot.handle([firing('fp-1')]);
+    await h.bot.handle(incidentIntents([firing('fp-1')]));
     await h.settle();
     const root = h.transport.posts[0]!.ref!;
     const reset = Math.floor(h.clock.now().getTime() / 1000) + 1800;
@@ -105,7 +107,7 @@ describe('forge errors', () => {
     const store = createStore('memory://', '');
     const first = await harness({ store, remote });
     first.findings.push(goodFinding({ confidence: 0.3 }));
-    await first.bot.handle([firing('fp-1')]);
+    await first.bot.handle(incidentIntents([firing('fp-1')]));
     await first.settle();
     first.fake.fail({ status: 502, times: 1000 });
     await say(first, first.transport.posts[0]!.ref!, 'n-1', 'note: failover to the standby DB fixed it');
@@ -133,7 +135,7 @@ describe('forge errors', () => {
         rootCauses: [{ cause: 'cart-api leaks connections', confidence: 0.9, evidence: ['pool exhausted'], entities: [] }],
       }),
     );
-    await h.bot.handle([firing('fp-1'), firing('fp-2', 'cart-api-5c8d7-abcde')]);
+    await h.bot.handle(incidentIntents([firing('fp-1'), firing('fp-2', 'cart-api-5c8d7-abcde')]));
     await h.settle();
     expect(await decisions(h)).toEqual(['finding:failed', 'finding:novel']);
     const failed = (await h.events()).find((e): e is CuratedEvent => e.type === 'curated' && e.decision === 'failed')!;
@@ -146,7 +148,7 @@ describe('forge errors', () => {
   it('the writes-per-hour budget holds work back, never drops it', async () => {
     const h = await harness({ worker: { writesPerHour: 3 } });
     h.findings.push(goodFinding({ confidence: 0.3 }));
-    await h.bot.handle([firing('fp-1')]);
+    await h.bot.handle(incidentIntents([firing('fp-1')]));
     await h.settle();
     const root = h.transport.posts[0]!.ref!;
     for (const i of [1, 2, 3]) await say(h, root, `n-${i}`, `note: fact ${i}`);

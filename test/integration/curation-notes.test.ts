@@ -4,13 +4,16 @@
  * went, with the link. Hostile text cannot ping, inject markup or forge our markers; an
  * oversized note is refused with a clear reply and nothing reaches the forge.
  */
+import type { TestChatEvent } from '../unit/bot/recording-transport.js';
+import { incidentIntents } from '../../src/core/bot/intent.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dupFingerprint } from '../../src/core/bot/dup-fingerprint.js';
-import type { ChatEvent, MessageRef } from '../../src/core/chat/chat-types.js';
+import type { MessageRef } from '../../src/core/chat/chat-types.js';
 import { richText, type NoticeView } from '../../src/core/chat/thread-view.js';
 import { startControlServer } from '../../src/http/control-server.js';
-import { controlRequest } from '../../src/cli/control-client.js';
-import { noteRequest } from '../../src/cli/note.js';
+import { controlRequest } from '../../src/runtime/control-client.js';
+import { noteRequest, recordedOrThrow } from '../../src/core/bot/feedback-request.js';
+import { noteIntent } from '../../src/core/bot/intent.js';
 import { silentLogger } from '../../src/ports/logger.js';
 import type { CuratedEvent } from '../../src/core/ledger-events.js';
 import type { Incident } from '../../src/core/types.js';
@@ -46,13 +49,13 @@ const links = (x: CurationHarness): string[] =>
 
 async function thread(x: CurationHarness, finding = goodFinding()): Promise<MessageRef> {
   x.findings.push(finding);
-  await x.bot.handle([firing()]);
+  await x.bot.handle(incidentIntents([firing()]));
   await x.settle();
   return x.transport.posts[0]!.ref!;
 }
 
 const say = (x: CurationHarness, root: MessageRef, id: string, text: string, who = { id: 'U3', name: 'bob' }) =>
-  x.transport.sink!({ type: 'message', eventId: id, transport: 'rec', user: who, thread: root, channel: '#rec', text, addressed: true } as ChatEvent);
+  x.transport.inject({ type: 'message', eventId: id, transport: 'rec', user: who, thread: root, channel: '#rec', text, addressed: true } as TestChatEvent);
 
 describe('notes with a forge', () => {
   it('with an open KB PR: a comment on it, and the thread is told with the link', async () => {
@@ -130,9 +133,9 @@ describe('notes with a forge', () => {
     expect((await h.events()).filter((e) => e.type === 'note')).toHaveLength(1);
     expect(h.fake.writes().filter((w) => w.method === 'POST' && w.path.endsWith('/pulls'))).toHaveLength(1);
     // The forged marker did not make the Concept PR "the finding's PR": the next verified finding opens its own.
-    await h.bot.handle([{ ...incident, status: 'resolved' }]);
+    await h.bot.handle(incidentIntents([{ ...incident, status: 'resolved' }]));
     h.findings.push(goodFinding());
-    await h.bot.handle([firing('fp-2')]);
+    await h.bot.handle(incidentIntents([firing('fp-2')]));
     await h.settle();
     expect((await h.events()).filter((e): e is CuratedEvent => e.type === 'curated' && e.subject === 'finding').map((e) => e.decision)).toEqual([
       'below_bar',
@@ -149,7 +152,14 @@ describe('notes with a forge', () => {
     const bot = h.bot;
     const server = await startControlServer(
       join(dir, 'c.sock'),
-      { feedback: async () => ({}), status: async () => ({}), note: async (b) => bot.note(noteRequest(b)) },
+      {
+        feedback: async () => ({}),
+        status: async () => ({}),
+        note: async (b) => {
+          const o = recordedOrThrow((await bot.handle(noteIntent(noteRequest(b))))[0], 'note');
+          return { seq: o.seq, outcome: o };
+        },
+      },
       silentLogger,
     );
     try {

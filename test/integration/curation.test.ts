@@ -4,6 +4,7 @@
  * investigation of the same trigger coalesces onto it, and the decision is recorded with the
  * open and shown on the thread's card. Below-bar and recalled findings leave no artifact.
  */
+import { incidentIntents } from '../../src/core/bot/intent.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dupFingerprint } from '../../src/core/bot/dup-fingerprint.js';
 import type { CardView, DetailView } from '../../src/core/chat/thread-view.js';
@@ -12,7 +13,7 @@ import type { Incident } from '../../src/core/types.js';
 import { alert } from '../unit/recall/recall-fixtures.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { BUNDLED_CATALOG } from '../../src/cli/catalog-context.js';
+import { BUNDLED_CATALOG } from '../../src/runtime/open-catalog.js';
 import { curationHarness, goodFinding, type CurationHarness } from './helpers/curation-harness.js';
 
 let h: CurationHarness | undefined;
@@ -52,7 +53,7 @@ describe('a fresh verified Finding', () => {
     const incident = oomFiring('fp-1');
     const dup = dupFingerprint(incident);
     h.findings.push(goodFinding());
-    await h.bot.handle([incident]);
+    await h.bot.handle(incidentIntents([incident]));
     await h.settle();
 
     const pulls = h.fake.pulls();
@@ -85,10 +86,10 @@ describe('a fresh verified Finding', () => {
     expect(h.pending()).toBe(0);
 
     // The same trigger fires again (resolved in between), the model words it differently.
-    await h.bot.handle([{ ...incident, status: 'resolved' }]);
+    await h.bot.handle(incidentIntents([{ ...incident, status: 'resolved' }]));
     h.clock.advance(3_600_000);
     h.findings.push(goodFinding({ summary: 'the JVM heap again exceeds the container limit', confidence: 0.9 }));
-    await h.bot.handle([oomFiring('fp-2')]);
+    await h.bot.handle(incidentIntents([oomFiring('fp-2')]));
     await h.settle();
     expect(h.fake.pulls()).toHaveLength(1);
     // The recurrence line of the new thread points at the draft under review.
@@ -108,9 +109,9 @@ describe('a fresh verified Finding', () => {
     h = await curationHarness();
     h.findings.push(goodFinding({ confidence: 0.6 }), goodFinding({ verified: false }), goodFinding({ changeRef: undefined, suggestedActions: [] }));
     for (const fp of ['a', 'b', 'c']) {
-      await h.bot.handle([oomFiring(fp)]);
+      await h.bot.handle(incidentIntents([oomFiring(fp)]));
       await h.settle();
-      await h.bot.handle([{ ...oomFiring(fp), status: 'resolved' }]);
+      await h.bot.handle(incidentIntents([{ ...oomFiring(fp), status: 'resolved' }]));
     }
     expect(h.fake.requests).toEqual([]);
     expect((await curated(h)).map((c) => [c.decision, c.detail])).toEqual([
@@ -130,7 +131,7 @@ describe('a fresh verified Finding', () => {
       },
     });
     h.findings.push(goodFinding());
-    await h.bot.handle([incident]);
+    await h.bot.handle(incidentIntents([incident]));
     await h.settle();
     expect(h.fake.writes()).toEqual([]);
     expect((await curated(h)).map((c) => [c.decision, c.detail])).toEqual([['duplicate_entry', 'incidents/known.md (same fingerprint)']]);
@@ -139,7 +140,7 @@ describe('a fresh verified Finding', () => {
     h = await curationHarness();
     const rejected = h.fake.addPull({ title: 'KB: old draft', head: 'reprise/kb/old', body: `<!-- reprise:dup=${dup} -->\nold`, state: 'closed' });
     h.findings.push(goodFinding());
-    await h.bot.handle([incident]);
+    await h.bot.handle(incidentIntents([incident]));
     await h.settle();
     expect(h.fake.writes()).toEqual([]);
     expect(await h.remote.branches()).toEqual(['main']);
@@ -153,7 +154,7 @@ describe('a fresh verified Finding', () => {
     // A human quoted the marker escaped (as our neutraliser writes it) — it is text, not a marker.
     h.fake.addPull({ title: 'unrelated', head: 'x', body: `&lt;!-- reprise:dup=${dup} --&gt;` });
     h.findings.push(goodFinding());
-    await h.bot.handle([incident]);
+    await h.bot.handle(incidentIntents([incident]));
     await h.settle();
     expect((await curated(h)).map((c) => c.decision)).toEqual(['novel']);
   });
@@ -186,21 +187,21 @@ describe('the loop closes', () => {
         changeRef: undefined,
       }),
     );
-    await h.bot.handle([firing('fp-1')]);
+    await h.bot.handle(incidentIntents([firing('fp-1')]));
     await h.settle();
     expect((await curated(h)).map((c) => c.decision)).toEqual(['novel']);
     const pr = h.fake.pulls()[0]!;
     // A human merges: the branch lands on main of the remote, the forge says merged.
     await h.remote.merge(pr.head);
     h.fake.merge(pr.number);
-    await h.bot.handle([{ ...firing('fp-1'), status: 'resolved' }]);
+    await h.bot.handle(incidentIntents([{ ...firing('fp-1'), status: 'resolved' }]));
     // What `reprise catalog sync` does: a fresh index of the remote's main.
     const snap = await h.syncCatalog();
     const path = `incidents/${pr.head.slice('reprise/kb/'.length)}.md`;
     expect(snap.byId.get(path)?.resource?.raw).toBe('billing/ledger-writer');
     h.clock.advance(3_600_000);
     const requestsBefore = h.fake.requests.length;
-    await h.bot.handle([firing('fp-2')]);
+    await h.bot.handle(incidentIntents([firing('fp-2')]));
     await h.settle();
     // The next firing is answered from the new entry (reranked and verified by the model), not investigated afresh.
     const findings = (await h.events()).filter((e) => e.type === 'finding');

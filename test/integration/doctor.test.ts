@@ -8,10 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tryLockStore, storeLockPath } from '../../src/adapters/keyv/store-lock.js';
 import { startControlServer } from '../../src/http/control-server.js';
 import { silentLogger } from '../../src/ports/logger.js';
-import { controlSocketPath } from '../../src/cli/serve-owner.js';
+import { controlSocketPath } from '../../src/runtime/serve-owner.js';
 import { doctor } from '../../src/cli/doctor.js';
 import type { CliIO } from '../../src/cli/io.js';
-import { writeServeOwner } from '../../src/cli/serve-owner.js';
+import { writeServeOwner } from '../../src/runtime/serve-owner.js';
 import { startK8sHttpServer } from '../fakes/mcp-k8s-server.js';
 import { startMatrixFake } from '../fakes/matrix-homeserver.js';
 import { startGitHubFake, type GitHubFake } from '../fakes/github-fake.js';
@@ -126,7 +126,7 @@ describe('reprise doctor', () => {
     const before = openai.requests.length;
     const { file } = configFile(
       'model',
-      `server:\n  bearer_token: webhook-secret\nmodel:\n  base_url: ${openai.baseUrl}\n  model: gpt-test\n  api_key: sk-model-secret\n`,
+      `server:\n  bearer_token: webhook-secret-for-doctor\nmodel:\n  base_url: ${openai.baseUrl}\n  model: gpt-test\n  api_key: sk-model-secret\n`,
     );
     const io = bufferIO({}, tmp);
     expect(await doctor(['--config', file, '--json'], io), io.out()).toBe(0);
@@ -135,7 +135,10 @@ describe('reprise doctor', () => {
     expect(openai.requests.length).toBe(before + 1);
     expect(io.out()).not.toContain('sk-model-secret');
 
-    const { file: down } = configFile('model-down', `server:\n  bearer_token: webhook-secret\nmodel:\n  base_url: http://127.0.0.1:1/v1\n  model: gpt-test\n`);
+    const { file: down } = configFile(
+      'model-down',
+      `server:\n  bearer_token: webhook-secret-for-doctor\nmodel:\n  base_url: http://127.0.0.1:1/v1\n  model: gpt-test\n`,
+    );
     const io2 = bufferIO({}, tmp);
     expect(await doctor(['--config', down, '--timeout', '2'], io2)).toBe(1);
     expect(lineOf(io2.out(), 'model')).toMatch(/^✗ model: gpt-test: .* — fix: check model\.base_url/);

@@ -43,11 +43,12 @@ async function seededDataDir(): Promise<string> {
 }
 
 describe('reprise feedback', () => {
-  it('writes locally when no bot runs, refuses unknown triggers and bad input, and goes through a running bot', { timeout: 60_000 }, async () => {
+  it('writes locally when no bot runs, refuses unknown triggers and bad input, and goes through a running bot', { timeout: 150_000 }, async () => {
     const dataDir = await seededDataDir();
     const env = { REPRISE_DATA_DIR: dataDir };
     const base = (await readLedger(dataDir)).seq; // the open and its delivery
 
+    const seqOf = (stdout: string): number => Number(/as event #(\d+)/.exec(stdout)?.[1]);
     const down = await runCli(['feedback', TRIGGER, 'down', '--user', 'bob'], { env });
     expect(down.code, down.stderr).toBe(0);
     expect(down.stdout).toMatch(new RegExp(`recorded down on .* for bob as event #${base + 1}`));
@@ -55,13 +56,18 @@ describe('reprise feedback', () => {
     const before = Date.now();
     const silence = await runCli(['feedback', TRIGGER, 'silence', '1h'], { env });
     expect(silence.code, silence.stderr).toBe(0);
-    expect(silence.stdout).toMatch(new RegExp(`recorded silence until \\S+ on .* for ${userInfo().username} as event #${base + 2}`));
+    expect(silence.stdout).toMatch(new RegExp(`recorded silence until \\S+ on .* for ${userInfo().username} as event #\\d+`));
 
     let l = await readLedger(dataDir);
-    expect(l.seq).toBe(base + 2);
-    expect(l.events[base]).toMatchObject({ type: 'feedback', triggerKey: TRIGGER, user: 'bob', vote: 'down', via: 'cli' });
-    expect(l.events[base + 1]).toMatchObject({ type: 'silence', triggerKey: TRIGGER, user: userInfo().username, via: 'cli' });
-    const until = Date.parse((l.events[base + 1] as Extract<LedgerEvent, { type: 'silence' }>).until);
+    expect(l.events[seqOf(down.stdout) - 1]).toMatchObject({ type: 'feedback', triggerKey: TRIGGER, user: 'bob', vote: 'down', via: 'cli' });
+    const silenceEvent = l.events[seqOf(silence.stdout) - 1] as Extract<LedgerEvent, { type: 'silence' }>;
+    expect(silenceEvent).toMatchObject({ type: 'silence', triggerKey: TRIGGER, user: userInfo().username, via: 'cli' });
+    // The same loop as the bot's: the card's rewrites (the 👎 tally, the silence) and the thread's
+    // notice wait in the outbox for the bot to deliver when it next runs.
+    const waiting = l.events.slice(base).filter((e) => e.type === 'outbox');
+    expect(waiting.map((e) => (e as { op: string }).op)).toEqual(['update', 'update', 'reply']);
+    const afterOffline = l.seq;
+    const until = Date.parse(silenceEvent.until);
     expect(until - before).toBeGreaterThan(59 * 60_000);
     expect(until - before).toBeLessThan(61 * 60_000 + 30_000);
     expect(l.silenced).toBe(true);
@@ -83,10 +89,13 @@ describe('reprise feedback', () => {
       expect(r.code, JSON.stringify(user)).toBe(2);
       expect(r.stderr).toMatch(/user must be printable/);
     }
-    expect((await readLedger(dataDir)).seq, 'rejected feedback writes nothing').toBe(base + 2);
+    expect((await readLedger(dataDir)).seq, 'rejected feedback writes nothing').toBe(afterOffline);
 
-    // With a server on the same data dir, the CLI goes through its control socket.
+    // With a server on the same data dir, the CLI goes through its control socket. Starting, it
+    // delivers what the offline commands left: the card now says silenced, and the thread why.
     const bot = await spawnBot({ dataDir });
+    await bot.waitForTranscript((ls) => ls.some((x) => x.kind === 'update' && /silenced/.test(String(x.text)) && /👎 1/.test(String(x.text))));
+    await bot.waitForTranscript((ls) => ls.some((x) => x.kind === 'silenced' && /silenced by @/.test(String(x.text))));
     const socket = join(dataDir, 'reprise.sock');
     expect(statSync(socket).mode & 0o777, 'control socket is owner-only').toBe(0o600);
     const up = await runCli(['feedback', TRIGGER, 'up', '--user', 'bob'], { env });

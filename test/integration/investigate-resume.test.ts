@@ -49,7 +49,7 @@ describe('serve resumes an investigation a crash interrupted', () => {
     const bot: BotProcess = await spawnBot({ dataDir: dir, args: ['--config', config] });
     // Critical and no catalog entry for it: investigated at once.
     const res = await postAlert(bot.url, crashLoopPayload({ status: 'firing', severity: 'critical', pod: 'billing-api-7d9f8c6b5-x2k4q' }), {
-      authorization: 'Bearer test-token',
+      authorization: 'Bearer test-token-for-investigations',
     });
     expect(res.status, res.text).toBe(202);
     await waitFor(() => (fake.requests.length >= 1 ? true : undefined), 'the investigation to call the model', 20_000);
@@ -61,7 +61,7 @@ describe('serve resumes an investigation a crash interrupted', () => {
     expect(before.filter((e) => e['type'] === 'finding')).toEqual([]);
 
     const again = await spawnBot({ dataDir: dir, args: ['--config', config], transcript: join(dir, 't2.jsonl') });
-    await again.waitForLog((l) => l.msg === 'investigations interrupted by a restart are resumed' && l['resumed'] === 1, 20_000);
+    await again.waitForLog((l) => l.msg === 'work interrupted by a restart is resumed' && l['investigations'] === 1, 20_000);
     const done = await again.waitForLog(
       (l) => typeof l.msg === 'string' && l.msg.startsWith('investigation ') && l['resumed'] === true && l['status'] !== undefined,
       30_000,
@@ -78,7 +78,7 @@ describe('serve resumes an investigation a crash interrupted', () => {
     // A third start finds nothing left to resume.
     const third = await spawnBot({ dataDir: dir, args: ['--config', config], transcript: join(dir, 't3.jsonl') });
     await third.waitForLog((l) => typeof l.msg === 'string' && l.msg.startsWith('listening on'));
-    expect(third.logs().some((l) => l.msg === 'investigations interrupted by a restart are resumed')).toBe(false);
+    expect(third.logs().some((l) => l.msg === 'work interrupted by a restart is resumed')).toBe(false);
     expect(await third.stop()).toEqual({ code: 0, signal: null });
     expect((await ledgerEvents(dir)).filter((e) => e['type'] === 'finding')).toHaveLength(1);
   });
@@ -124,13 +124,13 @@ describe.skipIf(!HAS_REDIS)('a new leader resumes an investigation the dead one 
 
     // Sent to the follower: recorded in the shared inbox, handled by the leader.
     const res = await postAlert(b.url, crashLoopPayload({ status: 'firing', severity: 'critical', pod: 'billing-api-7d9f8c6b5-x2k4q' }), {
-      authorization: 'Bearer test-token',
+      authorization: 'Bearer test-token-for-investigations',
     });
     expect(res.status, res.text).toBe(202);
     await waitFor(() => (fake.requests.length >= 1 ? true : undefined), 'the leader to call the model', 20_000);
     expect((await a.kill()).signal).toBe('SIGKILL');
 
-    await b.waitForLog((l) => l.msg === 'investigations interrupted by a restart are resumed' && l['resumed'] === 1, 10 * LEASE_TTL_MS);
+    await b.waitForLog((l) => l.msg === 'work interrupted by a restart is resumed' && l['investigations'] === 1, 10 * LEASE_TTL_MS);
     const done = await b.waitForLog(
       (l) => typeof l.msg === 'string' && l.msg.startsWith('investigation ') && l['resumed'] === true && l['status'] !== undefined,
       30_000,

@@ -31,7 +31,7 @@ async function serveWithModel(investigateAfter = '60s', modelLines: string[] = [
   return { bot: await spawnBot({ dataDir: dir, args: ['--config', config] }), dir };
 }
 
-const post = (bot: BotProcess, payload: unknown) => postAlert(bot.url, payload, { authorization: 'Bearer test-token' });
+const post = (bot: BotProcess, payload: unknown) => postAlert(bot.url, payload, { authorization: 'Bearer test-token-for-investigations' });
 /** Scrapes until `settled` holds: the job's counters move just after its finding is recorded. */
 async function metricsWhen(bot: BotProcess, settled: (m: Exposition) => boolean): Promise<Exposition> {
   const deadline = Date.now() + 10_000;

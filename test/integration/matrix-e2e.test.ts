@@ -87,7 +87,13 @@ describe('Matrix, end to end through reprise serve', () => {
     expect(vote!['openId']).toBe(open['id']);
     expect(open['entry']).toBe(CHECKOUT_ENTRY);
     const after = await ledgerEvents(dataDir);
-    expect(after.filter((e) => e.seq > before && e.type !== 'delivered')).toHaveLength(1);
+    // Alice's vote, and the card rewritten with its tally (an edit in place): nothing for the others.
+    const recorded = after.filter((e) => e.seq > before && e.type !== 'delivered');
+    expect(recorded.map((e) => `${String(e.type)}${e.type === 'outbox' ? `:${String(e['op'])}` : ''}`)).toEqual(['feedback', 'outbox:update']);
+    const edit = await until('the card edited with the 👎', () =>
+      fresh(PAYMENTS).find((s) => relation(s).rel_type === 'm.replace' && relation(s).event_id === card.eventId && body(s.content).includes('👎 1')),
+    );
+    expect(body(edit.content)).toContain('votes on this alert: 👍 0 👎 1');
   });
 
   it('records a thread note addressed to the bot and acknowledges it in the thread', { timeout: 30_000 }, async () => {

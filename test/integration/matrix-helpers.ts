@@ -1,7 +1,7 @@
 /** Shared set-up for the Matrix integration tests: a memory store, a recording sink, polling. */
 import { createStore } from '../../src/adapters/keyv/keyv-store.js';
 import { createMatrixTransport, type MatrixTransportOptions } from '../../src/adapters/matrix/matrix-transport.js';
-import type { ChatEvent } from '../../src/core/chat/chat-types.js';
+import type { ChatIntent } from '../../src/core/chat/chat-types.js';
 import type { ChatTransport } from '../../src/ports/chat-transport.js';
 import { silentLogger, type Logger } from '../../src/ports/logger.js';
 import type { KeyValueStore } from '../../src/ports/store.js';
@@ -26,16 +26,16 @@ export function recordingLogger(): Logger & { lines: Array<{ level: string; msg:
 
 export interface Harness {
   transport: ChatTransport;
-  events: ChatEvent[];
+  events: ChatIntent[];
 }
 
 /** Starts the real transport against `fake`; every event the sink accepted is in `events`. */
 export async function startTransport(
   fake: MatrixFake,
   store: KeyValueStore,
-  over: Partial<MatrixTransportOptions> & { sink?: (e: ChatEvent) => Promise<void> } = {},
+  over: Partial<MatrixTransportOptions> & { sink?: (e: ChatIntent) => Promise<void> } = {},
 ): Promise<Harness> {
-  const events: ChatEvent[] = [];
+  const events: ChatIntent[] = [];
   const { sink, ...rest } = over;
   const transport = createMatrixTransport({
     homeserverUrl: fake.url,

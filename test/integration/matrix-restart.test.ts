@@ -4,7 +4,7 @@
  * across two transports as across two processes.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ChatEvent } from '../../src/core/chat/chat-types.js';
+import type { ChatIntent } from '../../src/core/chat/chat-types.js';
 import type { KeyValueStore } from '../../src/ports/store.js';
 import { startMatrixFake, type MatrixFake } from '../fakes/matrix-homeserver.js';
 import { card } from '../unit/adapters/matrix/views.js';
@@ -29,7 +29,7 @@ async function stop(h: Harness): Promise<void> {
   await h.transport.close();
 }
 
-const ids = (events: ChatEvent[]) => events.map((e) => e.eventId);
+const ids = (events: ChatIntent[]) => events.map((e) => e.eventId);
 
 describe('Matrix transport across restarts', () => {
   it('delivers a reaction made while stopped once after restart, and not one already delivered', async () => {
@@ -50,7 +50,7 @@ describe('Matrix transport across restarts', () => {
 
     expect(ids(first.events)).toEqual([before]);
     expect(ids(second.events)).toEqual([whileDown, after]);
-    expect(second.events[0]).toMatchObject({ type: 'reaction', reaction: '-1', user: { id: BOB }, target: { id: root.id } });
+    expect(second.events[0]).toMatchObject({ type: 'vote', vote: 'down', actor: { id: BOB }, target: { message: { id: root.id } } });
   });
 
   it('starts at once after a restart in a quiet room: the catch-up sync does not long-poll', async () => {
@@ -121,13 +121,11 @@ describe('Matrix transport across restarts', () => {
     const undo = fake.redact(fake.room, ALICE, up);
     await until(() => second.events.length === 1, 5_000, 'the removal');
     expect(second.events[0]).toEqual({
-      type: 'reaction',
+      type: 'vote',
       eventId: undo,
-      transport: 'matrix',
-      user: { id: ALICE },
-      target: { transport: 'matrix', channel: fake.room, id: root.id },
-      reaction: '+1',
-      removed: true,
+      actor: { id: ALICE, via: 'matrix' },
+      vote: 'clear',
+      target: { message: { transport: 'matrix', channel: fake.room, id: root.id } },
     });
   });
 

@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { MatrixTransport, transactionId } from '../../src/adapters/matrix/matrix-transport.js';
-import { DeliveryError, type ChatEvent } from '../../src/core/chat/chat-types.js';
+import { DeliveryError, type ChatIntent } from '../../src/core/chat/chat-types.js';
 import { silentLogger } from '../../src/ports/logger.js';
 import { startMatrixFake, type MatrixFake } from '../fakes/matrix-homeserver.js';
 import { card, detail, HOSTILE } from '../unit/adapters/matrix/views.js';
@@ -103,7 +103,11 @@ describe('Matrix transport: sending', () => {
     fake.setBehaviour({ down: false });
     await expect(transport.post(dest(fake.room), card(), undefined, key('d'))).resolves.toMatchObject({ channel: fake.room });
     await expect(
-      transport.ephemeral({ kind: 'response_url', url: 'https://hooks.slack.example/x' }, { kind: 'ephemeral', title: 't', body: [] }),
+      transport.ephemeral(
+        { kind: 'response_url', url: 'https://hooks.slack.example/x' },
+        { kind: 'ephemeral', title: 't', body: [] },
+        { idempotencyKey: 'test-answer' },
+      ),
     ).rejects.toMatchObject({ retryable: false });
   });
 
@@ -143,8 +147,16 @@ describe('Matrix transport: sending', () => {
     fake = await startMatrixFake();
     const { transport } = await boot();
     const root = await transport.post(dest(fake.room), card(), undefined, key('open'));
-    await transport.ephemeral({ kind: 'thread', ref: root }, { kind: 'ephemeral', title: 'status', body: [['2 open incidents']] });
-    await transport.ephemeral({ kind: 'ephemeral', channel: fake.room, user: ALICE }, { kind: 'ephemeral', title: 'help', body: [] });
+    await transport.ephemeral(
+      { kind: 'thread', ref: root },
+      { kind: 'ephemeral', title: 'status', body: [['2 open incidents']] },
+      { idempotencyKey: 'test-answer' },
+    );
+    await transport.ephemeral(
+      { kind: 'ephemeral', channel: fake.room, user: ALICE },
+      { kind: 'ephemeral', title: 'help', body: [] },
+      { idempotencyKey: 'test-answer' },
+    );
     const [, inThread, toUser] = fake.sent;
     expect(inThread!.content['m.relates_to']).toMatchObject({ rel_type: 'm.thread', event_id: root.id });
     expect(toUser!.content['m.mentions']).toEqual({ user_ids: [ALICE] });
@@ -170,43 +182,12 @@ describe('Matrix transport: receiving', () => {
     const undo = fake.redact(fake.room, ALICE, up);
     await until(() => events.find((e) => e.eventId === undo), 5_000, 'the removal');
 
+    const on = (id: string, thread?: string) => ({ message: { transport: 'matrix', channel: fake.room, id, ...(thread ? { thread } : {}) } });
     expect(events).toEqual([
-      {
-        type: 'reaction',
-        eventId: up,
-        transport: 'matrix',
-        user: { id: ALICE },
-        target: { transport: 'matrix', channel: fake.room, id: root.id },
-        reaction: '+1',
-        removed: false,
-      },
-      {
-        type: 'reaction',
-        eventId: bell,
-        transport: 'matrix',
-        user: { id: BOB },
-        target: { transport: 'matrix', channel: fake.room, id: d.id, thread: root.id },
-        reaction: 'no_bell',
-        removed: false,
-      },
-      {
-        type: 'reaction',
-        eventId: down,
-        transport: 'matrix',
-        user: { id: BOB },
-        target: { transport: 'matrix', channel: fake.room, id: root.id },
-        reaction: '-1',
-        removed: false,
-      },
-      {
-        type: 'reaction',
-        eventId: undo,
-        transport: 'matrix',
-        user: { id: ALICE },
-        target: { transport: 'matrix', channel: fake.room, id: root.id },
-        reaction: '+1',
-        removed: true,
-      },
+      { type: 'vote', eventId: up, actor: { id: ALICE, via: 'matrix' }, vote: 'up', target: on(root.id) },
+      { type: 'silence', eventId: bell, actor: { id: BOB, via: 'matrix' }, duration: '4h', target: on(d.id, root.id) },
+      { type: 'vote', eventId: down, actor: { id: BOB, via: 'matrix' }, vote: 'down', target: on(root.id) },
+      { type: 'vote', eventId: undo, actor: { id: ALICE, via: 'matrix' }, vote: 'clear', target: on(root.id) },
     ]);
   });
 
@@ -228,54 +209,37 @@ describe('Matrix transport: receiving', () => {
     await until(() => events.find((e) => e.eventId === last), 5_000, 'the help command');
 
     const rootRef = { transport: 'matrix', channel: fake.room, id: root.id };
+    // An unaddressed reply in the thread (the chatter) means nothing; the mention is a note.
+    void chatter;
     expect(events).toEqual([
       {
         type: 'command',
         eventId: cmd,
-        transport: 'matrix',
-        user: { id: ALICE },
+        actor: { id: ALICE, via: 'matrix' },
+        name: 'recall',
+        args: 'foo',
         channel: fake.room,
-        text: 'recall foo',
-        respond: { kind: 'thread', ref: { transport: 'matrix', channel: fake.room, id: cmd } },
+        replyTo: { kind: 'thread', ref: { transport: 'matrix', channel: fake.room, id: cmd } },
       },
       {
         type: 'command',
         eventId: silence,
-        transport: 'matrix',
-        user: { id: BOB },
+        actor: { id: BOB, via: 'matrix' },
+        name: 'silence',
+        args: '4h',
         channel: fake.room,
         thread: rootRef,
-        text: 'silence 4h',
-        respond: { kind: 'thread', ref: rootRef },
+        replyTo: { kind: 'thread', ref: rootRef },
       },
-      {
-        type: 'message',
-        eventId: chatter,
-        transport: 'matrix',
-        user: { id: BOB },
-        thread: rootRef,
-        channel: fake.room,
-        text: 'looks like the cache again',
-        addressed: false,
-      },
-      {
-        type: 'message',
-        eventId: note,
-        transport: 'matrix',
-        user: { id: ALICE },
-        thread: rootRef,
-        channel: fake.room,
-        text: 'note: bump the limit',
-        addressed: true,
-      },
+      { type: 'note', eventId: note, actor: { id: ALICE, via: 'matrix' }, text: 'bump the limit', target: { message: rootRef } },
       {
         type: 'command',
         eventId: last,
-        transport: 'matrix',
-        user: { id: ALICE },
+        actor: { id: ALICE, via: 'matrix' },
+        name: 'help',
+        args: '',
         channel: fake.room,
-        text: 'help',
-        respond: { kind: 'thread', ref: { transport: 'matrix', channel: fake.room, id: last } },
+        replyTo: { kind: 'thread', ref: { transport: 'matrix', channel: fake.room, id: last } },
       },
     ]);
   });
@@ -324,10 +288,52 @@ describe('Matrix transport: receiving', () => {
     await t.close();
   });
 
+  it('waits what M_LIMIT_EXCEEDED asks (retry_after_ms) at start and on /sync, never retrying sooner', async () => {
+    fake = await startMatrixFake();
+    const waits: number[] = [];
+    const sleep = async (ms: number): Promise<void> => {
+      waits.push(ms);
+    };
+    fake.setBehaviour({ rateLimitEndpoint: { endpoint: /^GET \/account\/whoami/, times: 1, retryAfterMs: 3_000 } });
+    const { transport, events } = await boot({ sleep, backoff: { initialMs: 1_000, maxMs: 60_000 } });
+    await until(() => fake.syncs() > 0, 5_000, 'the sync after the rate-limited start');
+    expect(waits).toEqual([3_000]);
+
+    waits.length = 0;
+    fake.setBehaviour({ rateLimitEndpoint: { endpoint: /^GET \/sync/, times: 1, retryAfterMs: 8_000 } });
+    await until(() => waits.length > 0, 5_000, 'the rate-limited sync');
+    const root = await transport.post(dest(fake.room), card(), undefined, key('open'));
+    const vote = fake.react(fake.room, ALICE, root.id, '👍');
+    await until(() => events.find((e) => e.eventId === vote), 5_000, 'the vote');
+    // Asked 8 s: waited 8 s, not the 1 s of its own backoff (then 2 s, 4 s…).
+    expect(waits).toEqual([8_000]);
+  });
+
+  it("waits what a rate-limited event lookup of a batch asks, then delivers the batch's events once", async () => {
+    fake = await startMatrixFake();
+    const store = memoryStore();
+    const first = await boot({}, store);
+    const root = await first.transport.post(dest(fake.room), card(), undefined, key('open'));
+    // Its own card synced and the position stored past it, so the next process never sees it again.
+    const after = fake.syncs();
+    await until(() => fake.syncs() >= after + 2, 5_000, 'two syncs past the card');
+    await first.transport.close();
+    open.splice(0);
+    // A fresh process knows nothing of its earlier messages: a reaction on one needs a lookup.
+    const waits: number[] = [];
+    const { events } = await boot({ sleep: async (ms) => void waits.push(ms), backoff: { initialMs: 1_000, maxMs: 60_000 } }, store);
+    fake.setBehaviour({ rateLimitEndpoint: { endpoint: /^GET \/rooms\/[^/]+\/event\//, times: 1, retryAfterMs: 5_000 } });
+    const vote = fake.react(fake.room, ALICE, root.id, '👍');
+    await until(() => events.find((e) => e.eventId === vote), 5_000, 'the vote');
+    expect(fake.requests.filter((r) => /\/event\//.test(r.path)).map((r) => r.status)).toEqual([429, 200]);
+    expect(waits).toEqual([5_000]);
+    expect(events.filter((e) => e.eventId === vote)).toHaveLength(1);
+  });
+
   it('retries a batch the sink could not take, and delivers each event once', async () => {
     fake = await startMatrixFake();
     let failures = 1;
-    const seen: ChatEvent[] = [];
+    const seen: ChatIntent[] = [];
     const { transport, events } = await boot({
       sink: async (e) => {
         seen.push(e);

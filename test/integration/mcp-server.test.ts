@@ -422,14 +422,19 @@ describe('reprise mcp', () => {
     expect(await stopChild(mcp.child)).toBe(0);
   });
 
-  it('refuses a reachable bind without a token, a short token and a bad --http, saying how to fix it', { timeout: 30_000 }, async () => {
+  it('refuses a reachable bind without a token, a short token and a bad --http, saying how to fix it', { timeout: 90_000 }, async () => {
     const open = await runCli(['mcp', '--http', '0.0.0.0:0', '--catalog', CATALOG], { env: { REPRISE_DATA_DIR: dataDir } });
     expect(open.code).toBe(2);
     expect(open.stderr).toContain('REPRISE_MCP_TOKEN');
     expect(open.stderr).toContain('127.0.0.1');
     const short = await runCli(['mcp', '--http', '0.0.0.0:0', '--catalog', CATALOG], { env: { REPRISE_DATA_DIR: dataDir, REPRISE_MCP_TOKEN: 'short' } });
     expect(short.code).toBe(2);
-    expect(short.stderr).toMatch(/use at least 16/);
+    expect(short.stderr).toMatch(/REPRISE_MCP_TOKEN must be at least 16 characters \(it has 5\); generate one with `openssl rand -hex 24`/);
+    const example = await runCli(['mcp', '--http', '0.0.0.0:0', '--catalog', CATALOG], {
+      env: { REPRISE_DATA_DIR: dataDir, REPRISE_MCP_TOKEN: 'CHANGE-ME-change-me' },
+    });
+    expect(example.code).toBe(2);
+    expect(example.stderr).toMatch(/REPRISE_MCP_TOKEN is an example value from the docs, not a secret/);
     const bad = await runCli(['mcp', '--http', 'host:notaport'], { env: { REPRISE_DATA_DIR: dataDir } });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--http must be PORT or HOST:PORT/);

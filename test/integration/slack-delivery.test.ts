@@ -109,7 +109,7 @@ describe('Slack delivery: what reaches Slack', () => {
 
   it('answers privately: chat.postEphemeral to one user, or a reply in a thread', async () => {
     const view = { kind: 'ephemeral' as const, title: '🔕 Silenced for 4 h', body: [['until 14:00 UTC']] };
-    await slack.ephemeral({ kind: 'ephemeral', channel: 'C0INCIDENTS', user: 'U0ANN', thread: '1700000000.000100' }, view);
+    await slack.ephemeral({ kind: 'ephemeral', channel: 'C0INCIDENTS', user: 'U0ANN', thread: '1700000000.000100' }, view, { idempotencyKey: 'test-answer' });
     expect(fake.calls('chat.postEphemeral')[0]?.body).toMatchObject({
       channel: 'C0INCIDENTS',
       user: 'U0ANN',
@@ -117,7 +117,7 @@ describe('Slack delivery: what reaches Slack', () => {
       text: '🔕 Silenced for 4 h',
     });
     const ref: MessageRef = { transport: 'slack', channel: 'C0INCIDENTS', id: '1700000000.000200' };
-    await slack.ephemeral({ kind: 'thread', ref }, view);
+    await slack.ephemeral({ kind: 'thread', ref }, view, { idempotencyKey: 'test-answer' });
     expect(fake.calls('chat.postMessage').at(-1)?.body).toMatchObject({ channel: 'C0INCIDENTS', thread_ts: ref.id });
   });
 
@@ -185,16 +185,18 @@ describe('Slack delivery: failures the outbox can act on', () => {
   it('response_url: used up (404 used_url) is final, 429 and 5xx are retryable', async () => {
     const url = fake.responseUrl();
     const view = { kind: 'ephemeral' as const, title: 't', body: [] };
-    for (let i = 0; i < 5; i++) await slack.ephemeral({ kind: 'response_url', url }, view);
-    const used = await failure(slack.ephemeral({ kind: 'response_url', url }, view));
+    for (let i = 0; i < 5; i++) await slack.ephemeral({ kind: 'response_url', url }, view, { idempotencyKey: 'test-answer' });
+    const used = await failure(slack.ephemeral({ kind: 'response_url', url }, view, { idempotencyKey: 'test-answer' }));
     expect(used.retryable).toBe(false);
     expect(used.message).toContain('used_url');
     fake.failNext({ method: 'response_url', status: 429, retryAfterSec: 3 });
-    const limited = await failure(slack.ephemeral({ kind: 'response_url', url: fake.responseUrl() }, view));
+    const limited = await failure(slack.ephemeral({ kind: 'response_url', url: fake.responseUrl() }, view, { idempotencyKey: 'test-answer' }));
     expect([limited.retryable, limited.retryAfterMs]).toEqual([true, 3000]);
     fake.failNext({ method: 'response_url', status: 502 });
-    expect((await failure(slack.ephemeral({ kind: 'response_url', url: fake.responseUrl() }, view))).retryable).toBe(true);
-    expect((await failure(slack.ephemeral({ kind: 'response_url', url: 'file:///etc/passwd' }, view))).retryable).toBe(false);
+    expect((await failure(slack.ephemeral({ kind: 'response_url', url: fake.responseUrl() }, view, { idempotencyKey: 'test-answer' }))).retryable).toBe(true);
+    expect((await failure(slack.ephemeral({ kind: 'response_url', url: 'file:///etc/passwd' }, view, { idempotencyKey: 'test-answer' }))).retryable).toBe(
+      false,
+    );
   });
 });
 

@@ -1,11 +1,11 @@
 /**
  * Slack in Socket Mode (SLACK_APP_TOKEN: no public ingress): Bolt's SocketModeReceiver opens
  * `apps.connections.open` on the fake, holds a real WebSocket to it, and acknowledges every
- * envelope; events, commands and clicks reach the sink as the same ChatEvents as over HTTP.
+ * envelope; events, commands and clicks reach the sink as the same intents as over HTTP.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createSlackTransport, type SlackTransport } from '../../src/adapters/slack/slack-transport.js';
-import type { ChatEvent } from '../../src/core/chat/chat-types.js';
+import type { ChatIntent } from '../../src/core/chat/chat-types.js';
 import { silentLogger } from '../../src/ports/logger.js';
 import { startSlackFake, type SlackFake } from '../fakes/slack-fake.js';
 import { blockActionsPayload, eventEnvelope, reactionEvent, slashCommandForm } from '../fakes/slack-requests.js';
@@ -13,7 +13,7 @@ import { card } from '../unit/adapters/slack/thread-fixtures.js';
 
 let fake: SlackFake;
 let slack: SlackTransport;
-const received: ChatEvent[] = [];
+const received: ChatIntent[] = [];
 const BOT = 'U0REPRISE';
 
 beforeAll(async () => {
@@ -62,13 +62,11 @@ describe('Slack Socket Mode', () => {
     await fake.waitFor(() => (received.length > 0 ? true : undefined));
     expect(received).toEqual([
       {
-        type: 'reaction',
+        type: 'vote',
         eventId: 'Ev0SOCKET1',
-        transport: 'slack',
-        user: { id: 'U0ANN' },
-        target: { transport: 'slack', channel: ref.channel, id: ref.id },
-        reaction: '-1',
-        removed: false,
+        actor: { id: 'U0ANN', via: 'slack' },
+        vote: 'down',
+        target: { message: { transport: 'slack', channel: ref.channel, id: ref.id } },
       },
     ]);
   });
@@ -104,8 +102,8 @@ describe('Slack Socket Mode', () => {
     );
     await fake.socket.waitForAck(click);
     expect(received).toMatchObject([
-      { type: 'command', eventId: 'command:9.9.t', text: 'status', respond: { kind: 'response_url' } },
-      { type: 'action', action: 'silence', value: '1h', controlsId: 'inc-42', target: { channel: ref.channel, id: ref.id } },
+      { type: 'command', eventId: 'command:9.9.t', name: 'status', args: '', replyTo: { kind: 'response_url' } },
+      { type: 'silence', duration: '1h', target: { controlsId: 'inc-42', message: { channel: ref.channel, id: ref.id } } },
     ]);
   });
 

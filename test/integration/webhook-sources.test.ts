@@ -15,8 +15,15 @@ import { cleanup, makeTmpDir, REPO_ROOT, runCli, spawnBot } from './helpers/spaw
 afterEach(cleanup);
 
 const SECRET = 'pd-webhook-secret';
-const TOKEN = 'hook-token';
+const TOKEN = 'hook-token-for-the-tests';
 const fixture = (name: string): Buffer => readFileSync(new URL(`../fixtures/sources/${name}`, import.meta.url));
+/** A PagerDuty fixture as PagerDuty would send it now: `occurred_at` inside the replay window, optionally another event id. */
+const fresh = (name: string, opts: { id?: string; at?: Date } = {}): Buffer => {
+  const body = JSON.parse(fixture(name).toString('utf8')) as { event: { id: string; occurred_at: string } };
+  body.event.occurred_at = (opts.at ?? new Date()).toISOString();
+  if (opts.id) body.event.id = opts.id;
+  return Buffer.from(JSON.stringify(body));
+};
 
 function postPagerDuty(url: string, body: Buffer | string, signature?: string, path = '/webhook/pagerduty'): Promise<RawResponse> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
@@ -45,18 +52,18 @@ describe('POST /webhook/pagerduty', () => {
   it('records triggered as an open and resolved as its resolve; other event types are acknowledged and ignored', { timeout: 60_000 }, async () => {
     const dir = makeTmpDir();
     const bot = await spawnBot({ dataDir: dir, env: { REPRISE_PAGERDUTY_SECRET: SECRET } });
-    const triggered = fixture('pagerduty-incident-triggered.json');
+    const triggered = fresh('pagerduty-incident-triggered.json');
     const r1 = await postPagerDuty(bot.url, triggered, `v1=${'0'.repeat(64)},${pagerDutySignature(SECRET, triggered)}`);
     expect(r1.status, r1.text).toBe(202);
     expect(r1.json).toMatchObject({ accepted: 1 });
 
-    const acked = fixture('pagerduty-incident-acknowledged.json');
+    const acked = fresh('pagerduty-incident-acknowledged.json');
     const r2 = await postPagerDuty(bot.url, acked, pagerDutySignature(SECRET, acked));
     expect(r2.status, r2.text).toBe(202);
     expect(r2.json).toMatchObject({ accepted: 0, ignored: expect.stringContaining('incident.acknowledged') });
     await bot.waitForLog((l) => typeof l.msg === 'string' && l.msg.startsWith('pagerduty webhook ignored'));
 
-    const resolved = fixture('pagerduty-incident-resolved.json');
+    const resolved = fresh('pagerduty-incident-resolved.json');
     const r3 = await postPagerDuty(bot.url, resolved, pagerDutySignature(SECRET, resolved));
     expect(r3.status, r3.text).toBe(202);
     await bot.stop();
@@ -65,6 +72,34 @@ describe('POST /webhook/pagerduty', () => {
     expect(events.map((e) => e['type'])).toEqual(['open', 'resolve']);
     expect(JSON.stringify(events[0])).toContain('pagerduty:PGR0VU2');
     expect(JSON.stringify(events[1])).toContain('pagerduty:PGR0VU2');
+  });
+
+  it('a replayed signed event opens nothing, across a restart; an old one is refused with the reason', { timeout: 90_000 }, async () => {
+    const dir = makeTmpDir();
+    let bot = await spawnBot({ dataDir: dir, env: { REPRISE_PAGERDUTY_SECRET: SECRET } });
+    const triggered = fresh('pagerduty-incident-triggered.json', { id: 'EV-TRIGGER-1' });
+    const resolved = fresh('pagerduty-incident-resolved.json', { id: 'EV-RESOLVE-1' });
+    expect((await postPagerDuty(bot.url, triggered, pagerDutySignature(SECRET, triggered))).status).toBe(202);
+    expect((await postPagerDuty(bot.url, resolved, pagerDutySignature(SECRET, resolved))).status).toBe(202);
+    // The captured trigger, replayed after its resolve: acknowledged, and ignored.
+    const replay = await postPagerDuty(bot.url, triggered, pagerDutySignature(SECRET, triggered));
+    expect(replay.status, replay.text).toBe(202);
+    expect(replay.json).toMatchObject({ accepted: 0, ignored: expect.stringContaining('duplicate delivery: event EV-TRIGGER-1 was already accepted') });
+    await bot.stop();
+    // The memory is in the store: a restarted bot still knows the id.
+    bot = await spawnBot({ dataDir: dir, env: { REPRISE_PAGERDUTY_SECRET: SECRET } });
+    const again = await postPagerDuty(bot.url, triggered, pagerDutySignature(SECRET, triggered));
+    expect(again.status, again.text).toBe(202);
+    expect(again.json).toMatchObject({ accepted: 0 });
+    // A genuine event signed long ago (a capture older than the window) is refused, whatever its id.
+    const old = fresh('pagerduty-incident-triggered.json', { id: 'EV-OLD', at: new Date(Date.now() - 2 * 3_600_000) });
+    const refused = await postPagerDuty(bot.url, old, pagerDutySignature(SECRET, old));
+    expect(refused.status).toBe(400);
+    expect(refused.json).toMatchObject({
+      error: { message: expect.stringMatching(/event\.occurred_at is 7\d{3} s old, older than server\.replay_window \(3600 s\)/) },
+    });
+    await bot.stop();
+    expect((await ledgerEvents(dir)).map((e) => e['type'])).toEqual(['open', 'resolve']);
   });
 
   it('refuses a forged, missing or wrong-secret signature and a malformed body, recording nothing', { timeout: 60_000 }, async () => {
@@ -136,7 +171,7 @@ describe('POST /webhook/generic/<name>', () => {
     const file = join(dir, 'reprise.yaml');
     writeFileSync(
       file,
-      `catalog:\n  dir: ${JSON.stringify(join(REPO_ROOT, 'catalog'))}\nserver:\n  bearer_token: ${TOKEN}\n  generic_webhooks:\n    uptime:\n${mapping('')}    signed:\n${mapping(`      hmac_secret: ${SECRET}\n      hmac_header: x-hub-signature-256\n`)}`,
+      `catalog:\n  dir: ${JSON.stringify(join(REPO_ROOT, 'catalog'))}\nserver:\n  bearer_token: ${TOKEN}\n  generic_webhooks:\n    uptime:\n${mapping('')}    signed:\n${mapping(`      hmac_secret: ${SECRET}\n      hmac_header: x-hub-signature-256\n`)}    stamped:\n${mapping(`      hmac_secret: ${SECRET}\n      hmac_header: x-hub-signature-256\n      timestamp_header: x-hub-timestamp\n`)}`,
     );
     return file;
   }
@@ -170,5 +205,36 @@ describe('POST /webhook/generic/<name>', () => {
     expect(JSON.stringify(events[0])).toContain('chk-4821');
     expect(JSON.stringify(events[1])).toContain('chk-4821');
     expect(JSON.stringify(events[2])).toContain('chk-9999');
+  });
+
+  it('with timestamp_header: a signed timestamp inside the window, each signed delivery once; stale or unstamped refused', { timeout: 60_000 }, async () => {
+    const dir = makeTmpDir();
+    const bot = await spawnBot({ dataDir: dir, args: ['--config', configFile(dir)] });
+    const down = fixture('generic-uptime-down.json');
+    const post = (body: Buffer, ts: string | undefined, signature: string) =>
+      request(bot.url, {
+        path: '/webhook/generic/stamped',
+        headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${signature}`, ...(ts === undefined ? {} : { 'x-hub-timestamp': ts }) },
+        body,
+      });
+    const now = String(Math.floor(Date.now() / 1000));
+    const first = await post(down, now, genericSignature(SECRET, down, now));
+    expect(first.status, first.text).toBe(202);
+    expect(first.json).toMatchObject({ accepted: 1 });
+    const replay = await post(down, now, genericSignature(SECRET, down, now));
+    expect(replay.status, replay.text).toBe(202);
+    expect(replay.json).toMatchObject({ accepted: 0, ignored: expect.stringContaining('duplicate delivery') });
+    // The timestamp is signed: moving it forward to look fresh breaks the signature.
+    const later = String(Number(now) + 60);
+    expect((await post(down, later, genericSignature(SECRET, down, now))).status).toBe(401);
+    const stale = String(Number(now) - 600);
+    const old = await post(down, stale, genericSignature(SECRET, down, stale));
+    expect(old.status).toBe(401);
+    expect(old.json).toMatchObject({
+      error: { message: expect.stringMatching(/x-hub-timestamp is 60\d s old, older than server\.generic_webhooks\.stamped\.replay_window/) },
+    });
+    expect((await post(down, undefined, genericSignature(SECRET, down))).status).toBe(401);
+    await bot.stop();
+    expect((await ledgerEvents(dir)).map((e) => e['type'])).toEqual(['open']);
   });
 });

@@ -1,6 +1,6 @@
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { ChatEvent, ChatEventSink, Destination, MessageRef, ResponseTarget } from '../../core/chat/chat-types.js';
+import type { ChatIntent, Destination, IntentSink, MessageRef, ResponseTarget } from '../../core/chat/chat-types.js';
 import type { CardView, DetailView, EphemeralView, ReplyView } from '../../core/chat/thread-view.js';
 import { escapeLine } from '../../core/render/escape-text.js';
 import type { Answer } from '../../core/types.js';
@@ -39,7 +39,8 @@ function answerOf(card: CardView): Answer | null {
  * Local chat surface: a thread root is printed as a boxed block holding the card and the whole
  * analysis; replies, card updates and private answers are indented under their thread id. The
  * transcript is appended synchronously so a test that reads it right after delivery sees it.
- * Inbound, {@link inject} plays a chat event (tests; the CLI has its own control socket).
+ * Inbound, {@link inject} hands the bot what a person meant, as a chat surface would (tests; the
+ * CLI has its own control socket).
  */
 export class ConsoleTransport implements ChatTransport {
   readonly name = 'console';
@@ -48,7 +49,7 @@ export class ConsoleTransport implements ChatTransport {
   readonly #opts: ConsoleTransportOptions;
   readonly #runId: string;
   readonly #triggers = new Map<string, string>();
-  #sink: ChatEventSink | undefined;
+  #sink: IntentSink | undefined;
 
   constructor(opts: ConsoleTransportOptions) {
     this.#opts = opts;
@@ -56,14 +57,14 @@ export class ConsoleTransport implements ChatTransport {
     if (opts.transcriptFile) mkdirSync(dirname(opts.transcriptFile), { recursive: true });
   }
 
-  async start(sink: ChatEventSink): Promise<void> {
+  async start(sink: IntentSink): Promise<void> {
     this.#sink = sink;
   }
 
-  /** Hands an inbound event to the bot as a chat surface would. */
-  async inject(event: ChatEvent): Promise<void> {
+  /** Hands an intent to the bot as a chat surface would. */
+  async inject(intent: ChatIntent): Promise<void> {
     if (!this.#sink) throw new Error('console transport not started');
-    await this.#sink(event);
+    await this.#sink(intent);
   }
 
   async post(to: Destination, card: CardView, detail: DetailView | undefined, _opts: DeliveryOptions): Promise<MessageRef> {
@@ -90,7 +91,7 @@ export class ConsoleTransport implements ChatTransport {
     this.#record({ threadId: ref.id, kind: 'update', triggerKey: card.triggerKey, answer: answerOf(card), text });
   }
 
-  async ephemeral(to: ResponseTarget, view: EphemeralView): Promise<void> {
+  async ephemeral(to: ResponseTarget, view: EphemeralView, _opts: DeliveryOptions): Promise<void> {
     const who = to.kind === 'ephemeral' ? to.user : to.kind === 'thread' ? to.ref.id : 'requester';
     const text = renderConsoleEphemeral(view);
     this.#opts.write(`  ↳ (only for ${escapeLine(who)}) ${text.replace(/\n/g, '\n    ')}\n`);
@@ -101,7 +102,8 @@ export class ConsoleTransport implements ChatTransport {
 
   #record(line: TranscriptLine): void {
     if (!this.#opts.transcriptFile) return;
-    appendFileSync(this.#opts.transcriptFile, `${JSON.stringify(line)}\n`);
+    // The transcript holds alert text and notes: created owner-only, whatever the umask.
+    appendFileSync(this.#opts.transcriptFile, `${JSON.stringify(line)}\n`, { mode: 0o600 });
   }
 }
 

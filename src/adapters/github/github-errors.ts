@@ -1,6 +1,7 @@
 /**
- * What a failed GitHub call means for the caller: retry (5xx, network, rate limit — with when)
- * or not (credentials, permissions, missing repo, validation), and a message that says how to fix it.
+ * What a failed GitHub call means for the caller once Octokit's plugins have given up: retry
+ * later (5xx, network, rate limit — with when) or not (credentials, permissions, missing repo,
+ * validation), and a message that says how to fix it.
  */
 import { ForgeError } from '../../ports/forge.js';
 
@@ -26,13 +27,6 @@ export function rateLimitRetryAt(err: unknown, now: Date): Date | undefined | 'n
   if (remaining === '0' && reset !== undefined && /^\d+$/.test(reset.trim())) return new Date(Number(reset) * 1000);
   if (e.status === 429 || remaining === '0' || /rate limit/i.test(e.message ?? '')) return undefined;
   return 'not_rate_limited';
-}
-
-/** True when another attempt may succeed. */
-export function isRetryable(err: unknown, now: Date): boolean {
-  const e = err as HttpLike;
-  if (e.status === undefined || e.status >= 500 || e.status === 408) return true;
-  return rateLimitRetryAt(err, now) !== 'not_rate_limited';
 }
 
 /** The error as the domain sees it, with the fix in its message. */

@@ -1,12 +1,18 @@
 /**
  * The forge on GitHub (`@octokit/rest`): pull requests, comments, labels and issues of one
- * repository. Auth is a token or a GitHub App installation; `baseUrl` points at GitHub
- * Enterprise (or the test fake). Every request — each page of a list too — is retried with
- * backoff on 5xx and network errors, and on a rate limit after the time GitHub names
- * (`retry-after`, `x-ratelimit-reset`), within bounds; what still fails becomes a ForgeError
- * saying whether a later attempt may work and how to fix it when not.
+ * repository. Auth is a token or a GitHub App installation (`@octokit/auth-app` signs the JWT and
+ * caches the installation token); `baseUrl` points at GitHub Enterprise (or the test fake).
+ * Octokit's own plugins carry the traffic rules: `plugin-retry` retries 5xx and network errors
+ * with backoff, `plugin-throttling` spaces writes as GitHub asks and waits out a rate limit
+ * (primary: until `x-ratelimit-reset`; secondary: `retry-after`) when the wait is short enough.
+ * What still fails becomes a ForgeError saying whether a later attempt may work (with the reset
+ * as `retryAt`) and how to fix it when not.
  */
+import { createAppAuth } from '@octokit/auth-app';
+import { retry } from '@octokit/plugin-retry';
+import { throttling } from '@octokit/plugin-throttling';
 import { Octokit } from '@octokit/rest';
+import Bottleneck from 'bottleneck';
 import {
   ForgeError,
   type ForgeAccess,
@@ -18,8 +24,15 @@ import {
   type NewPullRequest,
 } from '../../ports/forge.js';
 import type { Logger } from '../../ports/logger.js';
-import { InstallationTokens, type AppCredentials } from './app-token.js';
-import { isRetryable, rateLimitRetryAt, toForgeError } from './github-errors.js';
+import { rateLimitRetryAt, toForgeError } from './github-errors.js';
+
+/** A GitHub App installation: the App signs a JWT that buys installation tokens. */
+export interface AppCredentials {
+  appId: string;
+  /** PEM private key of the App. */
+  privateKey: string;
+  installationId: number;
+}
 
 export interface GitHubForgeOptions {
   /** `owner/name`. */
@@ -31,13 +44,55 @@ export interface GitHubForgeOptions {
   logger: Logger;
   /** Attempts per request, the first included (default 4). */
   maxAttempts?: number;
-  baseDelayMs?: number;
-  maxDelayMs?: number;
+  /**
+   * Milliseconds per unit of the waits Octokit's plugins take: the retry plugin waits n² units
+   * after the n-th failure, the throttling plugin the seconds GitHub names (default 1000; tests
+   * shrink it so that a retry costs a millisecond).
+   */
+  delayUnitMs?: number;
   /** The longest rate-limit wait taken in place; a later reset is handed back as `retryAt`. */
   maxWaitMs?: number;
-  sleep?: (ms: number) => Promise<void>;
+  /**
+   * Least time between two content-creating requests: GitHub's advice against secondary rate
+   * limits is 1 s, and 3 s for those that notify people (which get 3× this). 0 in tests.
+   */
+  writeSpacingMs?: number;
   now?: () => Date;
 }
+
+/**
+ * What the innermost hook needs. The throttling plugin reads a rate limit's reset against the
+ * system clock; this hook notes each wait on the injected clock (by request), so the choice
+ * between waiting in place and handing the work back follows the clock the caller gave. It also
+ * logs the failures Octokit's retry plugin is about to try again, which that plugin does not.
+ */
+interface ForgeHookOptions {
+  now: () => Date;
+  waitNotes: WeakMap<object, number>;
+  log: Logger;
+  retries: number;
+}
+
+/** Octokit with our note-and-log hook innermost, then throttling, then retry outermost. */
+const ForgeOctokit = Octokit.plugin(
+  (octokit, options) => {
+    const own = options['reprise'] as ForgeHookOptions | undefined;
+    if (own) {
+      octokit.hook.error('request', (error, req) => {
+        const at = rateLimitRetryAt(error, own.now());
+        if (at instanceof Date) own.waitNotes.set(req, Math.max(0, at.getTime() - own.now().getTime()) + 1000);
+        const status = (error as { status?: number }).status;
+        const attempt = Number((req.request as { retryCount?: number } | undefined)?.retryCount ?? 0) + 1;
+        if (at === 'not_rate_limited' && (status === undefined || status >= 500) && attempt <= own.retries)
+          own.log.warn({ method: req.method, url: req.url, status, attempt }, 'GitHub request failed; retrying');
+        throw error;
+      });
+    }
+    return {};
+  },
+  throttling,
+  retry,
+);
 
 type Pull = {
   number: number;
@@ -100,7 +155,7 @@ export class GitHubForge implements ForgePort {
   readonly repo: string;
   readonly #owner: string;
   readonly #name: string;
-  readonly #octokit: Octokit;
+  readonly #octokit: InstanceType<typeof ForgeOctokit>;
   readonly #log: Logger;
   readonly #now: () => Date;
   #defaultBranch: string | undefined;
@@ -116,10 +171,37 @@ export class GitHubForge implements ForgePort {
     this.#log = opts.logger;
     this.#now = opts.now ?? (() => new Date());
     const log = this.#log;
-    this.#octokit = new Octokit({
+    const retries = Math.max(1, opts.maxAttempts ?? 4) - 1;
+    const maxWait = opts.maxWaitMs ?? 60_000;
+    const unit = opts.delayUnitMs ?? 1000;
+    const spacing = opts.writeSpacingMs ?? 1000;
+    const waitNotes = new WeakMap<object, number>();
+    const onLimit =
+      (kind: string) =>
+      (retryAfter: number, options: { method?: string; url?: string }, _octokit: unknown, retryCount: number): boolean => {
+        const waitMs = waitNotes.get(options) ?? retryAfter * 1000;
+        // Tried enough, or too far off: the caller keeps the work and comes back at the reset.
+        if (retryCount >= retries || waitMs > maxWait) return false;
+        log.warn({ method: options.method, url: options.url, attempt: retryCount + 1, retryInMs: waitMs }, `GitHub ${kind}; waiting it out in place`);
+        return true;
+      };
+    this.#octokit = new ForgeOctokit({
       baseUrl: (opts.baseUrl ?? 'https://api.github.com').replace(/\/+$/, ''),
       userAgent: 'reprise',
-      ...(opts.token ? { auth: opts.token } : {}),
+      ...(opts.app
+        ? { authStrategy: createAppAuth, auth: { appId: opts.app.appId, privateKey: opts.app.privateKey, installationId: opts.app.installationId } }
+        : { auth: opts.token }),
+      reprise: { now: this.#now, waitNotes, log, retries } satisfies ForgeHookOptions,
+      // Rate limits (403, 429) are the throttling plugin's alone.
+      retry: { retries, retryAfterBaseValue: unit, doNotRetry: [400, 401, 403, 404, 410, 422, 429, 451] },
+      throttle: {
+        retryAfterBaseValue: unit,
+        // This forge's own spacing, not Octokit's process-wide groups.
+        write: new Bottleneck.Group({ maxConcurrent: 1, minTime: spacing }),
+        notifications: new Bottleneck.Group({ maxConcurrent: 1, minTime: spacing * 3 }),
+        onRateLimit: onLimit('rate limit'),
+        onSecondaryRateLimit: onLimit('secondary rate limit'),
+      },
       log: {
         debug: () => {},
         info: () => {},
@@ -127,44 +209,6 @@ export class GitHubForge implements ForgePort {
         error: (m: string) => log.debug({ octokit: m }, 'octokit error'),
       },
     });
-    const tokens = opts.app ? new InstallationTokens(opts.app, (jwt, id) => this.#exchange(jwt, id), this.#now) : undefined;
-    const attempts = Math.max(1, opts.maxAttempts ?? 4);
-    const base = opts.baseDelayMs ?? 1000;
-    const maxDelay = opts.maxDelayMs ?? 30_000;
-    const maxWait = opts.maxWaitMs ?? 60_000;
-    const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-    this.#octokit.hook.wrap('request', async (request, options) => {
-      for (let n = 1; ; n++) {
-        try {
-          if (tokens && !String(options.url).startsWith('/app/')) options.headers = { ...options.headers, authorization: `token ${await tokens.get()}` };
-          return await request(options);
-        } catch (err) {
-          const status = (err as { status?: number }).status;
-          if (tokens && status === 401 && n === 1) {
-            tokens.invalidate();
-            continue;
-          }
-          const now = this.#now();
-          if (!isRetryable(err, now) || n >= attempts) throw err;
-          const limited = rateLimitRetryAt(err, now);
-          let wait = Math.min(maxDelay, base * 2 ** (n - 1));
-          if (limited instanceof Date) {
-            wait = Math.max(0, limited.getTime() - now.getTime()) + 1000;
-            if (wait > maxWait) throw err; // too far off: the caller keeps the work and comes back then
-          }
-          log.warn({ method: options.method, url: options.url, status, attempt: n, retryInMs: wait }, 'GitHub request failed; retrying');
-          await sleep(wait);
-        }
-      }
-    });
-  }
-
-  async #exchange(jwt: string, installationId: number): Promise<{ token: string; expiresAt: string }> {
-    const r = await this.#octokit.request('POST /app/installations/{installation_id}/access_tokens', {
-      installation_id: installationId,
-      headers: { authorization: `bearer ${jwt}` },
-    });
-    return { token: r.data.token, expiresAt: r.data.expires_at };
   }
 
   async #call<T>(what: string, fn: () => Promise<T>): Promise<T> {

@@ -18,7 +18,7 @@ import {
   type LogKeys,
 } from '../../ports/store.js';
 import { SqliteKeyvStore } from './sqlite-keyv-store.js';
-import { redisAppendLog, redisSetFenced, type RedisEvalClient } from './redis-append-log.js';
+import { redisAppendLog, redisSetFenced, redisSetIfAbsent, type RedisEvalClient } from './redis-append-log.js';
 import { redisLease } from './redis-lease.js';
 
 /** Namespace every key lives under (keeps our keys apart on a shared Redis). */
@@ -59,6 +59,9 @@ export interface SharedBackend {
   lease(leaseKey: string, fenceKey: string, owner: string, ttlMs: number): LeaderLease;
 }
 
+/** A backend's atomic set-if-absent with an expiry (key prefixed, record keyv-serialized). */
+export type AtomicSetIfAbsent = (key: string, record: string, ttlMs: number) => Promise<boolean>;
+
 /** How a backend names a key (keyv prefixes the namespace differently per adapter). */
 export type KeyPrefixer = (key: string) => string;
 
@@ -79,7 +82,9 @@ export class KeyvStore implements KeyValueStore {
    * `append`/`prefix` give the backend's atomic append; without them appends are serialised in
    * this process only — right for the in-memory Map, which no other process can see.
    */
-  constructor(keyv: Keyv, backend: { append?: AtomicAppend; prefix?: KeyPrefixer; shared?: SharedBackend } = {}) {
+  readonly #setIfAbsent: AtomicSetIfAbsent | undefined;
+
+  constructor(keyv: Keyv, backend: { append?: AtomicAppend; prefix?: KeyPrefixer; shared?: SharedBackend; setIfAbsent?: AtomicSetIfAbsent } = {}) {
     this.keyv = keyv;
     this.keyv.throwOnErrors = true;
     // Errors surface as rejections; keep the emitter from reporting them a second time.
@@ -87,6 +92,7 @@ export class KeyvStore implements KeyValueStore {
     this.#append = backend.append;
     this.#prefix = backend.prefix ?? ((k) => k);
     this.#shared = backend.shared;
+    this.#setIfAbsent = backend.setIfAbsent;
     if (this.#shared) {
       const shared = this.#shared;
       this.setFenced = async (key, value, fence) =>
@@ -133,6 +139,27 @@ export class KeyvStore implements KeyValueStore {
     await this.keyv.delete(key);
   }
 
+  async setExpiring(key: string, value: unknown, ttlMs: number): Promise<void> {
+    if (value === undefined) throw new Error(`store: refusing to set ${key} to undefined (use delete)`);
+    if (!(ttlMs > 0)) throw new Error(`store: an expiring key needs a positive ttl, got ${ttlMs}`);
+    const ok = await this.keyv.set(key, value, ttlMs);
+    if (!ok) throw new Error(`store: write of ${key} failed`);
+  }
+
+  async setIfAbsent(key: string, value: unknown, ttlMs: number): Promise<boolean> {
+    if (value === undefined) throw new Error(`store: refusing to set ${key} to undefined (use delete)`);
+    if (!(ttlMs > 0)) throw new Error(`store: an expiring key needs a positive ttl, got ${ttlMs}`);
+    if (this.#setIfAbsent) return this.#setIfAbsent(this.#prefix(key), keyvRecord(value), ttlMs);
+    // The in-memory Map: one process sees it, so serialising here makes it atomic.
+    const run = this.#chain.then(async () => {
+      if ((await this.keyv.get(key)) !== undefined) return false;
+      await this.setExpiring(key, value, ttlMs);
+      return true;
+    });
+    this.#chain = run.catch(() => undefined);
+    return run;
+  }
+
   async appendLog(log: LogKeys, values: readonly unknown[], opts: AppendOptions = {}): Promise<number> {
     if (values.length === 0) throw new Error('store: appendLog needs at least one value');
     if (values.some((v) => v === undefined)) throw new Error('store: refusing to append undefined');
@@ -176,6 +203,7 @@ function sqliteStore(path: string, readOnly = false): KeyValueStore {
     prefix: (k) => `${STORE_NAMESPACE}:${k}`,
     append: async (log, records, extras) =>
       adapter.appendLog(log, records, extras.idKey === undefined ? {} : { idKey: extras.idKey, idTtlMs: APPEND_ID_TTL_MS }),
+    setIfAbsent: async (key, record, ttlMs) => adapter.setIfAbsent(key, record, ttlMs),
   });
 }
 
@@ -200,6 +228,7 @@ function redisStore(url: string, opts: CreateStoreOptions): KeyValueStore {
   return new KeyvStore(keyv, {
     prefix: (k) => adapter.createKeyPrefix(k, adapter.namespace),
     append: async (log, records, extras) => redisAppendLog(await client(), log, records, { ...extras, idTtlMs: APPEND_ID_TTL_MS }),
+    setIfAbsent: async (key, record, ttlMs) => redisSetIfAbsent(await client(), key, record, ttlMs),
     shared: {
       setFenced: async (key, record, fence) => redisSetFenced(await client(), key, record, fence),
       lease: (leaseKey, fenceKey, owner, ttlMs) => redisLease(client, { leaseKey, fenceKey }, owner, ttlMs),

@@ -95,3 +95,15 @@ export async function redisSetFenced(client: RedisEvalClient, key: string, recor
     throw fenceError(err, fence.token);
   }
 }
+
+/** SET NX PX of an already-serialized value. KEYS: key. ARGV: value, ttl ms. */
+const SET_IF_ABSENT_SCRIPT = `
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+return 0
+`;
+
+/** Sets `key` with an expiry only when absent; true when this call set it (one atomic command). */
+export async function redisSetIfAbsent(client: RedisEvalClient, key: string, record: string, ttlMs: number): Promise<boolean> {
+  const set = await client.eval(SET_IF_ABSENT_SCRIPT, { keys: [key], arguments: [record, String(Math.ceil(ttlMs))] });
+  return Number(set) === 1;
+}

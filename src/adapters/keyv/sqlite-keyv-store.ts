@@ -2,14 +2,15 @@
  * A Keyv storage adapter over Node's built-in `node:sqlite` — the embedded, server-less default
  * store (SPEC §8). WAL journal with `synchronous=FULL`: a `set` has been fsynced when it
  * returns, so a process or host crash after an acknowledgement loses nothing. No native module.
+ * The file and its WAL are 0600 in a 0700 folder whatever the umask (private-files.ts).
  */
-import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import type { StatementSync } from 'node:sqlite';
 import { EventEmitter } from 'node:events';
 import type { KeyvStoreAdapter } from 'keyv';
 import { logKey, type LogKeys } from '../../ports/store.js';
+import { ensurePrivateDir, ensurePrivateFile, tighten } from './private-files.js';
 
 export interface SqliteKeyvStoreOptions {
   /** Database file, or `:memory:`. Parent directories are created. */
@@ -28,6 +29,9 @@ export interface SqliteKeyvStoreOptions {
 
 type Row = { key: string; value: string; expires: number | null };
 
+/** How often expired rows are swept (see `#pruneExpired`). */
+const PRUNE_EVERY_MS = 10 * 60_000;
+
 /** Implements keyv 5's `KeyvStoreAdapter`; keys arrive already prefixed with `namespace:`. */
 export class SqliteKeyvStore extends EventEmitter implements KeyvStoreAdapter {
   /** `dialect`/`url` tell Keyv this adapter can iterate. */
@@ -43,14 +47,21 @@ export class SqliteKeyvStore extends EventEmitter implements KeyvStoreAdapter {
     clearPrefix: StatementSync;
     iterAll: StatementSync;
     iterPrefix: StatementSync;
+    prune: StatementSync;
   };
+  #prunedAt = 0;
 
   constructor(options: SqliteKeyvStoreOptions) {
     super();
     const table = options.table ?? 'keyv';
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(table)) throw new Error(`invalid sqlite table name: ${table}`);
     this.#readOnly = options.readOnly === true;
-    if (options.path !== ':memory:' && !this.#readOnly) mkdirSync(dirname(options.path), { recursive: true });
+    if (options.path !== ':memory:' && !this.#readOnly) {
+      // 0600 before SQLite opens it: its WAL and shared-memory files take the database's mode.
+      ensurePrivateDir(dirname(options.path));
+      ensurePrivateFile(options.path);
+      for (const suffix of ['-wal', '-shm', '-journal']) tighten(`${options.path}${suffix}`);
+    }
     this.opts = { dialect: 'sqlite', url: `sqlite://${options.path}`, table };
     this.#db = new DatabaseSync(options.path, { readOnly: this.#readOnly });
     this.#db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
@@ -71,6 +82,7 @@ export class SqliteKeyvStore extends EventEmitter implements KeyvStoreAdapter {
       clearPrefix: this.#db.prepare(`DELETE FROM ${table} WHERE key >= ? AND key < ?`),
       iterAll: this.#db.prepare(`SELECT key, value, expires FROM ${table} ORDER BY key`),
       iterPrefix: this.#db.prepare(`SELECT key, value, expires FROM ${table} WHERE key >= ? AND key < ? ORDER BY key`),
+      prune: this.#db.prepare(`DELETE FROM ${table} WHERE expires IS NOT NULL AND expires <= ?`),
     };
   }
 
@@ -189,6 +201,29 @@ export class SqliteKeyvStore extends EventEmitter implements KeyvStoreAdapter {
         this.#stmt.set.run(opts.idKey, JSON.stringify({ value: first }), opts.idTtlMs === undefined ? null : Date.now() + opts.idTtlMs);
     });
     return first;
+  }
+
+  /** Sets `key` (full key, keyv-serialized `record`) to expire in `ttlMs`, only when no live row holds it; true when set. */
+  setIfAbsent(key: string, record: string, ttlMs: number): boolean {
+    this.#pruneExpired();
+    let set = false;
+    this.#transaction(() => {
+      if (this.#live(key) !== undefined) return;
+      this.#stmt.set.run(key, record, Date.now() + ttlMs);
+      set = true;
+    });
+    return set;
+  }
+
+  /**
+   * Expired rows are dropped when read; claims (replay memory) are seldom read again, so they are
+   * swept now and then — at most every {@link PRUNE_EVERY_MS}, from the writer only.
+   */
+  #pruneExpired(): void {
+    const now = Date.now();
+    if (this.#readOnly || now - this.#prunedAt < PRUNE_EVERY_MS) return;
+    this.#prunedAt = now;
+    this.#stmt.prune.run(now);
   }
 
   disconnect(): Promise<void> {

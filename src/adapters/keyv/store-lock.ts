@@ -3,10 +3,10 @@
  * beside the store. The operating system releases it when its process exits, however it
  * exits (`kill -9` included), so there is no stale lock to clean up and no PID to guess about.
  */
-import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { embeddedStoreFile } from './keyv-store.js';
+import { ensurePrivateDir, ensurePrivateFile } from './private-files.js';
 
 export interface StoreLock {
   readonly path: string;
@@ -29,7 +29,15 @@ export function storeLockPath(url: string | undefined, dataDir: string): string 
  *   read-only disk) — that is not "nobody holds it", and must never be read as such.
  */
 export function tryLockStore(path: string): StoreLock | undefined {
-  mkdirSync(dirname(path), { recursive: true });
+  try {
+    ensurePrivateDir(dirname(path));
+    ensurePrivateFile(path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    // The store is its owner's alone (0600 in a 0700 folder): another user cannot even take the lock.
+    const whose = code === 'EACCES' || code === 'EPERM' ? '; the store belongs to another user: run this as its owner, nothing was recorded' : '';
+    throw new Error(`cannot open the store lock ${path}: ${(err as Error).message}${whose}`, { cause: err });
+  }
   const db = new DatabaseSync(path);
   try {
     db.exec('PRAGMA busy_timeout = 0');

@@ -1,14 +1,15 @@
 /**
- * Matrix timeline events → the bot's {@link ChatEvent}s. What counts:
- * - `m.reaction` (`m.annotation`) by someone else on a message the bot sent → `reaction`
- *   (👍 `+1`, 👎 `-1`, 🔕 `no_bell`); its later redaction → the same reaction, `removed`;
- * - `!reprise recall|silence|status|help|investigate …` anywhere → `command`, answered in the
+ * Matrix timeline events → what the person meant (the bot's intents). What counts:
+ * - `m.reaction` (`m.annotation`) by someone else on a message the bot sent: 👍 / 👎 a vote,
+ *   🔕 a silence; the later redaction of a 👍 / 👎 clears the vote;
+ * - `!reprise recall|silence|status|help|investigate …` anywhere → a command, answered in the
  *   thread it was typed in (or a new thread on the command itself);
- * - a reply in the thread of a bot message → `message` (`addressed` when it starts with
- *   `!reprise` or mentions the bot, which is stripped); an addressed message elsewhere too.
+ * - a reply in a thread, addressed to the bot (`!reprise …` or a mention, which is stripped):
+ *   `silence 4h` silences, anything else is an operator note.
  * Everything else — the bot's own events, other bots' notices, edits, other rooms — is nothing.
  */
-import type { ChatEvent, MessageRef } from '../../core/chat/chat-types.js';
+import type { Actor, ChatIntent, MessageRef } from '../../core/chat/chat-types.js';
+import { commandIntent, threadReplyIntent } from '../../core/chat/thread-text.js';
 import type { RememberedReaction } from './matrix-store.js';
 import type { RawEvent } from './sync-client.js';
 
@@ -33,16 +34,24 @@ export interface InboundContext {
   recallReaction(eventId: string): Promise<RememberedReaction | undefined>;
 }
 
-const REACTIONS: Record<string, string> = { '👍': '+1', '👎': '-1', '🔕': 'no_bell' };
+/** What a reaction on the bot's message means. */
+export type ReactionMeaning = 'up' | 'down' | 'silence';
 
-/** 👍 `+1`, 👎 `-1`, 🔕 `no_bell`, with variation selectors and skin tones ignored; others as sent. */
-export function normaliseReaction(key: string): string {
+const REACTIONS: Record<string, ReactionMeaning> = { '👍': 'up', '👎': 'down', '🔕': 'silence' };
+/** What an older build stored for a remembered reaction. */
+const LEGACY: Record<string, ReactionMeaning> = { '+1': 'up', '-1': 'down', no_bell: 'silence' };
+
+/** 👍 / 👎 / 🔕, with variation selectors and skin tones ignored; undefined for any other key. */
+export function reactionMeaning(key: string): ReactionMeaning | undefined {
   const bare = key
     .replace(/[\uFE0E\uFE0F]/g, '')
     .replace(/[\u{1F3FB}-\u{1F3FF}]/gu, '')
     .trim();
-  return REACTIONS[bare] ?? key;
+  return REACTIONS[bare];
 }
+
+/** The silence a 🔕 reaction sets. */
+export const REACTION_SILENCE = '4h';
 
 interface Relation {
   rel_type?: unknown;
@@ -59,7 +68,7 @@ function relation(e: RawEvent): Relation | undefined {
 const ref = (room: string, id: string, thread?: string): MessageRef => ({ transport: TRANSPORT, channel: room, id, ...(thread ? { thread } : {}) });
 
 /** Translates one timeline event of a configured room; `undefined` when it means nothing to the bot. */
-export async function translate(room: string, e: RawEvent, ctx: InboundContext): Promise<ChatEvent | undefined> {
+export async function translate(room: string, e: RawEvent, ctx: InboundContext): Promise<ChatIntent | undefined> {
   if (!e.event_id || !e.sender || e.sender === ctx.botUserId) return undefined;
   switch (e.type) {
     case 'm.reaction':
@@ -73,50 +82,36 @@ export async function translate(room: string, e: RawEvent, ctx: InboundContext):
   }
 }
 
-async function reaction(room: string, e: RawEvent & { event_id: string; sender: string }, ctx: InboundContext): Promise<ChatEvent | undefined> {
+async function reaction(room: string, e: RawEvent & { event_id: string; sender: string }, ctx: InboundContext): Promise<ChatIntent | undefined> {
   const r = relation(e);
   if (r?.rel_type !== 'm.annotation' || typeof r.event_id !== 'string' || typeof r.key !== 'string') return undefined;
+  const meaning = reactionMeaning(r.key);
+  if (!meaning) return undefined;
   const target = await ctx.lookup(room, r.event_id);
   if (target?.sender !== ctx.botUserId) return undefined;
-  const remembered: RememberedReaction = {
-    room,
-    user: e.sender,
-    target: r.event_id,
-    reaction: normaliseReaction(r.key),
-    ...(target.thread ? { thread: target.thread } : {}),
-  };
+  const remembered: RememberedReaction = { room, user: e.sender, target: r.event_id, reaction: meaning, ...(target.thread ? { thread: target.thread } : {}) };
   // Remembered before it is delivered: a redaction strips the reaction's content, and this is
   // then the only record of what was taken back.
   await ctx.rememberReaction(e.event_id, remembered);
-  return {
-    type: 'reaction',
-    eventId: e.event_id,
-    transport: TRANSPORT,
-    user: { id: e.sender },
-    target: ref(room, r.event_id, target.thread),
-    reaction: remembered.reaction,
-    removed: false,
-  };
+  const actor: Actor = { id: e.sender, via: TRANSPORT };
+  const on = { message: ref(room, r.event_id, target.thread) };
+  if (meaning === 'silence') return { type: 'silence', eventId: e.event_id, actor, duration: REACTION_SILENCE, target: on };
+  return { type: 'vote', eventId: e.event_id, actor, vote: meaning, target: on };
 }
 
-async function redaction(room: string, e: RawEvent & { event_id: string; sender: string }, ctx: InboundContext): Promise<ChatEvent | undefined> {
+async function redaction(room: string, e: RawEvent & { event_id: string; sender: string }, ctx: InboundContext): Promise<ChatIntent | undefined> {
   const redacts = typeof e.redacts === 'string' ? e.redacts : typeof e.content?.['redacts'] === 'string' ? (e.content['redacts'] as string) : undefined;
   if (!redacts) return undefined;
   const r = await ctx.recallReaction(redacts);
   if (!r || r.room !== room) return undefined;
+  const meaning = LEGACY[r.reaction] ?? (r.reaction as ReactionMeaning);
+  // A 🔕 taken back does not end the silence (as on Slack); a vote taken back is cleared.
+  if (meaning !== 'up' && meaning !== 'down') return undefined;
   // The vote belongs to whoever reacted, even when a moderator removed the reaction.
-  return {
-    type: 'reaction',
-    eventId: e.event_id,
-    transport: TRANSPORT,
-    user: { id: r.user },
-    target: ref(room, r.target, r.thread),
-    reaction: r.reaction,
-    removed: true,
-  };
+  return { type: 'vote', eventId: e.event_id, actor: { id: r.user, via: TRANSPORT }, vote: 'clear', target: { message: ref(room, r.target, r.thread) } };
 }
 
-async function message(room: string, e: RawEvent & { event_id: string; sender: string }, ctx: InboundContext): Promise<ChatEvent | undefined> {
+async function message(room: string, e: RawEvent & { event_id: string; sender: string }, ctx: InboundContext): Promise<ChatIntent | undefined> {
   const c = e.content ?? {};
   // Other bots speak in notices; answering them is how bots loop.
   if (c['msgtype'] !== 'm.text' && c['msgtype'] !== 'm.emote') return undefined;
@@ -127,35 +122,22 @@ async function message(room: string, e: RawEvent & { event_id: string; sender: s
   const root = await threadRoot(room, r, ctx);
   const body = stripReplyFallback(c['body'], r);
   const address = addressed(body, e, ctx);
-  const user = { id: e.sender };
+  const actor: Actor = { id: e.sender, via: TRANSPORT };
+  const thread = root ? ref(room, root.id) : undefined;
 
   if (address.prefixed) {
     const verb = /^(\S+)/.exec(address.text)?.[1]?.toLowerCase() ?? '';
-    if (verb === '' || COMMANDS.has(verb)) {
-      const thread = root ? ref(room, root.id) : undefined;
-      return {
-        type: 'command',
+    if (verb === '' || COMMANDS.has(verb))
+      return commandIntent(address.text, {
         eventId: e.event_id,
-        transport: TRANSPORT,
-        user,
+        actor,
         channel: room,
         ...(thread ? { thread } : {}),
-        text: address.text,
-        respond: { kind: 'thread', ref: thread ?? ref(room, e.event_id) },
-      };
-    }
+        replyTo: { kind: 'thread', ref: thread ?? ref(room, e.event_id) },
+      });
   }
-  if (!address.addressed && !root?.bots) return undefined;
-  return {
-    type: 'message',
-    eventId: e.event_id,
-    transport: TRANSPORT,
-    user,
-    ...(root ? { thread: ref(room, root.id) } : {}),
-    channel: room,
-    text: address.text,
-    addressed: address.addressed,
-  };
+  if (!address.addressed || !thread) return undefined;
+  return threadReplyIntent(address.text, { eventId: e.event_id, actor, thread });
 }
 
 /** The thread an event is in (a thread relation, or a rich reply to a message in one), and whether the bot started it. */

@@ -4,7 +4,7 @@
  * on invite (and no others), notices encryption being turned on, and remembers who sent recent
  * events so that "is this reaction on the bot's message?" rarely costs a request.
  */
-import type { ChatEventSink } from '../../core/chat/chat-types.js';
+import type { IntentSink } from '../../core/chat/chat-types.js';
 import type { Logger } from '../../ports/logger.js';
 import { translate, type EventInfo, type InboundContext } from './matrix-inbound.js';
 import type { MatrixStore } from './matrix-store.js';
@@ -51,7 +51,7 @@ export class MatrixReceiver {
   #userId: string | undefined;
   #displayName: string | undefined;
   #closed = false;
-  sink: ChatEventSink | undefined;
+  sink: IntentSink | undefined;
 
   constructor(deps: MatrixReceiverDeps) {
     this.#deps = deps;

@@ -12,8 +12,8 @@
  * End-to-end encrypted rooms are not supported: the transport refuses to start in one, and
  * refuses to post into a room that turns encryption on.
  */
-import { createHash, randomUUID } from 'node:crypto';
-import type { ChatEventSink, Destination, MessageRef, ResponseTarget } from '../../core/chat/chat-types.js';
+import { createHash } from 'node:crypto';
+import type { Destination, IntentSink, MessageRef, ResponseTarget } from '../../core/chat/chat-types.js';
 import { DeliveryError } from '../../core/chat/chat-types.js';
 import type { CardView, DetailView, EphemeralView, ReplyView } from '../../core/chat/thread-view.js';
 import type { ChatTransport, DeliveryOptions } from '../../ports/chat-transport.js';
@@ -48,8 +48,13 @@ export interface MatrixTransportOptions {
   syncTimeoutMs?: number;
   /** Timeline events per room in one sync before gaps are filled from `/messages`. Default 50. */
   timelineLimit?: number;
-  /** Retry after a failed sync or start: doubling from `initialMs` to `maxMs`. Default 1 s → 60 s. */
+  /**
+   * Retry after a failed sync or start: doubling from `initialMs` to `maxMs`, and never sooner
+   * than a rate-limited call's `retry_after_ms`. Default 1 s → 60 s.
+   */
   backoff?: { initialMs: number; maxMs: number };
+  /** How retries wait (tests record the delays instead of sleeping); default a timer. */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 const DEFAULTS = { commandPrefix: '!reprise', syncTimeoutMs: 30_000, timelineLimit: 50, backoff: { initialMs: 1_000, maxMs: 60_000 } };
@@ -119,6 +124,7 @@ export class MatrixTransport implements ChatTransport {
       wanted: (room) => this.#rooms.has(room),
       logger: this.#log,
       backoff: this.#opts.backoff,
+      ...(opts.sleep ? { sleep: opts.sleep } : {}),
       gapPages: GAP_PAGES,
       pageSize: 100,
     });
@@ -145,7 +151,7 @@ export class MatrixTransport implements ChatTransport {
    * and starts syncing. A homeserver that is down is retried in the background (sends fail
    * retryably meanwhile); a rejected token or an encrypted room throws at once.
    */
-  async start(sink: ChatEventSink): Promise<void> {
+  async start(sink: IntentSink): Promise<void> {
     if (this.#started) throw new Error('matrix transport already started');
     this.#started = true;
     this.#receiver.sink = sink;
@@ -159,12 +165,19 @@ export class MatrixTransport implements ChatTransport {
       const d = err instanceof EncryptedRoomError ? undefined : toDeliveryError(err, 'start');
       if (!d?.retryable || this.#closed)
         throw err instanceof EncryptedRoomError ? err : new Error(`matrix: cannot start: ${d?.message ?? String(err)}`, { cause: err });
-      this.#log.warn({ err: describe(err), retryInMs: retryMs }, 'matrix: homeserver not reachable at start; retrying in the background');
-      this.#startRetry = setTimeout(() => {
+      // A rate-limited start waits what the homeserver asked, never less.
+      const wait = Math.max(retryMs, d.retryAfterMs ?? 0);
+      this.#log.warn(
+        { err: describe(err), retryInMs: wait, ...(d.retryAfterMs === undefined ? {} : { retryAfterMs: d.retryAfterMs }) },
+        'matrix: homeserver not reachable at start; retrying in the background',
+      );
+      const retry = (): void => {
         this.#tryStart(Math.min(retryMs * 2, this.#opts.backoff.maxMs)).catch((e: unknown) =>
           this.#log.error({ err: e instanceof Error ? e.message : String(e) }, 'matrix: giving up starting'),
         );
-      }, retryMs);
+      };
+      if (this.#opts.sleep) void this.#opts.sleep(wait).then(() => !this.#closed && retry());
+      else this.#startRetry = setTimeout(retry, wait);
     }
   }
 
@@ -240,7 +253,7 @@ export class MatrixTransport implements ChatTransport {
    * in (or a new thread on it) that everyone in the room can read, addressed to the user when
    * the target names one.
    */
-  async ephemeral(to: ResponseTarget, view: EphemeralView): Promise<void> {
+  async ephemeral(to: ResponseTarget, view: EphemeralView, opts: DeliveryOptions): Promise<void> {
     if (to.kind === 'response_url') throw new DeliveryError('matrix: a response_url is a Slack answer; Matrix cannot use it', { retryable: false });
     const channel = to.kind === 'thread' ? to.ref.channel : to.channel;
     const room = await this.#sendable(channel, 'answer', to.kind === 'thread' ? to.ref : undefined);
@@ -248,7 +261,8 @@ export class MatrixTransport implements ChatTransport {
     const user = to.kind === 'ephemeral' ? to.user : undefined;
     const wrap = (c: MatrixMessageContent): MatrixMessageContent => (thread ? inThread(c, thread) : c);
     const content = fit((o) => renderEphemeral(view, user, o), wrap);
-    await this.#send(room, content, `ephemeral:${randomUUID()}`, `answer in ${room}`, thread);
+    // The outbox id is the transaction id: a retried answer is one message.
+    await this.#send(room, content, opts.idempotencyKey, `answer in ${room}`, thread);
   }
 
   async close(): Promise<void> {

@@ -9,10 +9,13 @@
  *   fetched again (the handler skips what it already delivered) and a crash replays it;
  * - the first sync ever (no stored position) starts from now: its timeline is history;
  * - a `limited` timeline (more happened than one sync returns, e.g. after downtime) is filled
- *   from `/messages` back to the previous position, so nothing in between is skipped.
+ *   from `/messages` back to the previous position, so nothing in between is skipped;
+ * - a rate-limited call (`M_LIMIT_EXCEEDED`) is retried after the homeserver's `retry_after_ms`,
+ *   never sooner.
  */
 import { MatrixClient, type IStorageProvider } from 'matrix-bot-sdk';
 import type { Logger } from '../../ports/logger.js';
+import { toDeliveryError } from './matrix-errors.js';
 
 /** An event as the client-server API returns it. */
 export interface RawEvent {
@@ -35,8 +38,14 @@ export interface SyncClientOptions {
   /** Rooms whose gaps are worth filling (the configured ones). */
   wanted: (roomId: string) => boolean;
   logger: Logger;
-  /** Backoff after a failed sync or batch: doubles from `initialMs` to `maxMs`. */
+  /**
+   * Backoff after a failed sync or batch: doubles from `initialMs` to `maxMs`. A homeserver that
+   * says how long to wait (`M_LIMIT_EXCEEDED` with `retry_after_ms`, on `/sync`, a gap's
+   * `/messages` or an event lookup of the batch) is waited at least that long.
+   */
   backoff: { initialMs: number; maxMs: number };
+  /** How the loop waits between attempts (tests record the delays instead of sleeping); default a timer. */
+  sleep?: (ms: number) => Promise<void>;
   /** Most `/messages` pages (of `pageSize` events) fetched to fill one room's gap. */
   gapPages: number;
   pageSize: number;
@@ -135,8 +144,14 @@ export class SyncClient extends MatrixClient {
       } catch (err) {
         this.#settled();
         if (this.#stopped || err instanceof SyncStopped) return;
-        this.#opts.logger.warn({ err: describe(err), retryInMs: delay }, 'matrix: sync failed; retrying from the last handled position');
-        await this.#sleep(delay);
+        // The homeserver's own number wins over ours: retrying sooner only earns another 429.
+        const asked = toDeliveryError(err, 'sync').retryAfterMs;
+        const wait = asked === undefined ? delay : Math.max(asked, delay);
+        this.#opts.logger.warn(
+          { err: describe(err), retryInMs: wait, ...(asked === undefined ? {} : { retryAfterMs: asked }) },
+          'matrix: sync failed; retrying from the last handled position',
+        );
+        await this.#sleep(wait);
         delay = Math.min(delay * 2, this.#opts.backoff.maxMs);
       }
     }
@@ -144,7 +159,9 @@ export class SyncClient extends MatrixClient {
 
   #sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const t = setTimeout(done, ms);
+      const sleep = this.#opts.sleep;
+      const t = sleep ? undefined : setTimeout(done, ms);
+      if (sleep) void sleep(ms).then(done);
       function done(): void {
         clearTimeout(t);
         resolve();

@@ -1,8 +1,10 @@
 /**
  * A Bolt `Receiver` on the bot's own hono app: Events API, interactivity and slash commands
- * all arrive on `POST /slack/events`. The raw body is checked against the signing secret (five
- * minute window, injected clock) before anything is parsed; a forged or stale request is a 401
- * through the app's error handler (logged, with the request id) and never reaches Bolt.
+ * all arrive on `POST /slack/events`. The signature headers are checked before the body is
+ * read (which then takes a slot of the public port's verify pool), the raw body against the
+ * signing secret (five minute window, injected clock) before anything is parsed; a forged or
+ * stale request is a 401 through the app's error handler (logged, with the request id) and
+ * never reaches Bolt. A signed body that is not a payload Bolt can route is a 400.
  *
  * Bolt acknowledges an Events API delivery before its listeners run; here `ack` only records
  * the answer, and Slack gets it once Bolt has finished with the event (the listener waits for
@@ -11,11 +13,12 @@
  */
 import type { App, Receiver, ReceiverEvent } from '@slack/bolt';
 import type { Context } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { RepriseError } from '../../core/errors.js';
 import type { HttpApp, HttpEnv } from '../../http/create-server.js';
+import { decodeUtf8, readRequestBody } from '../../http/read-body.js';
 import type { Clock } from '../../ports/clock.js';
-import { verifySlackSignature } from './verify-slack-signature.js';
+import { malformedReason } from './slack-payload-shape.js';
+import { checkSlackHeaders, verifySlackSignature } from './verify-slack-signature.js';
 
 export interface HonoReceiverOptions {
   signingSecret: string;
@@ -49,29 +52,27 @@ export class HonoReceiver implements Receiver {
 
   /** Adds `POST <path>` to the bot's hono app. */
   mount(http: HttpApp): void {
-    const limit = bodyLimit({
-      maxSize: this.#opts.bodyLimitBytes,
-      onError: () => {
-        throw new RepriseError('payload_too_large', `slack request body exceeds ${this.#opts.bodyLimitBytes} bytes`);
-      },
-    });
-    http.post(this.#opts.path, limit, (c) => this.#handle(c));
+    http.post(this.#opts.path, (c) => this.#handle(c));
   }
 
   async #handle(c: Context<HttpEnv>): Promise<Response> {
-    const raw = await c.req.text();
-    const check = verifySlackSignature({
-      secret: this.#opts.signingSecret,
-      body: raw,
-      timestamp: c.req.header('x-slack-request-timestamp'),
-      signature: c.req.header('x-slack-signature'),
-      nowMs: this.#opts.clock.now().getTime(),
-    });
+    const timestamp = c.req.header('x-slack-request-timestamp');
+    const signature = c.req.header('x-slack-signature');
+    const nowMs = this.#opts.clock.now().getTime();
+    // Verify early: a request that cannot be Slack's never takes a slot of the verify pool.
+    const early = checkSlackHeaders({ timestamp, signature, nowMs });
+    if (!early.ok) throw new RepriseError('unauthorized', `slack request rejected: ${early.reason}`);
+    const readSigned = c.get('readSigned');
+    const raw = readSigned ? await readSigned(c, 'slack', this.#opts.bodyLimitBytes) : await readRequestBody(c, { limitBytes: this.#opts.bodyLimitBytes });
+    const check = verifySlackSignature({ secret: this.#opts.signingSecret, body: raw, timestamp, signature, nowMs });
     if (!check.ok) throw new RepriseError('unauthorized', `slack request rejected: ${check.reason}`);
 
-    const body = parseBody(raw, c.req.header('content-type'));
+    // Signed by Slack, and still malformed: a 400 (Slack does not retry it), never a 500.
+    const body = parseBody(decodeUtf8(raw), c.req.header('content-type'));
     if (body['ssl_check'] !== undefined) return c.body(null, 200);
     if (body['type'] === 'url_verification') return c.json({ challenge: typeof body['challenge'] === 'string' ? body['challenge'] : '' });
+    const malformed = malformedReason(body);
+    if (malformed) throw new RepriseError('bad_request', `slack request body is not valid: ${malformed}`);
     if (!this.#app || !this.#opts.accepting()) throw new RepriseError('unavailable', 'the Slack transport is not running');
 
     const retry = c.req.header('x-slack-retry-num');

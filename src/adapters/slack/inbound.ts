@@ -5,10 +5,10 @@
  * is acknowledged and dropped here; every event still carries Slack's id for the bot's own
  * duplicate check (Slack retries, replays after a restart).
  */
-import type { ChatEvent, ChatEventSink } from '../../core/chat/chat-types.js';
+import type { ChatIntent, IntentSink } from '../../core/chat/chat-types.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Logger } from '../../ports/logger.js';
-import type { Translation } from './to-chat-event.js';
+import type { Translation } from './to-intent.js';
 
 export type Outcome = { kind: 'taken' } | { kind: 'late' } | { kind: 'skipped'; reason: string } | { kind: 'failed'; err: unknown };
 
@@ -23,7 +23,7 @@ export interface InboundOptions {
 const MAX_CLICKS = 1000;
 
 export class Inbound {
-  sink: ChatEventSink | undefined;
+  sink: IntentSink | undefined;
   readonly #opts: InboundOptions;
   readonly #clicks = new Map<string, number>();
 
@@ -37,8 +37,8 @@ export class Inbound {
       log.debug({ reason: t.skip }, 'slack payload is not for the bot');
       return { kind: 'skipped', reason: t.skip };
     }
-    const ev = t.event;
-    const fields = { eventId: ev.eventId, type: ev.type, user: ev.user.id };
+    const ev = t.intent;
+    const fields = { eventId: ev.eventId, type: ev.type, user: ev.actor.id };
     if (opts.debounce && this.#doubleClick(ev)) {
       log.info(fields, 'double click: acknowledged, counted once');
       return { kind: 'skipped', reason: 'double click' };
@@ -68,9 +68,11 @@ export class Inbound {
     }
   }
 
-  #doubleClick(ev: ChatEvent): boolean {
-    if (ev.type !== 'action') return false;
-    const key = `${ev.user.id}|${ev.target.channel}|${ev.target.id}|${ev.action}|${ev.value ?? ''}`;
+  /** A click is a vote or silence from the card's controls (answered through its `response_url`). */
+  #doubleClick(ev: ChatIntent): boolean {
+    if ((ev.type !== 'vote' && ev.type !== 'silence') || ev.replyTo?.kind !== 'response_url') return false;
+    const what = ev.type === 'vote' ? ev.vote : `${ev.duration}${ev.alertmanager ? '+am' : ''}`;
+    const key = `${ev.actor.id}|${ev.target.message?.channel ?? ''}|${ev.target.message?.id ?? ''}|${ev.type}|${what}`;
     const now = this.#opts.clock.now().getTime();
     const last = this.#clicks.get(key);
     this.#clicks.set(key, now);

@@ -106,6 +106,7 @@ export function renderCard(card: CardView): SlackMessage {
   if (links.length > 0) paragraphs.push(section(links));
   const c = card.curation;
   if (c) paragraphs.push(section([text(`📚 ${c.text}`), ...(c.link ? [text(' '), link(c.link.url, c.link.label)] : [])]));
+  if (card.feedback) paragraphs.push(section([text(`🗳 ${card.feedback}`)]));
   const who = mentionElements(mentions.slice(0, MAX_MENTIONS));
   if (who.length > 0) paragraphs.push(section([text('cc '), ...who]));
 

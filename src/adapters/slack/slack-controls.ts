@@ -2,9 +2,11 @@
  * The card's controls as Slack names them: the renderer puts them on the card, the inbound
  * side reads clicks back. One module so the two cannot drift apart.
  */
-import type { ControlAction } from '../../core/chat/chat-types.js';
 import type { IncidentState } from '../../core/chat/thread-view.js';
 import { SLACK_LIMITS } from './slack-limits.js';
+
+/** What a control on the card does (Slack's half of the card; other surfaces use reactions). */
+export type ControlAction = 'vote_up' | 'vote_down' | 'silence';
 
 /** `action_id`s of the card's controls (also what the manifest test checks interactivity for). */
 export const ACTION_IDS = {

@@ -1,11 +1,11 @@
 /**
  * Slack as a {@link ChatTransport}, on a Bolt `App`: HTTP mode (events, interactivity and
  * slash commands on the bot's own port, through {@link HonoReceiver}) or Socket Mode when an
- * app-level token is given (no public ingress). Inbound payloads become {@link ChatEvent}s for
+ * app-level token is given (no public ingress). Inbound payloads become intents (what the person meant) for
  * the bot's sink; sends go through the App's Web API client and fail as DeliveryErrors.
  */
 import { App, SocketModeReceiver, type webApi } from '@slack/bolt';
-import type { ChatEventSink, Destination, MessageRef, ResponseTarget } from '../../core/chat/chat-types.js';
+import type { Destination, IntentSink, MessageRef, ResponseTarget } from '../../core/chat/chat-types.js';
 import { DeliveryError } from '../../core/chat/chat-types.js';
 import type { CardView, DetailView, EphemeralView, ReplyView } from '../../core/chat/thread-view.js';
 import type { HttpApp } from '../../http/create-server.js';
@@ -17,7 +17,7 @@ import { responseUrlError, toDeliveryError } from './delivery-error.js';
 import { HonoReceiver } from './hono-receiver.js';
 import { renderCard, renderEphemeral, renderReply } from './render-slack.js';
 import { ACTION_IDS } from './slack-controls.js';
-import { fromBlockAction, fromCommand, fromMention, fromMessage, fromReaction, TRANSPORT, type SlackSelf, type Translation } from './to-chat-event.js';
+import { fromBlockAction, fromCommand, fromMention, fromMessage, fromReaction, TRANSPORT, type SlackSelf, type Translation } from './to-intent.js';
 import { Inbound, type Outcome } from './inbound.js';
 
 export interface SlackTransportOptions {
@@ -124,7 +124,7 @@ export class SlackTransport implements ChatTransport {
       },
       logger: slackLog,
       clientOptions,
-      // Our own filters decide what is the bot's (tested in one place, see to-chat-event.ts).
+      // Our own filters decide what is the bot's (tested in one place, see to-intent.ts).
       ignoreSelf: false,
       convoStore: false,
     });
@@ -142,7 +142,7 @@ export class SlackTransport implements ChatTransport {
     this.#http.mount(app);
   }
 
-  async start(sink: ChatEventSink): Promise<void> {
+  async start(sink: IntentSink): Promise<void> {
     this.#inbound.sink = sink;
     try {
       const self = await this.#identify();
@@ -192,7 +192,7 @@ export class SlackTransport implements ChatTransport {
     );
   }
 
-  async ephemeral(to: ResponseTarget, view: EphemeralView): Promise<void> {
+  async ephemeral(to: ResponseTarget, view: EphemeralView, _opts: DeliveryOptions): Promise<void> {
     const m = renderEphemeral(view);
     if (to.kind === 'response_url') return this.#respond(to.url, { response_type: 'ephemeral', replace_original: false, text: m.text, blocks: m.blocks });
     if (to.kind === 'ephemeral') {

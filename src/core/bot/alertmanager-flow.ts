@@ -1,10 +1,12 @@
 /**
- * The bot's side of Alertmanager as a partner (issue 12): the silence a 🔕 asked for, made
- * once the Reprise silence is durable and reported in the thread; and the marks the
- * reconciler records on threads Alertmanager has silenced, inhibited or dropped.
+ * The bot's side of Alertmanager as a partner (issue 12): the silence a 🔕 asked for — made by
+ * an effect once the Reprise silence is durable, its outcome handed back to the loop and said in
+ * the thread — and the marks the reconciler records on threads Alertmanager has silenced,
+ * inhibited or dropped.
  */
-import { enqueue, restate, shortTime, type Enqueued, type RepriseBotDeps } from './bot-context.js';
-import { rememberListed, threadMarks, type AlertmanagerAlertState } from './alertmanager-reconcile.js';
+import type { Logger } from '../../ports/logger.js';
+import { enqueue, restate, shortTime, type AlertmanagerSilencer, type Ctx, type ThreadInfo } from './bot-context.js';
+import { threadMarks, type AlertmanagerAlertState } from './alertmanager-reconcile.js';
 import { silenceComment } from './silence-choice.js';
 
 /** Threads still firing checked per reconcile round (newest first). */
@@ -19,92 +21,99 @@ export interface AmSilenceRequest {
   via?: string;
 }
 
-/**
- * Makes the Alertmanager silence a 🔕 asked for; its outcome (made, failed, not possible) is
- * recorded with the notice that tells the thread, so a request whose outcome is missing after a
- * restart is made then.
- */
-export async function silenceInAlertmanager(d: RepriseBotDeps, req: AmSilenceRequest): Promise<void> {
-  const thread = d.ledger.read.thread(req.openId);
-  const am = d.alertmanager;
-  let text: string;
-  let reason: string;
-  let icon = '⚠️';
-  if (!thread) {
-    reason = 'no_thread';
-    text = 'not silenced in Alertmanager: the thread is no longer known';
-  } else if (!am) {
-    reason = 'not_configured';
-    text = 'not silenced in Alertmanager: no Alertmanager is configured (alertmanager.url / REPRISE_ALERTMANAGER_URL); silenced in Reprise only';
-  } else if (thread.source !== 'alertmanager') {
-    reason = 'other_source';
-    text = `not silenced in Alertmanager: this alert came from ${thread.source ?? 'another source'}; silenced in Reprise only`;
-  } else {
-    try {
-      const id = await am.silenceAlert({
-        fingerprint: thread.fingerprint,
-        endsAt: req.until,
-        createdBy: `${req.who} via Reprise (${req.via ?? 'cli'})`,
-        comment: silenceComment(thread, req.who),
-      });
-      reason = 'created';
-      text = `also silenced in Alertmanager until ${shortTime(req.until, d.clock.now())} (silence ${id})`;
-      icon = '🔕';
-      d.logger.info({ trigger: thread.triggerKey, silence: id }, 'silenced in Alertmanager');
-    } catch (err) {
-      d.logger.warn({ err, trigger: thread.triggerKey }, 'Alertmanager silence failed');
-      reason = 'failed';
-      text = `not silenced in Alertmanager: ${(err as Error).message.slice(0, 300)}; silenced in Reprise only`;
-    }
-  }
-  const out: Enqueued = { count: 0 };
-  await d.ledger.transaction(async (tx) => {
-    const now = d.clock.now();
-    tx.record({
-      type: 'noise',
-      action: 'am_silence',
-      fingerprint: thread?.fingerprint ?? '(none)',
-      triggerKey: thread?.triggerKey ?? '(none)',
-      reason,
-      detail: text,
-      requestId: req.requestId,
-      openId: req.openId,
-      at: now.toISOString(),
-    });
-    for (const transport of thread?.transports ?? [])
-      enqueue(tx, now, { transport, op: 'reply', openId: req.openId, view: { kind: 'notice', topic: 'silenced', icon, text: [text] } }, out);
-  });
-  if (out.count > 0) d.outbox?.kick();
+/** What became of an Alertmanager silence a 🔕 asked for: recorded, and said in the thread. */
+export interface AmSilenceOutcome {
+  type: 'am_silence_result';
+  req: AmSilenceRequest;
+  /** `created`, `failed`, `no_thread`, `not_configured`, `other_source`. */
+  reason: string;
+  text: string;
+  icon: string;
 }
 
-/** Records and announces the marks Alertmanager's alert list calls for; returns how many. */
-export async function reconcileThreads(d: RepriseBotDeps, alerts: readonly AlertmanagerAlertState[], listedAt: Date, seen: Set<string>): Promise<number> {
-  const out: Enqueued = { count: 0 };
-  const { result } = await d.ledger.transaction(async (tx) => {
-    const marks = threadMarks(d.ledger.read.firingThreads(RECONCILE_THREADS), alerts, listedAt, seen);
-    rememberListed(seen, alerts);
-    const now = d.clock.now();
-    for (const m of marks) {
-      tx.record({
-        type: 'noise',
-        action: 'mark',
-        fingerprint: m.thread.fingerprint,
-        triggerKey: m.thread.triggerKey,
-        reason: m.reason,
-        detail: m.note,
-        openId: m.thread.openId,
-        at: now.toISOString(),
-      });
-      restate(
-        tx,
-        now,
-        m.thread,
-        { state: m.state, note: m.note, icon: m.state === 'silenced' ? '🔕' : '⏹', topic: m.state === 'silenced' ? 'silenced' : 'resolved' },
-        out,
-      );
-    }
-    return marks.length;
+/**
+ * Makes the Alertmanager silence a 🔕 asked for (the effect's network half); never throws — a
+ * failure is an outcome like any other, recorded so a request whose outcome is missing after a
+ * restart is made then.
+ */
+export async function silenceInAlertmanager(
+  d: { alertmanager: AlertmanagerSilencer | undefined; logger: Logger; now: () => Date },
+  thread: ThreadInfo | undefined,
+  req: AmSilenceRequest,
+): Promise<AmSilenceOutcome> {
+  const am = d.alertmanager;
+  const result = (reason: string, text: string, icon = '⚠️'): AmSilenceOutcome => ({ type: 'am_silence_result', req, reason, text, icon });
+  if (!thread) return result('no_thread', 'not silenced in Alertmanager: the thread is no longer known');
+  if (!am)
+    return result(
+      'not_configured',
+      'not silenced in Alertmanager: no Alertmanager is configured (alertmanager.url / REPRISE_ALERTMANAGER_URL); silenced in Reprise only',
+    );
+  if (thread.source !== 'alertmanager')
+    return result('other_source', `not silenced in Alertmanager: this alert came from ${thread.source ?? 'another source'}; silenced in Reprise only`);
+  try {
+    const id = await am.silenceAlert({
+      fingerprint: thread.fingerprint,
+      endsAt: req.until,
+      createdBy: `${req.who} via Reprise (${req.via ?? 'cli'})`,
+      comment: silenceComment(thread, req.who),
+    });
+    d.logger.info({ trigger: thread.triggerKey, silence: id }, 'silenced in Alertmanager');
+    return result('created', `also silenced in Alertmanager until ${shortTime(req.until, d.now())} (silence ${id})`, '🔕');
+  } catch (err) {
+    d.logger.warn({ err, trigger: thread.triggerKey }, 'Alertmanager silence failed');
+    return result('failed', `not silenced in Alertmanager: ${(err as Error).message.slice(0, 300)}; silenced in Reprise only`);
+  }
+}
+
+/** Records the outcome of an Alertmanager silence and tells the thread. */
+export function decideAmSilenceOutcome(c: Ctx, o: AmSilenceOutcome): { status: 'recorded'; reason: string } {
+  const thread = c.read.thread(o.req.openId);
+  c.tx.record({
+    type: 'noise',
+    action: 'am_silence',
+    fingerprint: thread?.fingerprint ?? '(none)',
+    triggerKey: thread?.triggerKey ?? '(none)',
+    reason: o.reason,
+    detail: o.text,
+    requestId: o.req.requestId,
+    openId: o.req.openId,
+    at: c.now.toISOString(),
   });
-  if (out.count > 0) d.outbox?.kick();
-  return result;
+  for (const transport of thread?.transports ?? [])
+    enqueue(c.tx, c.now, { transport, op: 'reply', openId: o.req.openId, view: { kind: 'notice', topic: 'silenced', icon: o.icon, text: [o.text] } }, c.out);
+  return { status: 'recorded', reason: o.reason };
+}
+
+/**
+ * Records and announces the marks Alertmanager's alert list calls for. `seen`: fingerprints this
+ * Alertmanager has listed before (only those can be called "no longer firing").
+ */
+export function decideReconcile(
+  c: Ctx,
+  alerts: readonly AlertmanagerAlertState[],
+  listedAt: Date,
+  seen: ReadonlySet<string>,
+): { status: 'reconciled'; marked: number } {
+  const marks = threadMarks(c.read.firingThreads(RECONCILE_THREADS), alerts, listedAt, seen);
+  for (const m of marks) {
+    c.tx.record({
+      type: 'noise',
+      action: 'mark',
+      fingerprint: m.thread.fingerprint,
+      triggerKey: m.thread.triggerKey,
+      reason: m.reason,
+      detail: m.note,
+      openId: m.thread.openId,
+      at: c.now.toISOString(),
+    });
+    restate(
+      c.tx,
+      c.now,
+      m.thread,
+      { state: m.state, note: m.note, icon: m.state === 'silenced' ? '🔕' : '⏹', topic: m.state === 'silenced' ? 'silenced' : 'resolved' },
+      c.out,
+    );
+  }
+  return { status: 'reconciled', marked: marks.length };
 }

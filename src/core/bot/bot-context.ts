@@ -12,7 +12,8 @@ import type { LedgerEvent } from '../ledger-events.js';
 import type { LedgerReader, Occurrences, PendingJob, Thread } from '../ledger/ledger-reader.js';
 import type { CatalogSnapshot } from '../recall/catalog-snapshot.js';
 import type { RecallOptions } from '../recall/recall.js';
-import type { Actor } from './bot-event.js';
+import type { Actor } from '../chat/chat-types.js';
+import type { Effect } from './effects.js';
 import type { NoiseOptions } from './noise-control.js';
 import type { Routing } from './routing.js';
 import type { TriggerPolicy } from './trigger-policy.js';
@@ -32,6 +33,8 @@ export interface ClosedEpisode {
 /** Events recorded together: applied at once, durable when the transaction ends. */
 export interface BotTx {
   record(event: LedgerEvent): { closed?: ClosedEpisode };
+  /** Events this transaction staged so far (the next one's place in it). */
+  readonly size: number;
 }
 
 /** One incident's thread, as the registry knows it. */
@@ -53,6 +56,7 @@ export type BotReads = Pick<
   | 'openIncidents'
   | 'activeSilences'
   | 'holdOf'
+  | 'lastAdmitted'
   | 'dueHolds'
   | 'stormThread'
   | 'unflushedStorms'
@@ -74,11 +78,10 @@ export interface BotLedger {
   transaction<T>(fn: (tx: BotTx) => Promise<T>): Promise<{ result: T; first: number; count: number }>;
 }
 
-/** A surface as the bot sees it: how it shows a thread, and how to answer one user privately. */
+/** A surface as the bot's decisions see it: how it shows a thread. */
 export interface BotSurface {
   name: string;
   inlineDetail: boolean;
-  ephemeral(to: ResponseTarget, view: EphemeralView): Promise<void>;
 }
 
 export interface NoteLimits {
@@ -99,7 +102,7 @@ export interface RepriseBotDeps {
   /** Where incidents go and whom they ping; no surface, no messages. */
   routing: Routing;
   surfaces: ReadonlyMap<string, BotSurface>;
-  /** Told after each transaction that recorded outbox items. */
+  /** Told after each transaction that recorded outbox items (messages, answers). */
   outbox?: { kick(): void };
   /** The curation worker, when a forge is configured: notes become curate intents it files. */
   curation?: { kick(): void };
@@ -108,7 +111,10 @@ export interface RepriseBotDeps {
   /** Web link of a catalog entry, when one is configured. */
   linkFor?: (entryId: string) => string | undefined;
   notes?: NoteLimits;
-  /** `/reprise investigate <text>`: runs one and answers with its Finding (absent: says no model is configured). */
+  /**
+   * `/reprise investigate <text>`: runs one and resolves with its Finding as an answer (absent: the
+   * bot says no model is configured). Run in the background; its answer goes through the outbox.
+   */
   investigate?: (text: string, actor: Actor) => Promise<EphemeralView>;
   /**
    * The model's part (rerank, confirm, verify, investigations), run after the open is recorded.
@@ -121,8 +127,10 @@ export interface RepriseBotDeps {
   noise?: NoiseOptions;
   /** Alertmanager's v2 API, when `alertmanager.url` is set: a 🔕 can silence there too. */
   alertmanager?: AlertmanagerSilencer;
-  /** Told each settled recall decision (metrics); absent: nobody counts. */
-  observer?: Pick<LoopObserver, 'recallDecided'>;
+  /** File-time curation of Findings (SPEC §10), when a forge is configured: the quality bar's confidence floor. */
+  fileTimeCuration?: { minConfidence: number };
+  /** Told each settled recall decision and ended investigation (metrics); absent: nobody counts. */
+  observer?: Pick<LoopObserver, 'recallDecided' | 'investigationEnded'>;
 }
 
 /** What the bot asks of Alertmanager (issue 12): a silence matching one alert. */
@@ -178,11 +186,38 @@ export function enqueue(
     op: item.op,
     openId: item.openId,
     ...(item.channel !== undefined ? { channel: item.channel } : {}),
-    view: item.view as unknown as Record<string, unknown>,
-    ...(item.detail ? { detail: item.detail as unknown as Record<string, unknown> } : {}),
+    view: item.view,
+    ...(item.detail ? { detail: item.detail } : {}),
     at: now.toISOString(),
   });
   out.count += 1;
+}
+
+/**
+ * Everything one decision works with (SPEC §3 "events in, effects out"): the loop's
+ * configuration, the ledger as it stands (with what this transaction recorded so far), where
+ * events are recorded, the time of the decision, and where effects go. Decisions read nothing
+ * else — no clock, no network — so the same intent on the same ledger decides the same.
+ */
+export interface Ctx {
+  d: RepriseBotDeps;
+  read: BotReads;
+  tx: BotTx;
+  now: Date;
+  log: Logger;
+  out: Enqueued;
+  effects: Effect[];
+}
+
+/**
+ * A private answer for the person who asked (a command's result, a click's acknowledgement),
+ * delivered by the outbox like every other message: intake never waits on a chat service.
+ * A surface the bot does not run (the CLI) gets none.
+ */
+export function answer(c: Pick<Ctx, 'd' | 'tx' | 'now' | 'out'>, via: string, to: ResponseTarget, view: EphemeralView, eventId?: string): void {
+  if (!c.d.surfaces.has(via)) return;
+  c.tx.record({ type: 'outbox', id: randomUUID(), transport: via, op: 'answer', to, view, ...(eventId ? { eventId } : {}), at: c.now.toISOString() });
+  c.out.count += 1;
 }
 
 /**
@@ -217,6 +252,11 @@ export function previousEntry(o: Pick<Occurrences, 'newestOpen'>): string | unde
 /** `@name` for notices: the display name when the surface gave one. */
 export function displayName(actor: Actor): string {
   return actor.name ?? actor.id;
+}
+
+/** `@name` for notices, with one `@` whatever the surface's ids look like (Matrix ids start with one). */
+export function atName(actor: Actor): string {
+  return `@${displayName(actor).replace(/^@+/, '')}`;
 }
 
 /** The ledger's `user` for a chat actor: surface-qualified, so one person's vote is one vote. */

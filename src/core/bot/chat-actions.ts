@@ -1,70 +1,85 @@
 /**
- * Votes, silences and notes from chat (and the CLI), decided inside a ledger transaction:
- * duplicates (a retried Slack event, a re-synced Matrix event, a double click) count once, only
- * allowed users change anything, and each change is announced through the outbox.
+ * Votes, silences and notes — from a chat surface or the CLI, decided the same way: an event
+ * already applied counts once (a retried Slack event, a re-read Matrix event, a double click),
+ * only allowed people change anything, the card says what changed, and whoever asked for an
+ * acknowledgement gets one.
  */
 import { randomUUID } from 'node:crypto';
-import type { Logger } from '../../ports/logger.js';
+import { feedbackLine } from '../chat/build-thread-view.js';
+import type { Actor, ChatIntent, ResponseTarget, Target } from '../chat/chat-types.js';
+import type { EphemeralView } from '../chat/thread-view.js';
 import { RepriseError } from '../errors.js';
 import type { FeedbackEvent, SilenceEvent } from '../ledger-events.js';
-import {
-  displayName,
-  enqueue,
-  ledgerUser,
-  restate,
-  shortTime,
-  type BotLedger,
-  type BotTx,
-  type Enqueued,
-  type NoteLimits,
-  type ThreadInfo,
-} from './bot-context.js';
-import type { Actor, BotEvent, Target } from './bot-event.js';
+import { answer, atName, displayName, enqueue, ledgerUser, restate, shortTime, type Ctx, type NoteLimits, type ThreadInfo } from './bot-context.js';
+import { plainAnswer } from './commands.js';
 import { feedbackEvent } from './feedback-request.js';
 
 export type ChatOutcome =
-  | { status: 'recorded'; kind: 'vote' | 'silence' | 'note'; triggerKey: string; event: FeedbackEvent | SilenceEvent | { type: 'note' } }
+  | {
+      status: 'recorded';
+      kind: 'vote' | 'silence' | 'note';
+      triggerKey: string;
+      event: FeedbackEvent | SilenceEvent | { type: 'note' };
+      /** Where the event landed in the log (set by `handle` once the transaction is durable). */
+      seq?: number;
+      /** Its place in the transaction, until then. */
+      index?: number;
+    }
   | { status: 'duplicate' | 'ignored' | 'refused'; reason: string };
 
-export interface ActionContext {
-  ledger: BotLedger;
-  now: Date;
-  log: Logger;
-  allow: (actor: Actor) => boolean;
-  notes: NoteLimits;
-  out: Enqueued;
-  /** Set when a forge is configured: notes become curate intents (counted here). */
-  curate?: { intents: number };
-}
+export const DEFAULT_NOTES: NoteLimits = { maxBytes: 8 * 1024, perThread: 20 };
 
-/** The thread and trigger a vote or silence is about. */
-function resolveTarget(ctx: ActionContext, target: Target): { thread?: ThreadInfo; triggerKey?: string } {
-  const thread =
-    (target.controlsId ? ctx.ledger.read.thread(target.controlsId) : undefined) ??
-    (target.message ? ctx.ledger.read.threadByMessage(target.message) : undefined);
+type Vote = Extract<ChatIntent, { type: 'vote' }>;
+type Silence = Extract<ChatIntent, { type: 'silence' }>;
+type Note = Extract<ChatIntent, { type: 'note' }>;
+/** The CLI's intents have no surface event id. */
+type Loose<T> = Omit<T, 'eventId'> & { eventId?: string };
+
+/** The thread and trigger an action is about: the card's controls id, a bot message, or a trigger key. */
+function resolveTarget(c: Ctx, target: Target): { thread?: ThreadInfo; triggerKey?: string } {
+  const thread = (target.controlsId ? c.read.thread(target.controlsId) : undefined) ?? (target.message ? c.read.threadByMessage(target.message) : undefined);
   if (thread) return { thread, triggerKey: thread.triggerKey };
   if (target.triggerKey) {
-    const newest = ctx.ledger.read.newestThread(target.triggerKey);
+    const newest = c.read.newestThread(target.triggerKey);
     return newest ? { thread: newest, triggerKey: target.triggerKey } : { triggerKey: target.triggerKey };
   }
   return {};
 }
 
-/** Checks shared by every chat action; a reason when it must not count. */
-function gate(ctx: ActionContext, actor: Actor, eventId: string | undefined): ChatOutcome | undefined {
-  if (eventId !== undefined && ctx.ledger.read.seenChatEvent(eventId)) return { status: 'duplicate', reason: `event ${eventId} was already recorded` };
-  if (!ctx.allow(actor)) return { status: 'refused', reason: `${actor.via} user ${actor.id} is not on the allowlist` };
+/** Checks shared by every action; a reason when it must not count. */
+function gate(c: Ctx, actor: Actor, eventId: string | undefined): ChatOutcome | undefined {
+  if (eventId !== undefined && c.read.seenChatEvent(eventId)) return { status: 'duplicate', reason: `event ${eventId} was already recorded` };
+  if (!(c.d.allow ?? (() => true))(actor)) return { status: 'refused', reason: `${actor.via} user ${actor.id} is not on the allowlist` };
   return undefined;
 }
 
-type Vote = Extract<BotEvent, { type: 'vote' }>;
-type Silence = Extract<BotEvent, { type: 'silence' }>;
-type Note = Extract<BotEvent, { type: 'note' }>;
+/** A private acknowledgement is for clicks (their ephemeral reply) and refusals; a thread reply is acknowledged in the thread. */
+function acknowledge(c: Ctx, actor: Actor, to: ResponseTarget | undefined, o: ChatOutcome, ok: () => EphemeralView): void {
+  if (!to) return;
+  if (o.status === 'recorded') {
+    if (to.kind !== 'thread') answer(c, actor.via, to, ok());
+    return;
+  }
+  // A duplicate delivery was answered the first time.
+  if (o.status === 'duplicate') return;
+  answer(c, actor.via, to, plainAnswer('Not recorded', o.reason));
+}
 
-export function applyVote(ctx: ActionContext, tx: BotTx, e: Vote): ChatOutcome {
-  const stop = gate(ctx, e.actor, e.eventId);
+export function decideVote(c: Ctx, e: Loose<Vote>): ChatOutcome {
+  const o = recordVote(c, e);
+  acknowledge(c, e.actor, e.replyTo, o, () =>
+    plainAnswer(
+      'Thanks',
+      e.vote === 'up' ? '👍 recorded as accurate' : e.vote === 'down' ? '👎 recorded as off-base; the entry behind this answer loses trust' : 'vote cleared',
+    ),
+  );
+  return o;
+}
+
+function recordVote(c: Ctx, e: Loose<Vote>): ChatOutcome {
+  const stop = gate(c, e.actor, e.eventId);
   if (stop) return stop;
-  const { thread, triggerKey } = resolveTarget(ctx, e.target);
+  const { thread, triggerKey } = resolveTarget(c, e.target);
   if (!triggerKey) return { status: 'ignored', reason: 'not a message the bot sent' };
   const event: FeedbackEvent = {
     type: 'feedback',
@@ -74,88 +89,106 @@ export function applyVote(ctx: ActionContext, tx: BotTx, e: Vote): ChatOutcome {
     ...(thread ? { openId: thread.openId } : {}),
     via: e.actor.via,
     ...(e.eventId ? { eventId: e.eventId } : {}),
-    at: ctx.now.toISOString(),
+    at: c.now.toISOString(),
   };
-  tx.record(event);
-  ctx.log.info({ trigger: triggerKey, user: event.user, vote: e.vote, via: e.actor.via }, 'feedback recorded');
-  return { status: 'recorded', kind: 'vote', triggerKey, event };
+  const index = c.tx.size;
+  c.tx.record(event);
+  c.log.info({ trigger: triggerKey, user: event.user, vote: e.vote, via: e.actor.via }, 'feedback recorded');
+  // The card shows the vote at once: its tally and the track record it moved.
+  if (thread) {
+    const votes = c.read.occurrences(triggerKey);
+    const track = thread.entry ? c.read.trackRecord(thread.entry, thread.answerKind ?? 'incident', c.now) : undefined;
+    const line = feedbackLine({ up: votes.up, down: votes.down }, thread.entry && track ? { kind: thread.answerKind ?? 'incident', track } : undefined);
+    for (const transport of thread.transports)
+      enqueue(c.tx, c.now, { transport, op: 'update', openId: thread.openId, view: { kind: 'card_patch', feedback: line } }, c.out);
+  }
+  return { status: 'recorded', kind: 'vote', triggerKey, event, index };
 }
 
-/** `alsoAlertmanager`: the user asked to silence in Alertmanager too; the request is recorded with the silence. */
-export function applySilence(ctx: ActionContext, tx: BotTx, e: Silence, alsoAlertmanager = false): ChatOutcome {
-  const stop = gate(ctx, e.actor, e.eventId);
+export function decideSilence(c: Ctx, e: Loose<Silence>): ChatOutcome {
+  let o: ChatOutcome;
+  try {
+    o = recordSilence(c, e);
+  } catch (err) {
+    if (!isUserError(err)) throw err;
+    o = { status: 'refused', reason: err.message };
+  }
+  acknowledge(c, e.actor, e.replyTo, o, () => plainAnswer('Silenced', `🔕 until ${(o as { event: SilenceEvent }).event.until}`));
+  return o;
+}
+
+/** @throws RepriseError `invalid_payload` for a duration that is not one (the person is told). */
+function recordSilence(c: Ctx, e: Loose<Silence>): ChatOutcome {
+  const stop = gate(c, e.actor, e.eventId);
   if (stop) return stop;
-  const { thread, triggerKey } = resolveTarget(ctx, e.target);
+  const { thread, triggerKey } = resolveTarget(c, e.target);
   if (!triggerKey) return { status: 'ignored', reason: 'not a message the bot sent' };
   // The same rules as the CLI: a duration like 1h, at most 30 days.
-  const parsed = feedbackEvent({ triggerKey, user: 'x', action: 'silence', duration: e.duration }, ctx.now);
+  const parsed = feedbackEvent({ triggerKey, user: 'x', action: 'silence', duration: e.duration }, c.now) as SilenceEvent;
   const event: SilenceEvent = {
     type: 'silence',
     triggerKey,
     user: ledgerUser(e.actor),
-    until: (parsed as SilenceEvent).until,
+    until: parsed.until,
+    ...(thread ? { openId: thread.openId } : {}),
     via: e.actor.via,
     ...(e.eventId ? { eventId: e.eventId } : {}),
-    ...(alsoAlertmanager && thread ? { alertmanager: { requestId: randomUUID(), openId: thread.openId, who: displayName(e.actor) } } : {}),
-    at: ctx.now.toISOString(),
+    ...(e.alertmanager && thread ? { alertmanager: { requestId: randomUUID(), openId: thread.openId, who: displayName(e.actor) } } : {}),
+    at: c.now.toISOString(),
   };
-  tx.record(event);
-  ctx.log.info({ trigger: triggerKey, user: event.user, until: event.until, via: e.actor.via }, 'silence recorded');
+  const index = c.tx.size;
+  c.tx.record(event);
+  c.log.info({ trigger: triggerKey, user: event.user, until: event.until, via: e.actor.via }, 'silence recorded');
   if (thread)
     restate(
-      tx,
-      ctx.now,
+      c.tx,
+      c.now,
       thread,
-      { state: 'silenced', note: `silenced by @${displayName(e.actor)} until ${shortTime(event.until, ctx.now)}`, icon: '🔕', topic: 'silenced' },
-      ctx.out,
+      { state: 'silenced', note: `silenced by ${atName(e.actor)} until ${shortTime(event.until, c.now)}`, icon: '🔕', topic: 'silenced' },
+      c.out,
     );
-  return { status: 'recorded', kind: 'silence', triggerKey, event };
-}
-
-export function applyNote(ctx: ActionContext, tx: BotTx, e: Note): ChatOutcome {
-  const stop = gate(ctx, e.actor, e.eventId);
-  if (stop) return stop;
-  const thread = ctx.ledger.read.threadByMessage(e.thread);
-  if (!thread) return { status: 'ignored', reason: 'not a thread the bot started' };
-  return recordNote(ctx, tx, thread, e, [e.thread.transport]);
+  if (event.alertmanager) {
+    const { requestId, openId, who } = event.alertmanager;
+    c.effects.push({ type: 'am_silence', req: { requestId, openId, until: event.until, who, via: e.actor.via } });
+  }
+  return { status: 'recorded', kind: 'silence', triggerKey, event, index };
 }
 
 /**
- * `reprise note <triggerKey> <text…>`: a note on the trigger's newest thread, told on every
- * surface the thread is on.
- * @throws RepriseError `not_found` when the trigger has no thread.
+ * A note on a thread: the one it was written in, or — from the CLI, by trigger key — the
+ * trigger's newest thread, told on every surface the thread is on.
+ * @throws RepriseError `not_found` when the CLI names a trigger without a thread.
  */
-export function applyCliNote(ctx: ActionContext, tx: BotTx, e: { triggerKey: string; actor: Actor; text: string }): ChatOutcome {
-  const stop = gate(ctx, e.actor, undefined);
+export function decideNote(c: Ctx, e: Loose<Note>): ChatOutcome {
+  const stop = gate(c, e.actor, e.eventId);
   if (stop) return stop;
-  const thread = ctx.ledger.read.newestThread(e.triggerKey);
-  if (!thread) throw new RepriseError('not_found', `no incident thread for trigger ${e.triggerKey}; notes are written on an incident the bot posted`);
-  return recordNote(ctx, tx, thread, { actor: e.actor, text: e.text }, thread.transports);
+  const { thread } = resolveTarget(c, e.target.message ? { message: e.target.message } : e.target);
+  if (!thread) {
+    if (e.target.message) return { status: 'ignored', reason: 'not a thread the bot started' };
+    throw new RepriseError('not_found', `no incident thread for trigger ${e.target.triggerKey ?? '?'}; notes are written on an incident the bot posted`);
+  }
+  return recordNote(c, thread, e, e.target.message ? [e.target.message.transport] : thread.transports);
 }
 
-function recordNote(
-  ctx: ActionContext,
-  tx: BotTx,
-  thread: ThreadInfo,
-  e: { actor: Actor; text: string; eventId?: string },
-  tell: readonly string[],
-): ChatOutcome {
+function recordNote(c: Ctx, thread: ThreadInfo, e: { actor: Actor; text: string; eventId?: string }, tell: readonly string[]): ChatOutcome {
+  const notes = c.d.notes ?? DEFAULT_NOTES;
   const reply = (text: string, icon: string): void => {
     for (const transport of tell)
-      enqueue(tx, ctx.now, { transport, op: 'reply', openId: thread.openId, view: { kind: 'notice', topic: 'note', icon, text: [text] } }, ctx.out);
+      enqueue(c.tx, c.now, { transport, op: 'reply', openId: thread.openId, view: { kind: 'notice', topic: 'note', icon, text: [text] } }, c.out);
   };
   if (e.text.trim() === '') return { status: 'refused', reason: 'empty note' };
-  if (Buffer.byteLength(e.text) > ctx.notes.maxBytes) {
-    reply(`note not saved: it is longer than ${Math.round(ctx.notes.maxBytes / 1024)} KiB; shorten it or link to a document`, '⚠️');
-    return { status: 'refused', reason: `note too long: more than ${Math.round(ctx.notes.maxBytes / 1024)} KiB` };
+  if (Buffer.byteLength(e.text) > notes.maxBytes) {
+    reply(`note not saved: it is longer than ${Math.round(notes.maxBytes / 1024)} KiB; shorten it or link to a document`, '⚠️');
+    return { status: 'refused', reason: `note too long: more than ${Math.round(notes.maxBytes / 1024)} KiB` };
   }
-  if (thread.notes >= ctx.notes.perThread) {
-    reply(`note not saved: this thread already has ${ctx.notes.perThread} notes`, '⚠️');
+  if (thread.notes >= notes.perThread) {
+    reply(`note not saved: this thread already has ${notes.perThread} notes`, '⚠️');
     return { status: 'refused', reason: 'too many notes in this thread' };
   }
-  const at = ctx.now.toISOString();
+  const at = c.now.toISOString();
   const user = ledgerUser(e.actor);
-  tx.record({
+  const index = c.tx.size;
+  c.tx.record({
     type: 'note',
     triggerKey: thread.triggerKey,
     openId: thread.openId,
@@ -165,9 +198,9 @@ function recordNote(
     ...(e.eventId ? { eventId: e.eventId } : {}),
     at,
   });
-  if (ctx.curate) {
-    const finding = ctx.ledger.read.standing(thread.triggerKey)?.cause;
-    tx.record({
+  if (c.d.curation) {
+    const finding = c.read.standing(thread.triggerKey)?.cause;
+    c.tx.record({
       type: 'curate',
       id: randomUUID(),
       subject: 'note',
@@ -177,14 +210,14 @@ function recordNote(
       note: { user, name: displayName(e.actor), via: e.actor.via, text: e.text, ...(finding ? { finding } : {}) },
       at,
     });
-    ctx.curate.intents += 1;
-    reply(`saved — note from @${displayName(e.actor)} recorded; filing it to the knowledge base`, '📝');
-  } else reply(`saved — note from @${displayName(e.actor)} filed with this incident`, '📝');
-  ctx.log.info({ trigger: thread.triggerKey, user, bytes: Buffer.byteLength(e.text) }, 'note recorded');
-  return { status: 'recorded', kind: 'note', triggerKey: thread.triggerKey, event: { type: 'note' } };
+    c.effects.push({ type: 'curate' });
+    reply(`saved — note from ${atName(e.actor)} recorded; filing it to the knowledge base`, '📝');
+  } else reply(`saved — note from ${atName(e.actor)} filed with this incident`, '📝');
+  c.log.info({ trigger: thread.triggerKey, user, bytes: Buffer.byteLength(e.text) }, 'note recorded');
+  return { status: 'recorded', kind: 'note', triggerKey: thread.triggerKey, event: { type: 'note' }, index };
 }
 
-/** A bad silence duration from chat: a clear message for the user, nothing recorded. */
+/** A bad duration or an unknown trigger: a clear message for the person, nothing recorded. */
 export function isUserError(err: unknown): err is RepriseError {
   return err instanceof RepriseError && (err.code === 'invalid_payload' || err.code === 'not_found');
 }

@@ -1,62 +1,65 @@
 /**
- * The private answers to what a person typed or clicked: `/reprise …` / `!reprise …` commands
- * (recall, investigate, silence, status, help) and the acknowledgement of a button click.
+ * `/reprise …` (Slack) and `!reprise …` (Matrix): recall, investigate, silence, status, help.
+ * Each is answered once, privately, through the outbox; `investigate` is a background job whose
+ * answer follows when the model is done — the surface that handed the command in never waits.
  */
-import type { EphemeralView } from '../chat/thread-view.js';
-import type { SilenceEvent } from '../ledger-events.js';
-import type { RecallResult } from '../recall/recall.js';
-import type { Incident } from '../types.js';
-import type { BotLedger } from './bot-context.js';
-import type { Actor, BotEvent } from './bot-event.js';
-import type { ChatOutcome } from './chat-actions.js';
+import type { ChatIntent } from '../chat/chat-types.js';
+import { answer, type Ctx } from './bot-context.js';
+import { decideSilence, type ChatOutcome } from './chat-actions.js';
 import { adHocIncident, helpAnswer, parseCommand, plainAnswer, recallAnswer, silenceTarget, statusAnswer } from './commands.js';
+import { previewRecall } from './firing-flow.js';
 
-export interface CommandDeps {
-  now: Date;
-  ledger: BotLedger;
-  /** What recall answers for an incident (read-only). */
-  preview(incident: Incident): RecallResult;
-  /** An on-demand investigation; absent without a model. */
-  investigate?: (text: string, actor: Actor) => Promise<EphemeralView>;
-  /** Records a 🔕 through the bot (its own transaction); the outcome it gives. */
-  silence(req: Extract<BotEvent, { type: 'silence' }>): Promise<unknown>;
-}
+type Command = Extract<ChatIntent, { type: 'command' }>;
 
-export async function answerCommand(e: Extract<BotEvent, { type: 'command' }>, d: CommandDeps): Promise<EphemeralView> {
-  const cmd = parseCommand(e.text);
+export type CommandOutcome = { status: 'answered'; command: string } | ChatOutcome;
+
+export function decideCommand(c: Ctx, e: Command): CommandOutcome {
+  if (c.read.seenChatEvent(e.eventId)) return { status: 'duplicate', reason: `event ${e.eventId} was already recorded` };
+  const reply = (view: Parameters<typeof answer>[3]): CommandOutcome => {
+    // The answer carries the command's event id: a re-read of it (a Matrix batch read again) answers nothing twice.
+    answer(c, e.actor.via, e.replyTo, view, e.eventId);
+    return { status: 'answered', command: cmd.name };
+  };
+  const cmd = parseCommand(e.name, e.args);
   switch (cmd.name) {
     case 'recall':
-      if (cmd.text.trim() === '') return plainAnswer('Recall', 'Say what to recall: `recall KubePodCrashLooping` or `recall disk filling up on node`.');
-      return recallAnswer(cmd.text, d.preview(adHocIncident(cmd.text, d.now)));
+      if (cmd.text.trim() === '') return reply(plainAnswer('Recall', 'Say what to recall: `recall KubePodCrashLooping` or `recall disk filling up on node`.'));
+      return reply(recallAnswer(cmd.text, previewRecall(c, adHocIncident(cmd.text, c.now))));
     case 'investigate':
-      return d.investigate
-        ? d.investigate(cmd.text, e.actor)
-        : plainAnswer(
+      if (!c.d.investigate)
+        return reply(
+          plainAnswer(
             'Investigate',
             'No model is configured, so Reprise cannot investigate yet: set the `model:` block (or REPRISE_MODEL_BASE_URL and REPRISE_MODEL). Recall and runbooks work without one.',
-          );
+          ),
+        );
+      if (cmd.text.trim() === '') return reply(plainAnswer('Investigate', 'Say what to investigate: `investigate checkout-api 502s since 14:00`.'));
+      c.effects.push({ type: 'investigate_text', text: cmd.text, actor: e.actor, replyTo: e.replyTo });
+      return reply(
+        plainAnswer('Investigating', '🔎 an investigation has started with the model and read-only tools; its finding follows here when it is done.'),
+      );
     case 'silence': {
       const target = silenceTarget(cmd, e.thread);
-      if (!target) return plainAnswer('Silence', 'Use it inside an incident thread (`silence 4h`), or name the trigger: `silence <trigger key> 4h`.');
-      const o = (await d.silence({ type: 'silence', actor: e.actor, duration: cmd.duration, target, eventId: e.eventId, respond: e.respond })) as
-        ChatOutcome | undefined;
-      return o && o.status === 'recorded' && 'event' in o && o.event.type === 'silence'
-        ? plainAnswer('Silenced', `🔕 ${o.triggerKey} until ${o.event.until}`)
-        : plainAnswer('Not silenced', o && 'reason' in o ? o.reason : 'nothing recorded');
+      if (!target) return reply(plainAnswer('Silence', 'Use it inside an incident thread (`silence 4h`), or name the trigger: `silence <trigger key> 4h`.'));
+      // Answered here, once: the silence itself says nothing privately.
+      const o = decideSilence(c, {
+        type: 'silence',
+        eventId: e.eventId,
+        actor: e.actor,
+        duration: cmd.duration,
+        ...(cmd.alertmanager ? { alertmanager: true } : {}),
+        target,
+      });
+      if (o.status === 'recorded' && o.event.type === 'silence') return reply(plainAnswer('Silenced', `🔕 ${o.triggerKey} until ${o.event.until}`));
+      if (o.status === 'duplicate') return o;
+      answer(c, e.actor.via, e.replyTo, plainAnswer('Not silenced', o.status === 'recorded' ? 'nothing recorded' : o.reason), e.eventId);
+      return o;
     }
     case 'status':
-      return statusAnswer(d.ledger, d.now);
+      return reply(statusAnswer(c.read, c.now));
     case 'help':
-      return helpAnswer();
+      return reply(helpAnswer());
     case 'unknown':
-      return { ...helpAnswer(), title: `Unknown command “${cmd.word}” — Reprise commands` };
+      return reply({ ...helpAnswer(), title: `Unknown command “${cmd.word}” — Reprise commands` });
   }
-}
-
-/** The private acknowledgement of a button click (vote or silence). */
-export function clickAnswer(action: string, o: ChatOutcome): EphemeralView {
-  if (o.status === 'duplicate') return plainAnswer('Already recorded', 'That click was already counted.');
-  if (o.status !== 'recorded') return plainAnswer('Not recorded', o.reason);
-  if (action === 'silence') return plainAnswer('Silenced', `🔕 until ${(o.event as SilenceEvent).until}`);
-  return plainAnswer('Thanks', action === 'vote_up' ? '👍 recorded as accurate' : '👎 recorded as off-base; the entry behind this answer loses trust');
 }

@@ -7,12 +7,12 @@ import type { MessageRef } from '../chat/chat-types.js';
 import { deriveWorkload, triggerKey } from '../identity.js';
 import type { RecallResult } from '../recall/recall.js';
 import type { Incident } from '../types.js';
-import { shortTime, type BotLedger } from './bot-context.js';
+import { shortTime, type BotReads } from './bot-context.js';
 
 export type ParsedCommand =
   | { name: 'recall'; text: string }
   | { name: 'investigate'; text: string }
-  | { name: 'silence'; duration: string; triggerKey?: string }
+  | { name: 'silence'; duration: string; alertmanager: boolean; triggerKey?: string }
   | { name: 'status' }
   | { name: 'help' }
   | { name: 'unknown'; word: string };
@@ -32,31 +32,29 @@ export const COMMAND_HELP: RichText[] = [
   [{ code: 'help' }, ' — this list'],
 ];
 
-/** Splits `silence 4h` / `recall KubePodCrashLooping` / `status`; whitespace-separated, no regex. */
-export function parseCommand(text: string): ParsedCommand {
-  const words = text
+/** A command word and its arguments (`silence`, `4h am`) as what they ask. An empty word is `help`. */
+export function parseCommand(word: string, args: string): ParsedCommand {
+  const rest = args
     .trim()
     .split(/\s+/)
     .filter((w) => w !== '');
-  const [first = 'help', ...rest] = words;
-  const name = first.toLowerCase();
+  const name = word.trim().toLowerCase() || 'help';
   switch (name) {
     case 'recall':
-      return { name, text: rest.join(' ') };
     case 'investigate':
       return { name, text: rest.join(' ') };
     case 'silence': {
       // `silence 4h am` / `silence <trigger> 4h am`: silence in Alertmanager too.
-      const am = rest.length >= 2 && rest[rest.length - 1]!.toLowerCase() === 'am' ? ' am' : '';
-      const args = am ? rest.slice(0, -1) : rest;
-      if (args.length >= 2) return { name, triggerKey: args[0]!, duration: `${args[1]!}${am}` };
-      return { name, duration: `${args[0] ?? ''}${am}` };
+      const alertmanager = rest.length >= 2 && rest[rest.length - 1]!.toLowerCase() === 'am';
+      const a = alertmanager ? rest.slice(0, -1) : rest;
+      if (a.length >= 2) return { name, triggerKey: a[0]!, duration: a[1]!, alertmanager };
+      return { name, duration: a[0] ?? '', alertmanager };
     }
     case 'status':
     case 'help':
       return { name };
     default:
-      return { name: 'unknown', word: first.slice(0, 40) };
+      return { name: 'unknown', word: word.slice(0, 40) };
   }
 }
 
@@ -92,9 +90,9 @@ export function recallAnswer(text: string, r: RecallResult): EphemeralView {
   return { kind: 'ephemeral', title: `Recall for “${text.slice(0, 80)}”`, body, trace: r.trace.slice(0, 25) };
 }
 
-export function statusAnswer(ledger: BotLedger, now: Date): EphemeralView {
-  const open = ledger.read.openIncidents(10);
-  const silences = ledger.read.activeSilences(now, 10);
+export function statusAnswer(read: Pick<BotReads, 'openIncidents' | 'activeSilences'>, now: Date): EphemeralView {
+  const open = read.openIncidents(10);
+  const silences = read.activeSilences(now, 10);
   const body: RichText[] = [];
   body.push([`${open.length === 0 ? 'No' : open.length} open incident${open.length === 1 ? '' : 's'}${open.length === 10 ? ' (newest 10)' : ''}.`]);
   for (const o of open) body.push(['• ', { code: o.triggerKey }, ` since ${shortTime(o.openedAt, now)}`]);

@@ -4,6 +4,10 @@ import { tryParseDuration } from '../duration.js';
 import { closeMatches } from '../close-matches.js';
 import { RepriseError } from '../errors.js';
 import type { FeedbackEvent, SilenceEvent } from '../ledger-events.js';
+import type { Actor } from '../chat/chat-types.js';
+import type { ChatOutcome } from './chat-actions.js';
+import type { BotOutcome } from './decide.js';
+import type { Intent } from './intent.js';
 
 /** The longest silence one person may set: a forgotten 🔕 must not hide an alert for months. */
 export const MAX_SILENCE_MS = 30 * 86_400_000;
@@ -79,4 +83,42 @@ export function feedbackForKnownTrigger(ledger: KnownTriggers, input: unknown, n
     throw new RepriseError('not_found', `the ledger has never seen trigger ${JSON.stringify(event.triggerKey)}${hint}`);
   }
   return event;
+}
+
+/**
+ * A feedback request from the CLI or the control socket as the intent it means: a vote or a
+ * silence on the trigger (and its newest thread), as user `user` via `via` (default `cli`).
+ * @throws RepriseError `invalid_payload` for a bad request, `not_found` for an unknown trigger.
+ */
+export function feedbackIntent(ledger: KnownTriggers, input: unknown, now: Date): Extract<Intent, { type: 'vote' | 'silence' }> {
+  const event = feedbackForKnownTrigger(ledger, input, now);
+  const actor: Actor = { id: event.user, via: event.via ?? 'cli' };
+  const target = { triggerKey: event.triggerKey };
+  if (event.type === 'feedback') return { type: 'vote', actor, vote: event.vote, target };
+  return { type: 'silence', actor, duration: (input as { duration: string }).duration, target };
+}
+
+/** The outcome of an action the CLI asked for, or why it was not recorded. */
+export function recordedOrThrow(o: BotOutcome | undefined, what: string): Extract<ChatOutcome, { status: 'recorded' }> {
+  if (o?.status === 'recorded' && 'kind' in o) return o;
+  throw new RepriseError('invalid_payload', `${what} not recorded: ${o && 'reason' in o ? o.reason : 'nothing was recorded'}`);
+}
+
+export interface NoteRequest {
+  triggerKey: string;
+  text: string;
+  user?: string;
+}
+
+/** A note request from the CLI or the control socket, checked. */
+export function noteRequest(body: unknown): NoteRequest {
+  const b = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+  const key = b['triggerKey'];
+  const text = b['text'];
+  const user = b['user'];
+  if (typeof key !== 'string' || key.trim() === '') throw new RepriseError('invalid_payload', 'triggerKey must be a non-empty string');
+  if (typeof text !== 'string' || text.trim() === '') throw new RepriseError('invalid_payload', 'text must be a non-empty string');
+  if (user !== undefined && (typeof user !== 'string' || user.trim() === '' || user.length > 200))
+    throw new RepriseError('invalid_payload', 'user must be a non-empty string');
+  return { triggerKey: key.trim(), text, ...(typeof user === 'string' ? { user } : {}) };
 }

@@ -8,7 +8,7 @@ import { curationLine } from '../curate/curation-line.js';
 import { planCuration } from '../curate/plan-curation.js';
 import type { InvestigationResult } from '../investigate/investigation-types.js';
 import type { Entry, Incident } from '../types.js';
-import { previousEntry, type BotLedger, type BotTx } from './bot-context.js';
+import { previousEntry, type BotReads, type BotTx } from './bot-context.js';
 import { dupFingerprint } from './dup-fingerprint.js';
 
 /**
@@ -32,7 +32,7 @@ export function confirmation(refused: Entry, incident: Incident, r: Investigatio
  * curation configured or without a finding.
  */
 export function curateFinding(
-  d: { ledger: BotLedger; log: Logger; curation?: { minConfidence: number } },
+  d: { read: Pick<BotReads, 'occurrences'>; log: Logger; curation?: { minConfidence: number } },
   tx: BotTx,
   openId: string,
   incident: Incident,
@@ -42,7 +42,7 @@ export function curateFinding(
 ): { line?: ReturnType<typeof curationLine>; intent?: boolean } | undefined {
   const c = d.curation;
   if (!c || !r.finding) return undefined;
-  const o = d.ledger.read.occurrences(incident.triggerKey);
+  const o = d.read.occurrences(incident.triggerKey);
   const previous = previousEntry(o);
   const recurrence =
     o.count > 1

@@ -9,17 +9,14 @@
  */
 import type { Logger } from '../../ports/logger.js';
 import type { Clock } from '../../ports/clock.js';
-import { findingCardPatch, findingDetail } from '../chat/finding-view.js';
 import type { InvestigationRequest, InvestigationResult } from '../investigate/investigation-types.js';
 import type { RerankResult } from '../investigate/rerank.js';
 import type { StandingAnswer } from '../investigate/prompts.js';
-import type { FindingEvent } from '../ledger-events.js';
 import type { Candidate, Entry, GateTraceStep, Incident } from '../types.js';
-import { enqueue, type BotLedger, type Enqueued } from './bot-context.js';
-import type { CardPatch } from '../chat/thread-view.js';
+import type { BotReads } from './bot-context.js';
+import type { Intent } from './intent.js';
 import { modelRecallDecision, stoppingGate } from '../recall/recall-decision.js';
 import { HourlyStartLimit } from './hourly-start-limit.js';
-import { confirmation, curateFinding } from './finding-knowledge.js';
 import type { InvestigationEndReason, LoopObserver } from '../../ports/loop-observer.js';
 
 /** The engine as the bot uses it. */
@@ -27,14 +24,6 @@ export interface InvestigationEngine {
   run(req: InvestigationRequest): Promise<InvestigationResult>;
   /** The match gate with a model; absent = margin gate only (no rerank call). */
   rerank?(incident: Incident, candidates: readonly Candidate[], signal: AbortSignal): Promise<RerankResult>;
-}
-
-/** File-time curation (SPEC §10), when a forge is configured. */
-export interface JobsCuration {
-  /** The quality bar's confidence floor. */
-  minConfidence: number;
-  /** Told after a transaction that recorded a curate intent. */
-  kick(): void;
 }
 
 export interface JobsOptions {
@@ -46,7 +35,6 @@ export interface JobsOptions {
   maxPerHour?: number;
   /** A job of an earlier run older than this is not resumed but recorded as skipped (`model.resume_max_age`; default 1 h). */
   resumeMaxAgeMs?: number;
-  curation?: JobsCuration;
 }
 
 const HOUR_MS = 3_600_000;
@@ -73,6 +61,7 @@ interface Pending {
   openId: string;
   triggerKey: string;
   fingerprint: string;
+  incident: Incident;
   /** Stopped by `stop` (shutdown, lost lead), not cancelled: nothing is recorded, the next leader resumes it. */
   stopped?: boolean;
 }
@@ -86,12 +75,12 @@ function humanMs(ms: number): string {
 
 export class InvestigationJobs {
   readonly #engine: InvestigationEngine;
-  readonly #ledger: BotLedger;
+  readonly #ledger: { read: Pick<BotReads, 'trackRecord' | 'investigationsSince'> };
   readonly #clock: Clock;
   readonly #log: Logger;
   readonly #opts: JobsOptions;
-  readonly #kick: () => void;
-  readonly #observer: Pick<LoopObserver, 'recallDecided' | 'investigationEnded'> | undefined;
+  readonly #handle: (intent: Intent) => Promise<unknown>;
+  readonly #observer: Pick<LoopObserver, 'recallDecided'> | undefined;
   /** By fingerprint: a resolve cancels the job of its firing. */
   readonly #pending = new Map<string, Pending>();
   /** By open id: every job from `start` until it is recorded (or stopped), waiting or running. */
@@ -102,19 +91,20 @@ export class InvestigationJobs {
 
   constructor(deps: {
     engine: InvestigationEngine;
-    ledger: BotLedger;
+    ledger: { read: Pick<BotReads, 'trackRecord' | 'investigationsSince'> };
     clock: Clock;
     logger: Logger;
     options: JobsOptions;
-    kick: () => void;
-    observer?: Pick<LoopObserver, 'recallDecided' | 'investigationEnded'>;
+    /** The loop's entrance: what a job ends with is handed back to it, decided and recorded there. */
+    handle: (intent: Intent) => Promise<unknown>;
+    observer?: Pick<LoopObserver, 'recallDecided'>;
   }) {
     this.#engine = deps.engine;
     this.#ledger = deps.ledger;
     this.#clock = deps.clock;
     this.#log = deps.logger;
     this.#opts = deps.options;
-    this.#kick = deps.kick;
+    this.#handle = deps.handle;
     this.#observer = deps.observer;
     this.#hourly = new HourlyStartLimit(this.#opts.maxPerHour ?? 0, this.#clock, (since) => this.#ledger.read.investigationsSince(since));
   }
@@ -123,7 +113,13 @@ export class InvestigationJobs {
   start(job: JobInput): void {
     if (this.#active.has(job.openId)) return;
     const controller = new AbortController();
-    const pending: Pending = { controller, openId: job.openId, triggerKey: job.incident.triggerKey, fingerprint: job.incident.fingerprint };
+    const pending: Pending = {
+      controller,
+      openId: job.openId,
+      triggerKey: job.incident.triggerKey,
+      fingerprint: job.incident.fingerprint,
+      incident: job.incident,
+    };
     this.#pending.get(job.incident.fingerprint)?.controller.abort();
     this.#pending.set(job.incident.fingerprint, pending);
     this.#active.set(job.openId, pending);
@@ -152,7 +148,13 @@ export class InvestigationJobs {
     const age = this.#clock.now().getTime() - Date.parse(job.openedAt);
     if (resolved || !(age <= maxAge)) {
       // Recorded once: the open counts as taken until its finding is in the ledger.
-      const p: Pending = { controller: new AbortController(), openId: job.openId, triggerKey: job.incident.triggerKey, fingerprint: job.incident.fingerprint };
+      const p: Pending = {
+        controller: new AbortController(),
+        openId: job.openId,
+        triggerKey: job.incident.triggerKey,
+        fingerprint: job.incident.fingerprint,
+        incident: job.incident,
+      };
       this.#active.set(job.openId, p);
       const record = resolved
         ? this.#recordCancel(p, 'the alert resolved before the interrupted investigation could resume', true)
@@ -221,34 +223,13 @@ export class InvestigationJobs {
     void tracked.finally(() => this.#running.delete(tracked));
   }
 
-  async #recordCancel(
-    p: Pick<Pending, 'openId' | 'triggerKey' | 'fingerprint'>,
-    reason = 'the alert resolved before the investigation started',
-    resumed = false,
-  ): Promise<void> {
-    const at = this.#clock.now().toISOString();
-    const event: FindingEvent = {
-      type: 'finding',
-      openId: p.openId,
-      fingerprint: p.fingerprint,
-      triggerKey: p.triggerKey,
-      kind: 'fresh',
-      status: 'cancelled',
+  async #recordCancel(p: Pick<Pending, 'openId' | 'incident'>, reason = 'the alert resolved before the investigation started', resumed = false): Promise<void> {
+    await this.#handle({
+      type: 'investigation_ended',
+      job: { openId: p.openId, incident: p.incident, ...(resumed ? { resumed } : {}) },
+      outcome: 'cancelled',
       reason,
-      calls: 0,
-      tokensIn: 0,
-      tokensOut: 0,
-      ...(resumed ? { resumed } : {}),
-      at,
-    };
-    await this.#ledger.transaction(async (tx) => {
-      tx.record(event);
     });
-    this.#observer?.investigationEnded({ status: 'cancelled', reason: 'resolved' });
-    this.#log.info(
-      { trigger: p.triggerKey, openId: p.openId },
-      resumed ? 'investigation not resumed: resolved meanwhile' : 'investigation cancelled: resolved before it started',
-    );
   }
 
   async #run(job: JobInput, p: Pending): Promise<void> {
@@ -324,114 +305,23 @@ export class InvestigationJobs {
 
   /** An investigation that did not start, recorded with its reason and said in the thread. */
   async #skip(job: JobInput, reason: string, code: InvestigationEndReason): Promise<void> {
-    const at = this.#clock.now().toISOString();
-    const event: FindingEvent = {
-      type: 'finding',
-      openId: job.openId,
-      fingerprint: job.incident.fingerprint,
-      triggerKey: job.incident.triggerKey,
-      kind: 'fresh',
-      status: 'skipped',
+    await this.#handle({
+      type: 'investigation_ended',
+      job: { openId: job.openId, incident: job.incident, ...(job.resumed ? { resumed: true } : {}) },
+      outcome: 'skipped',
       reason,
-      calls: 0,
-      tokensIn: 0,
-      tokensOut: 0,
-      ...(job.resumed ? { resumed: true } : {}),
-      at,
-    };
-    const out: Enqueued = { count: 0 };
-    await this.#ledger.transaction(async (tx) => {
-      tx.record(event);
-      const thread = this.#ledger.read.thread(job.openId);
-      if (!thread) return;
-      const now = this.#clock.now();
-      for (const transport of thread.transports) {
-        enqueue(tx, now, { transport, op: 'update', openId: thread.openId, view: { kind: 'card_patch', headline: { answer: 'none' } } }, out);
-        enqueue(
-          tx,
-          now,
-          {
-            transport,
-            op: 'reply',
-            openId: thread.openId,
-            view: { kind: 'notice', topic: 'info', icon: '⏸', text: [`investigation not started — ${reason}`] },
-          },
-          out,
-        );
-      }
+      code,
     });
-    if (out.count > 0) this.#kick();
-    this.#observer?.investigationEnded({ status: 'skipped', reason: code });
-    this.#log.warn({ trigger: job.incident.triggerKey, openId: job.openId, reason }, 'investigation skipped');
   }
 
   async #deliver(job: JobInput, r: InvestigationResult, recalled: Entry | undefined, refused?: Entry): Promise<void> {
-    const at = this.#clock.now().toISOString();
-    const f = r.finding;
-    const checked = r.steps
-      .filter((s) => s.kind === 'tool' && s.outcome === 'ok')
-      .map((s) => (s.kind === 'tool' ? `${s.tool}: ${(s.result ?? '').replace(/\s+/g, ' ').slice(0, 160)}` : ''));
-    const event: FindingEvent = {
-      type: 'finding',
-      openId: job.openId,
-      fingerprint: job.incident.fingerprint,
-      triggerKey: job.incident.triggerKey,
-      kind: recalled ? 'recall' : 'fresh',
-      status: r.status,
-      ...(recalled ? { entry: recalled.id } : {}),
-      ...(f ? { confidence: recalled && r.recall ? r.recall.confidence : f.confidence, verdict: f.verdict, summary: f.summary } : {}),
-      ...(f?.rootCauses[0] ? { topCause: f.rootCauses[0].cause } : {}),
-      ...(checked.length > 0 ? { checked: checked.slice(0, 12) } : {}),
-      ...(r.reason ? { reason: r.reason } : {}),
-      calls: r.usage.calls,
-      tokensIn: r.usage.input,
-      tokensOut: r.usage.output,
-      ...(r.usage.costUsd > 0 ? { costUsd: Math.round(r.usage.costUsd * 1e6) / 1e6 } : {}),
-      ...(job.resumed ? { resumed: true } : {}),
-      at,
-    };
-    const out: Enqueued = { count: 0 };
-    const confirm = refused ? confirmation(refused, job.incident, r) : undefined;
-    let intended = false;
-    await this.#ledger.transaction(async (tx) => {
-      tx.record(event);
-      if (confirm) tx.record({ type: 'confirm', entry: confirm.entry, dupFingerprint: confirm.dupFingerprint, at });
-      const curated =
-        r.status === 'cancelled'
-          ? undefined
-          : curateFinding(
-              { ledger: this.#ledger, log: this.#log, ...(this.#opts.curation ? { curation: this.#opts.curation } : {}) },
-              tx,
-              job.openId,
-              job.incident,
-              r,
-              recalled,
-              at,
-            );
-      intended = curated?.intent === true;
-      const thread = this.#ledger.read.thread(job.openId);
-      if (!thread || r.status === 'cancelled') return;
-      const now = this.#clock.now();
-      const patch: CardPatch = curated?.line ? { ...findingCardPatch(r, recalled), curation: curated.line } : findingCardPatch(r, recalled);
-      for (const transport of thread.transports) {
-        enqueue(tx, now, { transport, op: 'update', openId: job.openId, view: patch }, out);
-        enqueue(tx, now, { transport, op: 'reply', openId: job.openId, view: findingDetail(r, job.incident.triggerKey, recalled) }, out);
-      }
+    await this.#handle({
+      type: 'investigation_ended',
+      job: { openId: job.openId, incident: job.incident, ...(job.resumed ? { resumed: true } : {}) },
+      outcome: 'result',
+      result: r,
+      ...(recalled ? { recalled } : {}),
+      ...(refused ? { refused } : {}),
     });
-    if (out.count > 0) this.#kick();
-    if (intended) this.#opts.curation?.kick();
-    this.#observer?.investigationEnded({ status: r.status, reason: r.reason ?? 'none' });
-    this.#log.info(
-      {
-        trigger: job.incident.triggerKey,
-        status: r.status,
-        kind: event.kind,
-        entry: event.entry,
-        calls: r.usage.calls,
-        tokens: r.usage.input + r.usage.output,
-        ...(job.resumed ? { resumed: true } : {}),
-      },
-      `investigation ${r.status}`,
-    );
   }
 }

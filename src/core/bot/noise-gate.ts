@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../ports/logger.js';
 import type { NoiseEvent } from '../ledger-events.js';
 import type { Incident } from '../types.js';
-import { enqueue, type BotLedger, type BotTx, type Enqueued, type ThreadInfo } from './bot-context.js';
+import { enqueue, type BotReads, type BotTx, type Enqueued, type ThreadInfo } from './bot-context.js';
 import { dupFingerprint } from './dup-fingerprint.js';
 import { batchOpen, coalesceKey, cooldownReason, stormNote, type NoiseOptions } from './noise-control.js';
 
@@ -54,7 +54,7 @@ export function stormCard(tx: BotTx, now: Date, t: ThreadInfo, out: Enqueued): v
  * released from its hold (`released`) is not held again.
  */
 export function noiseGate(
-  d: { ledger: BotLedger; noise: NoiseOptions; now: Date },
+  d: { read: BotReads; noise: NoiseOptions; now: Date },
   incident: Incident,
   route: Record<string, string | undefined>,
   tx: BotTx,
@@ -62,12 +62,12 @@ export function noiseGate(
   log: Logger,
   released: boolean,
 ): NoiseOutcome | { key?: string } {
-  const { ledger, noise: opts, now } = d;
-  if (!released && ledger.read.holdOf(incident.fingerprint)) {
+  const { read, noise: opts, now } = d;
+  if (!released && read.holdOf(incident.fingerprint)) {
     log.info('re-notification of a held firing');
     return recordDrop(tx, now, incident, 'renotification', 'the same firing is already held by the debounce');
   }
-  const cooldown = cooldownReason(ledger.read.recurrence(incident.triggerKey), now, opts.cooldownMs);
+  const cooldown = cooldownReason(read.recurrence(incident.triggerKey), now, opts.cooldownMs);
   if (cooldown) {
     log.info({ cooldown }, 'recurrence cooldown: not investigated again');
     return recordDrop(tx, now, incident, 'cooldown', cooldown);
@@ -95,7 +95,7 @@ export function noiseGate(
   }
   const key = coalesceKey(incident, opts.coalesce);
   if (key === undefined || !opts.coalesce) return {};
-  const lead = ledger.read.stormThread(key);
+  const lead = read.stormThread(key);
   if (lead?.storm && batchOpen(lead.storm, now, opts.coalesce)) {
     // Its own open (so its resolve pairs), in the lead's thread: no recall, no message of its own.
     tx.record({
@@ -113,7 +113,7 @@ export function noiseGate(
       threadOf: lead.openId,
       at: now.toISOString(),
     });
-    const thread = ledger.read.thread(lead.openId);
+    const thread = read.thread(lead.openId);
     if (thread?.storm && thread.state === 'firing') stormCard(tx, now, thread, out);
     log.info({ threadOf: lead.openId, key }, 'coalesced into a storm thread');
     return { status: 'merged', fingerprint: incident.fingerprint, triggerKey: incident.triggerKey, threadOf: lead.openId };

@@ -3,29 +3,20 @@
  * (debounce), buffered until its open arrives, one member of a storm, or the end of the
  * incident — the card restated as resolved and its queued work cancelled.
  */
-import type { Clock } from '../../ports/clock.js';
-import type { Logger } from '../../ports/logger.js';
 import { resolvedNote } from '../chat/build-thread-view.js';
 import type { Incident } from '../types.js';
-import { restate, type BotLedger, type BotTx, type Enqueued } from './bot-context.js';
-import { recordDrop, stormCard } from './noise-gate.js';
-import type { IncidentOutcome } from './reprise-bot.js';
+import { restate, type Ctx } from './bot-context.js';
+import { recordDrop, stormCard, type NoiseOutcome } from './noise-gate.js';
 
-/**
- * @param cancel fingerprints whose queued investigation is cancelled once the transaction is durable.
- */
-export function resolveIncident(
-  d: { ledger: BotLedger; clock: Clock },
-  incident: Incident,
-  tx: BotTx,
-  out: Enqueued,
-  log: Logger,
-  cancel: string[],
-): IncidentOutcome {
-  const now = d.clock.now();
+export type ResolveOutcome = { status: 'resolved'; fingerprint: string; triggerKey: string; threadId?: string; paired: boolean } | NoiseOutcome;
+
+/** A resolve; a queued investigation of the incident it ends is cancelled once it is durable. */
+export function decideResolve(c: Ctx, incident: Incident): ResolveOutcome {
+  const { tx, now, out, log } = c;
+  const cancel = (fingerprint: string): void => void c.effects.push({ type: 'cancel_investigation', fingerprint });
   // Ledger time is when we learned of it; the alert's own endsAt, when sent, dates the end.
   const at = now.toISOString();
-  const held = incident.fingerprint ? d.ledger.read.holdOf(incident.fingerprint) : undefined;
+  const held = incident.fingerprint ? c.read.holdOf(incident.fingerprint) : undefined;
   if (held) {
     log.info('resolved inside the debounce window: neither is posted');
     return recordDrop(tx, now, incident, 'debounce', 'resolved inside the debounce window: neither the firing nor its resolve is posted', held.holdId);
@@ -38,17 +29,17 @@ export function resolveIncident(
     at,
   });
   if (!closed) {
-    cancel.push(incident.fingerprint);
+    cancel(incident.fingerprint);
     log.info('resolve buffered: no open for this fingerprint yet');
     return { status: 'resolved', fingerprint: incident.fingerprint, triggerKey: incident.triggerKey, paired: false };
   }
-  const outcome: IncidentOutcome & { status: 'resolved' } = {
+  const outcome: ResolveOutcome & { status: 'resolved' } = {
     status: 'resolved',
     fingerprint: incident.fingerprint,
     triggerKey: closed.triggerKey,
     paired: true,
   };
-  const thread = closed.openId ? d.ledger.read.thread(closed.openId) : undefined;
+  const thread = closed.openId ? c.read.thread(closed.openId) : undefined;
   const root = thread ? Object.values(thread.roots)[0] : undefined;
   const threadId = root?.id ?? closed.threadId;
   if (threadId) outcome.threadId = threadId;
@@ -59,7 +50,7 @@ export function resolveIncident(
     return outcome;
   }
   // The incident is over: queued work for it is cancelled (a storm's job runs under its lead).
-  cancel.push(thread?.storm ? thread.fingerprint : incident.fingerprint);
+  cancel(thread?.storm ? thread.fingerprint : incident.fingerprint);
   const started = thread?.storm ? thread.storm.firstAt : (closed.startsAt ?? closed.openedAt);
   const note = resolvedNote(started, closed.endsAt ?? at);
   if (thread)

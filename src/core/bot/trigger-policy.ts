@@ -1,3 +1,4 @@
+import { globMatcher } from '../glob.js';
 import type { Incident } from '../types.js';
 
 /** One `trigger.match` / `trigger.ignore` rule: every field given must match. */
@@ -17,29 +18,17 @@ export interface TriggerPolicyOptions {
 
 export type Admission = { admitted: true } | { admitted: false; reason: string };
 
-/** Most fingerprints remembered for the dedup window; the oldest are forgotten first. */
-const MAX_REMEMBERED = 50_000;
-
-/** `*` any run of characters, `?` one character; everything else literal, whole string. */
-export function globToRegExp(glob: string): RegExp {
-  const body = glob
-    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-    .replace(/\*/g, '.*')
-    .replace(/\?/g, '.');
-  return new RegExp(`^${body}$`, 'i');
-}
-
 /** A rule as a predicate: every field it gives must match. */
 export function compileRule(rule: TriggerRule): (i: Incident) => boolean {
-  const alert = rule.alertname === undefined ? undefined : globToRegExp(rule.alertname);
-  const ns = rule.namespace === undefined ? undefined : globToRegExp(rule.namespace);
-  const labels = Object.entries(rule.labels ?? {}).map(([k, g]) => [k, globToRegExp(g)] as const);
+  const alert = rule.alertname === undefined ? undefined : globMatcher(rule.alertname);
+  const ns = rule.namespace === undefined ? undefined : globMatcher(rule.namespace);
+  const labels = Object.entries(rule.labels ?? {}).map(([k, g]) => [k, globMatcher(g)] as const);
   const severities = rule.severity?.map((s) => s.toLowerCase());
   return (i) =>
     (severities === undefined || severities.includes(i.severity)) &&
-    (alert === undefined || alert.test(i.alertname)) &&
-    (ns === undefined || ns.test(i.workload?.namespace ?? i.labels['namespace'] ?? '')) &&
-    labels.every(([k, re]) => re.test(i.labels[k] ?? ''));
+    (alert === undefined || alert(i.alertname)) &&
+    (ns === undefined || ns(i.workload?.namespace ?? i.labels['namespace'] ?? '')) &&
+    labels.every(([k, matches]) => matches(i.labels[k] ?? ''));
 }
 
 /**
@@ -50,7 +39,6 @@ export class TriggerPolicy {
   readonly #match: Array<(i: Incident) => boolean>;
   readonly #ignore: Array<(i: Incident) => boolean>;
   readonly #window: number;
-  readonly #seen = new Map<string, number>();
 
   constructor(opts: TriggerPolicyOptions) {
     this.#match = opts.match.map(compileRule);
@@ -58,22 +46,27 @@ export class TriggerPolicy {
     this.#window = opts.dedupWindowMs;
   }
 
-  admit(incident: Incident, now: Date): Admission {
+  /** The dedup window, in ms (0 = off): admissions are recorded only while it is on. */
+  get dedupWindowMs(): number {
+    return this.#window;
+  }
+
+  /**
+   * Whether an incident goes on. `lastAdmitted`: when the same fingerprint with the same status
+   * was last admitted, as the ledger recorded it — a write that failed recorded nothing, so the
+   * sender's retry is not mistaken for a re-send.
+   */
+  admit(incident: Incident, now: Date, lastAdmitted?: string): Admission {
     if (this.#match.length > 0 && !this.#match.some((m) => m(incident))) {
       return { admitted: false, reason: 'matches no trigger.match rule' };
     }
     const ignored = this.#ignore.findIndex((m) => m(incident));
     if (ignored >= 0) return { admitted: false, reason: `matches trigger.ignore rule #${ignored + 1}` };
-    if (this.#window > 0) {
-      const key = `${incident.status}|${incident.fingerprint}`;
-      const t = now.getTime();
-      const last = this.#seen.get(key);
-      if (last !== undefined && t - last < this.#window) {
-        return { admitted: false, reason: `same fingerprint re-sent ${Math.round((t - last) / 1000)} s ago, inside the dedup window` };
+    if (this.#window > 0 && lastAdmitted !== undefined) {
+      const since = now.getTime() - Date.parse(lastAdmitted);
+      if (since >= 0 && since < this.#window) {
+        return { admitted: false, reason: `same fingerprint re-sent ${Math.round(since / 1000)} s ago, inside the dedup window` };
       }
-      this.#seen.delete(key);
-      this.#seen.set(key, t);
-      if (this.#seen.size > MAX_REMEMBERED) this.#seen.delete(this.#seen.keys().next().value!);
     }
     return { admitted: true };
   }

@@ -84,12 +84,22 @@ export function runbookSteps(entry: Entry, max = MAX_STEPS): StepView[] {
   });
 }
 
-function trackLine(a: RecalledAnswer): string {
+function trackLine(a: Pick<RecalledAnswer, 'kind' | 'track'>): string {
   const t = a.track;
   if (a.kind === 'runbook') return `👍 ${t.up} 👎 ${t.down}`;
   const concluded = t.resolved + (t.failed ?? 0);
   const inFlight = t.inFlight ? ` (${t.inFlight} in progress)` : '';
   return `resolved ${t.resolved} of ${concluded} concluded recalls${inFlight} · 👍 ${t.up} 👎 ${t.down}`;
+}
+
+/**
+ * The card's feedback line once someone voted: the trigger's live 👍/👎 and, when an entry
+ * answered, its track record as the outcome gate now sees it (a vote moves it at once).
+ */
+export function feedbackLine(votes: { up: number; down: number }, entry?: Pick<RecalledAnswer, 'kind' | 'track'>): string {
+  const here = `votes on this alert: 👍 ${votes.up} 👎 ${votes.down}`;
+  if (!entry) return here;
+  return `${here} · entry track record: ${trackLine(entry)}`;
 }
 
 /** "12 min ago", "5 h ago", "2 d ago". */

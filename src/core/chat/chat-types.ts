@@ -24,78 +24,65 @@ export interface MessageRef {
   thread?: string;
 }
 
-/** Who did something in chat. `id` is the surface's stable id (Slack `U…`, Matrix `@u:hs`). */
-export interface ChatUser {
+/** Who did something, and through which surface (`slack`, `matrix`, `console`, `cli`). */
+export interface Actor {
+  /** The surface's stable id (Slack `U…`, Matrix `@u:hs`, the CLI's user name). */
   id: string;
-  /** A display name when the surface gave one (never trusted as markup). */
+  /** A display name, when the surface gave one (never trusted as markup). */
   name?: string;
+  via: TransportName;
+}
+
+/**
+ * What a vote, silence or note points at: a message the bot sent (and, on a Slack card, the
+ * card's `controlsId` its control carried), or a trigger key (the CLI). The bot finds the thread.
+ */
+export interface Target {
+  message?: MessageRef;
+  controlsId?: string;
+  triggerKey?: string;
 }
 
 /** How to answer a command or a button click privately, later. */
 export type ResponseTarget =
   { kind: 'response_url'; url: string } | { kind: 'ephemeral'; channel: string; user: string; thread?: string } | { kind: 'thread'; ref: MessageRef };
 
-/** The bot's own control buttons (Slack) and reactions (Matrix) mean one of these. */
-export type ControlAction = 'vote_up' | 'vote_down' | 'silence';
-
 /**
- * Everything a transport hands the bot. Every event carries the surface's id for it
- * (`eventId`): Slack retries, Matrix replays and double clicks are recognised by it.
+ * What a person meant in chat (SPEC §9), as each surface's adapter translates it — once, in
+ * the adapter: no emoji names, button ids or SDK shapes reach the bot. Every intent carries the
+ * surface's id for the event it came from (`eventId`): Slack retries, Matrix re-reads and double
+ * clicks are recognised by it.
  */
-export type ChatEvent =
+export type ChatIntent =
+  | { type: 'vote'; eventId: string; actor: Actor; vote: 'up' | 'down' | 'clear'; target: Target; replyTo?: ResponseTarget }
   | {
-      type: 'reaction';
+      type: 'silence';
       eventId: string;
-      transport: TransportName;
-      user: ChatUser;
-      /** The message reacted to (only the bot's own messages count). */
-      target: MessageRef;
-      /** Normalised: 👍 `+1`, 👎 `-1`, 🔕 `no_bell`; anything else is passed as the surface named it. */
-      reaction: string;
-      removed: boolean;
+      actor: Actor;
+      /** `1h`, `4h`, `24h`… (checked by the bot). */
+      duration: string;
+      /** Silence the alert in Alertmanager too. */
+      alertmanager?: boolean;
+      target: Target;
+      replyTo?: ResponseTarget;
     }
-  | {
-      type: 'message';
-      eventId: string;
-      transport: TransportName;
-      user: ChatUser;
-      /** The thread root the message replied to (absent for a top-level message). */
-      thread?: MessageRef;
-      channel: string;
-      /** Plain text, mentions of the bot stripped (never rendered back raw). */
-      text: string;
-      /** True when the bot was addressed (a mention, or `!reprise` on Matrix). */
-      addressed: boolean;
-    }
+  | { type: 'note'; eventId: string; actor: Actor; text: string; target: Target }
   | {
       type: 'command';
       eventId: string;
-      transport: TransportName;
-      user: ChatUser;
+      actor: Actor;
+      /** The command word, lower-case (`recall`, `status`…); the bot says when it knows no such command. */
+      name: string;
+      /** Everything after it, trimmed. */
+      args: string;
       channel: string;
       /** The thread the command was typed in, when the surface knows. */
       thread?: MessageRef;
-      /** Everything after `/reprise` (or `!reprise`). */
-      text: string;
-      respond: ResponseTarget;
-    }
-  | {
-      type: 'action';
-      eventId: string;
-      transport: TransportName;
-      user: ChatUser;
-      action: ControlAction;
-      /** The card the control sits on. */
-      target: MessageRef;
-      /** The card's `controlsId`, as the control carried it (button value / block id). */
-      controlsId?: string;
-      /** Silence duration (`1h`, `4h`, `24h`) for `silence`. */
-      value?: string;
-      respond: ResponseTarget;
+      replyTo: ResponseTarget;
     };
 
-/** Where a transport hands inbound events; resolves once the bot has recorded what it must. */
-export type ChatEventSink = (event: ChatEvent) => Promise<void>;
+/** Where a transport hands what people meant; resolves once the bot has recorded what it must. */
+export type IntentSink = (intent: ChatIntent) => Promise<void>;
 
 /**
  * A delivery that failed. `retryable` with `retryAfterMs` when the surface said when to come

@@ -60,6 +60,8 @@ export interface CardView {
   amSilence?: boolean;
   /** What became of the Finding in the knowledge base (SPEC §10), once decided. */
   curation?: CurationLine;
+  /** What people said of the answer so far, once someone voted: the thread's 👍/👎 and the entry's track record. */
+  feedback?: string;
 }
 
 /** The card's knowledge-base line: "📚 KB draft opened" with its link, "📚 not drafted: …". Text. */
@@ -161,6 +163,7 @@ export interface CardPatch {
   headline?: Headline;
   verdict?: Verdict;
   curation?: CurationLine;
+  feedback?: string;
 }
 
 /** The card after a change of state or of answer. */
@@ -171,6 +174,7 @@ export function patchCard(card: CardView, patch: CardPatch): CardView {
   if (patch.headline) out.headline = patch.headline;
   if (patch.verdict) out.verdict = patch.verdict;
   if (patch.curation) out.curation = patch.curation;
+  if (patch.feedback !== undefined) out.feedback = patch.feedback;
   return out;
 }
 

@@ -12,17 +12,14 @@ import type { LedgerReader } from '../ledger/ledger-reader.js';
 import type { Clock } from '../../ports/clock.js';
 import { ForgeError, type DraftBranchPort, type ForgePort } from '../../ports/forge.js';
 import type { Logger } from '../../ports/logger.js';
-import { enqueue, type BotLedger, type BotTx, type Enqueued, type ThreadInfo } from '../bot/bot-context.js';
-import type { NoticeView, RichText } from '../chat/thread-view.js';
-import type { CuratedEvent } from '../ledger-events.js';
+import type { CurationResult } from '../bot/curation-flow.js';
 import type { CurateItem } from '../ledger/ledger-types.js';
 import type { CatalogSnapshot } from '../recall/catalog-snapshot.js';
-import { curationLine } from './curation-line.js';
-import { CountingForge, fileFinding, fileNote, noteNotice, type FilingDeps, type Outcome } from './file-item.js';
+import { CountingForge, fileFinding, fileNote, type FilingDeps, type Outcome } from './file-item.js';
+import { backoffDelay } from '../backoff.js';
 
 export interface CurationLedger {
-  read: Pick<LedgerReader, 'pendingCurate' | 'thread'>;
-  transaction: BotLedger['transaction'];
+  read: Pick<LedgerReader, 'pendingCurate'>;
 }
 
 export interface CurationOptions {
@@ -63,7 +60,7 @@ export class CurationWorker {
   readonly #clock: Clock;
   readonly #log: Logger;
   readonly #opts: CurationOptions;
-  readonly #outbox: { kick(): void } | undefined;
+  readonly #handle: (intent: CurationResult) => Promise<unknown>;
   readonly #filing: FilingDeps;
   readonly #attempts = new Map<string, Attempt>();
   readonly #writes: number[] = [];
@@ -81,14 +78,15 @@ export class CurationWorker {
     clock: Clock;
     logger: Logger;
     options?: Partial<CurationOptions>;
-    outbox?: { kick(): void };
+    /** The loop's entrance: each outcome is handed back to it, recorded and said in the thread there. */
+    handle: (intent: CurationResult) => Promise<unknown>;
   }) {
     this.#ledger = deps.ledger;
     this.#forge = deps.forge;
     this.#clock = deps.clock;
     this.#log = deps.logger;
     this.#opts = { ...DEFAULT_CURATION_OPTIONS, ...deps.options };
-    this.#outbox = deps.outbox;
+    this.#handle = deps.handle;
     this.#filing = { forge: deps.forge, drafts: deps.drafts, catalog: deps.catalog, options: this.#opts };
   }
 
@@ -216,8 +214,13 @@ export class CurationWorker {
     const prev = this.#attempts.get(item.id);
     const n = (prev?.n ?? 0) + 1;
     const now = this.#clock.now().getTime();
-    const backoff = Math.min(this.#opts.maxDelayMs, this.#opts.baseDelayMs * 2 ** (n - 1));
-    const at = err instanceof ForgeError && err.retryAt ? Math.max(err.retryAt.getTime(), now + 1000) : now + backoff;
+    // The forge's reset wins (at least a second on, so a reset already past does not spin).
+    const at =
+      now +
+      backoffDelay({ baseMs: this.#opts.baseDelayMs, maxMs: this.#opts.maxDelayMs }, n, {
+        serverWaitMs: err instanceof ForgeError && err.retryAt ? err.retryAt.getTime() - now : undefined,
+        floorMs: 1000,
+      });
     const attempt: Attempt = { n, nextAt: at, lastError: message, told: prev?.told ?? false };
     this.#attempts.set(item.id, attempt);
     this.#log.warn(
@@ -226,58 +229,18 @@ export class CurationWorker {
     );
     if (item.subject === 'note' && !attempt.told) {
       attempt.told = true;
-      const name = item.note?.name ?? 'someone';
-      await this.#tell(item, (tx, out, thread) =>
-        this.#reply(tx, out, thread, '⏳', [
-          `note from @${name} kept: the knowledge base forge is not reachable right now (${message.slice(0, 160)}); it will be filed when it is back`,
-        ]),
-      ).catch((e: unknown) => this.#log.error({ err: e }, 'recording the retry notice failed'));
+      await this.#handle({ type: 'curation_retrying', item, message }).catch((e: unknown) => this.#log.error({ err: e }, 'recording the retry notice failed'));
     }
   }
 
-  /** Records the outcome and what the thread is told, in one transaction. */
+  /** Hands the outcome to the loop, which records it with what the thread is told, in one transaction. */
   async #settle(item: CurateItem, outcome: Outcome): Promise<void> {
-    const event: CuratedEvent = {
-      type: 'curated',
-      id: item.id,
-      subject: item.subject,
-      openId: item.openId,
-      triggerKey: item.triggerKey,
-      ...outcome,
-      at: this.#clock.now().toISOString(),
-    };
     try {
-      await this.#tell(item, (tx, out, thread) => {
-        tx.record(event);
-        if (!thread) return;
-        if (item.subject === 'finding') {
-          const line = curationLine(outcome);
-          for (const transport of thread.transports)
-            enqueue(tx, this.#clock.now(), { transport, op: 'update', openId: thread.openId, view: { kind: 'card_patch', curation: line } }, out);
-          return;
-        }
-        this.#reply(tx, out, thread, outcome.decision === 'failed' ? '⚠️' : '📝', noteNotice(item.note?.name ?? 'someone', outcome));
-      });
-      this.#log.info(
-        { curateId: item.id, subject: item.subject, trigger: item.triggerKey, decision: outcome.decision, detail: outcome.detail, url: outcome.url },
-        `curation: ${outcome.decision}`,
-      );
+      await this.#handle({ type: 'curation_result', item, outcome });
     } catch (err) {
       // Not recorded: the intent stays pending and is performed again (markers keep that idempotent).
       this.#log.error({ err, curateId: item.id }, 'recording a curation outcome failed; it will be redone');
       this.#attempts.set(item.id, { n: 1, nextAt: this.#clock.now().getTime() + this.#opts.baseDelayMs, lastError: 'ledger write failed', told: true });
     }
-  }
-
-  async #tell(item: CurateItem, fn: (tx: BotTx, out: Enqueued, thread: ThreadInfo | undefined) => void): Promise<void> {
-    const out: Enqueued = { count: 0 };
-    await this.#ledger.transaction(async (tx) => fn(tx, out, this.#ledger.read.thread(item.openId)));
-    if (out.count > 0) this.#outbox?.kick();
-  }
-
-  #reply(tx: BotTx, out: Enqueued, thread: ThreadInfo | undefined, icon: string, text: RichText): void {
-    if (!thread) return;
-    const view: NoticeView = { kind: 'notice', topic: 'note', icon, text };
-    for (const transport of thread.transports) enqueue(tx, this.#clock.now(), { transport, op: 'reply', openId: thread.openId, view }, out);
   }
 }

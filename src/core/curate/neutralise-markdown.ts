@@ -5,15 +5,14 @@
  * images, headings, tables or emphasis. It still reads as the text that was written.
  */
 
+import { stripUnsafe } from '../render/escape-text.js';
+
 /** Word joiner: invisible, and breaks GitHub's mention and reference autolinking. */
 const WJ = '\u2060';
-/** Control and bidi characters that could hide or reorder text. */
-const CONTROL = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069\uFEFF]/g;
-
 export function neutraliseMarkdown(text: string): string {
-  return text
-    .replace(/\r\n?/g, '\n')
-    .replace(CONTROL, '')
+  // Control, bidi and every invisible character go first (escape-text.ts): they could hide or
+  // reorder text; the word joiners added below are ours.
+  return stripUnsafe(text.replace(/\r\n?/g, '\n'))
     .replace(/&/g, '&amp;')
     .replace(/</g, '&lt;')
     .replace(/>/g, '&gt;')

@@ -3,6 +3,7 @@
  * checked on a tool's arguments before the call ("only the alert's own namespace",
  * "staging never from a prod alert").
  */
+import { globMatcher } from '../glob.js';
 import type { Incident } from '../types.js';
 
 export interface ScopeRule {
@@ -23,13 +24,9 @@ export interface ScopeRule {
 
 export type ScopeVerdict = { ok: true } | { ok: false; reason: string };
 
-/** `*` any run, `?` one character; case-insensitive, whole value. */
+/** Case-insensitive, whole value (src/core/glob.ts). */
 function globMatch(glob: string, value: string): boolean {
-  const re = glob
-    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-    .replace(/\*/g, '.*')
-    .replace(/\?/g, '.');
-  return new RegExp(`^${re}$`, 'i').test(value);
+  return globMatcher(glob)(value);
 }
 
 /** The incident's labels, with namespace and cluster filled from its workload when absent. */

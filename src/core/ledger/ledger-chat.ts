@@ -69,6 +69,7 @@ export function registerThread(state: LedgerState, e: OpenEvent): void {
 }
 
 export function applyOutbox(state: LedgerState, e: OutboxEvent, seq: number | undefined): void {
+  rememberChatEvent(state, e.eventId);
   const item: OutboxItem = { id: e.id, transport: e.transport, op: e.op, at: e.at };
   if (e.openId !== undefined) item.openId = e.openId;
   if (e.channel !== undefined) item.channel = e.channel;
@@ -78,13 +79,10 @@ export function applyOutbox(state: LedgerState, e: OutboxEvent, seq: number | un
   const thread = e.openId === undefined ? undefined : state.threads[e.openId];
   if (thread && e.op === 'post' && !thread.transports.includes(e.transport)) thread.transports.push(e.transport);
   if (thread && e.op === 'post' && seq !== undefined) thread.cardSeqs[e.transport] = seq;
-  if (thread && (e.op === 'post' || e.op === 'update')) {
-    const s = e.view['state'];
-    if (s === 'firing' || s === 'resolved' || s === 'silenced') thread.state = s;
-  }
-  if (thread && e.op === 'update' && e.view['kind'] === 'card_patch') {
+  if (thread && e.op === 'update' && e.view.kind === 'card_patch') {
+    const { kind: _kind, ...changes } = e.view;
     const merged = { ...(thread.cardPatches?.[e.transport] ?? {}) };
-    for (const [k, v] of Object.entries(e.view)) if (k !== 'kind' && v !== undefined) merged[k] = v;
+    for (const [k, v] of Object.entries(changes) as Array<[keyof typeof changes, unknown]>) if (v !== undefined) Object.assign(merged, { [k]: v });
     (thread.cardPatches ??= {})[e.transport] = merged;
   }
 }
@@ -103,14 +101,14 @@ export function applyOutboxFailed(state: LedgerState, e: OutboxFailedEvent): voi
 export function applyChatDelivered(state: LedgerState, e: DeliveredEvent): void {
   const item = e.outboxId === undefined ? undefined : state.outbox[e.outboxId];
   if (e.outboxId !== undefined) removeOutbox(state, e.outboxId);
-  const thread = state.threads[e.openId];
+  const thread = e.openId === undefined ? undefined : state.threads[e.openId];
   if (!thread) return;
   const channel = e.channel ?? item?.channel ?? '';
   const isRoot = e.root ?? (item === undefined || item.op === 'post');
   if (isRoot && thread.roots[e.transport] === undefined) thread.roots[e.transport] = { channel, id: e.messageRef };
   const key = messageKey(e.transport, channel, e.messageRef);
   if (state.messages[key] === undefined) {
-    state.messages[key] = e.openId;
+    state.messages[key] = thread.openId;
     thread.messageKeys.push(key);
   }
 }

@@ -4,8 +4,8 @@ const VERDICTS = ['action_required', 'action_suggested', 'inconclusive', 'no_act
 const OPEN_KINDS = ['recall', 'fresh'] as const;
 const ANSWER_KINDS = ['incident', 'runbook'] as const;
 const VOTES = ['up', 'down', 'clear'] as const;
-const OUTBOX_OPS = ['post', 'reply', 'update'] as const;
-const NOISE_ACTIONS = ['hold', 'release', 'drop', 'flush', 'mark', 'am_silence'] as const;
+const OUTBOX_OPS = ['post', 'reply', 'update', 'answer'] as const;
+const NOISE_ACTIONS = ['hold', 'release', 'drop', 'flush', 'mark', 'am_silence', 'admit'] as const;
 const FINDING_STATUSES = ['completed', 'exhausted', 'failed', 'skipped', 'cancelled', 'degraded'] as const;
 
 const CURATE_SUBJECTS = ['finding', 'note'] as const;
@@ -80,13 +80,22 @@ export function ledgerEventProblem(value: unknown): string | undefined {
         str(o, 'triggerKey'),
         str(o, 'user'),
         time(o, 'until'),
+        optStr(o, 'openId'),
         optStr(o, 'via'),
         optStr(o, 'eventId'),
         o['alertmanager'] === undefined ? undefined : amRequestProblem(o['alertmanager']),
       );
       break;
     case 'delivered':
-      checks.push(str(o, 'openId'), str(o, 'fingerprint'), str(o, 'transport'), str(o, 'messageRef'), optStr(o, 'channel'), optStr(o, 'outboxId'));
+      checks.push(
+        // A private answer belongs to no thread; every other delivery names its open.
+        o['openId'] === undefined && o['outboxId'] !== undefined ? undefined : str(o, 'openId'),
+        o['openId'] === undefined && o['outboxId'] !== undefined ? optStr(o, 'fingerprint') : str(o, 'fingerprint'),
+        str(o, 'transport'),
+        str(o, 'messageRef'),
+        optStr(o, 'channel'),
+        optStr(o, 'outboxId'),
+      );
       break;
     case 'outbox':
       checks.push(
@@ -97,7 +106,8 @@ export function ledgerEventProblem(value: unknown): string | undefined {
         optStr(o, 'channel'),
         obj(o, 'view'),
         o['detail'] === undefined ? undefined : obj(o, 'detail'),
-        o['openId'] === undefined ? 'openId must be a non-empty string' : undefined,
+        o['op'] === 'answer' ? obj(o, 'to') : o['openId'] === undefined ? 'openId must be a non-empty string' : undefined,
+        optStr(o, 'eventId'),
       );
       break;
     case 'outbox_failed':

@@ -13,6 +13,13 @@ const SUPPRESSED = new Set(['silence', 'cooldown']);
 const STORM_WORKLOADS = 50;
 
 export function applyNoise(state: LedgerState, e: NoiseEvent, touchFingerprint: (state: LedgerState, fp: string) => FingerprintState): void {
+  if (e.action === 'admit') {
+    // The dedup window measures from the last admission of the same fingerprint and status.
+    const fp = touchFingerprint(state, e.fingerprint);
+    if (e.reason === 'resolved') fp.admittedResolveAt = e.at;
+    else fp.admittedFiringAt = e.at;
+    return;
+  }
   const counter = `${e.action}:${e.reason}`;
   state.noiseCounts[counter] = (state.noiseCounts[counter] ?? 0) + 1;
   switch (e.action) {
@@ -38,7 +45,10 @@ export function applyNoise(state: LedgerState, e: NoiseEvent, touchFingerprint: 
     }
     case 'mark': {
       const thread = e.openId === undefined ? undefined : state.threads[e.openId];
-      if (thread) thread.amMark = e.reason;
+      if (!thread) return;
+      thread.amMark = e.reason;
+      // What Alertmanager holds decides how the thread reads: gone (no resolve came) or silenced there.
+      if (thread.state === 'firing') thread.state = e.reason === 'am_gone' ? 'resolved' : 'silenced';
       return;
     }
     case 'am_silence':

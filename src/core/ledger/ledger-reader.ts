@@ -263,6 +263,12 @@ export class LedgerReader {
     return recentEpisodes(this.#state(), triggerKey);
   }
 
+  /** When an alert with this fingerprint and status was last admitted (while the dedup window was on). */
+  lastAdmitted(fingerprint: string, status: 'firing' | 'resolved'): string | undefined {
+    const fp = this.#state().fingerprints[fingerprint];
+    return status === 'resolved' ? fp?.admittedResolveAt : fp?.admittedFiringAt;
+  }
+
   /** The debounce hold of a fingerprint, if one is pending. */
   holdOf(fingerprint: string): HeldFiring | undefined {
     return holdOf(this.#state(), fingerprint);

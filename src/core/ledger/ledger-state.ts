@@ -7,7 +7,7 @@ import type { LedgerEvent, OpenEvent } from '../ledger-events.js';
 import { ledgerEventProblem } from './ledger-event-problem.js';
 import { applyFinding, queueInvestigation } from './ledger-findings.js';
 import { applyCurate, applyCurated } from './ledger-curation.js';
-import { applyChatDelivered, applyNote, applyOutbox, applyOutboxFailed, registerThread, rememberChatEvent } from './ledger-chat.js';
+import { applyChatDelivered, applyNote, applyOutbox, applyOutboxFailed, registerThread, rememberChatEvent, threadOf } from './ledger-chat.js';
 import { applyNoise, stormResolved } from './ledger-noise.js';
 import { DEFAULT_LEDGER_LIMITS, LEDGER_STATE_VERSION } from './ledger-types.js';
 import type { DupStats, EntryAggregate, Episode, FingerprintState, LedgerLimits, LedgerState, OpenRecord, TriggerState, Vote } from './ledger-types.js';
@@ -221,6 +221,9 @@ function closeEpisode(state: LedgerState, open: OpenRecord, resolvedAt: string, 
   d.lastResolvedAt = resolvedAt;
   endSilence(state, open.triggerKey, resolvedAt, 'resolve');
   stormResolved(state, open.id);
+  // The thread reads resolved once its incident is over (a storm thread: every alert of it).
+  const thread = open.id === undefined ? undefined : threadOf(state, open.id);
+  if (thread && !(thread.storm && thread.storm.open > 0)) thread.state = 'resolved';
   return episode;
 }
 
@@ -317,6 +320,7 @@ function applyFeedback(state: LedgerState, e: Extract<LedgerEvent, { type: 'feed
  * turn shared references into copies, so each place is updated by id).
  */
 function applyDelivered(state: LedgerState, e: Extract<LedgerEvent, { type: 'delivered' }>): void {
+  if (e.fingerprint === undefined) return;
   const fp = state.fingerprints[e.fingerprint];
   const mark = <T extends { id?: string; openId?: string; threadId?: string }>(o: T | undefined): void => {
     if (o && (o.id ?? o.openId) === e.openId && o.threadId === undefined) o.threadId = e.messageRef;
@@ -353,9 +357,13 @@ export function applyEvent(state: LedgerState, event: unknown, seq?: number): Ep
     case 'feedback':
       applyFeedback(state, e);
       return undefined;
-    case 'silence':
+    case 'silence': {
       trigger(state, e.triggerKey).silence = { user: e.user, at: e.at, until: e.until };
       rememberChatEvent(state, e.eventId);
+      // The thread it was set on reads silenced (older ledgers name none: the trigger's newest).
+      // A silence ended on the spot (a critical firing) silences no thread.
+      const thread = threadOf(state, e.openId ?? state.triggers[e.triggerKey]?.newestOpen?.id ?? '');
+      if (thread && thread.state === 'firing' && Date.parse(e.until) > Date.parse(e.at)) thread.state = 'silenced';
       if (e.alertmanager)
         state.amSilences[e.alertmanager.requestId] = defined({
           requestId: e.alertmanager.requestId,
@@ -366,6 +374,7 @@ export function applyEvent(state: LedgerState, event: unknown, seq?: number): Ep
           via: e.via,
         });
       return undefined;
+    }
     case 'confirm':
       entryAgg(state, e.entry).confirmations += 1;
       dup(state, e.dupFingerprint).confirmations += 1;

@@ -2,10 +2,11 @@
  * Shapes of the ledger's read model (SPEC §8). Plain JSON throughout so snapshots round-trip.
  */
 import type { AnswerKind } from '../types.js';
+import type { CardPatch } from '../chat/thread-view.js';
 import type { CurateEvent, OpenEvent, OutboxEvent } from '../ledger-events.js';
 
 /** Bumped whenever the shape or the folding rules change: older snapshots are then ignored. */
-export const LEDGER_STATE_VERSION = 5;
+export const LEDGER_STATE_VERSION = 6;
 
 /** Bounds that keep memory finite however long the ledger runs. */
 export interface LedgerLimits {
@@ -71,6 +72,9 @@ export interface FingerprintState {
   /** Its newest firing was suppressed (🔕 or the cooldown): its resolve ends, it does not wait for an open. */
   suppressed?: boolean;
   pendingResolveEndsAt?: string;
+  /** When a firing / a resolve of it was last admitted while the dedup window was on. */
+  admittedFiringAt?: string;
+  admittedResolveAt?: string;
 }
 
 export interface EntryAggregate {
@@ -221,7 +225,7 @@ export interface ThreadRecord {
    * an update starts from the posted card with these applied, so a later change (the KB line,
    * a resolve) does not drop an earlier one (the finding's headline).
    */
-  cardPatches?: Record<string, Record<string, unknown>>;
+  cardPatches?: Record<string, Omit<CardPatch, 'kind'>>;
 }
 
 export interface LedgerState {

@@ -14,8 +14,8 @@ import type { Clock } from '../../ports/clock.js';
 import type { Logger } from '../../ports/logger.js';
 import type { DeliveryEnd, LoopObserver } from '../../ports/loop-observer.js';
 import { DeliveryError, type MessageRef } from '../chat/chat-types.js';
-import { patchCard, type CardPatch, type CardView, type DetailView, type ReplyView } from '../chat/thread-view.js';
-import type { LedgerEvent } from '../ledger-events.js';
+import { patchCard, type CardView } from '../chat/thread-view.js';
+import type { LedgerEvent, OutboxEvent } from '../ledger-events.js';
 import type { OutboxItem as OutboxRecord } from '../ledger/ledger-types.js';
 import type { LedgerTx } from '../ledger/ledger-options.js';
 import type { DeepReadonly, LedgerReader } from '../ledger/ledger-reader.js';
@@ -38,9 +38,17 @@ export interface OutboxOptions {
   maxDelayMs: number;
   /** An item still undelivered this long after it was recorded is given up (recorded). */
   maxAgeMs: number;
+  /** The same for a private answer: the person who asked has moved on. */
+  answerMaxAgeMs: number;
 }
 
-export const DEFAULT_OUTBOX_OPTIONS: OutboxOptions = { concurrency: 8, baseDelayMs: 1000, maxDelayMs: 5 * 60_000, maxAgeMs: 24 * 3_600_000 };
+export const DEFAULT_OUTBOX_OPTIONS: OutboxOptions = {
+  concurrency: 8,
+  baseDelayMs: 1000,
+  maxDelayMs: 5 * 60_000,
+  maxAgeMs: 24 * 3_600_000,
+  answerMaxAgeMs: 30 * 60_000,
+};
 
 interface Attempt {
   n: number;
@@ -163,7 +171,7 @@ export class OutboxWorker {
       seenLanes.add(lane);
       if (this.#running.has(lane)) continue;
       const age = now - Date.parse(item.at);
-      if (Number.isFinite(age) && age > this.#opts.maxAgeMs) {
+      if (Number.isFinite(age) && age > (item.op === 'answer' ? this.#opts.answerMaxAgeMs : this.#opts.maxAgeMs)) {
         const a = this.#attempts.get(item.id);
         given.push({
           type: 'outbox_failed',
@@ -179,7 +187,7 @@ export class OutboxWorker {
         nextWake = Math.min(nextWake, attempt.nextAt);
         continue;
       }
-      if (item.op !== 'post' && this.#root(item.openId!, item.transport) === undefined) {
+      if (item.op !== 'post' && item.op !== 'answer' && this.#root(item.openId!, item.transport) === undefined) {
         // Its thread's root is neither delivered nor pending on this lane: it never will be.
         given.push({ type: 'outbox_failed', id: item.id, reason: `its thread was never delivered on ${item.transport}`, at: new Date(now).toISOString() });
         gaveUp.push({ transport: item.transport, op: item.op, outcome: 'failed', reason: 'orphaned' });
@@ -230,34 +238,38 @@ export class OutboxWorker {
       if (!transport) throw new DeliveryError(`transport ${item.transport} is not configured in this process`, { retryable: false });
       const ref = await this.#send(transport, item);
       this.#attempts.delete(item.id);
-      const fingerprint = this.#ledger.read.thread(item.openId!)?.fingerprint ?? 'unknown';
       ended = { transport: item.transport, op: item.op, outcome: 'delivered' };
-      events = ref
-        ? [
-            {
-              type: 'delivered',
-              openId: item.openId!,
-              fingerprint,
-              transport: item.transport,
-              messageRef: ref.id,
-              channel: ref.channel,
-              outboxId: item.id,
-              root: item.op === 'post',
-              at: this.#clock.now().toISOString(),
-            },
-          ]
-        : [
-            {
-              type: 'delivered',
-              openId: item.openId!,
-              fingerprint,
-              transport: item.transport,
-              messageRef: `${item.id}`,
-              outboxId: item.id,
-              root: false,
-              at: this.#clock.now().toISOString(),
-            },
-          ];
+      const fingerprint = item.openId === undefined ? undefined : (this.#ledger.read.thread(item.openId)?.fingerprint ?? 'unknown');
+      events =
+        item.openId === undefined
+          ? // A private answer belongs to no thread: it is done, and registers no message.
+            [{ type: 'delivered', transport: item.transport, messageRef: item.id, outboxId: item.id, root: false, at: this.#clock.now().toISOString() }]
+          : ref
+            ? [
+                {
+                  type: 'delivered',
+                  openId: item.openId,
+                  ...(fingerprint !== undefined ? { fingerprint } : {}),
+                  transport: item.transport,
+                  messageRef: ref.id,
+                  channel: ref.channel,
+                  outboxId: item.id,
+                  root: item.op === 'post',
+                  at: this.#clock.now().toISOString(),
+                },
+              ]
+            : [
+                {
+                  type: 'delivered',
+                  openId: item.openId,
+                  ...(fingerprint !== undefined ? { fingerprint } : {}),
+                  transport: item.transport,
+                  messageRef: `${item.id}`,
+                  outboxId: item.id,
+                  root: false,
+                  at: this.#clock.now().toISOString(),
+                },
+              ];
     } catch (err) {
       const retryable = !(err instanceof DeliveryError) || err.retryable;
       const message = err instanceof Error ? err.message : String(err);
@@ -327,36 +339,51 @@ export class OutboxWorker {
   }
 
   /** The message an item carries, read from the log; undefined when it cannot be read. */
-  async #payload(item: OutboxItem): Promise<{ view: Record<string, unknown>; detail?: Record<string, unknown> } | undefined> {
+  async #payload(item: OutboxItem): Promise<Pick<OutboxEvent, 'view' | 'detail' | 'to'> | undefined> {
     if (item.seq === undefined) return undefined;
     const e = await this.#ledger.eventAt(item.seq);
     if (e?.type !== 'outbox' || e.id !== item.id) return undefined;
-    return e.detail ? { view: e.view, detail: e.detail } : { view: e.view };
+    return { view: e.view, ...(e.detail ? { detail: e.detail } : {}), ...(e.to ? { to: e.to } : {}) };
   }
 
   async #send(transport: ChatTransport, item: OutboxItem): Promise<MessageRef | undefined> {
     const opts = { idempotencyKey: item.id };
     const payload = await this.#payload(item);
     if (!payload) throw new DeliveryError(`the message of outbox item ${item.id} cannot be read from the ledger`, { retryable: false });
-    if (item.op === 'post') {
-      return transport.post(
-        { transport: item.transport, channel: item.channel ?? '' },
-        payload.view as unknown as CardView,
-        payload.detail as unknown as DetailView | undefined,
-        opts,
-      );
+    const { view } = payload;
+    const malformed = (): DeliveryError => new DeliveryError(`outbox item ${item.id} (${item.op}) carries a ${view.kind} view`, { retryable: false });
+    switch (item.op) {
+      case 'post':
+        if (view.kind !== 'card') throw malformed();
+        return transport.post(
+          { transport: item.transport, channel: item.channel ?? '' },
+          view,
+          payload.detail?.kind === 'detail' ? payload.detail : undefined,
+          opts,
+        );
+      case 'answer':
+        if (view.kind !== 'ephemeral' || !payload.to) throw malformed();
+        await transport.ephemeral(payload.to, view, opts);
+        return undefined;
+      case 'reply':
+      case 'update': {
+        const root = this.#root(item.openId!, item.transport)!;
+        const ref: MessageRef = { transport: item.transport, channel: root.channel, id: root.id };
+        if (item.op === 'reply') {
+          if (view.kind !== 'detail' && view.kind !== 'notice') throw malformed();
+          return transport.reply(ref, view, opts);
+        }
+        if (view.kind !== 'card' && view.kind !== 'card_patch') throw malformed();
+        let card: CardView;
+        if (view.kind === 'card_patch') {
+          const base = await cardAsItStands(this.#ledger, item.openId!, item.transport);
+          if (!base) throw new DeliveryError(`the card of thread ${item.openId} on ${item.transport} cannot be read from the ledger`, { retryable: false });
+          card = patchCard(base, view);
+        } else card = view;
+        await transport.update(ref, card, opts);
+        return undefined;
+      }
     }
-    const root = this.#root(item.openId!, item.transport)!;
-    const ref: MessageRef = { transport: item.transport, channel: root.channel, id: root.id };
-    if (item.op === 'reply') return transport.reply(ref, payload.view as unknown as ReplyView, opts);
-    let card = payload.view as unknown as CardView | CardPatch;
-    if (card.kind === 'card_patch') {
-      const base = await cardAsItStands(this.#ledger, item.openId!, item.transport);
-      if (!base) throw new DeliveryError(`the card of thread ${item.openId} on ${item.transport} cannot be read from the ledger`, { retryable: false });
-      card = patchCard(base, card);
-    }
-    await transport.update(ref, card, opts);
-    return undefined;
   }
 }
 
@@ -364,7 +391,7 @@ export class OutboxWorker {
 export async function cardAsItStands(ledger: Pick<OutboxLedger, 'read' | 'eventAt'>, openId: string, transport: string): Promise<CardView | undefined> {
   const seq = ledger.read.cardSeq(openId, transport);
   const e = seq === undefined ? undefined : await ledger.eventAt(seq);
-  if (e?.type !== 'outbox' || e.view['kind'] !== 'card') return undefined;
+  if (e?.type !== 'outbox' || e.view.kind !== 'card') return undefined;
   const changes = ledger.read.thread(openId)?.cardPatches?.[transport];
-  return changes ? patchCard(e.view as unknown as CardView, { ...(changes as Omit<CardPatch, 'kind'>), kind: 'card_patch' }) : (e.view as unknown as CardView);
+  return changes ? patchCard(e.view, { ...changes, kind: 'card_patch' }) : e.view;
 }

@@ -5,7 +5,7 @@
  * replica that lost the lead cannot move it; an item handled again after a crash is recognised
  * by its id (the ledger transaction carries it), so nothing is counted twice.
  */
-import type { ChatEvent } from '../chat/chat-types.js';
+import type { ChatIntent } from '../chat/chat-types.js';
 import type { Incident } from '../types.js';
 import type { Logger } from '../../ports/logger.js';
 import { CorruptRecordError, logKey, StaleFenceError, type Fence, type KeyValueStore, type LogKeys } from '../../ports/store.js';
@@ -22,7 +22,7 @@ interface ItemBase {
   from: string;
 }
 export type InboxItem =
-  (ItemBase & { kind: 'alertmanager'; incidents: Incident[]; route: { channel?: string; room?: string } }) | (ItemBase & { kind: 'chat'; event: ChatEvent });
+  (ItemBase & { kind: 'alertmanager'; incidents: Incident[]; route: { channel?: string; room?: string } }) | (ItemBase & { kind: 'chat'; intent: ChatIntent });
 
 /** Items read per store round-trip while draining. */
 const BATCH = 100;
@@ -130,6 +130,7 @@ function isItem(v: unknown): v is InboxItem {
   const o = v as Record<string, unknown>;
   if (typeof o['id'] !== 'string') return false;
   if (o['kind'] === 'alertmanager') return Array.isArray(o['incidents']);
-  if (o['kind'] === 'chat') return typeof o['event'] === 'object' && o['event'] !== null;
+  // An item an older build wrote (`event`, a raw chat event) is not an intent: skipped like any unreadable item.
+  if (o['kind'] === 'chat') return typeof o['intent'] === 'object' && o['intent'] !== null;
   return false;
 }

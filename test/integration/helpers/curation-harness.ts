@@ -11,9 +11,8 @@ import { simpleGit } from 'simple-git';
 import { GitDrafts } from '../../../src/adapters/git/git-drafts.js';
 import { GitHubForge } from '../../../src/adapters/github/github-forge.js';
 import { createStore } from '../../../src/adapters/keyv/keyv-store.js';
-import { loadSnapshot } from '../../../src/cli/catalog-context.js';
+import { loadSnapshot } from '../../../src/runtime/open-catalog.js';
 import { InvestigationJobs, type InvestigationEngine } from '../../../src/core/bot/investigation-jobs.js';
-import { RepriseBot } from '../../../src/core/bot/reprise-bot.js';
 import { Routing } from '../../../src/core/bot/routing.js';
 import { CurationWorker, type CurationOptions } from '../../../src/core/curate/curation-worker.js';
 import type { Finding, ModelFinding } from '../../../src/core/investigate/finding.js';
@@ -21,7 +20,9 @@ import { emptyTally } from '../../../src/core/investigate/model-call.js';
 import type { InvestigationResult } from '../../../src/core/investigate/investigation-types.js';
 import { eventKey, Ledger } from '../../../src/core/ledger/ledger.js';
 import type { LedgerEvent } from '../../../src/core/ledger-events.js';
-import { OutboxWorker } from '../../../src/core/outbox/outbox-worker.js';
+import { buildLoop } from '../../../src/runtime/build-loop.js';
+import type { RepriseBot } from '../../../src/core/bot/reprise-bot.js';
+import type { OutboxWorker } from '../../../src/core/outbox/outbox-worker.js';
 import type { CatalogSnapshot } from '../../../src/core/recall/catalog-snapshot.js';
 import { ManualClock } from '../../../src/ports/clock.js';
 import type { Logger } from '../../../src/ports/logger.js';
@@ -130,9 +131,9 @@ export async function curationHarness(
     token: 'test-token',
     baseUrl: fake.url,
     logger,
-    sleep: async () => {},
     maxAttempts: 3,
-    baseDelayMs: 1,
+    delayUnitMs: 1,
+    writeSpacingMs: 0,
     maxWaitMs: 5_000,
     now: () => clock.now(),
   });
@@ -149,18 +150,6 @@ export async function curationHarness(
   const ledger = await Ledger.open(store);
   const transport = new RecordingTransport({});
   const transports = new Map([[transport.name, transport]]);
-  const outbox = new OutboxWorker({ ledger: ledger, transports, clock, logger, options: { baseDelayMs: 1000, maxDelayMs: 60_000 } });
-  const botLedger = ledger;
-  const worker = new CurationWorker({
-    ledger,
-    forge,
-    drafts,
-    catalog: () => catalog!,
-    clock,
-    logger,
-    outbox,
-    options: { baseDelayMs: 60_000, ...o.worker },
-  });
   const findings: Finding[] = [];
   const engine: InvestigationEngine = {
     run: async (req) => {
@@ -188,27 +177,30 @@ export async function curationHarness(
       steps: [],
     }),
   };
-  const jobs = new InvestigationJobs({
-    engine,
-    ledger: botLedger,
-    clock,
-    logger,
-    options: { investigateAfterMs: 0, outcomeFloor: 0.5, curation: { minConfidence: 0.75, kick: () => worker.kick() } },
-    kick: () => outbox.kick(),
-  });
-  const bot = new RepriseBot({
+  const {
+    bot,
+    outbox,
+    jobs: scheduler,
+    curation,
+  } = buildLoop({
+    ledger,
     catalog: () => catalog!,
-    ledger: botLedger,
     clock,
     logger,
     recall: recallOpts(),
     routing: new Routing({ transports: [{ name: transport.name, defaultChannel: '#rec', param: 'channel' }], rules: [], mentions: [] }),
-    surfaces: transports,
-    outbox,
-    jobs,
-    curation: worker,
+    transports,
+    outbox: { baseDelayMs: 1000, maxDelayMs: 60_000 },
+    model: { jobs: (handle) => new InvestigationJobs({ engine, ledger, clock, logger, options: { investigateAfterMs: 0, outcomeFloor: 0.5 }, handle }) },
+    curation: {
+      minConfidence: 0.75,
+      worker: (handle) =>
+        new CurationWorker({ ledger, forge, drafts, catalog: () => catalog!, clock, logger, handle, options: { baseDelayMs: 60_000, ...o.worker } }),
+    },
   });
-  await transport.start(bot.onChat);
+  const worker = curation!;
+  const jobs = scheduler!;
+  await transport.start(async (intent) => void (await bot.handle(intent)));
   outbox.start();
   worker.start();
   const settle = async (): Promise<void> => {

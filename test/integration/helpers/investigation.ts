@@ -13,8 +13,8 @@ import { alertNameContext, structuralGate } from '../../../src/core/recall/struc
 import type { Candidate, Incident } from '../../../src/core/types.js';
 import { parseConfigText } from '../../../src/config/load-config.js';
 import type { Config } from '../../../src/config/schema.js';
-import { buildInvestigator, type BuiltInvestigator } from '../../../src/cli/build-investigator.js';
-import { loadSnapshot } from '../../../src/cli/catalog-context.js';
+import { buildInvestigator, type BuiltInvestigator } from '../../../src/runtime/build-investigator.js';
+import { loadSnapshot } from '../../../src/runtime/open-catalog.js';
 import { type InMemoryTokenMeter } from '../../../src/core/investigate/memory-stores.js';
 import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll } from 'vitest';
@@ -190,7 +190,7 @@ export function serveModelConfig(
   return [
     ...(o.before ?? []),
     'server:',
-    '  bearer_token: test-token',
+    '  bearer_token: test-token-for-investigations',
     'catalog:',
     ...(o.catalog ?? [`  dir: ${JSON.stringify(INVESTIGATE_CATALOG)}`]),
     ...(o.trigger ? ['trigger:', ...o.trigger] : []),

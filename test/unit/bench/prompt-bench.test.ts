@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { requestTokens, runPromptBench } from '../../../src/bench/prompt-bench.js';
+import { requestTokens, runPromptBench } from '../../../bench/prompt-bench.js';
 
 describe('prompt bench', () => {
   it('counts real prompts with a tokenizer, and the recall path stays within 3,000 tokens', async () => {

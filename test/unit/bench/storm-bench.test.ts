@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createOpenAIModel } from '../../../src/adapters/openai/openai-model.js';
-import { localModelReply, startLocalModel } from '../../../src/bench/local-model.js';
-import { renderStormBench, stormPayload, tallyStorm, type StormResult, type StormSeries } from '../../../src/bench/storm-bench.js';
+import { localModelReply, startLocalModel } from '../../../bench/local-model.js';
+import { renderStormBench, stormPayload, tallyStorm, type StormResult, type StormSeries } from '../../../bench/storm-bench.js';
 import { parseAlertmanagerPayload } from '../../../src/core/alertmanager.js';
 import { coalesceKey } from '../../../src/core/bot/noise-control.js';
 import { parseModelFinding } from '../../../src/core/investigate/finding.js';

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { entryStats, replayEvents } from '../../../src/core/ledger/ledger-state.js';
-import { naiveEntryStats } from '../../../src/bench/naive-entry-stats.js';
-import { percentile, summarizeNs } from '../../../src/bench/percentile.js';
-import { createRng, zipfSampler } from '../../../src/bench/prng.js';
-import { generateCatalog } from '../../../src/bench/synthetic-catalog.js';
-import { generateIncidents, generateQueries } from '../../../src/bench/synthetic-queries.js';
-import { generateEvents, ledgerEntryId } from '../../../src/bench/synthetic-events.js';
-import { fmtCount, speedRatio } from '../../../src/bench/format-table.js';
+import { naiveEntryStats } from '../../../bench/naive-entry-stats.js';
+import { percentile, summarizeNs } from '../../../bench/percentile.js';
+import { createRng } from '../../../src/core/eval/prng.js';
+import { zipfSampler } from '../../../bench/sampling.js';
+import { generateCatalog } from '../../../bench/synthetic-catalog.js';
+import { generateIncidents, generateQueries } from '../../../bench/synthetic-queries.js';
+import { generateEvents, ledgerEntryId } from '../../../bench/synthetic-events.js';
+import { fmtCount, speedRatio } from '../../../bench/format-table.js';
 
 describe('percentile', () => {
   it('uses the nearest rank', () => {

@@ -3,17 +3,17 @@
  * (matchers made by the adapter; here a recording stand-in), offered only when configured; and
  * threads are marked from Alertmanager's alert list instead of staying "firing".
  */
+import { incidentIntents } from '../../../src/core/bot/intent.js';
 import { describe, expect, it } from 'vitest';
-import { threadMarks } from '../../../src/core/bot/alertmanager-reconcile.js';
 import type { AlertmanagerSilencer } from '../../../src/core/bot/bot-context.js';
 import { parseCommand } from '../../../src/core/bot/commands.js';
-import { fromChatEvent } from '../../../src/core/bot/bot-event.js';
-import { parseSilenceChoice } from '../../../src/core/bot/silence-choice.js';
+import { parseSilenceChoice, threadReplyIntent } from '../../../src/core/chat/thread-text.js';
+import { rememberListed, threadMarks, type AlertmanagerAlertState } from '../../../src/core/bot/alertmanager-reconcile.js';
 import type { CardView, NoticeView } from '../../../src/core/chat/thread-view.js';
 import type { NoiseEvent } from '../../../src/core/ledger-events.js';
 import type { Incident } from '../../../src/core/types.js';
 import { alert, fixedSnapshot } from '../recall/recall-fixtures.js';
-import { botHarness } from './bot-harness.js';
+import { botHarness, resume } from './bot-harness.js';
 
 const snapshot = fixedSnapshot([], {});
 const firing = (fp: string, source = 'alertmanager'): Incident => ({
@@ -41,44 +41,23 @@ describe('"silence in Alertmanager too"', () => {
     expect(parseSilenceChoice('4h+am')).toEqual({ duration: '4h', alertmanager: true });
     expect(parseSilenceChoice('24h am')).toEqual({ duration: '24h', alertmanager: true });
     expect(parseSilenceChoice('1h')).toEqual({ duration: '1h', alertmanager: false });
-    expect(parseCommand('silence 4h am')).toEqual({ name: 'silence', duration: '4h am' });
-    expect(parseCommand('silence kubepod|payments 4h am')).toEqual({ name: 'silence', triggerKey: 'kubepod|payments', duration: '4h am' });
-    expect(parseCommand('silence kubepod|payments 4h')).toEqual({ name: 'silence', triggerKey: 'kubepod|payments', duration: '4h' });
+    expect(parseCommand('silence', '4h am')).toEqual({ name: 'silence', duration: '4h', alertmanager: true });
+    expect(parseCommand('silence', 'kubepod|payments 4h am')).toEqual({ name: 'silence', triggerKey: 'kubepod|payments', duration: '4h', alertmanager: true });
+    expect(parseCommand('silence', 'kubepod|payments 4h')).toEqual({ name: 'silence', triggerKey: 'kubepod|payments', duration: '4h', alertmanager: false });
     const thread = { transport: 'matrix', channel: '!r', id: '$e' };
-    expect(
-      fromChatEvent({
-        type: 'message',
-        eventId: 'e',
-        transport: 'matrix',
-        user: { id: '@a:hs' },
-        thread,
-        channel: '!r',
-        text: 'silence 4h am',
-        addressed: true,
-      }),
-    ).toMatchObject({ type: 'silence', duration: '4h am' });
-    expect(
-      fromChatEvent({
-        type: 'message',
-        eventId: 'e',
-        transport: 'matrix',
-        user: { id: '@a:hs' },
-        thread,
-        channel: '!r',
-        text: 'silence 4h because of the deploy',
-        addressed: true,
-      }),
-    ).toMatchObject({ type: 'note' });
+    const ctx = { eventId: 'e', actor: { id: '@a:hs', via: 'matrix' }, thread };
+    expect(threadReplyIntent('silence 4h am', ctx)).toMatchObject({ type: 'silence', duration: '4h', alertmanager: true });
+    expect(threadReplyIntent('silence 4h because of the deploy', ctx)).toMatchObject({ type: 'note' });
   });
 
   it('offers it on the card only when Alertmanager is configured and the alert came from it', async () => {
     const plain = await botHarness({ snapshot });
-    await plain.bot.handle([firing('fp-1')]);
+    await plain.bot.handle(incidentIntents([firing('fp-1')]));
     await plain.settle();
     expect((plain.transport.posts[0]!.view as CardView).amSilence).toBeUndefined();
     const { silencer } = recordingSilencer();
     const am = await botHarness({ snapshot, alertmanager: silencer });
-    await am.bot.handle([firing('fp-1'), firing('fp-2', 'pagerduty')]);
+    await am.bot.handle(incidentIntents([firing('fp-1'), firing('fp-2', 'pagerduty')]));
     await am.settle();
     expect(am.transport.posts.map((p) => (p.view as CardView).amSilence)).toEqual([true, undefined]);
   });
@@ -86,11 +65,11 @@ describe('"silence in Alertmanager too"', () => {
   it('a 🔕 "4h + Alertmanager" silences here and there; the comment links the thread; the thread is told', async () => {
     const { silencer, calls } = recordingSilencer();
     const h = await botHarness({ snapshot, alertmanager: silencer });
-    await h.bot.handle([firing('fp-1')]);
+    await h.bot.handle(incidentIntents([firing('fp-1')]));
     await h.settle();
     const root = h.transport.posts[0]!.ref!;
     const controlsId = (h.transport.posts[0]!.view as CardView).controlsId;
-    await h.transport.sink!({
+    await h.transport.inject({
       type: 'action',
       eventId: 'sel-1',
       transport: 'rec',
@@ -119,9 +98,9 @@ describe('"silence in Alertmanager too"', () => {
     // The first process records the 🔕 and dies while Alertmanager has not answered.
     const hung: AlertmanagerSilencer = { silenceAlert: () => new Promise<string>(() => undefined) };
     const first = await botHarness({ snapshot, alertmanager: hung });
-    await first.bot.handle([firing('fp-1')]);
+    await first.bot.handle(incidentIntents([firing('fp-1')]));
     await first.settle();
-    await first.transport.sink!({
+    await first.transport.inject({
       type: 'message',
       eventId: 'm',
       transport: 'rec',
@@ -136,21 +115,21 @@ describe('"silence in Alertmanager too"', () => {
 
     const { silencer, calls } = recordingSilencer();
     const second = await botHarness({ snapshot, store: first.store, clock: first.clock, alertmanager: silencer });
-    expect(second.bot.resumeAmSilences()).toBe(1);
-    expect(second.bot.resumeAmSilences()).toBe(0);
+    expect((await resume(second.bot)).amSilences).toBe(1);
+    expect((await resume(second.bot)).amSilences).toBe(0);
     await second.bot.idle();
     expect(calls).toEqual([expect.objectContaining({ fingerprint: 'fp-1', endsAt: '2026-01-01T04:00:00.000Z', createdBy: 'ann via Reprise (rec)' })]);
     const outcome = (await second.events()).filter((e): e is NoiseEvent => e.type === 'noise' && e.action === 'am_silence');
     expect(outcome).toEqual([expect.objectContaining({ reason: 'created', detail: 'also silenced in Alertmanager until 04:00 UTC (silence sil-1)' })]);
-    expect(second.bot.resumeAmSilences()).toBe(0);
+    expect((await resume(second.bot)).amSilences).toBe(0);
   });
 
   it('Alertmanager down: silenced in Reprise all the same, and the thread says why not there', async () => {
     const { silencer } = recordingSilencer('Alertmanager at http://127.0.0.1:9 did not answer');
     const h = await botHarness({ snapshot, alertmanager: silencer });
-    await h.bot.handle([firing('fp-1')]);
+    await h.bot.handle(incidentIntents([firing('fp-1')]));
     await h.settle();
-    await h.transport.sink!({
+    await h.transport.inject({
       type: 'reaction',
       eventId: 'r',
       transport: 'rec',
@@ -159,7 +138,7 @@ describe('"silence in Alertmanager too"', () => {
       reaction: 'no_bell',
       removed: false,
     });
-    await h.transport.sink!({
+    await h.transport.inject({
       type: 'message',
       eventId: 'm',
       transport: 'rec',
@@ -179,9 +158,9 @@ describe('"silence in Alertmanager too"', () => {
 
   it('without Alertmanager configured, asking for it silences here and says so', async () => {
     const h = await botHarness({ snapshot });
-    await h.bot.handle([firing('fp-1')]);
+    await h.bot.handle(incidentIntents([firing('fp-1')]));
     await h.settle();
-    await h.transport.sink!({
+    await h.transport.inject({
       type: 'message',
       eventId: 'm',
       transport: 'rec',
@@ -200,19 +179,26 @@ describe('"silence in Alertmanager too"', () => {
 describe('reconciling threads with Alertmanager', () => {
   it('marks silenced, inhibited and vanished alerts once each, in place and recorded; active ones and other sources are left alone', async () => {
     const h = await botHarness({ snapshot });
-    await h.bot.handle([firing('fp-sil'), firing('fp-inh'), firing('fp-gone'), firing('fp-live'), firing('fp-pd', 'pagerduty')]);
+    // What the reconcile timer keeps between rounds: the fingerprints this Alertmanager listed.
+    const seen = new Set<string>();
+    const reconcile = async (alerts: AlertmanagerAlertState[]): Promise<number> => {
+      const [o] = await h.bot.handle({ type: 'reconcile', alerts, listedAt: h.clock.now(), seen });
+      rememberListed(seen, alerts);
+      return o?.status === 'reconciled' ? o.marked : -1;
+    };
+    await h.bot.handle(incidentIntents([firing('fp-sil'), firing('fp-inh'), firing('fp-gone'), firing('fp-live'), firing('fp-pd', 'pagerduty')]));
     await h.settle();
     h.clock.advance(60_000);
     const active = (fingerprint: string) => ({ fingerprint, state: 'active', silenced: false, inhibited: false });
     // First round: everything still active (the pagerduty alert was never Alertmanager's).
-    expect(await h.bot.reconcile([active('fp-sil'), active('fp-inh'), active('fp-gone'), active('fp-live')], h.clock.now())).toBe(0);
+    expect(await reconcile([active('fp-sil'), active('fp-inh'), active('fp-gone'), active('fp-live')])).toBe(0);
     const list = [
       { fingerprint: 'fp-sil', state: 'suppressed', silenced: true, inhibited: false },
       { fingerprint: 'fp-inh', state: 'suppressed', silenced: false, inhibited: true },
       active('fp-live'),
     ];
-    expect(await h.bot.reconcile(list, h.clock.now())).toBe(3);
-    expect(await h.bot.reconcile(list, h.clock.now())).toBe(0);
+    expect(await reconcile(list)).toBe(3);
+    expect(await reconcile(list)).toBe(0);
     await h.settle();
     const byRoot = new Map(h.transport.posts.map((p) => [p.ref!.id, (p.view as CardView).triggerKey]));
     expect(byRoot.size).toBe(5);

@@ -3,8 +3,10 @@
  * bot as ChatEvents; what they mean is recorded once, by allowed users only, and answered
  * through the outbox (thread notices, card edits) or privately (clicks, commands).
  */
+import type { TestChatEvent } from './recording-transport.js';
+import { incidentIntents } from '../../../src/core/bot/intent.js';
 import { describe, expect, it } from 'vitest';
-import type { ChatEvent, MessageRef } from '../../../src/core/chat/chat-types.js';
+import type { MessageRef } from '../../../src/core/chat/chat-types.js';
 import type { CardView, EphemeralView, NoticeView } from '../../../src/core/chat/thread-view.js';
 import type { Incident } from '../../../src/core/types.js';
 import { alert, fixedSnapshot, incidentEntry, playbook } from '../recall/recall-fixtures.js';
@@ -34,14 +36,14 @@ const notices = (sent: Array<{ view: unknown }>): string[] =>
 
 async function withThread(opts: Parameters<typeof botHarness>[0] | undefined = undefined) {
   const h = await botHarness(opts ?? { snapshot });
-  await h.bot.handle([firing()]);
+  await h.bot.handle(incidentIntents([firing()]));
   await h.settle();
   const root = h.transport.posts[0]!.ref!;
   const reply = (await h.events()).find((e) => e.type === 'delivered' && !e.root) as { messageRef: string };
   return { ...h, root, detailRef: { ...root, id: reply.messageRef } as MessageRef, controlsId: (h.transport.posts[0]!.view as CardView).controlsId };
 }
 
-const reaction = (target: MessageRef, reaction: string, eventId: string, who = 'U1', removed = false): ChatEvent => ({
+const reaction = (target: MessageRef, reaction: string, eventId: string, who = 'U1', removed = false): TestChatEvent => ({
   type: 'reaction',
   eventId,
   transport: 'rec',
@@ -55,34 +57,51 @@ const respond = { kind: 'ephemeral' as const, channel: '#rec', user: 'U1' };
 describe('votes from chat', () => {
   it("counts a 👎 reaction on the bot's card or its analysis against the recalled entry, once per event", async () => {
     const { bot, transport, ledger, root, detailRef, settle } = await withThread();
-    await transport.sink!(reaction(root, '-1', 'ev-1'));
-    await transport.sink!(reaction(root, '-1', 'ev-1')); // Slack retried the same event
+    await transport.inject(reaction(root, '-1', 'ev-1'));
+    await transport.inject(reaction(root, '-1', 'ev-1')); // Slack retried the same event
     expect(ledger.read.entryStats(oom.id)).toMatchObject({ down: 1 });
     // 👍 from someone else, on the analysis in the thread: also a message the bot sent.
-    await transport.sink!(reaction(detailRef, '+1', 'ev-2', 'U2'));
+    await transport.inject(reaction(detailRef, '+1', 'ev-2', 'U2'));
     expect(ledger.read.entryStats(oom.id)).toMatchObject({ down: 1, up: 1 });
     // Removing a reaction clears that user's vote.
-    await transport.sink!(reaction(root, '-1', 'ev-3', 'U1', true));
+    await transport.inject(reaction(root, '-1', 'ev-3', 'U1', true));
     expect(ledger.read.entryStats(oom.id)).toMatchObject({ down: 0, up: 1 });
     // Other emoji mean nothing.
-    await transport.sink!(reaction(root, 'eyes', 'ev-4'));
+    await transport.inject(reaction(root, 'eyes', 'ev-4'));
     await settle();
     expect(ledger.read.votes(TK)).toEqual({ 'rec:U2': expect.objectContaining({ vote: 'up', entry: oom.id }) });
     void bot;
   });
 
+  it('a 👎 (reaction or button) rewrites the card in place with the new tally and the track record it moved', async () => {
+    const { transport, root, controlsId, settle } = await withThread();
+    await transport.inject(reaction(root, '-1', 'ev-1'));
+    await settle();
+    const card = () => transport.updates.at(-1)!.view as CardView;
+    expect(transport.updates.at(-1)!.ref).toMatchObject({ id: root.id });
+    expect(card().feedback).toBe('votes on this alert: 👍 0 👎 1 · entry track record: resolved 0 of 0 concluded recalls (1 in progress) · 👍 0 👎 1');
+    expect(card().state).toBe('firing');
+    await transport.inject({ type: 'action', eventId: 'click-up', transport: 'rec', user: user('U2'), action: 'vote_up', target: root, controlsId, respond });
+    await settle();
+    expect(card().feedback).toMatch(/^votes on this alert: 👍 1 👎 1 · .*👍 1 👎 1$/);
+    // Changing your mind moves your vote: the tally says so.
+    await transport.inject(reaction(root, '+1', 'ev-2'));
+    await settle();
+    expect(card().feedback).toMatch(/^votes on this alert: 👍 2 👎 0 /);
+  });
+
   it('ignores a reaction on a message the bot did not send, and one from a user outside the allowlist', async () => {
     const { transport, ledger, root } = await withThread({ snapshot, allow: (a) => a.id !== 'U-stranger' });
     const seq = ledger.seq;
-    await transport.sink!(reaction({ ...root, id: 'someone-elses-message' }, '-1', 'ev-x'));
-    await transport.sink!(reaction(root, '-1', 'ev-y', 'U-stranger'));
+    await transport.inject(reaction({ ...root, id: 'someone-elses-message' }, '-1', 'ev-x'));
+    await transport.inject(reaction(root, '-1', 'ev-y', 'U-stranger'));
     expect(ledger.seq).toBe(seq);
     expect(ledger.read.entryStats(oom.id)).toMatchObject({ up: 0, down: 0 });
   });
 
-  it('records a button click once, however often it is clicked, and answers the clicker privately', async () => {
-    const { transport, ledger, root, controlsId } = await withThread();
-    const click: ChatEvent = {
+  it('records a button click once, however often it is delivered, and answers the clicker privately, once', async () => {
+    const { transport, ledger, root, controlsId, settle } = await withThread();
+    const click: TestChatEvent = {
       type: 'action',
       eventId: 'click-1',
       transport: 'rec',
@@ -92,10 +111,12 @@ describe('votes from chat', () => {
       controlsId,
       respond,
     };
-    await transport.sink!(click);
-    await transport.sink!(click); // a double click delivers the same action id
+    await transport.inject(click);
+    await transport.inject(click); // a double click delivers the same action id
+    await settle();
     expect(ledger.read.entryStats(oom.id)).toMatchObject({ up: 1 });
-    expect(transport.ephemerals.map((e) => (e.view as EphemeralView).title)).toEqual(['Thanks', 'Already recorded']);
+    // The answer goes through the outbox with the event: a second delivery of it is answered by the first.
+    expect(transport.ephemerals.map((e) => (e.view as EphemeralView).title)).toEqual(['Thanks']);
     expect(transport.ephemerals[0]!.to).toEqual(respond);
   });
 });
@@ -103,7 +124,7 @@ describe('votes from chat', () => {
 describe('silences from chat', () => {
   it('🔕 Silence… 4h from the card: recorded, the card is rewritten, the thread is told, the next firing posts nothing', async () => {
     const { bot, transport, ledger, root, controlsId, clock, settle } = await withThread();
-    await transport.sink!({
+    await transport.inject({
       type: 'action',
       eventId: 'sel-1',
       transport: 'rec',
@@ -123,7 +144,7 @@ describe('silences from chat', () => {
     expect((transport.ephemerals[0]!.view as EphemeralView).title).toBe('Silenced');
     const seq = ledger.seq;
     clock.advance(60_000);
-    expect((await bot.handle([firing('fp-2')]))[0]).toMatchObject({ status: 'silenced' });
+    expect((await bot.handle(incidentIntents([firing('fp-2')])))[0]).toMatchObject({ status: 'silenced' });
     await settle();
     expect(transport.posts).toHaveLength(1);
     expect(ledger.seq).toBe(seq + 1);
@@ -131,10 +152,10 @@ describe('silences from chat', () => {
   });
 
   it('a 🔕 reaction silences for 4 h; "@reprise silence: 24h" in the thread for longer; a bad duration is refused with a reason', async () => {
-    const { transport, ledger, root, clock, settle } = await withThread();
-    await transport.sink!(reaction(root, 'no_bell', 'r-1'));
+    const { transport, ledger, root, clock, settle, events } = await withThread();
+    await transport.inject(reaction(root, 'no_bell', 'r-1'));
     expect(ledger.read.silence(TK, clock.now()).silence?.until).toBe('2026-01-01T04:00:00.000Z');
-    await transport.sink!({
+    await transport.inject({
       type: 'message',
       eventId: 'm-1',
       transport: 'rec',
@@ -146,17 +167,20 @@ describe('silences from chat', () => {
     });
     expect(ledger.read.silence(TK, clock.now()).silence?.until).toBe('2026-01-02T00:00:00.000Z');
     await settle();
-    const seq = ledger.seq;
-    await transport.sink!({ type: 'action', eventId: 'sel-2', transport: 'rec', user: user('U1'), action: 'silence', value: '90d', target: root, respond });
-    expect(ledger.seq).toBe(seq);
-    expect((transport.ephemerals.at(-1)!.view as EphemeralView).body[0]!.join('')).toMatch(/30d maximum/);
+    const silences = async () => (await events()).filter((e) => e.type === 'silence').length;
+    const before = await silences();
+    await transport.inject({ type: 'action', eventId: 'sel-2', transport: 'rec', user: user('U1'), action: 'silence', value: '90d', target: root, respond });
+    await settle();
+    expect(await silences()).toBe(before);
+    // Refused, and said once, privately (the outbox delivers the answer).
+    expect(transport.ephemerals.map((e) => (e.view as EphemeralView).body[0]!.join(''))).toEqual([expect.stringMatching(/30d maximum/)]);
   });
 });
 
 describe('notes from threads', () => {
   it('files "@reprise note: …" as a note event and acknowledges it in the thread, once', async () => {
     const { transport, events, root, settle, controlsId } = await withThread();
-    const note: ChatEvent = {
+    const note: TestChatEvent = {
       type: 'message',
       eventId: 'n-1',
       transport: 'rec',
@@ -166,8 +190,8 @@ describe('notes from threads', () => {
       text: 'note: the JVM flag came from the perf branch <!channel>',
       addressed: true,
     };
-    await transport.sink!(note);
-    await transport.sink!(note);
+    await transport.inject(note);
+    await transport.inject(note);
     await settle();
     const notes = (await events()).filter((e) => e.type === 'note');
     expect(notes).toEqual([
@@ -187,7 +211,7 @@ describe('notes from threads', () => {
   it('ignores replies that do not address the bot, and refuses notes over 8 KiB or past 20 per thread', async () => {
     const { transport, events, root, settle } = await withThread({ snapshot, notes: { maxBytes: 8 * 1024, perThread: 2 } });
     const say = (id: string, text: string, addressed = true) =>
-      transport.sink!({ type: 'message', eventId: id, transport: 'rec', user: user('U3'), thread: root, channel: '#rec', text, addressed });
+      transport.inject({ type: 'message', eventId: id, transport: 'rec', user: user('U3'), thread: root, channel: '#rec', text, addressed });
     await say('a', 'just chatting', false);
     await say('b', `note: ${'x'.repeat(9000)}`);
     await say('c', 'first');
@@ -205,7 +229,7 @@ describe('notes from threads', () => {
 });
 
 describe('commands', () => {
-  const command = (text: string, thread?: MessageRef): ChatEvent => ({
+  const command = (text: string, thread?: MessageRef): TestChatEvent => ({
     type: 'command',
     eventId: `c-${text}`,
     transport: 'rec',
@@ -216,11 +240,11 @@ describe('commands', () => {
     ...(thread ? { thread } : {}),
   });
 
-  it('answers recall, status, help, investigate and unknown words privately, recording nothing', async () => {
-    const { transport, ledger } = await withThread();
-    const seq = ledger.seq;
+  it('answers recall, status, help, investigate and unknown words privately, recording nothing but the answers', async () => {
+    const { transport, events, settle } = await withThread();
     const answer = async (text: string): Promise<EphemeralView> => {
-      await transport.sink!(command(text));
+      await transport.inject(command(text));
+      await settle();
       return transport.ephemerals.at(-1)!.view as EphemeralView;
     };
     const recalled = await answer('recall KubePodCrashLooping');
@@ -236,16 +260,26 @@ describe('commands', () => {
     expect((await answer('help')).title).toBe('Reprise commands');
     expect((await answer('investigate why is checkout down')).body[0]!.join('')).toMatch(/No model is configured/);
     expect((await answer('frobnicate')).title).toMatch(/^Unknown command “frobnicate”/);
-    expect(ledger.seq).toBe(seq);
+    // Each command is one answer in the outbox (delivered once, however often the command is read), nothing else.
+    const answers = (await events()).filter((e) => e.type === 'outbox' && e.op === 'answer');
+    expect(answers.map((e) => (e as { eventId?: string }).eventId)).toEqual(
+      ['recall KubePodCrashLooping', 'status', 'help', 'investigate why is checkout down', 'frobnicate'].map((t) => `c-${t}`),
+    );
+    expect((await events()).filter((e) => !['outbox', 'delivered', 'open'].includes(e.type))).toEqual([]);
+    await transport.inject(command('status'));
+    await settle();
+    expect(transport.ephemerals).toHaveLength(5);
   });
 
   it('silences from a thread with `silence 1h`, and asks for a trigger outside one', async () => {
-    const { transport, ledger, root, clock } = await withThread();
-    await transport.sink!(command('silence 1h'));
+    const { transport, ledger, root, clock, settle } = await withThread();
+    await transport.inject(command('silence 1h'));
+    await settle();
     expect((transport.ephemerals.at(-1)!.view as EphemeralView).body[0]!.join('')).toMatch(/inside an incident thread/);
-    await transport.sink!(command('silence 1h', root));
+    await transport.inject({ ...command('silence 1h', root), eventId: 'c-silence-in-thread' });
+    await settle();
     expect(ledger.read.silence(TK, clock.now()).active).toBe(true);
-    expect((transport.ephemerals.at(-1)!.view as EphemeralView).title).toBe('Silenced');
+    expect(transport.ephemerals.map((e) => (e.view as EphemeralView).title)).toEqual(['Silence', 'Silenced']);
   });
 });
 
@@ -259,13 +293,15 @@ describe('routing, mentions and several surfaces', () => {
       ],
     });
     const search = alert({ alertname: 'KubePodCrashLooping', fingerprint: 'fp-s', labels: { namespace: 'search', pod: 'indexer-7d9f8c6b5-x2k4q' } });
-    await h.bot.handle([firing('fp-p'), search]);
+    await h.bot.handle(incidentIntents([firing('fp-p'), search]));
     await h.settle();
     expect(h.transport.posts.map((p) => (p.to as { channel: string }).channel)).toEqual(['#payments', '#search']);
-    await h.bot.handle([
-      { ...search, status: 'resolved' },
-      { ...firing('fp-p'), status: 'resolved' },
-    ]);
+    await h.bot.handle(
+      incidentIntents([
+        { ...search, status: 'resolved' },
+        { ...firing('fp-p'), status: 'resolved' },
+      ]),
+    );
     await h.settle();
     expect(h.transport.updates.map((u) => u.ref?.channel)).toEqual(['#search', '#payments']);
   });
@@ -279,23 +315,23 @@ describe('routing, mentions and several surfaces', () => {
 
   it("pings owners on critical firings only, never on the resolve's card edit", async () => {
     const h = await botHarness({ snapshot, mentions: [{ match: { namespace: 'payments' }, ids: { rec: ['S-oncall'] } }] });
-    await h.bot.handle([firing('fp-w'), firing('fp-c', { severity: 'critical', pod: 'checkout-api-7d9f8c6b5-p4q7z' })]);
+    await h.bot.handle(incidentIntents([firing('fp-w'), firing('fp-c', { severity: 'critical', pod: 'checkout-api-7d9f8c6b5-p4q7z' })]));
     await h.settle();
     expect(h.transport.posts.map((p) => (p.view as CardView).mentions)).toEqual([[], ['S-oncall']]);
-    await h.bot.handle([{ ...firing('fp-c'), status: 'resolved' }]);
+    await h.bot.handle(incidentIntents([{ ...firing('fp-c'), status: 'resolved' }]));
     await h.settle();
     expect(h.transport.updates.map((u) => (u.view as CardView).mentions)).toEqual([[]]);
   });
 
   it('posts each incident to every surface at once, and resolves it on each', async () => {
     const h = await botHarness({ snapshot, transports: [{ name: 'slack' }, { name: 'matrix' }] });
-    await h.bot.handle([firing()]);
+    await h.bot.handle(incidentIntents([firing()]));
     await h.settle();
     const [slack, matrix] = h.transports;
     expect(slack!.posts).toHaveLength(1);
     expect(matrix!.posts).toHaveLength(1);
     expect((matrix!.posts[0]!.to as { channel: string }).channel).toBe('#matrix');
-    await h.bot.handle([{ ...firing(), status: 'resolved' }]);
+    await h.bot.handle(incidentIntents([{ ...firing(), status: 'resolved' }]));
     await h.settle();
     expect(slack!.updates).toHaveLength(1);
     expect(matrix!.updates).toHaveLength(1);

@@ -1,13 +1,14 @@
 import { createStore } from '../../../src/adapters/keyv/keyv-store.js';
-import type { Actor } from '../../../src/core/bot/bot-event.js';
+import type { Actor } from '../../../src/core/chat/chat-types.js';
 import type { AlertmanagerSilencer, InvestigationJobsPort, NoteLimits } from '../../../src/core/bot/bot-context.js';
 import type { NoiseOptions } from '../../../src/core/bot/noise-control.js';
-import { RepriseBot } from '../../../src/core/bot/reprise-bot.js';
 import { Routing, type MentionRule, type RouteRule } from '../../../src/core/bot/routing.js';
 import type { TriggerPolicy } from '../../../src/core/bot/trigger-policy.js';
-import { eventKey, Ledger } from '../../../src/core/ledger/ledger.js';
+import { Ledger } from '../../../src/core/ledger/ledger.js';
 import type { LedgerEvent } from '../../../src/core/ledger-events.js';
-import { OutboxWorker } from '../../../src/core/outbox/outbox-worker.js';
+import { buildLoop } from '../../../src/runtime/build-loop.js';
+import { feedbackIntent, recordedOrThrow } from '../../../src/core/bot/feedback-request.js';
+import type { IncidentOutcome, RepriseBot } from '../../../src/core/bot/reprise-bot.js';
 import type { CatalogSnapshot } from '../../../src/core/recall/catalog-snapshot.js';
 import { ManualClock } from '../../../src/ports/clock.js';
 import type { Logger } from '../../../src/ports/logger.js';
@@ -53,40 +54,32 @@ export async function botHarness(o: HarnessOptions) {
   const errors: unknown[] = [];
   const warnings: unknown[] = [];
   const logger = recordingLogger(errors, warnings);
-  const outbox = new OutboxWorker({
-    ledger: ledger,
-    transports: byName,
-    clock,
-    logger,
-    options: { baseDelayMs: 1000, maxDelayMs: 60_000, ...(o.concurrency ? { concurrency: o.concurrency } : {}) },
-    ...(o.observer ? { observer: o.observer } : {}),
-  });
-  outbox.start();
-  const bot = new RepriseBot({
+  const { bot, outbox } = buildLoop({
+    ledger,
     catalog: () => o.snapshot,
-    ledger: ledger,
     clock,
     logger,
     recall: recallOpts(),
-    ...(o.policy ? { policy: o.policy } : {}),
     routing: new Routing({
       transports: transports.map((t) => ({ name: t.name, defaultChannel: `#${t.name}`, param: t.name === 'matrix' ? 'room' : 'channel' })),
       rules: o.rules ?? [],
       mentions: o.mentions ?? [],
     }),
-    surfaces: byName,
-    outbox,
+    transports: byName,
+    outbox: { baseDelayMs: 1000, maxDelayMs: 60_000, ...(o.concurrency ? { concurrency: o.concurrency } : {}) },
+    ...(o.policy ? { policy: o.policy } : {}),
     ...(o.allow ? { allow: o.allow } : {}),
     ...(o.notes ? { notes: o.notes } : {}),
     ...(o.noise ? { noise: o.noise } : {}),
-    ...(o.jobs ? { jobs: o.jobs } : {}),
+    ...(o.jobs ? { model: { jobs: () => Object.assign(o.jobs!, { stop: async () => undefined, idle: async () => undefined }) } } : {}),
     ...(o.alertmanager ? { alertmanager: o.alertmanager } : {}),
     ...(o.observer ? { observer: o.observer } : {}),
   });
-  for (const t of transports) await t.start(bot.onChat);
+  outbox.start();
+  for (const t of transports) await t.start(async (intent) => void (await bot.handle(intent)));
   const events = async (): Promise<LedgerEvent[]> => {
     const out: LedgerEvent[] = [];
-    for (let s = 1; s <= ledger.seq; s++) out.push((await store.get<LedgerEvent>(eventKey(s)))!);
+    for await (const r of ledger.read.events()) if ('event' in r) out.push(r.event);
     return out;
   };
   /** Lets the outbox deliver everything deliverable now. */
@@ -94,5 +87,21 @@ export async function botHarness(o: HarnessOptions) {
     outbox.kick();
     await outbox.idle();
   };
-  return { store, ledger, clock, transports, transport: transports[0]!, outbox, bot, errors, warnings, events, settle };
+  /** `reprise feedback` as the control socket takes it: the same intent, through the same entrance. */
+  const feedback = async (input: Record<string, unknown>) => recordedOrThrow((await bot.handle(feedbackIntent(ledger, input, clock.now())))[0], 'feedback');
+  return { store, ledger, clock, transports, transport: transports[0]!, outbox, bot, errors, warnings, events, settle, feedback };
+}
+
+/** A tick through the bot's entrance: the firings it released from their debounce hold. */
+export async function tick(bot: Pick<RepriseBot, 'handle'>): Promise<IncidentOutcome[]> {
+  const [o] = await bot.handle({ type: 'tick' });
+  if (o?.status !== 'ticked') throw new Error(`a tick came back ${o?.status ?? 'empty'}`);
+  return o.released;
+}
+
+/** A resume through the bot's entrance: how many investigations and Alertmanager silences it started. */
+export async function resume(bot: Pick<RepriseBot, 'handle'>): Promise<{ investigations: number; amSilences: number }> {
+  const [o] = await bot.handle({ type: 'resume' });
+  if (o?.status !== 'resumed') throw new Error(`a resume came back ${o?.status ?? 'empty'}`);
+  return { investigations: o.investigations, amSilences: o.amSilences };
 }

@@ -101,7 +101,7 @@ describe('👎 recovery', () => {
       clock: h.clock,
       logger: recordingLogger([]),
       options: { investigateAfterMs: 0, outcomeFloor: 0.5 },
-      kick: () => h.outbox.kick(),
+      handle: (i) => h.bot.handle(i),
     });
     const fire = async (n: number): Promise<void> => {
       jobs.start({ openId: `o-${n}`, incident: { ...incident, fingerprint: `fp-${n}` }, candidates: [{ entry, score: 30 }] });

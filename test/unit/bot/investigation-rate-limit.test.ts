@@ -3,6 +3,7 @@
  * investigation is not started, and that is recorded and said in its thread, never silently
  * lost; the next hour starts them again, and a restart does not reset the count.
  */
+import { incidentIntents } from '../../../src/core/bot/intent.js';
 import { describe, expect, it } from 'vitest';
 import type { InvestigationJobsPort } from '../../../src/core/bot/bot-context.js';
 import { InvestigationJobs, type InvestigationEngine } from '../../../src/core/bot/investigation-jobs.js';
@@ -54,11 +55,11 @@ describe('rate limit on investigation starts', () => {
       clock: h.clock,
       logger: recordingLogger([]),
       options: { investigateAfterMs: 0, outcomeFloor: 0.5, maxPerHour: 2 },
-      kick: () => h.outbox.kick(),
+      handle: (i) => h.bot.handle(i),
       observer,
     });
 
-    await h.bot.handle([crit('a'), crit('b'), crit('c')]);
+    await h.bot.handle(incidentIntents([crit('a'), crit('b'), crit('c')]));
     await ref.jobs.idle();
     expect(runs.map((r) => r.incident.fingerprint).sort()).toEqual(['a', 'b']);
     const findings = (await h.events()).filter((e): e is FindingEvent => e.type === 'finding');
@@ -85,17 +86,17 @@ describe('rate limit on investigation starts', () => {
         clock: h.clock,
         logger: recordingLogger([]),
         options: { investigateAfterMs: 0, outcomeFloor: 0.5, maxPerHour: 2 },
-        kick: () => h.outbox.kick(),
+        handle: (i) => h.bot.handle(i),
       });
     ref.jobs = restarted();
     h.clock.advance(HOUR / 2);
-    await h.bot.handle([crit('d')]);
+    await h.bot.handle(incidentIntents([crit('d')]));
     await ref.jobs.idle();
     expect(runs).toHaveLength(2);
 
     h.clock.advance(HOUR / 2);
     ref.jobs = restarted();
-    await h.bot.handle([crit('e')]);
+    await h.bot.handle(incidentIntents([crit('e')]));
     await ref.jobs.idle();
     expect(runs.map((r) => r.incident.fingerprint).sort()).toEqual(['a', 'b', 'e']);
   });

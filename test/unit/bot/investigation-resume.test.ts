@@ -4,6 +4,7 @@
  * `investigate_after`, or running — is resumed exactly once by the next start. A restart here is
  * a new ledger, bot and scheduler on the same store; the "crash" leaves the old engine hanging.
  */
+import { incidentIntents } from '../../../src/core/bot/intent.js';
 import { describe, expect, it } from 'vitest';
 import { createStore } from '../../../src/adapters/keyv/keyv-store.js';
 import type { InvestigationJobsPort } from '../../../src/core/bot/bot-context.js';
@@ -20,7 +21,7 @@ import type { InvestigationEnd } from '../../../src/ports/loop-observer.js';
 import type { Logger } from '../../../src/ports/logger.js';
 import type { KeyValueStore } from '../../../src/ports/store.js';
 import { alert, fixedSnapshot } from '../recall/recall-fixtures.js';
-import { botHarness } from './bot-harness.js';
+import { botHarness, tick, resume } from './bot-harness.js';
 import { waitFor } from '../../integration/helpers/spawn-bot.js';
 
 const SEC = 1000;
@@ -97,24 +98,25 @@ async function boot(
 ) {
   const ref: { jobs?: InvestigationJobs } = {};
   const port: InvestigationJobsPort = { start: (j) => ref.jobs!.start(j), cancel: (fp) => ref.jobs!.cancel(fp), resume: (j, r) => ref.jobs!.resume(j, r) };
+  /** What metrics would count: each investigation's end with its reason code. */
+  const ends: string[] = [];
+  const observer = { investigationEnded: (e: InvestigationEnd) => void ends.push(`${e.status}/${e.reason}`), recallDecided: () => {}, deliveryEnded: () => {} };
   const h = await botHarness({
     snapshot: fixedSnapshot([], {}),
     store,
     clock,
     jobs: port,
+    observer,
     ...(extra.coalesce ? { noise: { debounceMs: 0, cooldownMs: 0, coalesce: extra.coalesce } } : {}),
   });
   const infos: Array<{ obj: unknown; msg: string }> = [];
-  /** What metrics would count: each investigation's end with its reason code. */
-  const ends: string[] = [];
-  const observer = { investigationEnded: (e: InvestigationEnd) => void ends.push(`${e.status}/${e.reason}`), recallDecided: () => {} };
   const jobs = new InvestigationJobs({
     engine,
     ledger: h.ledger,
     clock,
     logger: infoLogger(infos),
     options: { investigateAfterMs: MIN, outcomeFloor: 0.5, ...options },
-    kick: () => h.outbox.kick(),
+    handle: (i) => h.bot.handle(i),
     observer,
   });
   ref.jobs = jobs;
@@ -129,7 +131,7 @@ describe('resuming investigations after a restart', () => {
     const clock = new ManualClock('2026-01-01T00:00:00Z');
     const dead = scriptedEngine('hang');
     const first = await boot(store, clock, dead.engine);
-    await first.bot.handle([crit('a')]);
+    await first.bot.handle(incidentIntents([crit('a')]));
     await waitFor(() => (dead.runs.length === 1 ? true : undefined), 'the first run to start');
     // The process dies here: the run never answers, nothing is recorded.
     expect(findings(await first.events())).toEqual([]);
@@ -137,9 +139,9 @@ describe('resuming investigations after a restart', () => {
     clock.advance(5 * MIN);
     const live = scriptedEngine('answer');
     const second = await boot(store, clock, live.engine);
-    expect(second.bot.resumeInvestigations()).toBe(1);
+    expect((await resume(second.bot)).investigations).toBe(1);
     // Asked again while it runs (the lead regained): not doubled.
-    expect(second.bot.resumeInvestigations()).toBe(0);
+    expect((await resume(second.bot)).investigations).toBe(0);
     await second.jobs.idle();
     expect(live.runs.map((r) => r.incident.fingerprint)).toEqual(['a']);
     expect(live.runs[0]!.incident).toMatchObject({ alertname: 'NodeDown', severity: 'critical', labels: { instance: 'node-a' } });
@@ -150,7 +152,7 @@ describe('resuming investigations after a restart', () => {
 
     const again = scriptedEngine('answer');
     const third = await boot(store, clock, again.engine);
-    expect(third.bot.resumeInvestigations()).toBe(0);
+    expect((await resume(third.bot)).investigations).toBe(0);
     await third.jobs.idle();
     expect(again.runs).toEqual([]);
     expect(findings(await third.events())).toHaveLength(1);
@@ -160,12 +162,12 @@ describe('resuming investigations after a restart', () => {
     const store = createStore('memory://', '');
     const clock = new ManualClock('2026-01-01T00:00:00Z');
     const first = await boot(store, clock, scriptedEngine('answer').engine);
-    await first.bot.handle([crit('a')]);
+    await first.bot.handle(incidentIntents([crit('a')]));
     await first.jobs.idle();
     expect(findings(await first.events())).toHaveLength(1);
     const next = scriptedEngine('answer');
     const second = await boot(store, clock, next.engine);
-    expect(second.bot.resumeInvestigations()).toBe(0);
+    expect((await resume(second.bot)).investigations).toBe(0);
     await second.jobs.idle();
     expect(next.runs).toEqual([]);
     expect(findings(await second.events())).toHaveLength(1);
@@ -175,13 +177,13 @@ describe('resuming investigations after a restart', () => {
     const store = createStore('memory://', '');
     const clock = new ManualClock('2026-01-01T00:00:00Z');
     const first = await boot(store, clock, scriptedEngine('answer').engine);
-    await first.bot.handle([warn('w')]);
+    await first.bot.handle(incidentIntents([warn('w')]));
     await first.jobs.stop();
     expect(findings(await first.events())).toEqual([]);
 
     clock.advance(20 * SEC);
     const waiting = await boot(store, clock, scriptedEngine('answer').engine);
-    expect(waiting.bot.resumeInvestigations()).toBe(1);
+    expect((await resume(waiting.bot)).investigations).toBe(1);
     const resumed = waiting.infos.find((i) => i.msg === 'investigation resumed after a restart')!;
     expect(resumed.obj).toMatchObject({ waitMs: 40 * SEC });
     await waiting.jobs.stop();
@@ -191,7 +193,7 @@ describe('resuming investigations after a restart', () => {
     clock.advance(50 * SEC);
     const live = scriptedEngine('answer');
     const late = await boot(store, clock, live.engine);
-    expect(late.bot.resumeInvestigations()).toBe(1);
+    expect((await resume(late.bot)).investigations).toBe(1);
     expect(late.infos.find((i) => i.msg === 'investigation resumed after a restart')!.obj).toMatchObject({ waitMs: 0 });
     await late.jobs.idle();
     expect(live.runs).toHaveLength(1);
@@ -202,11 +204,11 @@ describe('resuming investigations after a restart', () => {
     const store = createStore('memory://', '');
     const clock = new ManualClock('2026-01-01T00:00:00Z');
     const first = await boot(store, clock, scriptedEngine('hang').engine);
-    await first.bot.handle([crit('old')]);
+    await first.bot.handle(incidentIntents([crit('old')]));
     clock.advance(2 * HOUR);
     const live = scriptedEngine('answer');
     const second = await boot(store, clock, live.engine, { resumeMaxAgeMs: HOUR });
-    expect(second.bot.resumeInvestigations()).toBe(0);
+    expect((await resume(second.bot)).investigations).toBe(0);
     await second.jobs.idle();
     expect(live.runs).toEqual([]);
     const f = findings(await second.events());
@@ -227,7 +229,7 @@ describe('resuming investigations after a restart', () => {
     );
     // Recorded: the next restart has nothing left to resume.
     const third = await boot(store, clock, live.engine, { resumeMaxAgeMs: HOUR });
-    expect(third.bot.resumeInvestigations()).toBe(0);
+    expect((await resume(third.bot)).investigations).toBe(0);
     await third.jobs.idle();
     expect(findings(await third.events())).toHaveLength(1);
   });
@@ -237,12 +239,12 @@ describe('resuming investigations after a restart', () => {
     const clock = new ManualClock('2026-01-01T00:00:00Z');
     const first = await boot(store, clock, scriptedEngine('hang').engine);
     const a = crit('gone');
-    await first.bot.handle([a]);
+    await first.bot.handle(incidentIntents([a]));
     const live = scriptedEngine('answer');
     const second = await boot(store, clock, live.engine);
     // The resolve arrived before the leader resumed (a follower recorded it in the inbox).
-    await second.bot.handle([{ ...a, status: 'resolved' }]);
-    expect(second.bot.resumeInvestigations()).toBe(0);
+    await second.bot.handle(incidentIntents([{ ...a, status: 'resolved' }]));
+    expect((await resume(second.bot)).investigations).toBe(0);
     await second.jobs.idle();
     expect(live.runs).toEqual([]);
     expect(findings(await second.events())).toEqual([expect.objectContaining({ fingerprint: 'gone', status: 'cancelled', resumed: true, calls: 0 })]);
@@ -253,10 +255,10 @@ describe('resuming investigations after a restart', () => {
     const store = createStore('memory://', '');
     const clock = new ManualClock('2026-01-01T00:00:00Z');
     const first = await boot(store, clock, scriptedEngine('hang').engine);
-    await first.bot.handle([crit('a'), crit('b'), crit('c')]);
+    await first.bot.handle(incidentIntents([crit('a'), crit('b'), crit('c')]));
     const live = scriptedEngine('answer');
     const second = await boot(store, clock, live.engine, { maxPerHour: 2 });
-    expect(second.bot.resumeInvestigations()).toBe(3);
+    expect((await resume(second.bot)).investigations).toBe(3);
     await second.jobs.idle();
     expect(live.runs).toHaveLength(2);
     const f = findings(await second.events());
@@ -270,14 +272,14 @@ describe('resuming investigations after a restart', () => {
     const coalesce: CoalesceOptions = { group: true, labels: [], debounceMs: 30 * SEC, maxWaitMs: 2 * MIN, maxAlerts: 50 };
     const first = await boot(store, clock, scriptedEngine('hang').engine, {}, { coalesce });
     const storm = ['s1', 's2', 's3'].map((fp) => ({ ...warn(fp), groupKey: '{}:{alertname="KubePodCrashLooping"}' }));
-    const outs = await first.bot.handle(storm);
+    const outs = await first.bot.handle(incidentIntents(storm));
     expect(outs.map((o) => o.status)).toEqual(['posted', 'merged', 'merged']);
     await first.jobs.stop();
     clock.advance(3 * MIN);
-    await first.bot.tick(); // the batch's window closes (flushed)
+    await tick(first.bot); // the batch's window closes (flushed)
     const live = scriptedEngine('answer');
     const second = await boot(store, clock, live.engine, {}, { coalesce });
-    expect(second.bot.resumeInvestigations()).toBe(1);
+    expect((await resume(second.bot)).investigations).toBe(1);
     await second.jobs.idle();
     expect(live.runs).toHaveLength(1);
     expect(live.runs[0]!.storm).toHaveLength(3);
@@ -288,14 +290,14 @@ describe('resuming investigations after a restart', () => {
     const store = createStore('memory://', '');
     const clock = new ManualClock('2026-01-01T00:00:00Z');
     const first = await boot(store, clock, scriptedEngine('hang').engine);
-    await first.bot.handle([crit('a'), crit('b')]);
+    await first.bot.handle(incidentIntents([crit('a'), crit('b')]));
     const events = await first.events();
     const replayed = replayEvents(events);
     expect(pendingInvestigations(replayed).map((p) => p.fingerprint)).toEqual(['a', 'b']);
     expect(first.ledger.read.pendingInvestigations()).toEqual(pendingInvestigations(replayed));
     // An open recorded without a model has nothing to resume.
     const plain = await botHarness({ snapshot: fixedSnapshot([], {}) });
-    await plain.bot.handle([crit('c')]);
+    await plain.bot.handle(incidentIntents([crit('c')]));
     expect(plain.ledger.read.pendingInvestigations()).toEqual([]);
   });
 });

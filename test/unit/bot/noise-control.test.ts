@@ -3,6 +3,7 @@
  * debounce, storm coalescing, the recurrence cooldown, and the silence's three endings. Every
  * drop, hold and merge must be in the ledger with its reason.
  */
+import { incidentIntents } from '../../../src/core/bot/intent.js';
 import { stateDigest } from '../../../src/core/ledger/ledger-export-format.js';
 import { describe, expect, it } from 'vitest';
 import type { InvestigationJobsPort } from '../../../src/core/bot/bot-context.js';
@@ -14,7 +15,7 @@ import type { LedgerEvent, NoiseEvent } from '../../../src/core/ledger-events.js
 import type { Incident } from '../../../src/core/types.js';
 import { ManualClock } from '../../../src/ports/clock.js';
 import { alert, fixedSnapshot, incidentEntry } from '../recall/recall-fixtures.js';
-import { botHarness } from './bot-harness.js';
+import { botHarness, tick } from './bot-harness.js';
 
 const SEC = 1000;
 const MIN = 60 * SEC;
@@ -64,13 +65,13 @@ describe('debounce', () => {
   it('holds a warning firing; its resolve inside the window drops both, recorded, with no message and no open', async () => {
     const { bot, transport, events, clock, settle, ledger } = await setup({ debounceMs: 2 * MIN });
     const f = firing('fp-flap');
-    expect(statuses(await bot.handle([f]))).toEqual(['held']);
+    expect(statuses(await bot.handle(incidentIntents([f])))).toEqual(['held']);
     clock.advance(MIN);
-    expect(await bot.handle([resolvedOf(f)])).toEqual([
+    expect(await bot.handle(incidentIntents([resolvedOf(f)]))).toEqual([
       expect.objectContaining({ status: 'dropped', reason: expect.stringMatching(/resolved inside the debounce window/) }),
     ]);
     clock.advance(5 * MIN);
-    expect(await bot.tick()).toEqual([]);
+    expect(await tick(bot)).toEqual([]);
     await settle();
     expect(transport.sent).toEqual([]);
     const all = await events();
@@ -83,7 +84,7 @@ describe('debounce', () => {
 
   it('never holds a critical firing', async () => {
     const { bot, transport, settle } = await setup({ debounceMs: 2 * MIN });
-    expect(statuses(await bot.handle([firing('fp-crit', { severity: 'critical' })]))).toEqual(['posted']);
+    expect(statuses(await bot.handle(incidentIntents([firing('fp-crit', { severity: 'critical' })])))).toEqual(['posted']);
     await settle();
     expect(transport.posts).toHaveLength(1);
   });
@@ -91,32 +92,32 @@ describe('debounce', () => {
   it('posts the firing once the window lapses without a resolve, and its later resolve pairs', async () => {
     const { bot, transport, events, clock, settle, ledger } = await setup({ debounceMs: 2 * MIN });
     const f = firing('fp-real');
-    await bot.handle([f]);
+    await bot.handle(incidentIntents([f]));
     clock.advance(MIN);
-    expect(await bot.tick()).toEqual([]);
+    expect(await tick(bot)).toEqual([]);
     // A re-notification while held is not a second firing.
-    expect(statuses(await bot.handle([f]))).toEqual(['dropped']);
+    expect(statuses(await bot.handle(incidentIntents([f])))).toEqual(['dropped']);
     clock.advance(MIN);
-    expect(statuses(await bot.tick())).toEqual(['posted']);
+    expect(statuses(await tick(bot))).toEqual(['posted']);
     await settle();
     expect(transport.posts).toHaveLength(1);
-    expect((await bot.handle([resolvedOf(f)]))[0]).toMatchObject({ status: 'resolved', paired: true });
+    expect((await bot.handle(incidentIntents([resolvedOf(f)])))[0]).toMatchObject({ status: 'resolved', paired: true });
     expect(noise(await events()).map((e) => `${e.action}:${e.reason}`)).toEqual(['hold:debounce', 'drop:renotification', 'release:debounce']);
     expect(ledger.read.occurrences(f.triggerKey)).toMatchObject({ count: 1, resolved: 1 });
   });
 
   it('loses no held firing across a restart: the hold is re-armed from the ledger', async () => {
     const first = await setup({ debounceMs: 2 * MIN });
-    await first.bot.handle([firing('fp-restart')]);
+    await first.bot.handle(incidentIntents([firing('fp-restart')]));
     await first.ledger.close();
     first.outbox.stop();
     // A new process on the same store.
     const clock = new ManualClock(first.clock.now());
     const second = await botHarness({ snapshot, store: first.store, clock, noise: { debounceMs: 2 * MIN, cooldownMs: 0 } });
     clock.advance(MIN);
-    expect(await second.bot.tick()).toEqual([]);
+    expect(await tick(second.bot)).toEqual([]);
     clock.advance(MIN + SEC);
-    expect(statuses(await second.bot.tick())).toEqual(['posted']);
+    expect(statuses(await tick(second.bot))).toEqual(['posted']);
     await second.settle();
     expect(second.transport.posts).toHaveLength(1);
     expect(second.ledger.read.holdCount()).toBe(0);
@@ -132,9 +133,9 @@ describe('storm coalescing', () => {
     const { bot, transport, events, settle, ledger, clock } = await setup({ coalesce: COALESCE }, { jobs: jobs.port });
     const alerts = storm(200);
     // Alertmanager sends a growing group a few times; one call here, a few more later.
-    const outs = [...(await bot.handle(alerts.slice(0, 120)))];
+    const outs = [...(await bot.handle(incidentIntents(alerts.slice(0, 120))))];
     clock.advance(10 * SEC);
-    outs.push(...(await bot.handle(alerts.slice(120))));
+    outs.push(...(await bot.handle(incidentIntents(alerts.slice(120)))));
     expect(outs.filter((o) => o.status === 'posted')).toHaveLength(4);
     expect(outs.filter((o) => o.status === 'merged')).toHaveLength(196);
     await settle();
@@ -151,16 +152,16 @@ describe('storm coalescing', () => {
 
     // Resolving all but one alert of a thread cancels nothing and keeps the card firing.
     const first50 = alerts.slice(0, 50);
-    await bot.handle(first50.slice(1).map(resolvedOf));
+    await bot.handle(incidentIntents(first50.slice(1).map(resolvedOf)));
     expect(jobs.cancelled).toEqual([]);
     const thread = ledger.read.thread(jobs.started[0]!.openId)!;
     expect(thread.storm).toMatchObject({ count: 50, open: 1 });
     expect(thread.state).toBe('firing');
     // The last one ends the incident: the storm's investigation is cancelled, the card resolved.
-    await bot.handle([resolvedOf(first50[0]!)]);
+    await bot.handle(incidentIntents([resolvedOf(first50[0]!)]));
     expect(jobs.cancelled).toEqual([first50[0]!.fingerprint]);
     expect(ledger.read.thread(jobs.started[0]!.openId)!.state).toBe('resolved');
-    await bot.handle(alerts.slice(50).map(resolvedOf));
+    await bot.handle(incidentIntents(alerts.slice(50).map(resolvedOf)));
     expect(ledger.read.occurrences(alerts[0]!.triggerKey).resolved).toBe(1);
     const resolves = (await events()).filter((e) => e.type === 'resolve');
     expect(resolves).toHaveLength(200);
@@ -173,7 +174,7 @@ describe('storm coalescing', () => {
     const a = storm(200, { groupKey: null }).map((i, n) =>
       n % 2 === 0 ? i : firing(`fp-other-${n}`, { namespace: 'cart', pod: `cart-${n}-7d9f8c6b5-x2k4q`, groupKey: null }),
     );
-    const outs = await bot.handle(a);
+    const outs = await bot.handle(incidentIntents(a));
     expect(outs.filter((o) => o.status === 'posted')).toHaveLength(4);
     await settle();
     expect(transport.posts).toHaveLength(4);
@@ -186,40 +187,40 @@ describe('storm coalescing', () => {
   it('starts a new thread once the window closes (quiet for the debounce, or past the max wait); the closed batch is flushed once', async () => {
     const { bot, events, clock, settle, transport } = await setup({ coalesce: COALESCE });
     const a = storm(6);
-    expect(statuses(await bot.handle([a[0]!]))).toEqual(['posted']);
+    expect(statuses(await bot.handle(incidentIntents([a[0]!])))).toEqual(['posted']);
     clock.advance(20 * SEC);
-    expect(statuses(await bot.handle([a[1]!]))).toEqual(['merged']);
+    expect(statuses(await bot.handle(incidentIntents([a[1]!])))).toEqual(['merged']);
     clock.advance(31 * SEC);
-    expect(statuses(await bot.tick())).toEqual([]);
+    expect(statuses(await tick(bot))).toEqual([]);
     expect(noise(await events()).map((e) => `${e.action}:${e.reason}`)).toEqual(['flush:coalesce']);
-    expect(await bot.tick()).toEqual([]);
-    expect(statuses(await bot.handle([a[2]!]))).toEqual(['posted']);
+    expect(await tick(bot)).toEqual([]);
+    expect(statuses(await bot.handle(incidentIntents([a[2]!])))).toEqual(['posted']);
     for (let i = 3; i < 6; i++) {
       clock.advance(29 * SEC);
-      expect(statuses(await bot.handle([a[i]!]))).toEqual(['merged']);
+      expect(statuses(await bot.handle(incidentIntents([a[i]!])))).toEqual(['merged']);
     }
     clock.advance(29 * SEC);
     // 116 s after the batch's first alert: still inside the 2 min max wait…
-    expect(statuses(await bot.handle([firing('fp-late-1', { pod: 'late-1-7d9f8c6b5-x2k4q' })]))).toEqual(['merged']);
+    expect(statuses(await bot.handle(incidentIntents([firing('fp-late-1', { pod: 'late-1-7d9f8c6b5-x2k4q' })])))).toEqual(['merged']);
     clock.advance(5 * SEC);
     // …and past it now.
-    expect(statuses(await bot.handle([firing('fp-late-2', { pod: 'late-2-7d9f8c6b5-x2k4q' })]))).toEqual(['posted']);
+    expect(statuses(await bot.handle(incidentIntents([firing('fp-late-2', { pod: 'late-2-7d9f8c6b5-x2k4q' })])))).toEqual(['posted']);
     await settle();
     expect(transport.posts).toHaveLength(3);
   });
 
   it('keeps critical alerts apart from a warning storm, so their owners are still paged', async () => {
     const { bot } = await setup({ coalesce: COALESCE });
-    const outs = await bot.handle([...storm(3), firing('fp-c', { severity: 'critical', pod: 'crit-7d9f8c6b5-x2k4q' })]);
+    const outs = await bot.handle(incidentIntents([...storm(3), firing('fp-c', { severity: 'critical', pod: 'crit-7d9f8c6b5-x2k4q' })]));
     expect(statuses(outs)).toEqual(['posted', 'merged', 'merged', 'posted']);
   });
 
   it('replays to the same read model (storm threads and holds included)', async () => {
     const { bot, store, ledger, clock } = await setup({ coalesce: COALESCE, debounceMs: MIN });
-    await bot.handle([...storm(60), firing('fp-crit', { severity: 'critical', pod: 'c-7d9f8c6b5-x2k4q' })]);
+    await bot.handle(incidentIntents([...storm(60), firing('fp-crit', { severity: 'critical', pod: 'c-7d9f8c6b5-x2k4q' })]));
     clock.advance(2 * MIN);
-    await bot.tick();
-    await bot.handle(storm(30).map(resolvedOf));
+    await tick(bot);
+    await bot.handle(incidentIntents(storm(30).map(resolvedOf)));
     const replayed = await Ledger.replayAll(store);
     expect(stateDigest(replayed)).toBe(ledger.read.digest());
   });
@@ -227,36 +228,38 @@ describe('storm coalescing', () => {
 
 describe('recurrence cooldown (opt-in)', () => {
   it('holds back a concluded trigger inside the cooldown, recorded; a standing 👎 re-arms it; it lapses', async () => {
-    const { bot, events, clock } = await setup({ cooldownMs: 30 * MIN });
+    const { bot, feedback, events, clock } = await setup({ cooldownMs: 30 * MIN });
     // An instant recall concludes (verdict action_suggested).
-    expect(statuses(await bot.handle([firing('fp-1')]))).toEqual(['posted']);
+    expect(statuses(await bot.handle(incidentIntents([firing('fp-1')])))).toEqual(['posted']);
     clock.advance(5 * MIN);
-    expect(await bot.handle([firing('fp-2')])).toEqual([expect.objectContaining({ status: 'dropped', reason: expect.stringMatching(/recurrence cooldown/) })]);
+    expect(await bot.handle(incidentIntents([firing('fp-2')]))).toEqual([
+      expect.objectContaining({ status: 'dropped', reason: expect.stringMatching(/recurrence cooldown/) }),
+    ]);
     expect(noise(await events()).map((e) => e.reason)).toEqual(['cooldown']);
     // A standing 👎 re-arms investigation at once…
-    await bot.feedback({ triggerKey: firing('x').triggerKey, user: 'bob', action: 'down' });
-    expect(statuses(await bot.handle([firing('fp-3')]))).toEqual(['posted']);
+    await feedback({ triggerKey: firing('x').triggerKey, user: 'bob', action: 'down' });
+    expect(statuses(await bot.handle(incidentIntents([firing('fp-3')])))).toEqual(['posted']);
     // …and clearing it restores the cooldown (counted from the last look).
-    await bot.feedback({ triggerKey: firing('x').triggerKey, user: 'bob', action: 'clear' });
+    await feedback({ triggerKey: firing('x').triggerKey, user: 'bob', action: 'clear' });
     clock.advance(MIN);
-    expect(statuses(await bot.handle([firing('fp-4')]))).toEqual(['dropped']);
+    expect(statuses(await bot.handle(incidentIntents([firing('fp-4')])))).toEqual(['dropped']);
     clock.advance(30 * MIN);
-    expect(statuses(await bot.handle([firing('fp-5')]))).toEqual(['posted']);
+    expect(statuses(await bot.handle(incidentIntents([firing('fp-5')])))).toEqual(['posted']);
   });
 
   it('always lets a never-concluded trigger through', async () => {
     const { bot, clock } = await setup({ cooldownMs: 30 * MIN });
     const other = (fp: string) => firing(fp, { alertname: 'NodeDiskPressure', namespace: 'kube-system', pod: 'node-exporter-abcde' });
-    expect(statuses(await bot.handle([other('fp-a')]))).toEqual(['posted']);
+    expect(statuses(await bot.handle(incidentIntents([other('fp-a')])))).toEqual(['posted']);
     clock.advance(MIN);
-    expect(statuses(await bot.handle([other('fp-b')]))).toEqual(['posted']);
+    expect(statuses(await bot.handle(incidentIntents([other('fp-b')])))).toEqual(['posted']);
   });
 
   it('is off by default', async () => {
     const { bot, clock } = await setup({});
-    await bot.handle([firing('fp-1')]);
+    await bot.handle(incidentIntents([firing('fp-1')]));
     clock.advance(MIN);
-    expect(statuses(await bot.handle([firing('fp-2')]))).toEqual(['posted']);
+    expect(statuses(await bot.handle(incidentIntents([firing('fp-2')])))).toEqual(['posted']);
   });
 });
 
@@ -264,42 +267,42 @@ describe('a silence ends on each of its three causes', () => {
   const TK = firing('x').triggerKey;
   const silenced = async () => {
     const h = await setup({});
-    await h.bot.handle([firing('fp-0')]);
-    await h.bot.feedback({ triggerKey: TK, user: 'ann', action: 'silence', duration: '4h' });
+    await h.bot.handle(incidentIntents([firing('fp-0')]));
+    await h.feedback({ triggerKey: TK, user: 'ann', action: 'silence', duration: '4h' });
     h.clock.advance(MIN);
-    expect(statuses(await h.bot.handle([firing('fp-quiet')]))).toEqual(['silenced']);
+    expect(statuses(await h.bot.handle(incidentIntents([firing('fp-quiet')])))).toEqual(['silenced']);
     h.clock.advance(MIN);
     return h;
   };
 
   it('a resolve — even of a firing the silence kept from being opened', async () => {
     const h = await silenced();
-    await h.bot.handle([resolvedOf(firing('fp-quiet'))]);
+    await h.bot.handle(incidentIntents([resolvedOf(firing('fp-quiet'))]));
     expect(h.ledger.read.silence(TK, h.clock.now())).toMatchObject({ active: false, silence: { endedBy: 'resolve' } });
-    expect(statuses(await h.bot.handle([firing('fp-next')]))).toEqual(['posted']);
+    expect(statuses(await h.bot.handle(incidentIntents([firing('fp-next')])))).toEqual(['posted']);
   });
 
   it('a critical firing', async () => {
     const h = await silenced();
-    expect(statuses(await h.bot.handle([firing('fp-crit', { severity: 'critical' })]))).toEqual(['posted']);
+    expect(statuses(await h.bot.handle(incidentIntents([firing('fp-crit', { severity: 'critical' })])))).toEqual(['posted']);
     expect(h.ledger.read.silence(TK, h.clock.now()).active).toBe(false);
-    expect(statuses(await h.bot.handle([firing('fp-next')]))).toEqual(['posted']);
+    expect(statuses(await h.bot.handle(incidentIntents([firing('fp-next')])))).toEqual(['posted']);
   });
 
   it('a 👎 newer than the silence', async () => {
     const h = await silenced();
-    await h.bot.feedback({ triggerKey: TK, user: 'bob', action: 'down' });
+    await h.feedback({ triggerKey: TK, user: 'bob', action: 'down' });
     expect(h.ledger.read.silence(TK, h.clock.now())).toMatchObject({ active: false, silence: { endedBy: 'down' } });
-    expect(statuses(await h.bot.handle([firing('fp-next')]))).toEqual(['posted']);
+    expect(statuses(await h.bot.handle(incidentIntents([firing('fp-next')])))).toEqual(['posted']);
   });
 
   it("the resolve of a firing it kept from being opened does not close that alert's next firing", async () => {
     const h = await silenced();
-    await h.bot.handle([resolvedOf(firing('fp-quiet'))]);
+    await h.bot.handle(incidentIntents([resolvedOf(firing('fp-quiet'))]));
     h.clock.advance(5 * MIN);
     // The same alert fires again (a new start) within the resolve buffer: a new incident, still firing.
     const again = { ...firing('fp-quiet'), startsAt: h.clock.now().toISOString() };
-    expect(statuses(await h.bot.handle([again]))).toEqual(['posted']);
+    expect(statuses(await h.bot.handle(incidentIntents([again])))).toEqual(['posted']);
     expect(h.ledger.read.openEpisodes('fp-quiet')).toHaveLength(1);
     await h.settle();
     expect(h.transport.updates.filter((u) => (u.view as CardView).state === 'resolved')).toEqual([]);
@@ -320,7 +323,7 @@ describe('a silence ends on each of its three causes', () => {
 describe('noise control is recorded where people read it', () => {
   it('says in the thread why a storm thread lists more than one workload', async () => {
     const { bot, transport, settle } = await setup({ coalesce: COALESCE });
-    await bot.handle([firing('fp-a', { pod: 'a-7d9f8c6b5-x2k4q' }), firing('fp-b', { pod: 'b-7d9f8c6b5-x2k4q' })]);
+    await bot.handle(incidentIntents([firing('fp-a', { pod: 'a-7d9f8c6b5-x2k4q' }), firing('fp-b', { pod: 'b-7d9f8c6b5-x2k4q' })]));
     await settle();
     expect(transport.updates.map((u) => (u.view as CardView).stateNote)).toEqual([
       'storm: 2 alerts on 2 workloads — prod-eu-1/payments/a, prod-eu-1/payments/b',

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { TriggerPolicy, globToRegExp } from '../../../src/core/bot/trigger-policy.js';
+import { createStore } from '../../../src/adapters/keyv/keyv-store.js';
+import { incidentIntents } from '../../../src/core/bot/intent.js';
+import { TriggerPolicy } from '../../../src/core/bot/trigger-policy.js';
+import { globMatcher } from '../../../src/core/glob.js';
 import type { Incident } from '../../../src/core/types.js';
 import { ManualClock } from '../../../src/ports/clock.js';
 import { alert, fixedSnapshot, incidentEntry } from '../recall/recall-fixtures.js';
@@ -22,12 +25,22 @@ function inc(over: { alertname?: string; namespace?: string; severity?: string; 
   return over.startsAt ? { ...i, startsAt: over.startsAt } : i;
 }
 
-describe('globToRegExp', () => {
+describe('globMatcher', () => {
   it('matches * and ? over the whole string, case-insensitively, with regex characters literal', () => {
-    expect(globToRegExp('Kube*').test('KubePodCrashLooping')).toBe(true);
-    expect(globToRegExp('Kube*').test('NodeKube')).toBe(false);
-    expect(globToRegExp('prod-?').test('PROD-1')).toBe(true);
-    expect(globToRegExp('a.b').test('axb')).toBe(false);
+    expect(globMatcher('Kube*')('KubePodCrashLooping')).toBe(true);
+    expect(globMatcher('Kube*')('NodeKube')).toBe(false);
+    expect(globMatcher('prod-?')('PROD-1')).toBe(true);
+    expect(globMatcher('a.b')('axb')).toBe(false);
+    expect(globMatcher('x(y|z')('x(y|z')).toBe(true);
+  });
+
+  it('lets * cross a slash in a label value, and reads sets, alternatives and a leading !', () => {
+    expect(globMatcher('team-*')('team-a/prod')).toBe(true);
+    expect(globMatcher('prod-[ab]')('prod-b')).toBe(true);
+    expect(globMatcher('prod-[ab]')('prod-c')).toBe(false);
+    expect(globMatcher('{staging,dev}-*')('dev-eu')).toBe(true);
+    expect(globMatcher('!kube-system')('payments')).toBe(true);
+    expect(globMatcher('!kube-system')('kube-system')).toBe(false);
   });
 });
 
@@ -51,13 +64,14 @@ describe('TriggerPolicy', () => {
     expect(p.admit(inc({ team: 'payments' }), NOW).admitted).toBe(true);
   });
 
-  it('drops the same fingerprint and status inside the dedup window only', () => {
+  it('drops a re-send inside the dedup window of the last admission the ledger recorded, only', () => {
     const p = new TriggerPolicy({ match: [], ignore: [], dedupWindowMs: 60_000 });
+    const at = (s: number) => new Date(NOW.getTime() + s * 1000);
     expect(p.admit(inc(), NOW).admitted).toBe(true);
-    const again = p.admit(inc(), new Date(NOW.getTime() + 30_000));
-    expect(again.admitted).toBe(false);
-    expect(p.admit({ ...inc(), status: 'resolved' }, new Date(NOW.getTime() + 30_000)).admitted).toBe(true);
-    expect(p.admit(inc(), new Date(NOW.getTime() + 61_000)).admitted).toBe(true);
+    expect(p.admit(inc(), at(30), NOW.toISOString())).toMatchObject({ admitted: false, reason: expect.stringMatching(/re-sent 30 s ago/) });
+    expect(p.admit(inc(), at(61), NOW.toISOString()).admitted).toBe(true);
+    // Nothing recorded (a write that failed): not a re-send.
+    expect(p.admit(inc(), at(30), undefined).admitted).toBe(true);
   });
 });
 
@@ -75,7 +89,7 @@ describe('RepriseBot with a trigger policy and Alertmanager re-notifications', (
 
   it('records nothing and posts nothing for an ignored alert', async () => {
     const { bot, transport, ledger, settle } = await setup(new TriggerPolicy({ match: [], ignore: [{ alertname: 'KubePod*' }], dedupWindowMs: 0 }));
-    const [out] = await bot.handle([inc()]);
+    const [out] = await bot.handle(incidentIntents([inc()]));
     expect(out).toMatchObject({ status: 'dropped', reason: 'matches trigger.ignore rule #1' });
     await settle();
     expect(transport.posts).toHaveLength(0);
@@ -85,11 +99,45 @@ describe('RepriseBot with a trigger policy and Alertmanager re-notifications', (
     expect(ledger.read.occurrences(inc().triggerKey).count).toBe(0);
   });
 
+  it('keeps the dedup memory in the ledger: a firing whose write failed is not dropped when Alertmanager retries it', async () => {
+    const store = createStore('memory://', '');
+    const append = store.appendLog.bind(store);
+    let fail = true;
+    store.appendLog = async (log, values, opts) => {
+      if (fail) {
+        fail = false;
+        throw new Error('SQLITE_BUSY: database is locked');
+      }
+      return append(log, values, opts);
+    };
+    const oom = incidentEntry('incidents/checkout-api-oomkilled.md', {
+      resource: 'payments/checkout-api',
+      title: 'checkout-api OOMKilled',
+      cause: 'cache',
+      resolution: 'rollback',
+    });
+    const clock = new ManualClock(NOW);
+    const h = await botHarness({
+      snapshot: fixedSnapshot([oom], { [oom.id]: 30 }),
+      clock,
+      store,
+      policy: new TriggerPolicy({ match: [], ignore: [], dedupWindowMs: 60_000 }),
+    });
+    await expect(h.bot.handle(incidentIntents([inc()]))).rejects.toThrow(/SQLITE_BUSY/);
+    clock.advance(10_000);
+    // Alertmanager retries the group (it was answered 5xx): the firing goes on, once.
+    expect((await h.bot.handle(incidentIntents([inc()])))[0]).toMatchObject({ status: 'posted' });
+    clock.advance(10_000);
+    expect((await h.bot.handle(incidentIntents([inc()])))[0]).toMatchObject({ status: 'dropped', reason: expect.stringMatching(/inside the dedup window/) });
+    await h.settle();
+    expect(h.transport.posts).toHaveLength(1);
+  });
+
   it('treats a re-sent firing with the same start as the same incident: one thread, one recall', async () => {
     const { bot, transport, ledger, settle } = await setup();
     const startsAt = '2026-01-01T00:00:00.000Z';
-    await bot.handle([inc({ startsAt })]);
-    const [again] = await bot.handle([inc({ startsAt })]);
+    await bot.handle(incidentIntents([inc({ startsAt })]));
+    const [again] = await bot.handle(incidentIntents([inc({ startsAt })]));
     expect(again).toMatchObject({ status: 'dropped', reason: 're-notification of an open firing' });
     await settle();
     expect(transport.posts).toHaveLength(1);
@@ -98,8 +146,8 @@ describe('RepriseBot with a trigger policy and Alertmanager re-notifications', (
 
   it('opens a new incident when the same fingerprint fires with a new start (its resolve was lost)', async () => {
     const { bot, transport, settle } = await setup();
-    await bot.handle([inc({ startsAt: '2026-01-01T00:00:00.000Z' })]);
-    const [next] = await bot.handle([inc({ startsAt: '2026-01-01T06:00:00.000Z' })]);
+    await bot.handle(incidentIntents([inc({ startsAt: '2026-01-01T00:00:00.000Z' })]));
+    const [next] = await bot.handle(incidentIntents([inc({ startsAt: '2026-01-01T06:00:00.000Z' })]));
     expect(next?.status).toBe('posted');
     await settle();
     expect(transport.posts).toHaveLength(2);

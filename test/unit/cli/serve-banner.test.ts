@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { describeListen } from '../../../src/cli/serve.js';
-import { controlSocketPath } from '../../../src/cli/serve-owner.js';
+import { describeListen } from '../../../src/runtime/start-bot.js';
+import { controlSocketPath } from '../../../src/runtime/serve-owner.js';
 
 describe('serve says where it listens', () => {
   it('calls 0.0.0.0 and :: every interface, not localhost', () => {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { config, parseConfigFlag } from '../../../src/cli/config.js';
+import { config } from '../../../src/cli/config.js';
 import type { CliIO } from '../../../src/cli/io.js';
 import { configSchema } from '../../../src/config/schema.js';
 
@@ -58,7 +58,7 @@ describe('reprise config', () => {
   });
 
   it('show prints the resolved config with secrets masked', async () => {
-    const io = bufferIO({ REPRISE_BEARER_TOKEN: 'very-secret' });
+    const io = bufferIO({ REPRISE_BEARER_TOKEN: 'very-secret-token-value' });
     expect(await config(['show'], io)).toBe(0);
     expect(io.out).not.toContain('very-secret');
     expect(parse(io.out).server).toEqual({
@@ -66,7 +66,13 @@ describe('reprise config', () => {
       host: '0.0.0.0',
       bearer_token: '***',
       body_limit_bytes: 1_048_576,
+      body_timeout: '10s',
+      body_timeout_ms: 10_000,
       max_pending_webhooks: 256,
+      max_pending_per_peer: 64,
+      verify_pool_slots: 64,
+      replay_window: '1h',
+      replay_window_ms: 3_600_000,
       field_limit_chars: 8192,
     });
   });
@@ -82,11 +88,19 @@ describe('reprise config', () => {
     expect(help.out).toContain('usage: reprise config');
   });
 
-  it('parseConfigFlag accepts --config FILE, --config=FILE and -c FILE', () => {
-    expect(parseConfigFlag(['--config', 'a.yaml'])).toEqual({ file: 'a.yaml' });
-    expect(parseConfigFlag(['--config=b.yaml'])).toEqual({ file: 'b.yaml' });
-    expect(parseConfigFlag(['-c', 'c.yaml'])).toEqual({ file: 'c.yaml' });
-    expect(parseConfigFlag([])).toEqual({});
-    expect(parseConfigFlag(['--config='])).toEqual({ error: '--config needs a file' });
+  it('check reads --config FILE, --config=FILE and -c FILE', async () => {
+    for (const argv of [
+      ['check', '--config', 'nope.yaml'],
+      ['check', '--config=nope.yaml'],
+      ['check', '-c', 'nope.yaml'],
+    ]) {
+      const io = bufferIO();
+      // The file is read (and is not there): the flag reached the loader.
+      expect(await config(argv, io), argv.join(' ')).not.toBe(0);
+      expect(io.err, argv.join(' ')).toContain('nope.yaml');
+    }
+    const empty = bufferIO();
+    expect(await config(['check', '--config='], empty)).toBe(2);
+    expect(empty.err).toContain('--config needs a file');
   });
 });

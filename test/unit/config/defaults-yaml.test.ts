@@ -42,7 +42,7 @@ describe('renderDefaultsYaml', () => {
       if (!l.startsWith('#')) break;
       block.push(l.slice(2));
     }
-    const cfg = parseConfigText(block.join('\n') + '\nserver:\n  bearer_token: t\n', { env: {}, cwd: '/' });
+    const cfg = parseConfigText(block.join('\n') + '\nserver:\n  bearer_token: t-long-enough-token-value\n', { env: {}, cwd: '/' });
     expect(cfg.model).toMatchObject({ base_url: 'https://api.openai.com/v1', max_steps: 20, wall_time_ms: 300_000 });
     expect(cfg.model?.api_key).toBeUndefined();
   });

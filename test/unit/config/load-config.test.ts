@@ -22,7 +22,19 @@ function problemsOf(text: string, env: NodeJS.ProcessEnv = {}): { error: ConfigE
 describe('loadConfig', () => {
   it('an empty file gives every default, durations also in ms', () => {
     const cfg = parseConfigText('', { env: {}, cwd });
-    expect(cfg.server).toEqual({ port: 8080, host: '0.0.0.0', body_limit_bytes: 1_048_576, max_pending_webhooks: 256, field_limit_chars: 8192 });
+    expect(cfg.server).toEqual({
+      port: 8080,
+      host: '0.0.0.0',
+      body_limit_bytes: 1_048_576,
+      body_timeout: '10s',
+      body_timeout_ms: 10_000,
+      max_pending_webhooks: 256,
+      max_pending_per_peer: 64,
+      verify_pool_slots: 64,
+      replay_window: '1h',
+      replay_window_ms: 3_600_000,
+      field_limit_chars: 8192,
+    });
     expect(cfg.ledger.resolve_window_ms).toBe(24 * 3_600_000);
     expect(cfg.store.probe_interval_ms).toBe(10_000);
     expect(cfg.recall.k).toBe(20);
@@ -100,7 +112,7 @@ describe('loadConfig', () => {
         file: '/etc/reprise/reprise.yaml',
         env: {
           PORT: '7000',
-          REPRISE_BEARER_TOKEN: 'tok',
+          REPRISE_BEARER_TOKEN: 'tok-from-the-environment',
           SLACK_BOT_TOKEN: 'xoxb-1\n',
           SLACK_SIGNING_SECRET: 'sig',
           OPENAI_API_KEY: 'sk-openai',
@@ -112,7 +124,7 @@ describe('loadConfig', () => {
       },
     );
     expect(cfg.server.port).toBe(7000);
-    expect(cfg.server.bearer_token).toBe('tok');
+    expect(cfg.server.bearer_token).toBe('tok-from-the-environment');
     expect(cfg.transport.slack.bot_token).toBe('xoxb-1');
     expect(cfg.transport.slack.signing_secret).toBe('sig');
     expect(cfg.model?.api_key).toBe('sk-reprise');
@@ -165,7 +177,7 @@ describe('loadConfig', () => {
     const model = 'model:\n  base_url: https://api.openai.com/v1\n  model: gpt\n';
     const { problems } = problemsOf(model);
     expect(problems).toEqual([{ path: 'server.bearer_token', value: undefined, rule: 'is required when a `model` block is configured (SPEC §4)' }]);
-    const ok = parseConfigText(model, { env: { REPRISE_BEARER_TOKEN: 't' }, cwd });
+    const ok = parseConfigText(model, { env: { REPRISE_BEARER_TOKEN: 'a-token-long-enough-here' }, cwd });
     expect(ok.model?.max_steps).toBe(20);
     expect(ok.tools.call_timeout_ms).toBe(15_000);
   });
@@ -240,7 +252,7 @@ describe('loadConfig', () => {
   });
 
   it('maskSecrets hides every secret and keeps the rest', () => {
-    const cfg = parseConfigText('server:\n  bearer_token: b\n', {
+    const cfg = parseConfigText('server:\n  bearer_token: b-long-enough-token-value\n', {
       env: {
         SLACK_BOT_TOKEN: 'x',
         SLACK_APP_TOKEN: 'xapp',
@@ -259,7 +271,7 @@ describe('loadConfig', () => {
     expect(masked.transport.slack.channel).toBe('C1');
     expect(masked.transport.slack.signing_secret).toBeUndefined();
     expect(masked.server.port).toBe(8080);
-    expect(cfg.server.bearer_token).toBe('b');
+    expect(cfg.server.bearer_token).toBe('b-long-enough-token-value');
   });
 
   it('maskSecrets hides a token in the catalog git URL', () => {

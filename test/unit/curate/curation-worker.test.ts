@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { BotTx } from '../../../src/core/bot/bot-context.js';
+import type { CurationResult } from '../../../src/core/bot/curation-flow.js';
 import { CurationWorker, type CurationLedger } from '../../../src/core/curate/curation-worker.js';
 import type { LedgerEvent } from '../../../src/core/ledger-events.js';
 import type { CurateItem } from '../../../src/core/ledger/ledger-types.js';
@@ -23,15 +23,22 @@ function listLedger(items: CurateItem[], opts: { throwOnce?: boolean } = {}) {
         }
         return items.filter((i) => !recorded.some((e) => e.type === 'curated' && e.id === i.id));
       },
-      thread: () => undefined,
-    },
-    transaction: async (fn) => {
-      const tx: BotTx = { record: (e) => (recorded.push(e), {}) };
-      const result = await fn(tx);
-      return { result, first: 1, count: 1 };
     },
   };
-  return { ledger, recorded, reads: () => reads };
+  /** The loop's entrance as the worker sees it: each outcome it hands back is recorded as the bot would. */
+  const handle = async (i: CurationResult): Promise<void> => {
+    if (i.type === 'curation_result')
+      recorded.push({
+        type: 'curated',
+        id: i.item.id,
+        subject: i.item.subject,
+        openId: i.item.openId,
+        triggerKey: i.item.triggerKey,
+        ...i.outcome,
+        at: i.item.at,
+      });
+  };
+  return { ledger, recorded, handle, reads: () => reads };
 }
 
 const unreachable = new Proxy({}, { get: () => () => Promise.reject(new Error('the forge must not be called')) }) as ForgePort & DraftBranchPort;
@@ -43,6 +50,7 @@ describe('CurationWorker', () => {
     const l = listLedger([], { throwOnce: true });
     const w = new CurationWorker({
       ledger: l.ledger,
+      handle: l.handle,
       forge: unreachable,
       drafts: unreachable,
       catalog: () => ({}) as CatalogSnapshot,
@@ -72,6 +80,7 @@ describe('CurationWorker', () => {
     const l = listLedger([item]);
     const w = new CurationWorker({
       ledger: l.ledger,
+      handle: l.handle,
       forge: unreachable,
       drafts: unreachable,
       catalog: () => ({}) as CatalogSnapshot,

@@ -137,7 +137,15 @@ async function scenario() {
     entries: [entry('incidents/bad.md', BAD), entry('incidents/good.md', GOOD)],
     readEntry: async (id) => (id === 'incidents/bad.md' ? BAD : id === 'incidents/good.md' ? GOOD : undefined),
   };
-  const forge = new GitHubForge({ repo: 'acme/kb', token: 'test-token', baseUrl: f.url, logger: silentLogger, sleep: async () => undefined, now: () => NOW });
+  const forge = new GitHubForge({
+    repo: 'acme/kb',
+    token: 'test-token',
+    baseUrl: f.url,
+    logger: silentLogger,
+    delayUnitMs: 1,
+    writeSpacingMs: 0,
+    now: () => NOW,
+  });
   return { fake: f, p, pusher, facts, forge };
 }
 

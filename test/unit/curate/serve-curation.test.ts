@@ -4,8 +4,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createStore } from '../../../src/adapters/keyv/keyv-store.js';
-import { serveCuration } from '../../../src/cli/serve-curation.js';
-import { staticCatalog } from '../../../src/cli/served-catalog.js';
+import { serveCuration } from '../../../src/runtime/serve-curation.js';
+import { staticCatalog } from '../../../src/runtime/served-catalog.js';
 import { configSchema } from '../../../src/config/schema.js';
 import { CurateAudit } from '../../../src/core/curate/curate-audit.js';
 import { marker } from '../../../src/core/curate/sweep-markers.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { evalCommand, parseCases, runEval, withLeaveOneOut, type EvalCase } from '../../../src/cli/eval.js';
-import { createRng } from '../../../src/bench/prng.js';
+import { createRng } from '../../../src/core/eval/prng.js';
 import { CALIBRATION_START, SEARCH_SPACE, settingKey } from '../../../src/core/eval/calibrate.js';
 import { crossValidate, SettingEvaluator } from '../../../src/core/eval/cross-validate.js';
 import { cvMarkdown, cvText } from '../../../src/core/eval/cv-report.js';

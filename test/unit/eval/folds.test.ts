@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createRng } from '../../../src/bench/prng.js';
+import { createRng } from '../../../src/core/eval/prng.js';
 import { ruleOf, withLeaveOneOut, type EvalCase } from '../../../src/core/eval/eval-cases.js';
 import { ruleFolds, runbookFolds } from '../../../src/core/eval/folds.js';
 

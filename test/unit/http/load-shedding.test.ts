@@ -62,8 +62,9 @@ describe('load shedding', () => {
     // Health and metrics are not webhooks: never shed.
     expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
     const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-    expect(text).toMatch(/reprise_webhooks_shed_total\{source="alertmanager"\} 1/);
-    expect(text).toMatch(/reprise_webhooks_shed_total\{source="grafana"\} 0/);
+    expect(text).toMatch(/reprise_http_shed_total\{route="alertmanager",reason="route_busy"\} 1/);
+    expect(text).toMatch(/reprise_http_shed_total\{route="grafana",reason="route_busy"\} 0/);
+    expect(text).toMatch(/reprise_http_requests_total\{route="\/webhook\/alertmanager",method="POST",status="503"\} 1/);
 
     for (const r of release.splice(0)) r();
     expect((await first).status).toBe(202);

@@ -3,6 +3,7 @@
  * decisions once durable, every delivery outcome by surface, ledger appends by type, and labels
  * that stay inside their closed sets whatever they are handed.
  */
+import { incidentIntents } from '../../../src/core/bot/intent.js';
 import { describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
 import { createStore } from '../../../src/adapters/keyv/keyv-store.js';
@@ -34,7 +35,7 @@ async function loopHarness(transport: Parameters<typeof botHarness>[0]['transpor
 describe('loop metrics', () => {
   it('counts an instant recall and a structural stop, each once, with the ledger events they appended', async () => {
     const h = await loopHarness();
-    await h.bot.handle([firing('fp-1'), firing('fp-2', 'billing', 'billing-api-7d9f8c6b5-x2k4q')]);
+    await h.bot.handle(incidentIntents([firing('fp-1'), firing('fp-2', 'billing', 'billing-api-7d9f8c6b5-x2k4q')]));
     await h.settle();
     const m = await h.scrape();
     expect(m.value('reprise_recall_decisions_total', { answer: 'incident' })).toBe(1);
@@ -59,7 +60,7 @@ describe('loop metrics', () => {
     store.appendLog = async () => {
       throw new Error('disk full');
     };
-    await expect(h.bot.handle([firing()])).rejects.toThrow('disk full');
+    await expect(h.bot.handle(incidentIntents([firing()]))).rejects.toThrow('disk full');
     store.appendLog = append;
     const m = await h.scrape();
     expect(m.value('reprise_recall_decisions_total')).toBe(0);
@@ -68,7 +69,7 @@ describe('loop metrics', () => {
 
   it('counts a retry per failed attempt, then the delivery', async () => {
     const h = await loopHarness([{ failPost: true }]);
-    await h.bot.handle([firing()]);
+    await h.bot.handle(incidentIntents([firing()]));
     await h.settle();
     h.clock.advance(2_000);
     await h.settle();
@@ -85,7 +86,7 @@ describe('loop metrics', () => {
 
   it('counts a permanent refusal and the reply it orphans as failures, with their reasons', async () => {
     const h = await loopHarness([{ failPost: { retryable: false } }]);
-    await h.bot.handle([firing()]);
+    await h.bot.handle(incidentIntents([firing()]));
     await h.settle();
     const m = await h.scrape();
     expect(m.value('reprise_chat_delivery_failures_total', { surface: 'rec', reason: 'refused' })).toBe(1);
@@ -96,7 +97,7 @@ describe('loop metrics', () => {
 
   it('counts a message given up after outbox.max_age as expired', async () => {
     const h = await loopHarness([{ failPost: true }]);
-    await h.bot.handle([firing()]);
+    await h.bot.handle(incidentIntents([firing()]));
     await h.settle();
     h.clock.advance(25 * 3_600_000);
     await h.settle();

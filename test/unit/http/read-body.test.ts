@@ -36,12 +36,11 @@ describe('decodeUtf8', () => {
   ])('locates the bad byte in %j', (bytes, where) => {
     expect(codeOf(() => decodeUtf8(Uint8Array.from(bytes)))).toBe(`bad_request: request body is not valid UTF-8 (${where})`);
   });
-  it('stays fast on a large body with a late bad byte', () => {
+  // How the work grows with the body is measured by the benchmark (REPRISE_BENCH_ONLY=growth).
+  it('locates a late bad byte in a 1 MiB body', () => {
     const big = Buffer.alloc(1024 * 1024, 0x61);
     big[big.length - 10] = 0xff;
-    const t = performance.now();
     expect(codeOf(() => decodeUtf8(big))).toContain(`offset ${big.length - 10}`);
-    expect(performance.now() - t).toBeLessThan(2000);
   });
 });
 

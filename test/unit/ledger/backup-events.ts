@@ -38,7 +38,8 @@ function incident(i: number, m: number, o: { trigger: string; entry?: string; re
       op: 'post',
       openId,
       channel: '#alerts',
-      view: { kind: 'card', title: `incident ${i}`, lines: ['a', ':colon-led'] },
+      // A stand-in card: the export copies views as they are (its shape is the renderer's business).
+      view: { kind: 'card', title: `incident ${i}`, lines: ['a', ':colon-led'] } as never,
       at: at(m),
     },
     {
@@ -162,7 +163,7 @@ export function realisticEvents(incidents = 24, randomTail = 300): LedgerEvent[]
         holdId: 'h1',
         at: at(m + 2),
       });
-      out.push({ type: 'outbox', id: 'ob-lost', transport: 'console', op: 'reply', openId: 'open-5', view: { kind: 'notice' }, at: at(m + 2) });
+      out.push({ type: 'outbox', id: 'ob-lost', transport: 'console', op: 'reply', openId: 'open-5', view: { kind: 'notice' } as never, at: at(m + 2) });
       out.push({ type: 'outbox_failed', id: 'ob-lost', reason: 'channel_not_found', at: at(m + 3) });
     }
   }

@@ -7,7 +7,7 @@
 import { cardAsItStands } from '../../../src/core/outbox/outbox-worker.js';
 import { describe, expect, it } from 'vitest';
 import { createStore } from '../../../src/adapters/keyv/keyv-store.js';
-import type { CardView } from '../../../src/core/chat/thread-view.js';
+import type { CardPatch, CardView } from '../../../src/core/chat/thread-view.js';
 import { Ledger } from '../../../src/core/ledger/ledger.js';
 import { replayEvents, restoreLedgerState } from '../../../src/core/ledger/ledger-state.js';
 import type { LedgerEvent, OutboxEvent } from '../../../src/core/ledger-events.js';
@@ -21,7 +21,7 @@ const card = {
   mentions: ['@oncall'],
 } as unknown as CardView;
 let n = 0;
-const outbox = (op: 'post' | 'update', view: Record<string, unknown>, transport = 'console', m = 1): OutboxEvent => ({
+const outbox = (op: 'post' | 'update', view: CardView | CardPatch, transport = 'console', m = 1): OutboxEvent => ({
   type: 'outbox',
   id: `ob-${++n}`,
   transport,
@@ -31,21 +31,25 @@ const outbox = (op: 'post' | 'update', view: Record<string, unknown>, transport 
   view,
   at: at(m),
 });
-const finding = { kind: 'card_patch', headline: { answer: 'finding', title: 'checkout-api is OOMKilled', confidence: 0.85 }, verdict: 'action_required' };
-const kbLine = { kind: 'card_patch', curation: { text: 'KB: draft opened for review', link: { label: 'PR #1', url: 'https://x/pull/1' } } };
-const resolved = { kind: 'card_patch', state: 'resolved', stateNote: 'resolved after 14 min' };
+const finding: CardPatch = {
+  kind: 'card_patch',
+  headline: { answer: 'finding', title: 'checkout-api is OOMKilled', confidence: 0.85 },
+  verdict: 'action_required',
+};
+const kbLine: CardPatch = { kind: 'card_patch', curation: { text: 'KB: draft opened for review', link: { label: 'PR #1', url: 'https://x/pull/1' } } };
+const resolved: CardPatch = { kind: 'card_patch', state: 'resolved', stateNote: 'resolved after 14 min' };
 
 describe('card changes', () => {
   it("accumulate per surface: the KB line and the resolve keep the finding's headline", async () => {
     const ledger = await Ledger.open(createStore('memory://', ''));
     const events: LedgerEvent[] = [
       open('f1', 0, { id: 'o1' }),
-      outbox('post', card as unknown as Record<string, unknown>),
-      outbox('post', card as unknown as Record<string, unknown>, 'slack'),
+      outbox('post', card),
+      outbox('post', card, 'slack'),
       outbox('update', finding),
       outbox('update', kbLine),
       outbox('update', resolved),
-      outbox('update', { kind: 'card_patch', stateNote: 'storm: 3 workloads' }, 'slack'),
+      outbox('update', { kind: 'card_patch', stateNote: 'storm: 3 workloads' } satisfies CardPatch, 'slack'),
     ];
     await ledger.transaction(async (tx) => {
       for (const e of events) tx.record(e);
@@ -90,7 +94,7 @@ describe('card changes', () => {
     const ledger = await Ledger.open(createStore('memory://', ''));
     await ledger.transaction(async (tx) => {
       tx.record(open('f1', 0, { id: 'o1' }));
-      tx.record(outbox('post', card as unknown as Record<string, unknown>));
+      tx.record(outbox('post', card));
     });
     expect(await cardAsItStands(ledger, 'o1', 'console')).toEqual(card);
   });

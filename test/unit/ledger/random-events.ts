@@ -1,6 +1,6 @@
 import type { LedgerEvent, Verdict } from '../../../src/core/ledger-events.js';
 import { at } from './ledger-events-fixture.js';
-import { createRng } from '../../../src/bench/prng.js';
+import { createRng } from '../../../src/core/eval/prng.js';
 
 /** Deterministic PRNG (the benchmark's mulberry32) so a failing sequence reproduces by seed. */
 export const prng = createRng;

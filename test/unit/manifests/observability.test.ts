@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { parser as promql } from '@prometheus-io/lezer-promql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import { startBot, type RunningBot } from '../../../src/cli/serve.js';
+import { startBot, type RunningBot } from '../../../src/runtime/start-bot.js';
 import type { CliIO } from '../../../src/cli/io.js';
 import { parseConfigText } from '../../../src/config/load-config.js';
 import { silentLogger } from '../../../src/ports/logger.js';

@@ -3,6 +3,7 @@
  * Retry-After wins), given up only for a permanent refusal or old age (and that is recorded),
  * and redelivered by the next process after a crash or a chat outage.
  */
+import { incidentIntents } from '../../../src/core/bot/intent.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,7 +35,7 @@ afterEach(() => {
 describe('outbox worker', () => {
   it('retries a surface that is down with backoff, with the same idempotency key, until it is back', async () => {
     const h = await botHarness({ snapshot, transports: [{ failPost: true }] });
-    await h.bot.handle([firing()]);
+    await h.bot.handle(incidentIntents([firing()]));
     await h.settle();
     expect(h.transport.calls).toHaveLength(1);
     expect(h.outbox.status()).toMatchObject({ pending: 2, retrying: 1 });
@@ -59,7 +60,7 @@ describe('outbox worker', () => {
 
   it('waits exactly as long as a rate-limited surface asks (Retry-After), not its own backoff', async () => {
     const h = await botHarness({ snapshot, transports: [{ failPost: { retryable: true, retryAfterMs: 30_000 } }] });
-    await h.bot.handle([firing()]);
+    await h.bot.handle(incidentIntents([firing()]));
     await h.settle();
     h.transport.opts.failPost = false;
     h.clock.advance(29_000);
@@ -72,7 +73,7 @@ describe('outbox worker', () => {
 
   it("gives up on a permanent refusal at once, records why, and drops the thread's later messages too", async () => {
     const h = await botHarness({ snapshot, transports: [{ failPost: { retryable: false } }] });
-    await h.bot.handle([firing()]);
+    await h.bot.handle(incidentIntents([firing()]));
     await h.settle();
     const failed = (await h.events()).filter((e) => e.type === 'outbox_failed');
     expect(failed).toEqual([
@@ -85,7 +86,7 @@ describe('outbox worker', () => {
 
   it('gives up, and records it, on a message still undelivered after outbox.max_age', async () => {
     const h = await botHarness({ snapshot, transports: [{ failPost: true }] });
-    await h.bot.handle([firing()]);
+    await h.bot.handle(incidentIntents([firing()]));
     await h.settle();
     h.clock.advance(25 * 3_600_000);
     await h.settle();
@@ -96,7 +97,7 @@ describe('outbox worker', () => {
 
   it('keeps a slow thread from holding up another one', async () => {
     const h = await botHarness({ snapshot, transports: [{ slowPost: { nth: 1, ms: 150 } }] });
-    await h.bot.handle([firing('fp-a'), firing('fp-b', 'checkout-api-7d9f8c6b5-p4q7z')]);
+    await h.bot.handle(incidentIntents([firing('fp-a'), firing('fp-b', 'checkout-api-7d9f8c6b5-p4q7z')]));
     await new Promise((r) => setTimeout(r, 60));
     // The second thread is already delivered (post and analysis) while the first post still hangs.
     expect(h.transport.posts.map((p) => p.ref?.id)).toEqual(['t-2']);
@@ -106,7 +107,7 @@ describe('outbox worker', () => {
 
   it('posts every new thread before the analyses of earlier ones when delivery is the bottleneck', async () => {
     const h = await botHarness({ snapshot, concurrency: 1 });
-    await h.bot.handle([firing('fp-a'), firing('fp-b', 'checkout-api-7d9f8c6b5-p4q7z'), firing('fp-c', 'checkout-api-7d9f8c6b5-k2m9n')]);
+    await h.bot.handle(incidentIntents([firing('fp-a'), firing('fp-b', 'checkout-api-7d9f8c6b5-p4q7z'), firing('fp-c', 'checkout-api-7d9f8c6b5-k2m9n')]));
     await h.settle();
     expect(h.transport.sent.map((s) => `${s.op} ${s.ref?.id}`)).toEqual(['post t-1', 'post t-2', 'post t-3', 'reply t-1', 'reply t-2', 'reply t-3']);
   });
@@ -114,7 +115,7 @@ describe('outbox worker', () => {
   it('delivers after a restart what the previous process recorded but never delivered, exactly once', async () => {
     const file = `sqlite://${join(dir, 'reprise.sqlite')}`;
     const first = await botHarness({ snapshot, transports: [{ failPost: true }], store: createStore(file, dir) });
-    await first.bot.handle([firing()]);
+    await first.bot.handle(incidentIntents([firing()]));
     await first.settle();
     expect(first.transport.posts).toHaveLength(0);
     await first.outbox.stop();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildQuery, NEUTRAL_QUERY_WEIGHTS, runbookUrlTail, type QueryWeights } from '../../../src/core/recall/build-query.js';
-import { growth, LINEAR_RATIO } from '../../helpers/growth.js';
+import { manyTermExpression } from '../../../bench/hostile-inputs.js';
 import { alert } from './recall-fixtures.js';
 
 const W = (over: Partial<QueryWeights> = {}): QueryWeights => ({ ...NEUTRAL_QUERY_WEIGHTS, ...over });
@@ -73,18 +73,17 @@ describe('runbookUrlTail', () => {
 });
 
 describe('hostile generatorURL', () => {
-  it('builds a bounded query from a 1 MiB expression, in linear time', () => {
-    const withExpr = (terms: number) => {
-      const junk = Array.from({ length: terms }, (_, i) => `m${i}_x{l${i}="v${i}"}`).join(' or ');
-      return alert({ alertname: 'Alert1', annotations: { summary: 'x' }, generatorURL: `http://p/graph?g0.expr=${encodeURIComponent(junk)}` });
-    };
+  // How the work grows with the expression is measured by the benchmark (REPRISE_BENCH_ONLY=growth).
+  it('builds a bounded query from a 1 MiB expression', () => {
+    const withExpr = (terms: number) =>
+      alert({ alertname: 'Alert1', annotations: { summary: 'x' }, generatorURL: `http://p/graph?g0.expr=${encodeURIComponent(manyTermExpression(terms))}` });
     const weights = W({ exprMetrics: 1, exprLabels: 1, exprMaxTerms: 200 });
     const i = withExpr(60_000);
     expect(i.generatorUrl!.length).toBeGreaterThan(1024 * 1024);
     const { tokens } = buildQuery(i, weights);
     // 200 pieces at most, each a few tokens.
     expect(tokens.length).toBeLessThan(1000);
-    const g = growth(withExpr, (incident) => buildQuery(incident, weights), 15_000);
-    expect(g.ratio, `${g.small.toFixed(1)} ms → ${g.large.toFixed(1)} ms`).toBeLessThan(LINEAR_RATIO);
+    // The first terms of the expression are the ones kept.
+    expect(tokens.slice(0, 3)).toEqual(['alert1', 'm0', 'm1']);
   });
 });

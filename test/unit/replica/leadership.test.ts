@@ -150,14 +150,13 @@ describe.skipIf(!HAS_REDIS)('leader election on Redis', () => {
       kind: 'chat',
       at: '2026-01-01T00:00:00Z',
       from: 'r',
-      event: {
-        type: 'reaction',
+      intent: {
+        type: 'vote',
         eventId: id,
-        transport: 'console',
-        user: { id: 'u' },
-        reaction: '+1',
-        target: { transport: 'console', channel: 'c', id: 'm' },
-      } as never,
+        actor: { id: 'u', via: 'console' },
+        vote: 'up',
+        target: { message: { transport: 'console', channel: 'c', id: 'm' } },
+      },
     });
     expect(await inbox.put(item('one'))).toBe(1);
     expect(await inbox.put(item('one'))).toBe(1); // the same event twice (two replicas syncing Matrix)
@@ -211,7 +210,7 @@ describe.skipIf(!HAS_REDIS)('leader election on Redis', () => {
 
 describe('describeStore', () => {
   it('never shows a Redis password', async () => {
-    const { describeStore } = await import('../../../src/cli/store-context.js');
+    const { describeStore } = await import('../../../src/runtime/open-store.js');
     const { defaultConfig } = await import('../../../src/config/load-config.js');
     const config = defaultConfig();
     config.store.url = 'redis://user:s3cret@redis:6379/0';

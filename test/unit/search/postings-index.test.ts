@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { generateCatalog } from '../../../src/bench/synthetic-catalog.js';
-import { generateQueries } from '../../../src/bench/synthetic-queries.js';
+import { generateCatalog } from '../../../bench/synthetic-catalog.js';
+import { generateQueries } from '../../../bench/synthetic-queries.js';
 import { loadCatalog } from '../../../src/core/catalog/load-catalog.js';
 import { buildFullScanIndex } from '../../../src/core/catalog/search-corpus.js';
 import { PostingsIndex } from '../../../src/core/search/postings-index.js';

@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AlertmanagerApi } from '../../../../src/adapters/alertmanager/alertmanager-api.js';
 import { RepriseError } from '../../../../src/core/errors.js';
-import { startNoiseTimers } from '../../../../src/cli/noise-timers.js';
+import { startNoiseTimers } from '../../../../src/runtime/noise-timers.js';
 import { configSchema } from '../../../../src/config/schema.js';
 import { fixedSnapshot } from '../../recall/recall-fixtures.js';
 import { botHarness, recordingLogger } from '../../bot/bot-harness.js';

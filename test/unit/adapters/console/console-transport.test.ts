@@ -48,7 +48,11 @@ describe('ConsoleTransport', () => {
     const second = await t.post(to, card('tk-b', { headline: { answer: 'none' } }), undefined, opts);
     await t.reply(first, { kind: 'notice', topic: 'resolved', icon: '✅', text: ['resolved after 3 min'] }, opts);
     await t.update(second, card('tk-b', { state: 'silenced', stateNote: 'silenced by ann until 04:00 UTC' }), opts);
-    await t.ephemeral({ kind: 'ephemeral', channel: 'console', user: 'ann' }, { kind: 'ephemeral', title: 'Reprise status', body: [['No open incidents.']] });
+    await t.ephemeral(
+      { kind: 'ephemeral', channel: 'console', user: 'ann' },
+      { kind: 'ephemeral', title: 'Reprise status', body: [['No open incidents.']] },
+      { idempotencyKey: 'test-answer' },
+    );
     await t.close();
 
     expect(first.id).not.toBe(second.id);
@@ -95,29 +99,29 @@ describe('ConsoleTransport', () => {
     expect(all).toContain('X\\u{001B}[2J');
   });
 
-  it('hands injected chat events to the sink it was started with', async () => {
+  it('hands injected intents to the sink it was started with', async () => {
     const t = new ConsoleTransport({ write: () => {} });
     const seen: string[] = [];
     await expect(
       t.inject({
         type: 'command',
         eventId: 'e0',
-        transport: 'console',
-        user: { id: 'ann' },
+        actor: { id: 'ann', via: 'console' },
         channel: 'console',
-        text: 'status',
-        respond: { kind: 'ephemeral', channel: 'console', user: 'ann' },
+        name: 'status',
+        args: '',
+        replyTo: { kind: 'ephemeral', channel: 'console', user: 'ann' },
       }),
     ).rejects.toThrow(/not started/);
     await t.start(async (e) => void seen.push(e.eventId));
     await t.inject({
       type: 'command',
       eventId: 'e1',
-      transport: 'console',
-      user: { id: 'ann' },
+      actor: { id: 'ann', via: 'console' },
       channel: 'console',
-      text: 'status',
-      respond: { kind: 'ephemeral', channel: 'console', user: 'ann' },
+      name: 'status',
+      args: '',
+      replyTo: { kind: 'ephemeral', channel: 'console', user: 'ann' },
     });
     expect(seen).toEqual(['e1']);
   });

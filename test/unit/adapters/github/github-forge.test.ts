@@ -4,6 +4,7 @@ import { GitHubForge } from '../../../../src/adapters/github/github-forge.js';
 import { ForgeError } from '../../../../src/ports/forge.js';
 import { silentLogger } from '../../../../src/ports/logger.js';
 import { startGitHubFake, type GitHubFake } from '../../../fakes/github-fake.js';
+import { recordingLogger, type LogLine } from '../../../fakes/slack-recording-logger.js';
 
 let fake: GitHubFake | undefined;
 afterEach(async () => {
@@ -13,18 +14,27 @@ afterEach(async () => {
 
 const NOW = new Date('2026-06-01T12:00:00Z');
 
-function forge(f: GitHubFake, extra: Partial<ConstructorParameters<typeof GitHubForge>[0]> = {}): { forge: GitHubForge; waits: number[] } {
-  const waits: number[] = [];
+/**
+ * A forge on the fake whose retries and write spacing cost a millisecond at most; `waits` are
+ * the rate-limit waits it chose to take in place, on its injected clock.
+ */
+function forge(
+  f: GitHubFake,
+  extra: Partial<ConstructorParameters<typeof GitHubForge>[0]> = {},
+): { forge: GitHubForge; waits: () => number[]; logs: LogLine[] } {
+  const logs: LogLine[] = [];
   const g = new GitHubForge({
     repo: 'acme/kb',
     token: 'test-token',
     baseUrl: f.url,
-    logger: silentLogger,
-    sleep: async (ms) => void waits.push(ms),
+    logger: recordingLogger(logs),
+    delayUnitMs: 1,
+    writeSpacingMs: 0,
     now: () => NOW,
     ...extra,
   });
-  return { forge: g, waits };
+  const waits = (): number[] => logs.filter((l) => /waiting it out/.test(l.msg ?? '')).map((l) => l.fields['retryInMs'] as number);
+  return { forge: g, waits, logs };
 }
 
 describe('GitHubForge against the REST fake', () => {
@@ -60,7 +70,7 @@ describe('GitHubForge against the REST fake', () => {
 
   it('retries a 500 with backoff and a rate limit until its reset, then succeeds', async () => {
     fake = await startGitHubFake();
-    const { forge: g, waits } = forge(fake, { baseDelayMs: 100 });
+    const f = forge(fake);
     fake.fail({ status: 500, path: '/repos/acme/kb' });
     const reset = Math.floor(NOW.getTime() / 1000) + 20;
     fake.fail({
@@ -69,20 +79,21 @@ describe('GitHubForge against the REST fake', () => {
       message: 'API rate limit exceeded for installation',
       headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset) },
     });
-    fake.fail({ status: 429, path: '/repos/acme/kb', headers: { 'retry-after': '3' } });
-    expect((await g.access()).push).toBe(true);
-    expect(waits).toEqual([100, 21_000, 4_000]);
+    fake.fail({ status: 429, path: '/repos/acme/kb', message: 'You have exceeded a secondary rate limit', headers: { 'retry-after': '3' } });
+    expect((await f.forge.access()).push).toBe(true);
+    // Until the reset, then the secondary limit's retry-after, each plus a second, on the forge's clock.
+    expect(f.waits()).toEqual([21_000, 4_000]);
     expect(fake.requests.map((r) => r.status)).toEqual([500, 403, 429, 200]);
   });
 
   it('gives up after the attempts bound with a retryable ForgeError, and hands back a far reset as retryAt', async () => {
     fake = await startGitHubFake();
-    const { forge: g, waits } = forge(fake, { maxAttempts: 3, baseDelayMs: 10 });
+    const f = forge(fake, { maxAttempts: 3 });
+    const g = f.forge;
     fake.fail({ status: 502, times: 5 });
     const err = await g.listPullRequests('open').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ForgeError);
     expect(err).toMatchObject({ retryable: true, status: 502 });
-    expect(waits).toEqual([10, 20]);
     expect(fake.requests).toHaveLength(3);
 
     const reset = Math.floor(NOW.getTime() / 1000) + 3600;
@@ -91,6 +102,19 @@ describe('GitHubForge against the REST fake', () => {
     expect(limited).toMatchObject({ retryable: true, status: 403 });
     expect((limited as ForgeError).retryAt?.getTime()).toBe(reset * 1000);
     expect((limited as ForgeError).message).toMatch(/rate limit/);
+    // An hour off is past maxWaitMs: not waited for in place, so one rate-limited request.
+    expect(f.waits()).toEqual([]);
+    expect(fake.requests.filter((r) => r.status === 403)).toHaveLength(1);
+  });
+
+  it('hands back a plain 429 as retryable at its retry-after, without a retry in place', async () => {
+    fake = await startGitHubFake();
+    const f = forge(fake);
+    fake.fail({ status: 429, path: '/repos/acme/kb', headers: { 'retry-after': '30' } });
+    const err = await f.forge.access().catch((e: unknown) => e);
+    expect(err).toMatchObject({ retryable: true, status: 429 });
+    expect((err as ForgeError).retryAt?.getTime()).toBe(NOW.getTime() + 30_000);
+    expect(fake.requests).toHaveLength(1);
   });
 
   it('turns credentials, permission and missing-repo errors into non-retryable errors that say how to fix them', async () => {
@@ -115,7 +139,7 @@ describe('GitHubForge against the REST fake', () => {
     const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     fake = await startGitHubFake({ app: { appId: '4242', installationId: 7, publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString() } });
     const app = { appId: '4242', installationId: 7, privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() };
-    const g = new GitHubForge({ repo: 'acme/kb', app, baseUrl: fake.url, logger: silentLogger });
+    const g = new GitHubForge({ repo: 'acme/kb', app, baseUrl: fake.url, logger: silentLogger, writeSpacingMs: 0 });
     await g.access();
     await g.listPullRequests('open');
     const exchanges = fake.requests.filter((r) => r.path === '/app/installations/7/access_tokens');

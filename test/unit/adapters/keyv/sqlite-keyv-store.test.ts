@@ -40,13 +40,43 @@ describe('SqliteKeyvStore through Keyv', () => {
 
   it('expires values after their ttl', async () => {
     const k = keyv();
-    await k.set('short', 1, 30);
-    await k.set('long', 2, 60_000);
-    expect(await k.get('short')).toBe(1);
-    await new Promise((r) => setTimeout(r, 60));
-    expect(await k.get('short')).toBeUndefined();
+    // No timing assumption: an hour-long ttl is live, a 1 ms one expires (polled, not slept on).
+    await k.set('long', 2, 3_600_000);
+    expect(await k.get('long')).toBe(2);
+    await k.set('short', 1, 1);
+    await expect.poll(() => k.get('short')).toBeUndefined();
     expect(await k.has('short')).toBe(false);
     expect(await k.get('long')).toBe(2);
+  });
+
+  it('claims a key only while no live row holds it, and sweeps expired claims nobody reads again', async () => {
+    const file = join(dir, 'claims.sqlite');
+    const a = new SqliteKeyvStore({ path: file });
+    expect(a.setIfAbsent('k', '{"value":1}', 60_000)).toBe(true);
+    expect(a.setIfAbsent('k', '{"value":2}', 60_000)).toBe(false);
+    for (let i = 0; i < 50; i++) await a.set(`gone-${i}`, '{"value":0}', 1);
+    await a.disconnect();
+    const rows = (): number => {
+      const db = new DatabaseSync(file);
+      try {
+        return Number((db.prepare('SELECT count(*) AS n FROM keyv').get() as { n: number }).n);
+      } finally {
+        db.close();
+      }
+    };
+    expect(rows()).toBe(51);
+    // The next writer's first claim sweeps what expired meanwhile (polled: no timing assumption).
+    await expect
+      .poll(() => {
+        const b = new SqliteKeyvStore({ path: file });
+        try {
+          b.setIfAbsent('other', '{"value":3}', 60_000);
+        } finally {
+          void b.disconnect();
+        }
+        return rows();
+      })
+      .toBe(2);
   });
 
   it('keeps namespaces apart: clear only empties its own (also with LIKE wildcards in the name)', async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   addressed,
-  normaliseReaction,
+  reactionMeaning,
   stripReplyFallback,
   translate,
   type EventInfo,
@@ -33,11 +33,12 @@ const msg = (body: string, extra: Record<string, unknown> = {}) => ({
   content: { msgtype: 'm.text', body, ...extra },
 });
 
-describe('normaliseReaction', () => {
+describe('reactionMeaning', () => {
   it('maps 👍 👎 🔕 with variation selectors and skin tones, and passes others through', () => {
-    expect(['👍', '👍️', '👍🏿', '👎', '👎🏻', '🔕', '🔕️'].map(normaliseReaction)).toEqual(['+1', '+1', '+1', '-1', '-1', 'no_bell', 'no_bell']);
-    expect(normaliseReaction('🎉')).toBe('🎉');
-    expect(normaliseReaction('+1')).toBe('+1');
+    expect(['👍', '👍️', '👍🏿', '👎', '👎🏻', '🔕', '🔕️'].map(reactionMeaning)).toEqual(['up', 'up', 'up', 'down', 'down', 'silence', 'silence']);
+    expect(reactionMeaning('🎉')).toBeUndefined();
+    // Another surface's names mean nothing here.
+    expect(reactionMeaning('+1')).toBeUndefined();
   });
 });
 
@@ -84,27 +85,33 @@ describe('translate', () => {
   it('follows a plain reply to the bot’s card into its thread', async () => {
     const c = ctx({ $card: { sender: BOT }, $detail: { sender: BOT, thread: '$card' } });
     const e = await translate(ROOM, msg('> <@reprise:hs> detail\n\n!reprise silence 4h', { 'm.relates_to': { 'm.in_reply_to': { event_id: '$detail' } } }), c);
-    expect(e).toMatchObject({ type: 'command', text: 'silence 4h', thread: { id: '$card' }, respond: { kind: 'thread', ref: { id: '$card' } } });
+    expect(e).toMatchObject({ type: 'command', name: 'silence', args: '4h', thread: { id: '$card' }, replyTo: { kind: 'thread', ref: { id: '$card' } } });
   });
 
-  it('remembers a counted reaction and turns its redaction into a removal by the reactor', async () => {
+  it('remembers a counted reaction (a 👎 is a vote down) and turns its redaction into the reactor clearing the vote', async () => {
     const c = ctx({ $card: { sender: BOT } });
     const r = await translate(
       ROOM,
       { event_id: '$re', sender: '@ann:hs', type: 'm.reaction', content: { 'm.relates_to': { rel_type: 'm.annotation', event_id: '$card', key: '👎' } } },
       c,
     );
-    expect(r).toMatchObject({ type: 'reaction', reaction: '-1', removed: false });
+    expect(r).toMatchObject({ type: 'vote', vote: 'down', actor: { id: '@ann:hs', via: 'matrix' } });
     const gone = await translate(ROOM, { event_id: '$red', sender: '@mod:hs', type: 'm.room.redaction', redacts: '$re', content: {} }, c);
     expect(gone).toEqual({
-      type: 'reaction',
+      type: 'vote',
       eventId: '$red',
-      transport: 'matrix',
-      user: { id: '@ann:hs' },
-      target: { transport: 'matrix', channel: ROOM, id: '$card' },
-      reaction: '-1',
-      removed: true,
+      actor: { id: '@ann:hs', via: 'matrix' },
+      vote: 'clear',
+      target: { message: { transport: 'matrix', channel: ROOM, id: '$card' } },
     });
+    // A 🔕 is a silence; taking it back does not end the silence.
+    const bell = await translate(
+      ROOM,
+      { event_id: '$bell', sender: '@ann:hs', type: 'm.reaction', content: { 'm.relates_to': { rel_type: 'm.annotation', event_id: '$card', key: '🔕' } } },
+      c,
+    );
+    expect(bell).toMatchObject({ type: 'silence', duration: '4h' });
+    expect(await translate(ROOM, { event_id: '$red3', sender: '@ann:hs', type: 'm.room.redaction', redacts: '$bell', content: {} }, c)).toBeUndefined();
     // A redaction of anything else (a message, an uncounted reaction) is nothing.
     expect(await translate(ROOM, { event_id: '$red2', sender: '@ann:hs', type: 'm.room.redaction', content: { redacts: '$other' } }, c)).toBeUndefined();
   });

@@ -1,0 +1,47 @@
+/**
+ * What the curation worker came back with from the forge, decided like every other intent: the
+ * `curated` outcome that settles a `curate` intent (with the card's KB line for a Finding, a
+ * reply for a note), or — once per note — word in the thread that the forge is down and the note
+ * is kept.
+ */
+import type { NoticeView, RichText } from '../chat/thread-view.js';
+import { curationLine } from '../curate/curation-line.js';
+import { noteNotice, type Outcome } from '../curate/file-item.js';
+import type { CurateItem } from '../ledger/ledger-types.js';
+import { enqueue, type Ctx } from './bot-context.js';
+
+export type CurationResult =
+  /** The forge answered (or refused for good): the intent is settled. */
+  | { type: 'curation_result'; item: CurateItem; outcome: Outcome }
+  /** The forge is unreachable: the note is kept and retried; the thread is told once. */
+  | { type: 'curation_retrying'; item: CurateItem; message: string };
+
+/** A name as a notice shows it: one `@`, whatever the surface's ids look like. */
+const named = (item: CurateItem): string => (item.note?.name ?? 'someone').replace(/^@+/, '');
+
+export function decideCuration(c: Ctx, e: CurationResult): { status: 'recorded'; decision?: string } {
+  const { item } = e;
+  const thread = c.read.thread(item.openId);
+  const reply = (icon: string, text: RichText): void => {
+    const view: NoticeView = { kind: 'notice', topic: 'note', icon, text };
+    for (const transport of thread?.transports ?? []) enqueue(c.tx, c.now, { transport, op: 'reply', openId: item.openId, view }, c.out);
+  };
+  if (e.type === 'curation_retrying') {
+    reply('⏳', [
+      `note from @${named(item)} kept: the knowledge base forge is not reachable right now (${e.message.slice(0, 160)}); it will be filed when it is back`,
+    ]);
+    return { status: 'recorded' };
+  }
+  const { outcome } = e;
+  c.tx.record({ type: 'curated', id: item.id, subject: item.subject, openId: item.openId, triggerKey: item.triggerKey, ...outcome, at: c.now.toISOString() });
+  if (thread && item.subject === 'finding') {
+    const line = curationLine(outcome);
+    for (const transport of thread.transports)
+      enqueue(c.tx, c.now, { transport, op: 'update', openId: thread.openId, view: { kind: 'card_patch', curation: line } }, c.out);
+  } else if (item.subject === 'note') reply(outcome.decision === 'failed' ? '⚠️' : '📝', noteNotice(named(item), outcome));
+  c.log.info(
+    { curateId: item.id, subject: item.subject, trigger: item.triggerKey, decision: outcome.decision, detail: outcome.detail, url: outcome.url },
+    `curation: ${outcome.decision}`,
+  );
+  return { status: 'recorded', decision: outcome.decision };
+}

@@ -1,0 +1,35 @@
+/**
+ * What a decision asks for beyond its ledger events — run only once those are durable, and never
+ * awaited by whoever handed the loop its intent (a webhook, a chat surface, the Redis inbox): a
+ * model call, an Alertmanager call or a forge write can take minutes, and intake must not wait.
+ * Messages to chat are ledger events themselves (outbox items), so their only effect is waking
+ * the outbox worker.
+ */
+import type { Actor, ResponseTarget } from '../chat/chat-types.js';
+import type { InvestigationEnd, RecallDecision } from '../../ports/loop-observer.js';
+import type { AmSilenceRequest } from './alertmanager-flow.js';
+import type { JobRequest } from './bot-context.js';
+
+/** What a `resume` started, counted as its effects run (its outcome is this object). */
+export interface ResumeTally {
+  investigations: number;
+  amSilences: number;
+}
+
+export type Effect =
+  /** Start the model's part for an open (rerank, confirm, verify, investigate). */
+  | { type: 'investigate'; job: JobRequest }
+  /** The incident resolved: a queued investigation for it is cancelled. */
+  | { type: 'cancel_investigation'; fingerprint: string }
+  /** A job an earlier run left without a finding: started again once, or recorded as not resumed. */
+  | { type: 'resume_investigation'; job: JobRequest & { openedAt: string }; resolved: boolean; tally?: ResumeTally }
+  /** `/reprise investigate <text>`: run in the background, answered through the outbox. */
+  | { type: 'investigate_text'; text: string; actor: Actor; replyTo: ResponseTarget }
+  /** The Alertmanager silence a 🔕 asked for. */
+  | { type: 'am_silence'; req: AmSilenceRequest; tally?: ResumeTally }
+  /** Forge work was recorded: wake the curation worker. */
+  | { type: 'curate' }
+  /** A recall decision settled (metrics). */
+  | { type: 'recall_decided'; decision: RecallDecision }
+  /** An investigation ended (metrics). */
+  | { type: 'investigation_ended'; end: InvestigationEnd };

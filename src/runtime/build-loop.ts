@@ -1,0 +1,108 @@
+/**
+ * The one place the loop is put together (STYLE.md "one composition root"): the bot — its one
+ * entrance — the outbox worker that delivers what it records, and, when they are configured, the
+ * model's job scheduler and the forge's curation worker, each handing what it comes back with to
+ * the bot's entrance. `serve`, `demo`, the offline CLI and the test harnesses all build it here.
+ */
+import type { AlertmanagerSilencer, BotLedger, NoteLimits, RepriseBotDeps } from '../core/bot/bot-context.js';
+import type { Intent } from '../core/bot/intent.js';
+import type { InvestigationJobsPort } from '../core/bot/bot-context.js';
+import type { NoiseOptions } from '../core/bot/noise-control.js';
+import { RepriseBot } from '../core/bot/reprise-bot.js';
+import type { Routing } from '../core/bot/routing.js';
+import type { TriggerPolicy } from '../core/bot/trigger-policy.js';
+import type { Actor } from '../core/chat/chat-types.js';
+import type { EphemeralView } from '../core/chat/thread-view.js';
+import { OutboxWorker, type OutboxLedger, type OutboxOptions } from '../core/outbox/outbox-worker.js';
+import type { CatalogSnapshot } from '../core/recall/catalog-snapshot.js';
+import type { RecallOptions } from '../core/recall/recall.js';
+import type { ChatTransport } from '../ports/chat-transport.js';
+import type { Clock } from '../ports/clock.js';
+import type { Logger } from '../ports/logger.js';
+import type { LoopObserver } from '../ports/loop-observer.js';
+
+/** A job scheduler as the loop runs it. */
+export type Jobs = InvestigationJobsPort & { stop(): Promise<void>; idle(): Promise<void> };
+
+/** The model's part, built before the loop (it connects to MCP servers): jobs are made for the loop's entrance. */
+export interface ModelPart<J extends Jobs = Jobs> {
+  jobs(handle: (intent: Intent) => Promise<unknown>): J;
+  /** `/reprise investigate <text>`. */
+  command?: (text: string, actor: Actor) => Promise<EphemeralView>;
+}
+
+/** The forge's part: the curation worker, made for the loop's entrance, and the quality bar's floor. */
+export interface CurationPart<W extends { kick(): void }> {
+  worker(handle: (intent: Intent) => Promise<unknown>): W;
+  minConfidence: number;
+}
+
+export interface LoopParts<W extends { kick(): void } = { kick(): void }, J extends Jobs = Jobs> {
+  /** The ledger (a `Ledger`); `botLedger` when the bot's transactions need wrapping (replica transaction ids). */
+  ledger: BotLedger & OutboxLedger;
+  botLedger?: BotLedger;
+  catalog: () => CatalogSnapshot;
+  clock: Clock;
+  logger: Logger;
+  recall: RecallOptions;
+  routing: Routing;
+  /** The chat surfaces that run here (none offline: what they must show waits in the outbox). */
+  transports?: ReadonlyMap<string, ChatTransport>;
+  outbox?: Partial<OutboxOptions>;
+  policy?: TriggerPolicy;
+  allow?: (actor: Actor) => boolean;
+  linkFor?: (entryId: string) => string | undefined;
+  notes?: NoteLimits;
+  investigateAfterMs?: number;
+  noise?: NoiseOptions;
+  alertmanager?: AlertmanagerSilencer;
+  observer?: LoopObserver;
+  model?: ModelPart<J>;
+  curation?: CurationPart<W>;
+}
+
+export interface Loop<W extends { kick(): void } = { kick(): void }, J extends Jobs = Jobs> {
+  bot: RepriseBot;
+  outbox: OutboxWorker;
+  jobs?: J;
+  curation?: W;
+}
+
+export function buildLoop<W extends { kick(): void } = { kick(): void }, J extends Jobs = Jobs>(p: LoopParts<W, J>): Loop<W, J> {
+  const transports = p.transports ?? new Map<string, ChatTransport>();
+  const outbox = new OutboxWorker({
+    ledger: p.ledger,
+    transports,
+    clock: p.clock,
+    logger: p.logger.child({ component: 'outbox' }),
+    ...(p.outbox ? { options: p.outbox } : {}),
+    ...(p.observer ? { observer: p.observer } : {}),
+  });
+  // Background work hands what it comes back with to the bot's one entrance (built just below).
+  const handle = (intent: Intent): Promise<unknown> => bot.handle(intent);
+  const jobs = p.model?.jobs(handle);
+  const curation = p.curation?.worker(handle);
+  const deps: RepriseBotDeps = {
+    catalog: p.catalog,
+    ledger: p.botLedger ?? p.ledger,
+    clock: p.clock,
+    logger: p.logger.child({ component: 'bot' }),
+    recall: p.recall,
+    routing: p.routing,
+    surfaces: transports,
+    outbox,
+    ...(p.policy ? { policy: p.policy } : {}),
+    ...(p.allow ? { allow: p.allow } : {}),
+    ...(p.linkFor ? { linkFor: p.linkFor } : {}),
+    ...(p.notes ? { notes: p.notes } : {}),
+    ...(p.investigateAfterMs !== undefined ? { investigateAfterMs: p.investigateAfterMs } : {}),
+    ...(p.noise ? { noise: p.noise } : {}),
+    ...(p.alertmanager ? { alertmanager: p.alertmanager } : {}),
+    ...(p.observer ? { observer: p.observer } : {}),
+    ...(jobs ? { jobs } : {}),
+    ...(p.model?.command ? { investigate: p.model.command } : {}),
+    ...(curation && p.curation ? { curation, fileTimeCuration: { minConfidence: p.curation.minConfidence } } : {}),
+  };
+  const bot = new RepriseBot(deps);
+  return { bot, outbox, ...(jobs ? { jobs } : {}), ...(curation ? { curation } : {}) };
+}

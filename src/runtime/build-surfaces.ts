@@ -1,0 +1,77 @@
+/**
+ * The chat surfaces `serve` runs, from config: each is on when its credentials are set (Slack
+ * and Matrix can run at once, each incident goes to each); the console when neither is, or when
+ * `transport.console: on`.
+ */
+import { ConsoleTransport } from '../adapters/console/console-transport.js';
+import type { Config } from '../config/schema.js';
+import type { Actor } from '../core/chat/chat-types.js';
+import type { RoutedTransport, RoutingOptions } from '../core/bot/routing.js';
+import type { HttpApp } from '../http/create-server.js';
+import type { ChatTransport } from '../ports/chat-transport.js';
+import type { Clock } from '../ports/clock.js';
+import type { Logger } from '../ports/logger.js';
+import type { KeyValueStore } from '../ports/store.js';
+
+export interface Surfaces {
+  transports: ChatTransport[];
+  /** Routes the surfaces need on the bot's HTTP port (Slack's /slack/events in HTTP mode). */
+  mounts: Array<(app: HttpApp) => void>;
+  routing: RoutingOptions;
+  /** Who may vote, silence and write notes, per surface. */
+  allow: (actor: Actor) => boolean;
+}
+
+export interface SurfaceDeps {
+  write: (text: string) => void;
+  logger: Logger;
+  clock: Clock;
+  store: KeyValueStore;
+}
+
+export function slackEnabled(config: Config): boolean {
+  return Boolean(config.transport.slack.bot_token);
+}
+
+export function matrixEnabled(config: Config): boolean {
+  const m = config.transport.matrix;
+  return Boolean(m.homeserver_url && m.access_token && m.room_id);
+}
+
+export async function buildSurfaces(config: Config, deps: SurfaceDeps): Promise<Surfaces> {
+  const transports: ChatTransport[] = [];
+  const routed: RoutedTransport[] = [];
+  const mounts: Array<(app: HttpApp) => void> = [];
+  const chat = slackEnabled(config) || matrixEnabled(config);
+  if (slackEnabled(config) || matrixEnabled(config)) {
+    const { chatSurfaces } = await import('./chat-surfaces.js');
+    const built = await chatSurfaces(config, deps);
+    transports.push(...built.transports);
+    routed.push(...built.routed);
+    mounts.push(...built.mounts);
+  }
+  if (config.transport.console === 'on' || (config.transport.console === 'auto' && !chat)) {
+    transports.push(new ConsoleTransport({ write: deps.write, ...(config.transport.transcript ? { transcriptFile: config.transport.transcript } : {}) }));
+    routed.push({ name: 'console', defaultChannel: 'console', param: 'console' });
+  }
+  const allowLists: Record<string, Set<string>> = {
+    slack: new Set(config.transport.slack.allow_users),
+    matrix: new Set(config.transport.matrix.allow_users),
+  };
+  return {
+    transports,
+    mounts,
+    routing: {
+      transports: routed,
+      rules: config.routing.rules.map((r) => ({
+        match: r.match,
+        channels: { ...(r.slack ? { slack: r.slack } : {}), ...(r.matrix ? { matrix: r.matrix } : {}) },
+      })),
+      mentions: config.routing.mentions.map((m) => ({ match: m.match, ids: { slack: m.slack, matrix: m.matrix } })),
+    },
+    allow: (actor) => {
+      const list = allowLists[actor.via];
+      return !list || list.size === 0 || list.has(actor.id);
+    },
+  };
+}

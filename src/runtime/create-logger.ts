@@ -1,0 +1,41 @@
+/**
+ * The root logger (STYLE.md "Logging"): pino to stderr, with one redaction list for every
+ * command — a secret in a config object, a request or an error never reaches a log line.
+ */
+import { pino } from 'pino';
+import type { Logger } from '../ports/logger.js';
+
+/** Keys whose values are secrets wherever they appear (one level deep in a logged object, or at its top). */
+const SECRET_KEYS = [
+  'bearer_token',
+  'pagerduty_secret',
+  'hmac_secret',
+  'secret',
+  'api_key',
+  'apiKey',
+  'access_token',
+  'accessToken',
+  'bot_token',
+  'botToken',
+  'app_token',
+  'appToken',
+  'signing_secret',
+  'signingSecret',
+  'token',
+  'password',
+  'private_key',
+  'app_private_key',
+  'privateKey',
+  'authorization',
+  'Authorization',
+];
+
+/** Paths pino censors: each key at the top of a log object and one level inside it. */
+export const REDACT_PATHS: readonly string[] = SECRET_KEYS.flatMap((k) => [k, `*.${k}`]);
+
+export function createLogger(opts: { level: string; env?: Readonly<Record<string, string | undefined>> }): Logger & { flush(): void } {
+  return pino(
+    { level: opts.env?.['REPRISE_LOG_LEVEL'] ?? opts.level, base: { app: 'reprise' }, redact: { paths: [...REDACT_PATHS], censor: '[redacted]' } },
+    pino.destination(2),
+  );
+}

@@ -1,0 +1,35 @@
+/**
+ * What the configuration says about the loop's decisions — recall's gates, the trigger policy,
+ * noise control, the investigation wait — and about delivery: one mapping, used by `serve`, the
+ * offline CLI and `demo` alike.
+ */
+import type { Config } from '../config/schema.js';
+import type { NoiseOptions } from '../core/bot/noise-control.js';
+import { TriggerPolicy } from '../core/bot/trigger-policy.js';
+import type { LoopParts } from './build-loop.js';
+import { recallOptions } from './recall-options.js';
+
+export function noiseOptions(config: Config): NoiseOptions {
+  const c = config.trigger.coalesce;
+  return {
+    debounceMs: config.trigger.debounce_ms,
+    cooldownMs: config.ledger.recurrence_cooldown_ms,
+    ...(c.enabled ? { coalesce: { group: c.group, labels: c.labels, debounceMs: c.debounce_ms, maxWaitMs: c.max_wait_ms, maxAlerts: c.max_alerts } } : {}),
+  };
+}
+
+export function loopOptions(config: Config): Pick<LoopParts, 'recall' | 'policy' | 'noise' | 'investigateAfterMs' | 'outbox'> {
+  return {
+    recall: recallOptions(config),
+    policy: new TriggerPolicy({ match: config.trigger.match, ignore: config.trigger.ignore, dedupWindowMs: config.trigger.dedup_window_ms }),
+    noise: noiseOptions(config),
+    investigateAfterMs: config.trigger.investigate_after_ms,
+    outbox: {
+      concurrency: config.outbox.concurrency,
+      baseDelayMs: config.outbox.retry_base_ms,
+      maxDelayMs: config.outbox.retry_max_ms,
+      maxAgeMs: config.outbox.max_age_ms,
+      answerMaxAgeMs: config.outbox.answer_max_age_ms,
+    },
+  };
+}

@@ -1,0 +1,85 @@
+/**
+ * The timers behind noise control in `serve` (issue 12): releasing debounce holds and closing
+ * storm batches (a `tick`), and reconciling threads with Alertmanager's alerts (a `reconcile`). Each round
+ * logs its failure and tries again next time; none of them can stop the bot.
+ */
+import { rememberListed, type AlertmanagerAlerts } from '../core/bot/alertmanager-reconcile.js';
+import { noiseOptions } from './loop-options.js';
+import type { RepriseBot } from '../core/bot/reprise-bot.js';
+import type { Config } from '../config/schema.js';
+import type { Clock } from '../ports/clock.js';
+import type { Logger } from '../ports/logger.js';
+
+/** How often due holds and storm windows are looked for (they are due to the second). */
+const TICK_MS = 1000;
+
+interface Round {
+  run(): Promise<void>;
+  /** The round in progress, if any. */
+  current(): Promise<void> | undefined;
+}
+
+/** A round that never overlaps itself and never throws. */
+function round(name: string, logger: Logger, fn: () => Promise<void>): Round {
+  let running: Promise<void> | undefined;
+  return {
+    run: () => {
+      running ??= fn()
+        .catch((err: unknown) => logger.warn({ err }, `${name} failed; retried next round`))
+        .finally(() => {
+          running = undefined;
+        });
+      return running;
+    },
+    current: () => running,
+  };
+}
+
+export function startNoiseTimers(deps: { bot: RepriseBot; config: Config; clock: Clock; logger: Logger; alertmanager?: AlertmanagerAlerts }): {
+  stop(): Promise<void>;
+} {
+  const { bot, config, clock, logger } = deps;
+  const timers: NodeJS.Timeout[] = [];
+  const rounds: Round[] = [];
+  const noise = noiseOptions(config);
+  // Holds may be in the ledger from an earlier run with a debounce configured: always tick once.
+  const tick = round('releasing held alerts', logger, async () => {
+    const [o] = await bot.handle({ type: 'tick' });
+    if (o?.status === 'ticked' && o.released.length > 0) logger.info({ released: o.released.length }, 'held alerts released');
+  });
+  rounds.push(tick);
+  void tick.run();
+  if (noise.debounceMs > 0 || noise.coalesce) timers.push(setInterval(() => void tick.run(), TICK_MS));
+  const am = deps.alertmanager;
+  if (am) {
+    let down = false;
+    // Fingerprints this Alertmanager has listed: only those can be called "no longer firing".
+    const seen = new Set<string>();
+    const reconcile = round('reconciling with Alertmanager', logger, async () => {
+      const listedAt = clock.now();
+      let alerts;
+      try {
+        alerts = await am.alerts();
+      } catch (err) {
+        if (!down) logger.warn({ err }, 'Alertmanager unreachable; threads are reconciled once it answers');
+        down = true;
+        return;
+      }
+      if (down) logger.info('Alertmanager answers again');
+      down = false;
+      const [o] = await bot.handle({ type: 'reconcile', alerts, listedAt, seen });
+      rememberListed(seen, alerts);
+      if (o?.status === 'reconciled' && o.marked > 0) logger.info({ marked: o.marked }, 'threads marked from Alertmanager');
+    });
+    rounds.push(reconcile);
+    timers.push(setInterval(() => void reconcile.run(), config.alertmanager.reconcile_interval_ms));
+  }
+  for (const t of timers) t.unref();
+  return {
+    async stop() {
+      for (const t of timers) clearInterval(t);
+      await Promise.all(rounds.map((r) => r.current()));
+      await bot.idle();
+    },
+  };
+}

@@ -1,0 +1,135 @@
+/**
+ * The catalog `serve` answers from: a folder read once at start, or a git remote kept in a
+ * local clone and re-indexed when its HEAD moves (issue 6 item 2). Either way the bot reads
+ * `current()`, `/readyz` reads `check()`, and the control socket's `catalog sync` calls
+ * `syncNow()`.
+ */
+import { join } from 'node:path';
+import { GitMirror } from '../adapters/git/git-mirror.js';
+import type { Config } from '../config/schema.js';
+import { CatalogSync, type SyncResult } from '../core/catalog/catalog-sync.js';
+import { RepriseError } from '../core/errors.js';
+import { buildCatalogSnapshot, type CatalogSnapshot } from '../core/recall/catalog-snapshot.js';
+import { PostingsIndex } from '../core/search/postings-index.js';
+import type { ReadinessCheck } from '../http/readiness.js';
+import type { Clock } from '../ports/clock.js';
+import type { Logger } from '../ports/logger.js';
+import { loadSnapshot } from './open-catalog.js';
+
+/** What `reprise catalog sync` prints. */
+export interface SyncReply extends Omit<SyncResult, 'skipped'> {
+  remote: string;
+  branch: string;
+  skipped: { file: string; line: number; rule: string; message: string }[];
+}
+
+export interface ServedCatalog {
+  readonly source: 'dir' | 'git';
+  current(): CatalogSnapshot;
+  check(): ReadinessCheck;
+  /** The git sync, when the catalog comes from git. */
+  readonly sync: CatalogSync | undefined;
+  /**
+   * Fetch now and wait for the index (the control socket's `POST /v1/catalog/sync`).
+   * @throws RepriseError `not_found` without git, `unavailable` when the remote failed.
+   */
+  syncNow(): Promise<SyncReply>;
+  /** Starts polling (git only). */
+  start(): void;
+  stop(): Promise<void>;
+}
+
+/** Where the clone lives: `catalog.git.clone_dir`, else `catalog-git` in the data dir. */
+export function cloneDir(config: Config): string {
+  return config.catalog.git?.clone_dir ?? join(config.store.data_dir, 'catalog-git');
+}
+
+/** A folder read once at start (broken entries skipped and logged by the caller). */
+export async function staticCatalog(dir: string, bundled: boolean, logger: Logger): Promise<ServedCatalog> {
+  const { snapshot, problems, skipped } = await loadSnapshot(dir);
+  for (const p of problems.filter((x) => x.severity === 'warning' && x.rule === 'file-outside-catalog')) logger.warn({ file: p.file, rule: p.rule }, p.message);
+  for (const p of skipped) logger.warn({ file: p.file, line: p.line, rule: p.rule }, `catalog entry skipped: ${p.message}`);
+  const skippedFiles = new Set(skipped.map((p) => p.file)).size;
+  logger.info({ catalog: dir, entries: snapshot.entries.length, skippedFiles, problems: problems.length }, 'catalog indexed');
+  return {
+    source: 'dir',
+    sync: undefined,
+    current: () => snapshot,
+    check: () => ({
+      name: 'catalog',
+      ok: true,
+      detail: { dir, bundled, entries: snapshot.entries.length, skippedFiles, builtAt: snapshot.builtAt.toISOString() },
+    }),
+    syncNow: () =>
+      Promise.reject(
+        new RepriseError('not_found', 'catalog sync is off', {
+          userMessage: `this bot serves the folder ${dir} as is: catalog sync needs catalog.git.url (or REPRISE_CATALOG_GIT_URL) in its config`,
+        }),
+      ),
+    start: () => undefined,
+    stop: async () => undefined,
+  };
+}
+
+/**
+ * A git-synced catalog. The clone an earlier run left is indexed at once (a restart with the
+ * remote down still serves); otherwise the bot is not ready until the first fetch indexed.
+ */
+export async function gitCatalog(config: Config, clock: Clock, logger: Logger): Promise<ServedCatalog> {
+  const git = config.catalog.git!;
+  const log = logger.child({ component: 'catalog-sync' });
+  const mirror = new GitMirror({ url: git.url, branch: git.branch, dir: cloneDir(config) });
+  const empty = buildCatalogSnapshot([], new PostingsIndex([]), clock.now());
+  let current = empty;
+  const sync = new CatalogSync({ mirror, path: git.path, clock, logger: log, onSnapshot: (s) => (current = s) });
+  const local = await sync.indexLocal();
+  if (local) log.info({ head: local.head, dir: mirror.dir }, 'serving the local clone until the first fetch');
+  log.info({ remote: mirror.remote, branch: mirror.branch, dir: mirror.dir, pollInterval: git.poll_interval }, 'catalog synced from git');
+
+  const check = (): ReadinessCheck => {
+    const st = sync.status();
+    const detail: Record<string, unknown> = {
+      source: 'git',
+      remote: st.remote,
+      branch: st.branch,
+      dir: sync.root,
+      head: st.head ?? null,
+      entries: st.entries,
+      skippedFiles: st.skippedFiles,
+      builtAt: current === empty ? null : current.builtAt.toISOString(),
+      lastSuccessAt: st.lastSuccessAt ?? null,
+      lastAttemptAt: st.lastAttemptAt ?? null,
+      consecutiveFailures: st.consecutiveFailures,
+    };
+    if (st.lastError) {
+      detail['lastError'] = st.lastError;
+      if (st.indexed) detail['serving'] = `the last good index (HEAD ${st.head}) while the remote fails`;
+    }
+    if (!st.indexed) return { name: 'catalog', ok: false, reason: `no index yet: ${st.lastError?.message ?? 'the first fetch is in progress'}`, detail };
+    return { name: 'catalog', ok: true, detail };
+  };
+
+  return {
+    source: 'git',
+    sync,
+    current: () => current,
+    check,
+    syncNow: async () => {
+      let r: SyncResult;
+      try {
+        r = await sync.syncNow();
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        throw new RepriseError('unavailable', message, { userMessage: `catalog sync failed: ${message}` });
+      }
+      return {
+        ...r,
+        remote: mirror.remote,
+        branch: mirror.branch,
+        skipped: r.skipped.map((p) => ({ file: p.file, line: p.line, rule: p.rule, message: p.message })),
+      };
+    },
+    start: () => sync.start(git.poll_interval_ms),
+    stop: () => sync.stop(),
+  };
+}
