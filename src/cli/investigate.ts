@@ -85,7 +85,7 @@ export const investigateCommand: CliCommand = async (argv, io) => {
   } else {
     try {
       const raw = values.alert === '-' ? await io.stdin() : await readFile(resolve(io.cwd, values.alert!), 'utf8');
-      const all = parseAlertmanagerPayload(JSON.parse(raw)).incidents;
+      const all = parseAlertmanagerPayload(JSON.parse(raw), { identity: { labels: config.identity.labels } }).incidents;
       const firing = all.filter((i) => i.status === 'firing');
       if (firing.length === 0) {
         io.stderr('reprise investigate: the payload has no firing alert (a resolved alert never starts an investigation)\n');

@@ -91,7 +91,14 @@ export const mcpCommand: CliCommand = async (argv, io) => {
   await ledger.refresh();
   logger.info({ store: ledger.source, seq: ledger.read.seq }, 'ledger opened read-only');
   const createServer = () =>
-    createCatalogMcpServer({ catalog: catalog.current, ledger, recallOptions: recallOptions(config), fieldLimit: config.server.field_limit_chars, logger });
+    createCatalogMcpServer({
+      catalog: catalog.current,
+      ledger,
+      recallOptions: recallOptions(config),
+      fieldLimit: config.server.field_limit_chars,
+      identity: { labels: config.identity.labels },
+      logger,
+    });
 
   let stop: () => Promise<void>;
   let stopped: Promise<void>;

@@ -53,7 +53,7 @@ export const recallCommand: CliCommand = async (argv, io) => {
   const { config } = loaded;
   let incidents;
   try {
-    incidents = parseAlertmanagerPayload(body).incidents;
+    incidents = parseAlertmanagerPayload(body, { identity: { labels: config.identity.labels } }).incidents;
   } catch (err) {
     io.stderr(`reprise recall: ${isRepriseError(err) ? err.message : String(err)}\n`);
     return 2;
@@ -81,12 +81,18 @@ export const recallCommand: CliCommand = async (argv, io) => {
   try {
     const opts = recallOptions(config);
     const now = new Date();
-    const out = incidents.map((i) => recallReport(i, recall(i, snapshot, track, opts, now)));
+    // Which labels made the identity (and so the trigger key) beside what recall decided.
+    const out = incidents.map((i) => ({
+      ...recallReport(i, recall(i, snapshot, track, opts, now)),
+      identity: { ...(i.identity ?? { basis: 'none', labels: [] }), ...(i.workload ? { workload: i.workload } : {}) },
+    }));
     if (values.json) {
       io.stdout(`${JSON.stringify({ incidents: out }, null, 2)}\n`);
     } else {
       for (const o of out) {
-        io.stdout(`${o.triggerKey}\n  answer: ${o.answer ? `${o.answer.kind} ${o.answer.entry} @ ${o.answer.confidence}` : 'none'}\n`);
+        const from = o.identity.labels.length > 0 ? ` (from ${o.identity.labels.join(', ')})` : '';
+        io.stdout(`${o.triggerKey}\n  identity: ${o.identity.basis}${from}\n`);
+        io.stdout(`  answer: ${o.answer ? `${o.answer.kind} ${o.answer.entry} @ ${o.answer.confidence}` : 'none'}\n`);
         if (o.nearMiss) io.stdout(`  near miss: ${o.nearMiss.entry} (${o.nearMiss.gate}: ${o.nearMiss.reason})\n`);
         for (const t of o.trace) io.stdout(`  ${t.passed ? '✓' : '✗'} ${t.gate} ${t.entry ?? ''} — ${t.reason}\n`);
       }

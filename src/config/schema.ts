@@ -550,6 +550,36 @@ const curate = z
   })
   .transform((v) => withMs(v, ['interval', 'stale_after', 'revalidation_min_interval']));
 
+const identity = z.strictObject({
+  labels: doc(
+    z
+      .array(z.string({ error: 'must be a label name' }).regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a Prometheus label name'), {
+        error: 'must be a list of label names',
+      })
+      .default([]),
+    'Your own identifying labels: alerts that differ in any of them never share a trigger (silence, recurrence, votes). Added to the identity docs/identity.md describes; changing the list starts new triggers for alerts that carry them.',
+    { example: ['env', 'component'] },
+  ),
+});
+
+/** `grafana.example.org`, `10.0.3.17`, `[2001:db8::1]`, or `*.example.org` for any host under a domain. */
+const HOST_PATTERN =
+  /^(\*\.)?[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?)*\.?$|^\[[0-9A-Fa-f:.]+\]$|^[0-9A-Fa-f]*:[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*$/;
+const links = z.strictObject({
+  allowed_hosts: doc(
+    z
+      .array(
+        z.string({ error: 'must be a host name' }).regex(HOST_PATTERN, 'must be a host name (grafana.example.org) or *.domain, without scheme, port or path'),
+        {
+          error: 'must be a list of host names',
+        },
+      )
+      .default([]),
+    'Hosts the links taken from alerts (source, runbook_url, dashboards, panel, silence, image) may point to; `*.example.org` allows any host under it. Others are not shown (the thread says which and why). Empty = any host.',
+    { example: ['grafana.example.org', '*.runbooks.example.org'] },
+  ),
+});
+
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 const log = z.strictObject({
   level: doc(oneOf(LOG_LEVELS).default('info'), 'Minimum log level.', { env: ['REPRISE_LOG_LEVEL'] }),
@@ -563,6 +593,8 @@ const configShape = z.strictObject({
   store: doc(block(store.prefault({})), 'Where the ledger (opens, resolves, feedback, silences) is kept.'),
   recall: doc(block(recall.prefault({})), 'Recall gates and confidence shaping (SPEC §6).'),
   trigger: doc(block(trigger.prefault({})), 'Which alerts are handled and when (SPEC §4).'),
+  identity: doc(block(identity.prefault({})), 'What makes two alerts the same trigger (docs/identity.md).'),
+  links: doc(block(links.prefault({})), 'Links the cards take from alerts: which hosts they may point to (docs/security.md).'),
   ledger: doc(block(ledger.prefault({})), 'Ledger-backed gates (SPEC §8).'),
   alertmanager: doc(block(alertmanager.prefault({})), 'Alertmanager as a partner: silences there, and reconciling threads with its alerts.'),
   transport: doc(

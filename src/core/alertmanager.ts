@@ -3,10 +3,11 @@
  * (missing annotations, version, extra fields), strict where identity depends on it.
  */
 import { z } from 'zod';
+import { attachLinks, withScheme, type LinkPolicy } from './alert-links.js';
 import { RepriseError } from './errors.js';
 import { formatIssues } from './format-issues.js';
-import { deriveWorkload, incidentFingerprint, triggerKey } from './identity.js';
-import type { Incident, Severity } from './types.js';
+import { deriveIdentity, incidentFingerprint, type IdentityOptions } from './identity.js';
+import type { AlertGroup, Incident, RefusedLink, Severity } from './types.js';
 
 /** Go's zero `time.Time`: Alertmanager's way of saying "no end yet". */
 const ZERO_TIME_PREFIX = '0001-01-01';
@@ -25,6 +26,16 @@ const alertSchema = z.object({
   endsAt: timestamp.nullish(),
   generatorURL: looseString,
   fingerprint: looseString,
+  // Grafana adds these to each alert (its webhook contact point); Alertmanager never sends them.
+  silenceURL: looseString,
+  dashboardURL: looseString,
+  panelURL: looseString,
+  imageURL: looseString,
+  values: z
+    .record(z.string(), z.union([z.number(), z.string(), z.null()]))
+    .nullish()
+    .catch(undefined),
+  valueString: looseString,
 });
 
 const envelopeSchema = z.object({
@@ -33,6 +44,9 @@ const envelopeSchema = z.object({
   status: looseString,
   receiver: looseString,
   externalURL: looseString,
+  groupLabels: stringMap.nullish().catch(undefined),
+  commonLabels: stringMap.nullish().catch(undefined),
+  truncatedAlerts: z.number().int().nonnegative().optional().catch(undefined),
   // Alerts are validated one by one (see parseSteps), so a big group can yield in between.
   alerts: z.array(z.unknown()).min(1),
 });
@@ -55,6 +69,10 @@ export interface AlertmanagerBatch {
   groupKey?: string;
   receiver?: string;
   externalURL?: string;
+  /** `groupLabels`, `commonLabels` and `truncatedAlerts` of the notification (also on each incident's `group`). */
+  group?: AlertGroup;
+  /** Links the alerts carried that their cards do not show, each with why (logged by the caller). */
+  refusedLinks: Array<RefusedLink & { alert: number }>;
   /**
    * Alerts left out because they are malformed, each with why. One bad alert must not cost the
    * rest of its group: Alertmanager does not retry a 4xx, so a 400 would lose them all. A body
@@ -75,6 +93,10 @@ export interface ParseAlertmanagerOptions {
   fieldLimit?: number;
   /** `Incident.source` of the result: Grafana sends the same alert shape (default `alertmanager`). */
   source?: string;
+  /** How identities are derived (the team's `identity.labels`). */
+  identity?: IdentityOptions;
+  /** Which hosts the cards' links may point to (`links.allowed_hosts`); unset = any host. */
+  links?: LinkPolicy;
 }
 
 /** 8 KiB of text is a long description; anything longer is a dump, and costs every later step. */
@@ -130,14 +152,33 @@ function firstNonEmpty(...values: Array<string | undefined>): string {
   return '';
 }
 
-function toIncident(
-  alert: AlertmanagerAlert,
-  index: number,
-  receivedAt: string | undefined,
-  limit: number,
-  truncated: TruncatedField[],
-  source: string,
-): Incident {
+/** Grafana's `values` (`{"B": 44.2394, "C": 1}` → `B=44.2394, C=1`), else its `valueString`, bounded. */
+function valueText(values: AlertmanagerAlert['values'], valueString: string | undefined): string | undefined {
+  const cap = (t: string): string => (t.length > VALUE_LIMIT ? `${t.slice(0, VALUE_LIMIT - 1)}…` : t);
+  const parts = Object.entries(values ?? {})
+    .slice(0, 20)
+    .map(([k, v]) => `${k.slice(0, 64)}=${typeof v === 'number' ? String(Number.isInteger(v) ? v : Number(v.toPrecision(6))) : String(v).slice(0, 100)}`);
+  if (parts.length > 0) return cap(parts.join(', '));
+  const s = valueString?.trim();
+  return s ? cap(s) : undefined;
+}
+
+/** Longest value line kept: a query result, not a dump. */
+const VALUE_LIMIT = 500;
+
+/** What every alert of one webhook call shares. */
+interface BatchContext {
+  receivedAt: string | undefined;
+  limit: number;
+  truncated: TruncatedField[];
+  options: ParseAlertmanagerOptions;
+  alertmanagerUrl: string | undefined;
+  groupKey: string | undefined;
+  group: AlertGroup | undefined;
+}
+
+function toIncident(alert: AlertmanagerAlert, index: number, ctx: BatchContext): Incident {
+  const { receivedAt, limit, truncated, options } = ctx;
   const labels = capFields(alert.labels, limit, index, 'label', truncated);
   const alertname = labels['alertname'] ?? alert.labels.alertname;
   const annotations = capFields(alert.annotations ?? {}, limit, index, 'annotation', truncated);
@@ -147,12 +188,12 @@ function toIncident(
     throw new RepriseError('invalid_payload', `alerts[${index}].startsAt is required`);
   }
   const summary = firstNonEmpty(annotations.summary);
-  const workload = deriveWorkload(labels);
+  const { workload, triggerKey, basis, labels: identityLabels } = deriveIdentity(alertname, labels, options.identity);
   const incident: Incident = {
-    source,
+    source: options.source ?? 'alertmanager',
     status: alert.status,
     fingerprint: firstNonEmpty(alert.fingerprint) || incidentFingerprint(alertname, labels),
-    triggerKey: triggerKey(alertname, workload),
+    triggerKey,
     alertname,
     title: summary || alertname,
     message: firstNonEmpty(annotations.description, annotations.message, summary),
@@ -160,15 +201,23 @@ function toIncident(
     labels,
     annotations,
     startsAt,
+    identity: { basis, labels: identityLabels },
   };
   if (sourceStart === undefined) incident.startsAtEstimated = true;
   const endsAt = toIso(alert.endsAt);
   if (endsAt) incident.endsAt = endsAt;
   if (workload) incident.workload = workload;
+  // Written without a scheme (`runbooks.example.org/x`), a runbook_url is still an address.
   const runbookUrl = firstNonEmpty(annotations.runbook_url);
-  if (runbookUrl) incident.runbookUrl = runbookUrl;
+  if (runbookUrl) incident.runbookUrl = withScheme(runbookUrl);
   const generatorUrl = firstNonEmpty(alert.generatorURL);
   if (generatorUrl) incident.generatorUrl = generatorUrl;
+  if (ctx.alertmanagerUrl) incident.alertmanagerUrl = ctx.alertmanagerUrl;
+  if (ctx.groupKey) incident.groupKey = ctx.groupKey;
+  if (ctx.group) incident.group = ctx.group;
+  const value = valueText(alert.values, alert.valueString);
+  if (value) incident.value = value;
+  attachLinks(incident, options.links, { dashboard: alert.dashboardURL, panel: alert.panelURL, silence: alert.silenceURL, image: alert.imageURL });
   return incident;
 }
 
@@ -190,7 +239,7 @@ function invalid(issues: readonly z.core.$ZodIssue[]): RepriseError {
 function* parseSteps(body: unknown, options: ParseAlertmanagerOptions): Generator<void, AlertmanagerBatch> {
   const envelope = envelopeSchema.safeParse(body, { reportInput: true });
   if (!envelope.success) throw invalid(envelope.error.issues);
-  const { alerts: raw, groupKey, receiver, externalURL } = envelope.data;
+  const { alerts: raw, groupKey, receiver, externalURL, groupLabels, commonLabels, truncatedAlerts } = envelope.data;
   const alerts: Array<{ index: number; alert: AlertmanagerAlert }> = [];
   const issues: z.core.$ZodIssue[] = [];
   const skipped: SkippedAlert[] = [];
@@ -208,12 +257,37 @@ function* parseSteps(body: unknown, options: ParseAlertmanagerOptions): Generato
   }
   const truncated: TruncatedField[] = [];
   const limit = options.fieldLimit ?? DEFAULT_FIELD_LIMIT;
+  const am = externalURL?.trim();
+  let group: AlertGroup | undefined;
+  if (groupLabels || commonLabels || truncatedAlerts !== undefined) {
+    // Copies of labels the alerts carry: capped the same way, but a cut is reported once, on the alert.
+    const copies: TruncatedField[] = [];
+    group = {
+      labels: capFields(groupLabels ?? {}, limit, -1, 'groupLabels', copies),
+      commonLabels: capFields(commonLabels ?? {}, limit, -1, 'commonLabels', copies),
+      truncatedAlerts: truncatedAlerts ?? 0,
+    };
+    if (receiver !== undefined) group.receiver = receiver.slice(0, 256);
+  }
+  const ctx: BatchContext = {
+    receivedAt: options.receivedAt,
+    limit,
+    truncated,
+    options,
+    // Only an Alertmanager's externalURL is an Alertmanager (Grafana's is Grafana's own).
+    alertmanagerUrl: am && (options.source ?? 'alertmanager') === 'alertmanager' && /^https?:\/\//i.test(am) ? am : undefined,
+    groupKey: groupKey ? groupKey.slice(0, 1024) : undefined,
+    group,
+  };
   const incidents: Incident[] = [];
+  const refusedLinks: AlertmanagerBatch['refusedLinks'] = [];
   for (let n = 0; n < alerts.length; n++) {
     if (n > 0 && n % CHUNK === 0) yield;
     const { index, alert } = alerts[n]!;
     try {
-      incidents.push(toIncident(alert, index, options.receivedAt, limit, truncated, options.source ?? 'alertmanager'));
+      const incident = toIncident(alert, index, ctx);
+      incidents.push(incident);
+      for (const r of incident.refusedLinks ?? []) refusedLinks.push({ alert: index, ...r });
     } catch (err) {
       if (!(err instanceof RepriseError)) throw err;
       skipped.push({ index, reason: err.message });
@@ -224,11 +298,8 @@ function* parseSteps(body: unknown, options: ParseAlertmanagerOptions): Generato
   if (incidents.length === 0 && issues.length > 0) throw invalid(issues);
   if (incidents.length === 0 && firstUnusable) throw firstUnusable;
   skipped.sort((a, b) => a.index - b.index);
-  const am = externalURL?.trim();
-  // Only an Alertmanager's externalURL is an Alertmanager (Grafana's is Grafana's own).
-  if (am && (options.source ?? 'alertmanager') === 'alertmanager' && /^https?:\/\//i.test(am)) for (const i of incidents) i.alertmanagerUrl = am;
-  if (groupKey) for (const i of incidents) i.groupKey = groupKey.slice(0, 1024);
-  const batch: AlertmanagerBatch = { incidents, truncated, skipped };
+  const batch: AlertmanagerBatch = { incidents, truncated, skipped, refusedLinks };
+  if (group) batch.group = group;
   if (groupKey !== undefined) batch.groupKey = groupKey;
   if (receiver !== undefined) batch.receiver = receiver;
   if (externalURL !== undefined) batch.externalURL = externalURL;

@@ -5,10 +5,11 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
+import { attachLinks, type LinkPolicy } from './alert-links.js';
 import { DEFAULT_FIELD_LIMIT } from './alertmanager.js';
 import { RepriseError } from './errors.js';
 import { formatIssues } from './format-issues.js';
-import { deriveWorkload, triggerKey } from './identity.js';
+import { deriveIdentity, type IdentityOptions } from './identity.js';
 import type { Incident, Severity } from './types.js';
 
 const looseString = z.string().optional().catch(undefined);
@@ -73,7 +74,10 @@ function severityOf(priority: string | undefined, urgency: string | undefined): 
  * Validate a PagerDuty V3 webhook body (already signature-checked).
  * @throws RepriseError `invalid_payload` naming each bad field.
  */
-export function parsePagerDutyPayload(body: unknown, options: { receivedAt?: string; fieldLimit?: number } = {}): PagerDutyParse {
+export function parsePagerDutyPayload(
+  body: unknown,
+  options: { receivedAt?: string; fieldLimit?: number; identity?: IdentityOptions; links?: LinkPolicy } = {},
+): PagerDutyParse {
   const env = eventSchema.safeParse(body, { reportInput: true });
   if (!env.success) throw invalid(env.error.issues);
   const { event } = env.data;
@@ -92,6 +96,8 @@ export function parsePagerDutyPayload(body: unknown, options: { receivedAt?: str
   const alertname = title.slice(0, 200);
   const labels: Record<string, string> = { alertname, pagerduty_incident: d.id };
   if (d.service?.summary) labels['service'] = cap(d.service.summary, 256);
+  // The service id is the identity: a service's name can change, its id does not.
+  if (d.service?.id) labels['pagerduty_service'] = cap(d.service.id, 256);
   if (d.urgency) labels['urgency'] = cap(d.urgency, 64);
   if (d.priority?.summary) labels['priority'] = cap(d.priority.summary, 64);
   if (d.incident_key) labels['incident_key'] = cap(d.incident_key, 256);
@@ -99,12 +105,12 @@ export function parsePagerDutyPayload(body: unknown, options: { receivedAt?: str
   labels['severity'] = severity;
   const startsAt = iso(d.created_at) ?? iso(event.occurred_at) ?? options.receivedAt;
   if (!startsAt) throw new RepriseError('invalid_payload', 'event.data.created_at is required', { userMessage: 'event.data.created_at is required' });
-  const workload = deriveWorkload(labels);
+  const { workload, triggerKey, basis, labels: identityLabels } = deriveIdentity(alertname, labels, options.identity);
   const incident: Incident = {
     source: 'pagerduty',
     status,
     fingerprint: `pagerduty:${d.id}`,
-    triggerKey: triggerKey(alertname, workload),
+    triggerKey,
     alertname,
     title,
     message: title,
@@ -112,6 +118,7 @@ export function parsePagerDutyPayload(body: unknown, options: { receivedAt?: str
     labels,
     annotations: {},
     startsAt,
+    identity: { basis, labels: identityLabels },
   };
   if (!iso(d.created_at) && !iso(event.occurred_at)) incident.startsAtEstimated = true;
   if (status === 'resolved') {
@@ -120,6 +127,7 @@ export function parsePagerDutyPayload(body: unknown, options: { receivedAt?: str
   }
   if (workload) incident.workload = workload;
   if (d.html_url && /^https?:\/\//i.test(d.html_url)) incident.generatorUrl = d.html_url.slice(0, 2048);
+  attachLinks(incident, options.links);
   return { kind: 'incident', incident, ...base };
 }
 

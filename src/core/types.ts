@@ -5,7 +5,10 @@
 export const SEVERITIES = ['critical', 'warning', 'info', 'none'] as const;
 export type Severity = (typeof SEVERITIES)[number];
 
-/** "This alert runs on that thing", reduced to a stable identity (pod → controller, ARN → id). */
+/**
+ * "This alert runs on that thing", reduced to a stable identity (pod → controller, ARN → id,
+ * `instance` → its host with kind `host`).
+ */
 export interface Workload {
   namespace: string;
   name: string;
@@ -15,13 +18,57 @@ export interface Workload {
   region?: string;
 }
 
+/** Which rule of the identity precedence (core/identity.ts) chose an alert's identity. */
+export type IdentityBasis = 'kubernetes' | 'cloud' | 'host' | 'pagerduty_service' | 'service' | 'scrape_job' | 'grafana_rule' | 'namespace' | 'none';
+
+/** What made an incident's identity: shown by `reprise recall --json` and logged. */
+export interface IncidentIdentity {
+  basis: IdentityBasis;
+  /** The label names the identity (and so the trigger key) was read from, in precedence order. */
+  labels: string[];
+}
+
+/** Which field of an alert a link on its card was taken from; the label is fixed, never alert text. */
+export type AlertLinkLabel = 'source' | 'runbook' | 'dashboard' | 'panel' | 'silence' | 'image';
+
+/** A link an alert carries (its source, runbook, dashboards, a silence), checked: http(s) only, host allowed. */
+export interface AlertLink {
+  label: AlertLinkLabel;
+  url: string;
+}
+
+/** A link an alert carried that is not shown, and why (`javascript:` scheme, host not allowed…). */
+export interface RefusedLink {
+  /** The field it came from: `runbook_url`, `generatorURL`, `dashboardURL`, … */
+  field: string;
+  reason: string;
+}
+
+/**
+ * The notification group an alert arrived in (Alertmanager's `group_by`): what a card about the
+ * whole group can say. One object per webhook call, shared by its incidents.
+ */
+export interface AlertGroup {
+  /** `groupLabels`: the labels the group was formed by. */
+  labels: Record<string, string>;
+  /** `commonLabels`: the labels every alert of the notification shares. */
+  commonLabels: Record<string, string>;
+  /** Alerts Alertmanager left out of this notification (`max_alerts` on the receiver); 0 when none. */
+  truncatedAlerts: number;
+  /** The receiver that sent it. */
+  receiver?: string;
+}
+
 /** One normalized firing or resolution from any source. */
 export interface Incident {
   source: string;
   status: 'firing' | 'resolved';
   /** The source's id for this alert instance. */
   fingerprint: string;
-  /** lower-case `alertname|namespace|kind|name|cluster` (+ `|account`). */
+  /**
+   * lower-case `alertname|namespace|kind|name|cluster` (+ `|account`, + `|label=value` for
+   * identifying labels beyond the thing itself); see core/identity.ts.
+   */
   triggerKey: string;
   alertname: string;
   title: string;
@@ -34,6 +81,8 @@ export interface Incident {
   startsAtEstimated?: boolean;
   endsAt?: string;
   workload?: Workload;
+  /** Which labels made the trigger key (absent on incidents recorded before it was kept). */
+  identity?: IncidentIdentity;
   /** `runbook_url` annotation, when the alert carries one. */
   runbookUrl?: string;
   /** The source's link back to the rule; Prometheus puts the rule's PromQL in it (`g0.expr`). */
@@ -42,6 +91,17 @@ export interface Incident {
   alertmanagerUrl?: string;
   /** Alertmanager's `groupKey` of the notification it came in (the team's `group_by`): storm coalescing reads it. */
   groupKey?: string;
+  /** The notification group it came in (`groupLabels`, `commonLabels`, `truncatedAlerts`), when the source sent one. */
+  group?: AlertGroup;
+  /**
+   * The links its card shows, checked when it arrived (core/alert-links.ts): http(s) only, hosts
+   * in `links.allowed_hosts`. Absent on incidents built before links were kept: derived then.
+   */
+  links?: AlertLink[];
+  /** Links it carried that are not shown, each with why (said in the thread, logged). */
+  refusedLinks?: RefusedLink[];
+  /** What the rule's query evaluated to, as text: Grafana's `values` (`A=5, C=1`) or `valueString`. */
+  value?: string;
 }
 
 export const ENTRY_TYPES = ['Incident', 'Playbook', 'Concept'] as const;
@@ -52,6 +112,8 @@ export type EntryStatus = 'active' | 'draft' | 'retired';
 export interface ResourceRef {
   /** Raw value as written. */
   raw: string;
+  /** `host`: a machine (`resource: host/node1`), compared only with hosts and Kubernetes nodes. */
+  kind?: 'host';
   namespace?: string;
   name?: string;
   account?: string;

@@ -10,6 +10,8 @@ import type http from 'node:http';
 import type { MiddlewareHandler } from 'hono';
 import { bearerAuth } from 'hono/bearer-auth';
 import { RepriseError } from '../core/errors.js';
+import type { LinkPolicy } from '../core/alert-links.js';
+import type { IdentityOptions } from '../core/identity.js';
 import type { Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
 import { admission, VerifyPool } from './admission.js';
@@ -51,6 +53,10 @@ export interface HttpServerOptions {
   mount?: (app: HttpApp) => void;
   /** Longest label or annotation value kept (characters); longer ones are cut with a marker and logged. */
   fieldLimit?: number;
+  /** How alerts' identities are derived (`identity.labels`). */
+  identity?: IdentityOptions;
+  /** Which hosts the cards' links may point to (`links.allowed_hosts`). */
+  links?: LinkPolicy;
   /** Time source for `receivedAt`, replay windows and the verify pool's pace. Defaults to the system clock. */
   clock?: Clock;
   /** Whole-request deadline (headers and body) against slow senders. Default 30 s. */
@@ -182,6 +188,8 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     replay: new ReplayGuard(opts.replayStore ?? memoryReplayStore(nowMs), { now: () => clock.now(), logger: log }),
     clock,
     ...(opts.fieldLimit ? { fieldLimit: opts.fieldLimit } : {}),
+    ...(opts.identity ? { identity: opts.identity } : {}),
+    ...(opts.links ? { links: opts.links } : {}),
     metrics: opts.metrics,
     onIncidents: opts.onAlertmanager,
   });

@@ -270,6 +270,8 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     // Accepted signed deliveries are remembered in the store: across restarts, and by every replica.
     ...(isReplayStore(store) ? { replayStore: store } : {}),
     fieldLimit: config.server.field_limit_chars,
+    identity: { labels: config.identity.labels },
+    links: { allowedHosts: config.links.allowed_hosts },
     logger,
     clock,
     readiness,

@@ -61,7 +61,7 @@ describe('reprise doctor', () => {
     expect(code, out + io.err()).toBe(0);
     expect(lineOf(out, 'config')).toMatch(/^✓ config: /);
     expect(lineOf(out, 'catalog')).toMatch(/^✓ catalog: .*entries loaded, 0 errors/);
-    expect(lineOf(out, 'store')).toMatch(/^✓ store: .*writable; lock free \(no bot running on it\); schema v1 \(new store\)$/);
+    expect(lineOf(out, 'store')).toMatch(/^✓ store: .*writable; lock free \(no bot running on it\); schema v2 \(new store\)$/);
     for (const c of ['catalog sync', 'slack', 'matrix', 'model', 'mcp', 'github']) expect(lineOf(out, c)).toBe(`– ${c}: skipped: not configured`);
   });
 
@@ -177,7 +177,7 @@ describe('reprise doctor', () => {
     await store.close();
     const io = bufferIO({}, tmp);
     expect(await doctor(['--config', file], io)).toBe(0);
-    expect(lineOf(io.out(), 'store')).toMatch(/^✓ store: .*; schema v1/);
+    expect(lineOf(io.out(), 'store')).toMatch(/^✓ store: .*; schema v2/);
 
     const newer = createStore(undefined, dataDir);
     await newer.set(STORE_SCHEMA_KEY, { version: 99 });

@@ -148,11 +148,11 @@ describe('ledger export → import → verify (embedded store)', () => {
     expect(before.votes, 'and votes').toBeGreaterThan(0);
     expect(after.seq).toBe(before.seq);
     expect(after.reads).toEqual(before.reads);
-    expect((await withStore(sqlite(dst), dst, (s) => s.get<StoreSchemaRecord>(STORE_SCHEMA_KEY)))?.version).toBe(1);
+    expect((await withStore(sqlite(dst), dst, (s) => s.get<StoreSchemaRecord>(STORE_SCHEMA_KEY)))?.version).toBe(2);
 
     const verify = await runCli(['ledger', 'verify', '--config', config], { env: { REPRISE_DATA_DIR: dst } });
     expect(verify.code, verify.stdout).toBe(0);
-    expect(verify.stdout).toContain('store schema version 1');
+    expect(verify.stdout).toContain('store schema version 2');
     expect(verify.stdout).toMatch(/stored aggregates at seq \d+ match a replay/);
 
     // The restored store serves: the bot opens it at the imported head.
@@ -278,12 +278,12 @@ describe('upgrades: the stored schema version', () => {
     expect((await bot.stop()).code).toBe(0);
 
     const rec = await withStore(sqlite(dir), dir, (s) => s.get<StoreSchemaRecord>(STORE_SCHEMA_KEY));
-    expect(rec?.version).toBe(1);
-    expect(rec?.migrated?.map((m) => `${m.from}→${m.to}`)).toEqual(['0→1']);
+    expect(rec?.version).toBe(2);
+    expect(rec?.migrated?.map((m) => `${m.from}→${m.to}`)).toEqual(['0→1', '1→2']);
     expect((await withStore(sqlite(dir), dir, reads)).reads).toEqual(before.reads);
     const v1 = await runCli(['ledger', 'verify', '--config', config], { env });
     expect(v1.code, v1.stdout).toBe(0);
-    expect(v1.stdout).toContain('store schema version 1\n');
+    expect(v1.stdout).toContain('store schema version 2\n');
   });
 
   it('a store of a newer reprise is refused by serve and by the ledger commands, saying to upgrade', { timeout: 60_000 }, async () => {
@@ -299,7 +299,7 @@ describe('upgrades: the stored schema version', () => {
     ]) {
       const r = await runCli(args, { env });
       expect(r.code, args.join(' ')).toBe(1);
-      expect(r.stderr, args.join(' ')).toMatch(/schema version 7, written by a newer reprise; this build knows versions up to 1\. Upgrade reprise/);
+      expect(r.stderr, args.join(' ')).toMatch(/schema version 7, written by a newer reprise; this build knows versions up to 2\. Upgrade reprise/);
     }
     expect((await withStore(sqlite(dir), dir, (s) => s.get<StoreSchemaRecord>(STORE_SCHEMA_KEY)))?.version).toBe(7);
   });

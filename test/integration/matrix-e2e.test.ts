@@ -135,8 +135,10 @@ describe('Matrix, end to end through reprise serve', () => {
         expect(String(s.content['formatted_body'])).not.toMatch(/<script|<a href="https:\/\/evil|@room<\/a>|<!channel>/);
       }
       // Shown as text, with `@room` broken by a word joiner so no client's push rule fires on it.
-      expect(String(detail.content['formatted_body'])).toContain('&lt;!channel&gt; @\u2060room @here the indexer is down');
-      expect(body(detail.content)).not.toMatch(/@room/);
+      // What the alert says is on the card, summary and description both.
+      expect(String(other.content['formatted_body'])).toContain('&lt;!channel&gt; @\u2060room @here the indexer is down');
+      expect(String(other.content['formatted_body'])).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+      for (const s of [other, detail]) expect(body(s.content)).not.toMatch(/@room/);
 
       expect((await postAlert(bot.url, crashLoopPayload({ status: 'resolved' }))).status).toBe(202);
       expect((await postAlert(bot.url, searchPayload({ status: 'resolved' }))).status).toBe(202);

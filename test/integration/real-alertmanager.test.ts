@@ -43,36 +43,118 @@ async function postAlerts(amUrl: string, endsAt: string): Promise<void> {
   expect(res.status, await res.text()).toBe(200);
 }
 
+/** Starts the real Alertmanager routing everything to `webhook`; `prefix` puts its external URL (and routes) under a path. */
+async function startAlertmanager(dir: string, webhook: string, opts: { groupBy: string[]; prefix?: string; maxAlerts?: number }): Promise<string> {
+  const amPort = await freePort();
+  const config = join(dir, 'alertmanager.yml');
+  writeFileSync(
+    config,
+    [
+      'route:',
+      '  receiver: reprise',
+      `  group_by: [${opts.groupBy.join(', ')}]`,
+      '  group_wait: 1s',
+      '  group_interval: 1s',
+      '  repeat_interval: 1h',
+      'receivers:',
+      '  - name: reprise',
+      '    webhook_configs:',
+      `      - url: ${webhook}`,
+      '        send_resolved: true',
+      ...(opts.maxAlerts ? [`        max_alerts: ${opts.maxAlerts}`] : []),
+      '',
+    ].join('\n'),
+  );
+  const root = `http://127.0.0.1:${amPort}`;
+  const external = opts.prefix ? `${root}${opts.prefix}` : root;
+  am = spawn(
+    BINARY,
+    [
+      `--config.file=${config}`,
+      `--storage.path=${join(dir, 'am')}`,
+      `--web.listen-address=127.0.0.1:${amPort}`,
+      '--cluster.listen-address=',
+      ...(opts.prefix ? [`--web.external-url=${external}`] : []),
+    ],
+    { stdio: 'ignore' },
+  );
+  await waitForReady(external);
+  return external;
+}
+
 describe.runIf(installed)('a real Alertmanager delivering to reprise serve', () => {
+  it(
+    'keeps node alerts on two hosts apart (two triggers, two threads) and links the silence under its path-prefixed external URL',
+    { timeout: 90_000 },
+    async () => {
+      const dir = makeTmpDir();
+      const bot = await spawnBot({ dataDir: dir, transcript: join(dir, 't.jsonl') });
+      const amUrl = await startAlertmanager(dir, `${bot.url}/webhook/alertmanager`, { groupBy: ['alertname', 'instance'], prefix: '/alertmanager' });
+      const node = (host: string, free: string) => ({
+        labels: {
+          alertname: 'NodeFilesystemSpaceFillingUp',
+          instance: `${host}:9100`,
+          job: 'node-exporter',
+          device: '/dev/sda1',
+          fstype: 'ext4',
+          mountpoint: '/var',
+          severity: 'warning',
+        },
+        annotations: {
+          summary: 'Filesystem is predicted to run out of space within the next 24 hours.',
+          description: `Filesystem on /dev/sda1, mounted on /var, at ${host}:9100 has only ${free}% available space left and is filling up.`,
+        },
+        startsAt: new Date(Date.now() - 60_000).toISOString(),
+        endsAt: new Date(Date.now() + 10 * 60_000).toISOString(),
+      });
+      const res = await fetch(`${amUrl}/api/v2/alerts`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify([node('node1', '14.2'), node('node2', '9.8')]),
+      });
+      expect(res.status, await res.text()).toBe(200);
+
+      const lines = await bot.waitForTranscript((ls) => ls.filter((l) => l.kind === 'rca').length >= 2, 30_000);
+      const cards = lines.filter((l) => l.kind === 'rca');
+      expect(cards).toHaveLength(2);
+      expect(new Set(cards.map((c) => c.threadId)).size).toBe(2);
+      expect(cards.map((c) => c.triggerKey).sort()).toEqual(['nodefilesystemspacefillingup||host|node1|', 'nodefilesystemspacefillingup||host|node2|']);
+      const one = cards.find((c) => c.triggerKey.includes('node1'))!;
+      expect(one.text.split('\n')[0]).toBe('🔍 NodeFilesystemSpaceFillingUp — node1 · severity warning · 🔥 firing');
+      // Summary and description both: the 14.2% is on the card.
+      expect(one.text).toContain('Filesystem is predicted to run out of space within the next 24 hours.');
+      expect(one.text).toContain('has only 14.2% available space left');
+      // The silence link is on the Alertmanager that sent it, under its path prefix, matching this host.
+      const silence = /silence (\S+)/.exec(one.text)?.[1];
+      expect(silence?.startsWith(`${amUrl}/#/silences/new?filter=`), silence).toBe(true);
+      expect(decodeURIComponent(silence!.split('filter=')[1]!)).toContain('instance="node1:9100"');
+      // …where that Alertmanager really serves its UI.
+      expect((await fetch(`${amUrl}/`)).status).toBe(200);
+      await bot.stop();
+    },
+  );
+
+  it('keeps what Alertmanager left out of a group past max_alerts (truncatedAlerts) with the alerts it sent', { timeout: 90_000 }, async () => {
+    const dir = makeTmpDir();
+    const bot = await spawnBot({ dataDir: dir, transcript: join(dir, 't.jsonl') });
+    const amUrl = await startAlertmanager(dir, `${bot.url}/webhook/alertmanager`, { groupBy: ['alertname'], maxAlerts: 3 });
+    const alerts = ['node1', 'node2', 'node3', 'node4', 'node5'].map((host) => ({
+      labels: { alertname: 'NodeClockNotSynchronising', instance: `${host}:9100`, job: 'node-exporter', severity: 'warning' },
+      annotations: { summary: 'Clock not synchronising.' },
+      startsAt: new Date(Date.now() - 60_000).toISOString(),
+      endsAt: new Date(Date.now() + 10 * 60_000).toISOString(),
+    }));
+    const res = await fetch(`${amUrl}/api/v2/alerts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(alerts) });
+    expect(res.status, await res.text()).toBe(200);
+    const parsed = await bot.waitForLog((l) => l.msg === 'alertmanager webhook parsed', 30_000);
+    expect(parsed).toMatchObject({ alerts: 3, truncatedAlerts: 2 });
+    await bot.stop();
+  });
+
   it('delivers the firing (instant recall) and then the resolve into the same thread', { timeout: 90_000 }, async () => {
     const dir = makeTmpDir();
     const bot = await spawnBot({ dataDir: dir, transcript: join(dir, 't.jsonl') });
-    const amPort = await freePort();
-    const config = join(dir, 'alertmanager.yml');
-    writeFileSync(
-      config,
-      [
-        'route:',
-        '  receiver: reprise',
-        '  group_by: [alertname, namespace]',
-        '  group_wait: 1s',
-        '  group_interval: 1s',
-        '  repeat_interval: 1h',
-        'receivers:',
-        '  - name: reprise',
-        '    webhook_configs:',
-        `      - url: ${bot.url}/webhook/alertmanager`,
-        '        send_resolved: true',
-        '',
-      ].join('\n'),
-    );
-    am = spawn(
-      BINARY,
-      [`--config.file=${config}`, `--storage.path=${join(dir, 'am')}`, `--web.listen-address=127.0.0.1:${amPort}`, '--cluster.listen-address='],
-      { stdio: 'ignore' },
-    );
-    const amUrl = `http://127.0.0.1:${amPort}`;
-    await waitForReady(amUrl);
+    const amUrl = await startAlertmanager(dir, `${bot.url}/webhook/alertmanager`, { groupBy: ['alertname', 'namespace'] });
 
     await postAlerts(amUrl, new Date(Date.now() + 10 * 60_000).toISOString());
     const rca = await waitFor(() => bot.transcriptLines().find((l) => l.kind === 'rca'), 'the RCA thread from Alertmanager', 30_000);

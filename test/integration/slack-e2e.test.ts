@@ -183,7 +183,10 @@ describe('Slack, end to end through reprise serve', () => {
         // The notification text is mrkdwn: Slack's control sequences arrive escaped.
         expect(String(m.text)).not.toMatch(/<!channel>|<@U0BOSS>|<script>|<https:/);
       }
-      expect(shown(replies(other)[0]!)).toContain('<!channel> @room @here the indexer is down'); // shown, as text
+      // What the alert says is on the card, summary and description both, shown as text.
+      expect(shown(other)).toContain('<!channel> @room @here the indexer is down');
+      expect(shown(other)).toContain('<script>alert(1)</script>');
+      expect(shown(other)).toContain('*bold* <@U0BOSS>');
 
       expect((await postAlert(bot.url, crashLoopPayload({ status: 'resolved' }))).status).toBe(202);
       expect((await postAlert(bot.url, searchPayload({ status: 'resolved' }))).status).toBe(202);

@@ -163,6 +163,54 @@ describe('POST /webhook/grafana', () => {
   });
 });
 
+describe('POST /webhook/grafana: what Grafana sends, on the card', () => {
+  it("answers the contact point's Test button 202 with the reason and records nothing", { timeout: 60_000 }, async () => {
+    const dir = makeTmpDir();
+    const bot = await spawnBot({ dataDir: dir, env: { REPRISE_BEARER_TOKEN: TOKEN } });
+    for (const name of ['grafana-test-notification.json', 'grafana-test-notification-custom.json']) {
+      const r = await postGrafana(bot.url, fixture(name));
+      expect(r.status, r.text).toBe(202);
+      expect(r.json).toMatchObject({ accepted: 0, ignored: expect.stringContaining('Grafana contact-point test notification') });
+    }
+    await bot.waitForLog((l) => typeof l.msg === 'string' && l.msg.startsWith('grafana webhook ignored'));
+    await bot.stop();
+    expect(await ledgerEvents(dir)).toEqual([]);
+    expect(bot.transcriptLines()).toEqual([]);
+  });
+
+  it(
+    'posts two rules sharing an alertname as two threads whose cards carry the dashboard, the silence link and the value; links.allowed_hosts holds',
+    { timeout: 90_000 },
+    async () => {
+      const dir = makeTmpDir();
+      const config = join(dir, 'reprise.yaml');
+      writeFileSync(config, `catalog:\n  dir: ${JSON.stringify(join(REPO_ROOT, 'catalog'))}\nlinks:\n  allowed_hosts: [grafana.example.org]\n`);
+      const bot = await spawnBot({ dataDir: dir, env: { REPRISE_BEARER_TOKEN: TOKEN }, args: ['--config', config] });
+      const r = await postGrafana(bot.url, fixture('grafana-two-rules.json'));
+      expect(r.status, r.text).toBe(202);
+      expect(r.json).toMatchObject({ accepted: 2 });
+      const lines = await bot.waitForTranscript((ls) => ls.filter((l) => l.kind === 'rca').length === 2, 30_000);
+      const cards = lines.filter((l) => l.kind === 'rca');
+      expect(new Set(cards.map((c) => c.triggerKey)).size).toBe(2);
+      const orders = cards.find((c) => c.text.includes('No orders recorded for 10 minutes'))!;
+      expect(orders.text).toContain('The orders-per-minute query returned no data');
+      expect(orders.text).toContain('Value: A=0, B=14.2031');
+      expect(orders.text).toContain('dashboard https://grafana.example.org/d/shop-overview?orgId=1');
+      expect(orders.text).toContain('silence https://grafana.example.org/alerting/silence/new?');
+      expect(orders.text).toContain('image https://grafana.example.org/public/img/attachments/9f2c1d0e.png');
+      // runbooks.example.org is not on the list: not linked, and the thread says so.
+      expect(orders.text).not.toContain('https://runbooks.example.org');
+      expect(orders.text).toContain('links not shown runbook_url: its host is not in links.allowed_hosts');
+      // Each card names its rule: two DatasourceNoData cards read apart.
+      expect(orders.text.split('\n')[0]).toBe('🔍 DatasourceNoData — Shop/Orders per minute · severity warning · 🔥 firing');
+      const payments = cards.find((c) => c !== orders)!;
+      expect(payments.text).toContain('[FIRING:2] DatasourceNoData Shop (prom-shop A)');
+      expect(payments.text.split('\n')[0]).toBe('🔍 DatasourceNoData — Shop/Payments per minute · severity warning · 🔥 firing');
+      await bot.stop();
+    },
+  );
+});
+
 describe('POST /webhook/generic/<name>', () => {
   const mapping = (extra: string) =>
     `      alerts: checks\n      alertname: name\n      status: status\n      resolved_values: [up]\n      fingerprint: id\n      title: summary\n      message: detail.reason\n      severity: level\n      starts_at: detail.since\n      labels:\n        namespace: namespace\n        service: service\n${extra}`;

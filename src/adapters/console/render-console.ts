@@ -36,6 +36,16 @@ export function renderConsoleCard(card: CardView): string[] {
   const out = [
     `🔍 ${escapeLine(card.alertname)} — ${escapeLine(card.where)} · severity ${card.severity} · ${STATE[card.state]}${card.stateNote ? ` (${escapeLine(card.stateNote)})` : ''}`,
   ];
+  const s = card.said;
+  if (s?.summary) out.push(`  ${escapeLine(s.summary)}`);
+  // Indented line by line: a description cannot start a line that reads as the bot's own.
+  if (s?.description)
+    out.push(
+      ...escapeControl(s.description.replace(/\t/g, ' '))
+        .split('\n')
+        .map((l) => `    ${l}`),
+    );
+  if (s?.value) out.push(`  Value: ${escapeLine(s.value)}`);
   const h = card.headline;
   if (h.answer === 'instant') out.push(`${VERDICT[card.verdict]} · ${confidenceDot(h.confidence ?? 0)} ⚡ Instant recall: ${escapeLine(h.title ?? '')}`);
   else if (h.answer === 'runbook') out.push(`${VERDICT[card.verdict]} · 📚 Runbook: ${escapeLine(h.title ?? '')} (a guide, not a diagnosis)`);

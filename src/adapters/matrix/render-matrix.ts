@@ -121,8 +121,19 @@ function headline(card: CardView): Piece {
   return trusted('No trusted memory for this alert — details in the thread');
 }
 
+/** What the alert says: its summary in bold, its description, its value — escaped text. */
+function said(card: CardView): Block[] {
+  const s = card.said;
+  if (!s) return [];
+  const out: Block[] = [];
+  if (s.summary) out.push(para(strong(line(s.summary))));
+  if (s.description) out.push(para(text(s.description)));
+  if (s.value) out.push(para(cat(em(trusted('Value: ')), line(s.value))));
+  return out;
+}
+
 /**
- * The thread root: header, severity and state, verdict and headline, links, the reaction hint,
+ * The thread root: header, severity and state, what the alert says, verdict and headline, links, the reaction hint,
  * and the owners to ping (critical firings only; the caller decides, this only renders).
  */
 export function renderCard(card: CardView, opts: RenderOptions = {}): MatrixMessageContent {
@@ -133,6 +144,7 @@ export function renderCard(card: CardView, opts: RenderOptions = {}): MatrixMess
     card.stateNote ? cat(trusted(' — '), line(card.stateNote)) : trusted(''),
   );
   blocks.push(para(state));
+  blocks.push(...said(card));
   blocks.push(para(cat(trusted(`${VERDICT[card.verdict] ?? card.verdict} · `), headline(card))));
   const links = card.links.slice(0, 12).map((l) => link(l.label, l.url, CAP.line));
   if (links.length > 0) blocks.push(para(cat(trusted('🔗 '), ...links.flatMap((l, i) => (i === 0 ? [l] : [trusted(' · '), l])))));

@@ -8,6 +8,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { parseAlertmanagerPayload } from '../../core/alertmanager.js';
+import type { IdentityOptions } from '../../core/identity.js';
 import { kbGet, kbSearch } from '../../core/catalog/kb-read.js';
 import { isRepriseError } from '../../core/errors.js';
 import type { LedgerReader } from '../../core/ledger/ledger-reader.js';
@@ -50,6 +51,8 @@ export interface CatalogMcpDeps {
   recallOptions: RecallOptions;
   /** Longest label or annotation value on a `recall` alert (`server.field_limit_chars`). */
   fieldLimit: number;
+  /** How the alert's identity is derived (`identity.labels`), as the webhook derives it. */
+  identity?: IdentityOptions;
   logger: Logger;
   clock?: Clock;
   version?: string;
@@ -143,7 +146,7 @@ export function createCatalogMcpServer(deps: CatalogMcpDeps): McpServer {
       try {
         [incident] = parseAlertmanagerPayload(
           { alerts: [{ status: 'firing', labels, annotations: annotations ?? {} }] },
-          { receivedAt: now.toISOString(), fieldLimit: deps.fieldLimit },
+          { receivedAt: now.toISOString(), fieldLimit: deps.fieldLimit, ...(deps.identity ? { identity: deps.identity } : {}) },
         ).incidents;
       } catch (err) {
         if (isRepriseError(err)) return toolError(`not a usable alert: ${err.message.replace(/alerts\[0\]\./g, '')}`);

@@ -1,14 +1,15 @@
 /**
  * The thread root as Block Kit (SPEC §9): a compact card edited in place as the incident's
- * state changes. Header, severity and state, verdict with confidence and the headline, the
- * alert's links, owner mentions (only from `card.mentions`), and the controls.
+ * state changes. Header, severity and state, what the alert says (summary, description, value),
+ * verdict with confidence and the headline, the alert's links, owner mentions (only from
+ * `card.mentions`), and the controls.
  */
 import type { types } from '@slack/bolt';
 import type { CardView, Headline } from '../../core/chat/thread-view.js';
 import { confidenceDot } from '../../core/chat/thread-view.js';
 import type { Verdict } from '../../core/ledger-events.js';
 import type { Severity } from '../../core/types.js';
-import { link, plain, richTextBlocks, section, text, type RichTextElement } from './rich-text.js';
+import { link, plain, richTextBlocks, section, text, type RichTextElement, type RichTextSection } from './rich-text.js';
 import { ACTION_IDS, AM_SILENCE_CHOICES, controlsBlockId, SILENCE_CHOICES } from './slack-controls.js';
 import { SLACK_LIMITS } from './slack-limits.js';
 import { fallbackText, fitBlocks, type SlackMessage } from './slack-message.js';
@@ -67,6 +68,17 @@ function mentionMarkup(ids: readonly string[]): string {
     .join(' ');
 }
 
+/** The alert's own words: its summary in bold, its description, its value — literal text runs. */
+function saidParagraphs(card: CardView): RichTextSection[] {
+  const s = card.said;
+  if (!s) return [];
+  const out: RichTextSection[] = [];
+  if (s.summary) out.push(section([text(s.summary, { bold: true }, true)]));
+  if (s.description) out.push(section([text(s.description)]));
+  if (s.value) out.push(section([text('Value: ', { italic: true }), text(s.value, undefined, true)]));
+  return out;
+}
+
 function controls(card: CardView): types.ActionsBlock {
   const button = (action_id: string, label: string): types.Button => ({ type: 'button', action_id, text: plain(label, SLACK_LIMITS.buttonText) });
   const select: types.StaticSelect = {
@@ -101,12 +113,12 @@ export function renderCard(card: CardView): SlackMessage {
     text(confidence ? ` · ${confidence} · ` : ' · '),
     text(headlineText(card.headline)),
   ];
-  const paragraphs = [section(summary)];
+  const paragraphs = [...saidParagraphs(card), section(summary)];
   const links = card.links.slice(0, MAX_LINKS).flatMap((l, i) => (i === 0 ? [link(l.url, l.label)] : [text(' · '), link(l.url, l.label)]));
   if (links.length > 0) paragraphs.push(section(links));
   const c = card.curation;
   if (c) paragraphs.push(section([text(`📚 ${c.text}`), ...(c.link ? [text(' '), link(c.link.url, c.link.label)] : [])]));
-  if (card.feedback) paragraphs.push(section([text(`🗳 ${card.feedback}`)]));
+  if (card.feedback) paragraphs.push(section([text(`🗳 ${card.feedback}`, undefined, true)]));
   const who = mentionElements(mentions.slice(0, MAX_MENTIONS));
   if (who.length > 0) paragraphs.push(section([text('cc '), ...who]));
 
@@ -114,7 +126,8 @@ export function renderCard(card: CardView): SlackMessage {
   if (card.controls) blocks.push(controls(card));
 
   const ping = mentionMarkup(mentions.slice(0, MAX_MENTIONS));
-  const summaryLine = `🔍 ${card.alertname} — ${card.where} · ${stateText(card)} · ${VERDICT_TEXT[card.verdict] ?? card.verdict} · ${headlineText(card.headline)}`;
+  const said = card.said?.summary ? ` · ${card.said.summary}` : '';
+  const summaryLine = `🔍 ${card.alertname} — ${card.where}${said} · ${stateText(card)} · ${VERDICT_TEXT[card.verdict] ?? card.verdict} · ${headlineText(card.headline)}`;
   const fallback = fallbackText(summaryLine);
   return { text: ping ? `${ping} ${fallback}` : fallback, blocks: fitBlocks(blocks, { keepTail: card.controls ? 1 : 0 }) };
 }

@@ -1,4 +1,5 @@
 import { parseArn } from '../arn.js';
+import { reduceHost } from '../host-name.js';
 import type { ResourceRef } from '../types.js';
 
 /** Result of reading an entry's `resource` / `alert_resource`: a ref, or why it is unusable. */
@@ -7,18 +8,35 @@ export type ResourceParse = { ok: true; ref: ResourceRef } | { ok: false; reason
 const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._:@-]*$/;
 
 /**
+ * Prefixes that make a resource a machine: `host/…`, or the alert label that names it
+ * (`instance/node1:9100`, `hostname/…`, `node/…`, `nodename/…`). These words are reserved: a
+ * Kubernetes namespace with one of these names cannot be the first segment of a resource.
+ */
+export const HOST_PREFIXES = ['host', 'instance', 'hostname', 'node', 'nodename'] as const;
+const HOST_REF = new RegExp(`^(${HOST_PREFIXES.join('|')})/(.+)$`, 'i');
+
+/**
  * Parse an entry's resource identity (SPEC §5):
  * - `namespace/name` → both; `namespace/kind/name` → namespace and name (kind is not identity);
  * - `arn:aws:<svc>:<region>:<account>:<type>/<id>` → name = the bare id (what follows the
  *   resource type, as `parseArn` reduces incident ARNs), account and region kept, no namespace;
  * - another cloud id with more segments (`projects/p/zones/z/instances/vm-1`) → name only,
  *   because its first segment is not a Kubernetes namespace;
+ * - `host/node1` (or `instance/node1:9100`, `hostname/…`, `node/…`, `nodename/…`) → a machine,
+ *   reduced as alerts' `instance` is (`node1:9100` → `node1`), kind `host`;
  * - a bare word → namespace only (the namespace tier of recall).
  */
 export function parseResourceRef(value: string): ResourceParse {
   const raw = value.trim();
   if (raw === '') return { ok: false, reason: 'it is empty' };
   if (/\s/.test(raw)) return { ok: false, reason: 'it contains whitespace' };
+
+  const hostRef = HOST_REF.exec(raw);
+  if (hostRef) {
+    const host = reduceHost(hostRef[2] ?? '');
+    if (!host) return { ok: false, reason: `"${hostRef[2]}" is not a host name, IP address or URL (write ${hostRef[1]}/node1)` };
+    return { ok: true, ref: { raw, kind: 'host', name: host } };
+  }
 
   if (raw.startsWith('arn:')) {
     // Same reduction as incident workloads (core/arn.ts), or exact matching would never agree.

@@ -3,11 +3,12 @@
  * card (thread root, edited in place as the incident's state changes) and the detail (the full
  * analysis in the thread). Every string is raw text; renderers escape it per surface.
  */
+import { checkLinks, linkCandidates } from '../alert-links.js';
 import type { Verdict } from '../ledger-events.js';
 import type { RecalledAnswer, RecallResult } from '../recall/recall.js';
 import { describe } from '../recall/structural.js';
 import type { Entry, Incident } from '../types.js';
-import { markdownParagraphs, type CardView, type DetailSection, type DetailView, type LinkView, type StepView } from './thread-view.js';
+import { markdownParagraphs, type AlertSaid, type CardView, type DetailSection, type DetailView, type LinkView, type StepView } from './thread-view.js';
 
 /** Recurrence facts for the trigger, read from the ledger before this firing was recorded. */
 export interface RecurrenceFacts {
@@ -114,27 +115,54 @@ export function ago(fromIso: string, now: Date): string {
 }
 
 function where(i: Incident): string {
-  return i.workload ? describe(i.workload) : (i.labels['instance'] ?? i.source);
+  if (i.workload) return describe(i.workload);
+  // A Grafana rule is what its alert is about: two rules sharing `DatasourceNoData` must read apart.
+  const rule = i.labels['rulename'];
+  if (rule) return i.labels['grafana_folder'] ? `${i.labels['grafana_folder']}/${rule}` : rule;
+  return i.labels['instance'] ?? i.source;
 }
 
-/** Source, runbook, dashboards and a pre-filled Alertmanager silence: only http(s) links. */
+/**
+ * Source, runbook, dashboards, panel, silence, image: the links checked when the alert arrived
+ * (core/alert-links.ts), or — for an incident built before links were kept — checked now.
+ */
 export function alertLinks(i: Incident): LinkView[] {
-  const links: LinkView[] = [];
-  const add = (label: string, url: string | undefined): void => {
-    const u = url?.trim();
-    if (u && /^https?:\/\/[^\s]+$/i.test(u) && u.length <= 2000 && !links.some((l) => l.url === u)) links.push({ label, url: u });
-  };
-  add('source', i.generatorUrl);
-  add('runbook', i.runbookUrl);
-  for (const key of ['dashboard', 'dashboard_url', 'grafana_url', 'dashboardUrl']) add('dashboard', i.annotations[key]);
-  if (i.alertmanagerUrl) {
-    const matchers = Object.entries(i.labels)
-      .filter(([k]) => ['alertname', 'namespace', 'pod', 'service', 'job', 'cluster', 'instance'].includes(k))
-      .map(([k, v]) => `${k}="${v.replace(/["\\]/g, '\\$&')}"`);
-    const base = i.alertmanagerUrl.replace(/\/+$/, '');
-    add('silence', `${base}/#/silences/new?filter=${encodeURIComponent(`{${matchers.join(',')}}`)}`);
-  }
-  return links;
+  return (i.links ?? checkLinks(linkCandidates(i)).links).map((l) => ({ label: l.label, url: l.url }));
+}
+
+/** Bounds of what the alert says, on the card (the thread keeps a longer description). */
+const SAID = { summary: 300, description: 600, descriptionLines: 8, value: 300, thread: 2000 } as const;
+
+function oneLine(text: string, limit: number): string {
+  const t = text.replace(/\s+/g, ' ').trim();
+  return t.length > limit ? `${t.slice(0, limit - 1).trimEnd()}…` : t;
+}
+
+/** At most `limit` characters and `lines` lines, cut with "…". */
+function bounded(text: string, limit: number, lines: number): string {
+  const rows = text.replace(/\r/g, '').trim().split('\n');
+  let t = rows.slice(0, lines).join('\n');
+  const cut = rows.length > lines || t.length > limit;
+  if (t.length > limit) t = t.slice(0, limit - 1);
+  return cut ? `${t.trimEnd()}…` : t;
+}
+
+/** The alert's summary and description (whichever it has; the name alone is no summary), and its value. */
+function alertText(i: Incident): { summary?: string; description?: string } {
+  const summary = i.title.trim() !== '' && i.title.trim() !== i.alertname ? i.title.trim() : undefined;
+  const message = i.message.trim();
+  const description = message !== '' && message !== summary && message !== i.alertname ? message : undefined;
+  return { ...(summary ? { summary } : {}), ...(description ? { description } : {}) };
+}
+
+/** What the alert says, bounded for the card; undefined when it says nothing beyond its name. */
+export function alertSaid(i: Incident): AlertSaid | undefined {
+  const { summary, description } = alertText(i);
+  const said: AlertSaid = {};
+  if (summary) said.summary = oneLine(summary, SAID.summary);
+  if (description) said.description = bounded(description, SAID.description, SAID.descriptionLines);
+  if (i.value?.trim()) said.value = oneLine(i.value, SAID.value);
+  return Object.keys(said).length > 0 ? said : undefined;
 }
 
 function instantSection(a: RecalledAnswer, link: (id: string) => string | undefined): DetailSection {
@@ -170,12 +198,14 @@ export function buildCard(input: ThreadInput): CardView {
   const { incident: i, recall: r } = input;
   const lead = r.instant ?? r.runbook;
   const verdict: Verdict = r.instant ? 'action_suggested' : 'inconclusive';
+  const said = alertSaid(i);
   return {
     kind: 'card',
     state: 'firing',
     alertname: i.alertname,
     where: where(i),
     severity: i.severity,
+    ...(said ? { said } : {}),
     verdict,
     headline: lead
       ? { answer: r.instant ? 'instant' : 'runbook', entry: lead.entry.id, title: lead.entry.title, confidence: lead.confidence }
@@ -210,9 +240,11 @@ export function buildDetail(input: ThreadInput): DetailView {
   if (r.nearMiss) sections.push({ kind: 'near_miss', entry: r.nearMiss.entry, gate: r.nearMiss.gate, reason: r.nearMiss.reason });
   if (!r.instant && !r.runbook && r.ranked.length > 0) sections.push({ kind: 'closest', entries: r.ranked.slice(0, 3) });
   const facts: Array<[string, string]> = [['alert', i.alertname]];
-  // What the alert's author wrote about it (data: every surface shows it as literal text).
-  const said = (i.annotations['summary'] ?? i.annotations['description'] ?? '').trim();
-  if (said !== '') facts.push(['summary', said.length > 500 ? `${said.slice(0, 499)}…` : said]);
+  // What the alert's author wrote is on the card; a description the card had to cut is here whole
+  // (bounded). Data: every surface shows it as literal text.
+  const { description } = alertText(i);
+  if (description && bounded(description, SAID.description, SAID.descriptionLines) !== description.replace(/\r/g, '').trim())
+    facts.push(['description', bounded(description, SAID.thread, 40)]);
   if (i.workload) facts.push(['resource', describe(i.workload)]);
   facts.push(['started', i.startsAt]);
   if (rec.previousCount > 0) {
@@ -221,6 +253,15 @@ export function buildDetail(input: ThreadInput): DetailView {
     if (rec.previousEntry) f += ` · previous: ${rec.previousEntry}`;
     facts.push(['recurrence', f]);
   } else facts.push(['recurrence', 'first time seen']);
+  // A link the alert carried but the card does not show is said, never dropped in silence.
+  if (i.refusedLinks && i.refusedLinks.length > 0)
+    facts.push([
+      'links not shown',
+      i.refusedLinks
+        .slice(0, 6)
+        .map((l) => `${l.field.slice(0, 60)}: ${l.reason}`)
+        .join('; '),
+    ]);
   const labels = Object.entries(i.labels)
     .filter(([k]) => k !== 'alertname')
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))

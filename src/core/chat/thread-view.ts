@@ -22,6 +22,19 @@ export interface LinkView {
   url: string;
 }
 
+/**
+ * What the alert says about itself, as its author wrote it (bounded when the view is built;
+ * text like every other string here).
+ */
+export interface AlertSaid {
+  /** Its summary: one line. */
+  summary?: string;
+  /** Its description (or message): a few lines, cut with "…" past the card's bound. */
+  description?: string;
+  /** What the rule's query evaluated to (Grafana's `values`): "A=5, C=1". */
+  value?: string;
+}
+
 /** What the thread leads with, in one line. */
 export interface Headline {
   /** `checking`: a model is deciding (recall verification or an investigation on its way). */
@@ -45,9 +58,14 @@ export interface CardView {
   /** `cluster/namespace/name`, or the instance / source when there is no workload. */
   where: string;
   severity: Severity;
+  /** The alert's own summary, description and value; absent when it says nothing beyond its name. */
+  said?: AlertSaid;
   verdict: Verdict;
   headline: Headline;
-  /** The alert's source (generatorURL), its runbook_url, dashboards, a pre-filled Alertmanager silence. */
+  /**
+   * The alert's source (generatorURL), its runbook_url, dashboards, panel, silence and image,
+   * from those fields only, with fixed labels; checked on arrival (http(s), `links.allowed_hosts`).
+   */
   links: LinkView[];
   triggerKey: string;
   /** Opaque id of the incident this card is about; controls carry it back (button values). */

@@ -9,6 +9,7 @@ import type { DraftBranchPort, ForgePort, ForgePullRequest } from '../../ports/f
 import type { RichText } from '../chat/thread-view.js';
 import type { CuratedEvent } from '../ledger-events.js';
 import type { CurateItem } from '../ledger/ledger-types.js';
+import { HOST_KINDS, NOT_WORKLOAD_KINDS } from '../identity.js';
 import type { CatalogSnapshot } from '../recall/catalog-snapshot.js';
 import { tokenize } from '../tokenize.js';
 import { findingPrBody, noteComment, notePrBody, seenAgainComment, type Neighbour } from './forge-text.js';
@@ -106,8 +107,8 @@ export async function fileNote(deps: FilingDeps, item: CurateItem, forge: Counti
   }
   const already = open.find((p) => hasMarker(p.body, 'note', item.id));
   if (already) return pr('concept_pr', already);
-  const [alertname = 'alert', namespace, , name] = item.triggerKey.split('|');
-  const resource = namespace && name ? `${namespace}/${name}` : undefined;
+  const [alertname = 'alert', namespace, kind = '', name] = item.triggerKey.split('|');
+  const resource = name && HOST_KINDS.has(kind) ? `host/${name}` : namespace && name && !NOT_WORKLOAD_KINDS.has(kind) ? `${namespace}/${name}` : undefined;
   const entry = renderNoteEntry(
     note,
     { alertname, ...(resource ? { resource } : {}) },

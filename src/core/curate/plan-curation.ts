@@ -7,6 +7,7 @@ import type { Finding } from '../investigate/finding.js';
 import type { DraftMaterial } from '../ledger-events.js';
 import type { Incident } from '../types.js';
 import { dupFingerprint } from '../bot/dup-fingerprint.js';
+import { HOST_KINDS } from '../identity.js';
 import { qualityBar } from './quality-bar.js';
 
 export type CurationPlan =
@@ -23,10 +24,11 @@ export interface PlanInput {
   minConfidence: number;
 }
 
-/** `namespace/name` as a catalog entry's `resource` names it. */
+/** `namespace/name` (or `host/node1`) as a catalog entry's `resource` names it. */
 export function catalogResource(incident: Incident): string | undefined {
   const w = incident.workload;
   if (!w) return undefined;
+  if (w.kind !== undefined && HOST_KINDS.has(w.kind)) return `host/${w.name}`;
   if (w.account && !w.namespace) return w.name || undefined;
   return w.namespace && w.name ? `${w.namespace}/${w.name}` : w.namespace || undefined;
 }

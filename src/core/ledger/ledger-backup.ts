@@ -30,6 +30,7 @@ import { migrateAsWriter } from './ledger-load.js';
 import {
   assertNoUnfinishedImport,
   checkStoreSchemaForReading,
+  IDENTITY_KEY,
   IMPORT_MARKER_KEY,
   readStoreSchema,
   STORE_SCHEMA_KEY,
@@ -236,6 +237,7 @@ async function emptyStore(store: KeyValueStore, log: Logger): Promise<void> {
     await store.delete(SNAPSHOT_KEY);
     await store.delete(HEAD_KEY);
     await store.delete(STORE_SCHEMA_KEY);
+    await store.delete(IDENTITY_KEY);
     await store.delete(IMPORT_MARKER_KEY);
   } catch (err) {
     log.error({ err }, 'could not empty the store after a failed import; remove its file (or keys) before importing again');

@@ -17,7 +17,7 @@ import type { KeyValueStore } from '../../ports/store.js';
 import { HEAD_KEY, SNAPSHOT_KEY } from './ledger-records.js';
 
 /** The layout this build reads and writes. */
-export const STORE_SCHEMA_VERSION = 1;
+export const STORE_SCHEMA_VERSION = 2;
 /** Where the version lives (beside `seq`, `snap` and `ev:…`; never an event). */
 export const STORE_SCHEMA_KEY = 'meta:schema';
 
@@ -72,7 +72,49 @@ export interface MigrationContext {
   store: KeyValueStore;
   /** Writes a key the way the writer must (fenced on a shared store). */
   write(key: string, value: unknown): Promise<void>;
+  /** The clock a step records times with (the one {@link migrateStoreSchema} was given). */
+  now?: () => Date;
 }
+
+/**
+ * Where version 2 records the ledger position its trigger keys start from (beside the version;
+ * never an event): events up to `lastV1Seq` carry the keys of the identity before it.
+ */
+export const IDENTITY_KEY = 'meta:identity';
+
+/** What {@link IDENTITY_KEY} holds. */
+export interface IdentityRecord {
+  /** The identity the store's new events are keyed by (2: hosts, scrape jobs, Grafana rules, PagerDuty services, `identity.labels`). */
+  version: number;
+  /** The last event written with the previous identity's keys (0: none). */
+  lastV1Seq: number;
+  at: string;
+}
+
+/**
+ * Version 2: trigger keys of every kind of alert (issue 19). Kubernetes keys are unchanged, so
+ * their history, silences, votes and cooldowns carry on as they were. The keys of other alerts
+ * (hosts, scrape jobs, Grafana rules, PagerDuty services) were coarser before — every host of one
+ * alert shared a key — and cannot be recomputed: the ledger keeps trigger keys, not the labels
+ * they came from. So nothing is rewritten (the log is append-only, its history true to what was
+ * shown then): the step records where the new keys begin. Old coarse keys stay readable
+ * (`reprise incident show`, `ledger events`); new alerts start their own history, and a 🔕 set
+ * on an old coarse key no longer matches them. The version also stops an older build, which
+ * would merge hosts again, from writing to the store.
+ */
+const identityV2: StoreMigration = {
+  from: 1,
+  to: 2,
+  description:
+    'trigger keys for every kind of alert (hosts, scrape jobs, Grafana rules, PagerDuty services): Kubernetes keys are unchanged; older keys of other alerts cannot be recomputed from the ledger and are kept as written, so those alerts start a new history; records where the new keys begin',
+  readsUnmigrated: true,
+  run: async (ctx) => {
+    if ((await ctx.store.get<unknown>(IDENTITY_KEY)) !== undefined) return;
+    const head = await ctx.store.get<unknown>(HEAD_KEY);
+    const lastV1Seq = typeof head === 'number' && Number.isSafeInteger(head) && head > 0 ? head : 0;
+    await ctx.write(IDENTITY_KEY, { version: 2, lastV1Seq, at: (ctx.now ?? (() => new Date()))().toISOString() } satisfies IdentityRecord);
+  },
+};
 
 /** Every step from the first recorded layout to {@link STORE_SCHEMA_VERSION}. */
 export const STORE_MIGRATIONS: readonly StoreMigration[] = [
@@ -83,6 +125,7 @@ export const STORE_MIGRATIONS: readonly StoreMigration[] = [
     readsUnmigrated: true,
     run: async () => {},
   },
+  identityV2,
 ];
 
 /** What a store says about its layout. */
@@ -193,7 +236,7 @@ export async function migrateStoreSchema(
   const previous = status.recorded ? await ctx.store.get<StoreSchemaRecord>(STORE_SCHEMA_KEY) : undefined;
   const migrated = [...(previous?.migrated ?? [])];
   for (const step of status.pending) {
-    await step.run(ctx);
+    await step.run({ ...ctx, now: ctx.now ?? now });
     const at = now().toISOString();
     migrated.push({ from: step.from, to: step.to, at });
     await ctx.write(STORE_SCHEMA_KEY, { version: step.to, at, migrated } satisfies StoreSchemaRecord);

@@ -119,7 +119,8 @@ export function queryParts(incident: Incident, exprMaxTerms: number): QueryParts
   if (hasSummary) add('summary', incident.title);
   add(!hasSummary || incident.message === incident.title ? 'summary' : 'description', incident.message);
   const wl = incident.workload;
-  if (wl) add('fixed', `${wl.kind ?? ''} ${wl.name}`);
+  // A host's kind says nothing about the alert (every node-exporter alert has one): its name only.
+  if (wl) add('fixed', wl.kind === 'host' ? wl.name : `${wl.kind ?? ''} ${wl.name}`);
   for (const key of QUERY_LABELS) {
     const v = incident.labels[key];
     if (v) add('fixed', v);

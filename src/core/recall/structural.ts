@@ -1,3 +1,4 @@
+import { HOST_KINDS } from '../identity.js';
 import type { Entry, Incident, ResourceRef, StructuralTier, Workload } from '../types.js';
 
 export interface StructuralVerdict {
@@ -22,6 +23,9 @@ function cloudAgrees(ref: ResourceRef, w: Workload): string | null {
   return null;
 }
 
+/** A machine: a host (`instance`, `host`…) or a Kubernetes node — one thing seen two ways. */
+const isHost = (w: Workload): boolean => w.kind !== undefined && HOST_KINDS.has(w.kind);
+
 /** Compares one entry identity with the incident's workload. */
 function compareRef(ref: ResourceRef, w: Workload): StructuralVerdict {
   const contradiction = cloudAgrees(ref, w);
@@ -30,6 +34,16 @@ function compareRef(ref: ResourceRef, w: Workload): StructuralVerdict {
   const refName = norm(ref.name);
   const wNs = norm(w.namespace);
   const wName = norm(w.name);
+  // A machine agrees only with the same machine, and never with a workload that shares its name.
+  if (ref.kind === 'host' || isHost(w)) {
+    if (ref.kind === 'host' && isHost(w)) {
+      return refName === wName
+        ? { passed: true, tier: 'exact', reason: `resource ${ref.raw} is the incident's host` }
+        : { passed: false, reason: `different host: ${ref.raw} vs ${describe(w)}` };
+    }
+    if (ref.kind === 'host') return { passed: false, reason: `resource ${ref.raw} is a host; the incident is about ${describe(w) || 'no host'}` };
+    if (refName) return { passed: false, reason: `the incident is about host ${w.name}, not the workload ${ref.raw}` };
+  }
   if (refName && wName) {
     if (refName !== wName) return { passed: false, reason: `different workload: ${ref.raw} vs ${describe(w)}` };
     // Cloud ids carry no namespace; a named k8s entry must sit in the same namespace.
@@ -43,8 +57,9 @@ function compareRef(ref: ResourceRef, w: Workload): StructuralVerdict {
   return { passed: false, reason: `resource ${ref.raw} does not hold ${describe(w)}` };
 }
 
+/** `cluster/namespace/name`; a machine is `cluster/host` (the namespace of its exporter says nothing about it). */
 export function describe(w: Workload): string {
-  return [w.cluster, w.namespace, w.name].filter((x) => x !== undefined && x !== '').join('/');
+  return [w.cluster, isHost(w) ? '' : w.namespace, w.name].filter((x) => x !== undefined && x !== '').join('/');
 }
 
 /**

@@ -70,7 +70,7 @@ export function genericWebhook(kit: WebhookKit, sources: Record<string, GenericS
       const raw = await kit.readBody(c, 'generic', { unverified: source.hmac_secret !== undefined });
       const parse = async () => {
         const batch = await parseGenericPayload(parseJson(decodeUtf8(raw)), source, { ...kit.parseOptions(), source: label });
-        return { incidents: batch.incidents, truncated: batch.truncated, skipped: batch.skipped };
+        return { incidents: batch.incidents, truncated: batch.truncated, skipped: batch.skipped, refusedLinks: batch.refusedLinks };
       };
       if (!source.hmac_secret) return kit.ingest(c, label, await parse());
       const timestamp = source.timestamp_header ? c.req.header(source.timestamp_header)!.trim() : undefined;

@@ -64,7 +64,12 @@ export function pagerDutyWebhook(kit: WebhookKit, opts: PagerDutyWebhookOptions)
         });
       }
       try {
-        const res = await kit.ingest(c, 'pagerduty', { incidents: [p.incident], truncated: [], context });
+        const res = await kit.ingest(c, 'pagerduty', {
+          incidents: [p.incident],
+          truncated: [],
+          context,
+          refusedLinks: (p.incident.refusedLinks ?? []).map((r) => ({ alert: 0, ...r })),
+        });
         await claim.accepted();
         return res;
       } catch (err) {

@@ -5,7 +5,9 @@
  */
 import type { MiddlewareHandler } from 'hono';
 import type { SkippedAlert, TruncatedField } from '../../core/alertmanager.js';
-import type { Incident } from '../../core/types.js';
+import type { LinkPolicy } from '../../core/alert-links.js';
+import type { IdentityOptions } from '../../core/identity.js';
+import type { Incident, RefusedLink } from '../../core/types.js';
 import type { Clock } from '../../ports/clock.js';
 import type { VerifyPool } from '../admission.js';
 import type { HttpContext, HttpEnv } from '../http-app.js';
@@ -39,6 +41,8 @@ export interface ParsedWebhook {
   context?: Record<string, unknown>;
   /** Malformed alerts left out of an otherwise good body (logged, and listed in the 202). */
   skipped?: SkippedAlert[];
+  /** Links the alerts carried that their cards will not show, with why (logged; the thread says it too). */
+  refusedLinks?: Array<RefusedLink & { alert: number }>;
 }
 
 export interface WebhookKit {
@@ -56,7 +60,7 @@ export interface WebhookKit {
   clock: Clock;
   fieldLimit: number | undefined;
   /** Options every parser takes: arrival time for alerts without a start, the field limit. */
-  parseOptions(): { receivedAt: string; fieldLimit?: number };
+  parseOptions(): { receivedAt: string; fieldLimit?: number; identity?: IdentityOptions; links?: LinkPolicy };
   /**
    * The shared tail: log cut and skipped fields, route by `?channel=`/`?room=`, hand the
    * incidents to the bot (whose record is durable when it resolves), 202 with the outcome.
@@ -77,6 +81,10 @@ export interface WebhookKitOptions {
   replay: ReplayGuard;
   clock: Clock;
   fieldLimit?: number;
+  /** How alerts' identities are derived (`identity.labels`). */
+  identity?: IdentityOptions;
+  /** Which hosts the cards' links may point to (`links.allowed_hosts`). */
+  links?: LinkPolicy;
   metrics: BotMetrics;
   onIncidents: IncidentHandler;
 }
@@ -103,7 +111,12 @@ export function webhookKit(opts: WebhookKitOptions): WebhookKit {
     replay: opts.replay,
     clock: opts.clock,
     fieldLimit: opts.fieldLimit,
-    parseOptions: () => ({ receivedAt: opts.clock.now().toISOString(), ...(opts.fieldLimit ? { fieldLimit: opts.fieldLimit } : {}) }),
+    parseOptions: () => ({
+      receivedAt: opts.clock.now().toISOString(),
+      ...(opts.fieldLimit ? { fieldLimit: opts.fieldLimit } : {}),
+      ...(opts.identity ? { identity: opts.identity } : {}),
+      ...(opts.links ? { links: opts.links } : {}),
+    }),
     ingest: async (c, source, parsed) => {
       const rlog = c.get('log');
       if (parsed.truncated.length > 0) {
@@ -111,6 +124,10 @@ export function webhookKit(opts: WebhookKitOptions): WebhookKit {
           { truncated: parsed.truncated.slice(0, 20), count: parsed.truncated.length },
           `cut ${parsed.truncated.length} oversized label/annotation value(s) to ${opts.fieldLimit ?? 'the'} characters`,
         );
+      }
+      const refused = parsed.refusedLinks ?? [];
+      if (refused.length > 0) {
+        rlog.warn({ source, refusedLinks: refused.slice(0, 20), count: refused.length }, `${source} webhook: ${refused.length} link(s) not shown on the card`);
       }
       const skipped = parsed.skipped ?? [];
       if (skipped.length > 0) {

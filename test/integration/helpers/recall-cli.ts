@@ -2,7 +2,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import type { GateTraceStep } from '../../../src/core/types.js';
+import type { GateTraceStep, IncidentIdentity, Workload } from '../../../src/core/types.js';
 import { runCli } from './spawn-bot.js';
 
 export interface RecallJsonIncident {
@@ -11,6 +11,8 @@ export interface RecallJsonIncident {
   answer: { kind: 'incident' | 'runbook'; entry: string; confidence: number } | null;
   nearMiss: { entry: string; gate: string; reason: string } | null;
   trace: GateTraceStep[];
+  /** Which labels made the identity (and so the trigger key), and the workload recall compared. */
+  identity: IncidentIdentity & { workload?: Workload };
 }
 
 export interface RecallCliOptions {

@@ -50,10 +50,13 @@ describe('the thread (views, as the console renders them)', () => {
     });
   });
 
-  it('falls back to the instance label, then the source, when there is no workload', () => {
+  it('names a host by its host, and falls back to the instance label, then the source, when there is no workload', () => {
     const pd = alert({ alertname: 'HostDown', labels: { instance: 'db-host-3:9100' } });
     const empty = recall(pd, fixedSnapshot([], {}), noHistory, recallOpts(), NOW);
-    expect(lines(renderThread(input(empty, { incident: pd })))[0]).toBe('🔍 HostDown — db-host-3:9100 · severity warning · 🔥 firing');
+    expect(lines(renderThread(input(empty, { incident: pd })))[0]).toBe('🔍 HostDown — db-host-3 · severity warning · 🔥 firing');
+    const odd = alert({ alertname: 'HostDown', labels: { instance: '<no host here>' } });
+    expect(odd.workload).toBeUndefined();
+    expect(lines(renderThread(input(empty, { incident: odd })))[0]).toBe('🔍 HostDown — <no host here> · severity warning · 🔥 firing');
     const bare = alert({ alertname: 'HostDown' });
     expect(lines(renderThread(input(empty, { incident: bare })))[0]).toBe('🔍 HostDown — alertmanager · severity warning · 🔥 firing');
   });
@@ -137,8 +140,10 @@ describe('the thread (views, as the console renders them)', () => {
     );
     const facts = lines(text).find((l) => l.startsWith('Facts:'));
     expect(facts).toBe(
-      `Facts: alert KubePodCrashLooping · summary Pod is crash looping. · resource prod-eu/payments/checkout-api · started 2025-12-31T23:40:00.000Z · 🔁 #4 · last 2 d ago · previous: ${oom.id}`,
+      `Facts: alert KubePodCrashLooping · resource prod-eu/payments/checkout-api · started 2025-12-31T23:40:00.000Z · 🔁 #4 · last 2 d ago · previous: ${oom.id}`,
     );
+    // The summary is on the card, under the header, not repeated in the facts.
+    expect(lines(text)[1]).toBe('  Pod is crash looping.');
     expect(renderThread(input(instant))).toContain('· first time seen');
   });
 

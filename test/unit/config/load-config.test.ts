@@ -99,6 +99,22 @@ describe('loadConfig', () => {
     ]);
   });
 
+  it('links.allowed_hosts takes host names and *.domain, and names a URL or a port as the mistake', () => {
+    const ok = parseConfigText('links:\n  allowed_hosts: [grafana.example.org, "*.runbooks.example.org", 10.0.3.17, "[2001:db8::1]", "2001:db8::2"]\n', {
+      env: {},
+      cwd,
+    });
+    expect(ok.links.allowed_hosts).toEqual(['grafana.example.org', '*.runbooks.example.org', '10.0.3.17', '[2001:db8::1]', '2001:db8::2']);
+    expect(parseConfigText('', { env: {}, cwd }).links).toEqual({ allowed_hosts: [] });
+    const { problems } = problemsOf('links:\n  allowed_hosts: ["https://grafana.example.org", "grafana.example.org:3000", "cafe.be:80"]\n');
+    expect(problems.map((p) => [p.path, p.value])).toEqual([
+      ['links.allowed_hosts[0]', 'https://grafana.example.org'],
+      ['links.allowed_hosts[1]', 'grafana.example.org:3000'],
+      ['links.allowed_hosts[2]', 'cafe.be:80'],
+    ]);
+    expect(problems[0]!.rule).toContain('without scheme, port or path');
+  });
+
   it('suggests the same key in another section', () => {
     const { problems } = problemsOf('server:\n  min_score: 3\n');
     expect(problems[0]?.rule).toBe('unknown key; did you mean `recall.min_score`?');

@@ -73,9 +73,19 @@ describe('parseAlertmanagerPayload', () => {
       annotations: corpusPayload.alerts[0]?.annotations,
       startsAt: '2026-11-29T03:12:00.000Z',
       workload: { namespace: 'payments', name: 'payments-worker', kind: 'deployment', cluster: 'prod-eu-1' },
+      identity: { basis: 'kubernetes', labels: ['pod', 'namespace', 'cluster'] },
       runbookUrl: 'https://runbooks.prometheus-operator.dev/runbooks/kubernetes/kubepodcrashlooping',
       generatorUrl: 'http://prometheus-k8s.monitoring:9090/graph',
       alertmanagerUrl: 'http://alertmanager.monitoring:9093',
+      group: { labels: { alertname: 'KubePodCrashLooping' }, commonLabels: { alertname: 'KubePodCrashLooping' }, truncatedAlerts: 0, receiver: 'reprise' },
+      links: [
+        { label: 'source', url: 'http://prometheus-k8s.monitoring:9090/graph' },
+        { label: 'runbook', url: 'https://runbooks.prometheus-operator.dev/runbooks/kubernetes/kubepodcrashlooping' },
+        {
+          label: 'silence',
+          url: 'http://alertmanager.monitoring:9093/#/silences/new?filter=%7Balertname%3D%22KubePodCrashLooping%22%2Ccluster%3D%22prod-eu-1%22%2Cnamespace%3D%22payments%22%2Cpod%3D%22payments-worker-7d9f8c6b5-73ffe%22%7D',
+        },
+      ],
     });
     // Go's zero time means "no end yet": no endsAt on a firing alert.
     expect(i).not.toHaveProperty('endsAt');
@@ -166,6 +176,77 @@ describe('parseAlertmanagerPayload', () => {
     const err = errorOf(body);
     expect(err.code).toBe('invalid_payload');
     expect(err.message).toBe(message);
+  });
+});
+
+describe('the notification around the alerts, and the links they carry', () => {
+  it('keeps groupLabels, commonLabels and truncatedAlerts on the batch and on each incident (one shared object)', () => {
+    const p = clone(corpusPayload);
+    p.alerts.push({ ...clone(p.alerts[0]!), fingerprint: 'bbbb', labels: { ...p.alerts[0]!.labels, pod: 'payments-worker-7d9f8c6b5-abcde' } });
+    p.truncatedAlerts = 10;
+    const batch = parseAlertmanagerPayload(p);
+    expect(batch.group).toEqual({
+      labels: { alertname: 'KubePodCrashLooping' },
+      commonLabels: { alertname: 'KubePodCrashLooping' },
+      truncatedAlerts: 10,
+      receiver: 'reprise',
+    });
+    expect(batch.incidents).toHaveLength(2);
+    for (const i of batch.incidents) expect(i.group).toBe(batch.group);
+  });
+
+  it("caps an oversized value in commonLabels like the alert's own, and reports the cut once, on the alert", () => {
+    const p = clone(corpusPayload);
+    const huge = 'A'.repeat(20_000);
+    p.alerts[0]!.labels.container = huge;
+    p.commonLabels = { ...p.commonLabels, container: huge } as typeof p.commonLabels;
+    const batch = parseAlertmanagerPayload(p);
+    expect((batch.group!.commonLabels['container'] ?? '').length).toBeLessThan(8300);
+    expect(batch.truncated).toEqual([{ alert: 0, field: 'label.container', length: 20_000 }]);
+  });
+
+  it('reads a notification without them (an older Alertmanager, a generic sender) as no group, and a wrong type as absent', () => {
+    const { groupLabels: _g, commonLabels: _c, truncatedAlerts: _t, ...bare } = clone(corpusPayload);
+    expect(parseAlertmanagerPayload(bare).incidents[0]!.group).toBeUndefined();
+    const odd = parseAlertmanagerPayload({ ...clone(corpusPayload), truncatedAlerts: 'ten', groupLabels: 7 });
+    expect(odd.group).toMatchObject({ labels: {}, truncatedAlerts: 0 });
+  });
+
+  it('takes a runbook_url written without a scheme as https, for the card and for recall', () => {
+    const p = clone(corpusPayload);
+    p.alerts[0]!.annotations.runbook_url = 'runbooks.prometheus-operator.dev/runbooks/kubernetes/kubepodcrashlooping';
+    const [i] = parseAlertmanagerPayload(p).incidents;
+    expect(i!.runbookUrl).toBe('https://runbooks.prometheus-operator.dev/runbooks/kubernetes/kubepodcrashlooping');
+    expect(i!.links).toContainEqual({ label: 'runbook', url: 'https://runbooks.prometheus-operator.dev/runbooks/kubernetes/kubepodcrashlooping' });
+  });
+
+  it('never drops a link in silence: a javascript: runbook_url or a relative one is refused with its reason, on the incident and the batch', () => {
+    const p = clone(corpusPayload);
+    p.alerts[0]!.annotations.runbook_url = 'javascript:alert(document.domain)';
+    (p.alerts[0]!.annotations as Record<string, string>)['dashboard'] = '/d/payments';
+    const batch = parseAlertmanagerPayload(p);
+    const [i] = batch.incidents;
+    expect(i!.links!.map((l) => l.label)).toEqual(['source', 'silence']);
+    expect(i!.refusedLinks).toEqual([
+      { field: 'runbook_url', reason: 'not a web link (javascript: scheme)' },
+      { field: 'dashboard', reason: 'not a web address (no scheme and no host)' },
+    ]);
+    expect(batch.refusedLinks).toEqual(i!.refusedLinks!.map((r) => ({ alert: 0, ...r })));
+  });
+
+  it('pre-fills the silence on the Alertmanager that sent it, under its path prefix', () => {
+    const p = { ...clone(corpusPayload), externalURL: 'https://ops.example.org/alertmanager' };
+    const [i] = parseAlertmanagerPayload(p).incidents;
+    const silence = i!.links!.find((l) => l.label === 'silence');
+    expect(silence?.url.startsWith('https://ops.example.org/alertmanager/#/silences/new?filter=')).toBe(true);
+  });
+
+  it('shows links to allowed hosts only (links.allowed_hosts), the Alertmanager silence included', () => {
+    const [i] = parseAlertmanagerPayload(clone(corpusPayload), { links: { allowedHosts: ['*.prometheus-operator.dev'] } }).incidents;
+    expect(i!.links).toEqual([{ label: 'runbook', url: 'https://runbooks.prometheus-operator.dev/runbooks/kubernetes/kubepodcrashlooping' }]);
+    expect(i!.refusedLinks?.map((r) => r.field)).toEqual(['generatorURL', 'externalURL']);
+    // Recall still reads the runbook_url and the generator expression: the policy is about links shown.
+    expect(i!.generatorUrl).toBe('http://prometheus-k8s.monitoring:9090/graph');
   });
 });
 

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Incident } from '../../../src/core/types.js';
@@ -241,6 +242,35 @@ describe('POST /webhook/alertmanager', () => {
     expect(line?.fields.err).toBeInstanceOf(Error);
     handler = async (incidents) => ({ accepted: incidents.length });
     await expectStillServes();
+  });
+});
+
+describe('POST /webhook/grafana', () => {
+  const fixture = (name: string): string => readFileSync(new URL(`../../fixtures/sources/${name}`, import.meta.url), 'utf8');
+
+  it.each(['grafana-test-notification.json', 'grafana-test-notification-custom.json'])(
+    "answers a contact point's test (%s) 202 with the reason, records nothing and logs it",
+    async (name) => {
+      const res = await post(fixture(name), {}, '/webhook/grafana');
+      const text = await res.text();
+      expect(res.status, text).toBe(202);
+      expect(JSON.parse(text)).toMatchObject({ accepted: 0, ignored: expect.stringContaining('Grafana contact-point test notification') });
+      expect(received).toEqual([]);
+      expect(logs.find((l) => l.level === 'info' && l.msg?.startsWith('grafana webhook ignored'))?.fields).toMatchObject({
+        source: 'grafana',
+        receiver: 'reprise',
+      });
+    },
+  );
+
+  it('hands the incidents of a real notification to the handler, and logs the links their cards will not show', async () => {
+    const body = JSON.parse(fixture('grafana-two-rules.json')) as { alerts: Array<Record<string, unknown>> };
+    body.alerts[0]!['dashboardURL'] = 'javascript:alert(1)';
+    const res = await post(JSON.stringify(body), {}, '/webhook/grafana');
+    expect(res.status, await res.text()).toBe(202);
+    expect(received[0]?.map((i) => i.source)).toEqual(['grafana', 'grafana']);
+    const line = logs.find((l) => l.level === 'warn' && l.msg?.includes('not shown on the card'));
+    expect(line?.fields).toMatchObject({ count: 1, refusedLinks: [{ alert: 0, field: 'dashboardURL', reason: 'not a web link (javascript: scheme)' }] });
   });
 });
 

@@ -11,7 +11,7 @@ import type { LedgerEvent } from '../../../src/core/ledger-events.js';
 import { HEAD_KEY, Ledger, SNAPSHOT_KEY } from '../../../src/core/ledger/ledger.js';
 import { checkExport, exportLedger, importLedger } from '../../../src/core/ledger/ledger-backup.js';
 import { addEventToDigest } from '../../../src/core/ledger/ledger-export-format.js';
-import { IMPORT_MARKER_KEY, STORE_SCHEMA_KEY } from '../../../src/core/ledger/store-schema.js';
+import { IMPORT_MARKER_KEY, STORE_SCHEMA_KEY, STORE_SCHEMA_VERSION } from '../../../src/core/ledger/store-schema.js';
 import type { KeyValueStore } from '../../../src/ports/store.js';
 import { realisticEvents } from './backup-events.js';
 
@@ -98,7 +98,7 @@ describe('ledger export → import', () => {
       kind: 'header',
       format: 'reprise-ledger-export',
       formatVersion: 1,
-      schemaVersion: 1,
+      schemaVersion: 2,
       headSeq: events.length,
       source: 'memory://',
       exportedAt: '2026-07-01T12:00:00.000Z',
@@ -118,7 +118,7 @@ describe('ledger export → import', () => {
     expect(await exportLines(target)).toEqual(lines);
     // The writer's periodic snapshot was written, as the bot would.
     expect((await target.get<{ seq: number }>(SNAPSHOT_KEY))?.seq).toBe(events.length);
-    expect((await target.get<{ version: number }>(STORE_SCHEMA_KEY))?.version).toBe(1);
+    expect((await target.get<{ version: number }>(STORE_SCHEMA_KEY))?.version).toBe(STORE_SCHEMA_VERSION);
   });
 
   it('exports a consistent cut: events appended during the export are not in it', async () => {
@@ -259,7 +259,7 @@ describe('ledger import refuses', () => {
       /^line 1: export format version 2 was written by a newer reprise.*upgrade reprise/,
     );
     expect(await refusal([JSON.stringify({ ...header, schemaVersion: 9 }), ...l.slice(1)])).toMatch(
-      /^line 1: the events come from a store at schema version 9, newer than this build knows \(1\): upgrade reprise/,
+      /^line 1: the events come from a store at schema version 9, newer than this build knows \(2\): upgrade reprise/,
     );
     expect(await refusal([JSON.stringify({ ...header, exportedAt: 'yesterday' }), ...l.slice(1)])).toMatch(/^line 1: the header is malformed: exportedAt/);
   });

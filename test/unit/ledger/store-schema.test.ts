@@ -12,6 +12,7 @@ import { Ledger } from '../../../src/core/ledger/ledger.js';
 import { verifyLedger } from '../../../src/core/ledger/ledger-verify.js';
 import {
   checkStoreSchemaForReading,
+  IDENTITY_KEY,
   migrateStoreSchema,
   migrationPath,
   readStoreSchema,
@@ -56,14 +57,14 @@ function reads(l: Ledger): unknown {
 }
 
 describe("a store in today's format (written by the build before the schema version)", () => {
-  it('opens with the new code, gets version 1 recorded by its writer, and reads exactly the same', async () => {
+  it('opens with the new code, gets the current version recorded by its writer, and reads exactly the same', async () => {
     const file = join(dir, 'reprise.sqlite');
     copyFileSync(FIXTURE, file);
     const s = store(`sqlite://${file}`);
     expect(await s.get(STORE_SCHEMA_KEY), 'the fixture predates the version').toBeUndefined();
     const before = await readStoreSchema(s);
     expect(before).toMatchObject({ version: 0, recorded: false, empty: false });
-    expect(before.pending.map((m) => `${m.from}→${m.to}`)).toEqual(['0→1']);
+    expect(before.pending.map((m) => `${m.from}→${m.to}`)).toEqual(['0→1', '1→2']);
 
     // A reader opens it as it is, and writes nothing.
     const reader = await Ledger.open(s);
@@ -75,7 +76,12 @@ describe("a store in today's format (written by the build before the schema vers
     const writer = await Ledger.open(s, { migrate: true });
     const rec = await s.get<StoreSchemaRecord>(STORE_SCHEMA_KEY);
     expect(rec?.version).toBe(STORE_SCHEMA_VERSION);
-    expect(rec?.migrated?.map((m) => [m.from, m.to])).toEqual([[0, 1]]);
+    expect(rec?.migrated?.map((m) => [m.from, m.to])).toEqual([
+      [0, 1],
+      [1, 2],
+    ]);
+    // Every event it holds was keyed by the identity before version 2.
+    expect(await s.get(IDENTITY_KEY)).toMatchObject({ version: 2, lastV1Seq: realisticEvents().length });
     expect(reads(writer)).toEqual(readBefore);
 
     // The same events as written, replayed. The old build's snapshot is of an older read-model
@@ -90,7 +96,7 @@ describe("a store in today's format (written by the build before the schema vers
     await writer.close();
     expect((await verifyLedger(s)).snapshot).toBe('match');
     // A second open has nothing left to do.
-    expect(await readStoreSchema(s)).toMatchObject({ version: 1, recorded: true, pending: [] });
+    expect(await readStoreSchema(s)).toMatchObject({ version: STORE_SCHEMA_VERSION, recorded: true, pending: [] });
   });
 
   it('matches, read for read, a ledger written from the same events by the current writer', async () => {
@@ -115,7 +121,7 @@ describe('a store claiming a newer schema version', () => {
     await l.append({ type: 'resolve', fingerprint: 'f', at: '2026-03-01T00:00:00.000Z' });
     await l.close();
     await s.set(STORE_SCHEMA_KEY, { version: STORE_SCHEMA_VERSION + 1, at: '2027-01-01T00:00:00.000Z' });
-    await expect(Ledger.open(s)).rejects.toThrow(/schema version 2, written by a newer reprise.*Upgrade reprise/);
+    await expect(Ledger.open(s)).rejects.toThrow(new RegExp(`schema version ${STORE_SCHEMA_VERSION + 1}, written by a newer reprise.*Upgrade reprise`));
     await expect(Ledger.open(s, { migrate: true })).rejects.toThrow(/Upgrade reprise/);
     await expect(checkStoreSchemaForReading(s)).rejects.toThrow(/newer reprise/);
     // Refusing changed nothing.
@@ -209,6 +215,7 @@ describe('the migration registry', () => {
 
   it('refuses a build whose registry lacks a step', () => {
     expect(() => migrationPath(0, 2, [registry()[0]!])).toThrow(/no migration of the store schema from version 1 to 2/);
-    expect(migrationPath(0).map((m) => m.to)).toEqual([STORE_SCHEMA_VERSION]);
+    expect(migrationPath(0).map((m) => m.to)).toEqual([1, 2]);
+    expect(STORE_SCHEMA_VERSION).toBe(2);
   });
 });
