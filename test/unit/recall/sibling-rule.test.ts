@@ -62,7 +62,9 @@ describe('sibling rule (margin gate)', () => {
     const r = recall(i, fixedSnapshot([listErrors, watchErrors], scores(listErrors, watchErrors)), noHistory, opts, NOW);
     expect(r.answer?.entry).toBe(watchErrors.id);
     expect(stepsOf(r.trace, 'sibling', listErrors.id)[0]).toMatchObject({ passed: false });
-    expect(stepsOf(r.trace, 'sibling', listErrors.id)[0]?.reason).toContain('the alert says "watch", which only runbooks/KubeStateMetricsWatchErrors.md is named by');
+    expect(stepsOf(r.trace, 'sibling', listErrors.id)[0]?.reason).toContain(
+      'the alert says "watch", which only runbooks/KubeStateMetricsWatchErrors.md is named by',
+    );
     expect(stepsOf(r.trace, 'sibling', watchErrors.id)[0]?.reason).toContain('the alert says "watch", not "list"');
   });
 
