@@ -162,9 +162,12 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     return combineReadiness(checks);
   };
 
+  // On a shared store only the leader sends, and only while its lease holds with margin:
+  // checked by the outbox before each item and by the Slack client right before each request.
+  const mayDeliver = (): boolean => (shared ? (replicas?.leadership.mayAct() ?? false) : true);
   let surfaces;
   try {
-    surfaces = await buildSurfaces(config, { write: io.stdout, logger, clock, store });
+    surfaces = await buildSurfaces(config, { write: io.stdout, logger, clock, store, mayDeliver });
   } catch (err) {
     await ledger.close().catch(() => undefined);
     await store.close().catch(() => undefined);
@@ -202,8 +205,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     logger,
     routing: new Routing(surfaces.routing),
     transports,
-    // On a shared store only the leader sends, and only while its lease holds with margin.
-    ...(shared ? { mayDeliver: () => replicas?.leadership.mayAct() ?? false } : {}),
+    mayDeliver,
     allow: surfaces.allow,
     observer: loop,
     ...(alertmanager ? { alertmanager } : {}),

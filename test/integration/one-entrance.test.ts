@@ -42,7 +42,7 @@ const text = (s: RecordedSend): string => `${String(s.content['body'])}\n${Strin
 
 describe('one entrance: chat keeps flowing while the model works', () => {
   it('records a 👎 and rewrites the card while `!reprise investigate` waits on a model that never answers', { timeout: 60_000 }, async () => {
-    expect((await postAlert(bot.url, crashLoopPayload({ status: 'firing' }), { authorization: 'Bearer test-token' })).status).toBe(202);
+    expect((await postAlert(bot.url, crashLoopPayload({ status: 'firing' }), { authorization: 'Bearer test-token-for-investigations' })).status).toBe(202);
     const card = await until('the card', () => fresh().find((s) => rel(s).rel_type === undefined && /KubePodCrashLooping/.test(text(s))));
     // The model is asked (the alert's investigation) and does not answer.
     await until('a model call in flight', () => (fake.requests.length > 0 ? true : undefined));
