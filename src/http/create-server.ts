@@ -12,7 +12,7 @@ import { bearerAuth } from 'hono/bearer-auth';
 import { RepriseError } from '../core/errors.js';
 import type { LinkPolicy } from '../core/alert-links.js';
 import type { IdentityOptions } from '../core/identity.js';
-import type { Clock } from '../ports/clock.js';
+import { systemClock, type Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
 import { admission, VerifyPool } from './admission.js';
 import { createHttpApp, finishHttpApp, isLoopback, remoteAddress, type HttpApp, type HttpContext, type HttpEnv } from './http-app.js';
@@ -107,7 +107,7 @@ function expectedBytes(c: HttpContext, limit: number): number {
 /** Build the ingress server. Nothing listens until `listen` is called. */
 export function createHttpServer(opts: HttpServerOptions): HttpServer {
   const log = opts.logger.child({ component: 'http' });
-  const clock = opts.clock ?? { now: () => new Date() };
+  const clock = opts.clock ?? systemClock;
   const nowMs = (): number => clock.now().getTime();
   const { app, errorResponse } = createHttpApp({ logger: log, authenticate: 'Bearer realm="reprise"', trustRequestId: true });
 

@@ -118,7 +118,11 @@ describe('AlertmanagerApi', () => {
         },
       },
     });
-    while (calls < 3) await new Promise((r) => setTimeout(r, 20));
+    // Three reconcile rounds, stepped on the bot's clock.
+    for (let n = 1; n <= 3; n++) {
+      await h.clock.advanceAsync(50);
+      expect(calls).toBe(n);
+    }
     await timers.stop();
     expect(warnings).toHaveLength(1);
     expect(h.errors).toEqual([]);
