@@ -186,8 +186,8 @@ export class OutboxWorker {
     const ready: Array<{ item: OutboxItem; lane: string }> = [];
     if (!this.#mayDeliver()) {
       // Not ours to send now (the lease is late or lost): look again soon, send nothing.
-      this.#timer = setTimeout(() => this.kick(), NOT_NOW_MS);
-      this.#timer.unref();
+      this.#clock.clearTimeout(this.#timer);
+      this.#timer = this.#clock.setTimeout(() => this.kick(), NOT_NOW_MS).unref();
       if (this.#running.size === 0) for (const resolve of this.#idle.splice(0)) resolve();
       return;
     }
