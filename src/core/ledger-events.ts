@@ -34,6 +34,8 @@ export interface OpenEvent {
   coalesceKey?: string;
   /** A storm member: the open whose thread it joined (its own ledger open still pairs its resolve). */
   threadOf?: string;
+  /** Alerts its Alertmanager notification left out (`truncatedAlerts`, past the receiver's `max_alerts`), when it said. */
+  truncatedAlerts?: number;
   /**
    * The model investigates this open (a job was started for it): the incident as it arrived,
    * so a restart or a new leader resumes the job until its `finding` is recorded.
@@ -48,6 +50,8 @@ export interface ResolveEvent {
   triggerKey?: string;
   /** When the source says the alert ended (Alertmanager `endsAt`), if it said. */
   endsAt?: string;
+  /** Who concluded it when the source sent no resolve: `am_gone` (Alertmanager stopped listing it). */
+  reason?: string;
   at: string;
 }
 export interface FeedbackEvent {

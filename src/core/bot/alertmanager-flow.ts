@@ -7,6 +7,7 @@
 import type { Logger } from '../../ports/logger.js';
 import { enqueue, restate, shortTime, type AlertmanagerSilencer, type Ctx, type ThreadInfo } from './bot-context.js';
 import { threadMarks, type AlertmanagerAlertState } from './alertmanager-reconcile.js';
+import { stormCard } from './noise-gate.js';
 import { silenceComment } from './silence-choice.js';
 
 /** Threads still firing checked per reconcile round (newest first). */
@@ -95,8 +96,22 @@ export function decideReconcile(
   listedAt: Date,
   seen: ReadonlySet<string>,
 ): { status: 'reconciled'; marked: number } {
-  const marks = threadMarks(c.read.firingThreads(RECONCILE_THREADS), alerts, listedAt, seen);
+  const firingOf = (t: ThreadInfo): string[] =>
+    t.storm ? Object.keys(t.storm.firing) : c.read.openEpisodes(t.fingerprint).some((e) => e.openId === t.openId) ? [t.fingerprint] : [];
+  const marks = threadMarks(c.read.liveThreads(RECONCILE_THREADS), alerts, listedAt, seen, firingOf);
+  const at = c.now.toISOString();
   for (const m of marks) {
+    if (m.reason === 'am_gone') {
+      // Each alert it no longer lists is over: its open concluded, so `status` no longer counts it.
+      for (const fingerprint of m.gone ?? []) c.tx.record({ type: 'resolve', fingerprint, reason: 'am_gone', at });
+      c.log.info({ openId: m.thread.openId, gone: m.gone?.length, all: m.all }, 'alerts no longer listed by Alertmanager concluded');
+      const now = c.read.thread(m.thread.openId);
+      if (!m.all) {
+        if (now?.storm && now.state === 'firing') stormCard(c.tx, c.now, now, c.out);
+        continue;
+      }
+      c.effects.push({ type: 'cancel_investigation', fingerprint: m.thread.fingerprint });
+    }
     c.tx.record({
       type: 'noise',
       action: 'mark',

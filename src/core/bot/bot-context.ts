@@ -61,6 +61,8 @@ export type BotReads = Pick<
   | 'stormThread'
   | 'unflushedStorms'
   | 'firingThreads'
+  | 'liveThreads'
+  | 'lastResolved'
   | 'pendingAmSilences'
   | 'investigationsSince'
   | 'pendingInvestigations'

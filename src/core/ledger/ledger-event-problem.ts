@@ -27,6 +27,11 @@ function optStr(o: Fields, key: string): string | undefined {
   return o[key] === undefined ? undefined : str(o, key);
 }
 
+function optCount(o: Fields, key: string): string | undefined {
+  const v = o[key];
+  return v === undefined || (Number.isInteger(v) && (v as number) >= 0) ? undefined : `${key} must be a non-negative integer`;
+}
+
 function time(o: Fields, key: string): string | undefined {
   const v = o[key];
   if (typeof v !== 'string' || Number.isNaN(Date.parse(v))) return `${key} must be an ISO timestamp`;
@@ -66,11 +71,12 @@ export function ledgerEventProblem(value: unknown): string | undefined {
         optStr(o, 'source'),
         optStr(o, 'coalesceKey'),
         optStr(o, 'threadOf'),
+        optCount(o, 'truncatedAlerts'),
         o['investigate'] === undefined ? undefined : (obj(o, 'investigate') ?? obj(o['investigate'] as Fields, 'incident')),
       );
       break;
     case 'resolve':
-      checks.push(str(o, 'fingerprint'), o['endsAt'] === undefined ? undefined : time(o, 'endsAt'), optStr(o, 'triggerKey'));
+      checks.push(str(o, 'fingerprint'), o['endsAt'] === undefined ? undefined : time(o, 'endsAt'), optStr(o, 'triggerKey'), optStr(o, 'reason'));
       break;
     case 'feedback':
       checks.push(str(o, 'triggerKey'), str(o, 'user'), oneOf(o, 'vote', VOTES), optStr(o, 'openId'), optStr(o, 'via'), optStr(o, 'eventId'));
