@@ -41,6 +41,7 @@ export async function silenceInAlertmanager(
   d: { alertmanager: AlertmanagerSilencer | undefined; logger: Logger; now: () => Date },
   thread: ThreadInfo | undefined,
   req: AmSilenceRequest,
+  firing: readonly string[] = [],
 ): Promise<AmSilenceOutcome> {
   const am = d.alertmanager;
   const result = (reason: string, text: string, icon = '⚠️'): AmSilenceOutcome => ({ type: 'am_silence_result', req, reason, text, icon });
@@ -53,14 +54,23 @@ export async function silenceInAlertmanager(
   if (thread.source !== 'alertmanager')
     return result('other_source', `not silenced in Alertmanager: this alert came from ${thread.source ?? 'another source'}; silenced in Reprise only`);
   try {
-    const id = await am.silenceAlert({
+    // The trigger's alerts firing now (the Reprise silence covers them all), the thread's own first.
+    const fingerprints = [thread.fingerprint, ...firing.filter((f) => f !== thread.fingerprint)];
+    const made = await am.silenceAlert({
       fingerprint: thread.fingerprint,
+      ...(fingerprints.length > 1 ? { fingerprints } : {}),
       endsAt: req.until,
       createdBy: `${req.who} via Reprise (${req.via ?? 'cli'})`,
       comment: silenceComment(thread, req.who),
     });
+    const id = typeof made === 'string' ? made : made.id;
     d.logger.info({ trigger: thread.triggerKey, silence: id }, 'silenced in Alertmanager');
-    return result('created', `also silenced in Alertmanager until ${shortTime(req.until, d.now())} (silence ${id})`, '🔕');
+    // Say which alerts it covers: the same ones the Reprise silence does.
+    const which =
+      typeof made === 'string'
+        ? ''
+        : `: ${made.matchers.join(', ').slice(0, 600)} — the ${made.alerts === 1 ? 'alert' : `${made.alerts} alerts`} of this trigger firing now, as in Reprise`;
+    return result('created', `also silenced in Alertmanager until ${shortTime(req.until, d.now())} (silence ${id})${which}`, '🔕');
   } catch (err) {
     d.logger.warn({ err, trigger: thread.triggerKey }, 'Alertmanager silence failed');
     return result('failed', `not silenced in Alertmanager: ${(err as Error).message.slice(0, 300)}; silenced in Reprise only`);

@@ -258,6 +258,11 @@ export class LedgerReader {
     return openEpisodes(this.#state(), fingerprint);
   }
 
+  /** Fingerprints of the trigger's alerts firing now (opened, or kept quiet by the silence or the cooldown). */
+  firingAlerts(triggerKey: string): string[] {
+    return Object.keys(this.#state().triggers[triggerKey]?.firing ?? {});
+  }
+
   /** The newest resolve that closed an open of the fingerprint (a re-sent resolve of that firing is a duplicate). */
   lastResolved(fingerprint: string): { at: string; startsAt?: string } | undefined {
     const r = this.#state().fingerprints[fingerprint]?.lastResolved;

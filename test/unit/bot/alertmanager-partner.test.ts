@@ -94,6 +94,47 @@ describe('"silence in Alertmanager too"', () => {
     expect(notices(h.transport.replies)).toEqual(['🔕 silenced by @ann until 04:00 UTC', '🔕 also silenced in Alertmanager until 04:00 UTC (silence sil-1)']);
   });
 
+  it('the Alertmanager silence covers the alerts the Reprise one does (every pod of the deployment firing now), and says which', async () => {
+    const calls: Array<{ fingerprint: string; fingerprints?: readonly string[] }> = [];
+    const silencer: AlertmanagerSilencer = {
+      silenceAlert: async (req) => {
+        calls.push({ fingerprint: req.fingerprint, ...(req.fingerprints ? { fingerprints: req.fingerprints } : {}) });
+        return { id: 'sil-2', matchers: ['alertname="KubePodCrashLooping"', 'namespace="payments"'], alerts: 2 };
+      },
+    };
+    const h = await botHarness({ snapshot, alertmanager: silencer });
+    const pod = (fp: string, name: string): Incident => ({
+      ...alert({ alertname: 'KubePodCrashLooping', fingerprint: fp, labels: { namespace: 'payments', pod: name } }),
+      source: 'alertmanager',
+    });
+    const a = pod('fp-a', 'web-7d9f8c6b5-x2k4q');
+    const b = pod('fp-b', 'web-7d9f8c6b5-z9m7p');
+    expect(a.triggerKey).toBe(b.triggerKey);
+    await h.bot.handle(incidentIntents([a]));
+    await h.settle();
+    const root = h.transport.posts[0]!.ref!;
+    const controlsId = (h.transport.posts[0]!.view as CardView).controlsId;
+    // A second pod of the deployment fires on the same thread's trigger (its own thread).
+    await h.bot.handle(incidentIntents([b]));
+    await h.transport.inject({
+      type: 'action',
+      eventId: 'sel-2',
+      transport: 'rec',
+      user: { id: 'U1', name: 'ann' },
+      action: 'silence',
+      value: '4h+am',
+      target: root,
+      controlsId,
+      respond,
+    });
+    await h.bot.idle();
+    await h.settle();
+    expect(calls).toEqual([{ fingerprint: 'fp-a', fingerprints: ['fp-a', 'fp-b'] }]);
+    expect(notices(h.transport.replies).at(-1)).toBe(
+      '🔕 also silenced in Alertmanager until 04:00 UTC (silence sil-2): alertname="KubePodCrashLooping", namespace="payments" — the 2 alerts of this trigger firing now, as in Reprise',
+    );
+  });
+
   it('a request recorded before a crash is made after the restart, once', async () => {
     // The first process records the 🔕 and dies while Alertmanager has not answered.
     const hung: AlertmanagerSilencer = { silenceAlert: () => new Promise<string>(() => undefined) };
