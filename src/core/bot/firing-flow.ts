@@ -54,7 +54,13 @@ export function decideFiring(c: Ctx, incident: Incident, route: Record<string, s
     log.info('re-notification of an open firing: no new thread');
     return recordDrop(tx, now, incident, 'renotification', 're-notification of an open firing');
   }
-  const gate = noiseGate({ read, noise: c.d.noise ?? NO_NOISE_CONTROL, now }, incident, route, tx, c.out, log, released);
+  // Alerts routed apart are never folded together: each destination keeps its page.
+  const where = c.d.routing
+    .destinations(incident, route)
+    .map((d) => `${d.transport}:${d.channel}`)
+    .sort()
+    .join(',');
+  const gate = noiseGate({ read, noise: c.d.noise ?? NO_NOISE_CONTROL, now, where }, incident, route, tx, c.out, log, released);
   if ('status' in gate) return gate;
   const recalled = previewRecall(c, incident);
   // With a model, the match gate is the model's (rerank, then confirm and verify): until it

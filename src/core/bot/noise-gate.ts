@@ -67,7 +67,7 @@ export function logTruncated(log: Logger, incident: Incident, key: string | unde
  * released from its hold (`released`) is not held again.
  */
 export function noiseGate(
-  d: { read: BotReads; noise: NoiseOptions; now: Date },
+  d: { read: BotReads; noise: NoiseOptions; now: Date; where?: string },
   incident: Incident,
   route: Record<string, string | undefined>,
   tx: BotTx,
@@ -106,7 +106,8 @@ export function noiseGate(
     log.info({ until }, 'held by the debounce');
     return { status: 'held', fingerprint: incident.fingerprint, triggerKey: incident.triggerKey, until };
   }
-  const key = coalesceKey(incident, opts.coalesce);
+  const base = coalesceKey(incident, opts.coalesce);
+  const key = base === undefined || !d.where ? base : `${base}|to:${d.where}`;
   if (key === undefined || !opts.coalesce) return {};
   const lead = read.stormThread(key);
   if (lead?.storm && batchOpen(lead.storm, now, opts.coalesce)) {
