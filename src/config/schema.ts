@@ -229,18 +229,24 @@ const rules = (description: string) =>
 const coalesce = z
   .strictObject({
     enabled: doc(
-      bool().default(false),
-      'Coalesce storms: alerts of one batch become one thread and at most one investigation, each alert keeping its own ledger open.',
+      bool().default(true),
+      'Coalesce: alerts of one batch become one thread and at most one investigation, each alert keeping its own ledger open (false = one thread per alert).',
     ),
-    group: doc(bool().default(true), 'Alerts of one Alertmanager notification group (its `groupKey`, shaped by `group_by`) form a batch.'),
+    group: doc(
+      bool().default(true),
+      'Alerts of one Alertmanager notification group (its `groupKey`, shaped by `group_by`) share one thread while any of them fires; the first is posted at once.',
+    ),
     labels: doc(
       z.array(str(), { error: 'must be a list of label names' }).default([]),
       'Alerts whose values of all these labels agree form a batch (checked before the group).',
       { example: ['cluster', 'namespace'] },
     ),
-    debounce: dur('30s', 'A batch stays open while its alerts arrive at most this far apart.', { positive: true }),
-    max_wait: dur('2m', 'A batch closes this long after its first alert, however busy the storm.', { positive: true }),
-    max_alerts: doc(int(1).default(50), 'Most alerts in one storm thread (and its one investigation); the next starts a new batch.'),
+    debounce: dur('30s', 'A correlation-label batch stays open while its alerts arrive at most this far apart.', { positive: true }),
+    max_wait: dur('2m', 'A correlation-label batch closes this long after its first alert, however busy the storm.', { positive: true }),
+    max_alerts: doc(
+      int(1).default(50),
+      'Most alerts in one correlation-label thread (and its one investigation); the next starts a new batch. A group is never split.',
+    ),
   })
   .transform((v) => withMs(v, ['debounce', 'max_wait']));
 

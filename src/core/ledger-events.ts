@@ -63,6 +63,8 @@ export const openEventSchema = z.object({
   coalesceKey: nonEmpty.optional(),
   /** A storm member: the open whose thread it joined (its own ledger open still pairs its resolve). */
   threadOf: nonEmpty.optional(),
+  /** Alerts its Alertmanager notification left out (`truncatedAlerts`, past the receiver's `max_alerts`), when it said. */
+  truncatedAlerts: z.number({ error: 'must be a non-negative integer' }).int().nonnegative().optional(),
   /**
    * The model investigates this open (a job was started for it): the incident as it arrived,
    * so a restart or a new leader resumes the job until its `finding` is recorded.
@@ -79,6 +81,8 @@ export const resolveEventSchema = z.object({
   triggerKey: nonEmpty.optional(),
   /** When the source says the alert ended (Alertmanager `endsAt`), if it said. */
   endsAt: timestamp.optional(),
+  /** Who concluded it when the source sent no resolve: `am_gone` (Alertmanager stopped listing it). */
+  reason: nonEmpty.optional(),
   at: timestamp,
 });
 export type ResolveEvent = z.infer<typeof resolveEventSchema>;

@@ -61,6 +61,9 @@ export type BotReads = Pick<
   | 'stormThread'
   | 'unflushedStorms'
   | 'firingThreads'
+  | 'liveThreads'
+  | 'lastResolved'
+  | 'firingAlerts'
   | 'pendingAmSilences'
   | 'investigationsSince'
   | 'pendingInvestigations'
@@ -133,13 +136,21 @@ export interface RepriseBotDeps {
   observer?: Pick<LoopObserver, 'recallDecided' | 'investigationEnded'>;
 }
 
-/** What the bot asks of Alertmanager (issue 12): a silence matching one alert. */
+/** What the bot asks of Alertmanager (issue 12): a silence matching the alerts a 🔕 silenced. */
 export interface AlertmanagerSilencer {
   /**
-   * Creates a silence for the alert with this fingerprint (matchers from its labels) until
-   * `endsAt`; resolves with the silence id. Rejects when Alertmanager is down or has no such alert.
+   * Creates a silence until `endsAt` matching the alert with this fingerprint — or, given
+   * `fingerprints` (the trigger's alerts firing now), the labels all of them share, so it covers
+   * the alerts the Reprise silence does; resolves with the silence id (and its matchers, when
+   * said). Rejects when Alertmanager is down or holds none of the alerts.
    */
-  silenceAlert(req: { fingerprint: string; endsAt: string; createdBy: string; comment: string }): Promise<string>;
+  silenceAlert(req: {
+    fingerprint: string;
+    fingerprints?: readonly string[];
+    endsAt: string;
+    createdBy: string;
+    comment: string;
+  }): Promise<string | { id: string; matchers: string[]; alerts: number }>;
 }
 
 /** A job as the bot hands it to the scheduler. */

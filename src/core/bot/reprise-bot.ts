@@ -132,8 +132,9 @@ export class RepriseBot {
     if (this.#amInFlight.has(req.requestId)) return false;
     this.#amInFlight.add(req.requestId);
     const thread = this.#d.ledger.read.thread(req.openId);
+    const firing = thread ? this.#d.ledger.read.firingAlerts(thread.triggerKey) : [];
     this.#inBackground(
-      silenceInAlertmanager({ alertmanager: this.#d.alertmanager, logger: this.#d.logger, now: () => this.#d.clock.now() }, thread, req)
+      silenceInAlertmanager({ alertmanager: this.#d.alertmanager, logger: this.#d.logger, now: () => this.#d.clock.now() }, thread, req, firing)
         .then((outcome) => this.handle(outcome))
         .then(() => undefined)
         .finally(() => this.#amInFlight.delete(req.requestId)),

@@ -258,6 +258,29 @@ export class LedgerReader {
     return openEpisodes(this.#state(), fingerprint);
   }
 
+  /** Fingerprints of the trigger's alerts firing now (opened, or kept quiet by the silence or the cooldown). */
+  firingAlerts(triggerKey: string): string[] {
+    return Object.keys(this.#state().triggers[triggerKey]?.firing ?? {});
+  }
+
+  /** The newest resolve that closed an open of the fingerprint (a re-sent resolve of that firing is a duplicate). */
+  lastResolved(fingerprint: string): { at: string; startsAt?: string } | undefined {
+    const r = this.#state().fingerprints[fingerprint]?.lastResolved;
+    return r ? { ...r } : undefined;
+  }
+
+  /** Threads whose alerts Alertmanager may still hold (the card says firing or silenced), newest first. */
+  liveThreads(limit: number): Thread[] {
+    const threads = this.#state().threads;
+    const out: Thread[] = [];
+    const ids = Object.keys(threads);
+    for (let i = ids.length - 1; i >= 0 && out.length < limit; i--) {
+      const t = threads[ids[i]!]!;
+      if (t.state !== 'resolved') out.push(t);
+    }
+    return out;
+  }
+
   /** Recently closed episodes, newest first: of one trigger key, or overall. */
   recentEpisodes(triggerKey?: string): Episode[] {
     return recentEpisodes(this.#state(), triggerKey);

@@ -6,7 +6,7 @@ import type { CardPatch } from '../chat/thread-view.js';
 import type { CurateEvent, OpenEvent, OutboxEvent } from '../ledger-events.js';
 
 /** Bumped whenever the shape or the folding rules change: older snapshots are then ignored. */
-export const LEDGER_STATE_VERSION = 7;
+export const LEDGER_STATE_VERSION = 8;
 
 /** Bounds that keep memory finite however long the ledger runs. */
 export interface LedgerLimits {
@@ -78,6 +78,8 @@ export interface FingerprintState {
   /** Its newest firing was suppressed (🔕 or the cooldown): its resolve ends, it does not wait for an open. */
   suppressed?: boolean;
   pendingResolveEndsAt?: string;
+  /** Its newest resolve that closed an open: a re-sent resolve of the same firing changes nothing. */
+  lastResolved?: { at: string; startsAt?: string };
   /** When a firing / a resolve of it was last admitted while the dedup window was on. */
   admittedFiringAt?: string;
   admittedResolveAt?: string;
@@ -143,6 +145,10 @@ export interface StormRecord {
   members: string[];
   /** The batch window was closed (recorded by a `noise` flush). */
   flushed?: boolean;
+  /** Its alerts still firing: fingerprint → open id (the reconciler judges them one by one). */
+  firing: Record<string, string>;
+  /** Alerts Alertmanager's newest notification of the group left out (`truncatedAlerts`). */
+  truncated?: number;
 }
 
 /** A finding as the next investigation of the trigger is told about it. */
@@ -171,6 +177,11 @@ export interface TriggerState {
   up: number;
   down: number;
   silence?: SilenceRecord;
+  /**
+   * Its alerts firing now — opened, or kept from opening by the silence or the cooldown — by
+   * fingerprint: a 🔕 ends when the last of them resolves, not the first.
+   */
+  firing?: Record<string, true>;
   /** Newest closed episodes, oldest first. */
   episodes: Episode[];
   /** Latest findings, oldest first. */
