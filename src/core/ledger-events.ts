@@ -282,7 +282,42 @@ export interface CuratedEvent {
   at: string;
 }
 
+/**
+ * Someone is on it (SPEC §8 Acknowledgement, issue 21): 👀, the card's "On it" button, `ack` in
+ * the thread or the CLI, or PagerDuty's `incident.acknowledged`. Never silences, never a vote.
+ */
+export interface AckEvent {
+  type: 'ack';
+  triggerKey: string;
+  /** Surface-qualified (`slack:U1`, `pagerduty:P1`), or the CLI user. */
+  user: string;
+  /** The display name the surface gave (text, never markup). */
+  name?: string;
+  via: string;
+  /** The thread acknowledged (its open id). */
+  openId?: string;
+  eventId?: string;
+  /** Acknowledge the PagerDuty incident too: performed after this is durable, re-tried after a restart until its outcome is recorded. */
+  pagerduty?: { requestId: string; incidentId: string };
+  at: string;
+}
+
+/** One attempt of a PagerDuty REST call an ack asked for: `retry` keeps it pending, `done` / `failed` settle it. */
+export interface PagerDutyCallEvent {
+  type: 'pagerduty_call';
+  requestId: string;
+  incidentId: string;
+  action: 'acknowledge';
+  outcome: 'done' | 'retry' | 'failed';
+  attempt: number;
+  detail?: string;
+  openId?: string;
+  at: string;
+}
+
 export type LedgerEvent =
+  | AckEvent
+  | PagerDutyCallEvent
   | NoiseEvent
   | CurateEvent
   | CuratedEvent
@@ -311,4 +346,6 @@ export const LEDGER_EVENT_TYPES: readonly LedgerEventType[] = [
   'noise',
   'curate',
   'curated',
+  'ack',
+  'pagerduty_call',
 ];

@@ -9,7 +9,7 @@ import { feedbackLine } from '../chat/build-thread-view.js';
 import type { Actor, ChatIntent, ResponseTarget, Target } from '../chat/chat-types.js';
 import type { EphemeralView } from '../chat/thread-view.js';
 import { RepriseError } from '../errors.js';
-import type { FeedbackEvent, SilenceEvent } from '../ledger-events.js';
+import type { AckEvent, FeedbackEvent, SilenceEvent } from '../ledger-events.js';
 import { answer, atName, displayName, enqueue, ledgerUser, restate, shortTime, type Ctx, type NoteLimits, type ThreadInfo } from './bot-context.js';
 import { plainAnswer } from './commands.js';
 import { feedbackEvent } from './feedback-request.js';
@@ -17,9 +17,9 @@ import { feedbackEvent } from './feedback-request.js';
 export type ChatOutcome =
   | {
       status: 'recorded';
-      kind: 'vote' | 'silence' | 'note';
+      kind: 'vote' | 'silence' | 'note' | 'ack';
       triggerKey: string;
-      event: FeedbackEvent | SilenceEvent | { type: 'note' };
+      event: FeedbackEvent | SilenceEvent | AckEvent | { type: 'note' };
       /** Where the event landed in the log (set by `handle` once the transaction is durable). */
       seq?: number;
       /** Its place in the transaction, until then. */

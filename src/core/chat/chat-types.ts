@@ -67,6 +67,8 @@ export type ChatIntent =
       replyTo?: ResponseTarget;
     }
   | { type: 'note'; eventId: string; actor: Actor; text: string; target: Target }
+  /** "I'm on it" (👀, the card's On it button, `ack` in the thread): never a silence, never a vote. */
+  | { type: 'ack'; eventId: string; actor: Actor; target: Target; replyTo?: ResponseTarget }
   | {
       type: 'command';
       eventId: string;

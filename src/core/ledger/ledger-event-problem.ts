@@ -86,6 +86,30 @@ export function ledgerEventProblem(value: unknown): string | undefined {
         o['alertmanager'] === undefined ? undefined : amRequestProblem(o['alertmanager']),
       );
       break;
+    case 'ack':
+      checks.push(
+        str(o, 'triggerKey'),
+        str(o, 'user'),
+        optStr(o, 'name'),
+        str(o, 'via'),
+        optStr(o, 'openId'),
+        optStr(o, 'eventId'),
+        o['pagerduty'] === undefined
+          ? undefined
+          : (obj(o, 'pagerduty') ?? str(o['pagerduty'] as Fields, 'requestId') ?? str(o['pagerduty'] as Fields, 'incidentId')),
+      );
+      break;
+    case 'pagerduty_call':
+      checks.push(
+        str(o, 'requestId'),
+        str(o, 'incidentId'),
+        oneOf(o, 'action', ['acknowledge']),
+        oneOf(o, 'outcome', ['done', 'retry', 'failed']),
+        typeof o['attempt'] === 'number' ? undefined : 'attempt must be a number',
+        optStr(o, 'detail'),
+        optStr(o, 'openId'),
+      );
+      break;
     case 'delivered':
       checks.push(
         // A private answer belongs to no thread; every other delivery names its open.
