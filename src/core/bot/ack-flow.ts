@@ -55,6 +55,7 @@ function resolveThread(c: Ctx, target: Target): ThreadInfo | undefined {
   return (
     (target.controlsId ? c.read.thread(target.controlsId) : undefined) ??
     (target.message ? c.read.threadByMessage(target.message) : undefined) ??
+    (target.fingerprint ? c.read.threadOfFingerprint(target.fingerprint) : undefined) ??
     (target.triggerKey ? c.read.newestThread(target.triggerKey) : undefined)
   );
 }
@@ -85,6 +86,7 @@ function recordAck(c: Ctx, e: LooseAck): ChatOutcome {
   const thread = resolveThread(c, e.target);
   if (!thread) {
     if (e.target.message || e.target.controlsId) return { status: 'ignored', reason: 'not a message the bot sent' };
+    if (e.target.fingerprint) return { status: 'ignored', reason: `no incident thread for alert ${e.target.fingerprint.slice(0, 120)}` };
     throw new RepriseError('not_found', `no incident thread for trigger ${e.target.triggerKey ?? '?'}; an ack is on an incident the bot posted`);
   }
   return recordOn(c, thread, e.actor, e.eventId);
@@ -94,6 +96,8 @@ function recordAck(c: Ctx, e: LooseAck): ChatOutcome {
 export function recordOn(c: Ctx, thread: ThreadInfo, actor: Actor, eventId: string | undefined): ChatOutcome {
   const user = ledgerUser(actor);
   const acks = thread.acks ?? [];
+  // PagerDuty telling us of the acknowledgement Reprise asked it for is not a second person.
+  if (actor.via === 'pagerduty' && thread.pagerDutyAsked) return { status: 'ignored', reason: 'PagerDuty acknowledged what a chat ack asked it to (its echo)' };
   if (acks.some((a) => a.user === user)) return { status: 'ignored', reason: `${ackerName({ user, name: displayName(actor) })} is already on it` };
   const incidentId = pagerDutyIncidentId(thread);
   // PagerDuty's own acks are not sent back to it; and it is asked once per incident.

@@ -139,7 +139,8 @@ export interface RepriseBotDeps {
    * PagerDuty-sourced incident acknowledges it there too (issue 21).
    */
   pagerDuty?: {
-    port: import('./pagerduty-flow.js').PagerDutyPort;
+    /** Absent in the offline CLI: the request is recorded and the serving bot makes it when it next starts. */
+    port?: import('./pagerduty-flow.js').PagerDutyPort;
     /** Attempts per acknowledge before it is given up (recorded, said in the thread). */
     maxAttempts: number;
     backoff: import('../backoff.js').BackoffPolicy;

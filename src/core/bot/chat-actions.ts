@@ -39,6 +39,8 @@ type Loose<T> = Omit<T, 'eventId'> & { eventId?: string };
 function resolveTarget(c: Ctx, target: Target): { thread?: ThreadInfo; triggerKey?: string } {
   const thread = (target.controlsId ? c.read.thread(target.controlsId) : undefined) ?? (target.message ? c.read.threadByMessage(target.message) : undefined);
   if (thread) return { thread, triggerKey: thread.triggerKey };
+  const byAlert = target.fingerprint ? c.read.threadOfFingerprint(target.fingerprint) : undefined;
+  if (byAlert) return { thread: byAlert, triggerKey: byAlert.triggerKey };
   if (target.triggerKey) {
     const newest = c.read.newestThread(target.triggerKey);
     return newest ? { thread: newest, triggerKey: target.triggerKey } : { triggerKey: target.triggerKey };
@@ -164,7 +166,7 @@ export function decideNote(c: Ctx, e: Loose<Note>): ChatOutcome {
   if (stop) return stop;
   const { thread } = resolveTarget(c, e.target.message ? { message: e.target.message } : e.target);
   if (!thread) {
-    if (e.target.message) return { status: 'ignored', reason: 'not a thread the bot started' };
+    if (e.target.message || e.target.fingerprint) return { status: 'ignored', reason: 'not a thread the bot started' };
     throw new RepriseError('not_found', `no incident thread for trigger ${e.target.triggerKey ?? '?'}; notes are written on an incident the bot posted`);
   }
   return recordNote(c, thread, e, e.target.message ? [e.target.message.transport] : thread.transports);

@@ -12,7 +12,7 @@ import { decideNote, decideSilence, decideVote, type ChatOutcome } from './chat-
 import { decideCommand, type CommandOutcome } from './command-answer.js';
 import { decideCuration } from './curation-flow.js';
 import { decideAck } from './ack-flow.js';
-import { decidePagerDutyAck, decidePagerDutyCall } from './pagerduty-flow.js';
+import { decidePagerDutyCall } from './pagerduty-flow.js';
 import type { ResumeTally } from './effects.js';
 import { decideInvestigationEnded } from './finding-flow.js';
 import { decideFiring, jobFor, type FiringOutcome } from './firing-flow.js';
@@ -49,8 +49,6 @@ export function decide(c: Ctx, intent: Intent): BotOutcome {
       return decideNote(c, intent);
     case 'ack':
       return decideAck(c, intent);
-    case 'pagerduty_ack':
-      return decidePagerDutyAck(c, intent);
     case 'pagerduty_call_result':
       return decidePagerDutyCall(c, intent);
     case 'command':

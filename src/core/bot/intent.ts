@@ -14,7 +14,7 @@ import type { AmSilenceOutcome } from './alertmanager-flow.js';
 import type { CurationResult } from './curation-flow.js';
 import type { InvestigationEnded } from './finding-flow.js';
 import type { RouteHint } from './routing.js';
-import type { PagerDutyAck, PagerDutyCallOutcome } from './pagerduty-flow.js';
+import type { PagerDutyCallOutcome } from './pagerduty-flow.js';
 
 export type { Actor, ChatIntent, Target } from '../chat/chat-types.js';
 
@@ -41,8 +41,6 @@ export type Intent =
   | InvestigationEnded
   | CurationResult
   | AmSilenceOutcome
-  /** PagerDuty said someone acknowledged (`incident.acknowledged`); `eventId` is its webhook event id. */
-  | PagerDutyAck
   /** What became of one attempt of a PagerDuty call an ack asked for. */
   | PagerDutyCallOutcome;
 

@@ -1,14 +1,12 @@
 /**
- * PagerDuty both ways (issue 21 item 2). Into the loop: `incident.acknowledged` is an ack by the
- * PagerDuty user (the card names them); PagerDuty's echo of an ack Reprise sent is not a second
- * person. Out of it: the acknowledge call a chat ack asked for, made by an effect after the ack
+ * PagerDuty both ways (issue 21 item 2). Into the loop, its webhooks are chat intents like any
+ * surface's (an ack, a note, by the alert's fingerprint; see ack-flow for the echo rule). Out of
+ * it: the acknowledge call a chat ack asked for, made by an effect after the ack
  * is durable; each attempt's outcome comes back here, is recorded, and a retryable failure is
  * tried again with backoff (never blocking chat) until it succeeds or the attempts run out.
  */
 import type { Logger } from '../../ports/logger.js';
-import { enqueue, type Ctx, type ThreadInfo } from './bot-context.js';
-import { recordOn } from './ack-flow.js';
-import type { ChatOutcome } from './chat-actions.js';
+import { enqueue, type Ctx } from './bot-context.js';
 
 /** What the bot asks of PagerDuty's REST API (v2). */
 export interface PagerDutyPort {
@@ -37,15 +35,6 @@ export interface PagerDutyAckRequest {
   attempt: number;
   /** A wait the server asked for before this attempt (429 Retry-After). */
   retryAfterMs?: number;
-}
-
-/** PagerDuty's webhook said someone acknowledged the incident. */
-export interface PagerDutyAck {
-  type: 'pagerduty_ack';
-  /** The webhook event's id (replay-protected at the edge; recorded as the chat event id). */
-  eventId: string;
-  incidentId: string;
-  agent?: { id?: string; name?: string };
 }
 
 /** What one attempt of a PagerDuty call came to. */
@@ -112,14 +101,4 @@ export function decidePagerDutyCall(c: Ctx, o: PagerDutyCallOutcome): { status: 
       c.out,
     );
   return { status: 'recorded', reason: o.outcome };
-}
-
-/** `incident.acknowledged`: the PagerDuty user is on it — unless it is the echo of an ack Reprise sent. */
-export function decidePagerDutyAck(c: Ctx, e: PagerDutyAck): ChatOutcome {
-  if (c.read.seenChatEvent(e.eventId)) return { status: 'duplicate', reason: `event ${e.eventId} was already recorded` };
-  const thread: ThreadInfo | undefined = c.read.threadOfFingerprint(`pagerduty:${e.incidentId}`);
-  if (!thread) return { status: 'ignored', reason: `no thread for PagerDuty incident ${e.incidentId.slice(0, 100)}` };
-  if (thread.pagerDutyAsked) return { status: 'ignored', reason: 'PagerDuty acknowledged what Reprise asked it to (the echo of a chat ack)' };
-  const name = e.agent?.name?.trim().slice(0, 200);
-  return recordOn(c, thread, { id: e.agent?.id?.trim().slice(0, 100) || 'pagerduty', ...(name ? { name } : {}), via: 'pagerduty' }, e.eventId);
 }

@@ -156,15 +156,17 @@ export class RepriseBot {
    * is handed back to the loop (recorded, retried or said in the thread). Not configured: given up.
    */
   #pagerDutyAck(req: PagerDutyAckRequest): void {
+    const pd = this.#d.pagerDuty;
+    // Recorded here, made by the serving bot (its resume takes pending requests up).
+    if (pd && !pd.port) return;
     if (this.#pdInFlight.has(req.requestId)) return;
     this.#pdInFlight.add(req.requestId);
-    const pd = this.#d.pagerDuty;
     const wait = !pd || req.attempt <= 1 ? 0 : backoffDelay(pd.backoff, req.attempt - 1, { serverWaitMs: req.retryAfterMs, floorMs: pd.backoff.baseMs });
     const sleep = pd?.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref?.()));
     this.#inBackground(
       (wait > 0 ? sleep(wait) : Promise.resolve())
         .then(() =>
-          pd
+          pd?.port
             ? acknowledgeInPagerDuty({ pagerDuty: pd.port, maxAttempts: pd.maxAttempts, logger: this.#d.logger }, req)
             : {
                 type: 'pagerduty_call_result' as const,

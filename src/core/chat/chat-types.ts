@@ -41,6 +41,8 @@ export interface Target {
   message?: MessageRef;
   controlsId?: string;
   triggerKey?: string;
+  /** An alert by its fingerprint (a PagerDuty incident's webhook): the thread it fired. */
+  fingerprint?: string;
 }
 
 /** How to answer a command or a button click privately, later. */
