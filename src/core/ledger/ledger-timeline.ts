@@ -37,7 +37,7 @@ function threadFor(state: LedgerState, openId: string | undefined, triggerKey: s
 
 /** An ack: the person joins the thread's ackers (once), and the first one's delay is sampled. */
 export function applyAck(state: LedgerState, e: AckEvent): void {
-  rememberChatEvent(state, e.eventId);
+  rememberChatEvent(state, e.eventId, e.at);
   const thread = threadFor(state, e.openId, e.triggerKey);
   if (e.pagerduty) {
     const calls = (state.pagerDutyCalls ??= Object.create(null) as Record<string, PagerDutyPending>);
