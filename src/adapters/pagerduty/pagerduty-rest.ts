@@ -54,7 +54,8 @@ export function pagerDutyRest(opts: PagerDutyRestOptions): PagerDutyPort {
       let message = text;
       try {
         const body = JSON.parse(text) as { error?: { message?: unknown; errors?: unknown } };
-        if (typeof body.error?.message === 'string') message = body.error.message + (Array.isArray(body.error.errors) ? `: ${body.error.errors.join('; ')}` : '');
+        if (typeof body.error?.message === 'string')
+          message = body.error.message + (Array.isArray(body.error.errors) ? `: ${body.error.errors.join('; ')}` : '');
       } catch {
         // Not JSON: the text itself says what went wrong.
       }
