@@ -278,6 +278,24 @@ const alertmanager = z
   })
   .transform((v) => withMs(v, ['reconcile_interval', 'timeout']));
 
+const pagerduty = z
+  .strictObject({
+    api_url: doc(httpUrl().default('https://api.pagerduty.com'), "PagerDuty's REST API base URL (v2).", { env: ['REPRISE_PAGERDUTY_API_URL'] }),
+    token: doc(str().optional(), 'PagerDuty REST API token: with it and `from`, an ack in chat of a PagerDuty incident acknowledges it in PagerDuty too.', {
+      secret: true,
+      env: ['REPRISE_PAGERDUTY_TOKEN'],
+    }),
+    from: doc(str().optional(), 'Email of the PagerDuty user the acknowledgements are made as (the `From` header PagerDuty requires).', {
+      env: ['REPRISE_PAGERDUTY_FROM'],
+      example: 'oncall-bot@example.com',
+    }),
+    timeout: dur('10s', 'Timeout of one PagerDuty API call.', { positive: true }),
+    max_attempts: doc(int(1, 50).default(6), 'Attempts of one acknowledge before it is given up (recorded, and said in the thread).'),
+    retry_base: dur('2s', 'Wait after the first failed attempt; it doubles each time, up to `retry_max` (a 429 Retry-After wins).', { positive: true }),
+    retry_max: dur('5m', 'Longest wait between two attempts.', { positive: true }),
+  })
+  .transform((v) => withMs(v, ['timeout', 'retry_base', 'retry_max']));
+
 const ledger = z
   .strictObject({
     recurrence_cooldown: dur(
@@ -603,6 +621,7 @@ const configShape = z.strictObject({
   links: doc(block(links.prefault({})), 'Links the cards take from alerts: which hosts they may point to (docs/security.md).'),
   ledger: doc(block(ledger.prefault({})), 'Ledger-backed gates (SPEC §8).'),
   alertmanager: doc(block(alertmanager.prefault({})), 'Alertmanager as a partner: silences there, and reconciling threads with its alerts.'),
+  pagerduty: doc(block(pagerduty.prefault({})), "PagerDuty's REST API as a partner: a chat ack acknowledges the PagerDuty incident too."),
   transport: doc(
     block(transport.prefault({})),
     'Chat surfaces: each is on when its credentials are set (Slack and Matrix can run at once); the console otherwise.',
@@ -704,6 +723,13 @@ function crossFieldRules(cfg: unknown, ctx: z.RefinementCtx<unknown>): void {
       'is required when a forge is configured: drafts are pushed there as branches (set REPRISE_CATALOG_GIT_URL)',
     );
   }
+  const pd = (c as { pagerduty?: { token?: string; from?: string } } | undefined)?.pagerduty;
+  if (pd?.token !== undefined && pd.token !== '')
+    need(
+      pd.from,
+      ['pagerduty', 'from'],
+      "is required with pagerduty.token: PagerDuty needs the acknowledging user's email in `From` (or set REPRISE_PAGERDUTY_FROM)",
+    );
   const t = c?.transport;
   const sl = t?.slack;
   if (sl?.bot_token !== undefined && sl.bot_token !== '') {

@@ -27,6 +27,8 @@ export interface ControlHandlers {
   curate?: (body: unknown) => Promise<unknown>;
   /** `POST /v1/note`: an operator note on a trigger's newest thread (`reprise note`). */
   note?: (body: unknown) => Promise<unknown>;
+  /** `POST /v1/ack`: someone is on a trigger's newest thread (`reprise ack`). */
+  ack?: (body: unknown) => Promise<unknown>;
 }
 
 export interface ControlServer {
@@ -61,12 +63,15 @@ export async function startControlServer(path: string, handlers: ControlHandlers
   });
   const note = handlers.note;
   if (note) app.post('/v1/note', async (c) => answer(c, async () => note(await jsonBody(c))));
+  const ack = handlers.ack;
+  if (ack) app.post('/v1/ack', async (c) => answer(c, async () => ack(await jsonBody(c))));
   finishHttpApp(app, errorResponse, {
     '/v1/feedback': 'POST',
     '/v1/status': 'GET',
     '/v1/catalog/sync': 'POST',
     '/v1/curate': 'POST',
     ...(note ? { '/v1/note': 'POST' } : {}),
+    ...(ack ? { '/v1/ack': 'POST' } : {}),
   });
 
   const node = serveNode(app, { logger: log });

@@ -18,8 +18,17 @@ export function noiseOptions(config: Config): NoiseOptions {
   };
 }
 
-export function loopOptions(config: Config): Pick<LoopParts, 'recall' | 'policy' | 'noise' | 'investigateAfterMs' | 'outbox'> {
+/** PagerDuty's retry rules, when its REST API is configured (token and From); the serving bot adds the client. */
+export function pagerDutyOptions(config: Config): LoopParts['pagerDuty'] {
+  const p = config.pagerduty;
+  if (!p.token || !p.from) return undefined;
+  return { maxAttempts: p.max_attempts, backoff: { baseMs: p.retry_base_ms, maxMs: p.retry_max_ms, jitter: 0.2 } };
+}
+
+export function loopOptions(config: Config): Pick<LoopParts, 'recall' | 'policy' | 'noise' | 'investigateAfterMs' | 'outbox' | 'pagerDuty'> {
+  const pagerDuty = pagerDutyOptions(config);
   return {
+    ...(pagerDuty ? { pagerDuty } : {}),
     recall: recallOptions(config),
     policy: new TriggerPolicy({ match: config.trigger.match, ignore: config.trigger.ignore, dedupWindowMs: config.trigger.dedup_window_ms }),
     noise: noiseOptions(config),

@@ -10,9 +10,10 @@ import { dirname } from 'node:path';
 import { ensurePrivateDir, looseModes } from '../adapters/keyv/private-files.js';
 import type { StoreLock } from '../adapters/keyv/store-lock.js';
 import { AlertmanagerApi } from '../adapters/alertmanager/alertmanager-api.js';
+import { pagerDutyRest } from '../adapters/pagerduty/pagerduty-rest.js';
 import type { Config } from '../config/schema.js';
-import { feedbackIntent, noteRequest, recordedOrThrow } from '../core/bot/feedback-request.js';
-import { incidentIntents, noteIntent } from '../core/bot/intent.js';
+import { ackRequest, feedbackIntent, noteRequest, recordedOrThrow } from '../core/bot/feedback-request.js';
+import { ackIntent, incidentIntents, noteIntent } from '../core/bot/intent.js';
 import type { BotOutcome, RepriseBot } from '../core/bot/reprise-bot.js';
 import { Routing } from '../core/bot/routing.js';
 import type { ChatIntent } from '../core/chat/chat-types.js';
@@ -35,7 +36,7 @@ import type { KeyValueStore } from '../ports/store.js';
 import type { CliIO } from '../cli/io.js';
 import { buildLoop } from './build-loop.js';
 import { buildSurfaces } from './build-surfaces.js';
-import { loopOptions } from './loop-options.js';
+import { loopOptions, pagerDutyOptions } from './loop-options.js';
 import { startNoiseTimers } from './noise-timers.js';
 import { catalogFolder } from './open-catalog.js';
 import { describeStore, isSharedStore, lockStore, openLedger, storeWarnings } from './open-store.js';
@@ -191,6 +192,18 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     : undefined;
   const txIds = new TxIds();
   const alertmanager = config.alertmanager.url ? new AlertmanagerApi({ url: config.alertmanager.url, timeoutMs: config.alertmanager.timeout_ms }) : undefined;
+  const pdRules = pagerDutyOptions(config);
+  const pagerDuty = pdRules
+    ? {
+        ...pdRules,
+        port: pagerDutyRest({
+          apiUrl: config.pagerduty.api_url,
+          token: config.pagerduty.token!,
+          from: config.pagerduty.from!,
+          timeoutMs: config.pagerduty.timeout_ms,
+        }),
+      }
+    : undefined;
   const catalog = (): CatalogSnapshot => served.current();
   const curationPart = startCuration(config, { ledger, catalog, clock, logger });
   const model = config.model
@@ -209,6 +222,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     allow: surfaces.allow,
     observer: loop,
     ...(alertmanager ? { alertmanager } : {}),
+    ...(pagerDuty ? { pagerDuty } : {}),
     ...(model ? { model } : {}),
     ...(curationPart ? { curation: curationPart } : {}),
   });
@@ -283,6 +297,14 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     mount: (app) => {
       for (const m of surfaces.mounts) m(app);
     },
+    onChat: async (intents) => {
+      // Several replicas: recorded in the shared inbox like a chat surface's, then the leader handles it.
+      if (replicas) {
+        for (const i of intents) await replicas.chat(i);
+        return intents.map(() => ({ status: 'queued' }));
+      }
+      return (await bot.handle(intents)).map(outcomeSummary);
+    },
     onAlertmanager: async (incidents, _requestId, route) => {
       // Several replicas: recorded in the shared inbox first, then the leader handles it.
       if (replicas) return replicas.webhook(incidents, route);
@@ -339,6 +361,10 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
         status: async () => ({ pid: process.pid, port, seq: ledger.seq, readiness: readiness(), ...(replicas ? { replica: replicas.status() } : {}) }),
         note: async (body) => {
           const o = recordedOrThrow((await bot.handle(noteIntent(noteRequest(body))))[0], 'note');
+          return { seq: o.seq, outcome: o };
+        },
+        ack: async (body) => {
+          const o = recordedOrThrow((await bot.handle(ackIntent(ackRequest(body))))[0], 'ack');
           return { seq: o.seq, outcome: o };
         },
         catalogSync: () => served.syncNow(),

@@ -69,6 +69,9 @@ export type BotReads = Pick<
   | 'pendingInvestigations'
   | 'recurrence'
   | 'standing'
+  | 'threadOfFingerprint'
+  | 'ackSeconds'
+  | 'pendingPagerDutyCalls'
 >;
 
 /** What the bot needs of the ledger: its reader, and transactions. */
@@ -133,7 +136,20 @@ export interface RepriseBotDeps {
   /** File-time curation of Findings (SPEC §10), when a forge is configured: the quality bar's confidence floor. */
   fileTimeCuration?: { minConfidence: number };
   /** Told each settled recall decision and ended investigation (metrics); absent: nobody counts. */
-  observer?: Pick<LoopObserver, 'recallDecided' | 'investigationEnded'>;
+  observer?: Pick<LoopObserver, 'recallDecided' | 'investigationEnded' | 'acknowledged'>;
+  /**
+   * PagerDuty's REST API, when a token and a `From` address are configured: a chat ack of a
+   * PagerDuty-sourced incident acknowledges it there too (issue 21).
+   */
+  pagerDuty?: {
+    /** Absent in the offline CLI: the request is recorded and the serving bot makes it when it next starts. */
+    port?: import('./pagerduty-flow.js').PagerDutyPort;
+    /** Attempts per acknowledge before it is given up (recorded, said in the thread). */
+    maxAttempts: number;
+    backoff: import('../backoff.js').BackoffPolicy;
+    /** How a retry waits (tests pass one that does not). */
+    sleep?: (ms: number) => Promise<void>;
+  };
 }
 
 /** What the bot asks of Alertmanager (issue 12): a silence matching the alerts a 🔕 silenced. */

@@ -14,12 +14,13 @@ import type { AmSilenceOutcome } from './alertmanager-flow.js';
 import type { CurationResult } from './curation-flow.js';
 import type { InvestigationEnded } from './finding-flow.js';
 import type { RouteHint } from './routing.js';
+import type { PagerDutyCallOutcome } from './pagerduty-flow.js';
 
 export type { Actor, ChatIntent, Target } from '../chat/chat-types.js';
 
 /** What a person asked for from the CLI or the control socket: a chat intent without a surface event. */
-export type CliIntent = { [K in 'vote' | 'silence' | 'note']: Omit<Extract<ChatIntent, { type: K }>, 'eventId'> & { eventId?: undefined } }[
-  'vote' | 'silence' | 'note'];
+export type CliIntent = { [K in 'vote' | 'silence' | 'note' | 'ack']: Omit<Extract<ChatIntent, { type: K }>, 'eventId'> & { eventId?: undefined } }[
+  'vote' | 'silence' | 'note' | 'ack'];
 
 export type Intent =
   | { type: 'firing'; incident: Incident; route?: RouteHint }
@@ -39,7 +40,9 @@ export type Intent =
   | { type: 'answer'; via: string; replyTo: ResponseTarget; view: EphemeralView }
   | InvestigationEnded
   | CurationResult
-  | AmSilenceOutcome;
+  | AmSilenceOutcome
+  /** What became of one attempt of a PagerDuty call an ack asked for. */
+  | PagerDutyCallOutcome;
 
 /** A webhook's incidents as intents. */
 export function incidentIntents(incidents: readonly Incident[], route?: RouteHint): Intent[] {
@@ -51,4 +54,9 @@ export function incidentIntents(incidents: readonly Incident[], route?: RouteHin
 /** An operator note from the CLI or the control socket, on the trigger's newest thread. */
 export function noteIntent(req: { triggerKey: string; text: string; user?: string }): CliIntent {
   return { type: 'note', actor: { id: req.user ?? 'cli', via: 'cli' }, text: req.text, target: { triggerKey: req.triggerKey } };
+}
+
+/** An ack from the CLI or the control socket, on the trigger's newest thread. */
+export function ackIntent(req: { triggerKey: string; user?: string }): CliIntent {
+  return { type: 'ack', actor: { id: req.user ?? 'cli', via: 'cli' }, target: { triggerKey: req.triggerKey } };
 }

@@ -6,6 +6,8 @@ import { decide, type BotOutcome } from './decide.js';
 import type { Effect } from './effects.js';
 import type { Intent } from './intent.js';
 import { silenceInAlertmanager, type AmSilenceRequest } from './alertmanager-flow.js';
+import { backoffDelay } from '../backoff.js';
+import { acknowledgeInPagerDuty, type PagerDutyAckRequest } from './pagerduty-flow.js';
 
 export type { BotLedger, BotSurface, BotTx, ClosedEpisode, RepriseBotDeps, ThreadInfo } from './bot-context.js';
 export type { BotOutcome, IncidentOutcome } from './decide.js';
@@ -29,6 +31,8 @@ export class RepriseBot {
   readonly #background = new Set<Promise<void>>();
   /** Alertmanager silence requests being made now (a resume must not make them twice). */
   readonly #amInFlight = new Set<string>();
+  /** PagerDuty calls being made now (one attempt at a time per request). */
+  readonly #pdInFlight = new Set<string>();
 
   constructor(deps: RepriseBotDeps) {
     this.#d = deps;
@@ -112,6 +116,12 @@ export class RepriseBot {
           case 'investigation_ended':
             observer?.investigationEnded(e.end);
             break;
+          case 'acknowledged':
+            observer?.acknowledged?.(e.seconds);
+            break;
+          case 'pagerduty_ack':
+            this.#pagerDutyAck(e.req);
+            break;
         }
       } catch (err) {
         // One failing effect must not keep the others from running; what it was for is durable.
@@ -140,6 +150,36 @@ export class RepriseBot {
         .finally(() => this.#amInFlight.delete(req.requestId)),
     );
     return true;
+  }
+
+  /**
+   * One attempt of a PagerDuty acknowledge an ack asked for, after its backoff wait; the outcome
+   * is handed back to the loop (recorded, retried or said in the thread). Not configured: given up.
+   */
+  #pagerDutyAck(req: PagerDutyAckRequest): void {
+    const pd = this.#d.pagerDuty;
+    // Recorded here, made by the serving bot (its resume takes pending requests up).
+    if (pd && !pd.port) return;
+    if (this.#pdInFlight.has(req.requestId)) return;
+    this.#pdInFlight.add(req.requestId);
+    const wait = !pd || req.attempt <= 1 ? 0 : backoffDelay(pd.backoff, req.attempt - 1, { serverWaitMs: req.retryAfterMs, floorMs: pd.backoff.baseMs });
+    const sleep = pd?.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref?.()));
+    this.#inBackground(
+      (wait > 0 ? sleep(wait) : Promise.resolve())
+        .then(() =>
+          pd?.port
+            ? acknowledgeInPagerDuty({ pagerDuty: pd.port, maxAttempts: pd.maxAttempts, logger: this.#d.logger }, req)
+            : {
+                type: 'pagerduty_call_result' as const,
+                req,
+                outcome: 'failed' as const,
+                detail: 'PagerDuty REST API not configured (pagerduty.token / REPRISE_PAGERDUTY_TOKEN)',
+              },
+        )
+        .finally(() => this.#pdInFlight.delete(req.requestId))
+        .then((outcome) => this.handle(outcome))
+        .then(() => undefined),
+    );
   }
 
   /** `/reprise investigate <text>`: the model's answer is handed back to the loop, which queues it for the asker. */

@@ -34,15 +34,18 @@ export function afterKeyword(text: string, keyword: string): string | undefined 
 }
 
 /**
- * A reply in a bot thread that addresses the bot: `silence 4h` / `silence: 4h am` silences,
+ * A reply in a bot thread that addresses the bot: `ack` acknowledges, `silence 4h` / `silence: 4h am` silences,
  * `note: …` (or anything else) is an operator note. Undefined when there is nothing to record.
  */
 export function threadReplyIntent(
   text: string,
   ctx: { eventId: string; actor: Actor; thread: MessageRef },
-): Extract<ChatIntent, { type: 'silence' | 'note' }> | undefined {
+): Extract<ChatIntent, { type: 'silence' | 'note' | 'ack' }> | undefined {
   const t = text.trim();
   const target = { message: ctx.thread };
+  // `ack`, `ack: on it`: the person is on it (the rest is theirs to say; nothing is filed).
+  if (afterKeyword(t, 'ack') !== undefined)
+    return { type: 'ack', eventId: ctx.eventId, actor: ctx.actor, target, replyTo: { kind: 'thread', ref: ctx.thread } };
   const silence = afterKeyword(t, 'silence');
   if (silence !== undefined && silence !== '' && /^\S+(\s+am)?$/i.test(silence)) {
     const choice = parseSilenceChoice(silence);

@@ -37,6 +37,7 @@ import type {
   HoldRecord,
   LedgerState,
   OutboxItem,
+  PagerDutyPending,
   PendingInvestigation,
   PriorFindingRecord,
   ThreadRecord,
@@ -141,6 +142,25 @@ export class LedgerReader {
   newestThread(triggerKey: string): Thread | undefined {
     const id = this.#state().triggers[triggerKey]?.newestOpen?.id;
     return id === undefined ? undefined : threadOf(this.#state(), id);
+  }
+
+  /**
+   * The thread of an alert by its fingerprint (a PagerDuty incident id): its newest unresolved
+   * open's, else the newest thread of its trigger when that thread is this alert's.
+   */
+  threadOfFingerprint(fingerprint: string): Thread | undefined {
+    const s = this.#state();
+    const fp = s.fingerprints[fingerprint];
+    if (!fp) return undefined;
+    const open = fp.open[fp.open.length - 1];
+    if (open?.id !== undefined) return threadOf(s, open.id);
+    const newest = fp.triggerKey === undefined ? undefined : this.newestThread(fp.triggerKey);
+    return newest?.fingerprint === fingerprint ? newest : undefined;
+  }
+
+  /** Seconds from firing to the first ack of recent threads, oldest first (`/reprise status`). */
+  ackSeconds(): readonly number[] {
+    return this.#state().ackSeconds ?? [];
   }
 
   /** Where a thread's card for one surface sits in the log (its `post` outbox event). */
@@ -367,6 +387,11 @@ export class LedgerReader {
   /** Alertmanager silences asked for whose outcome is not recorded (a restart came in between). */
   pendingAmSilences(): DeepReadonly<AmSilencePending>[] {
     return Object.values(this.#state().amSilences);
+  }
+
+  /** PagerDuty acknowledgements an ack asked for whose outcome is not settled (a restart came in between). */
+  pendingPagerDutyCalls(): DeepReadonly<PagerDutyPending>[] {
+    return Object.values(this.#state().pagerDutyCalls ?? {});
   }
 
   /** Forge work not yet settled, oldest first (the records themselves: do not change them). */

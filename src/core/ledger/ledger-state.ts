@@ -9,6 +9,7 @@ import { applyFinding, queueInvestigation } from './ledger-findings.js';
 import { applyCurate, applyCurated } from './ledger-curation.js';
 import { applyChatDelivered, applyNote, applyOutbox, applyOutboxFailed, registerThread, rememberChatEvent, threadOf } from './ledger-chat.js';
 import { applyNoise, stormResolved } from './ledger-noise.js';
+import { applyAck, applyPagerDutyCall, foldTimeline } from './ledger-timeline.js';
 import { DEFAULT_LEDGER_LIMITS, LEDGER_STATE_VERSION } from './ledger-types.js';
 import type {
   DupStats,
@@ -92,6 +93,7 @@ export function restoreLedgerState(json: unknown): LedgerState | undefined {
     threads,
     ...(s.curate ? { curate: dict(s.curate) } : {}),
     ...(s.investigations ? { investigations: dict(s.investigations) } : {}),
+    ...(s.pagerDutyCalls ? { pagerDutyCalls: dict(s.pagerDutyCalls) } : {}),
     messages: dict(s.messages),
     chatEventSeen: dict(s.chatEventSeen),
     tokensByDay: dict(s.tokensByDay),
@@ -387,6 +389,12 @@ export function applyEvent(state: LedgerState, event: unknown, seq?: number): Ep
   }
   const e = event as LedgerEvent;
   state.applied += 1;
+  const closed = applyKnown(state, e, seq);
+  foldTimeline(state, e, closed);
+  return closed;
+}
+
+function applyKnown(state: LedgerState, e: LedgerEvent, seq: number | undefined): Episode | undefined {
   switch (e.type) {
     case 'open':
       return applyOpen(state, e);
@@ -441,6 +449,12 @@ export function applyEvent(state: LedgerState, event: unknown, seq?: number): Ep
       return undefined;
     case 'curated':
       applyCurated(state, e);
+      return undefined;
+    case 'ack':
+      applyAck(state, e);
+      return undefined;
+    case 'pagerduty_call':
+      applyPagerDutyCall(state, e);
       return undefined;
   }
 }

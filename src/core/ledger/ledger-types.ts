@@ -243,6 +243,41 @@ export interface ThreadRecord {
    * a resolve) does not drop an earlier one (the finding's headline).
    */
   cardPatches?: Record<string, Omit<CardPatch, 'kind'>>;
+  /** When the alert fired (the source's start, else the open): acks and the timeline count from it. */
+  firedAt?: string;
+  /** An ack asked PagerDuty to acknowledge this incident (its echo is not a second person). */
+  pagerDutyAsked?: boolean;
+  /** Who is on it, in the order they said so (issue 21). */
+  acks?: AckRecord[];
+  /** What happened in the thread, oldest first, bounded (see `ledger-timeline.ts`). */
+  timeline?: TimelineItem[];
+}
+
+/** One person on it. */
+export interface AckRecord {
+  user: string;
+  name?: string;
+  via: string;
+  at: string;
+}
+
+/** One thing that happened to an incident, as the timeline shows it (texts are the people's own, shown as text). */
+export interface TimelineItem {
+  kind: 'fired' | 'opened' | 'posted' | 'ack' | 'vote' | 'note' | 'silence' | 'finding' | 'pagerduty' | 'resolved';
+  at: string;
+  user?: string;
+  via?: string;
+  /** vote: up/down/clear; silence: until; posted: the surface; finding: its status; pagerduty: the call's outcome; note: its first line. */
+  detail?: string;
+}
+
+/** A PagerDuty call an ack asked for whose outcome is not settled yet. */
+export interface PagerDutyPending {
+  requestId: string;
+  incidentId: string;
+  openId?: string;
+  /** Attempts recorded so far. */
+  attempts: number;
 }
 
 export interface LedgerState {
@@ -294,6 +329,10 @@ export interface LedgerState {
   amSilences: Record<string, AmSilencePending>;
   /** Opens the model investigates whose `finding` is not recorded yet, by open id, oldest first; absent in older snapshots. */
   investigations?: Record<string, PendingInvestigation>;
+  /** PagerDuty acknowledgements an ack asked for, not yet done or given up, by request id; absent in older snapshots. */
+  pagerDutyCalls?: Record<string, PagerDutyPending>;
+  /** Seconds from firing to the first ack, newest last (bounded): `/reprise status` figures. */
+  ackSeconds?: number[];
 }
 
 /** An open whose investigation has not recorded its finding yet: a restart resumes it. */
