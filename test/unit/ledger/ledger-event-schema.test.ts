@@ -93,12 +93,14 @@ const everyKind: Record<string, unknown>[] = [
   { type: 'curate', id: 'c', subject: 'finding', openId: 'o', triggerKey: 't', dupFingerprint: 'd', draft: { title: 't' }, at: T },
   { type: 'curate', id: 'c', subject: 'note', openId: 'o', triggerKey: 't', dupFingerprint: 'd', note: { user: 'u', name: 'n', via: 'v', text: 't' }, at: T },
   { type: 'curated', id: 'c', subject: 'finding', openId: 'o', triggerKey: 't', decision: 'novel', detail: 'd', url: 'u', number: 3, at: T },
+  { type: 'ack', triggerKey: 't', user: 'slack:U1', name: 'alice', via: 'slack', openId: 'o', eventId: 'e', pagerduty: { requestId: 'r', incidentId: 'P1' }, at: T },
+  { type: 'pagerduty_call', requestId: 'r', incidentId: 'P1', action: 'acknowledge', outcome: 'done', attempt: 1, openId: 'o', at: T },
 ];
 
 describe('ledgerEventSchema', () => {
   it('covers every event type', () => {
     expect(new Set(everyKind.map((e) => e['type']))).toEqual(new Set(LEDGER_EVENT_TYPES));
-    expect(LEDGER_EVENT_TYPES).toHaveLength(13);
+    expect(LEDGER_EVENT_TYPES).toHaveLength(15);
   });
 
   it('accepts every event the writers produce', () => {
