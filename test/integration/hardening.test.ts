@@ -260,6 +260,8 @@ describe('the command line', () => {
     ['config', 'reference', '--help'],
     ['curate', '--help'],
     ['note', '--help'],
+    ['ack', '--help'],
+    ['incident', '--help'],
   ];
 
   /** Commands that group subcommands answer with their own list; every other one with commander's generated help. */
