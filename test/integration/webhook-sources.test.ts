@@ -38,41 +38,54 @@ function postGrafana(url: string, body: Buffer | string, token = TOKEN): Promise
 }
 
 /** The ledger's open / resolve events, read back through the CLI. */
-async function ledgerEvents(dir: string): Promise<Array<Record<string, unknown>>> {
+async function ledgerEvents(dir: string, types: readonly string[] = ['open', 'resolve']): Promise<Array<Record<string, unknown>>> {
   const out = await runCli(['ledger', 'events', '--json'], { env: { REPRISE_DATA_DIR: dir }, timeoutMs: 60_000 });
   expect(out.code, out.stderr).toBe(0);
   return out.stdout
     .split('\n')
     .filter((l) => l.trim().startsWith('{'))
     .map((l) => JSON.parse(l) as Record<string, unknown>)
-    .filter((e) => e['type'] === 'open' || e['type'] === 'resolve');
+    .filter((e) => types.includes(String(e['type'])));
 }
 
 describe('POST /webhook/pagerduty', () => {
-  it('records triggered as an open and resolved as its resolve; other event types are acknowledged and ignored', { timeout: 60_000 }, async () => {
-    const dir = makeTmpDir();
-    const bot = await spawnBot({ dataDir: dir, env: { REPRISE_PAGERDUTY_SECRET: SECRET } });
-    const triggered = fresh('pagerduty-incident-triggered.json');
-    const r1 = await postPagerDuty(bot.url, triggered, `v1=${'0'.repeat(64)},${pagerDutySignature(SECRET, triggered)}`);
-    expect(r1.status, r1.text).toBe(202);
-    expect(r1.json).toMatchObject({ accepted: 1 });
+  it(
+    'records triggered as an open, acknowledged as an ack, annotated as a note, resolved as its resolve; other event types are acknowledged and ignored',
+    { timeout: 60_000 },
+    async () => {
+      const dir = makeTmpDir();
+      const bot = await spawnBot({ dataDir: dir, env: { REPRISE_PAGERDUTY_SECRET: SECRET } });
+      const triggered = fresh('pagerduty-incident-triggered.json');
+      const r1 = await postPagerDuty(bot.url, triggered, `v1=${'0'.repeat(64)},${pagerDutySignature(SECRET, triggered)}`);
+      expect(r1.status, r1.text).toBe(202);
+      expect(r1.json).toMatchObject({ accepted: 1 });
 
-    const acked = fresh('pagerduty-incident-acknowledged.json');
-    const r2 = await postPagerDuty(bot.url, acked, pagerDutySignature(SECRET, acked));
-    expect(r2.status, r2.text).toBe(202);
-    expect(r2.json).toMatchObject({ accepted: 0, ignored: expect.stringContaining('incident.acknowledged') });
-    await bot.waitForLog((l) => typeof l.msg === 'string' && l.msg.startsWith('pagerduty webhook ignored'));
+      const acked = fresh('pagerduty-incident-acknowledged.json');
+      const r2 = await postPagerDuty(bot.url, acked, pagerDutySignature(SECRET, acked));
+      expect(r2.status, r2.text).toBe(202);
+      expect(r2.json).toMatchObject({ accepted: 1 });
+      const annotated = fresh('pagerduty-incident-annotated.json');
+      expect((await postPagerDuty(bot.url, annotated, pagerDutySignature(SECRET, annotated))).status).toBe(202);
+      const other = fresh('pagerduty-incident-priority-updated.json');
+      const r4 = await postPagerDuty(bot.url, other, pagerDutySignature(SECRET, other));
+      expect(r4.status, r4.text).toBe(202);
+      expect(r4.json).toMatchObject({ accepted: 0, ignored: expect.stringContaining('incident.priority_updated') });
+      await bot.waitForLog((l) => typeof l.msg === 'string' && l.msg.startsWith('pagerduty webhook ignored'));
 
-    const resolved = fresh('pagerduty-incident-resolved.json');
-    const r3 = await postPagerDuty(bot.url, resolved, pagerDutySignature(SECRET, resolved));
-    expect(r3.status, r3.text).toBe(202);
-    await bot.stop();
+      const resolved = fresh('pagerduty-incident-resolved.json');
+      const r3 = await postPagerDuty(bot.url, resolved, pagerDutySignature(SECRET, resolved));
+      expect(r3.status, r3.text).toBe(202);
+      await bot.stop();
 
-    const events = await ledgerEvents(dir);
-    expect(events.map((e) => e['type'])).toEqual(['open', 'resolve']);
-    expect(JSON.stringify(events[0])).toContain('pagerduty:PGR0VU2');
-    expect(JSON.stringify(events[1])).toContain('pagerduty:PGR0VU2');
-  });
+      const mine = await ledgerEvents(dir, ['open', 'ack', 'note', 'resolve']);
+      expect(mine.map((e) => e['type'])).toEqual(['open', 'ack', 'note', 'resolve']);
+      // One trigger throughout: the PagerDuty service's; the ack and the note by PagerDuty's users.
+      expect(new Set(mine.map((e) => e['triggerKey']))).toEqual(new Set([mine[0]!['triggerKey']]));
+      expect(String(mine[0]!['triggerKey'])).toContain('pagerduty_service');
+      expect(mine[1]).toMatchObject({ via: 'pagerduty', user: expect.stringMatching(/^pagerduty:/) });
+      expect(mine[2]).toMatchObject({ via: 'pagerduty' });
+    },
+  );
 
   it('a replayed signed event opens nothing, across a restart; an old one is refused with the reason', { timeout: 90_000 }, async () => {
     const dir = makeTmpDir();
@@ -184,7 +197,11 @@ describe('POST /webhook/grafana: what Grafana sends, on the card', () => {
     async () => {
       const dir = makeTmpDir();
       const config = join(dir, 'reprise.yaml');
-      writeFileSync(config, `catalog:\n  dir: ${JSON.stringify(join(REPO_ROOT, 'catalog'))}\nlinks:\n  allowed_hosts: [grafana.example.org]\n`);
+      // Two threads, one per rule: grouping (one thread per notification) is tested on its own.
+      writeFileSync(
+        config,
+        `catalog:\n  dir: ${JSON.stringify(join(REPO_ROOT, 'catalog'))}\nlinks:\n  allowed_hosts: [grafana.example.org]\ntrigger:\n  coalesce:\n    enabled: false\n`,
+      );
       const bot = await spawnBot({ dataDir: dir, env: { REPRISE_BEARER_TOKEN: TOKEN }, args: ['--config', config] });
       const r = await postGrafana(bot.url, fixture('grafana-two-rules.json'));
       expect(r.status, r.text).toBe(202);

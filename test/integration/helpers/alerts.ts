@@ -31,10 +31,12 @@ export function crashLoopPayload(o: CrashLoopOptions): Record<string, unknown> {
   const startsAt = o.startsAt ?? '2026-11-29T03:00:00Z';
   return {
     version: '4',
-    groupKey: '{}:{alertname="KubePodCrashLooping"}',
+    // Each pod its own notification group (a receiver with `group_by: [alertname, pod]`): one
+    // thread per pod. Tests of grouping build their group (several alerts, one groupKey) themselves.
+    groupKey: `{}:{alertname="KubePodCrashLooping", pod="${pod}"}`,
     status: o.status,
     receiver: 'reprise',
-    groupLabels: { alertname: 'KubePodCrashLooping' },
+    groupLabels: { alertname: 'KubePodCrashLooping', pod },
     commonLabels: labels,
     commonAnnotations: {},
     externalURL: 'http://alertmanager.monitoring:9093',
