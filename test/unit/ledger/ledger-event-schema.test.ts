@@ -93,7 +93,17 @@ const everyKind: Record<string, unknown>[] = [
   { type: 'curate', id: 'c', subject: 'finding', openId: 'o', triggerKey: 't', dupFingerprint: 'd', draft: { title: 't' }, at: T },
   { type: 'curate', id: 'c', subject: 'note', openId: 'o', triggerKey: 't', dupFingerprint: 'd', note: { user: 'u', name: 'n', via: 'v', text: 't' }, at: T },
   { type: 'curated', id: 'c', subject: 'finding', openId: 'o', triggerKey: 't', decision: 'novel', detail: 'd', url: 'u', number: 3, at: T },
-  { type: 'ack', triggerKey: 't', user: 'slack:U1', name: 'alice', via: 'slack', openId: 'o', eventId: 'e', pagerduty: { requestId: 'r', incidentId: 'P1' }, at: T },
+  {
+    type: 'ack',
+    triggerKey: 't',
+    user: 'slack:U1',
+    name: 'alice',
+    via: 'slack',
+    openId: 'o',
+    eventId: 'e',
+    pagerduty: { requestId: 'r', incidentId: 'P1' },
+    at: T,
+  },
   { type: 'pagerduty_call', requestId: 'r', incidentId: 'P1', action: 'acknowledge', outcome: 'done', attempt: 1, openId: 'o', at: T },
 ];
 
