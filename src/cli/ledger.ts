@@ -76,6 +76,8 @@ function triggerOf(e: LedgerEvent, seen: Map<string, string>): string | undefine
     case 'noise':
     case 'curate':
     case 'curated':
+    case 'fix':
+    case 'question':
       return e.triggerKey;
     case 'resolve':
       return e.triggerKey ?? seen.get(`fp:${e.fingerprint}`);

@@ -39,7 +39,20 @@ export interface OpenEvent {
    * so a restart or a new leader resumes the job until its `finding` is recorded.
    */
   investigate?: { incident: Record<string, unknown> };
+  /** What the alert said (capped): a human fix's entry draft and a question's answer quote it. */
+  alert?: OpenAlert;
   at: string;
+}
+
+/** The alert of an open as a fix's entry draft needs it: its name, title and message (capped), its workload. */
+export interface OpenAlert {
+  alertname: string;
+  title: string;
+  message?: string;
+  /** `namespace/name` (or `host/node`, a cloud id) as a catalog entry's `resource` names it. */
+  resource?: string;
+  /** `cluster/namespace/name`, the card header's location. */
+  where?: string;
 }
 export interface ResolveEvent {
   type: 'resolve';
@@ -151,6 +164,34 @@ export interface NoteEvent {
   at: string;
 }
 
+/**
+ * What fixed it, in a person's words (issue 21 item 4): `@reprise fixed: …`, `!reprise fixed …`,
+ * `reprise fixed <trigger> …`. Becomes an Incident entry draft through the curator.
+ */
+export interface FixEvent {
+  type: 'fix';
+  triggerKey: string;
+  openId?: string;
+  user: string;
+  text: string;
+  via: string;
+  eventId?: string;
+  at: string;
+}
+
+/** A question asked in an incident thread (issue 21 item 3): counted for the per-thread hourly limit. */
+export interface QuestionEvent {
+  type: 'question';
+  triggerKey: string;
+  openId: string;
+  user: string;
+  via: string;
+  /** Whether a model answers it (counted in the daily budget when it does). */
+  model: boolean;
+  eventId?: string;
+  at: string;
+}
+
 export type FindingStatus = 'completed' | 'exhausted' | 'failed' | 'skipped' | 'cancelled' | 'degraded';
 
 /**
@@ -222,6 +263,8 @@ export interface NoiseEvent {
 export type CurationDecision = 'recalled' | 'below_bar' | 'duplicate_entry' | 'duplicate_pr' | 'suppressed' | 'novel';
 /** Where an operator note went: a comment on the finding's open KB PR, or a new Concept PR. */
 export type NoteFiling = 'pr_comment' | 'concept_pr';
+/** Where a human fix went: a new Incident entry PR, or a comment on the trigger's open draft (`pr_comment`). */
+export type FixFiling = 'fix_pr';
 /** The forge refused an item for good (credentials, permissions, validation); `detail` says why. */
 export type CurationFailure = 'failed';
 
@@ -248,6 +291,22 @@ export interface DraftMaterial {
   recurrence?: string;
 }
 
+/** What a human fix's Incident entry draft is written from (issue 21 item 4), gathered when it was said. */
+export interface FixMaterial {
+  /** Ledger user, display name and surface of whoever said it. */
+  user: string;
+  name: string;
+  via: string;
+  text: string;
+  /** When it was said. */
+  at: string;
+  alert: OpenAlert;
+  /** From a `cause:` note, else the standing finding's cause; absent: "not recorded". */
+  cause?: string;
+  /** 👎'd answers and notes that say something did not work. */
+  triedAndFailed: string[];
+}
+
 /**
  * Intent to file something on the forge (SPEC §10): recorded with what it is about, performed
  * afterwards by the curation worker (retried across restarts), settled by `curated`.
@@ -255,10 +314,12 @@ export interface DraftMaterial {
 export interface CurateEvent {
   type: 'curate';
   id: string;
-  subject: 'finding' | 'note';
+  subject: 'finding' | 'note' | 'fix';
   openId: string;
   triggerKey: string;
   dupFingerprint: string;
+  /** subject fix: the human's fix and the incident it ends, as recorded when it was said. */
+  fix?: FixMaterial;
   /** subject finding: the material of the draft. */
   draft?: DraftMaterial;
   /** subject note: who wrote what, and the finding it was written on. */
@@ -271,10 +332,10 @@ export interface CuratedEvent {
   type: 'curated';
   /** The intent settled (absent for decisions made at file time without the forge). */
   id?: string;
-  subject: 'finding' | 'note';
+  subject: 'finding' | 'note' | 'fix';
   openId: string;
   triggerKey: string;
-  decision: CurationDecision | NoteFiling | CurationFailure;
+  decision: CurationDecision | NoteFiling | FixFiling | CurationFailure;
   /** Which criterion (below_bar), which entry (duplicate_entry), why (failed). */
   detail?: string;
   url?: string;
@@ -295,7 +356,9 @@ export type LedgerEvent =
   | DeliveredEvent
   | OutboxEvent
   | OutboxFailedEvent
-  | NoteEvent;
+  | NoteEvent
+  | FixEvent
+  | QuestionEvent;
 export type LedgerEventType = LedgerEvent['type'];
 export const LEDGER_EVENT_TYPES: readonly LedgerEventType[] = [
   'open',
@@ -311,4 +374,6 @@ export const LEDGER_EVENT_TYPES: readonly LedgerEventType[] = [
   'noise',
   'curate',
   'curated',
+  'fix',
+  'question',
 ];

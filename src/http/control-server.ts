@@ -27,6 +27,8 @@ export interface ControlHandlers {
   curate?: (body: unknown) => Promise<unknown>;
   /** `POST /v1/note`: an operator note on a trigger's newest thread (`reprise note`). */
   note?: (body: unknown) => Promise<unknown>;
+  /** `POST /v1/fixed`: what fixed it, on a trigger's newest thread (`reprise fixed`). */
+  fixed?: (body: unknown) => Promise<unknown>;
 }
 
 export interface ControlServer {
@@ -61,12 +63,15 @@ export async function startControlServer(path: string, handlers: ControlHandlers
   });
   const note = handlers.note;
   if (note) app.post('/v1/note', async (c) => answer(c, async () => note(await jsonBody(c))));
+  const fixed = handlers.fixed;
+  if (fixed) app.post('/v1/fixed', async (c) => answer(c, async () => fixed(await jsonBody(c))));
   finishHttpApp(app, errorResponse, {
     '/v1/feedback': 'POST',
     '/v1/status': 'GET',
     '/v1/catalog/sync': 'POST',
     '/v1/curate': 'POST',
     ...(note ? { '/v1/note': 'POST' } : {}),
+    ...(fixed ? { '/v1/fixed': 'POST' } : {}),
   });
 
   const node = serveNode(app, { logger: log });

@@ -4,6 +4,8 @@
  * model's job scheduler and the forge's curation worker, each handing what it comes back with to
  * the bot's entrance. `serve`, `demo`, the offline CLI and the test harnesses all build it here.
  */
+import type { FixOptions } from '../core/bot/fix-flow.js';
+import type { QuestionOptions } from '../core/bot/question-flow.js';
 import type { AlertmanagerSilencer, BotLedger, NoteLimits, RepriseBotDeps } from '../core/bot/bot-context.js';
 import type { Intent } from '../core/bot/intent.js';
 import type { InvestigationJobsPort } from '../core/bot/bot-context.js';
@@ -53,6 +55,8 @@ export interface LoopParts<W extends { kick(): void } = { kick(): void }, J exte
   allow?: (actor: Actor) => boolean;
   linkFor?: (entryId: string) => string | undefined;
   notes?: NoteLimits;
+  fixes?: FixOptions;
+  questions?: QuestionOptions;
   investigateAfterMs?: number;
   noise?: NoiseOptions;
   alertmanager?: AlertmanagerSilencer;
@@ -95,6 +99,8 @@ export function buildLoop<W extends { kick(): void } = { kick(): void }, J exten
     ...(p.allow ? { allow: p.allow } : {}),
     ...(p.linkFor ? { linkFor: p.linkFor } : {}),
     ...(p.notes ? { notes: p.notes } : {}),
+    ...(p.fixes ? { fixes: p.fixes } : {}),
+    ...(p.questions ? { questions: p.questions } : {}),
     ...(p.investigateAfterMs !== undefined ? { investigateAfterMs: p.investigateAfterMs } : {}),
     ...(p.noise ? { noise: p.noise } : {}),
     ...(p.alertmanager ? { alertmanager: p.alertmanager } : {}),

@@ -18,8 +18,10 @@ export function noiseOptions(config: Config): NoiseOptions {
   };
 }
 
-export function loopOptions(config: Config): Pick<LoopParts, 'recall' | 'policy' | 'noise' | 'investigateAfterMs' | 'outbox'> {
+export function loopOptions(config: Config): Pick<LoopParts, 'recall' | 'policy' | 'noise' | 'investigateAfterMs' | 'outbox' | 'fixes' | 'questions'> {
   return {
+    fixes: { ask: config.thread.ask_fix, maxBytes: config.thread.fix_max_bytes, perThread: config.thread.fixes_per_thread },
+    questions: { perThreadPerHour: config.thread.questions_per_hour },
     recall: recallOptions(config),
     policy: new TriggerPolicy({ match: config.trigger.match, ignore: config.trigger.ignore, dedupWindowMs: config.trigger.dedup_window_ms }),
     noise: noiseOptions(config),

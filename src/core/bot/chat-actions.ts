@@ -17,9 +17,9 @@ import { feedbackEvent } from './feedback-request.js';
 export type ChatOutcome =
   | {
       status: 'recorded';
-      kind: 'vote' | 'silence' | 'note';
+      kind: 'vote' | 'silence' | 'note' | 'fixed' | 'question';
       triggerKey: string;
-      event: FeedbackEvent | SilenceEvent | { type: 'note' };
+      event: FeedbackEvent | SilenceEvent | { type: 'note' } | { type: 'fix' } | { type: 'question' };
       /** Where the event landed in the log (set by `handle` once the transaction is durable). */
       seq?: number;
       /** Its place in the transaction, until then. */

@@ -14,6 +14,8 @@ import { decideCuration } from './curation-flow.js';
 import type { ResumeTally } from './effects.js';
 import { decideInvestigationEnded } from './finding-flow.js';
 import { decideFiring, jobFor, type FiringOutcome } from './firing-flow.js';
+import { decideFixed } from './fix-flow.js';
+import { decideQuestion } from './question-flow.js';
 import type { Intent } from './intent.js';
 import { batchDue, NO_NOISE_CONTROL } from './noise-control.js';
 import { flushStorm, recordDrop } from './noise-gate.js';
@@ -45,6 +47,10 @@ export function decide(c: Ctx, intent: Intent): BotOutcome {
       return decideSilence(c, intent);
     case 'note':
       return decideNote(c, intent);
+    case 'fixed':
+      return decideFixed(c, intent);
+    case 'question':
+      return decideQuestion(c, intent);
     case 'command':
       return decideCommand(c, intent);
     case 'tick':

@@ -5,6 +5,7 @@
  * is durable.
  */
 import { randomUUID } from 'node:crypto';
+import { openAlert } from './fix-flow.js';
 import { buildCard, buildDetail, resolvedNote } from '../chat/build-thread-view.js';
 import { RepriseError } from '../errors.js';
 import type { Verdict } from '../ledger-events.js';
@@ -85,6 +86,7 @@ export function decideFiring(c: Ctx, incident: Incident, route: Record<string, s
     ...(gate.key ? { coalesceKey: gate.key } : {}),
     // The model's job for it is started once this is durable: kept so a restart resumes it until its finding.
     ...(modelDecides ? { investigate: { incident: incident as unknown as Record<string, unknown> } } : {}),
+    alert: openAlert(incident),
     at,
   });
   const checking = modelDecides ? checkingNote(c, incident, recalled.instantCandidates.length > 0) : undefined;

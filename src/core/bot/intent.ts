@@ -18,8 +18,8 @@ import type { RouteHint } from './routing.js';
 export type { Actor, ChatIntent, Target } from '../chat/chat-types.js';
 
 /** What a person asked for from the CLI or the control socket: a chat intent without a surface event. */
-export type CliIntent = { [K in 'vote' | 'silence' | 'note']: Omit<Extract<ChatIntent, { type: K }>, 'eventId'> & { eventId?: undefined } }[
-  'vote' | 'silence' | 'note'];
+export type CliIntent = { [K in 'vote' | 'silence' | 'note' | 'fixed']: Omit<Extract<ChatIntent, { type: K }>, 'eventId'> & { eventId?: undefined } }[
+  'vote' | 'silence' | 'note' | 'fixed'];
 
 export type Intent =
   | { type: 'firing'; incident: Incident; route?: RouteHint }
@@ -51,4 +51,9 @@ export function incidentIntents(incidents: readonly Incident[], route?: RouteHin
 /** An operator note from the CLI or the control socket, on the trigger's newest thread. */
 export function noteIntent(req: { triggerKey: string; text: string; user?: string }): CliIntent {
   return { type: 'note', actor: { id: req.user ?? 'cli', via: 'cli' }, text: req.text, target: { triggerKey: req.triggerKey } };
+}
+
+/** What fixed it, from the CLI or the control socket, on the trigger's newest thread. */
+export function fixedIntent(req: { triggerKey: string; text: string; user?: string }): CliIntent {
+  return { type: 'fixed', actor: { id: req.user ?? 'cli', via: 'cli' }, text: req.text, target: { triggerKey: req.triggerKey } };
 }

@@ -67,6 +67,10 @@ export type ChatIntent =
       replyTo?: ResponseTarget;
     }
   | { type: 'note'; eventId: string; actor: Actor; text: string; target: Target }
+  /** What fixed it (`fixed: …`): an Incident entry draft for the catalog (issue 21 item 4). */
+  | { type: 'fixed'; eventId: string; actor: Actor; text: string; target: Target }
+  /** A mention in an incident thread that is no verb: a question, answered in the thread (issue 21 item 3). */
+  | { type: 'question'; eventId: string; actor: Actor; text: string; target: Target }
   | {
       type: 'command';
       eventId: string;

@@ -8,8 +8,19 @@ const OUTBOX_OPS = ['post', 'reply', 'update', 'answer'] as const;
 const NOISE_ACTIONS = ['hold', 'release', 'drop', 'flush', 'mark', 'am_silence', 'admit'] as const;
 const FINDING_STATUSES = ['completed', 'exhausted', 'failed', 'skipped', 'cancelled', 'degraded'] as const;
 
-const CURATE_SUBJECTS = ['finding', 'note'] as const;
-const CURATED_DECISIONS = ['recalled', 'below_bar', 'duplicate_entry', 'duplicate_pr', 'suppressed', 'novel', 'pr_comment', 'concept_pr', 'failed'] as const;
+const CURATE_SUBJECTS = ['finding', 'note', 'fix'] as const;
+const CURATED_DECISIONS = [
+  'recalled',
+  'below_bar',
+  'duplicate_entry',
+  'duplicate_pr',
+  'suppressed',
+  'novel',
+  'pr_comment',
+  'concept_pr',
+  'fix_pr',
+  'failed',
+] as const;
 
 type Fields = Record<string, unknown>;
 
@@ -67,6 +78,7 @@ export function ledgerEventProblem(value: unknown): string | undefined {
         optStr(o, 'coalesceKey'),
         optStr(o, 'threadOf'),
         o['investigate'] === undefined ? undefined : (obj(o, 'investigate') ?? obj(o['investigate'] as Fields, 'incident')),
+        o['alert'] === undefined ? undefined : (obj(o, 'alert') ?? str(o['alert'] as Fields, 'alertname')),
       );
       break;
     case 'resolve':
@@ -131,6 +143,19 @@ export function ledgerEventProblem(value: unknown): string | undefined {
     case 'note':
       checks.push(str(o, 'triggerKey'), optStr(o, 'openId'), str(o, 'user'), str(o, 'text'), str(o, 'via'), optStr(o, 'eventId'));
       break;
+    case 'fix':
+      checks.push(str(o, 'triggerKey'), optStr(o, 'openId'), str(o, 'user'), str(o, 'text'), str(o, 'via'), optStr(o, 'eventId'));
+      break;
+    case 'question':
+      checks.push(
+        str(o, 'triggerKey'),
+        str(o, 'openId'),
+        str(o, 'user'),
+        str(o, 'via'),
+        typeof o['model'] === 'boolean' ? undefined : 'model must be a boolean',
+        optStr(o, 'eventId'),
+      );
+      break;
     case 'noise':
       checks.push(
         oneOf(o, 'action', NOISE_ACTIONS),
@@ -158,6 +183,7 @@ export function ledgerEventProblem(value: unknown): string | undefined {
         typeof o['dupFingerprint'] === 'string' ? undefined : 'dupFingerprint must be a string',
         o['subject'] === 'finding' ? obj(o, 'draft') : undefined,
         o['subject'] === 'note' ? obj(o, 'note') : undefined,
+        o['subject'] === 'fix' ? (obj(o, 'fix') ?? obj(o['fix'] as Fields, 'alert')) : undefined,
       );
       break;
     case 'curated':

@@ -9,6 +9,7 @@ import { applyFinding, queueInvestigation } from './ledger-findings.js';
 import { applyCurate, applyCurated } from './ledger-curation.js';
 import { applyChatDelivered, applyNote, applyOutbox, applyOutboxFailed, registerThread, rememberChatEvent, threadOf } from './ledger-chat.js';
 import { applyNoise, stormResolved } from './ledger-noise.js';
+import { applyFix, applyQuestion, keepNote } from './ledger-human.js';
 import { DEFAULT_LEDGER_LIMITS, LEDGER_STATE_VERSION } from './ledger-types.js';
 import type { DupStats, EntryAggregate, Episode, FingerprintState, LedgerLimits, LedgerState, OpenRecord, TriggerState, Vote } from './ledger-types.js';
 
@@ -391,6 +392,13 @@ export function applyEvent(state: LedgerState, event: unknown, seq?: number): Ep
       return undefined;
     case 'note':
       applyNote(state, e);
+      keepNote(state, e, trigger);
+      return undefined;
+    case 'fix':
+      applyFix(state, e, trigger);
+      return undefined;
+    case 'question':
+      applyQuestion(state, e);
       return undefined;
     case 'finding':
       applyFinding(state, e, { countRecall, trigger });

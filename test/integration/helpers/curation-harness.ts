@@ -101,7 +101,7 @@ export interface CurationHarness {
   transport: RecordingTransport;
   bot: RepriseBot;
   worker: CurationWorker;
-  jobs: InvestigationJobs;
+  jobs: Pick<InvestigationJobs, 'idle' | 'stop'>;
   outbox: OutboxWorker;
   logs: LogLine[];
   /** Findings the next investigations return, in order. */
@@ -117,7 +117,15 @@ export interface CurationHarness {
 }
 
 export async function curationHarness(
-  o: { seed?: Record<string, string>; fake?: GitHubFakeOptions; worker?: Partial<CurationOptions>; store?: KeyValueStore; remote?: BareCatalogRepo } = {},
+  o: {
+    seed?: Record<string, string>;
+    fake?: GitHubFakeOptions;
+    worker?: Partial<CurationOptions>;
+    store?: KeyValueStore;
+    remote?: BareCatalogRepo;
+    /** No model at all: recall decides with the margin gate (issue 21: memory that grows without one). */
+    noModel?: boolean;
+  } = {},
 ): Promise<CurationHarness> {
   const remote = o.remote ?? (await createBareCatalogRepo(o.seed ?? { 'README.md': '# catalog\n' }));
   const tmp = await mkdtemp(join(tmpdir(), 'reprise-curation-'));
@@ -191,7 +199,11 @@ export async function curationHarness(
     routing: new Routing({ transports: [{ name: transport.name, defaultChannel: '#rec', param: 'channel' }], rules: [], mentions: [] }),
     transports,
     outbox: { baseDelayMs: 1000, maxDelayMs: 60_000 },
-    model: { jobs: (handle) => new InvestigationJobs({ engine, ledger, clock, logger, options: { investigateAfterMs: 0, outcomeFloor: 0.5 }, handle }) },
+    ...(o.noModel
+      ? {}
+      : {
+          model: { jobs: (handle) => new InvestigationJobs({ engine, ledger, clock, logger, options: { investigateAfterMs: 0, outcomeFloor: 0.5 }, handle }) },
+        }),
     curation: {
       minConfidence: 0.75,
       worker: (handle) =>
@@ -199,7 +211,7 @@ export async function curationHarness(
     },
   });
   const worker = curation!;
-  const jobs = scheduler!;
+  const jobs = scheduler ?? { idle: async () => {}, stop: async () => {} };
   await transport.start(async (intent) => void (await bot.handle(intent)));
   outbox.start();
   worker.start();
