@@ -14,6 +14,8 @@ export interface LedgerResult {
   entries: number;
   /** `replayEvents` over the in-memory log. */
   replayMs: number;
+  /** CPU time of the same replay (user + system): steadier than wall time on a shared machine. */
+  replayCpuMs: number;
   replayEventsPerSec: number;
   /** All entries' reads from the replayed state. */
   readsMs: number;
@@ -23,10 +25,14 @@ export interface LedgerResult {
   naiveTotalMs: number;
   /** Sampled entries whose naive aggregate equals `entryStats` (should be all). */
   naiveAgrees: number;
-  store: { events: number; writeMs: number; replayMs: number; eventsPerSec: number; applied: number };
+  store: { events: number; writeMs: number; replayMs: number; replayCpuMs: number; eventsPerSec: number; applied: number };
 }
 
 const ms = (from: bigint): number => Number(process.hrtime.bigint() - from) / 1e6;
+const cpuMs = (from: NodeJS.CpuUsage): number => {
+  const d = process.cpuUsage(from);
+  return (d.user + d.system) / 1000;
+};
 
 /** Replay through the real sqlite store: events written in batches (setup), then `Ledger.replayAll` timed. */
 async function storeReplay(events: readonly LedgerEvent[]): Promise<LedgerResult['store']> {
@@ -43,9 +49,11 @@ async function storeReplay(events: readonly LedgerEvent[]): Promise<LedgerResult
     await store.set(HEAD_KEY, events.length);
     const writeMs = ms(t0);
     const t1 = process.hrtime.bigint();
+    const c1 = process.cpuUsage();
     const state = await Ledger.replayAll(store);
+    const replayCpuMs = cpuMs(c1);
     const replayMs = ms(t1);
-    return { events: events.length, writeMs, replayMs, eventsPerSec: events.length / (replayMs / 1000), applied: state.applied };
+    return { events: events.length, writeMs, replayMs, replayCpuMs, eventsPerSec: events.length / (replayMs / 1000), applied: state.applied };
   } finally {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
@@ -61,7 +69,9 @@ export async function runLedgerBench(opts: { events: number; storeEvents: number
   replayEvents(events.slice(0, 50_000));
   collectGarbage();
   const t0 = process.hrtime.bigint();
+  const c0 = process.cpuUsage();
   const state = replayEvents(events);
+  const replayCpuMs = cpuMs(c0);
   const replayMs = ms(t0);
   const t1 = process.hrtime.bigint();
   let sum = 0;
@@ -89,6 +99,7 @@ export async function runLedgerBench(opts: { events: number; storeEvents: number
     events: events.length,
     entries: shape.entries,
     replayMs,
+    replayCpuMs,
     replayEventsPerSec: events.length / (replayMs / 1000),
     readsMs,
     naiveSampled: sample.length,
@@ -97,4 +108,13 @@ export async function runLedgerBench(opts: { events: number; storeEvents: number
     naiveAgrees: agrees,
     store,
   };
+}
+
+/** The ledger rows alone (`REPRISE_BENCH_ONLY=ledger`). */
+export function renderLedgerBench(l: LedgerResult): string {
+  const perSec = (n: number): string => `${Math.round(n).toLocaleString('en-US')} ev/s`;
+  return [
+    `ledger replayEvents (in memory): ${l.events.toLocaleString('en-US')} events in ${l.replayMs.toFixed(0)} ms, ${l.replayCpuMs.toFixed(0)} ms CPU (${perSec(l.replayEventsPerSec)}); ${l.entries} entry reads in ${l.readsMs.toFixed(1)} ms`,
+    `ledger Ledger.replayAll (sqlite): ${l.store.events.toLocaleString('en-US')} events in ${l.store.replayMs.toFixed(0)} ms, ${l.store.replayCpuMs.toFixed(0)} ms CPU (${perSec(l.store.eventsPerSec)}); ${l.store.applied} applied`,
+  ].join('\n');
 }

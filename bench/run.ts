@@ -10,6 +10,7 @@
  * with a local model answering in 200 ms, the storm coalescer on and the default rate limit).
  * REPRISE_BENCH_ONLY=growth: only how the work on hostile alert input grows from n to 4n.
  * REPRISE_BENCH_ONLY=hostile: only the served bot under a 1 MiB alertname and a 10,000-alert group.
+ * REPRISE_BENCH_ONLY=ledger: only the ledger rows, over 200k events (in memory and through sqlite).
  */
 import { cpus } from 'node:os';
 import { renderReport } from './bench-report.js';
@@ -20,7 +21,7 @@ import { renderHostileServeBench, runHostileServeBench } from './hostile-serve-b
 import { runWebhookBench } from './webhook-bench.js';
 import { ENGINES } from './engine-bench.js';
 import type { EngineResult } from './engine-bench.js';
-import { runLedgerBench } from './ledger-bench.js';
+import { renderLedgerBench, runLedgerBench } from './ledger-bench.js';
 import { renderPromptBench, runPromptBench } from './prompt-bench.js';
 import { runServeBench } from './serve-bench.js';
 import { renderStormBench, runStormBench } from './storm-bench.js';
@@ -70,8 +71,13 @@ async function main(argv: readonly string[]): Promise<number> {
       process.stdout.write(argv.includes('--json') ? `${JSON.stringify(result, null, 2)}\n` : `${renderHostileServeBench(result)}\n`);
       return 0;
     }
+    if (only === 'ledger') {
+      const result = await runLedgerBench({ events: 200_000, storeEvents: 200_000, naiveSample: 10, log });
+      process.stdout.write(argv.includes('--json') ? `${JSON.stringify(result, null, 2)}\n` : `${renderLedgerBench(result)}\n`);
+      return 0;
+    }
     if (only !== 'storm') {
-      log(`bench: REPRISE_BENCH_ONLY=${only} is not a part that runs alone (supported: storm, growth, hostile)`);
+      log(`bench: REPRISE_BENCH_ONLY=${only} is not a part that runs alone (supported: storm, growth, hostile, ledger)`);
       return 2;
     }
     const result = await runStormBench(storm);

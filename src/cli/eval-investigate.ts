@@ -8,7 +8,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildFlexIndex } from '../adapters/flexsearch/flex-index.js';
 import { parseAlertmanagerPayload } from '../core/alertmanager.js';
 import { parseEntry } from '../core/catalog/parse-entry.js';
 import { kOfN, scoreRun, type RunScore, type ScenarioExpectation } from '../core/eval/investigate-score.js';
@@ -18,6 +17,7 @@ import { BUILTIN_TOOL_NAMES } from '../core/investigate/builtin-tools.js';
 import { Investigator, type InvestigationResult } from '../core/investigate/investigator.js';
 import { InMemoryFindingStore, InMemoryTokenMeter } from '../core/investigate/memory-stores.js';
 import { buildCatalogSnapshot, type CatalogSnapshot } from '../core/recall/catalog-snapshot.js';
+import { PostingsIndex } from '../core/search/postings-index.js';
 import { LedgerReader } from '../core/ledger/ledger-reader.js';
 import { recall } from '../core/recall/recall.js';
 import type { Incident } from '../core/types.js';
@@ -91,7 +91,7 @@ function withEntries(base: CatalogSnapshot, extra: Record<string, string> | unde
     return e ? [e] : [];
   });
   const entries = [...base.entries.filter((e) => !extra[e.id]), ...added];
-  return buildCatalogSnapshot(entries, buildFlexIndex(entries));
+  return buildCatalogSnapshot(entries, new PostingsIndex(entries));
 }
 
 function engineFor(s: Scenario, config: Config, models: ModelSet, catalog: CatalogSnapshot): Investigator {

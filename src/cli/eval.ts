@@ -1,16 +1,16 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
-import { buildFlexIndex } from '../adapters/flexsearch/flex-index.js';
 import { createRng } from '../core/eval/prng.js';
 import { loadCatalog } from '../core/catalog/load-catalog.js';
 import { ablate, isSignal, SIGNALS, type Signal } from '../core/eval/ablation.js';
-import { crossValidate, SettingEvaluator, type CrossValidation } from '../core/eval/cross-validate.js';
+import { crossValidate, SettingEvaluator, type CrossValidations } from '../core/eval/cross-validate.js';
 import { cvMarkdown, cvText } from '../core/eval/cv-report.js';
 import { parseCases, withLeaveOneOut, type EvalCase } from '../core/eval/eval-cases.js';
-import { ruleFolds } from '../core/eval/folds.js';
+import { ruleFolds, runbookFolds } from '../core/eval/folds.js';
 import { fmt, metricsByVariant, type SweepPoint, type VariantMetrics } from '../core/eval/metrics.js';
 import { renderEvalReport } from '../core/eval/report.js';
 import { createEvalRunner, type CaseRun } from '../core/eval/run-cases.js';
+import { wrongFires, wrongFiresText } from '../core/eval/wrong-fires.js';
 import type { RecallOptions } from '../core/recall/recall.js';
 import type { Entry } from '../core/types.js';
 import { parseCli } from './args.js';
@@ -20,7 +20,7 @@ import { recallOptions } from '../runtime/recall-options.js';
 
 export { parseCases, withLeaveOneOut, type EvalCase } from '../core/eval/eval-cases.js';
 
-const USAGE = `reprise eval recall --catalog DIR --cases FILE [--cases FILE …] [--loo] [--cv K [--seed N] [--without SIGNAL …]] [--out FILE] [--json] [--report DIR] [--config FILE]
+const USAGE = `reprise eval recall --catalog DIR --cases FILE [--cases FILE …] [--loo [--loo-hidden]] [--cv K [--seed N] [--without SIGNAL …]] [--out FILE] [--json] [--report DIR] [--config FILE]
   SIGNAL: ${SIGNALS.join(', ')}`;
 
 /** margin_gap values swept (the gate that trades coverage for precision). */
@@ -28,7 +28,7 @@ export const SWEEP_GAPS = [0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0
 
 /** Runs every case once at the given options and once per swept margin_gap. */
 export function runEval(entries: readonly Entry[], cases: readonly EvalCase[], opts: RecallOptions, progress?: (done: number, total: number) => void) {
-  const runner = createEvalRunner(entries, { index: buildFlexIndex, memo: true });
+  const runner = createEvalRunner(entries, { memo: true });
   const total = cases.length * (1 + SWEEP_GAPS.length);
   let done = 0;
   const tick = (): void => {
@@ -53,12 +53,13 @@ export function runEval(entries: readonly Entry[], cases: readonly EvalCase[], o
       sweep.set(m.variant, pts);
     }
   }
-  return { lines, metrics: metricsByVariant(lines), sweep };
+  return { lines, metrics: metricsByVariant(lines), sweep, wrong: wrongFires(lines, (id) => runner.entry(id)) };
 }
 
 /**
- * K-fold cross-validation of the calibration over `cases` (folds by alert rule, seeded), with
- * the `without` signals switched off (ablation).
+ * K-fold cross-validation of the calibration over `cases`, twice on the same seed: folds by
+ * expected runbook (the figure that matters), then by alert rule; with the `without` signals
+ * switched off (ablation). Both share one evaluator, so a setting is run once.
  */
 export function runCrossValidation(
   entries: readonly Entry[],
@@ -67,13 +68,25 @@ export function runCrossValidation(
   k: number,
   seed: number,
   without: readonly Signal[] = [],
-  progress?: (fold: number, k: number) => void,
-): CrossValidation {
+  progress?: (split: string, fold: number, k: number) => void,
+): CrossValidations {
   const run = ablate(opts, without);
-  const runner = createEvalRunner(entries, { index: buildFlexIndex, memo: true, ignorePointers: run.ignorePointers });
+  const runner = createEvalRunner(entries, { memo: true, ignorePointers: run.ignorePointers });
   const evaluator = new SettingEvaluator(runner, cases, run.opts);
-  const folds = ruleFolds(cases, k, createRng(seed));
-  return crossValidate(evaluator, { folds, start: run.start, space: run.space, ...(progress ? { progress } : {}) });
+  const common = { start: run.start, space: run.space };
+  const byRunbook = crossValidate(evaluator, {
+    ...common,
+    split: 'runbook',
+    folds: runbookFolds(cases, k, createRng(seed), (id) => runner.familyOf(id)),
+    ...(progress ? { progress: (f: number, n: number) => progress('by runbook', f, n) } : {}),
+  });
+  const byRule = crossValidate(evaluator, {
+    ...common,
+    split: 'rule',
+    folds: ruleFolds(cases, k, createRng(seed)),
+    ...(progress ? { progress: (f: number, n: number) => progress('by rule', f, n) } : {}),
+  });
+  return { byRunbook, byRule };
 }
 
 function table(metrics: readonly VariantMetrics[]): string {
@@ -98,6 +111,7 @@ interface Flags {
   json?: boolean | undefined;
   report?: string | undefined;
   loo?: boolean | undefined;
+  'loo-hidden'?: boolean | undefined;
   cv?: number | undefined;
   seed: number;
   without: Signal[];
@@ -121,10 +135,15 @@ export const evalCommand: CliCommand = async (argv, io) => {
       cases: { type: 'string', multiple: true, description: 'eval cases file (JSON lines); repeatable', valueName: 'FILE' },
       out: { type: 'string', description: 'write to this file instead of stdout', valueName: 'FILE' },
       json: { type: 'boolean', description: 'print JSON instead of text' },
-      report: { type: 'string', description: 'write an HTML report into this directory', valueName: 'DIR' },
+      report: {
+        type: 'string',
+        description: 'write recall-report.md and recall-sweep.svg (with --cv also recall-cv.md) into this directory',
+        valueName: 'DIR',
+      },
       loo: { type: 'boolean', description: 'leave-one-out: each case against the catalog without its own entry' },
+      'loo-hidden': { type: 'boolean', description: 'also leave-one-out twins of the name-hidden cases (reported, not calibrated on)' },
       config: { type: 'string', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' },
-      cv: { type: 'string', description: 'k-fold cross-validation with this many folds', valueName: 'K' },
+      cv: { type: 'string', description: 'k-fold cross-validation of the calibration with this many folds, by runbook and by rule', valueName: 'K' },
       seed: { type: 'string', description: 'seed for the folds', valueName: 'N' },
       without: { type: 'string', multiple: true, description: 'ablate one signal (repeatable)', valueName: 'SIGNAL' },
     },
@@ -169,7 +188,7 @@ async function evalRecall(io: CliIO, catalogDir: string, casesFiles: string[], o
     for (const p of problems) io.stderr(`warning: skipped case in ${file} at ${p}\n`);
     parsed.push(...cases);
   }
-  const cases = flags.loo ? withLeaveOneOut(parsed) : parsed;
+  const cases = flags.loo ? withLeaveOneOut(parsed, { hidden: flags['loo-hidden'] === true }) : parsed;
   const { entries, problems } = await loadCatalog(catalogDir);
   for (const p of problems.filter((x) => x.severity === 'error')) io.stderr(`warning: skipped entry ${p.file}:${p.line} (${p.rule})\n`);
   const started = Date.now();
@@ -181,11 +200,11 @@ async function evalRecall(io: CliIO, catalogDir: string, casesFiles: string[], o
     io.stderr(`eval: ${d}/${t} recalls (${pct}%)\n`);
   });
   io.stderr(`eval: ${cases.length} cases × ${1 + SWEEP_GAPS.length} settings in ${Date.now() - started} ms\n`);
-  let cv: CrossValidation | undefined;
+  let cv: CrossValidations | undefined;
   if (flags.cv !== undefined) {
     const t0 = Date.now();
-    cv = runCrossValidation(entries, cases, opts, flags.cv, flags.seed, flags.without, (f, k) =>
-      io.stderr(`cv: fold ${f}/${k} calibrated (${Date.now() - t0} ms)\n`),
+    cv = runCrossValidation(entries, cases, opts, flags.cv, flags.seed, flags.without, (split, f, k) =>
+      io.stderr(`cv ${split}: fold ${f}/${k} calibrated (${Date.now() - t0} ms)\n`),
     );
   }
   if (flags.out) {
@@ -196,9 +215,11 @@ async function evalRecall(io: CliIO, catalogDir: string, casesFiles: string[], o
     io.stdout(`${JSON.stringify({ options: opts, metrics: result.metrics, sweep: Object.fromEntries(result.sweep), ...(cv ? { cv } : {}) }, null, 2)}\n`);
   } else if (cv) {
     if (flags.without.length > 0) io.stdout(`without: ${flags.without.join(', ')}\n`);
-    io.stdout(cvText(cv, result.metrics, 'the configured settings'));
+    io.stdout(cvText(cv.byRunbook, result.metrics, 'the configured settings'));
+    io.stdout(`\n${cvText(cv.byRule, result.metrics, 'the configured settings')}`);
+    io.stdout(`\n${wrongFiresText(result.wrong, 'in-sample, the configured settings')}`);
   } else {
-    io.stdout(`${table(result.metrics)}\n\nsweep of margin_gap — precision / coverage / false-fire:\n`);
+    io.stdout(`${table(result.metrics)}\n\n${wrongFiresText(result.wrong, 'wrong fires')}\nsweep of margin_gap — precision / coverage / false-fire:\n`);
     for (const [variant, pts] of result.sweep) {
       io.stdout(
         `  ${variant}:\n${pts.map((p) => `    gap ${p.setting.toFixed(2)}  ${fmt(p.precision)} / ${fmt(p.coverage)} / ${fmt(p.falseFireRate)}`).join('\n')}\n`,
@@ -212,6 +233,7 @@ async function evalRecall(io: CliIO, catalogDir: string, casesFiles: string[], o
       metrics: result.metrics,
       sweep: result.sweep,
       options: opts,
+      wrong: result.wrong,
       catalogDir,
       casesFile: casesFiles.map((f) => basename(f)).join(', '),
       date: new Date(),
@@ -220,9 +242,9 @@ async function evalRecall(io: CliIO, catalogDir: string, casesFiles: string[], o
     await writeFile(join(dir, 'recall-report.md'), markdown);
     io.stderr(`report written to ${join(dir, 'recall-report.md')}\n`);
     if (cv) {
-      const command = `reprise eval recall --cv ${flags.cv} --seed ${flags.seed}${flags.without.map((w) => ` --without ${w}`).join('')}${flags.loo ? ' --loo' : ''} --cases ${casesFiles.map((f) => basename(f)).join(' --cases ')}`;
+      const command = `reprise eval recall --cv ${flags.cv} --seed ${flags.seed}${flags.without.map((w) => ` --without ${w}`).join('')}${flags.loo ? ' --loo' : ''}${flags['loo-hidden'] ? ' --loo-hidden' : ''} --cases ${casesFiles.map((f) => basename(f)).join(' --cases ')}`;
       const name = flags.without.length > 0 ? `recall-cv-without-${flags.without.join('-')}.md` : 'recall-cv.md';
-      await writeFile(join(dir, name), cvMarkdown(cv, result.metrics, { date: new Date(), command, seed: flags.seed }));
+      await writeFile(join(dir, name), cvMarkdown(cv, result.metrics, { date: new Date(), command, seed: flags.seed, inSampleWrong: result.wrong }));
       io.stderr(`cross-validation report written to ${join(dir, name)}\n`);
     }
   }

@@ -1,14 +1,14 @@
 import { resolve } from 'node:path';
-import { buildFlexIndex } from '../adapters/flexsearch/flex-index.js';
 import { CatalogError, loadCatalog } from '../core/catalog/load-catalog.js';
+import { PostingsIndex } from '../core/search/postings-index.js';
 import { tokenize } from '../core/tokenize.js';
 import { parseCli } from './args.js';
 import type { CliCommand } from './io.js';
 
 const USAGE = `reprise search [--catalog DIR] [--k N] [--json] TEXT…
 
-Ranks catalog entries for a text query with the bot's own search (FlexSearch candidates,
-BM25 scores). DIR defaults to ./catalog; N defaults to 10 (at most 100).
+Ranks catalog entries for a text query with the index recall serves from (exact BM25 top N).
+DIR defaults to ./catalog; N defaults to 10 (at most 100).
 `;
 
 /** `reprise search --catalog DIR [--k N] [--json] TEXT…` — ranked entries with BM25 scores. */
@@ -51,7 +51,7 @@ export const search: CliCommand = async (argv, io) => {
   const errors = loaded.problems.filter((p) => p.severity === 'error').length;
   if (errors > 0) io.stderr(`reprise search: ${errors} broken entr${errors === 1 ? 'y was' : 'ies were'} skipped; run \`reprise catalog lint ${dir}\`\n`);
 
-  const hits = buildFlexIndex(loaded.entries).search(tokens, k);
+  const hits = new PostingsIndex(loaded.entries).search(tokens, k);
   if (values.json) {
     const out = hits.map((h) => ({
       id: h.entry.id,

@@ -156,32 +156,40 @@ const recall = z
       'Margin gate: the top score must lead the runner-up by this fraction of the top score (0.05 = 5%). Cross-validated in eval/README.md.',
     ),
     name_boost: doc(
-      num(0).default(3),
+      num(0).default(1),
       "Boost for candidates whose alert name the alert text spells out: score × (1 + name_boost × share of the name's words present); 0 = off. Cross-validated in eval/README.md.",
+    ),
+    sibling_overlap: doc(
+      num(0).default(0.5),
+      "Sibling rule of the margin gate (runbooks): two agreeing candidates whose names share at least this share of the longer name's words are near-siblings, judged on the words one has and the other lacks — the top fires only when the alert says more of its own than of the other's; above 1 = off. Not calibrated (see eval/README.md).",
+    ),
+    sibling_window: doc(
+      fraction().default(1),
+      'Sibling rule: a near-sibling counts when it scores at least (1 − this) × the top score (1 = any agreeing candidate in the top k). Not calibrated (see eval/README.md).',
     ),
     solo_floor: doc(
       num(0).default(8.0),
       'Margin gate: the score a lone candidate (no runner-up) must reach; also the bar for scopeless matches. Cross-validated in eval/README.md.',
     ),
     summary_weight: doc(
-      num(0).default(6),
+      num(0).default(1),
       'Query weight of the `summary` annotation (or of the description when there is no summary), relative to the alertname and label values (1). Cross-validated in eval/README.md.',
     ),
     description_weight: doc(
       num(0).default(0),
-      'Query weight of the `description` annotation when a `summary` exists too; 0 = the summary speaks for the alert. Cross-validated in eval/README.md.',
+      'Query weight of the `description` annotation when a `summary` exists too; 0 = the summary speaks for the alert (the sibling rule still reads the description). Held at 0 by the latency budget: see eval/README.md.',
     ),
     label_name_weight: doc(
       num(0).default(1),
       'Query weight of label names (`persistentvolumeclaim`, `job_name`); 0 = ignore them. Cross-validated in eval/README.md.',
     ),
     expr_metric_weight: doc(
-      num(0).default(0),
-      'Query weight of the metric names in the PromQL expression of `generatorURL`; 0 = ignore them (cross-validated: no gain on the dev cases once the summary is weighted; see eval/README.md).',
+      num(0).default(0.5),
+      'Query weight of the metric names in the PromQL expression of `generatorURL`; 0 = ignore them. Cross-validated in eval/README.md.',
     ),
     expr_label_weight: doc(
-      num(0).default(0),
-      "Query weight of that expression's label matcher names and positive values; 0 = ignore them (cross-validated, see eval/README.md).",
+      num(0).default(1),
+      "Query weight of that expression's label matcher names and positive values; 0 = ignore them. Cross-validated in eval/README.md.",
     ),
     runbook_url_weight: doc(
       num(0).default(1),

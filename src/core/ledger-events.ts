@@ -1,232 +1,304 @@
 /**
  * Ledger event kinds (SPEC §8). The ledger is append-only; every read model is derived from
  * these events, incrementally, and can be rebuilt by replaying them.
+ *
+ * One zod schema per kind, joined in {@link ledgerEventSchema} (a discriminated union on
+ * `type`); the types are `z.infer` of them. The schema is what `Ledger.append` enforces, what a
+ * replay skips by and what an export or import checks a line with (`ledgerEventProblem`).
+ *
+ * What it accepts is what the ledger has always accepted, so old ledgers keep loading:
+ * - unknown fields are tolerated, and the event is kept as read — use the schema to check a
+ *   value, never its parsed output (a zod object drops keys it does not know);
+ * - a field marked "typed, not checked" was never checked when read: its type says what the
+ *   writer puts there, the schema does not hold a stored record to it (a stricter rule would
+ *   make replay skip an old record it applies today).
  */
+import { z } from 'zod';
 import type { ResponseTarget } from './chat/chat-types.js';
 import type { CardPatch, MessageView, ReplyView } from './chat/thread-view.js';
 
-export type OpenKind = 'recall' | 'fresh';
-export type Verdict = 'action_required' | 'action_suggested' | 'inconclusive' | 'no_action';
+function isObject(v: unknown): v is object {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
 
-export interface OpenEvent {
-  type: 'open';
+const nonEmpty = z.string({ error: 'must be a non-empty string' }).min(1, { error: 'must be a non-empty string' });
+const anyString = z.string({ error: 'must be a string' });
+const timestamp = z.string({ error: 'must be an ISO timestamp' }).refine((v) => !Number.isNaN(Date.parse(v)), { error: 'must be an ISO timestamp' });
+const boolean = z.boolean({ error: 'must be a boolean' });
+const counter = z.number({ error: 'must be a number ≥ 0' }).nonnegative({ error: 'must be a number ≥ 0' });
+const oneOf = <const T extends readonly [string, ...string[]]>(values: T) => z.enum(values, { error: `must be one of ${values.join('|')}` });
+/** Checked to be a (non-array) object; typed as what the writer puts there. */
+const objectOf = <T extends object>() => z.custom<T>(isObject, { error: 'must be an object' });
+/** Typed, not checked (see the module comment). */
+const unchecked = <T>() => z.custom<T>();
+
+export const openKindSchema = oneOf(['recall', 'fresh']);
+export type OpenKind = z.infer<typeof openKindSchema>;
+export const verdictSchema = oneOf(['action_required', 'action_suggested', 'inconclusive', 'no_action']);
+export type Verdict = z.infer<typeof verdictSchema>;
+
+export const openEventSchema = z.object({
+  type: z.literal('open'),
   /** Unique id of this open: what a later `delivered` event refers to. */
-  id?: string;
-  fingerprint: string;
-  triggerKey: string;
-  kind: OpenKind;
+  id: nonEmpty.optional(),
+  fingerprint: nonEmpty,
+  triggerKey: nonEmpty,
+  kind: openKindSchema,
   /** Catalog entry id the answer came from (recall), if any. */
-  entry?: string;
+  entry: nonEmpty.optional(),
   /** Kind of answer shown: an instant recall claims to resolve, a runbook does not. */
-  answerKind?: 'incident' | 'runbook';
-  dupFingerprint: string;
-  curatedUrl?: string;
-  verdict: Verdict;
+  answerKind: oneOf(['incident', 'runbook']).optional(),
+  dupFingerprint: anyString,
+  curatedUrl: nonEmpty.optional(),
+  verdict: verdictSchema,
   /** False for synthetic fingerprints (gitops, re-investigate): never enter entry aggregates. */
-  resolvable: boolean;
+  resolvable: boolean,
   /** Thread the message was posted in (older ledgers; newer ones record `delivered` after posting). */
-  threadId?: string;
+  threadId: nonEmpty.optional(),
   /** The source's start time of this firing: a re-notification carries the same one. */
-  startsAt?: string;
+  startsAt: nonEmpty.optional(),
   /** Where the alert came from (`alertmanager`, `pagerduty`, …): the Alertmanager reconciler reads only its own. */
-  source?: string;
+  source: nonEmpty.optional(),
   /** Storm coalescing (issue 12): the key this open was batched under (Alertmanager group or correlation labels). */
-  coalesceKey?: string;
+  coalesceKey: nonEmpty.optional(),
   /** A storm member: the open whose thread it joined (its own ledger open still pairs its resolve). */
-  threadOf?: string;
+  threadOf: nonEmpty.optional(),
   /**
    * The model investigates this open (a job was started for it): the incident as it arrived,
    * so a restart or a new leader resumes the job until its `finding` is recorded.
    */
-  investigate?: { incident: Record<string, unknown> };
+  investigate: z.object({ incident: objectOf<Record<string, unknown>>() }, { error: 'must be an object' }).optional(),
   /** What the alert said (capped): a human fix's entry draft and a question's answer quote it. */
-  alert?: OpenAlert;
-  at: string;
-}
-
+  alert: z
+    .object(
+      {
+        alertname: nonEmpty,
+        /** Typed, not checked beyond the name (a capped copy of what the source said). */
+        title: unchecked<string>(),
+        message: unchecked<string>().optional(),
+        /** `namespace/name` (or `host/node`, a cloud id) as a catalog entry's `resource` names it. */
+        resource: unchecked<string>().optional(),
+        /** `cluster/namespace/name`, the card header's location. */
+        where: unchecked<string>().optional(),
+      },
+      { error: 'must be an object' },
+    )
+    .optional(),
+  at: timestamp,
+});
+export type OpenEvent = z.infer<typeof openEventSchema>;
 /** The alert of an open as a fix's entry draft needs it: its name, title and message (capped), its workload. */
-export interface OpenAlert {
-  alertname: string;
-  title: string;
-  message?: string;
-  /** `namespace/name` (or `host/node`, a cloud id) as a catalog entry's `resource` names it. */
-  resource?: string;
-  /** `cluster/namespace/name`, the card header's location. */
-  where?: string;
-}
-export interface ResolveEvent {
-  type: 'resolve';
-  fingerprint: string;
+export type OpenAlert = NonNullable<OpenEvent['alert']>;
+
+export const resolveEventSchema = z.object({
+  type: z.literal('resolve'),
+  fingerprint: nonEmpty,
   /** The resolved alert's trigger key, when the source said: ends a silence even when the firing was never opened. */
-  triggerKey?: string;
+  triggerKey: nonEmpty.optional(),
   /** When the source says the alert ended (Alertmanager `endsAt`), if it said. */
-  endsAt?: string;
-  at: string;
-}
-export interface FeedbackEvent {
-  type: 'feedback';
-  triggerKey: string;
-  user: string;
-  vote: 'up' | 'down' | 'clear';
+  endsAt: timestamp.optional(),
+  at: timestamp,
+});
+export type ResolveEvent = z.infer<typeof resolveEventSchema>;
+
+export const feedbackEventSchema = z.object({
+  type: z.literal('feedback'),
+  triggerKey: nonEmpty,
+  user: nonEmpty,
+  vote: oneOf(['up', 'down', 'clear']),
   /** The thread it was cast in: it weighs on that thread's entry (else the trigger's newest). */
-  openId?: string;
+  openId: nonEmpty.optional(),
   /** Where it came from: `cli`, `slack`, `matrix`, … */
-  via?: string;
+  via: nonEmpty.optional(),
   /** The surface's id of the click / reaction: a retried delivery of it is recognised. */
-  eventId?: string;
-  at: string;
-}
-export interface SilenceEvent {
-  type: 'silence';
-  triggerKey: string;
-  user: string;
-  until: string;
+  eventId: nonEmpty.optional(),
+  at: timestamp,
+});
+export type FeedbackEvent = z.infer<typeof feedbackEventSchema>;
+
+export const silenceEventSchema = z.object({
+  type: z.literal('silence'),
+  triggerKey: nonEmpty,
+  user: nonEmpty,
+  until: timestamp,
   /** The thread it was set on (its open id): that thread reads silenced. */
-  openId?: string;
-  via?: string;
-  eventId?: string;
+  openId: nonEmpty.optional(),
+  via: nonEmpty.optional(),
+  eventId: nonEmpty.optional(),
   /** "Silence in Alertmanager too" (issue 12): made after this is durable, re-tried after a restart until its outcome is recorded. */
-  alertmanager?: { requestId: string; openId: string; who: string };
-  at: string;
-}
-export interface ConfirmEvent {
-  type: 'confirm';
-  entry: string;
-  dupFingerprint: string;
-  at: string;
-}
+  alertmanager: z.object({ requestId: nonEmpty, openId: nonEmpty, who: nonEmpty }, { error: 'must be an object' }).optional(),
+  at: timestamp,
+});
+export type SilenceEvent = z.infer<typeof silenceEventSchema>;
+
+export const confirmEventSchema = z.object({
+  type: z.literal('confirm'),
+  entry: nonEmpty,
+  dupFingerprint: anyString,
+  at: timestamp,
+});
+export type ConfirmEvent = z.infer<typeof confirmEventSchema>;
 
 /** A message about an open reached a chat surface: recorded after delivery, never before. */
-export interface DeliveredEvent {
-  type: 'delivered';
-  /** The open (its `id`) the message belongs to; absent for a private answer (it belongs to no thread). */
-  openId?: string;
-  fingerprint?: string;
-  transport: string;
-  /** The surface's id of the message (console thread id, Slack ts, Matrix event id). */
-  messageRef: string;
-  /** Where it was posted (Slack channel, Matrix room); absent in older ledgers. */
-  channel?: string;
-  /** The outbox item this delivered; absent in older ledgers. */
-  outboxId?: string;
-  /** True for the thread root (the card); replies are registered too, so reactions on them count. */
-  root?: boolean;
-  at: string;
-}
+export const deliveredEventSchema = z
+  .object({
+    type: z.literal('delivered'),
+    /** The open (its `id`) the message belongs to; absent for a private answer (it belongs to no thread). */
+    openId: nonEmpty.optional(),
+    fingerprint: nonEmpty.optional(),
+    transport: nonEmpty,
+    /** The surface's id of the message (console thread id, Slack ts, Matrix event id). */
+    messageRef: nonEmpty,
+    /** Where it was posted (Slack channel, Matrix room); absent in older ledgers. */
+    channel: nonEmpty.optional(),
+    /** The outbox item this delivered; absent in older ledgers. */
+    outboxId: nonEmpty.optional(),
+    /** True for the thread root (the card); replies are registered too, so reactions on them count. Typed, not checked. */
+    root: unchecked<boolean>().optional(),
+    at: timestamp,
+  })
+  .superRefine((e, ctx) => {
+    // A private answer (an outbox item with no open) belongs to no thread; every other delivery names its open.
+    if (e.openId === undefined && e.outboxId !== undefined) return;
+    if (e.openId === undefined) ctx.addIssue({ code: 'custom', path: ['openId'], message: 'must be a non-empty string' });
+    if (e.fingerprint === undefined) ctx.addIssue({ code: 'custom', path: ['fingerprint'], message: 'must be a non-empty string' });
+  });
+export type DeliveredEvent = z.infer<typeof deliveredEventSchema>;
 
 /** The operations the outbox performs on a surface: a thread's card, replies and edits, and private answers. */
-export type OutboxOp = 'post' | 'reply' | 'update' | 'answer';
+export const outboxOpSchema = oneOf(['post', 'reply', 'update', 'answer']);
+export type OutboxOp = z.infer<typeof outboxOpSchema>;
 
 /**
  * Intent to deliver one message, recorded in the same transaction as what it is about, so a
  * crash or a chat outage never loses it: the outbox worker delivers it (with retries, across
- * restarts) and records `delivered` or `outbox_failed`.
+ * restarts) and records `delivered` or `outbox_failed`. The views are checked to be objects
+ * (the renderers read them by their `kind`); their types are core/chat's.
  */
-export interface OutboxEvent {
-  type: 'outbox';
-  /** Unique; the idempotency key of the delivery (Matrix transaction id). */
-  id: string;
-  transport: string;
-  op: OutboxOp;
-  /** The incident (open id) whose thread this belongs to; replies and updates wait for its root. */
-  openId?: string;
-  /** post: the channel / room to post in. */
-  channel?: string;
-  /** The message: a card (post), a reply, a change to the card (update), or a private answer. */
-  view: MessageView | CardPatch;
-  /** post on a surface that shows the detail inline: the detail view. */
-  detail?: ReplyView;
-  /** answer: whom it is for, as the surface gave it. */
-  to?: ResponseTarget;
-  /** answer: the chat event (a command) it answers: applied once, however often it is read again. */
-  eventId?: string;
-  at: string;
-}
+export const outboxEventSchema = z
+  .object({
+    type: z.literal('outbox'),
+    /** Unique; the idempotency key of the delivery (Matrix transaction id). */
+    id: nonEmpty,
+    transport: nonEmpty,
+    op: outboxOpSchema,
+    /** The incident (open id) whose thread this belongs to; replies and updates wait for its root. */
+    openId: nonEmpty.optional(),
+    /** post: the channel / room to post in. */
+    channel: nonEmpty.optional(),
+    /** The message: a card (post), a reply, a change to the card (update), or a private answer. */
+    view: objectOf<MessageView | CardPatch>(),
+    /** post on a surface that shows the detail inline: the detail view. */
+    detail: objectOf<ReplyView>().optional(),
+    /** answer: whom it is for, as the surface gave it (checked on an answer only). */
+    to: unchecked<ResponseTarget>().optional(),
+    /** answer: the chat event (a command) it answers: applied once, however often it is read again. */
+    eventId: nonEmpty.optional(),
+    at: timestamp,
+  })
+  .superRefine((e, ctx) => {
+    if (e.op === 'answer') {
+      if (!isObject(e.to)) ctx.addIssue({ code: 'custom', path: ['to'], message: 'must be an object' });
+    } else if (e.openId === undefined) ctx.addIssue({ code: 'custom', path: ['openId'], message: 'must be a non-empty string' });
+  });
+export type OutboxEvent = z.infer<typeof outboxEventSchema>;
 
 /** The outbox gave up on an item (the surface refused it for good, or it aged out). */
-export interface OutboxFailedEvent {
-  type: 'outbox_failed';
-  id: string;
-  reason: string;
-  at: string;
-}
+export const outboxFailedEventSchema = z.object({
+  type: z.literal('outbox_failed'),
+  id: nonEmpty,
+  reason: nonEmpty,
+  at: timestamp,
+});
+export type OutboxFailedEvent = z.infer<typeof outboxFailedEventSchema>;
 
 /** An operator note from a thread (SPEC §9): filed to the knowledge base, never evidence. */
-export interface NoteEvent {
-  type: 'note';
-  triggerKey: string;
+export const noteEventSchema = z.object({
+  type: z.literal('note'),
+  triggerKey: nonEmpty,
   /** The incident whose thread it was written in. */
-  openId?: string;
-  user: string;
-  text: string;
-  via: string;
-  eventId?: string;
-  at: string;
-}
+  openId: nonEmpty.optional(),
+  user: nonEmpty,
+  text: nonEmpty,
+  via: nonEmpty,
+  eventId: nonEmpty.optional(),
+  at: timestamp,
+});
+export type NoteEvent = z.infer<typeof noteEventSchema>;
 
 /**
  * What fixed it, in a person's words (issue 21 item 4): `@reprise fixed: …`, `!reprise fixed …`,
  * `reprise fixed <trigger> …`. Becomes an Incident entry draft through the curator.
  */
-export interface FixEvent {
-  type: 'fix';
-  triggerKey: string;
-  openId?: string;
-  user: string;
-  text: string;
-  via: string;
-  eventId?: string;
-  at: string;
-}
+export const fixEventSchema = z.object({
+  type: z.literal('fix'),
+  triggerKey: nonEmpty,
+  /** The incident whose thread it was said in (absent from the CLI when the trigger has none). */
+  openId: nonEmpty.optional(),
+  user: nonEmpty,
+  text: nonEmpty,
+  via: nonEmpty,
+  eventId: nonEmpty.optional(),
+  at: timestamp,
+});
+export type FixEvent = z.infer<typeof fixEventSchema>;
 
 /** A question asked in an incident thread (issue 21 item 3): counted for the per-thread hourly limit. */
-export interface QuestionEvent {
-  type: 'question';
-  triggerKey: string;
-  openId: string;
-  user: string;
-  via: string;
+export const questionEventSchema = z.object({
+  type: z.literal('question'),
+  triggerKey: nonEmpty,
+  openId: nonEmpty,
+  user: nonEmpty,
+  via: nonEmpty,
   /** Whether a model answers it (counted in the daily budget when it does). */
-  model: boolean;
-  eventId?: string;
-  at: string;
-}
+  model: boolean,
+  eventId: nonEmpty.optional(),
+  at: timestamp,
+});
+export type QuestionEvent = z.infer<typeof questionEventSchema>;
 
-export type FindingStatus = 'completed' | 'exhausted' | 'failed' | 'skipped' | 'cancelled' | 'degraded';
+export const findingStatusSchema = oneOf(['completed', 'exhausted', 'failed', 'skipped', 'cancelled', 'degraded']);
+export type FindingStatus = z.infer<typeof findingStatusSchema>;
 
 /**
  * What an investigation (or a recall's confirm and verify) concluded for an open (SPEC §7):
  * kept with the open. A verified recall (`kind: recall` with its entry) is what counts the open
  * as a recall of that entry when a model decides recall.
  */
-export interface FindingEvent {
-  type: 'finding';
-  openId: string;
-  fingerprint: string;
-  triggerKey: string;
-  kind: 'recall' | 'fresh';
-  status: FindingStatus;
+export const findingEventSchema = z.object({
+  type: z.literal('finding'),
+  openId: nonEmpty,
+  fingerprint: nonEmpty,
+  triggerKey: nonEmpty,
+  kind: openKindSchema,
+  status: findingStatusSchema,
   /** The recalled entry (recall). */
-  entry?: string;
-  confidence?: number;
-  verdict?: Verdict;
-  summary?: string;
-  topCause?: string;
-  /** What was checked (tools), one line each: the next run's "what was checked then". */
-  checked?: string[];
-  /** Why it is not `completed`. */
-  reason?: string;
-  calls: number;
-  tokensIn: number;
-  tokensOut: number;
-  costUsd?: number;
+  entry: nonEmpty.optional(),
+  /** Typed, not checked. */
+  confidence: unchecked<number>().optional(),
+  verdict: verdictSchema.optional(),
+  /** Typed, not checked. */
+  summary: unchecked<string>().optional(),
+  /** Typed, not checked. */
+  topCause: unchecked<string>().optional(),
+  /** What was checked (tools), one line each: the next run's "what was checked then". Typed, not checked. */
+  checked: unchecked<string[]>().optional(),
+  /** Why it is not `completed`. Typed, not checked. */
+  reason: unchecked<string>().optional(),
+  calls: counter,
+  tokensIn: counter,
+  tokensOut: counter,
+  /** Typed, not checked. */
+  costUsd: unchecked<number>().optional(),
   /** The job was resumed after a restart or a change of leader. */
-  resumed?: boolean;
-  at: string;
-}
+  resumed: boolean.optional(),
+  at: timestamp,
+});
+export type FindingEvent = z.infer<typeof findingEventSchema>;
 
 /** What noise control did with an alert (issue 12), recorded with its reason so a replay agrees. */
-export type NoiseAction = 'hold' | 'release' | 'drop' | 'flush' | 'mark' | 'am_silence' | 'admit';
+export const noiseActionSchema = oneOf(['hold', 'release', 'drop', 'flush', 'mark', 'am_silence', 'admit']);
+export type NoiseAction = z.infer<typeof noiseActionSchema>;
 
 /**
  * A hold (debounce), its release, a drop (policy, silence, cooldown, a resolve inside the
@@ -235,38 +307,44 @@ export type NoiseAction = 'hold' | 'release' | 'drop' | 'flush' | 'mark' | 'am_s
  * the fingerprint dedup window is on — an alert admitted (`admit`, `reason` its status), which the
  * window measures from. Nothing noise control decides goes unrecorded.
  */
-export interface NoiseEvent {
-  type: 'noise';
-  action: NoiseAction;
-  fingerprint: string;
-  triggerKey: string;
-  /** Short code: debounce, policy, silence, cooldown, renotification, coalesce, am_silenced, am_inhibited, am_gone. */
-  reason: string;
-  /** One sentence for people. */
-  detail: string;
-  /** hold / release / drop of a held firing. */
-  holdId?: string;
-  /** hold: when the firing is released unless its resolve comes first. */
-  until?: string;
-  /** hold: the held incident, replayed into the loop after a restart. */
-  incident?: Record<string, unknown>;
-  /** hold: the webhook's routing hint. */
-  route?: Record<string, string>;
-  /** flush / mark / am_silence: the thread (its open id). */
-  openId?: string;
-  /** am_silence: the silence event's `alertmanager.requestId` this is the outcome of. */
-  requestId?: string;
-  at: string;
-}
+export const noiseEventSchema = z
+  .object({
+    type: z.literal('noise'),
+    action: noiseActionSchema,
+    fingerprint: nonEmpty,
+    triggerKey: nonEmpty,
+    /** Short code: debounce, policy, silence, cooldown, renotification, coalesce, am_silenced, am_inhibited, am_gone. */
+    reason: nonEmpty,
+    /** One sentence for people. */
+    detail: anyString,
+    /** hold / release / drop of a held firing. */
+    holdId: nonEmpty.optional(),
+    /** hold: when the firing is released unless its resolve comes first. */
+    until: timestamp.optional(),
+    /** hold: the held incident, replayed into the loop after a restart. */
+    incident: objectOf<Record<string, unknown>>().optional(),
+    /** hold: the webhook's routing hint (checked to be an object). */
+    route: objectOf<Record<string, string>>().optional(),
+    /** flush / mark / am_silence: the thread (its open id). */
+    openId: nonEmpty.optional(),
+    /** am_silence: the silence event's `alertmanager.requestId` this is the outcome of. */
+    requestId: nonEmpty.optional(),
+    at: timestamp,
+  })
+  .superRefine((e, ctx) => {
+    if (e.action === 'hold' && (e.holdId === undefined || e.until === undefined || e.incident === undefined))
+      ctx.addIssue({ code: 'custom', message: 'a hold needs holdId, until and incident' });
+  });
+export type NoiseEvent = z.infer<typeof noiseEventSchema>;
 
 /** File-time curation outcomes of a Finding (SPEC §10): a closed set. */
 export type CurationDecision = 'recalled' | 'below_bar' | 'duplicate_entry' | 'duplicate_pr' | 'suppressed' | 'novel';
 /** Where an operator note went: a comment on the finding's open KB PR, or a new Concept PR. */
 export type NoteFiling = 'pr_comment' | 'concept_pr';
-/** Where a human fix went: a new Incident entry PR, or a comment on the trigger's open draft (`pr_comment`). */
-export type FixFiling = 'fix_pr';
 /** The forge refused an item for good (credentials, permissions, validation); `detail` says why. */
 export type CurationFailure = 'failed';
+/** Where a human fix went: a new Incident entry PR, or a comment on the trigger's open draft (`pr_comment`). */
+export type FixFiling = 'fix_pr';
 
 /** What a KB draft is written from: the Finding and its incident, as recorded at file time. */
 export interface DraftMaterial {
@@ -307,73 +385,84 @@ export interface FixMaterial {
   triedAndFailed: string[];
 }
 
+const curateSubjectSchema = oneOf(['finding', 'note', 'fix']);
+
 /**
  * Intent to file something on the forge (SPEC §10): recorded with what it is about, performed
- * afterwards by the curation worker (retried across restarts), settled by `curated`.
+ * afterwards by the curation worker (retried across restarts), settled by `curated`. The draft
+ * and the note are checked to be objects, for their subject only.
  */
-export interface CurateEvent {
-  type: 'curate';
-  id: string;
-  subject: 'finding' | 'note' | 'fix';
-  openId: string;
-  triggerKey: string;
-  dupFingerprint: string;
-  /** subject fix: the human's fix and the incident it ends, as recorded when it was said. */
-  fix?: FixMaterial;
-  /** subject finding: the material of the draft. */
-  draft?: DraftMaterial;
-  /** subject note: who wrote what, and the finding it was written on. */
-  note?: { user: string; name: string; via: string; text: string; finding?: string };
-  at: string;
-}
+export const curateEventSchema = z
+  .object({
+    type: z.literal('curate'),
+    id: nonEmpty,
+    subject: curateSubjectSchema,
+    openId: nonEmpty,
+    triggerKey: nonEmpty,
+    dupFingerprint: anyString,
+    /** subject finding: the material of the draft. */
+    draft: unchecked<DraftMaterial>().optional(),
+    /** subject fix: the human's fix and the incident it ends, as recorded when it was said. */
+    fix: unchecked<FixMaterial>().optional(),
+    /** subject note: who wrote what, and the finding it was written on. */
+    note: unchecked<{ user: string; name: string; via: string; text: string; finding?: string }>().optional(),
+    at: timestamp,
+  })
+  .superRefine((e, ctx) => {
+    if (e.subject === 'finding' && !isObject(e.draft)) ctx.addIssue({ code: 'custom', path: ['draft'], message: 'must be an object' });
+    if (e.subject === 'note' && !isObject(e.note)) ctx.addIssue({ code: 'custom', path: ['note'], message: 'must be an object' });
+    if (e.subject === 'fix' && !isObject(e.fix)) ctx.addIssue({ code: 'custom', path: ['fix'], message: 'must be an object' });
+  });
+export type CurateEvent = z.infer<typeof curateEventSchema>;
+
+const CURATED_DECISIONS = [
+  'recalled',
+  'below_bar',
+  'duplicate_entry',
+  'duplicate_pr',
+  'suppressed',
+  'novel',
+  'pr_comment',
+  'concept_pr',
+  'fix_pr',
+  'failed',
+] as const satisfies ReadonlyArray<CurationDecision | NoteFiling | FixFiling | CurationFailure>;
 
 /** A curation decision or a note's filing, with where it went; settles the `curate` intent `id`. */
-export interface CuratedEvent {
-  type: 'curated';
+export const curatedEventSchema = z.object({
+  type: z.literal('curated'),
   /** The intent settled (absent for decisions made at file time without the forge). */
-  id?: string;
-  subject: 'finding' | 'note' | 'fix';
-  openId: string;
-  triggerKey: string;
-  decision: CurationDecision | NoteFiling | FixFiling | CurationFailure;
+  id: nonEmpty.optional(),
+  subject: curateSubjectSchema,
+  openId: nonEmpty,
+  triggerKey: nonEmpty,
+  decision: oneOf(CURATED_DECISIONS),
   /** Which criterion (below_bar), which entry (duplicate_entry), why (failed). */
-  detail?: string;
-  url?: string;
-  number?: number;
-  at: string;
-}
+  detail: nonEmpty.optional(),
+  url: nonEmpty.optional(),
+  number: z.number({ error: 'must be an integer' }).int({ error: 'must be an integer' }).optional(),
+  at: timestamp,
+});
+export type CuratedEvent = z.infer<typeof curatedEventSchema>;
 
-export type LedgerEvent =
-  | NoiseEvent
-  | CurateEvent
-  | CuratedEvent
-  | FindingEvent
-  | OpenEvent
-  | ResolveEvent
-  | FeedbackEvent
-  | SilenceEvent
-  | ConfirmEvent
-  | DeliveredEvent
-  | OutboxEvent
-  | OutboxFailedEvent
-  | NoteEvent
-  | FixEvent
-  | QuestionEvent;
+/** Every ledger event: one schema per `type`. Check with it (`ledgerEventProblem`); keep the value read. */
+export const ledgerEventSchema = z.discriminatedUnion('type', [
+  openEventSchema,
+  resolveEventSchema,
+  feedbackEventSchema,
+  silenceEventSchema,
+  confirmEventSchema,
+  deliveredEventSchema,
+  outboxEventSchema,
+  outboxFailedEventSchema,
+  noteEventSchema,
+  findingEventSchema,
+  noiseEventSchema,
+  curateEventSchema,
+  curatedEventSchema,
+  fixEventSchema,
+  questionEventSchema,
+]);
+export type LedgerEvent = z.infer<typeof ledgerEventSchema>;
 export type LedgerEventType = LedgerEvent['type'];
-export const LEDGER_EVENT_TYPES: readonly LedgerEventType[] = [
-  'open',
-  'resolve',
-  'feedback',
-  'silence',
-  'confirm',
-  'delivered',
-  'outbox',
-  'outbox_failed',
-  'note',
-  'finding',
-  'noise',
-  'curate',
-  'curated',
-  'fix',
-  'question',
-];
+export const LEDGER_EVENT_TYPES: readonly LedgerEventType[] = ledgerEventSchema.options.map((o) => o.shape.type.value);

@@ -135,3 +135,21 @@ export function tokenize(text: string): string[] {
   }
   return out;
 }
+
+/**
+ * Every word of `text`, split and stemmed as `tokenize` does, with stopwords kept and no
+ * whole-identifier term: what recall's sibling rule compares, where the small words decide
+ * (`…ToSomeAlertmanagers` against `…ToAnyAlertmanager`, `NotScheduled` against `MisScheduled`).
+ */
+export function words(text: string): string[] {
+  const out: string[] = [];
+  for (const word of text.split(/[^\p{L}\p{N}]+/u)) {
+    if (word === '') continue;
+    const parts = /^[A-Za-z0-9]+$/.test(word) ? (word.match(CAMEL_PART) ?? [word]) : [word];
+    for (const part of parts) {
+      const t = stem(part.toLowerCase());
+      if (t.length > 1) out.push(t);
+    }
+  }
+  return out;
+}

@@ -171,7 +171,8 @@ export interface Candidate {
 }
 
 export type StructuralTier = 'exact' | 'namespace' | 'runbook' | 'runbook_url' | 'scopeless';
-export type GateName = 'structural' | 'margin' | 'rerank' | 'outcome' | 'status' | 'silence' | 'confirm' | 'verify';
+/** `sibling` is the margin gate's sibling rule (issue 22); metrics count its refusals as the margin gate's. */
+export type GateName = 'structural' | 'margin' | 'sibling' | 'rerank' | 'outcome' | 'status' | 'silence' | 'confirm' | 'verify';
 
 /** One decision recall made; "why didn't it recall?" always has an answer. */
 export interface GateTraceStep {

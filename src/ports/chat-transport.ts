@@ -34,6 +34,14 @@ export interface ChatTransport {
   reply(root: MessageRef, view: ReplyView, opts: DeliveryOptions): Promise<MessageRef>;
   /** Rewrite a card the bot posted (its state changed). */
   update(ref: MessageRef, card: CardView, opts: DeliveryOptions): Promise<void>;
+  /**
+   * What this bot sent in a channel (or in one thread of it) since `since`, by the idempotency
+   * key each message carried: how the outbox settles a post or reply whose outcome it never
+   * learnt (a timeout, a reset, a crash or a failover between the send and its record) before
+   * sending it again. Absent when the surface's sends are idempotent by themselves (Matrix
+   * transaction ids) or it keeps no history (the console).
+   */
+  find?(where: { channel: string; thread?: string }, since: Date): Promise<ReadonlyMap<string, MessageRef>>;
   /** Answer one user privately (a command's answer, a click's acknowledgement); the outbox delivers it. */
   ephemeral(to: ResponseTarget, view: EphemeralView, opts: DeliveryOptions): Promise<void>;
   close(): Promise<void>;

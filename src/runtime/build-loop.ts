@@ -51,6 +51,8 @@ export interface LoopParts<W extends { kick(): void } = { kick(): void }, J exte
   /** The chat surfaces that run here (none offline: what they must show waits in the outbox). */
   transports?: ReadonlyMap<string, ChatTransport>;
   outbox?: Partial<OutboxOptions>;
+  /** Checked before each chat send (replicas: this one holds the lease with margin). */
+  mayDeliver?: () => boolean;
   policy?: TriggerPolicy;
   allow?: (actor: Actor) => boolean;
   linkFor?: (entryId: string) => string | undefined;
@@ -81,6 +83,7 @@ export function buildLoop<W extends { kick(): void } = { kick(): void }, J exten
     logger: p.logger.child({ component: 'outbox' }),
     ...(p.outbox ? { options: p.outbox } : {}),
     ...(p.observer ? { observer: p.observer } : {}),
+    ...(p.mayDeliver ? { mayDeliver: p.mayDeliver } : {}),
   });
   // Background work hands what it comes back with to the bot's one entrance (built just below).
   const handle = (intent: Intent): Promise<unknown> => bot.handle(intent);

@@ -17,6 +17,8 @@ export function recallOptions(config: Config = defaultConfig()): RecallOptions {
     staleFactor: r.stale_factor,
     scopelessFactor: r.scopeless_factor,
     nameBoost: r.name_boost,
+    siblingOverlap: r.sibling_overlap,
+    siblingWindow: r.sibling_window,
     query: {
       summary: r.summary_weight,
       description: r.description_weight,

@@ -202,6 +202,8 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     logger,
     routing: new Routing(surfaces.routing),
     transports,
+    // On a shared store only the leader sends, and only while its lease holds with margin.
+    ...(shared ? { mayDeliver: () => replicas?.leadership.mayAct() ?? false } : {}),
     allow: surfaces.allow,
     observer: loop,
     ...(alertmanager ? { alertmanager } : {}),

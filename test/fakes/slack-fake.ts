@@ -1,7 +1,8 @@
 /**
  * A Slack Web API on 127.0.0.1, port 0, speaking the real protocol: `POST /api/<method>` with a
  * Bearer token and a form or JSON body, answered `{ok, …}` — `auth.test`, `chat.postMessage`,
- * `chat.update`, `chat.postEphemeral`, `apps.connections.open` (Socket Mode, see
+ * `chat.update`, `chat.postEphemeral`, `conversations.history` / `conversations.replies` (with
+ * message metadata when `include_all_metadata` is set), `apps.connections.open` (Socket Mode, see
  * slack-socket-fake.ts) — plus `response_url` endpoints. It records every request and keeps the
  * messages the bot posted, and can be slow, rate limit (429 + Retry-After), fail (5xx, `ok:false`
  * errors), reset connections, or be down (connection refused) and come back on the same port.
@@ -51,6 +52,8 @@ export interface PostedMessage {
   thread_ts?: string;
   text: unknown;
   blocks: unknown;
+  /** The `metadata` it was posted with (returned by history/replies with `include_all_metadata`). */
+  metadata?: unknown;
   /** Every `chat.update` of it, oldest first. */
   updates: Array<{ text: unknown; blocks: unknown }>;
 }
@@ -66,12 +69,21 @@ export interface FailureScript {
   error?: string;
   /** Drop the connection without an answer. */
   reset?: boolean;
+  /** Do the call, then answer only after this long (past the client's timeout: it posted, the bot never heard). */
+  lateMs?: number;
+  /** Do the call, then drop the connection without an answer. */
+  resetAfter?: boolean;
   times?: number;
 }
 
 export interface SlackFakeBehaviour {
   /** Every answer waits this long. */
   latencyMs: number;
+  /**
+   * Every Web API call is done on arrival, its answer sent this long after (Slack acted; the
+   * bot may never hear it — a timeout, a crash). 0: off.
+   */
+  answerLatencyMs?: number;
   failures: FailureScript[];
   /** Channel ids `conversations.info` reports the bot is not a member of. */
   notMemberOf?: string[];
@@ -207,6 +219,7 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
         if (body['text'] === undefined && body['blocks'] === undefined) return { ok: false, error: 'no_text' };
         const m: PostedMessage = { channel: channelId(body['channel']), ts: nextTs(), text: body['text'], blocks: body['blocks'], updates: [] };
         if (typeof body['thread_ts'] === 'string') m.thread_ts = body['thread_ts'];
+        if (body['metadata'] !== undefined) m.metadata = body['metadata'];
         messages.push(m);
         return {
           ok: true,
@@ -242,6 +255,36 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
         const id = channelId(body['channel']);
         if (behaviour.notMemberOf?.includes(id)) return { ok: true, channel: { id, is_channel: true, is_member: false } };
         return { ok: true, channel: { id, is_channel: true, is_member: true } };
+      }
+      case 'conversations.history':
+      case 'conversations.replies': {
+        if (typeof body['channel'] !== 'string' || !/^[CGD][A-Z0-9]{2,}$/.test(body['channel'])) return { ok: false, error: 'channel_not_found' };
+        const oldest = Number(body['oldest'] ?? 0);
+        const limit = Math.min(1000, Math.max(1, Number(body['limit'] ?? 100)));
+        const from = Number(body['cursor'] ?? 0) || 0;
+        const thread = method === 'conversations.replies' ? String(body['ts'] ?? '') : undefined;
+        if (method === 'conversations.replies' && !messages.some((x) => x.channel === body['channel'] && x.ts === thread))
+          return { ok: false, error: 'thread_not_found' };
+        const inPlace = messages.filter(
+          (x) =>
+            x.channel === body['channel'] &&
+            Number(x.ts) >= oldest &&
+            (thread === undefined ? x.thread_ts === undefined || x.thread_ts === x.ts : x.ts === thread || x.thread_ts === thread),
+        );
+        // History is newest first; a thread's replies oldest first (the parent first).
+        const ordered = thread === undefined ? [...inPlace].reverse() : inPlace;
+        const withMeta = body['include_all_metadata'] === true || body['include_all_metadata'] === 'true';
+        const page = ordered.slice(from, from + limit).map((x) => ({
+          type: 'message',
+          user: ws.botUserId,
+          bot_id: botId,
+          text: x.text,
+          ts: x.ts,
+          ...(x.thread_ts ? { thread_ts: x.thread_ts } : {}),
+          ...(withMeta && x.metadata !== undefined ? { metadata: x.metadata } : {}),
+        }));
+        const more = from + limit < ordered.length;
+        return { ok: true, messages: page, has_more: more, response_metadata: { next_cursor: more ? String(from + limit) : '' } };
       }
       case 'chat.postEphemeral':
         if (typeof body['channel'] !== 'string' || typeof body['user'] !== 'string') return { ok: false, error: 'invalid_arguments' };
@@ -284,6 +327,22 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
         }
         if (f?.error) {
           res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: false, error: f.error }));
+          return;
+        }
+        if (!isHook && !f && (behaviour.answerLatencyMs ?? 0) > 0) {
+          const answer = JSON.stringify(api(method, token, body));
+          await new Promise((r) => setTimeout(r, behaviour.answerLatencyMs));
+          if (!res.destroyed) res.writeHead(200, { 'content-type': 'application/json' }).end(answer);
+          return;
+        }
+        if (f?.lateMs !== undefined || f?.resetAfter) {
+          const answer = JSON.stringify(api(method, token, body));
+          if (f.resetAfter) {
+            req.socket.destroy();
+            return;
+          }
+          await new Promise((r) => setTimeout(r, f.lateMs));
+          if (!res.destroyed) res.writeHead(200, { 'content-type': 'application/json' }).end(answer);
           return;
         }
         if (isHook) {
@@ -331,6 +390,7 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
     message: (channel, ts) => messages.find((m) => m.channel === channel && m.ts === ts),
     setBehaviour(b) {
       if (b.latencyMs !== undefined) behaviour.latencyMs = b.latencyMs;
+      if (b.answerLatencyMs !== undefined) behaviour.answerLatencyMs = b.answerLatencyMs;
       if (b.failures !== undefined) behaviour.failures = [...b.failures];
       if (b.notMemberOf !== undefined) behaviour.notMemberOf = [...b.notMemberOf];
     },

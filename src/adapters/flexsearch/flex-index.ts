@@ -3,7 +3,7 @@ import type { Bm25Params } from '../../core/bm25.js';
 import { BM25_FIELDS, DEFAULT_BM25_PARAMS } from '../../core/bm25.js';
 import { PostingsIndex } from '../../core/search/postings-index.js';
 import type { Entry } from '../../core/types.js';
-import type { SearchIndex, SearchIndexFactory } from '../../ports/search-index.js';
+import type { SearchIndex } from '../../ports/search-index.js';
 
 export interface FlexIndexOptions {
   /** BM25 parameters for the final scores (defaults: k1 1.2, b 0.75, SPEC field weights). */
@@ -24,10 +24,12 @@ export interface FlexIndexOptions {
 const SMALL_CATALOG = 1000;
 
 /**
- * FlexSearch finds candidates, BM25 ranks them (SPEC §5): the engine of free-text
- * `reprise search`, where FlexSearch's own query features earn their place. Recall uses the
- * exact `PostingsIndex` instead: above SMALL_CATALOG entries this index skips lookups of common
- * terms, so its top k can differ from the exhaustive one (the benchmark measures by how much).
+ * FlexSearch finds candidates, BM25 ranks them (SPEC §5 as first written). Nothing in the
+ * product uses it any more: `serve`, `eval` and free-text `reprise search` all answer with the
+ * exact `PostingsIndex`, which the benchmark measures faster to build and query and smaller,
+ * while this index's top k drifts from the exhaustive one above SMALL_CATALOG entries (it
+ * skips lookups of common terms) and none of FlexSearch's own query features was used. It is
+ * kept only as a baseline of the engine benchmark, and belongs with it in dev-only code.
  *
  * Text is tokenized once, by our tokenizer, while the postings index is built; FlexSearch gets
  * each document's terms space-joined with its encoder reduced to a split, so both engines see
@@ -79,6 +81,3 @@ export function buildFlexIndex(entries: readonly Entry[], opts: FlexIndexOptions
     score: (queryTokens, entryId, weights) => postings.score(queryTokens, entryId, weights),
   };
 }
-
-/** `SearchIndexFactory` for free-text search. */
-export const flexIndexFactory: SearchIndexFactory = (entries) => buildFlexIndex(entries);

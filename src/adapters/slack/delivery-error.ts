@@ -7,6 +7,8 @@ import { DeliveryError } from '../../core/chat/chat-types.js';
 
 /** Platform errors (`ok: false`) that are Slack's trouble, not ours: worth another try. */
 const RETRYABLE_PLATFORM = new Set(['ratelimited', 'rate_limited', 'internal_error', 'fatal_error', 'service_unavailable', 'request_timeout', 'timeout']);
+/** Of those, the ones after which Slack may have acted on the call all the same. */
+const UNKNOWN_PLATFORM = new Set(['internal_error', 'fatal_error', 'service_unavailable', 'request_timeout', 'timeout']);
 
 interface CodedSlackError {
   code?: unknown;
@@ -42,7 +44,7 @@ export function toDeliveryError(method: string, err: unknown): DeliveryError {
     }
     case 'slack_webapi_platform_error': {
       const code = typeof e.data?.error === 'string' ? e.data.error : 'unknown_error';
-      return new DeliveryError(`slack ${method}: ${code}`, { retryable: RETRYABLE_PLATFORM.has(code), cause: err });
+      return new DeliveryError(`slack ${method}: ${code}`, { retryable: RETRYABLE_PLATFORM.has(code), outcomeUnknown: UNKNOWN_PLATFORM.has(code), cause: err });
     }
     case 'slack_webapi_http_error': {
       const status = typeof e.statusCode === 'number' ? e.statusCode : 0;
@@ -50,17 +52,20 @@ export function toDeliveryError(method: string, err: unknown): DeliveryError {
       return new DeliveryError(`slack ${method}: HTTP ${status}`, {
         retryable: status >= 500 || status === 429 || status === 408,
         ...(after === undefined ? {} : { retryAfterMs: after }),
+        // A 5xx or a 408 may come after Slack acted on the call.
+        outcomeUnknown: status >= 500 || status === 408,
         cause: err,
       });
     }
     case 'slack_webapi_request_error': {
       const why = e.original instanceof Error ? e.original.message : 'request failed';
-      return new DeliveryError(`slack ${method}: ${why}`, { retryable: true, cause: err });
+      // A timeout or a reset connection: Slack may have posted the message all the same.
+      return new DeliveryError(`slack ${method}: ${why}`, { retryable: true, outcomeUnknown: true, cause: err });
     }
     default: {
       // Unknown failures (a 429 without Retry-After, a bug in between): back off and retry.
       const why = err instanceof Error ? err.message : String(err);
-      return new DeliveryError(`slack ${method}: ${why}`, { retryable: true, cause: err });
+      return new DeliveryError(`slack ${method}: ${why}`, { retryable: true, outcomeUnknown: true, cause: err });
     }
   }
 }

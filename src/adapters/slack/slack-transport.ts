@@ -34,8 +34,13 @@ export interface SlackTransportOptions {
   logger: Logger;
   /** Time for signature checks and double-click detection. */
   clock?: Clock;
-  /** Retries of one Web API call inside the client (the outbox retries across calls). Default 2; 0 in tests. */
+  /**
+   * Retries of one Web API call inside the client. Default 0: a post is not idempotent, and the
+   * outbox retries across calls — looking the message up first when an attempt's outcome is unknown.
+   */
   retries?: number;
+  /** How many pages of 200 messages a lookup reads back (a Slack outage longer than that may show a card twice). Default 5. */
+  lookupPages?: number;
   /** Deadline of one Web API or `response_url` call. Default 10 s. */
   requestTimeoutMs?: number;
   /** How long Slack's answer waits for the bot's sink before acknowledging anyway. Default 2 s (Slack allows 3). */
@@ -59,6 +64,20 @@ export interface SlackTransportHandle {
 }
 
 export const DEFAULT_SLACK_API_URL = 'https://slack.com/api/';
+
+/** The message metadata every post carries: its outbox id, so a send of unknown outcome can be found. */
+export const DELIVERY_EVENT_TYPE = 'reprise_delivery';
+const LOOKUP_SKEW_MS = 2 * 60_000;
+
+function deliveryMetadata(outboxId: string): { event_type: string; event_payload: { outbox_id: string } } {
+  return { event_type: DELIVERY_EVENT_TYPE, event_payload: { outbox_id: outboxId } };
+}
+
+/** The outbox id a message's metadata carries, if it is one of ours. */
+function outboxIdOf(metadata: unknown): string | undefined {
+  const m = metadata as { event_type?: unknown; event_payload?: { outbox_id?: unknown } } | undefined;
+  return m?.event_type === DELIVERY_EVENT_TYPE && typeof m.event_payload?.outbox_id === 'string' ? m.event_payload.outbox_id : undefined;
+}
 /** Events the transport handles: what the app manifest must subscribe to. */
 export const SLACK_EVENTS = ['reaction_added', 'reaction_removed', 'message', 'app_mention'] as const;
 
@@ -88,7 +107,7 @@ export class SlackTransport implements ChatTransport {
     const slackLog = boltLogger(this.#log);
     const clientOptions: webApi.WebClientOptions = {
       slackApiUrl: opts.apiUrl ?? DEFAULT_SLACK_API_URL,
-      retryConfig: { retries: opts.retries ?? 2, factor: 2, minTimeout: 500, maxTimeout: 5000 },
+      retryConfig: { retries: opts.retries ?? 0, factor: 2, minTimeout: 500, maxTimeout: 5000 },
       // 429s go back to the outbox with their Retry-After instead of parking a delivery here.
       rejectRateLimitedCalls: true,
       timeout: opts.requestTimeoutMs ?? 10_000,
@@ -157,17 +176,25 @@ export class SlackTransport implements ChatTransport {
     if (this.mode === 'socket') await this.#connect();
   }
 
-  async post(to: Destination, card: CardView, _detail: DetailView | undefined, _opts: DeliveryOptions): Promise<MessageRef> {
+  async post(to: Destination, card: CardView, _detail: DetailView | undefined, opts: DeliveryOptions): Promise<MessageRef> {
     const m = renderCard(card);
     const channel = to.channel || this.defaultChannel;
     const res = await this.#call('chat.postMessage', () =>
-      this.#app.client.chat.postMessage({ token: this.#opts.botToken, channel, text: m.text, blocks: m.blocks, unfurl_links: false, unfurl_media: false }),
+      this.#app.client.chat.postMessage({
+        token: this.#opts.botToken,
+        channel,
+        text: m.text,
+        blocks: m.blocks,
+        unfurl_links: false,
+        unfurl_media: false,
+        metadata: deliveryMetadata(opts.idempotencyKey),
+      }),
     );
     if (!res.ts) throw new DeliveryError('slack chat.postMessage: no ts in the answer', { retryable: false });
     return { transport: TRANSPORT, channel: res.channel ?? channel, id: res.ts };
   }
 
-  async reply(root: MessageRef, view: ReplyView, _opts: DeliveryOptions): Promise<MessageRef> {
+  async reply(root: MessageRef, view: ReplyView, opts: DeliveryOptions): Promise<MessageRef> {
     const m = renderReply(view);
     const thread = root.thread ?? root.id;
     const res = await this.#call('chat.postMessage', () =>
@@ -179,10 +206,39 @@ export class SlackTransport implements ChatTransport {
         blocks: m.blocks,
         unfurl_links: false,
         unfurl_media: false,
+        metadata: deliveryMetadata(opts.idempotencyKey),
       }),
     );
     if (!res.ts) throw new DeliveryError('slack chat.postMessage: no ts in the answer', { retryable: false });
     return { transport: TRANSPORT, channel: res.channel ?? root.channel, id: res.ts, thread };
+  }
+
+  /**
+   * The bot's messages in a channel (`conversations.history`) or a thread
+   * (`conversations.replies`) since `since`, read with their metadata: each post carries its
+   * outbox id there. Reads back at most `lookupPages` pages of 200.
+   */
+  async find(where: { channel: string; thread?: string }, since: Date): Promise<ReadonlyMap<string, MessageRef>> {
+    const out = new Map<string, MessageRef>();
+    const channel = where.channel || this.defaultChannel;
+    // A little before the record: the send cannot be older than it, clocks can disagree.
+    const oldest = (Math.max(0, since.getTime() - LOOKUP_SKEW_MS) / 1000).toFixed(6);
+    const self = await this.#identify();
+    let cursor: string | undefined;
+    for (let page = 0; page < (this.#opts.lookupPages ?? 5); page++) {
+      const args = { token: this.#opts.botToken, channel, oldest, include_all_metadata: true, limit: 200, ...(cursor ? { cursor } : {}) };
+      const res = where.thread
+        ? await this.#call('conversations.replies', () => this.#app.client.conversations.replies({ ...args, ts: where.thread! }))
+        : await this.#call('conversations.history', () => this.#app.client.conversations.history(args));
+      for (const m of res.messages ?? []) {
+        const id = outboxIdOf(m.metadata);
+        const mine = m.user === self.userId || (self.botId !== undefined && m.bot_id === self.botId);
+        if (id !== undefined && mine && m.ts) out.set(id, { transport: TRANSPORT, channel, id: m.ts, ...(where.thread ? { thread: where.thread } : {}) });
+      }
+      cursor = res.response_metadata?.next_cursor || undefined;
+      if (!cursor) break;
+    }
+    return out;
   }
 
   async update(ref: MessageRef, card: CardView, _opts: DeliveryOptions): Promise<void> {

@@ -96,10 +96,16 @@ export type IntentSink = (intent: ChatIntent) => Promise<void>;
 export class DeliveryError extends Error {
   readonly retryable: boolean;
   readonly retryAfterMs: number | undefined;
-  constructor(message: string, opts: { retryable: boolean; retryAfterMs?: number; cause?: unknown }) {
+  /**
+   * The surface may have acted on the request anyway (a timeout, a reset connection, a 5xx):
+   * a send that is not idempotent is looked up before it is made again.
+   */
+  readonly outcomeUnknown: boolean;
+  constructor(message: string, opts: { retryable: boolean; retryAfterMs?: number; outcomeUnknown?: boolean; cause?: unknown }) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = 'DeliveryError';
     this.retryable = opts.retryable;
     this.retryAfterMs = opts.retryAfterMs;
+    this.outcomeUnknown = opts.outcomeUnknown ?? false;
   }
 }

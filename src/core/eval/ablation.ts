@@ -5,7 +5,7 @@
 import type { RecallOptions } from '../recall/confidence.js';
 import { CALIBRATION_START, SEARCH_SPACE, type CalibratedKey, type SearchSpace, type Setting } from './calibrate.js';
 
-export const SIGNALS = ['expression', 'summary-weighting', 'label-names', 'name-boost', 'pointers', 'runbook-url'] as const;
+export const SIGNALS = ['expression', 'summary-weighting', 'label-names', 'name-boost', 'pointers', 'runbook-url', 'sibling'] as const;
 export type Signal = (typeof SIGNALS)[number];
 
 /** What each signal's absence pins (calibrated keys) — the value it had before it existed. */
@@ -16,6 +16,7 @@ const PINNED: Record<Signal, Partial<Setting>> = {
   'name-boost': { nameBoost: 0 },
   pointers: {},
   'runbook-url': {},
+  sibling: {},
 };
 
 export function isSignal(s: string): s is Signal {
@@ -41,6 +42,8 @@ export function ablate(opts: RecallOptions, without: readonly Signal[]): Ablated
       space[key] = [value];
     }
     if (signal === 'runbook-url') o = { ...o, query: { ...o.query, runbookUrl: 0 } };
+    // The sibling rule off: no two names are near enough (sibling_overlap above 1).
+    if (signal === 'sibling') o = { ...o, siblingOverlap: 2 };
   }
   return { start, space, opts: o, ignorePointers: without.includes('pointers') };
 }

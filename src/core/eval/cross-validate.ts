@@ -6,7 +6,9 @@ import type { RecallOptions } from '../recall/confidence.js';
 import { assess, calibrate, GRID, TRAIN_FLOORS, settingKey, withSetting, type Assessment, type Floors, type SearchSpace, type Setting, SEARCH_SPACE } from './calibrate.js';
 import type { EvalCase } from './eval-cases.js';
 import { metricsByVariant, type CaseOutcome, type VariantMetrics } from './metrics.js';
-import type { EvalRunner } from './run-cases.js';
+import type { CaseRun, EvalRunner } from './run-cases.js';
+import type { Entry } from '../types.js';
+import { wrongFires, type WrongFire } from './wrong-fires.js';
 
 /** Runs every case once per setting and remembers the outcomes. */
 export class SettingEvaluator {
@@ -25,12 +27,26 @@ export class SettingEvaluator {
     if (hit === undefined) {
       const opts = withSetting(this.base, s);
       hit = this.cases.map((c) => {
-        const { trace: _t, answer: _a, ...o } = this.runner.run(c, opts);
-        return o;
+        const { trace: _t, answer: _a, scores: _s, ...o } = this.runner.run(c, opts);
+        // Thousands of settings are kept: of the ranking only the part up to the first right
+        // answer, which is all the metrics read.
+        const ok = o.expected === null ? [] : [o.expected, ...(o.accepted ?? [])];
+        const first = o.ranked.findIndex((id) => ok.includes(id));
+        return { ...o, ranked: o.ranked.slice(0, first + 1) };
       });
       this.cache.set(key, hit);
     }
     return hit;
+  }
+
+  /** Full runs (trace, scores) of the cases `pick` selects at `s`: for the wrong-fire report, not cached. */
+  runs(s: Setting, pick: (index: number) => boolean): CaseRun[] {
+    const opts = withSetting(this.base, s);
+    return this.cases.flatMap((c, i) => (pick(i) ? [this.runner.run(c, opts)] : []));
+  }
+
+  entry(id: string): Entry | undefined {
+    return this.runner.entry(id);
   }
 
   get settingsRun(): number {
@@ -76,8 +92,12 @@ export interface VariantSpread {
   fireRate: Spread;
 }
 
+/** How cases were dealt into folds: by expected runbook (`runbookFolds`) or by alert rule (`ruleFolds`). */
+export type FoldSplit = 'runbook' | 'rule';
+
 export interface CrossValidation {
   k: number;
+  split: FoldSplit;
   folds: FoldResult[];
   /** Per variant, the held-out metrics across folds. */
   byVariant: VariantSpread[];
@@ -91,12 +111,24 @@ export interface CrossValidation {
    * say in picking it); `byVariant` is.
    */
   consensusByFold: VariantSpread[];
+  /** Every wrong fire on a held-out fold at that fold's chosen setting. */
+  wrongFires: WrongFire[];
   settingsRun: number;
 }
 
+/** Both cross-validations of one run: the one that matches the question, and the by-rule split beside it. */
+export interface CrossValidations {
+  /** Folds by expected runbook: a held-out fold's runbooks are unseen by its calibration. */
+  byRunbook: CrossValidation;
+  /** Folds by alert rule (issue 8): rules sharing a runbook may straddle folds. */
+  byRule: CrossValidation;
+}
+
 export interface CrossValidateOptions {
-  /** Fold index of each case (`ruleFolds`). */
+  /** Fold index of each case (`runbookFolds` or `ruleFolds`). */
   folds: readonly number[];
+  /** How `folds` were dealt (reported; default `runbook`). */
+  split?: FoldSplit;
   /** Where each fold's search starts (the current defaults). */
   start: Setting;
   space?: Readonly<SearchSpace>;
@@ -122,37 +154,42 @@ function spreadByVariant(perFold: readonly VariantMetrics[][]): VariantSpread[] 
   });
 }
 
-/** How a setting does across folds: on how many held-out folds it holds every floor, its mean coverage and precision. */
+/** How a setting does across folds: on how many held-out folds it holds every floor, its mean cost, coverage and precision. */
 export interface AcrossFolds {
   feasibleFolds: number;
+  cost: number;
   coverage: number;
   precision: number;
 }
 
 /**
  * The defaults: of the settings the folds chose, the one that does best across all held-out
- * folds — holds the floors on the most folds, then the most mean hard-variant coverage, then
- * precision; a remaining tie goes to the setting more folds chose, then to the earlier fold.
- * The fold choices are combinations that were calibrated together; a per-setting median
- * would mix them into one nobody chose.
+ * folds — holds the floors on the most folds, then the least mean cost (a wrong fire weighs
+ * WRONG_FIRE_COST silences), then the most precision; a remaining tie goes to the setting
+ * more folds chose, then to the earlier fold. The fold choices are combinations that were
+ * calibrated together; a per-setting median would mix them into one nobody chose.
  */
 export function bestAcrossFolds(chosen: readonly Setting[], heldOut: (s: Setting, fold: number) => Assessment, k: number): { setting: Setting; score: AcrossFolds } {
   const votes = new Map<string, number>();
   for (const s of chosen) votes.set(settingKey(s), (votes.get(settingKey(s)) ?? 0) + 1);
+  const E = 1e-9;
   let best: { setting: Setting; score: AcrossFolds; votes: number } | undefined;
   for (const s of chosen) {
     const as = Array.from({ length: k }, (_, f) => heldOut(s, f));
     const score: AcrossFolds = {
       feasibleFolds: as.filter((a) => a.violation === 0).length,
+      cost: as.reduce((x, a) => x + a.cost, 0) / k,
       coverage: as.reduce((x, a) => x + a.coverage, 0) / k,
       precision: as.reduce((x, a) => x + a.precision, 0) / k,
     };
     const v = votes.get(settingKey(s)) ?? 0;
-    const wins = best === undefined
-      || score.feasibleFolds > best.score.feasibleFolds
-      || (score.feasibleFolds === best.score.feasibleFolds && (score.coverage > best.score.coverage + 1e-9
-        || (Math.abs(score.coverage - best.score.coverage) <= 1e-9 && (score.precision > best.score.precision + 1e-9
-          || (Math.abs(score.precision - best.score.precision) <= 1e-9 && v > best.votes)))));
+    const b = best?.score;
+    const wins =
+      b === undefined ||
+      score.feasibleFolds > b.feasibleFolds ||
+      (score.feasibleFolds === b.feasibleFolds &&
+        (score.cost < b.cost - E ||
+          (Math.abs(score.cost - b.cost) <= E && (score.precision > b.precision + E || (Math.abs(score.precision - b.precision) <= E && v > best!.votes)))));
     if (wins) best = { setting: s, score, votes: v };
   }
   if (best === undefined) throw new Error('bestAcrossFolds: no settings');
@@ -173,14 +210,23 @@ export function crossValidate(evaluator: SettingEvaluator, o: CrossValidateOptio
   }
   const { setting: consensus, score: consensusScore } = bestAcrossFolds(folds.map((f) => f.chosen), (s, f) => assess(pick(f, true)(s)), k);
   const consensusByFold = spreadByVariant(folds.map((f) => metricsByVariant(pick(f.fold, true)(consensus))));
+  const wrong = folds.flatMap((f) =>
+    wrongFires(
+      evaluator.runs(f.chosen, (i) => o.folds[i] === f.fold),
+      (id) => evaluator.entry(id),
+      f.fold,
+    ),
+  );
   return {
     k,
+    split: o.split ?? 'runbook',
     folds,
     byVariant: spreadByVariant(folds.map((f) => f.test)),
     consensus,
     consensusScore,
     consensusInSample: assess(evaluator.outcomes(consensus)),
     consensusByFold,
+    wrongFires: wrong,
     settingsRun: evaluator.settingsRun,
   };
 }

@@ -1,10 +1,24 @@
 import { CALIBRATED_KEYS, type Setting } from './calibrate.js';
-import type { CrossValidation, Spread, VariantSpread } from './cross-validate.js';
+import type { CrossValidation, CrossValidations, FoldSplit, Spread, VariantSpread } from './cross-validate.js';
 import { fmt, type VariantMetrics } from './metrics.js';
+import { wrongFiresMarkdown, wrongFiresText, type WrongFire } from './wrong-fires.js';
+
+const SPLIT: Record<FoldSplit, string> = {
+  runbook: 'folds by expected runbook: every case of a runbook in one fold, so a held-out fold’s runbooks are unseen by its calibration',
+  rule: 'folds by alert rule: rules that share a runbook may fall in different folds',
+};
 
 /** `0.962 ± 0.041` (mean ± sample sd over folds), or `—`. */
 export function fmtSpread(s: Spread): string {
   return Number.isFinite(s.mean) ? `${fmt(s.mean)} ± ${fmt(s.sd)}` : '—';
+}
+
+/** Held-out precision / coverage of each variant with positives: `name-hidden 1.000 / 0.900 · …`. */
+function heldOutLine(ms: readonly VariantMetrics[]): string {
+  return ms
+    .filter((m) => m.positives > 0)
+    .map((m) => `${m.variant} ${fmt(m.precision)} / ${fmt(m.coverage)} (${m.positives})`)
+    .join(' · ');
 }
 
 /** `marginGap 0.25 · minScore 6 · …` */
@@ -44,26 +58,25 @@ export function cvTable(inSample: readonly VariantMetrics[], cv: readonly Varian
 /** Text summary of a cross-validation run: the table, each fold's choice, the consensus. */
 export function cvText(cv: CrossValidation, inSample: readonly VariantMetrics[], inSampleLabel: string): string {
   const lines = [
-    `${cv.k}-fold cross-validation (folds by alert rule; calibrated on ${cv.k - 1} folds, measured on the held-out one; mean ± sd over folds)`,
+    `${cv.k}-fold cross-validation (${SPLIT[cv.split]}; calibrated on ${cv.k - 1} folds, measured on the held-out one; mean ± sd over folds)`,
     `in-sample: ${inSampleLabel}`,
     '',
     cvTable(inSample, cv.byVariant),
     '',
-    'settings chosen per fold:',
-    ...cv.folds.map((f) => `  fold ${f.fold + 1} (${f.testCases} held-out cases): ${fmtSetting(f.chosen)}`),
+    'settings chosen per fold, and what they give on the held-out fold (precision / coverage per hard variant):',
+    ...cv.folds.flatMap((f) => [`  fold ${f.fold + 1} (${f.testCases} held-out cases): ${fmtSetting(f.chosen)}`, `    held out: ${heldOutLine(f.test)}`]),
     '',
     `defaults — the fold choice that does best across folds (floors held on ${cv.consensusScore.feasibleFolds}/${cv.k} held-out folds): ${fmtSetting(cv.consensus)}`,
     cvTable(cv.consensusInSample.metrics, cv.consensusByFold),
     `(${cv.settingsRun} settings evaluated)`,
+    '',
+    wrongFiresText(cv.wrongFires, `held-out folds (${cv.split} split), each at its own fold's choice`).trimEnd(),
   ];
   return `${lines.join('\n')}\n`;
 }
 
-/**
- * Markdown for `eval/reports/recall-cv.md`: the cross-validated figures beside the in-sample
- * ones, each fold's choice, and the defaults the folds agree on.
- */
-export function cvMarkdown(cv: CrossValidation, inSample: readonly VariantMetrics[], meta: { date: Date; command: string; seed: number }): string {
+/** One split's section of `recall-cv.md`. */
+function cvSection(cv: CrossValidation, inSample: readonly VariantMetrics[], heading: string): string[] {
   const row = (m: VariantMetrics, s: VariantSpread | undefined): string => {
     const neg = m.positives === 0;
     const loo = m.variant === 'leave-one-out';
@@ -72,28 +85,53 @@ export function cvMarkdown(cv: CrossValidation, inSample: readonly VariantMetric
     return `| ${m.variant} | ${m.cases} | ${neg ? '—' : fmt(m.precision)} | ${neg ? '—' : fmt(m.coverage)} | ${ff} | ${s && !neg ? fmtSpread(s.precision) : '—'} | ${s && !neg ? fmtSpread(s.coverage) : '—'} | ${cvff} |`;
   };
   const head = ['| variant | cases | in-sample precision | in-sample coverage | in-sample false-fire (LOO: fire) | CV precision | CV coverage | CV false-fire (LOO: fire) |', '|---|---|---|---|---|---|---|---|'];
-  const lines = [
-    `# Recall cross-validation — ${meta.date.toISOString().slice(0, 10)}`,
+  return [
+    `## ${heading}`,
     '',
-    `\`${meta.command}\``,
-    '',
-    `${cv.k} folds split by alert rule (seed ${meta.seed}); each fold's settings calibrated on the other ${cv.k - 1} folds, measured on it; CV columns are mean ± sd over folds. In-sample: the configured settings on every case.`,
+    `${cv.k} ${SPLIT[cv.split]}. Each fold's settings calibrated on the other ${cv.k - 1} folds, measured on it; CV columns are mean ± sd over folds. In-sample: the configured settings on every case.`,
     '',
     ...head,
     ...inSample.map((m) => row(m, cv.byVariant.find((v) => v.variant === m.variant))),
     '',
-    '## Settings chosen per fold',
+    '### Settings chosen per fold',
     '',
-    ...cv.folds.map((f) => `- fold ${f.fold + 1} (${f.testCases} held-out cases): ${fmtSetting(f.chosen)}`),
+    ...cv.folds.map((f) => `- fold ${f.fold + 1} (${f.testCases} held-out cases): ${fmtSetting(f.chosen)} — held out: ${heldOutLine(f.test)}`),
     '',
-    `## Defaults: the fold choice that does best across folds (floors held on ${cv.consensusScore.feasibleFolds}/${cv.k} held-out folds)`,
+    `### Defaults: the fold choice that does best across folds (floors held on ${cv.consensusScore.feasibleFolds}/${cv.k} held-out folds)`,
     '',
     fmtSetting(cv.consensus),
     '',
     ...head,
     ...cv.consensusInSample.metrics.map((m) => row(m, cv.consensusByFold.find((v) => v.variant === m.variant))),
     '',
-    `${cv.settingsRun} settings evaluated.`,
+    wrongFiresMarkdown(cv.wrongFires, 'Wrong fires on the held-out folds (each at its own fold’s choice)').trimEnd(),
+    '',
+  ];
+}
+
+/**
+ * Markdown for `eval/reports/recall-cv.md`: for each split (by runbook first, the figure that
+ * matters; by rule beside it) the cross-validated figures beside the in-sample ones, each
+ * fold's choice, the defaults the folds agree on and every held-out wrong fire; then the
+ * in-sample wrong fires at the configured settings.
+ */
+export function cvMarkdown(
+  cv: CrossValidations,
+  inSample: readonly VariantMetrics[],
+  meta: { date: Date; command: string; seed: number; inSampleWrong: readonly WrongFire[] },
+): string {
+  const lines = [
+    `# Recall cross-validation — ${meta.date.toISOString().slice(0, 10)}`,
+    '',
+    `\`${meta.command}\` (seed ${meta.seed})`,
+    '',
+    ...cvSection(cv.byRunbook, inSample, 'Folds by runbook'),
+    ...cvSection(cv.byRule, inSample, 'Folds by alert rule'),
+    '## In-sample',
+    '',
+    wrongFiresMarkdown(meta.inSampleWrong, 'The configured settings on every case').trimEnd(),
+    '',
+    `${cv.byRunbook.settingsRun} settings evaluated.`,
   ];
   return `${lines.join('\n')}\n`;
 }

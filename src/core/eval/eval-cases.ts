@@ -6,7 +6,7 @@ export interface EvalCase {
   variant: string;
   expect: { runbook?: string; entry?: string; none?: boolean };
   payload: unknown;
-  /** Evaluate with this entry taken out of the catalog (leave-one-out). */
+  /** Evaluate with this entry, and the pages of its pointer family, taken out of the catalog (leave-one-out). */
   remove?: string;
 }
 
@@ -34,11 +34,25 @@ export function expectedEntry(c: EvalCase): string | null {
   return c.expect.none ? null : (c.expect.runbook ?? c.expect.entry ?? null);
 }
 
-/** Adds a leave-one-out twin for each name-visible positive: its runbook removed, nothing expected. */
-export function withLeaveOneOut(cases: readonly EvalCase[]): EvalCase[] {
+/** Variant of a leave-one-out twin: `leave-one-out` for a name-visible case, `leave-one-out (name-hidden)` and so on. */
+export function looVariant(variant: string): string {
+  return variant === 'name-visible' ? 'leave-one-out' : `leave-one-out (${variant})`;
+}
+
+/**
+ * Adds a leave-one-out twin for each name-visible positive (and with `hidden`, each name-hidden
+ * one): the same alert with its runbook removed from the catalog, nothing expected. A
+ * name-visible twin asks whether recall posts some other runbook for a named alert it has none
+ * for; a name-hidden twin whether, with the right runbook gone, a runbook that shares its words
+ * takes its place. Calibration holds the name-visible twins to a floor; the name-hidden ones
+ * are reported only (a catalog missing the runbook of an alert with an opaque name is not what
+ * the targets are about, and nothing but the missing runbook could tell recall to stay silent).
+ */
+export function withLeaveOneOut(cases: readonly EvalCase[], o: { hidden?: boolean } = {}): EvalCase[] {
+  const twinned = (v: string): boolean => v === 'name-visible' || (o.hidden === true && v.startsWith('name-hidden'));
   const loo = cases
-    .filter((c) => c.variant === 'name-visible' && (c.expect.runbook ?? c.expect.entry) && !c.remove)
-    .map((c) => ({ ...c, id: `${c.id}:loo`, variant: 'leave-one-out', remove: (c.expect.runbook ?? c.expect.entry)!, expect: { none: true } }));
+    .filter((c) => twinned(c.variant) && (c.expect.runbook ?? c.expect.entry) && !c.remove)
+    .map((c) => ({ ...c, id: `${c.id}:loo`, variant: looVariant(c.variant), remove: (c.expect.runbook ?? c.expect.entry)!, expect: { none: true } }));
   return [...cases, ...loo];
 }
 

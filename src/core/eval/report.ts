@@ -1,11 +1,14 @@
 import { basename } from 'node:path';
 import type { RecallOptions } from '../recall/confidence.js';
 import { fmt, type SweepPoint, type VariantMetrics } from './metrics.js';
+import { wrongFiresMarkdown, type WrongFire } from './wrong-fires.js';
 
 export interface ReportInput {
   metrics: readonly VariantMetrics[];
   sweep: ReadonlyMap<string, readonly SweepPoint[]>;
   options: RecallOptions;
+  /** Wrong fires at the configured settings. */
+  wrong: readonly WrongFire[];
   catalogDir: string;
   casesFile: string;
   date: Date;
@@ -68,11 +71,14 @@ export function renderEvalReport(input: ReportInput): { markdown: string; svg: s
     '',
     `Catalog \`${basename(input.catalogDir)}\`, cases \`${basename(input.casesFile)}\`, no model (margin gate).`,
     `Thresholds: min_score ${o.minScore}, margin_gap ${o.marginGap}, solo_floor ${o.soloFloor}, name_boost ${o.nameBoost}.`,
+    `Sibling rule: names sharing at least ${o.siblingOverlap} of their words, scoring within ${o.siblingWindow} of the top.`,
     `Query weights: summary ${o.query.summary}, description ${o.query.description}, label names ${o.query.labelNames}, expression metrics ${o.query.exprMetrics}, expression labels ${o.query.exprLabels}, runbook_url ${o.query.runbookUrl}.`,
     '',
     '| variant | cases | R@1 | R@3 | MRR | fire rate | precision | coverage | false-fire |',
     '|---|---|---|---|---|---|---|---|---|',
     ...input.metrics.map((m) => `| ${m.variant} | ${m.cases} | ${fmt(m.recallAt1)} | ${fmt(m.recallAt3)} | ${fmt(m.mrr)} | ${fmt(m.fireRate)} | ${fmt(m.precision)} | ${fmt(m.coverage)} | ${fmt(m.falseFireRate)} |`),
+    '',
+    wrongFiresMarkdown(input.wrong, 'Wrong fires').trimEnd(),
     '',
     '## Threshold sweep',
     '',

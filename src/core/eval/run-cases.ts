@@ -4,24 +4,34 @@ import { buildCatalogSnapshot, type CatalogSnapshot } from '../recall/catalog-sn
 import { recall, type RecallOptions } from '../recall/recall.js';
 import type { Answer, Entry, GateTraceStep, Incident } from '../types.js';
 import type { SearchIndex } from '../../ports/search-index.js';
+import { PostingsIndex } from '../search/postings-index.js';
 import { expectedEntry, type EvalCase } from './eval-cases.js';
 import { memoIndex } from './memo-index.js';
 import type { CaseOutcome } from './metrics.js';
 
-/** One case's outcome plus what recall said, for `--out`. */
+/** One case's outcome plus what recall said, for `--out` and the wrong-fire report. */
 export interface CaseRun extends CaseOutcome {
   answer: Answer | null;
   trace: GateTraceStep[] | Array<{ gate: string; reason: string }>;
+  /** The leading candidates and the expected entry with the scores the gates compared. */
+  scores: Array<{ entry: string; score: number; rank: number }>;
 }
+
+/** How many of the best candidates a run keeps with their scores. */
+const SCORES_KEPT = 5;
 
 /** Runs cases against one catalog, re-indexing it once per left-out entry. */
 export interface EvalRunner {
   run(c: EvalCase, opts: RecallOptions): CaseRun;
+  /** The runbook an entry stands for in the whole catalog: a pointer page's target, else itself. */
+  familyOf(id: string): string;
+  /** An entry of the whole catalog. */
+  entry(id: string): Entry | undefined;
 }
 
 export interface EvalRunnerOptions {
-  /** Builds a search index over a catalog (production: the FlexSearch adapter). */
-  index: (entries: readonly Entry[]) => SearchIndex;
+  /** Builds a search index over a catalog; default the one `serve` answers with (`PostingsIndex`). */
+  index?: (entries: readonly Entry[]) => SearchIndex;
   /** Cache search results across settings (calibration); off for a single run. */
   memo?: boolean;
   /** Ignore pointer pages (ablation of the alias signal): each page stands alone. */
@@ -36,7 +46,7 @@ export interface EvalRunnerOptions {
 export function createEvalRunner(entries: readonly Entry[], o: EvalRunnerOptions): EvalRunner {
   const base = o.ignorePointers ? entries.map(({ pointsTo: _, ...e }) => e) : entries;
   const build = (list: readonly Entry[]): CatalogSnapshot => {
-    const index = o.index(list);
+    const index = o.index ? o.index(list) : new PostingsIndex(list);
     return buildCatalogSnapshot(list, o.memo ? memoIndex(index) : index);
   };
   const snapshots = new Map<string, CatalogSnapshot>([['', build(base)]]);
@@ -52,7 +62,10 @@ export function createEvalRunner(entries: readonly Entry[], o: EvalRunnerOptions
     const key = remove ?? '';
     let s = snapshots.get(key);
     if (s === undefined) {
-      s = build(base.filter((e) => e.id !== remove));
+      // A runbook and the pages pointing at it are one runbook: all of it goes.
+      const whole = snapshots.get('')!;
+      const head = remove === undefined ? undefined : (whole.family.get(remove) ?? remove);
+      s = build(base.filter((e) => e.id !== remove && (whole.family.get(e.id) ?? e.id) !== head));
       snapshots.set(key, s);
     }
     return s;
@@ -73,16 +86,20 @@ export function createEvalRunner(entries: readonly Entry[], o: EvalRunnerOptions
   const empty = createLedgerState();
   const track = (e: string, k: 'incident' | 'runbook') => trackRecord(empty, e, k);
   const now = o.now ?? new Date();
+  const whole = snapshots.get('')!;
   return {
+    familyOf: (id) => whole.family.get(id) ?? id,
+    entry: (id) => whole.byId.get(id),
     run(c, opts) {
       const snap = snapshotFor(c.remove);
       const expected = expectedEntry(c);
       const accepted = expected === null ? [] : acceptedFor(expected, snap);
       const incident = incidentOf(c);
       const head = { id: c.id, variant: c.variant, expected, ...(accepted.length > 0 ? { accepted } : {}) };
-      if (!incident) return { ...head, fired: null, confidence: null, ranked: [], trace: [{ gate: 'input', reason: 'payload did not parse' }], answer: null };
+      if (!incident) return { ...head, fired: null, confidence: null, ranked: [], trace: [{ gate: 'input', reason: 'payload did not parse' }], answer: null, scores: [] };
       const r = recall(incident, snap, track, opts, now);
-      return { ...head, fired: r.answer?.entry ?? null, confidence: r.answer?.confidence ?? null, ranked: r.ranked, trace: r.trace, answer: r.answer };
+      const scores = r.scored.flatMap((c, rank) => (rank < SCORES_KEPT || c.entry.id === expected ? [{ entry: c.entry.id, score: c.score, rank }] : []));
+      return { ...head, fired: r.answer?.entry ?? null, confidence: r.answer?.confidence ?? null, ranked: r.ranked, trace: r.trace, answer: r.answer, scores };
     },
   };
 }

@@ -70,7 +70,7 @@ export function registerThread(state: LedgerState, e: OpenEvent): void {
 }
 
 export function applyOutbox(state: LedgerState, e: OutboxEvent, seq: number | undefined): void {
-  rememberChatEvent(state, e.eventId);
+  rememberChatEvent(state, e.eventId, e.at);
   const item: OutboxItem = { id: e.id, transport: e.transport, op: e.op, at: e.at };
   if (e.openId !== undefined) item.openId = e.openId;
   if (e.channel !== undefined) item.channel = e.channel;
@@ -117,16 +117,30 @@ export function applyChatDelivered(state: LedgerState, e: DeliveredEvent): void 
 export function applyNote(state: LedgerState, e: NoteEvent): void {
   const thread = e.openId === undefined ? undefined : state.threads[e.openId];
   if (thread) thread.notes += 1;
-  rememberChatEvent(state, e.eventId);
+  rememberChatEvent(state, e.eventId, e.at);
 }
 
-/** Remembers an inbound chat event id (bounded, oldest forgotten first). */
-export function rememberChatEvent(state: LedgerState, eventId: string | undefined): void {
+/**
+ * Remembers an applied chat event id for `limits.chatEventRetentionMs` after the newest one
+ * (ids are unique per surface: Slack's event ids and built keys, Matrix event ids). Kept in
+ * the read model, so a restart, a failover or a batch read again applies each event once.
+ */
+export function rememberChatEvent(state: LedgerState, eventId: string | undefined, at: string): void {
   if (eventId === undefined || state.chatEventSeen[eventId]) return;
+  const t = Date.parse(at);
+  const atMs = Number.isFinite(t) ? t : (state.chatEventOrder.at(-1)?.[1] ?? 0);
   state.chatEventSeen[eventId] = true;
-  state.chatEventOrder.push(eventId);
-  while (state.chatEventOrder.length > state.limits.chatEvents) delete state.chatEventSeen[state.chatEventOrder.shift()!];
+  state.chatEventOrder.push([eventId, atMs]);
+  const horizon = Math.max(atMs, state.chatEventOrder.at(-2)?.[1] ?? 0) - state.limits.chatEventRetentionMs;
+  const order = state.chatEventOrder;
+  let drop = 0;
+  while (drop < order.length - 1 && (order[drop]![1] < horizon || order.length - drop > state.limits.chatEvents)) drop++;
+  // Forgotten in batches (an id kept a little past its retention is harmless; a shift per event is not).
+  if (drop < FORGET_BATCH && order.length <= state.limits.chatEvents) return;
+  for (const [id] of order.splice(0, drop)) delete state.chatEventSeen[id];
 }
+
+const FORGET_BATCH = 256;
 
 // ── reads ──
 

@@ -51,8 +51,10 @@ export type ExportHeader = z.infer<typeof exportHeaderSchema>;
 export const exportEventSchema = z.strictObject({
   kind: z.literal('event'),
   seq: z.number().int().positive(),
-  // One rule for what an event is: the one the ledger's writer enforces before it writes.
-  event: z.unknown().superRefine((v, ctx) => {
+  // One rule for what an event is: the ledger's schema, which its writer enforces before it
+  // writes. The event is kept as read (a parsed copy would drop fields it does not know, and
+  // the digest is over what the file holds).
+  event: z.custom<LedgerEvent>().superRefine((v, ctx) => {
     const problem = ledgerEventProblem(v);
     if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
   }),
@@ -226,8 +228,7 @@ export class ExportReader {
   #event(value: unknown, n: number): { seq: number; event: LedgerEvent } {
     const parsed = exportEventSchema.safeParse(value);
     if (!parsed.success) throw exportFileError(n, `not a valid event line: ${zodReason(parsed.error)}`);
-    const { seq } = parsed.data;
-    const event = parsed.data.event as LedgerEvent;
+    const { seq, event } = parsed.data;
     const expected = this.#lastSeq + 1;
     if (seq !== expected) {
       throw exportFileError(n, `event seq ${seq} where ${expected} was expected: lines are missing, repeated or out of order`);

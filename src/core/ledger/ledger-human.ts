@@ -24,7 +24,7 @@ export function applyFix(state: LedgerState, e: FixEvent, trigger: TriggerOf): v
   keep((trigger(state, e.triggerKey).fixes ??= []), e);
   const thread = e.openId === undefined ? undefined : state.threads[e.openId];
   if (thread) thread.fixes = (thread.fixes ?? 0) + 1;
-  rememberChatEvent(state, e.eventId);
+  rememberChatEvent(state, e.eventId, e.at);
 }
 
 /** A note's text, kept with its trigger (its count per thread is `applyNote`'s). */
@@ -33,7 +33,7 @@ export function keepNote(state: LedgerState, e: NoteEvent, trigger: TriggerOf): 
 }
 
 export function applyQuestion(state: LedgerState, e: QuestionEvent): void {
-  rememberChatEvent(state, e.eventId);
+  rememberChatEvent(state, e.eventId, e.at);
   const thread = state.threads[e.openId];
   if (!thread) return;
   const times = (thread.questionTimes ??= []);

@@ -298,7 +298,7 @@ function applyResolve(state: LedgerState, fingerprint: string, at: string, endsA
 }
 
 function applyFeedback(state: LedgerState, e: Extract<LedgerEvent, { type: 'feedback' }>): void {
-  rememberChatEvent(state, e.eventId);
+  rememberChatEvent(state, e.eventId, e.at);
   const t = trigger(state, e.triggerKey);
   const previous = t.votes[e.user];
   if (e.vote === 'down') endSilence(state, e.triggerKey, e.at, 'down');
@@ -360,7 +360,7 @@ export function applyEvent(state: LedgerState, event: unknown, seq?: number): Ep
       return undefined;
     case 'silence': {
       trigger(state, e.triggerKey).silence = { user: e.user, at: e.at, until: e.until };
-      rememberChatEvent(state, e.eventId);
+      rememberChatEvent(state, e.eventId, e.at);
       // The thread it was set on reads silenced (older ledgers name none: the trigger's newest).
       // A silence ended on the spot (a critical firing) silences no thread.
       const thread = threadOf(state, e.openId ?? state.triggers[e.triggerKey]?.newestOpen?.id ?? '');

@@ -6,7 +6,7 @@ import type { CardPatch } from '../chat/thread-view.js';
 import type { CurateEvent, OpenAlert, OpenEvent, OutboxEvent } from '../ledger-events.js';
 
 /** Bumped whenever the shape or the folding rules change: older snapshots are then ignored. */
-export const LEDGER_STATE_VERSION = 7;
+export const LEDGER_STATE_VERSION = 8;
 
 /** Bounds that keep memory finite however long the ledger runs. */
 export interface LedgerLimits {
@@ -24,7 +24,12 @@ export interface LedgerLimits {
   inFlightPerEntry: number;
   /** Threads kept in the registry (message ↔ incident ↔ entry); the least recently opened go first. */
   threads: number;
-  /** Inbound chat event ids remembered to drop retried deliveries of the same event. */
+  /**
+   * How long an applied chat event's id is remembered (from the newest one's time): a redelivery,
+   * or a batch read again after a crash or a failover, inside it is applied once.
+   */
+  chatEventRetentionMs: number;
+  /** A memory guard past the retention: at most this many ids are kept (oldest forgotten first). */
   chatEvents: number;
 }
 
@@ -36,7 +41,8 @@ export const DEFAULT_LEDGER_LIMITS: LedgerLimits = {
   recentEpisodes: 200,
   inFlightPerEntry: 500,
   threads: 10_000,
-  chatEvents: 5_000,
+  chatEventRetentionMs: 7 * 24 * 3_600_000,
+  chatEvents: 1_000_000,
 };
 
 /** An open as recorded (the event without its `type`). */
@@ -275,7 +281,8 @@ export interface LedgerState {
   messages: Record<string, string>;
   /** Inbound chat event ids already recorded (dedup), with their order for eviction. */
   chatEventSeen: Record<string, true>;
-  chatEventOrder: string[];
+  /** Remembered ids with the time (ms) of the event that applied them, oldest first. */
+  chatEventOrder: Array<[string, number]>;
   /** Model tokens spent per UTC day (the daily budget), recent days only. */
   tokensByDay: Record<string, number>;
   /** Firings held by the debounce, in the order they were held. */

@@ -5,6 +5,12 @@
  * `outbox_failed`), and retries with backoff — honouring a surface's `Retry-After` /
  * `retry_after_ms` — across restarts, since pending items are part of the replayed read model.
  *
+ * Exactly once where a send is not idempotent (a Slack post): every send carries its item's id,
+ * and an item whose last attempt has no known outcome (a timeout, a reset, a crash or a
+ * failover between the send and its record, a record that failed) is first looked up on the
+ * surface (`ChatTransport.find`) and the message found adopted instead of sent again. Sends go
+ * only while `mayDeliver` says so (a replica holding its lease with margin).
+ *
  * Order: items of one thread on one surface go in the order they were recorded (a lane); a
  * reply or an update waits for its thread's root, so a resolve that arrived before its thread
  * was delivered is delivered after it. Lanes run concurrently: a slow thread holds up no other.
@@ -50,6 +56,9 @@ export const DEFAULT_OUTBOX_OPTIONS: OutboxOptions = {
   answerMaxAgeMs: 30 * 60_000,
 };
 
+/** How soon a worker that may not send looks again. */
+const NOT_NOW_MS = 1000;
+
 interface Attempt {
   n: number;
   nextAt: number;
@@ -67,6 +76,9 @@ export class OutboxWorker {
   readonly #opts: OutboxOptions;
   readonly #observer: Pick<LoopObserver, 'deliveryEnded'> | undefined;
   readonly #attempts = new Map<string, Attempt>();
+  /** Items that may have been sent already (an attempt of unknown outcome, or pending when this worker started): looked up before a send. */
+  readonly #suspect = new Set<string>();
+  readonly #mayDeliver: () => boolean;
   readonly #running = new Set<string>();
   #timer: NodeJS.Timeout | undefined;
   #stopped = true;
@@ -85,7 +97,10 @@ export class OutboxWorker {
     logger: Logger;
     options?: Partial<OutboxOptions>;
     observer?: Pick<LoopObserver, 'deliveryEnded'>;
+    /** Checked before each send (a replica: the lease is held with margin). Default: always. */
+    mayDeliver?: () => boolean;
   }) {
+    this.#mayDeliver = deps.mayDeliver ?? (() => true);
     this.#ledger = deps.ledger;
     this.#transports = deps.transports;
     this.#clock = deps.clock;
@@ -94,8 +109,14 @@ export class OutboxWorker {
     this.#observer = deps.observer;
   }
 
+  /**
+   * Starts delivering. What is pending now may have been sent by an earlier process (or the
+   * leader before this one) that died before recording it: each post or reply is looked up
+   * before it is sent.
+   */
   start(): void {
     this.#stopped = false;
+    for (const item of this.#ledger.read.pendingOutbox()) if (item.op === 'post' || item.op === 'reply') this.#suspect.add(item.id);
     this.kick();
   }
 
@@ -163,6 +184,14 @@ export class OutboxWorker {
     const given: LedgerEvent[] = [];
     const gaveUp: DeliveryEnd[] = [];
     const ready: Array<{ item: OutboxItem; lane: string }> = [];
+    if (!this.#mayDeliver()) {
+      // Not ours to send now (the lease is late or lost): look again soon, send nothing.
+      this.#timer = setTimeout(() => this.kick(), NOT_NOW_MS);
+      this.#timer.unref();
+      if (this.#running.size === 0) for (const resolve of this.#idle.splice(0)) resolve();
+      return;
+    }
+    const lookups = new Map<string, Promise<ReadonlyMap<string, MessageRef>>>();
     for (const item of this.#ledger.read.pendingOutbox()) {
       // Recorded by a transaction that has not committed yet: its turn comes after the commit.
       if (item.seq === undefined) continue;
@@ -206,7 +235,7 @@ export class OutboxWorker {
         break;
       }
       this.#running.add(lane);
-      void this.#deliver(item, lane);
+      void this.#deliver(item, lane, lookups);
     }
     if (given.length > 0) {
       for (const g of given) this.#log.warn({ outboxId: (g as { id: string }).id, reason: (g as { reason: string }).reason }, 'outbox item given up');
@@ -230,13 +259,26 @@ export class OutboxWorker {
     if (this.#running.size === 0) for (const resolve of this.#idle.splice(0)) resolve();
   }
 
-  async #deliver(item: OutboxItem, lane: string): Promise<void> {
+  async #deliver(item: OutboxItem, lane: string, lookups: Map<string, Promise<ReadonlyMap<string, MessageRef>>>): Promise<void> {
     const transport = this.#transports.get(item.transport);
     let events: LedgerEvent[];
     let ended: DeliveryEnd;
     try {
       if (!transport) throw new DeliveryError(`transport ${item.transport} is not configured in this process`, { retryable: false });
-      const ref = await this.#send(transport, item);
+      const found = this.#suspect.has(item.id) ? await this.#lookUp(transport, item, lookups) : undefined;
+      if (found === undefined && !this.#mayDeliver()) {
+        // The lease went late while this item waited: not sent, not an attempt.
+        this.#running.delete(lane);
+        this.kick();
+        return;
+      }
+      const ref = found ?? (await this.#send(transport, item));
+      if (found)
+        this.#log.info(
+          { outboxId: item.id, transport: item.transport, op: item.op, messageRef: found.id },
+          'found the message already sent; adopted it, not sent again',
+        );
+      this.#suspect.delete(item.id);
       this.#attempts.delete(item.id);
       ended = { transport: item.transport, op: item.op, outcome: 'delivered' };
       const fingerprint = item.openId === undefined ? undefined : (this.#ledger.read.thread(item.openId)?.fingerprint ?? 'unknown');
@@ -273,6 +315,8 @@ export class OutboxWorker {
     } catch (err) {
       const retryable = !(err instanceof DeliveryError) || err.retryable;
       const message = err instanceof Error ? err.message : String(err);
+      // The surface may have acted on it: the next attempt looks for it first.
+      if (!(err instanceof DeliveryError) || err.outcomeUnknown) this.#suspect.add(item.id);
       if (!retryable) {
         this.#log.error({ err, outboxId: item.id, transport: item.transport, op: item.op }, 'delivery refused for good; giving up');
         events = [{ type: 'outbox_failed', id: item.id, reason: message.slice(0, 500), at: this.#clock.now().toISOString() }];
@@ -316,7 +360,11 @@ export class OutboxWorker {
         try {
           await this.#record(batch.flatMap((b) => b.events));
         } catch (err) {
-          this.#log.error({ err, events: batch.length }, 'recording delivery results failed; the items stay pending and will be retried');
+          this.#log.error(
+            { err, events: batch.length },
+            'recording delivery results failed; the items stay pending and are looked up before they are sent again',
+          );
+          for (const b of batch) for (const e of b.events) if (e.type === 'delivered' && e.outboxId !== undefined) this.#suspect.add(e.outboxId);
         }
         for (const b of batch) this.#running.delete(b.lane);
         this.kick();
@@ -331,6 +379,44 @@ export class OutboxWorker {
     await this.#ledger.transaction(async (tx) => {
       for (const e of events) tx.record(e);
     });
+  }
+
+  /**
+   * The message a suspect item became, if the surface has it: one lookup per channel or thread
+   * per pass (shared by the pass's items), reading back from the oldest pending item of the
+   * place. A surface without `find` sends idempotently by itself (Matrix transaction ids).
+   */
+  async #lookUp(transport: ChatTransport, item: OutboxItem, lookups: Map<string, Promise<ReadonlyMap<string, MessageRef>>>): Promise<MessageRef | undefined> {
+    if (!transport.find || (item.op !== 'post' && item.op !== 'reply')) return undefined;
+    const root = item.op === 'reply' ? this.#root(item.openId!, item.transport) : undefined;
+    const where = root ? { channel: root.channel, thread: root.id } : { channel: item.channel ?? '' };
+    const key = `${item.transport}|${where.channel}|${root?.id ?? ''}`;
+    let found = lookups.get(key);
+    if (!found) {
+      let since = Date.parse(item.at);
+      for (const other of this.#ledger.read.pendingOutbox()) {
+        if (other.transport === item.transport && this.#suspect.has(other.id) && other.op === item.op && (other.channel ?? '') === (item.channel ?? '')) {
+          since = Math.min(since, Date.parse(other.at));
+        }
+      }
+      found = transport.find(where, new Date(Number.isFinite(since) ? since : 0));
+      lookups.set(key, found);
+      found.catch(() => undefined);
+    }
+    try {
+      return (await found).get(item.id);
+    } catch (err) {
+      if (err instanceof DeliveryError && !err.retryable) {
+        // A lookup the surface refuses for good (no history scope, a channel named rather than
+        // by id): sending again is all that is left — at least once, said in the log.
+        this.#log.warn(
+          { outboxId: item.id, transport: item.transport, err: err.message },
+          'cannot look up whether this message was already sent; sending it (it may show twice) — see docs/operations.md "Exactly once on Slack"',
+        );
+        return undefined;
+      }
+      throw err;
+    }
   }
 
   /** The thread root of an incident on a surface, once delivered. */

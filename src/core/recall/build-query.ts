@@ -8,7 +8,7 @@ import { percentDecode } from './percent-decode.js';
  * instance. High-cardinality identity labels (pod, instance, fingerprint-like ids) would only
  * add noise to a text query; identity is handled by the structural gate instead.
  */
-const QUERY_LABELS = [
+export const QUERY_LABELS = [
   'job',
   'service',
   'container',
@@ -30,7 +30,19 @@ const QUERY_LABELS = [
 ] as const;
 
 /** Labels that only route or identify; their *names* carry no meaning either. */
-const IGNORED_LABEL_NAMES = new Set(['alertname', 'severity', 'prometheus', 'instance', 'cluster', 'namespace', 'pod', 'endpoint', 'uid', 'receiver', 'team']);
+export const IGNORED_LABEL_NAMES: ReadonlySet<string> = new Set([
+  'alertname',
+  'severity',
+  'prometheus',
+  'instance',
+  'cluster',
+  'namespace',
+  'pod',
+  'endpoint',
+  'uid',
+  'receiver',
+  'team',
+]);
 
 /**
  * Label names an expression uses for plumbing (which scrape job, which histogram bucket)

@@ -4,6 +4,7 @@ import { tokenize } from '../tokenize.js';
 import { urlKey } from '../url-key.js';
 import { splitAlertName } from './structural.js';
 import { resolvePointers } from './pointer-families.js';
+import { nameWordLists } from './siblings.js';
 
 /**
  * One indexed view of the catalog, swapped whole when the catalog reloads. After
@@ -30,6 +31,11 @@ export interface CatalogSnapshot {
    * itself (absent). Two entries of one family are one runbook, not rivals.
    */
   family: ReadonlyMap<string, string>;
+  /**
+   * Sibling words (`nameWordLists`) → how many entries are named with them: a word many names
+   * share (`kube`, `target`) tells a sibling apart less than a rare one (`maxed`).
+   */
+  nameFrequency: ReadonlyMap<string, number>;
   builtAt: Date;
 }
 
@@ -49,6 +55,7 @@ interface Tables {
   bySource: Map<string, Entry>;
   nameWords: Map<string, string[][]>;
   family: Map<string, string>;
+  nameFrequency: Map<string, number>;
   /** Entries that are pointer pages, resolved or not (a later entry can resolve one). */
   pointerPages: number;
   /** The snapshot's entries are in id order (as `loadCatalog` returns them). */
@@ -82,8 +89,18 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   else if (!list.includes(value)) list.push(value);
 }
 
+/** Counts `e`'s sibling words in (`by` 1) or out (`by` −1) of the name frequencies. */
+function countNames(t: Tables, e: Entry, by: 1 | -1): void {
+  for (const w of new Set(nameWordLists(e).flat())) {
+    const n = (t.nameFrequency.get(w) ?? 0) + by;
+    if (n > 0) t.nameFrequency.set(w, n);
+    else t.nameFrequency.delete(w);
+  }
+}
+
 /** Add `e` after every entry already in the tables (pointer families aside). */
 function addEntry(t: Tables, e: Entry): void {
+  countNames(t, e, 1);
   const lists = nameWordsOf(e);
   if (lists.length > 0) t.nameWords.set(e.id, [...lists]);
   t.byId.set(e.id, e);
@@ -127,6 +144,7 @@ function buildTables(entries: readonly Entry[]): Tables {
     bySource: new Map(),
     nameWords: new Map(),
     family: new Map(),
+    nameFrequency: new Map(),
     pointerPages: 0,
     sorted,
   };
@@ -145,6 +163,7 @@ function snapshotOf(entries: readonly Entry[], t: Tables, index: SearchIndex, bu
     index,
     nameWords: t.nameWords,
     family: t.family,
+    nameFrequency: t.nameFrequency,
     builtAt,
   };
   tablesOf.set(snapshot, t);
@@ -197,6 +216,7 @@ export function updateCatalogSnapshot(prev: CatalogSnapshot, change: CatalogChan
     if (!old) continue;
     t.byId.delete(id);
     t.nameWords.delete(id);
+    countNames(t, old, -1);
     for (const a of old.alerts) alerts.add(a);
     if (old.source) sources.add(urlKey(old.source));
   }

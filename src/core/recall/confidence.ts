@@ -17,6 +17,13 @@ export interface RecallOptions {
   nameBoost: number;
   /** How much each part of the alert counts in the text query. */
   query: QueryWeights;
+  /**
+   * Sibling rule: two candidates whose names share at least this share of the longer name's
+   * words are near-siblings, judged on the words that tell them apart (above 1 = off).
+   */
+  siblingOverlap: number;
+  /** Sibling rule: a near-sibling scoring at least (1 − this) × the top score is a leading one. */
+  siblingWindow: number;
   /** Cap on an instant recall whose confirm step could not run (SPEC §6: 0.70). */
   unconfirmedCap: number;
   /** Whether read-only live-state tools are configured for the confirm backstop. */

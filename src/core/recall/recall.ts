@@ -4,6 +4,8 @@ import { buildQuery } from './build-query.js';
 import { urlKey } from '../url-key.js';
 import { alertNameContext, coversByName, structuralGate } from './structural.js';
 import { deriveConfidence, type RecallOptions } from './confidence.js';
+import { marginGate, siblingGate, type Agreeing, type MarginVerdict } from './margin-gate.js';
+import type { SiblingJudgement } from './siblings.js';
 
 export type { RecallOptions } from './confidence.js';
 
@@ -32,12 +34,8 @@ export interface RecallResult {
   ranked: string[];
   /** Candidates that agree structurally as instant recalls (same workload / namespace), best first: what a rerank call sees. */
   instantCandidates: Candidate[];
-}
-
-interface Agreeing {
-  cand: Candidate;
-  tier: StructuralTier;
-  byName: boolean;
+  /** Every candidate with the score the gates compared (name boost applied), best first. */
+  scored: readonly Candidate[];
 }
 
 function step(s: GateTraceStep): GateTraceStep {
@@ -135,11 +133,43 @@ export function recall(incident: Incident, catalog: CatalogSnapshot, track: Trac
   const decide = (group: Agreeing[], kind: AnswerKind): RecalledAnswer | null => {
     let remaining = group.slice();
     for (let attempt = 0; attempt <= opts.maxFallbacks && remaining.length > 0; attempt++) {
-      const top = remaining[0]!;
+      let top = remaining[0]!;
       // A pointer page and the runbook it points at are one runbook: neither is the other's rival.
       const family = (id: string): string => catalog.family.get(id) ?? id;
-      const runnerUp = remaining.find((a) => family(a.cand.entry.id) !== family(top.cand.entry.id));
-      // An alert's runbook_url names its runbook outright: text similarity has nothing to add.
+      const rivalsOf = (a: Agreeing): Agreeing[] => remaining.filter((b) => family(b.cand.entry.id) !== family(a.cand.entry.id));
+      let rivals = rivalsOf(top);
+      // The sibling rule judges runbooks: past incidents of one workload share its name in
+      // their titles, which the structural gate has already matched (a model's rerank sees
+      // their distinguishing words instead). An alert's runbook_url names its runbook
+      // outright: neither its siblings nor text similarity have anything to add.
+      const judge = (a: Agreeing, against: readonly Agreeing[]): { judged: SiblingJudgement[] } | null => {
+        const verdict = kind !== 'runbook' || a.tier === 'runbook_url' ? null : siblingGate(a, against, incident, catalog, opts);
+        for (const j of verdict?.judged ?? []) {
+          trace.push(
+            step({ gate: 'sibling', entry: a.cand.entry.id, passed: j.passed, value: round(j.overlap), threshold: opts.siblingOverlap, reason: j.reason }),
+          );
+        }
+        return verdict;
+      };
+      let siblings = judge(top, rivals);
+      const refused = siblings?.judged.find((j) => !j.passed);
+      if (refused) {
+        // The alert says every word only the sibling's name has and none of the leader's: it
+        // describes the sibling, whatever their scores — if it also tells the sibling from its
+        // own siblings.
+        const clear = refused.ownSaid.length === 0 && refused.rivalOwn.length > 0 && refused.rivalSaid.length === refused.rivalOwn.length;
+        const promoted = clear ? remaining.find((a) => a.cand.entry.id === refused.rival) : undefined;
+        const again = promoted ? judge(promoted, rivalsOf(promoted)) : null;
+        if (!promoted || !again || again.judged.some((j) => !j.passed)) {
+          offerNearMiss({ entry: top.cand.entry.id, gate: 'sibling', reason: refused.reason });
+          return null;
+        }
+        top = promoted;
+        rivals = rivalsOf(promoted);
+        siblings = again;
+      }
+      // Siblings told apart by what the alert says are not rivals for the margin either.
+      const runnerUp = rivals.find((a) => !siblings?.judged.some((j) => j.rival === a.cand.entry.id));
       const margin: MarginVerdict =
         top.tier === 'runbook_url'
           ? {
@@ -195,7 +225,8 @@ export function recall(incident: Incident, catalog: CatalogSnapshot, track: Trac
         return { entry: top.cand.entry, kind, confidence, score: top.cand.score, tier: top.tier, track: t };
       }
       rejected.add(top.cand.entry.id);
-      remaining = remaining.slice(1);
+      const done = top;
+      remaining = remaining.filter((a) => a !== done);
     }
     return null;
   };
@@ -258,7 +289,7 @@ export function recall(incident: Incident, catalog: CatalogSnapshot, track: Trac
   // then the rest, each by BM25.
   const agreeing = new Set([...instantGroup, ...runbookGroup].map((a) => a.cand.entry.id));
   const ranked = [...candidates.filter((c) => agreeing.has(c.entry.id)), ...candidates.filter((c) => !agreeing.has(c.entry.id))].map((c) => c.entry.id);
-  return { answer, instant, runbook, nearMiss, trace, ranked, instantCandidates: instantGroup.map((a) => a.cand) };
+  return { answer, instant, runbook, nearMiss, trace, ranked, instantCandidates: instantGroup.map((a) => a.cand), scored: candidates };
 }
 
 /** The outcome gate's reason, with the formula's numbers so the trace can be checked by hand. */
@@ -269,57 +300,4 @@ function outcomeReason(t: TrackRecord & { withheld: boolean; failed?: number; in
   const n = kind === 'runbook' ? `👍 ${t.up} + 👎 ${t.down}` : `resolved ${t.resolved} + failed ${t.failed ?? 0} + 👍 ${t.up} + 👎 ${t.down}`;
   const verdict = ok ? '≥' : 'below';
   return `rate (${s} + 1)/(${n} + 2) = ${round(t.rate)} ${verdict} floor ${floor}; confidence factor (…+1)/(…+1) = ${round(t.factor)}${inFlight}`;
-}
-
-interface MarginVerdict {
-  passed: boolean;
-  value: number;
-  threshold: number;
-  margin: number;
-  reason: string;
-}
-
-/**
- * Gate 2 without a model: the top agreeing hit clears `min_score` and beats the runner-up by
- * `margin_gap` (a fraction of the top score), or clears `solo_floor` when nothing else agrees. Scopeless matches must clear
- * the solo floor as well as the margin (SPEC §6).
- */
-export function marginGate(top: Agreeing, runnerUp: Agreeing | undefined, opts: RecallOptions): MarginVerdict {
-  const score = top.cand.score;
-  if (score < opts.minScore) {
-    return { passed: false, value: score, threshold: opts.minScore, margin: 0, reason: `score ${round(score)} below min_score ${opts.minScore}` };
-  }
-  if (top.tier === 'scopeless' && score < opts.soloFloor) {
-    return {
-      passed: false,
-      value: score,
-      threshold: opts.soloFloor,
-      margin: 0,
-      reason: `workload-less match at ${round(score)}, below solo_floor ${opts.soloFloor}`,
-    };
-  }
-  if (runnerUp === undefined) {
-    const passed = score >= opts.soloFloor;
-    return {
-      passed,
-      value: score,
-      threshold: opts.soloFloor,
-      margin: score,
-      reason: passed ? `alone at ${round(score)} ≥ solo_floor` : `alone at ${round(score)}, below solo_floor ${opts.soloFloor}`,
-    };
-  }
-  // Relative lead: BM25 magnitudes grow with query length and catalog size, the share of the
-  // top score by which it beats the runner-up does not (calibrated in eval/README.md).
-  const margin = (score - runnerUp.cand.score) / score;
-  const passed = margin >= opts.marginGap;
-  const pct = (x: number): string => `${Math.round(x * 100)}%`;
-  return {
-    passed,
-    value: margin,
-    threshold: opts.marginGap,
-    margin,
-    reason: passed
-      ? `ahead of ${runnerUp.cand.entry.id} by ${pct(margin)} of its score`
-      : `only ${pct(margin)} ahead of ${runnerUp.cand.entry.id} (needs ${pct(opts.marginGap)})`,
-  };
 }

@@ -27,7 +27,10 @@ export class Leadership {
   readonly #now: () => number;
   #state: LeaderState = 'follower';
   #token: number | undefined;
+  /** When the last successful take or renewal was asked (the lease runs from then, at the latest). */
   #lastRenewed = 0;
+  /** The last renewal attempt failed: nothing is sent until one succeeds. */
+  #renewFailing = false;
   #timer: NodeJS.Timeout | undefined;
   #stopped = false;
   #tick: Promise<void> = Promise.resolve();
@@ -55,6 +58,17 @@ export class Leadership {
    */
   fence(): Fence | undefined {
     return this.#token === undefined || this.#state === 'follower' ? undefined : { key: this.#o.lease.fenceKey, token: this.#token };
+  }
+
+  /**
+   * May this replica act outside the store now (send to chat)? Only while the lease is its own
+   * with margin: renewed within two thirds of the TTL, the last renewal not failed. A fenced
+   * ledger write is refused by the store; a chat send cannot be, so it is checked here, right
+   * before each one — a paused leader that wakes after its lease ran out sends nothing.
+   */
+  mayAct(): boolean {
+    if (this.#state === 'follower' || this.#token === undefined || this.#renewFailing) return false;
+    return this.#now() - this.#lastRenewed < (this.#o.ttlMs * 2) / 3;
   }
 
   /** Makes the first attempt (awaited), then keeps trying / renewing on a timer. */
@@ -104,6 +118,7 @@ export class Leadership {
 
   async #tryAcquire(): Promise<void> {
     let token: number | undefined;
+    const asked = this.#now();
     try {
       token = await this.#o.lease.acquire();
     } catch (err) {
@@ -112,16 +127,18 @@ export class Leadership {
     }
     if (token === undefined) return;
     this.#token = token;
-    this.#lastRenewed = this.#now();
+    this.#lastRenewed = asked;
+    this.#renewFailing = false;
     this.#state = 'gaining';
     this.#o.logger.info({ token }, 'took the leader lease; replaying the ledger and draining the inbox');
     // A take-over can outlast a third of the TTL (replaying a big ledger): keep the lease alive
     // meanwhile, or another replica would take it and this one's first writes be refused.
     const keepAlive = setInterval(
       () => {
+        const at = this.#now();
         void this.#o.lease.renew(token).then(
           (ok) => {
-            if (ok) this.#lastRenewed = this.#now();
+            if (ok) this.#lastRenewed = at;
           },
           () => undefined,
         );
@@ -148,16 +165,20 @@ export class Leadership {
   async #renew(): Promise<void> {
     const token = this.#token!;
     let ok: boolean;
+    const asked = this.#now();
     try {
       ok = await this.#o.lease.renew(token);
     } catch (err) {
+      this.#renewFailing = true;
       // The lease may still hold in the store; give up before it could expire under us.
       if (this.#now() - this.#lastRenewed >= (this.#o.ttlMs * 2) / 3) await this.#lose(`cannot renew the lease: ${(err as Error).message}`);
       else this.#o.logger.warn({ err }, 'leader lease renewal failed; retrying');
       return;
     }
-    if (ok) this.#lastRenewed = this.#now();
-    else await this.#lose('the lease is held by another replica');
+    if (ok) {
+      this.#lastRenewed = asked;
+      this.#renewFailing = false;
+    } else await this.#lose('the lease is held by another replica');
   }
 
   async #lose(reason: string): Promise<void> {

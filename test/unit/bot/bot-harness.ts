@@ -1,3 +1,4 @@
+import type { ChatTransport } from '../../../src/ports/chat-transport.js';
 import { createStore } from '../../../src/adapters/keyv/keyv-store.js';
 import type { Actor } from '../../../src/core/chat/chat-types.js';
 import type { AlertmanagerSilencer, InvestigationJobsPort, NoteLimits } from '../../../src/core/bot/bot-context.js';
@@ -42,6 +43,10 @@ export interface HarnessOptions {
   /** Told recall decisions and deliveries (metrics); `onAppend` is given the ledger's appends. */
   observer?: LoopObserver;
   onAppend?: (events: readonly LedgerEvent[]) => void;
+  /** Real transports (a SlackTransport on the Slack stand-in) beside or instead of the recording ones, routed to their default channel. */
+  chat?: Array<{ transport: ChatTransport; defaultChannel: string }>;
+  /** The outbox's send guard (a replica's lease). */
+  mayDeliver?: () => boolean;
 }
 
 /** A bot on a memory (or given) store with recording transports and a real outbox worker. */
@@ -49,8 +54,9 @@ export async function botHarness(o: HarnessOptions) {
   const store = o.store ?? createStore('memory://', '');
   const ledger = await Ledger.open(store, o.onAppend ? { onAppend: o.onAppend } : {});
   const clock = o.clock ?? new ManualClock('2026-01-01T00:00:00Z');
-  const transports = (o.transports ?? [{}]).map((t) => new RecordingTransport(t));
-  const byName = new Map(transports.map((t) => [t.name, t]));
+  const transports = (o.transports ?? (o.chat ? [] : [{}])).map((t) => new RecordingTransport(t));
+  const byName = new Map<string, ChatTransport>(transports.map((t) => [t.name, t]));
+  for (const c of o.chat ?? []) byName.set(c.transport.name, c.transport);
   const errors: unknown[] = [];
   const warnings: unknown[] = [];
   const logger = recordingLogger(errors, warnings);
@@ -61,7 +67,10 @@ export async function botHarness(o: HarnessOptions) {
     logger,
     recall: recallOpts(),
     routing: new Routing({
-      transports: transports.map((t) => ({ name: t.name, defaultChannel: `#${t.name}`, param: t.name === 'matrix' ? 'room' : 'channel' })),
+      transports: [
+        ...transports.map((t) => ({ name: t.name, defaultChannel: `#${t.name}`, param: t.name === 'matrix' ? 'room' : 'channel' })),
+        ...(o.chat ?? []).map((c) => ({ name: c.transport.name, defaultChannel: c.defaultChannel, param: c.transport.name === 'matrix' ? 'room' : 'channel' })),
+      ],
       rules: o.rules ?? [],
       mentions: o.mentions ?? [],
     }),
@@ -74,6 +83,7 @@ export async function botHarness(o: HarnessOptions) {
     ...(o.jobs ? { model: { jobs: () => Object.assign(o.jobs!, { stop: async () => undefined, idle: async () => undefined }) } } : {}),
     ...(o.alertmanager ? { alertmanager: o.alertmanager } : {}),
     ...(o.observer ? { observer: o.observer } : {}),
+    ...(o.mayDeliver ? { mayDeliver: o.mayDeliver } : {}),
   });
   outbox.start();
   for (const t of transports) await t.start(async (intent) => void (await bot.handle(intent)));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assess, better, calibrate, CALIBRATION_START, FLOORS, roleOf, SEARCH_SPACE, type Assessment, type Setting } from '../../../src/core/eval/calibrate.js';
+import { assess, better, calibrate, CALIBRATION_START, FLOORS, roleOf, SEARCH_SPACE, WRONG_FIRE_COST, type Assessment, type Setting } from '../../../src/core/eval/calibrate.js';
 import { bestAcrossFolds, spread } from '../../../src/core/eval/cross-validate.js';
 import type { CaseOutcome } from '../../../src/core/eval/metrics.js';
 
@@ -19,35 +19,49 @@ describe('assess', () => {
     expect(a.violation).toBe(0);
     expect(a.coverage).toBeCloseTo(0.8);
     expect(a.precision).toBe(1);
+    expect(a.cost).toBeCloseTo(0.2); // two silences of ten
+  });
+
+  it('costs a wrong fire WRONG_FIRE_COST silences', () => {
+    const base = [...times(50, () => o('name-visible', 'a', 'a')), ...times(100, () => o('name-visible', null, null))];
+    const silent = assess([...base, ...times(90, () => o('name-hidden', 'a', 'a')), ...times(10, () => o('name-hidden', 'a', null))]);
+    const bolder = assess([...base, ...times(98, () => o('name-hidden', 'a', 'a')), ...times(2, () => o('name-hidden', 'a', 'b'))]);
+    expect(WRONG_FIRE_COST).toBeGreaterThanOrEqual(5);
+    expect(silent.cost).toBeCloseTo(0.1);
+    expect(bolder.cost).toBeCloseTo((2 * WRONG_FIRE_COST) / 100);
+    // More coverage (1.0 against 0.9) does not buy two wrong runbooks.
+    expect(bolder.coverage).toBeGreaterThan(silent.coverage);
+    expect(better(silent, bolder)).toBe(true);
   });
 
   it('charges every floor it misses', () => {
     const outcomes = [
       ...times(9, () => o('name-visible', 'a', 'a')),
-      o('name-visible', 'a', 'b'), //                      visible precision 0.9 (< 0.98)
+      o('name-visible', 'a', 'b'), //                      visible precision 0.9 (< 0.99)
       ...times(9, () => o('name-visible', null, null)),
       o('name-visible', null, 'a'), //                      false-fire 0.1 (> 0.01)
       ...times(8, () => o('leave-one-out', null, null)),
       ...times(2, () => o('leave-one-out', null, 'a')), //  loo fire 0.2 (> 0.05)
       ...times(8, () => o('name-hidden+expr', 'a', 'a')),
-      ...times(2, () => o('name-hidden+expr', 'a', 'b')), // hard precision 0.8 (< 0.95)
+      ...times(2, () => o('name-hidden+expr', 'a', 'b')), // hard precision 0.8 (< 0.97)
     ];
-    expect(assess(outcomes).violation).toBeCloseTo(0.08 + 0.09 + 0.15 + 0.15);
-    expect(assess(outcomes, { ...FLOORS, hardPrecision: 0.7 }).violation).toBeCloseTo(0.08 + 0.09 + 0.15);
+    expect(assess(outcomes).violation).toBeCloseTo(0.09 + 0.09 + 0.15 + 0.17);
+    expect(assess(outcomes, { ...FLOORS, hardPrecision: 0.7 }).violation).toBeCloseTo(0.09 + 0.09 + 0.15);
   });
 
   it('sorts variants into roles by name', () => {
+    expect(roleOf('leave-one-out (name-hidden+expr)')).toBe('hardLoo');
     expect(['name-visible', 'name-visible+expr', 'name-hidden', 'name-hidden+expr', 'leave-one-out'].map(roleOf)).toEqual(['visible', 'visible', 'hard', 'hard', 'loo']);
   });
 });
 
 describe('better', () => {
-  const a = (violation: number, coverage: number, precision: number): Assessment => ({ violation, coverage, precision, metrics: [] });
-  it('prefers fewer floor misses, then coverage, then precision', () => {
-    expect(better(a(0, 0.1, 0.5), a(0.01, 1, 1))).toBe(true);
-    expect(better(a(0, 0.8, 0.9), a(0, 0.7, 1))).toBe(true);
-    expect(better(a(0, 0.8, 1), a(0, 0.8, 0.9))).toBe(true);
-    expect(better(a(0, 0.8, 1), a(0, 0.8, 1))).toBe(false);
+  const a = (violation: number, cost: number, precision: number): Assessment => ({ violation, cost, coverage: 1 - cost, precision, metrics: [] });
+  it('prefers fewer floor misses, then less cost, then precision', () => {
+    expect(better(a(0, 0.9, 0.5), a(0.01, 0, 1))).toBe(true);
+    expect(better(a(0, 0.2, 0.9), a(0, 0.3, 1))).toBe(true);
+    expect(better(a(0, 0.2, 1), a(0, 0.2, 0.9))).toBe(true);
+    expect(better(a(0, 0.2, 1), a(0, 0.2, 1))).toBe(false);
   });
 });
 
@@ -59,7 +73,7 @@ describe('calibrate', () => {
   const landscape = (s: Setting): Assessment => {
     const coverage = 1 - s.marginGap;
     const precise = s.marginGap >= 0.15 || s.summary >= 3;
-    return { violation: precise ? 0 : 0.1, coverage, precision: precise ? 1 : 0.8, metrics: [] };
+    return { violation: precise ? 0 : 0.1, cost: 1 - coverage, coverage, precision: precise ? 1 : 0.8, metrics: [] };
   };
 
   it('finds the best feasible point of the grid and every setting it tried is in the space', () => {
@@ -80,9 +94,14 @@ describe('calibrate', () => {
     expect(r.setting.marginGap).toBe(0.15);
   });
 
-  it('does not move on a tie', () => {
-    const flat = (): Assessment => ({ violation: 0, coverage: 0.5, precision: 1, metrics: [] });
-    expect(calibrate(flat, { ...CALIBRATION_START }).setting).toEqual(CALIBRATION_START);
+  it('does not move on a tie, except to the middle of the margin gaps that tie', () => {
+    const flat = (): Assessment => ({ violation: 0, cost: 0.5, coverage: 0.5, precision: 1, metrics: [] });
+    const gaps = SEARCH_SPACE.marginGap;
+    // (A start outside the space begins at the space's first value.)
+    expect(calibrate(flat, { ...CALIBRATION_START }).setting).toEqual({ ...CALIBRATION_START, description: SEARCH_SPACE.description[0], marginGap: gaps[Math.floor((gaps.length - 1) / 2)] });
+    // Training cases that cannot tell 0.05–0.3 apart (0.35 and up cost silences): 0.15 or 0.2, the middle.
+    const plateau = (s: Setting): Assessment => ({ violation: 0, cost: s.marginGap > 0.3 ? 0.6 : 0.5, coverage: 0.5, precision: 1, metrics: [] });
+    expect(calibrate(plateau, { ...CALIBRATION_START }).setting.marginGap).toBe(0.15);
   });
 });
 
@@ -95,12 +114,12 @@ describe('cross-validation helpers', () => {
     expect(spread([]).n).toBe(0);
   });
 
-  it('bestAcrossFolds: the choice feasible on most held-out folds, then the most coverage', () => {
+  it('bestAcrossFolds: the choice feasible on most held-out folds, then the least cost', () => {
     const A = { ...CALIBRATION_START, marginGap: 0.1 };
     const B = { ...CALIBRATION_START, marginGap: 0.3 };
     const heldOut = (s: Setting, fold: number): Assessment => s === A
-      ? { violation: fold === 0 ? 0.05 : 0, coverage: 0.95, precision: 0.96, metrics: [] }
-      : { violation: 0, coverage: 0.8, precision: 1, metrics: [] };
+      ? { violation: fold === 0 ? 0.05 : 0, cost: 0.05, coverage: 0.95, precision: 0.96, metrics: [] }
+      : { violation: 0, cost: 0.2, coverage: 0.8, precision: 1, metrics: [] };
     expect(bestAcrossFolds([A, B, A], heldOut, 3).setting).toBe(B);
     expect(bestAcrossFolds([A, B, A], (s, f) => ({ ...heldOut(s, f), violation: 0 }), 3).setting).toBe(A);
   });

@@ -1,15 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { evalCommand, parseCases, runEval, withLeaveOneOut, type EvalCase } from '../../../src/cli/eval.js';
-import { buildFlexIndex } from '../../../src/adapters/flexsearch/flex-index.js';
 import { createRng } from '../../../src/core/eval/prng.js';
 import { CALIBRATION_START, SEARCH_SPACE, settingKey } from '../../../src/core/eval/calibrate.js';
 import { crossValidate, SettingEvaluator } from '../../../src/core/eval/cross-validate.js';
 import { cvMarkdown, cvText } from '../../../src/core/eval/cv-report.js';
-import { ruleFolds } from '../../../src/core/eval/folds.js';
+import { ruleFolds, runbookFolds } from '../../../src/core/eval/folds.js';
 import { createEvalRunner } from '../../../src/core/eval/run-cases.js';
 import { renderEvalReport, sweepSvg } from '../../../src/core/eval/report.js';
 import type { SweepPoint } from '../../../src/core/eval/metrics.js';
-import { alertPayload, flexSnapshot, incidentEntry, playbook, recallOpts } from '../recall/recall-fixtures.js';
+import { alertPayload, servedSnapshot, incidentEntry, playbook, recallOpts } from '../recall/recall-fixtures.js';
 
 describe('parseCases', () => {
   it('reads one case per line, defaults the variant and reports bad lines by number', () => {
@@ -111,7 +110,7 @@ describe('runEval and the report', () => {
   });
   const disk = playbook('runbooks/NodeFilesystemSpaceFillingUp.md', { title: 'Node filesystem filling up', alerts: ['NodeFilesystemSpaceFillingUp'], body: 'Find large files with du.' });
   const oom = incidentEntry('incidents/checkout-oom.md', { resource: 'payments/checkout-api', title: 'checkout-api OOMKilled', cause: 'cache', resolution: 'rollback' });
-  const snapshot = flexSnapshot([crash, disk, oom]);
+  const snapshot = servedSnapshot([crash, disk, oom]);
   const crashPayload = alertPayload({
     alertname: 'KubePodCrashLooping',
     labels: { namespace: 'web', pod: 'front-7d9f8c6b5-x2k4q', reason: 'CrashLoopBackOff' },
@@ -149,7 +148,7 @@ describe('runEval and the report', () => {
   });
 
   it('renders a markdown report and its svg', () => {
-    const { markdown, svg } = renderEvalReport({ metrics: result.metrics, sweep: result.sweep, options: opts, catalogDir: '/x/catalog', casesFile: '/x/cases.jsonl', date: new Date('2026-01-02T00:00:00Z') });
+    const { markdown, svg } = renderEvalReport({ metrics: result.metrics, sweep: result.sweep, options: opts, wrong: result.wrong, catalogDir: '/x/catalog', casesFile: '/x/cases.jsonl', date: new Date('2026-01-02T00:00:00Z') });
     expect(markdown).toMatch(/^# Recall evaluation — 2026-01-02\n/);
     expect(markdown).toContain('| name-visible | 3 | 1.000 | 1.000 | 1.000 |');
     expect(markdown).toContain('![sweep](recall-sweep.svg)');
@@ -180,11 +179,13 @@ describe('cross-validation', () => {
   }).concat([0, 1, 2, 3].map((i) => ({ id: `neg-${i}`, variant: 'name-visible', expect: { none: true }, payload: alertPayload({ alertname: `ApacheDown${i}`, annotations: { summary: 'Apache is down' } }) }))));
   // A small space keeps the test fast; the search itself is the production one.
   const space = { ...SEARCH_SPACE, minScore: [6], soloFloor: [8], labelNames: [1], exprLabels: [0], exprMetrics: [0], description: [1], marginGap: [0.1, 0.3], nameBoost: [2, 3], summary: [1, 2] };
-  const run = () => {
-    const evaluator = new SettingEvaluator(createEvalRunner(books, { index: buildFlexIndex, memo: true }), cases, recallOpts());
-    return crossValidate(evaluator, { folds: ruleFolds(cases, 2, createRng(1)), start: { ...CALIBRATION_START }, space, grid: {} });
+  const run = (split: 'runbook' | 'rule' = 'rule') => {
+    const evaluator = new SettingEvaluator(createEvalRunner(books, { memo: true }), cases, recallOpts());
+    const folds = split === 'rule' ? ruleFolds(cases, 2, createRng(1)) : runbookFolds(cases, 2, createRng(1));
+    return crossValidate(evaluator, { folds, split, start: { ...CALIBRATION_START }, space, grid: {} });
   };
   const cv = run();
+  const byRunbook = run('runbook');
 
   it('calibrates per fold, measures on the held-out fold and reports each variant', () => {
     expect(cv.k).toBe(2);
@@ -199,6 +200,16 @@ describe('cross-validation', () => {
     expect(JSON.stringify(run())).toBe(JSON.stringify(cv));
   });
 
+  it('says which split it used and lists every held-out wrong fire', () => {
+    expect(byRunbook.split).toBe('runbook');
+    expect(cvText(byRunbook, byRunbook.consensusInSample.metrics, 'test')).toContain('folds by expected runbook');
+    expect(cvText(cv, cv.consensusInSample.metrics, 'test')).toContain('folds by alert rule');
+    expect(cvText(cv, cv.consensusInSample.metrics, 'test')).toMatch(/held-out folds \(rule split\), each at its own fold's choice: \d+ wrong fire/);
+    // Every wrong fire is one the held-out metrics counted.
+    const wrong = cv.folds.reduce((n, f) => n + f.test.reduce((m, v) => m + v.wrong + v.falseFires, 0), 0);
+    expect(cv.wrongFires).toHaveLength(wrong);
+  });
+
   it('prints in-sample and cross-validated figures side by side', () => {
     const text = cvText(cv, cv.consensusInSample.metrics, 'test');
     expect(text).toContain('in-sample precision');
@@ -207,8 +218,11 @@ describe('cross-validation', () => {
   });
 
   it('renders a markdown report with the command that reproduces it', () => {
-    const md = cvMarkdown(cv, cv.consensusInSample.metrics, { date: new Date('2026-11-30T00:00:00Z'), command: 'reprise eval recall --cv 2', seed: 1 });
+    const md = cvMarkdown({ byRunbook, byRule: cv }, cv.consensusInSample.metrics, { date: new Date('2026-11-30T00:00:00Z'), command: 'reprise eval recall --cv 2', seed: 1, inSampleWrong: [] });
     expect(md).toMatch(/^# Recall cross-validation — 2026-11-30\n/);
+    expect(md.indexOf('## Folds by runbook')).toBeGreaterThan(0);
+    expect(md.indexOf('## Folds by alert rule')).toBeGreaterThan(md.indexOf('## Folds by runbook'));
+    expect(md).toContain('### The configured settings on every case: 0 wrong fires');
     expect(md).toContain('`reprise eval recall --cv 2`');
     expect(md).toMatch(/\| name-hidden \| 4 \| \d\.\d{3} \| \d\.\d{3} \| — \| \d\.\d{3} ± \d\.\d{3} \|/);
     expect(md).toContain('| leave-one-out | 4 | — | — | 0.000 | — | — | 0.000 ± 0.000 |');

@@ -42,6 +42,7 @@ function tables(s: CatalogSnapshot): unknown {
     bySource: sorted(s.bySource, (e) => e.id),
     nameWords: sorted(s.nameWords, (w) => w),
     family: sorted(s.family, (t) => t),
+    nameFrequency: sorted(s.nameFrequency, (n) => n),
     hits: s.index.search(['disk', 'pod', 'etcd', 'crash'], 20).map((c) => [c.entry.id, c.score]),
   };
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { marginGate, recall } from '../../../src/core/recall/recall.js';
+import { marginGate } from '../../../src/core/recall/margin-gate.js';
+import { recall } from '../../../src/core/recall/recall.js';
 import type { Entry, StructuralTier } from '../../../src/core/types.js';
 import { NOW, alert, fixedSnapshot, incidentEntry, noHistory, playbook, recallOpts, stepsOf } from './recall-fixtures.js';
 
@@ -66,7 +67,8 @@ describe('margin gate: scopeless (workload-less incident, resource-less entry)',
   const Q = 'runbooks/errors.md';
   const books = [
     playbook(P, { title: 'Checkout latency', body: 'Checkout latency is high.' }),
-    playbook(Q, { title: 'Checkout errors', body: 'Checkout error rate is high.' }),
+    // Not a near-sibling of P's title (the sibling rule would judge the pair on their words).
+    playbook(Q, { title: 'Payment gateway errors', body: 'Checkout error rate is high.' }),
   ];
   const pager = alert({ alertname: 'CheckoutLatencyHigh', annotations: { summary: 'checkout latency high' } });
 

@@ -31,6 +31,8 @@ export function recallOpts(over: Partial<RecallOptions> = {}): RecallOptions {
     maxFallbacks: 3,
     // Off by default so hand-set scores stay exact; name-coverage tests turn it on.
     nameBoost: 0,
+    siblingOverlap: 0.5,
+    siblingWindow: 1,
     // Every part of the alert at weight 1, as before query weights existed.
     query: { ...NEUTRAL_QUERY_WEIGHTS },
     confidenceCap: 0.9,
@@ -108,8 +110,8 @@ export function playbook(id: string, s: PlaybookSpec): Entry {
   return entryFrom(id, `---\n${fm.join('\n')}\n---\n\n${s.body}\n`);
 }
 
-/** Snapshot over the production recall index (`PostingsIndex`; FlexSearch's before issue 9). */
-export function flexSnapshot(entries: readonly Entry[]): CatalogSnapshot {
+/** Snapshot over the index `serve` answers with (`PostingsIndex`). */
+export function servedSnapshot(entries: readonly Entry[]): CatalogSnapshot {
   return buildCatalogSnapshot(entries, new PostingsIndex(entries), NOW);
 }
 

@@ -9,7 +9,7 @@ import {
   entryFrom,
   fixedSnapshot,
   fixedScoreIndex,
-  flexSnapshot,
+  servedSnapshot,
   incidentEntry,
   noHistory,
   playbook,
@@ -119,7 +119,7 @@ describe('gate trace', () => {
       labels: { namespace: 'payments', pod: 'checkout-api-7d9f8c6b5-x2k4q', reason: 'OOMKilled' },
       annotations: { summary: 'checkout-api OOMKilled', description: 'memory limit reached' },
     });
-    const r = recall(i, flexSnapshot(entries), tracks({ 'incidents/a.md': { recalls: 9, resolved: 0 } }), recallOpts(), NOW);
+    const r = recall(i, servedSnapshot(entries), tracks({ 'incidents/a.md': { recalls: 9, resolved: 0 } }), recallOpts(), NOW);
     expect(r.trace.length).toBeGreaterThanOrEqual(entries.length);
     r.trace.forEach(isStep);
     // Every candidate got a structural (or status) verdict, and every gate appears that ran.

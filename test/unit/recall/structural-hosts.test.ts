@@ -9,7 +9,7 @@ import { catalogResource } from '../../../src/core/curate/plan-curation.js';
 import { recall } from '../../../src/core/recall/recall.js';
 import { describe as describeWorkload, structuralGate } from '../../../src/core/recall/structural.js';
 import type { Incident } from '../../../src/core/types.js';
-import { NOW, alert, flexSnapshot, incidentEntry, noHistory, playbook, recallOpts } from './recall-fixtures.js';
+import { NOW, alert, servedSnapshot, incidentEntry, noHistory, playbook, recallOpts } from './recall-fixtures.js';
 
 const descriptive = { opaque: false };
 const disk = (labels: Record<string, string>): Incident =>
@@ -100,7 +100,7 @@ describe('structural gate: hosts', () => {
       }),
       playbook('runbooks/dns.md', { title: 'CoreDNS errors', alerts: ['CoreDNSErrorsHigh'], body: 'Check upstream resolvers and the loop plugin.' }),
     ];
-    const snap = flexSnapshot([node1Entry, ...filler]);
+    const snap = servedSnapshot([node1Entry, ...filler]);
     const r1 = recall(disk({ instance: 'node1:9100' }), snap, noHistory, recallOpts(), NOW);
     expect(r1.instant?.entry.id).toBe('incidents/node1-var-log.md');
     expect(r1.instant?.tier).toBe('exact');

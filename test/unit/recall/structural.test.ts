@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { recall } from '../../../src/core/recall/recall.js';
 import { alertNameContext, structuralGate } from '../../../src/core/recall/structural.js';
 import type { Entry, Incident } from '../../../src/core/types.js';
-import { NOW, alert, fixedSnapshot, flexSnapshot, incidentEntry, noHistory, playbook, recallOpts, stepsOf } from './recall-fixtures.js';
+import { NOW, alert, fixedSnapshot, servedSnapshot, incidentEntry, noHistory, playbook, recallOpts, stepsOf } from './recall-fixtures.js';
 
 const descriptive = { opaque: false };
 const opaque = { opaque: true };
@@ -138,7 +138,7 @@ describe('structural gate: status', () => {
   });
 
   it('keeps a draft runbook out of the known alert names', () => {
-    const snap = flexSnapshot([draftRunbook]);
+    const snap = servedSnapshot([draftRunbook]);
     expect(snap.knownAlerts.has('kubepodcrashlooping')).toBe(false);
     expect(snap.byAlert.get('kubepodcrashlooping')).toHaveLength(1);
   });
@@ -208,12 +208,12 @@ describe('structural gate: runbooks and alert names', () => {
       labels: { namespace: 'web', pod: 'front-7d9f8c6b5-x2k4q', reason: 'CrashLoopBackOff', container: 'front' },
       annotations: { summary: 'Pod is crash looping.', description: 'front container restarts: crash looping (CrashLoopBackOff)' },
     });
-    const r = recall(i, flexSnapshot([crashRunbook, generic, ...filler]), noHistory, recallOpts(), NOW);
+    const r = recall(i, servedSnapshot([crashRunbook, generic, ...filler]), noHistory, recallOpts(), NOW);
     expect(r.runbook?.entry.id).toBe('runbooks/pod-crash.md');
     expect(r.runbook?.tier).toBe('runbook');
     expect(r.answer).toMatchObject({ kind: 'runbook', entry: 'runbooks/pod-crash.md' });
     // Matched by content weighs less than matched by name.
-    const byName = recall({ ...i, alertname: 'KubePodCrashLooping' }, flexSnapshot([crashRunbook, generic, ...filler]), noHistory, recallOpts(), NOW);
+    const byName = recall({ ...i, alertname: 'KubePodCrashLooping' }, servedSnapshot([crashRunbook, generic, ...filler]), noHistory, recallOpts(), NOW);
     expect(r.runbook!.confidence).toBeLessThan(byName.runbook!.confidence);
   });
 
@@ -223,7 +223,7 @@ describe('structural gate: runbooks and alert names', () => {
       labels: { namespace: 'web', pod: 'front-7d9f8c6b5-x2k4q' },
       annotations: { summary: 'Pod is crash looping.', description: 'front pod crash looping, restarts, kubectl logs previous' },
     });
-    const r = recall(i, flexSnapshot([crashRunbook]), noHistory, recallOpts(), NOW);
+    const r = recall(i, servedSnapshot([crashRunbook]), noHistory, recallOpts(), NOW);
     expect(r.ranked).toContain('runbooks/pod-crash.md');
     expect(r.runbook).toBeNull();
     expect(stepsOf(r.trace, 'structural', 'runbooks/pod-crash.md')[0]).toMatchObject({ passed: false });

@@ -23,6 +23,9 @@ const METHOD_SCOPES: Record<string, readonly string[]> = {
   'chat.update': ['chat:write'],
   'chat.postEphemeral': ['chat:write'],
   'conversations.info': ['channels:read', 'groups:read'],
+  // The lookup of a send whose outcome is unknown (exactly once).
+  'conversations.history': ['channels:history', 'groups:history'],
+  'conversations.replies': ['channels:history', 'groups:history'],
 };
 
 function sourceFiles(dir: string): string[] {

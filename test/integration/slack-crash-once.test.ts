@@ -1,0 +1,82 @@
+/**
+ * Exactly once through a crash (issue 20 "Done when"): Slack acts on each call on arrival and
+ * answers 0.3 s, 1.5 s or 2 s later; `reprise serve` is killed (-9) while deliveries are in
+ * flight and started again on the same store. Every acknowledged alert is exactly one thread,
+ * none lost: the restarted process looks up what the dead one may have sent (by the outbox id
+ * each message carries) and adopts it instead of posting it again.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSlackFake, type PostedMessage, type SlackFake } from '../fakes/slack-fake.js';
+import { crashLoopPayload, postAlert } from './helpers/alerts.js';
+import { until, writeConfig } from './helpers/chat-e2e.js';
+import { cleanup, makeTmpDir, spawnBot } from './helpers/spawn-bot.js';
+
+const CHANNEL = 'C0INCIDENTS';
+const ALERTS = 8;
+let fake: SlackFake;
+
+beforeAll(async () => {
+  fake = await startSlackFake();
+});
+afterAll(async () => {
+  await cleanup();
+  await fake?.close();
+});
+
+/** One alert per namespace, each its own Alertmanager group: one trigger, one thread each. */
+function payload(n: number): Record<string, unknown> {
+  const p = crashLoopPayload({ status: 'firing', pod: `api-7d9f8c6b5-x2k4${'bcdfghjk'[n % 8]}` }) as {
+    groupKey: string;
+    alerts: Array<{ labels: Record<string, string>; fingerprint?: string }>;
+  };
+  p.groupKey = `{}:{namespace="crash-${n}"}`;
+  for (const a of p.alerts) {
+    a.labels = { ...a.labels, namespace: `crash-${n}` };
+    a.fingerprint = `crash-${n}`;
+  }
+  return p;
+}
+
+const outboxIdOf = (m: PostedMessage): string | undefined => (m.metadata as { event_payload?: { outbox_id?: string } } | undefined)?.event_payload?.outbox_id;
+
+describe('exactly one thread per alert through kill -9', () => {
+  for (const latencyMs of [300, 1500, 2000]) {
+    it(`with Slack answering ${latencyMs} ms after it acted`, { timeout: 120_000 }, async () => {
+      fake.messages.length = 0;
+      fake.setBehaviour({ answerLatencyMs: latencyMs, failures: [] });
+      const dataDir = makeTmpDir();
+      const opts = {
+        dataDir,
+        args: ['--config', writeConfig(dataDir, 'transport:\n  slack:\n    allow_users: [U0ANN]\n')],
+        env: { SLACK_BOT_TOKEN: fake.botToken, SLACK_SIGNING_SECRET: fake.signingSecret, SLACK_CHANNEL: CHANNEL, SLACK_API_URL: fake.apiUrl },
+      };
+      const bot = await spawnBot(opts);
+      for (let n = 0; n < ALERTS; n++) {
+        const res = await postAlert(bot.url, payload(n));
+        expect(res.status, res.text).toBe(202);
+      }
+      // Deliveries are in flight: Slack has acted on some, the bot has heard of none or few.
+      await until('a first call reached Slack', () => (fake.messages.length > 0 ? true : undefined), 20_000);
+      await bot.kill();
+
+      const again = await spawnBot({ ...opts, transcript: `${dataDir}/t2.jsonl` });
+      const cards = (): PostedMessage[] => fake.messages.filter((m) => m.thread_ts === undefined && m.channel === CHANNEL);
+      await until(`${ALERTS} cards`, () => (cards().length >= ALERTS ? true : undefined), 60_000);
+      // Everything pending has gone out: each card has its analysis.
+      await until('every analysis', () => (cards().every((c) => fake.messages.some((m) => m.thread_ts === c.ts)) ? true : undefined), 60_000);
+      await new Promise((r) => setTimeout(r, latencyMs + 500)); // a duplicate would be sent within this
+      await again.stop();
+
+      const shown = cards().map((c) => String(c.text));
+      for (let n = 0; n < ALERTS; n++)
+        expect(
+          shown.filter((t) => t.includes(`crash-${n}`)),
+          `alert crash-${n}`,
+        ).toHaveLength(1);
+      expect(cards()).toHaveLength(ALERTS);
+      const ids = fake.messages.map(outboxIdOf);
+      expect(ids.every((id) => id !== undefined)).toBe(true);
+      expect(new Set(ids).size, 'no outbox item shown twice (cards and replies)').toBe(ids.length);
+    });
+  }
+});
