@@ -260,6 +260,7 @@ describe('the command line', () => {
     ['config', 'reference', '--help'],
     ['curate', '--help'],
     ['note', '--help'],
+    ['fixed', '--help'],
   ];
 
   /** Commands that group subcommands answer with their own list; every other one with commander's generated help. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fixPrBody, fixTitle, renderFixEntry } from '../../../src/core/curate/fix-entry.js';
 import { renderNoteEntry } from '../../../src/core/curate/kb-entry.js';
+import { markerValues } from '../../../src/core/curate/markers.js';
 import { neutraliseTitle } from '../../../src/core/curate/neutralise-markdown.js';
 import type { FixMaterial } from '../../../src/core/ledger-events.js';
 
@@ -28,8 +29,7 @@ describe('titles built from people’s words', () => {
 });
 
 describe('a human fix as an Incident entry draft', () => {
-  // Skipped: fails on an expectation not yet diagnosed (see the report); the end-to-end test covers these paths.
-  it.skip('neutralises the fix in the title, the entry and the PR body; no forged marker survives; Playbook without a resource', () => {
+  it('neutralises the fix in the title, the entry and the PR body; no forged marker survives; Playbook without a resource', () => {
     expect(fixTitle(fix())).not.toMatch(/@org|#12|<|>/);
     const e = renderFixEntry(fix(), 'a'.repeat(64), 'a'.repeat(64));
     expect(e.type).toBe('Incident');
@@ -38,7 +38,10 @@ describe('a human fix as an Incident entry draft', () => {
     expect(e.content).not.toContain('## Tried and failed');
     const body = fixPrBody(fix(), { id: 'id-1', dupFingerprint: 'a'.repeat(64), triggerKey: 'k', path: e.path });
     expect(body.match(/<!-- reprise:/g)).toEqual(['<!-- reprise:', '<!-- reprise:']);
-    expect(body).not.toContain('reprise:fix=forged');
+    // The forged marker stays as inert, visible text (escaped); only the bot's own marker reads as one.
+    expect(markerValues(body, 'fix')).toEqual(['id-1']);
+    expect(body).not.toContain('<!-- reprise:fix=forged');
+    expect(body).toContain('&lt;\\!-- reprise:fix=forged --&gt;');
     const { resource: _r, ...bare } = fix().alert;
     expect(renderFixEntry(fix({ alert: bare }), '', 'b'.repeat(16)).type).toBe('Playbook');
   });
