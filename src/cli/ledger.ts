@@ -78,6 +78,7 @@ function triggerOf(e: LedgerEvent, seen: Map<string, string>): string | undefine
     case 'curated':
     case 'fix':
     case 'question':
+    case 'question_answered':
       return e.triggerKey;
     case 'resolve':
       return e.triggerKey ?? seen.get(`fp:${e.fingerprint}`);

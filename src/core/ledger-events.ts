@@ -257,6 +257,25 @@ export const questionEventSchema = z.object({
 });
 export type QuestionEvent = z.infer<typeof questionEventSchema>;
 
+/**
+ * A model's answer to a thread question came back (issue 21 item 3): what it cost, counted in the
+ * day's token budget like an investigation's (`failed`: the call did not answer; its tokens, if any).
+ */
+export const questionAnsweredEventSchema = z.object({
+  type: z.literal('question_answered'),
+  triggerKey: nonEmpty,
+  openId: nonEmpty,
+  status: oneOf(['answered', 'failed']),
+  model: nonEmpty.optional(),
+  calls: counter,
+  tokensIn: counter,
+  tokensOut: counter,
+  /** Unset when the model has no price configured. Typed, not checked. */
+  costUsd: unchecked<number>().optional(),
+  at: timestamp,
+});
+export type QuestionAnsweredEvent = z.infer<typeof questionAnsweredEventSchema>;
+
 export const findingStatusSchema = oneOf(['completed', 'exhausted', 'failed', 'skipped', 'cancelled', 'degraded']);
 export type FindingStatus = z.infer<typeof findingStatusSchema>;
 
@@ -462,6 +481,7 @@ export const ledgerEventSchema = z.discriminatedUnion('type', [
   curatedEventSchema,
   fixEventSchema,
   questionEventSchema,
+  questionAnsweredEventSchema,
 ]);
 export type LedgerEvent = z.infer<typeof ledgerEventSchema>;
 export type LedgerEventType = LedgerEvent['type'];

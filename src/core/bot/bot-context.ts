@@ -3,7 +3,7 @@
  * decisions into outbox items inside a ledger transaction.
  */
 import type { FixOptions } from './fix-flow.js';
-import type { QuestionOptions } from './question-flow.js';
+import type { QuestionModel, QuestionOptions } from './question-flow.js';
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../ports/clock.js';
 import type { Logger } from '../../ports/logger.js';
@@ -71,6 +71,7 @@ export type BotReads = Pick<
   | 'humanFixes'
   | 'humanNotes'
   | 'recentEpisodes'
+  | 'tokensSpent'
 >;
 
 /** What the bot needs of the ledger: its reader, and transactions. */
@@ -120,6 +121,8 @@ export interface RepriseBotDeps {
   fixes?: FixOptions;
   /** Questions in a thread (issue 21 item 3): the per-thread hourly limit, and the model's answer when one is configured. */
   questions?: QuestionOptions;
+  /** A model that answers thread questions (absent: answered from the ledger and the catalog only). */
+  questionModel?: QuestionModel;
   /**
    * `/reprise investigate <text>`: runs one and resolves with its Finding as an answer (absent: the
    * bot says no model is configured). Run in the background; its answer goes through the outbox.

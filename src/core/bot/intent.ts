@@ -13,6 +13,7 @@ import type { AlertmanagerAlertState } from './alertmanager-reconcile.js';
 import type { AmSilenceOutcome } from './alertmanager-flow.js';
 import type { CurationResult } from './curation-flow.js';
 import type { InvestigationEnded } from './finding-flow.js';
+import type { QuestionAnswered } from './question-flow.js';
 import type { RouteHint } from './routing.js';
 
 export type { Actor, ChatIntent, Target } from '../chat/chat-types.js';
@@ -39,7 +40,8 @@ export type Intent =
   | { type: 'answer'; via: string; replyTo: ResponseTarget; view: EphemeralView }
   | InvestigationEnded
   | CurationResult
-  | AmSilenceOutcome;
+  | AmSilenceOutcome
+  | QuestionAnswered;
 
 /** A webhook's incidents as intents. */
 export function incidentIntents(incidents: readonly Incident[], route?: RouteHint): Intent[] {

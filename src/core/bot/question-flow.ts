@@ -7,6 +7,9 @@
  */
 import type { ChatIntent } from '../chat/chat-types.js';
 import type { RichText } from '../chat/thread-view.js';
+import { utcDay } from '../investigate/budget.js';
+import { questionAnswerText, questionMessages } from '../investigate/question-prompt.js';
+import type { ChatMessage } from '../../ports/model.js';
 import type { Entry } from '../types.js';
 import { enqueue, ledgerUser, shortTime, type Ctx, type ThreadInfo } from './bot-context.js';
 import type { ChatOutcome } from './chat-actions.js';
@@ -15,6 +18,36 @@ export interface QuestionOptions {
   /** Questions answered per thread per rolling hour. */
   perThreadPerHour: number;
 }
+
+/** What one model call for a question came back with. */
+export interface QuestionReply {
+  content: string | null;
+  model: string;
+  tokensIn: number;
+  tokensOut: number;
+  /** Null when the model has no price configured. */
+  costUsd: number | null;
+}
+
+/** The model that answers thread questions: one call, no tools; the day's token budget it shares with investigations. */
+export interface QuestionModel {
+  ask(messages: readonly ChatMessage[]): Promise<QuestionReply>;
+  /** `model.daily_token_budget`: past it, questions are answered without the model. */
+  dailyTokenBudget?: number;
+}
+
+/** What the `ask_question` effect sends: built in decide, so the effect only calls. */
+export interface QuestionAsk {
+  openId: string;
+  triggerKey: string;
+  transport: string;
+  messages: ChatMessage[];
+}
+
+/** The model's answer to a thread question came back (or the call failed). */
+export type QuestionAnswered = { type: 'question_answered'; openId: string; triggerKey: string; transport: string } & (
+  { reply: QuestionReply } | { error: string }
+);
 
 export const DEFAULT_QUESTIONS: QuestionOptions = { perThreadPerHour: 5 };
 
@@ -99,17 +132,34 @@ export function decideQuestion(c: Ctx, e: Question): ChatOutcome {
     return { status: 'refused', reason: `question limit: ${limit} per thread per hour` };
   }
   const index = c.tx.size;
+  const model = c.d.questionModel;
+  const budget = model?.dailyTokenBudget;
+  const overBudget = budget !== undefined && c.read.tokensSpent(utcDay(c.now)) >= budget;
+  const useModel = model !== undefined && !overBudget;
   c.tx.record({
     type: 'question',
     triggerKey: thread.triggerKey,
     openId: thread.openId,
     user: ledgerUser(e.actor),
     via: e.actor.via,
-    model: false,
+    model: useModel,
     eventId: e.eventId,
     at: c.now.toISOString(),
   });
   const lines = knownAnswer(c, thread);
+  if (useModel) {
+    // The model answers after this is durable (an effect, never here); the question, the alert and
+    // what is known go to it as data only.
+    const known = lines.map(plain).join('\n');
+    const alert = thread.alert ?? { alertname: thread.triggerKey.split('|')[0] ?? 'alert', title: thread.triggerKey };
+    c.effects.push({
+      type: 'ask_question',
+      ask: { openId: thread.openId, triggerKey: thread.triggerKey, transport, messages: questionMessages(alert, thread.triggerKey, known, e.text) },
+    });
+    c.log.info({ trigger: thread.triggerKey, user: ledgerUser(e.actor) }, 'question asked of the model');
+    return { status: 'recorded', kind: 'question', triggerKey: thread.triggerKey, event: { type: 'question' }, index };
+  }
+  if (overBudget) lines.push([`🤖 not asked of the model: the daily token budget (${budget}) is spent; resets at midnight UTC`]);
   // One notice: its lines joined, each on its own line.
   reply(
     '💬',
@@ -117,4 +167,53 @@ export function decideQuestion(c: Ctx, e: Question): ChatOutcome {
   );
   c.log.info({ trigger: thread.triggerKey, user: ledgerUser(e.actor) }, 'question answered from the ledger and the catalog');
   return { status: 'recorded', kind: 'question', triggerKey: thread.triggerKey, event: { type: 'question' }, index };
+}
+
+/** A rich line as plain text (what the model is shown of it). */
+function plain(line: RichText): string {
+  return line.map((x) => (typeof x === 'string' ? x : 'code' in x ? x.code : 'link' in x ? x.link.label : '')).join('');
+}
+
+const usd = (v: number): string => (v >= 0.01 ? `$${v.toFixed(2)}` : `$${v.toFixed(4)}`);
+
+/**
+ * The model's answer to a thread question: recorded with what it cost (counted in the day's
+ * budget) and replied in the thread in one fixed shape — what is known, then the model's words as
+ * plain text, then its cost. Nothing the model says can change that shape or add a mention.
+ */
+export function decideQuestionAnswered(c: Ctx, e: QuestionAnswered): { status: 'recorded'; reason?: string } {
+  const thread = c.read.thread(e.openId);
+  const reply = 'reply' in e ? e.reply : undefined;
+  c.tx.record({
+    type: 'question_answered',
+    triggerKey: e.triggerKey,
+    openId: e.openId,
+    status: reply ? 'answered' : 'failed',
+    ...(reply ? { model: reply.model } : {}),
+    calls: reply ? 1 : 0,
+    tokensIn: reply?.tokensIn ?? 0,
+    tokensOut: reply?.tokensOut ?? 0,
+    ...(reply && reply.costUsd !== null ? { costUsd: reply.costUsd } : {}),
+    at: c.now.toISOString(),
+  });
+  if (!thread) return { status: 'recorded', reason: 'the thread is no longer known' };
+  const lines = knownAnswer(c, thread);
+  if (reply) {
+    const text = questionAnswerText(reply.content) || 'the model gave no answer';
+    const tokens = reply.tokensIn + reply.tokensOut;
+    lines.push([`🤖 ${text}`]);
+    lines.push([`(model ${reply.model} · 1 call · ${tokens} tokens${reply.costUsd !== null ? ` · ${usd(reply.costUsd)}` : ''})`]);
+  } else lines.push([`🤖 the model could not answer (${'error' in e ? e.error.slice(0, 160) : 'no reply'}); this is what the ledger and the catalog know`]);
+  enqueue(
+    c.tx,
+    c.now,
+    {
+      transport: e.transport,
+      op: 'reply',
+      openId: thread.openId,
+      view: { kind: 'notice', topic: 'note', icon: '💬', text: lines.flatMap((l, i) => (i === 0 ? l : ['\n', ...l])) },
+    },
+    c.out,
+  );
+  return { status: 'recorded' };
 }

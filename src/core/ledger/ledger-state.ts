@@ -5,7 +5,7 @@
  */
 import type { LedgerEvent, OpenEvent } from '../ledger-events.js';
 import { ledgerEventProblem } from './ledger-event-problem.js';
-import { applyFinding, queueInvestigation } from './ledger-findings.js';
+import { applyFinding, countTokens, queueInvestigation } from './ledger-findings.js';
 import { applyCurate, applyCurated } from './ledger-curation.js';
 import { applyChatDelivered, applyNote, applyOutbox, applyOutboxFailed, registerThread, rememberChatEvent, threadOf } from './ledger-chat.js';
 import { applyNoise, stormResolved } from './ledger-noise.js';
@@ -399,6 +399,9 @@ export function applyEvent(state: LedgerState, event: unknown, seq?: number): Ep
       return undefined;
     case 'question':
       applyQuestion(state, e);
+      return undefined;
+    case 'question_answered':
+      countTokens(state, e.at, e.tokensIn + e.tokensOut);
       return undefined;
     case 'finding':
       applyFinding(state, e, { countRecall, trigger });

@@ -107,12 +107,13 @@ const everyKind: Record<string, unknown>[] = [
     at: T,
   },
   { type: 'curated', id: 'c', subject: 'fix', openId: 'o', triggerKey: 't', decision: 'fix_pr', url: 'u', number: 4, at: T },
+  { type: 'question_answered', triggerKey: 't', openId: 'o', status: 'answered', model: 'm', calls: 1, tokensIn: 2, tokensOut: 3, costUsd: 0.1, at: T },
 ];
 
 describe('ledgerEventSchema', () => {
   it('covers every event type', () => {
     expect(new Set(everyKind.map((e) => e['type']))).toEqual(new Set(LEDGER_EVENT_TYPES));
-    expect(LEDGER_EVENT_TYPES).toHaveLength(15);
+    expect(LEDGER_EVENT_TYPES).toHaveLength(16);
   });
 
   it('accepts every event the writers produce', () => {
@@ -145,6 +146,7 @@ describe('ledgerEventSchema', () => {
     [{ ...everyKind[17], text: '' }, 'fix event: text must be a non-empty string'],
     [{ ...everyKind[18], model: 'yes', openId: undefined }, 'question event: openId must be a non-empty string; model must be a boolean'],
     [{ ...everyKind[19], fix: undefined }, 'curate event: fix must be an object'],
+    [{ ...everyKind[21], tokensIn: -1, status: 'maybe' }, 'question_answered event: status must be one of answered|failed; tokensIn must be a number ≥ 0'],
     [{ ...everyKind[0], alert: { title: 't' } }, 'open event: alert.alertname must be a non-empty string'],
     [{ type: 'explode', at: T }, 'unknown event type "explode"'],
     [{ at: T }, 'unknown event type undefined'],
