@@ -79,6 +79,7 @@ function triggerOf(e: LedgerEvent, seen: Map<string, string>): string | undefine
     case 'fix':
     case 'question':
     case 'question_answered':
+    case 'postmortem':
       return e.triggerKey;
     case 'resolve':
       return e.triggerKey ?? seen.get(`fp:${e.fingerprint}`);

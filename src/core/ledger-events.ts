@@ -257,6 +257,18 @@ export const questionEventSchema = z.object({
 });
 export type QuestionEvent = z.infer<typeof questionEventSchema>;
 
+/** `@reprise postmortem` in a thread (issue 21 item 5): a draft was asked for (the chat event, applied once). */
+export const postmortemEventSchema = z.object({
+  type: z.literal('postmortem'),
+  triggerKey: nonEmpty,
+  openId: nonEmpty,
+  user: nonEmpty,
+  via: nonEmpty,
+  eventId: nonEmpty.optional(),
+  at: timestamp,
+});
+export type PostmortemEvent = z.infer<typeof postmortemEventSchema>;
+
 /**
  * A model's answer to a thread question came back (issue 21 item 3): what it cost, counted in the
  * day's token budget like an investigation's (`failed`: the call did not answer; its tokens, if any).
@@ -363,7 +375,7 @@ export type NoteFiling = 'pr_comment' | 'concept_pr';
 /** The forge refused an item for good (credentials, permissions, validation); `detail` says why. */
 export type CurationFailure = 'failed';
 /** Where a human fix went: a new Incident entry PR, or a comment on the trigger's open draft (`pr_comment`). */
-export type FixFiling = 'fix_pr';
+export type FixFiling = 'fix_pr' | 'postmortem_pr';
 
 /** What a KB draft is written from: the Finding and its incident, as recorded at file time. */
 export interface DraftMaterial {
@@ -404,7 +416,22 @@ export interface FixMaterial {
   triedAndFailed: string[];
 }
 
-const curateSubjectSchema = oneOf(['finding', 'note', 'fix']);
+/** What a postmortem draft is written from (issue 21 item 5), gathered when it was asked for. */
+export interface PostmortemMaterial {
+  /** Ledger user of whoever asked. */
+  user: string;
+  at: string;
+  triggerKey: string;
+  alert: OpenAlert;
+  openedAt?: string;
+  resolvedAt?: string;
+  cause?: string;
+  /** The thread's notes and fixes, oldest first. */
+  said: Array<{ kind: 'note' | 'fix'; user: string; text: string; at: string }>;
+  triedAndFailed: string[];
+}
+
+const curateSubjectSchema = oneOf(['finding', 'note', 'fix', 'postmortem']);
 
 /**
  * Intent to file something on the forge (SPEC §10): recorded with what it is about, performed
@@ -423,6 +450,8 @@ export const curateEventSchema = z
     draft: unchecked<DraftMaterial>().optional(),
     /** subject fix: the human's fix and the incident it ends, as recorded when it was said. */
     fix: unchecked<FixMaterial>().optional(),
+    /** subject postmortem: the incident's record as it stood when the draft was asked for. */
+    postmortem: unchecked<PostmortemMaterial>().optional(),
     /** subject note: who wrote what, and the finding it was written on. */
     note: unchecked<{ user: string; name: string; via: string; text: string; finding?: string }>().optional(),
     at: timestamp,
@@ -431,6 +460,7 @@ export const curateEventSchema = z
     if (e.subject === 'finding' && !isObject(e.draft)) ctx.addIssue({ code: 'custom', path: ['draft'], message: 'must be an object' });
     if (e.subject === 'note' && !isObject(e.note)) ctx.addIssue({ code: 'custom', path: ['note'], message: 'must be an object' });
     if (e.subject === 'fix' && !isObject(e.fix)) ctx.addIssue({ code: 'custom', path: ['fix'], message: 'must be an object' });
+    if (e.subject === 'postmortem' && !isObject(e.postmortem)) ctx.addIssue({ code: 'custom', path: ['postmortem'], message: 'must be an object' });
   });
 export type CurateEvent = z.infer<typeof curateEventSchema>;
 
@@ -444,6 +474,7 @@ const CURATED_DECISIONS = [
   'pr_comment',
   'concept_pr',
   'fix_pr',
+  'postmortem_pr',
   'failed',
 ] as const satisfies ReadonlyArray<CurationDecision | NoteFiling | FixFiling | CurationFailure>;
 
@@ -482,6 +513,7 @@ export const ledgerEventSchema = z.discriminatedUnion('type', [
   fixEventSchema,
   questionEventSchema,
   questionAnsweredEventSchema,
+  postmortemEventSchema,
 ]);
 export type LedgerEvent = z.infer<typeof ledgerEventSchema>;
 export type LedgerEventType = LedgerEvent['type'];

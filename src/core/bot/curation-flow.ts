@@ -6,7 +6,7 @@
  */
 import type { NoticeView, RichText } from '../chat/thread-view.js';
 import { curationLine } from '../curate/curation-line.js';
-import { fixNotice, noteNotice, type Outcome } from '../curate/file-item.js';
+import { fixNotice, noteNotice, postmortemNotice, type Outcome } from '../curate/file-item.js';
 import type { CurateItem } from '../ledger/ledger-types.js';
 import { enqueue, type Ctx } from './bot-context.js';
 
@@ -28,7 +28,7 @@ export function decideCuration(c: Ctx, e: CurationResult): { status: 'recorded';
   };
   if (e.type === 'curation_retrying') {
     reply('⏳', [
-      `${item.subject === 'fix' ? 'fix' : 'note'} from @${named(item)} kept: the knowledge base forge is not reachable right now (${e.message.slice(0, 160)}); it will be filed when it is back`,
+      `${item.subject === 'fix' ? 'fix' : item.subject === 'postmortem' ? 'postmortem request' : 'note'} from @${named(item)} kept: the knowledge base forge is not reachable right now (${e.message.slice(0, 160)}); it will be filed when it is back`,
     ]);
     return { status: 'recorded' };
   }
@@ -40,6 +40,7 @@ export function decideCuration(c: Ctx, e: CurationResult): { status: 'recorded';
       enqueue(c.tx, c.now, { transport, op: 'update', openId: thread.openId, view: { kind: 'card_patch', curation: line } }, c.out);
   } else if (item.subject === 'note') reply(outcome.decision === 'failed' ? '⚠️' : '📝', noteNotice(named(item), outcome));
   else if (item.subject === 'fix') reply(outcome.decision === 'failed' ? '⚠️' : '🛠', fixNotice(named(item), outcome));
+  else if (item.subject === 'postmortem') reply(outcome.decision === 'failed' ? '⚠️' : '📄', postmortemNotice(outcome));
   c.log.info(
     { curateId: item.id, subject: item.subject, trigger: item.triggerKey, decision: outcome.decision, detail: outcome.detail, url: outcome.url },
     `curation: ${outcome.decision}`,

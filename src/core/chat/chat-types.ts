@@ -71,6 +71,8 @@ export type ChatIntent =
   | { type: 'fixed'; eventId: string; actor: Actor; text: string; target: Target }
   /** A mention in an incident thread that is no verb: a question, answered in the thread (issue 21 item 3). */
   | { type: 'question'; eventId: string; actor: Actor; text: string; target: Target }
+  /** `postmortem` in an incident thread: a postmortem draft of it (issue 21 item 5). */
+  | { type: 'postmortem'; eventId: string; actor: Actor; target: Target }
   | {
       type: 'command';
       eventId: string;

@@ -41,7 +41,7 @@ export function afterKeyword(text: string, keyword: string): string | undefined 
 export function threadReplyIntent(
   text: string,
   ctx: { eventId: string; actor: Actor; thread: MessageRef },
-): Extract<ChatIntent, { type: 'silence' | 'note' | 'fixed' | 'question' }> | undefined {
+): Extract<ChatIntent, { type: 'silence' | 'note' | 'fixed' | 'question' | 'postmortem' }> | undefined {
   const t = text.trim();
   const target = { message: ctx.thread };
   const silence = afterKeyword(t, 'silence');
@@ -57,6 +57,7 @@ export function threadReplyIntent(
       replyTo: { kind: 'thread', ref: ctx.thread },
     };
   }
+  if (/^postmortem[.!]?$/i.test(t)) return { type: 'postmortem', eventId: ctx.eventId, actor: ctx.actor, target };
   const fixed = afterKeyword(t, 'fixed');
   if (fixed !== undefined) return { type: 'fixed', eventId: ctx.eventId, actor: ctx.actor, text: fixed, target };
   const note = afterKeyword(t, 'note');

@@ -15,7 +15,7 @@ import type { Logger } from '../../ports/logger.js';
 import type { CurationResult } from '../bot/curation-flow.js';
 import type { CurateItem } from '../ledger/ledger-types.js';
 import type { CatalogSnapshot } from '../recall/catalog-snapshot.js';
-import { CountingForge, fileFinding, fileFix, fileNote, type FilingDeps, type Outcome } from './file-item.js';
+import { CountingForge, fileFinding, fileFix, filePostmortem, fileNote, type FilingDeps, type Outcome } from './file-item.js';
 import { backoffDelay } from '../backoff.js';
 
 export interface CurationLedger {
@@ -189,7 +189,9 @@ export class CurationWorker {
           ? await fileFinding(this.#filing, item, forge)
           : item.subject === 'fix'
             ? await fileFix(this.#filing, item, forge)
-            : await fileNote(this.#filing, item, forge);
+            : item.subject === 'postmortem'
+              ? await filePostmortem(this.#filing, item, forge)
+              : await fileNote(this.#filing, item, forge);
     } catch (err) {
       this.#spend(forge.writes);
       await this.#failed(item, err);

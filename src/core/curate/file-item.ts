@@ -16,6 +16,7 @@ import { findingPrBody, noteComment, notePrBody, seenAgainComment, type Neighbou
 import { renderFindingEntry, renderNoteEntry } from './kb-entry.js';
 import { fixComment, fixPrBody, renderFixEntry } from './fix-entry.js';
 import { hasMarker } from './markers.js';
+import { postmortemPrBody, renderPostmortem } from './postmortem.js';
 import { isHumanRejection } from './rejections.js';
 
 export type Outcome = Omit<CuratedEvent, 'type' | 'id' | 'subject' | 'openId' | 'triggerKey' | 'at'>;
@@ -158,6 +159,31 @@ export async function fileFix(deps: FilingDeps, item: CurateItem, forge: Countin
     labels: [...deps.options.labels, 'human-fix'],
   });
   return pr('fix_pr', created);
+}
+
+/** Files a postmortem draft: a PR adding `postmortems/<date>-<alert>.md` (once per request: its marker finds a PR already made). */
+export async function filePostmortem(deps: FilingDeps, item: CurateItem, forge: CountingForge): Promise<Outcome> {
+  const m = item.postmortem;
+  if (!m) return { decision: 'failed', detail: 'the intent carries no postmortem' };
+  const open = await deps.forge.listPullRequests('open');
+  const mine = open.find((p) => hasMarker(p.body, 'postmortem', item.id));
+  if (mine) return pr('postmortem_pr', mine);
+  const draft = renderPostmortem(m, item.id.replace(/[^0-9a-f]/g, '') || randomUUID().replace(/-/g, ''));
+  await deps.drafts.push({ branch: draft.branch, path: draft.path, content: draft.content, message: draft.title });
+  const created = await forge.createPullRequest({
+    title: draft.title,
+    body: postmortemPrBody(draft, item.id),
+    head: draft.branch,
+    labels: [...deps.options.labels, 'postmortem'],
+  });
+  return pr('postmortem_pr', created);
+}
+
+/** What the thread is told about a postmortem draft. */
+export function postmortemNotice(o: Outcome): RichText {
+  const link = o.url && o.number !== undefined ? [{ link: { url: o.url, label: `PR #${o.number}` } }] : [];
+  if (o.decision === 'postmortem_pr') return ['postmortem drafted for review: ', ...link];
+  return [`postmortem could not be filed on the forge: ${o.detail ?? 'unknown error'}`];
 }
 
 /** What the thread is told about a fix: where it went, with the link. */

@@ -400,6 +400,9 @@ export function applyEvent(state: LedgerState, event: unknown, seq?: number): Ep
     case 'question':
       applyQuestion(state, e);
       return undefined;
+    case 'postmortem':
+      rememberChatEvent(state, e.eventId, e.at);
+      return undefined;
     case 'question_answered':
       countTokens(state, e.at, e.tokensIn + e.tokensOut);
       return undefined;
