@@ -46,6 +46,18 @@ const COMMANDS: ReadonlyArray<{ name: string; synopsis: string; summary: string;
     load: async () => (await import('./cli/fixed.js')).fixed,
   },
   {
+    name: 'ack',
+    synopsis: '<triggerKey> [--user U]',
+    summary: "say you are on the trigger's incident (👀); PagerDuty too when configured",
+    load: async () => (await import('./cli/ack.js')).ack,
+  },
+  {
+    name: 'incident',
+    synopsis: 'show <triggerKey> [--json]',
+    summary: "the newest episode's timeline: fired, posted, acknowledged, votes, notes, silences, resolved",
+    load: async () => (await import('./cli/incident.js')).incident,
+  },
+  {
     name: 'ledger',
     synopsis: 'events|verify|export|import …',
     summary: 'every recorded event; replay and check; a JSON-lines backup; restore one into an empty store',

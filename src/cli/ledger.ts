@@ -80,7 +80,10 @@ function triggerOf(e: LedgerEvent, seen: Map<string, string>): string | undefine
     case 'question':
     case 'question_answered':
     case 'postmortem':
+    case 'ack':
       return e.triggerKey;
+    case 'pagerduty_call':
+      return e.openId === undefined ? undefined : seen.get(`open:${e.openId}`);
     case 'resolve':
       return e.triggerKey ?? seen.get(`fp:${e.fingerprint}`);
     case 'delivered':

@@ -229,18 +229,24 @@ const rules = (description: string) =>
 const coalesce = z
   .strictObject({
     enabled: doc(
-      bool().default(false),
-      'Coalesce storms: alerts of one batch become one thread and at most one investigation, each alert keeping its own ledger open.',
+      bool().default(true),
+      'Coalesce: alerts of one batch become one thread and at most one investigation, each alert keeping its own ledger open (false = one thread per alert).',
     ),
-    group: doc(bool().default(true), 'Alerts of one Alertmanager notification group (its `groupKey`, shaped by `group_by`) form a batch.'),
+    group: doc(
+      bool().default(true),
+      'Alerts of one Alertmanager notification group (its `groupKey`, shaped by `group_by`) share one thread while any of them fires; the first is posted at once.',
+    ),
     labels: doc(
       z.array(str(), { error: 'must be a list of label names' }).default([]),
       'Alerts whose values of all these labels agree form a batch (checked before the group).',
       { example: ['cluster', 'namespace'] },
     ),
-    debounce: dur('30s', 'A batch stays open while its alerts arrive at most this far apart.', { positive: true }),
-    max_wait: dur('2m', 'A batch closes this long after its first alert, however busy the storm.', { positive: true }),
-    max_alerts: doc(int(1).default(50), 'Most alerts in one storm thread (and its one investigation); the next starts a new batch.'),
+    debounce: dur('30s', 'A correlation-label batch stays open while its alerts arrive at most this far apart.', { positive: true }),
+    max_wait: dur('2m', 'A correlation-label batch closes this long after its first alert, however busy the storm.', { positive: true }),
+    max_alerts: doc(
+      int(1).default(50),
+      'Most alerts in one correlation-label thread (and its one investigation); the next starts a new batch. A group is never split.',
+    ),
   })
   .transform((v) => withMs(v, ['debounce', 'max_wait']));
 
@@ -271,6 +277,24 @@ const alertmanager = z
     timeout: dur('10s', 'Timeout of one Alertmanager API call.', { positive: true }),
   })
   .transform((v) => withMs(v, ['reconcile_interval', 'timeout']));
+
+const pagerduty = z
+  .strictObject({
+    api_url: doc(httpUrl().default('https://api.pagerduty.com'), "PagerDuty's REST API base URL (v2).", { env: ['REPRISE_PAGERDUTY_API_URL'] }),
+    token: doc(str().optional(), 'PagerDuty REST API token: with it and `from`, an ack in chat of a PagerDuty incident acknowledges it in PagerDuty too.', {
+      secret: true,
+      env: ['REPRISE_PAGERDUTY_TOKEN'],
+    }),
+    from: doc(str().optional(), 'Email of the PagerDuty user the acknowledgements are made as (the `From` header PagerDuty requires).', {
+      env: ['REPRISE_PAGERDUTY_FROM'],
+      example: 'oncall-bot@example.com',
+    }),
+    timeout: dur('10s', 'Timeout of one PagerDuty API call.', { positive: true }),
+    max_attempts: doc(int(1, 50).default(6), 'Attempts of one acknowledge before it is given up (recorded, and said in the thread).'),
+    retry_base: dur('2s', 'Wait after the first failed attempt; it doubles each time, up to `retry_max` (a 429 Retry-After wins).', { positive: true }),
+    retry_max: dur('5m', 'Longest wait between two attempts.', { positive: true }),
+  })
+  .transform((v) => withMs(v, ['timeout', 'retry_base', 'retry_max']));
 
 const ledger = z
   .strictObject({
@@ -604,6 +628,7 @@ const configShape = z.strictObject({
   links: doc(block(links.prefault({})), 'Links the cards take from alerts: which hosts they may point to (docs/security.md).'),
   ledger: doc(block(ledger.prefault({})), 'Ledger-backed gates (SPEC §8).'),
   alertmanager: doc(block(alertmanager.prefault({})), 'Alertmanager as a partner: silences there, and reconciling threads with its alerts.'),
+  pagerduty: doc(block(pagerduty.prefault({})), "PagerDuty's REST API as a partner: a chat ack acknowledges the PagerDuty incident too."),
   transport: doc(
     block(transport.prefault({})),
     'Chat surfaces: each is on when its credentials are set (Slack and Matrix can run at once); the console otherwise.',
@@ -706,6 +731,13 @@ function crossFieldRules(cfg: unknown, ctx: z.RefinementCtx<unknown>): void {
       'is required when a forge is configured: drafts are pushed there as branches (set REPRISE_CATALOG_GIT_URL)',
     );
   }
+  const pd = (c as { pagerduty?: { token?: string; from?: string } } | undefined)?.pagerduty;
+  if (pd?.token !== undefined && pd.token !== '')
+    need(
+      pd.from,
+      ['pagerduty', 'from'],
+      "is required with pagerduty.token: PagerDuty needs the acknowledging user's email in `From` (or set REPRISE_PAGERDUTY_FROM)",
+    );
   const t = c?.transport;
   const sl = t?.slack;
   if (sl?.bot_token !== undefined && sl.bot_token !== '') {

@@ -63,6 +63,8 @@ export const openEventSchema = z.object({
   coalesceKey: nonEmpty.optional(),
   /** A storm member: the open whose thread it joined (its own ledger open still pairs its resolve). */
   threadOf: nonEmpty.optional(),
+  /** Alerts its Alertmanager notification left out (`truncatedAlerts`, past the receiver's `max_alerts`), when it said. */
+  truncatedAlerts: z.number({ error: 'must be a non-negative integer' }).int().nonnegative().optional(),
   /**
    * The model investigates this open (a job was started for it): the incident as it arrived,
    * so a restart or a new leader resumes the job until its `finding` is recorded.
@@ -97,6 +99,8 @@ export const resolveEventSchema = z.object({
   triggerKey: nonEmpty.optional(),
   /** When the source says the alert ended (Alertmanager `endsAt`), if it said. */
   endsAt: timestamp.optional(),
+  /** Who concluded it when the source sent no resolve: `am_gone` (Alertmanager stopped listing it). */
+  reason: nonEmpty.optional(),
   at: timestamp,
 });
 export type ResolveEvent = z.infer<typeof resolveEventSchema>;
@@ -495,6 +499,41 @@ export const curatedEventSchema = z.object({
 });
 export type CuratedEvent = z.infer<typeof curatedEventSchema>;
 
+/**
+ * Someone is on it (SPEC §8 Acknowledgement, issue 21): 👀, the card's "On it" button, `ack` in
+ * the thread or the CLI, or PagerDuty's `incident.acknowledged`. Never silences, never a vote.
+ */
+export const ackEventSchema = z.object({
+  type: z.literal('ack'),
+  triggerKey: nonEmpty,
+  /** Surface-qualified (`slack:U1`, `pagerduty:P1`), or the CLI user. */
+  user: nonEmpty,
+  /** The display name the surface gave (text, never markup). */
+  name: nonEmpty.optional(),
+  via: nonEmpty,
+  /** The thread acknowledged (its open id). */
+  openId: nonEmpty.optional(),
+  eventId: nonEmpty.optional(),
+  /** Acknowledge the PagerDuty incident too: performed after this is durable, re-tried after a restart until its outcome is recorded. */
+  pagerduty: z.object({ requestId: nonEmpty, incidentId: nonEmpty }, { error: 'must be an object' }).optional(),
+  at: timestamp,
+});
+export type AckEvent = z.infer<typeof ackEventSchema>;
+
+/** One attempt of a PagerDuty REST call an ack asked for: `retry` keeps it pending, `done` / `failed` settle it. */
+export const pagerDutyCallEventSchema = z.object({
+  type: z.literal('pagerduty_call'),
+  requestId: nonEmpty,
+  incidentId: nonEmpty,
+  action: oneOf(['acknowledge']),
+  outcome: oneOf(['done', 'retry', 'failed']),
+  attempt: counter,
+  detail: nonEmpty.optional(),
+  openId: nonEmpty.optional(),
+  at: timestamp,
+});
+export type PagerDutyCallEvent = z.infer<typeof pagerDutyCallEventSchema>;
+
 /** Every ledger event: one schema per `type`. Check with it (`ledgerEventProblem`); keep the value read. */
 export const ledgerEventSchema = z.discriminatedUnion('type', [
   openEventSchema,
@@ -514,6 +553,8 @@ export const ledgerEventSchema = z.discriminatedUnion('type', [
   questionEventSchema,
   questionAnsweredEventSchema,
   postmortemEventSchema,
+  ackEventSchema,
+  pagerDutyCallEventSchema,
 ]);
 export type LedgerEvent = z.infer<typeof ledgerEventSchema>;
 export type LedgerEventType = LedgerEvent['type'];

@@ -1,7 +1,9 @@
 /**
  * PagerDuty V3 webhook → Incident (SPEC §4). `incident.triggered` opens, `incident.resolved`
- * resolves; every other event type is acknowledged and ignored with a reason. The PagerDuty
- * incident id is the fingerprint, so the resolve pairs with its open.
+ * resolves, `incident.reopened` fires again (a new episode of the same trigger);
+ * `incident.acknowledged` is someone on it and `incident.annotated` an operator note (issue 21);
+ * every other event type is acknowledged and ignored with a reason. The PagerDuty incident id is
+ * the fingerprint, so a resolve pairs with its open even when the incident's title changed.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
@@ -36,9 +38,22 @@ const eventSchema = z.object({
     event_type: z.string().trim().min(1).max(200),
     resource_type: looseString,
     occurred_at: looseString,
+    agent: reference,
     data: z.unknown().optional(),
   }),
 });
+
+/** `incident.annotated`'s data: the note and the incident it is on. */
+const noteSchema = z.object({
+  content: z.string().max(1_000_000),
+  incident: z.object({ id: z.string().trim().min(1).max(256) }),
+});
+
+/** Who did it in PagerDuty (`event.agent`), as text. */
+export interface PagerDutyAgent {
+  id?: string;
+  name?: string;
+}
 
 /** Envelope fields every parse returns: the edge's replay protection reads the id and `occurred_at`. */
 interface PagerDutyEnvelope {
@@ -47,9 +62,19 @@ interface PagerDutyEnvelope {
   /** `event.occurred_at` as sent (the edge checks its age). */
   occurredAt?: string;
 }
-export type PagerDutyParse = ({ kind: 'incident'; incident: Incident } | { kind: 'ignored'; reason: string }) & PagerDutyEnvelope;
+export type PagerDutyParse = (
+  | { kind: 'incident'; incident: Incident }
+  | { kind: 'ack'; incidentId: string; agent?: PagerDutyAgent }
+  | { kind: 'note'; incidentId: string; text: string; agent?: PagerDutyAgent }
+  | { kind: 'ignored'; reason: string }
+) &
+  PagerDutyEnvelope;
 
-const STATUS: Readonly<Record<string, 'firing' | 'resolved'>> = { 'incident.triggered': 'firing', 'incident.resolved': 'resolved' };
+const STATUS: Readonly<Record<string, 'firing' | 'resolved'>> = {
+  'incident.triggered': 'firing',
+  'incident.reopened': 'firing',
+  'incident.resolved': 'resolved',
+};
 
 function invalid(issues: readonly z.core.$ZodIssue[], prefix: Array<string | number> = []): RepriseError {
   const full = issues.map((i) => ({ ...i, path: [...prefix, ...i.path] }));
@@ -86,8 +111,24 @@ export function parsePagerDutyPayload(
     ...(event.id ? { eventId: event.id } : {}),
     ...(event.occurred_at ? { occurredAt: event.occurred_at } : {}),
   };
+  const agent = agentOf(event.agent);
+  if (event.event_type === 'incident.acknowledged') {
+    const parsed = dataSchema.safeParse(event.data, { reportInput: true });
+    if (!parsed.success) throw invalid(parsed.error.issues, ['event', 'data']);
+    return { kind: 'ack', incidentId: parsed.data.id, ...(agent ? { agent } : {}), ...base };
+  }
+  if (event.event_type === 'incident.annotated') {
+    const parsed = noteSchema.safeParse(event.data, { reportInput: true });
+    if (!parsed.success) throw invalid(parsed.error.issues, ['event', 'data']);
+    return { kind: 'note', incidentId: parsed.data.incident.id, text: parsed.data.content, ...(agent ? { agent } : {}), ...base };
+  }
   const status = STATUS[event.event_type];
-  if (!status) return { kind: 'ignored', reason: `event type ${event.event_type.slice(0, 100)} is not incident.triggered or incident.resolved`, ...base };
+  if (!status)
+    return {
+      kind: 'ignored',
+      reason: `event type ${event.event_type.slice(0, 100)} is not incident.triggered, .reopened, .acknowledged, .annotated or .resolved`,
+      ...base,
+    };
   const parsed = dataSchema.safeParse(event.data, { reportInput: true });
   if (!parsed.success) throw invalid(parsed.error.issues, ['event', 'data']);
   const d = parsed.data;
@@ -129,6 +170,13 @@ export function parsePagerDutyPayload(
   if (d.html_url && /^https?:\/\//i.test(d.html_url)) incident.generatorUrl = d.html_url.slice(0, 2048);
   attachLinks(incident, options.links);
   return { kind: 'incident', incident, ...base };
+}
+
+function agentOf(a: { id?: string | undefined; summary?: string | undefined } | null | undefined): PagerDutyAgent | undefined {
+  const id = a?.id?.trim().slice(0, 100);
+  const name = a?.summary?.trim().slice(0, 200);
+  if (!id && !name) return undefined;
+  return { ...(id ? { id } : {}), ...(name ? { name } : {}) };
 }
 
 export type SignatureCheck = { ok: true } | { ok: false; reason: string };

@@ -29,6 +29,8 @@ export interface ControlHandlers {
   note?: (body: unknown) => Promise<unknown>;
   /** `POST /v1/fixed`: what fixed it, on a trigger's newest thread (`reprise fixed`). */
   fixed?: (body: unknown) => Promise<unknown>;
+  /** `POST /v1/ack`: someone is on a trigger's newest thread (`reprise ack`). */
+  ack?: (body: unknown) => Promise<unknown>;
 }
 
 export interface ControlServer {
@@ -65,6 +67,8 @@ export async function startControlServer(path: string, handlers: ControlHandlers
   if (note) app.post('/v1/note', async (c) => answer(c, async () => note(await jsonBody(c))));
   const fixed = handlers.fixed;
   if (fixed) app.post('/v1/fixed', async (c) => answer(c, async () => fixed(await jsonBody(c))));
+  const ack = handlers.ack;
+  if (ack) app.post('/v1/ack', async (c) => answer(c, async () => ack(await jsonBody(c))));
   finishHttpApp(app, errorResponse, {
     '/v1/feedback': 'POST',
     '/v1/status': 'GET',
@@ -72,6 +76,7 @@ export async function startControlServer(path: string, handlers: ControlHandlers
     '/v1/curate': 'POST',
     ...(note ? { '/v1/note': 'POST' } : {}),
     ...(fixed ? { '/v1/fixed': 'POST' } : {}),
+    ...(ack ? { '/v1/ack': 'POST' } : {}),
   });
 
   const node = serveNode(app, { logger: log });

@@ -10,9 +10,10 @@ import type http from 'node:http';
 import type { MiddlewareHandler } from 'hono';
 import { bearerAuth } from 'hono/bearer-auth';
 import { RepriseError } from '../core/errors.js';
+import type { ChatIntent } from '../core/chat/chat-types.js';
 import type { LinkPolicy } from '../core/alert-links.js';
 import type { IdentityOptions } from '../core/identity.js';
-import type { Clock } from '../ports/clock.js';
+import { systemClock, type Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
 import { admission, VerifyPool } from './admission.js';
 import { createHttpApp, finishHttpApp, isLoopback, remoteAddress, type HttpApp, type HttpContext, type HttpEnv } from './http-app.js';
@@ -45,6 +46,8 @@ export interface HttpServerOptions {
   logger: Logger;
   /** Called with the normalized incidents; the 202 is sent once it resolves. */
   onAlertmanager: IncidentHandler;
+  /** What a person did in a source (PagerDuty acks and notes), for the bot's entrance; the 202 is sent once it resolves. */
+  onChat?: (intents: ChatIntent[]) => Promise<unknown[]>;
   /** What `/readyz` reports: 200 when ready, 503 with the reasons otherwise. */
   readiness: () => Readiness;
   /** The registry `/metrics` exposes; request counts and latencies are recorded in it. */
@@ -107,7 +110,7 @@ function expectedBytes(c: HttpContext, limit: number): number {
 /** Build the ingress server. Nothing listens until `listen` is called. */
 export function createHttpServer(opts: HttpServerOptions): HttpServer {
   const log = opts.logger.child({ component: 'http' });
-  const clock = opts.clock ?? { now: () => new Date() };
+  const clock = opts.clock ?? systemClock;
   const nowMs = (): number => clock.now().getTime();
   const { app, errorResponse } = createHttpApp({ logger: log, authenticate: 'Bearer realm="reprise"', trustRequestId: true });
 
@@ -192,6 +195,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     ...(opts.links ? { links: opts.links } : {}),
     metrics: opts.metrics,
     onIncidents: opts.onAlertmanager,
+    ...(opts.onChat ? { onChat: opts.onChat } : {}),
   });
   app.route('/webhook/alertmanager', alertmanagerWebhook(kit, 'alertmanager'));
   app.route('/webhook/grafana', alertmanagerWebhook(kit, 'grafana'));

@@ -4,7 +4,7 @@
  * chat deliveries, ledger appends. Every label comes from a closed set; a value outside it is
  * counted as `other`, so nothing an alert or a chat user sends can mint a new series.
  */
-import { Counter, type Registry } from 'prom-client';
+import { Counter, Histogram, type Registry } from 'prom-client';
 import { LEDGER_EVENT_TYPES, type LedgerEvent } from '../core/ledger-events.js';
 import { INVESTIGATION_STATUSES } from '../core/investigate/investigation-types.js';
 import type { DeliveryEnd, InvestigationEnd, LoopObserver, RecallDecision } from '../ports/loop-observer.js';
@@ -92,6 +92,12 @@ export function registerLoopMetrics(registry: Registry, surfaces: readonly strin
   for (const answer of RECALL_ANSWERS) decisions.inc({ answer }, 0);
   for (const gate of STOPPING_GATES) stopped.inc({ gate }, 0);
   for (const type of LEDGER_EVENT_TYPES) appended.inc({ type }, 0);
+  const toAck = new Histogram({
+    name: 'reprise_time_to_acknowledge_seconds',
+    help: 'Seconds from an incident firing to the first person saying they are on it (👀, On it, ack, PagerDuty).',
+    buckets: [30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14400],
+    registers: [registry],
+  });
   for (const surface of surfaces) {
     for (const op of DELIVERY_OPS) deliveries.inc({ surface, op }, 0);
     retries.inc({ surface }, 0);
@@ -112,6 +118,9 @@ export function registerLoopMetrics(registry: Registry, surfaces: readonly strin
       if (d.outcome === 'failed') failures.inc({ surface: s, reason: bounded(d.reason, DELIVERY_FAILURES) });
       else if (d.outcome === 'retry') retries.inc({ surface: s });
       else deliveries.inc({ surface: s, op: bounded(d.op, DELIVERY_OPS) });
+    },
+    acknowledged(seconds: number): void {
+      if (Number.isFinite(seconds) && seconds >= 0) toAck.observe(seconds);
     },
     ledgerAppended(events: readonly LedgerEvent[]): void {
       const counts = new Map<string, number>();

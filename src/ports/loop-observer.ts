@@ -39,4 +39,6 @@ export interface LoopObserver {
   /** An incident's investigation recorded its finding (completed, degraded, skipped, cancelled…). */
   investigationEnded(e: InvestigationEnd): void;
   deliveryEnded(d: DeliveryEnd): void;
+  /** A thread's first ack, `seconds` after its alert fired (time to acknowledge). */
+  acknowledged?(seconds: number): void;
 }

@@ -65,6 +65,8 @@ export interface LoopParts<W extends { kick(): void } = { kick(): void }, J exte
   investigateAfterMs?: number;
   noise?: NoiseOptions;
   alertmanager?: AlertmanagerSilencer;
+  /** PagerDuty's REST API (a chat ack acknowledges there too), when configured. */
+  pagerDuty?: RepriseBotDeps['pagerDuty'];
   observer?: LoopObserver;
   model?: ModelPart<J>;
   curation?: CurationPart<W>;
@@ -110,6 +112,7 @@ export function buildLoop<W extends { kick(): void } = { kick(): void }, J exten
     ...(p.investigateAfterMs !== undefined ? { investigateAfterMs: p.investigateAfterMs } : {}),
     ...(p.noise ? { noise: p.noise } : {}),
     ...(p.alertmanager ? { alertmanager: p.alertmanager } : {}),
+    ...(p.pagerDuty ? { pagerDuty: p.pagerDuty } : {}),
     ...(p.observer ? { observer: p.observer } : {}),
     ...(jobs ? { jobs } : {}),
     ...(p.model?.command ? { investigate: p.model.command } : {}),

@@ -27,6 +27,8 @@ export interface SurfaceDeps {
   logger: Logger;
   clock: Clock;
   store: KeyValueStore;
+  /** Checked right before each chat send (replicas: the lease is held with margin). */
+  mayDeliver?: () => boolean;
 }
 
 export function slackEnabled(config: Config): boolean {

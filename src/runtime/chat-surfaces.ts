@@ -45,6 +45,7 @@ export async function chatSurfaces(
       bodyLimitBytes: config.server.body_limit_bytes,
       logger: deps.logger.child({ component: 'slack' }),
       clock: deps.clock,
+      ...(deps.mayDeliver ? { mayDeliver: deps.mayDeliver } : {}),
     });
     transports.push(slack.transport);
     routed.push({ name: 'slack', defaultChannel: s.channel!, param: 'channel' });

@@ -18,8 +18,19 @@ export function noiseOptions(config: Config): NoiseOptions {
   };
 }
 
-export function loopOptions(config: Config): Pick<LoopParts, 'recall' | 'policy' | 'noise' | 'investigateAfterMs' | 'outbox' | 'fixes' | 'questions'> {
+/** PagerDuty's retry rules, when its REST API is configured (token and From); the serving bot adds the client. */
+export function pagerDutyOptions(config: Config): LoopParts['pagerDuty'] {
+  const p = config.pagerduty;
+  if (!p.token || !p.from) return undefined;
+  return { maxAttempts: p.max_attempts, backoff: { baseMs: p.retry_base_ms, maxMs: p.retry_max_ms, jitter: 0.2 } };
+}
+
+export function loopOptions(
+  config: Config,
+): Pick<LoopParts, 'recall' | 'policy' | 'noise' | 'investigateAfterMs' | 'outbox' | 'pagerDuty' | 'fixes' | 'questions'> {
+  const pagerDuty = pagerDutyOptions(config);
   return {
+    ...(pagerDuty ? { pagerDuty } : {}),
     fixes: { ask: config.thread.ask_fix, maxBytes: config.thread.fix_max_bytes, perThread: config.thread.fixes_per_thread },
     questions: { perThreadPerHour: config.thread.questions_per_hour },
     recall: recallOptions(config),

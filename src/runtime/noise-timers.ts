@@ -7,7 +7,7 @@ import { rememberListed, type AlertmanagerAlerts } from '../core/bot/alertmanage
 import { noiseOptions } from './loop-options.js';
 import type { RepriseBot } from '../core/bot/reprise-bot.js';
 import type { Config } from '../config/schema.js';
-import type { Clock } from '../ports/clock.js';
+import type { Clock, Timer } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
 
 /** How often due holds and storm windows are looked for (they are due to the second). */
@@ -39,7 +39,7 @@ export function startNoiseTimers(deps: { bot: RepriseBot; config: Config; clock:
   stop(): Promise<void>;
 } {
   const { bot, config, clock, logger } = deps;
-  const timers: NodeJS.Timeout[] = [];
+  const timers: Timer[] = [];
   const rounds: Round[] = [];
   const noise = noiseOptions(config);
   // Holds may be in the ledger from an earlier run with a debounce configured: always tick once.
@@ -49,7 +49,7 @@ export function startNoiseTimers(deps: { bot: RepriseBot; config: Config; clock:
   });
   rounds.push(tick);
   void tick.run();
-  if (noise.debounceMs > 0 || noise.coalesce) timers.push(setInterval(() => void tick.run(), TICK_MS));
+  if (noise.debounceMs > 0 || noise.coalesce) timers.push(clock.setInterval(() => void tick.run(), TICK_MS));
   const am = deps.alertmanager;
   if (am) {
     let down = false;
@@ -72,12 +72,12 @@ export function startNoiseTimers(deps: { bot: RepriseBot; config: Config; clock:
       if (o?.status === 'reconciled' && o.marked > 0) logger.info({ marked: o.marked }, 'threads marked from Alertmanager');
     });
     rounds.push(reconcile);
-    timers.push(setInterval(() => void reconcile.run(), config.alertmanager.reconcile_interval_ms));
+    timers.push(clock.setInterval(() => void reconcile.run(), config.alertmanager.reconcile_interval_ms));
   }
   for (const t of timers) t.unref();
   return {
     async stop() {
-      for (const t of timers) clearInterval(t);
+      for (const t of timers) clock.clearInterval(t);
       await Promise.all(rounds.map((r) => r.current()));
       await bot.idle();
     },

@@ -9,7 +9,7 @@ import { CurateAudit } from '../core/curate/curate-audit.js';
 import type { SweepReport } from '../core/curate/curate-types.js';
 import { RepriseError } from '../core/errors.js';
 import type { Ledger } from '../core/ledger/ledger.js';
-import type { Clock } from '../ports/clock.js';
+import type { Clock, Timer } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
 import type { KeyValueStore } from '../ports/store.js';
 import { draftPusher, forgeFromConfig, runCuration } from './curate-context.js';
@@ -39,7 +39,7 @@ export function serveCuration(o: {
   const pusher = draftPusher(o.config, log);
   const audit = new CurateAudit(o.store);
   let queue: Promise<unknown> = Promise.resolve();
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let timer: Timer | undefined;
   let stopped = false;
 
   const run = (apply: boolean): Promise<SweepReport> => {
@@ -77,8 +77,7 @@ export function serveCuration(o: {
         log.warn({ err: err instanceof Error ? err.message : String(err) }, 'scheduled grooming sweep failed; the next one retries'),
       );
     }
-    timer = setTimeout(tick, o.config.curate.interval_ms);
-    timer.unref();
+    timer = o.clock.setTimeout(tick, o.config.curate.interval_ms).unref();
   };
 
   return {
@@ -86,12 +85,11 @@ export function serveCuration(o: {
     start: () => {
       if (!forge) return;
       log.info({ repo: forge.repo, interval: o.config.curate.interval, mode: o.config.curate.mode }, 'grooming sweeps scheduled');
-      timer = setTimeout(tick, Math.min(FIRST_RUN_MS, o.config.curate.interval_ms));
-      timer.unref();
+      timer = o.clock.setTimeout(tick, Math.min(FIRST_RUN_MS, o.config.curate.interval_ms)).unref();
     },
     stop: async () => {
       stopped = true;
-      if (timer) clearTimeout(timer);
+      o.clock.clearTimeout(timer);
       await queue;
     },
   };

@@ -10,9 +10,10 @@ import { dirname } from 'node:path';
 import { ensurePrivateDir, looseModes } from '../adapters/keyv/private-files.js';
 import type { StoreLock } from '../adapters/keyv/store-lock.js';
 import { AlertmanagerApi } from '../adapters/alertmanager/alertmanager-api.js';
+import { pagerDutyRest } from '../adapters/pagerduty/pagerduty-rest.js';
 import type { Config } from '../config/schema.js';
-import { feedbackIntent, noteRequest, recordedOrThrow } from '../core/bot/feedback-request.js';
-import { fixedIntent, incidentIntents, noteIntent } from '../core/bot/intent.js';
+import { ackRequest, feedbackIntent, noteRequest, recordedOrThrow } from '../core/bot/feedback-request.js';
+import { ackIntent, fixedIntent, incidentIntents, noteIntent } from '../core/bot/intent.js';
 import type { BotOutcome, RepriseBot } from '../core/bot/reprise-bot.js';
 import { Routing } from '../core/bot/routing.js';
 import type { ChatIntent } from '../core/chat/chat-types.js';
@@ -35,7 +36,7 @@ import type { KeyValueStore } from '../ports/store.js';
 import type { CliIO } from '../cli/io.js';
 import { buildLoop } from './build-loop.js';
 import { buildSurfaces } from './build-surfaces.js';
-import { loopOptions } from './loop-options.js';
+import { loopOptions, pagerDutyOptions } from './loop-options.js';
 import { startNoiseTimers } from './noise-timers.js';
 import { catalogFolder } from './open-catalog.js';
 import { describeStore, isSharedStore, lockStore, openLedger, storeWarnings } from './open-store.js';
@@ -162,9 +163,12 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     return combineReadiness(checks);
   };
 
+  // On a shared store only the leader sends, and only while its lease holds with margin:
+  // checked by the outbox before each item and by the Slack client right before each request.
+  const mayDeliver = (): boolean => (shared ? (replicas?.leadership.mayAct() ?? false) : true);
   let surfaces;
   try {
-    surfaces = await buildSurfaces(config, { write: io.stdout, logger, clock, store });
+    surfaces = await buildSurfaces(config, { write: io.stdout, logger, clock, store, mayDeliver });
   } catch (err) {
     await ledger.close().catch(() => undefined);
     await store.close().catch(() => undefined);
@@ -188,6 +192,18 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     : undefined;
   const txIds = new TxIds();
   const alertmanager = config.alertmanager.url ? new AlertmanagerApi({ url: config.alertmanager.url, timeoutMs: config.alertmanager.timeout_ms }) : undefined;
+  const pdRules = pagerDutyOptions(config);
+  const pagerDuty = pdRules
+    ? {
+        ...pdRules,
+        port: pagerDutyRest({
+          apiUrl: config.pagerduty.api_url,
+          token: config.pagerduty.token!,
+          from: config.pagerduty.from!,
+          timeoutMs: config.pagerduty.timeout_ms,
+        }),
+      }
+    : undefined;
   const catalog = (): CatalogSnapshot => served.current();
   const curationPart = startCuration(config, { ledger, catalog, clock, logger });
   const model = config.model
@@ -202,11 +218,11 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     logger,
     routing: new Routing(surfaces.routing),
     transports,
-    // On a shared store only the leader sends, and only while its lease holds with margin.
-    ...(shared ? { mayDeliver: () => replicas?.leadership.mayAct() ?? false } : {}),
+    mayDeliver,
     allow: surfaces.allow,
     observer: loop,
     ...(alertmanager ? { alertmanager } : {}),
+    ...(pagerDuty ? { pagerDuty } : {}),
     ...(model ? { model } : {}),
     ...(curationPart ? { curation: curationPart } : {}),
   });
@@ -281,6 +297,14 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     mount: (app) => {
       for (const m of surfaces.mounts) m(app);
     },
+    onChat: async (intents) => {
+      // Several replicas: recorded in the shared inbox like a chat surface's, then the leader handles it.
+      if (replicas) {
+        for (const i of intents) await replicas.chat(i);
+        return intents.map(() => ({ status: 'queued' }));
+      }
+      return (await bot.handle(intents)).map(outcomeSummary);
+    },
     onAlertmanager: async (incidents, _requestId, route) => {
       // Several replicas: recorded in the shared inbox first, then the leader handles it.
       if (replicas) return replicas.webhook(incidents, route);
@@ -341,6 +365,10 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
         },
         fixed: async (body) => {
           const o = recordedOrThrow((await bot.handle(fixedIntent(noteRequest(body))))[0], 'fix');
+          return { seq: o.seq, outcome: o };
+        },
+        ack: async (body) => {
+          const o = recordedOrThrow((await bot.handle(ackIntent(ackRequest(body))))[0], 'ack');
           return { seq: o.seq, outcome: o };
         },
         catalogSync: () => served.syncNow(),

@@ -56,12 +56,14 @@ const labelsFor = (pod: string) => ({
   severity: 'warning',
 });
 
-async function fire(pod: string): Promise<void> {
+const started = new Map<string, string>();
+async function fire(pod: string, endsAt = new Date(Date.now() + 30 * 60_000).toISOString()): Promise<void> {
+  if (!started.has(pod)) started.set(pod, new Date(Date.now() - 60_000).toISOString());
   const alert = {
     labels: labelsFor(pod),
     annotations: { summary: 'Pod is crash looping.' },
-    startsAt: new Date(Date.now() - 60_000).toISOString(),
-    endsAt: new Date(Date.now() + 30 * 60_000).toISOString(),
+    startsAt: started.get(pod),
+    endsAt,
   };
   const res = await fetch(`${amUrl}/api/v2/alerts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([alert]) });
   expect(res.status, await res.text()).toBe(200);
@@ -172,6 +174,20 @@ describe.runIf(installed)('Alertmanager as a partner (real Alertmanager)', () =>
       expect(s!.comment).toContain(card.ts);
       expect(Date.parse(s!.endsAt) - Date.now()).toBeGreaterThan(3.9 * 3_600_000);
       await fake.waitFor(() => fake.messages.find((m) => m.thread_ts === card.ts && shown(m).includes('also silenced in Alertmanager')), 15_000);
+
+      // The silenced alert goes away. Alertmanager sends no resolve for what it silences; it
+      // stops listing the alert, and the reconciler concludes its open.
+      await fire('checkout-api-7d9f8c6b5-aaaaa', new Date().toISOString());
+      const resolve = await poll(
+        'the silenced alert concluded',
+        async () => {
+          const rows = (await ledgerEvents(dataDir)).filter((r) => r.type === 'resolve');
+          return rows.length > 0 ? rows : undefined;
+        },
+        30_000,
+      );
+      expect(resolve).toEqual([expect.objectContaining({ reason: 'am_gone' })]);
+      await fake.waitFor(() => fake.message(CHANNEL, card.ts)?.updates.find((u) => shown(u).includes('no longer firing in Alertmanager')), 15_000);
     },
   );
 
@@ -197,7 +213,7 @@ describe.runIf(installed)('Alertmanager as a partner (real Alertmanager)', () =>
     const update = await fake.waitFor(() => fake.message(CHANNEL, card.ts)?.updates.find((u) => shown(u).includes('silenced in Alertmanager')), 15_000);
     expect(shown(update)).toContain('Silenced');
     const marks = await poll('the mark in the ledger', async () => {
-      const rows = (await ledgerEvents(dataDir)).filter((r) => r.type === 'noise' && r['action'] === 'mark');
+      const rows = (await ledgerEvents(dataDir)).filter((r) => r.type === 'noise' && r['action'] === 'mark' && r['reason'] !== 'am_gone');
       return rows.length > 0 ? rows : undefined;
     });
     expect(marks).toEqual([expect.objectContaining({ reason: 'am_silenced', detail: 'silenced in Alertmanager' })]);

@@ -69,7 +69,8 @@ describe('catalog sync through reprise serve', () => {
       // The remote is not there yet: the bot starts, but is not ready.
       const hidden = `${remote.bare}.later`;
       renameSync(remote.bare, hidden);
-      writeFileSync(config, `catalog:\n  git:\n    url: ${remote.bare}\n    poll_interval: 1h\n`);
+      // Each firing is recalled on its own here (not folded into its group's thread).
+      writeFileSync(config, `catalog:\n  git:\n    url: ${remote.bare}\n    poll_interval: 1h\ntrigger:\n  coalesce:\n    enabled: false\n`);
       const env = { REPRISE_DATA_DIR: dir };
 
       // No bot yet: a clear refusal.
@@ -161,7 +162,8 @@ describe('catalog sync through reprise serve', () => {
     remotes.push(remote);
     const dir = makeTmpDir();
     const config = join(dir, 'reprise.yaml');
-    writeFileSync(config, `catalog:\n  git:\n    url: ${remote.bare}\n    poll_interval: 300ms\n`);
+    // Each firing is recalled on its own here (not folded into its group's thread).
+    writeFileSync(config, `catalog:\n  git:\n    url: ${remote.bare}\n    poll_interval: 300ms\ntrigger:\n  coalesce:\n    enabled: false\n`);
     const bot = await spawnBot({ dataDir: dir, args: ['--config', config] });
     const head1 = remote.head();
     await pollReady(bot, head1);

@@ -10,6 +10,7 @@ import { parseConfigText } from '../../src/config/load-config.js';
 import { Ledger } from '../../src/core/ledger/ledger.js';
 import type { InvestigationEnd } from '../../src/ports/loop-observer.js';
 import { silentLogger } from '../../src/ports/logger.js';
+import { systemClock } from '../../src/ports/clock.js';
 import { byRole, fake, finding, INVESTIGATE_CATALOG, useModelAndTools, verdict } from './helpers/investigation.js';
 import { REPO_ROOT } from './helpers/spawn-bot.js';
 
@@ -37,7 +38,7 @@ describe('an on-demand investigation', () => {
     const model = await startModel(config, {
       catalog: () => snapshot,
       ledger,
-      clock: { now: () => new Date() },
+      clock: systemClock,
       logger: silentLogger,
       observer: { recallDecided: () => undefined, investigationEnded: (e) => void ended.push(e) },
     });

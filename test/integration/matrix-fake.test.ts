@@ -2,7 +2,7 @@
  * The fake homeserver keeps the client-server API's promises (tests elsewhere rely on them):
  * idempotent sends, rate limiting, relations checked, limited syncs that /messages can fill.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startMatrixFake, type MatrixFake } from '../fakes/matrix-homeserver.js';
 
 let fake: MatrixFake;
@@ -86,7 +86,8 @@ describe('Matrix homeserver fake', () => {
     const first = await call('GET', '/sync');
     // Held far past the test's timeout: only the new event can end it in time (no clock read).
     const pending = call('GET', `/sync?since=${String(first.json['next_batch'])}&timeout=600000`);
-    await new Promise((r) => setTimeout(r, 100));
+    const f = fake;
+    await vi.waitFor(() => expect(f.requests.filter((r) => r.path.endsWith('/sync'))).toHaveLength(2)); // the held sync reached the fake
     const id = fake.say(fake.room, '@ann:fake.test', 'wake up');
     const res = await pending;
     const events = (res.json['rooms'] as SyncRooms).join[fake.room]!.timeline.events;

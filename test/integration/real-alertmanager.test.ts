@@ -9,6 +9,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CHECKOUT_ENTRY, SAMPLE_POD } from './helpers/alerts.js';
+import { ledgerEvents } from './helpers/chat-e2e.js';
 import { cleanup, makeTmpDir, spawnBot, waitFor } from './helpers/spawn-bot.js';
 
 const BINARY = 'prometheus-alertmanager';
@@ -134,20 +135,69 @@ describe.runIf(installed)('a real Alertmanager delivering to reprise serve', () 
     },
   );
 
-  it('keeps what Alertmanager left out of a group past max_alerts (truncatedAlerts) with the alerts it sent', { timeout: 90_000 }, async () => {
+  const nodeAlert = (alertname: string, host: string, endsAt: string) => ({
+    labels: { alertname, instance: `${host}:9100`, job: 'node-exporter', severity: 'warning' },
+    annotations: { summary: `${alertname} on ${host}.` },
+    startsAt: new Date(Date.now() - 60_000).toISOString(),
+    endsAt,
+  });
+  const send = async (amUrl: string, alerts: unknown[]): Promise<void> => {
+    const res = await fetch(`${amUrl}/api/v2/alerts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(alerts) });
+    expect(res.status, await res.text()).toBe(200);
+  };
+  const later = (): string => new Date(Date.now() + 10 * 60_000).toISOString();
+
+  it('makes a group bigger than max_alerts one thread, each alert sent its own open, and says what Alertmanager left out', { timeout: 90_000 }, async () => {
     const dir = makeTmpDir();
     const bot = await spawnBot({ dataDir: dir, transcript: join(dir, 't.jsonl') });
     const amUrl = await startAlertmanager(dir, `${bot.url}/webhook/alertmanager`, { groupBy: ['alertname'], maxAlerts: 3 });
-    const alerts = ['node1', 'node2', 'node3', 'node4', 'node5'].map((host) => ({
-      labels: { alertname: 'NodeClockNotSynchronising', instance: `${host}:9100`, job: 'node-exporter', severity: 'warning' },
-      annotations: { summary: 'Clock not synchronising.' },
-      startsAt: new Date(Date.now() - 60_000).toISOString(),
-      endsAt: new Date(Date.now() + 10 * 60_000).toISOString(),
-    }));
-    const res = await fetch(`${amUrl}/api/v2/alerts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(alerts) });
-    expect(res.status, await res.text()).toBe(200);
+    const hosts = ['node1', 'node2', 'node3', 'node4', 'node5'];
+    await send(
+      amUrl,
+      hosts.map((h) => nodeAlert('NodeClockNotSynchronising', h, later())),
+    );
     const parsed = await bot.waitForLog((l) => l.msg === 'alertmanager webhook parsed', 30_000);
     expect(parsed).toMatchObject({ alerts: 3, truncatedAlerts: 2 });
+    // One thread: the first card at once, the others folded into it in place, the truncation said.
+    const lines = await bot.waitForTranscript(
+      (ls) => ls.some((l) => l.kind === 'update' && l.text.includes('Alertmanager group: 3 alerts (3 firing)')),
+      30_000,
+    );
+    const cards = lines.filter((l) => l.kind === 'rca');
+    expect(cards).toHaveLength(1);
+    expect(cards[0]!.text).toContain('Alertmanager left out 2 alerts of this group');
+    expect(lines.filter((l) => l.kind === 'update').every((l) => l.threadId === cards[0]!.threadId)).toBe(true);
+    expect(lines.find((l) => l.kind === 'update' && l.text.includes('3 alerts (3 firing)'))!.text).toContain('Alertmanager left out 2 alerts of this group');
+    expect(await bot.waitForLog((l) => l.truncatedAlerts === 2 && String(l.msg).startsWith('Alertmanager left out 2 alerts'), 10_000)).toBeDefined();
+    const opens = (await ledgerEvents(dir)).filter((e) => e.type === 'open');
+    expect(opens).toHaveLength(3);
+    expect(new Set(opens.map((e) => e['triggerKey'])).size).toBe(3);
+    await bot.stop();
+  });
+
+  it('resolves a group alert by alert: the card counts what resolved, and reads resolved once all have', { timeout: 90_000 }, async () => {
+    const dir = makeTmpDir();
+    const bot = await spawnBot({ dataDir: dir, transcript: join(dir, 't.jsonl') });
+    const amUrl = await startAlertmanager(dir, `${bot.url}/webhook/alertmanager`, { groupBy: ['alertname'] });
+    const hosts = ['node1', 'node2', 'node3'];
+    await send(
+      amUrl,
+      hosts.map((h) => nodeAlert('NodeDiskIOSaturation', h, later())),
+    );
+    await bot.waitForTranscript((ls) => ls.some((l) => l.kind === 'update' && l.text.includes('3 alerts (3 firing)')), 30_000);
+    // One host recovers: Alertmanager sends the group again with that alert resolved.
+    await send(amUrl, [nodeAlert('NodeDiskIOSaturation', 'node1', new Date().toISOString())]);
+    const partial = await bot.waitForTranscript((ls) => ls.some((l) => l.text.includes('3 alerts (2 firing, 1 resolved)')), 30_000);
+    expect(partial.filter((l) => l.kind === 'rca')).toHaveLength(1);
+    expect(partial.some((l) => /✅ resolved/.test(l.text))).toBe(false);
+    await send(
+      amUrl,
+      ['node2', 'node3'].map((h) => nodeAlert('NodeDiskIOSaturation', h, new Date().toISOString())),
+    );
+    const done = await bot.waitForTranscript((ls) => ls.some((l) => /all 3 alerts resolved/.test(l.text)), 30_000);
+    expect(done.filter((l) => l.kind === 'rca')).toHaveLength(1);
+    const events = await ledgerEvents(dir);
+    expect(events.filter((e) => e.type === 'resolve').map((e) => e['fingerprint'])).toHaveLength(3);
     await bot.stop();
   });
 

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSlackFake, type PostedMessage, type SlackFake } from '../fakes/slack-fake.js';
-import { crashLoopPayload, postAlert } from './helpers/alerts.js';
+import { ownGroupAlert, postAlert } from './helpers/alerts.js';
 import { until, writeConfig } from './helpers/chat-e2e.js';
 import { cleanup, makeTmpDir, spawnBot } from './helpers/spawn-bot.js';
 
@@ -22,20 +22,6 @@ afterAll(async () => {
   await cleanup();
   await fake?.close();
 });
-
-/** One alert per namespace, each its own Alertmanager group: one trigger, one thread each. */
-function payload(n: number): Record<string, unknown> {
-  const p = crashLoopPayload({ status: 'firing', pod: `api-7d9f8c6b5-x2k4${'bcdfghjk'[n % 8]}` }) as {
-    groupKey: string;
-    alerts: Array<{ labels: Record<string, string>; fingerprint?: string }>;
-  };
-  p.groupKey = `{}:{namespace="crash-${n}"}`;
-  for (const a of p.alerts) {
-    a.labels = { ...a.labels, namespace: `crash-${n}` };
-    a.fingerprint = `crash-${n}`;
-  }
-  return p;
-}
 
 const outboxIdOf = (m: PostedMessage): string | undefined => (m.metadata as { event_payload?: { outbox_id?: string } } | undefined)?.event_payload?.outbox_id;
 
@@ -52,7 +38,7 @@ describe('exactly one thread per alert through kill -9', () => {
       };
       const bot = await spawnBot(opts);
       for (let n = 0; n < ALERTS; n++) {
-        const res = await postAlert(bot.url, payload(n));
+        const res = await postAlert(bot.url, ownGroupAlert(n));
         expect(res.status, res.text).toBe(202);
       }
       // Deliveries are in flight: Slack has acted on some, the bot has heard of none or few.

@@ -70,22 +70,40 @@ export class AlertmanagerApi implements AlertmanagerAlerts, AlertmanagerSilencer
     return out;
   }
 
-  /** The labels of one alert Alertmanager holds. */
-  async #labelsOf(fingerprint: string): Promise<Record<string, string>> {
+  /**
+   * The labels every one of these alerts Alertmanager holds shares (one alert: all of its
+   * labels), and how many of them it holds.
+   */
+  async #commonLabels(fingerprints: readonly string[]): Promise<{ labels: Record<string, string>; alerts: number }> {
     const body = await this.#call('/api/v2/alerts?active=true&silenced=true&inhibited=true&unprocessed=true');
-    const found = Array.isArray(body) ? (body as GettableAlert[]).find((a) => a?.fingerprint === fingerprint) : undefined;
-    const labels = found?.labels;
-    if (typeof labels !== 'object' || labels === null)
-      throw new RepriseError('not_found', `Alertmanager holds no alert with fingerprint ${fingerprint} (it may have resolved)`);
-    const out: Record<string, string> = {};
-    for (const [k, v] of Object.entries(labels)) if (typeof v === 'string' && v !== '') out[k] = v;
-    if (Object.keys(out).length === 0) throw new RepriseError('not_found', `Alertmanager's alert ${fingerprint} has no labels to match`);
-    return out;
+    const wanted = new Set(fingerprints);
+    const held = Array.isArray(body) ? (body as GettableAlert[]).filter((a) => typeof a?.fingerprint === 'string' && wanted.has(a.fingerprint)) : [];
+    let out: Record<string, string> | undefined;
+    for (const a of held) {
+      const labels: Record<string, string> = {};
+      if (typeof a.labels === 'object' && a.labels !== null)
+        for (const [k, v] of Object.entries(a.labels)) if (typeof v === 'string' && v !== '') labels[k] = v;
+      if (out === undefined) out = labels;
+      else for (const k of Object.keys(out)) if (labels[k] !== out[k]) delete out[k];
+    }
+    const list = fingerprints.join(', ').slice(0, 200);
+    if (out === undefined) throw new RepriseError('not_found', `Alertmanager holds no alert with fingerprint ${list} (it may have resolved)`);
+    if (Object.keys(out).length === 0) throw new RepriseError('not_found', `Alertmanager's alerts ${list} share no label to match`);
+    return { labels: out, alerts: held.length };
   }
 
-  /** A silence matching exactly the alert's labels, from now until `endsAt`; resolves with its id. */
-  async silenceAlert(req: { fingerprint: string; endsAt: string; createdBy: string; comment: string }): Promise<string> {
-    const labels = await this.#labelsOf(req.fingerprint);
+  /**
+   * A silence from now until `endsAt` matching exactly the alert's labels — or, given several
+   * alerts, the labels they all share; resolves with its id and matchers.
+   */
+  async silenceAlert(req: {
+    fingerprint: string;
+    fingerprints?: readonly string[];
+    endsAt: string;
+    createdBy: string;
+    comment: string;
+  }): Promise<{ id: string; matchers: string[]; alerts: number }> {
+    const { labels, alerts } = await this.#commonLabels(req.fingerprints ?? [req.fingerprint]);
     const matchers = Object.entries(labels).map(([name, value]) => ({ name, value, isRegex: false, isEqual: true }));
     const body = await this.#call('/api/v2/silences', {
       method: 'POST',
@@ -100,6 +118,6 @@ export class AlertmanagerApi implements AlertmanagerAlerts, AlertmanagerSilencer
     });
     const id = (body as { silenceID?: unknown } | null)?.silenceID;
     if (typeof id !== 'string') throw new RepriseError('unavailable', 'Alertmanager created no silence id');
-    return id;
+    return { id, matchers: matchers.map((m) => `${m.name}=${JSON.stringify(m.value)}`), alerts };
   }
 }

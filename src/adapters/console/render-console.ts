@@ -57,6 +57,7 @@ export function renderConsoleCard(card: CardView): string[] {
       `📚 ${escapeLine(card.curation.text)}${card.curation.link ? ` ${escapeLine(card.curation.link.label)} <${escapeLine(card.curation.link.url)}>` : ''}`,
     );
   if (card.feedback) out.push(`🗳 ${escapeLine(card.feedback)}`);
+  if (card.ack) out.push(escapeLine(card.ack));
   if (card.links.length > 0) out.push(`Links: ${card.links.map((l) => `${l.label} ${escapeLine(l.url)}`).join(' · ')}`);
   if (card.mentions.length > 0) out.push(`cc ${card.mentions.map(escapeLine).join(' ')}`);
   return out;

@@ -15,7 +15,7 @@ import type { RawEvent } from './sync-client.js';
 
 export const TRANSPORT = 'matrix';
 /** Words after `!reprise` that make a command; anything else addressed to the bot is a message (a note). */
-export const COMMANDS: ReadonlySet<string> = new Set(['recall', 'silence', 'status', 'help', 'investigate']);
+export const COMMANDS: ReadonlySet<string> = new Set(['recall', 'silence', 'status', 'help', 'investigate', 'ack']);
 
 /** Who sent an event and which thread it is in, as the homeserver says. */
 export interface EventInfo {
@@ -35,13 +35,13 @@ export interface InboundContext {
 }
 
 /** What a reaction on the bot's message means. */
-export type ReactionMeaning = 'up' | 'down' | 'silence';
+export type ReactionMeaning = 'up' | 'down' | 'silence' | 'ack';
 
-const REACTIONS: Record<string, ReactionMeaning> = { '👍': 'up', '👎': 'down', '🔕': 'silence' };
+const REACTIONS: Record<string, ReactionMeaning> = { '👍': 'up', '👎': 'down', '🔕': 'silence', '👀': 'ack' };
 /** What an older build stored for a remembered reaction. */
 const LEGACY: Record<string, ReactionMeaning> = { '+1': 'up', '-1': 'down', no_bell: 'silence' };
 
-/** 👍 / 👎 / 🔕, with variation selectors and skin tones ignored; undefined for any other key. */
+/** 👍 / 👎 / 🔕 / 👀, with variation selectors and skin tones ignored; undefined for any other key. */
 export function reactionMeaning(key: string): ReactionMeaning | undefined {
   const bare = key
     .replace(/[\uFE0E\uFE0F]/g, '')
@@ -96,6 +96,7 @@ async function reaction(room: string, e: RawEvent & { event_id: string; sender: 
   const actor: Actor = { id: e.sender, via: TRANSPORT };
   const on = { message: ref(room, r.event_id, target.thread) };
   if (meaning === 'silence') return { type: 'silence', eventId: e.event_id, actor, duration: REACTION_SILENCE, target: on };
+  if (meaning === 'ack') return { type: 'ack', eventId: e.event_id, actor, target: on };
   return { type: 'vote', eventId: e.event_id, actor, vote: meaning, target: on };
 }
 

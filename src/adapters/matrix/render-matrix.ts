@@ -159,6 +159,7 @@ export function renderCard(card: CardView, opts: RenderOptions = {}): MatrixMess
       ),
     );
   if (card.feedback) blocks.push(para(cat(trusted('🗳 '), line(card.feedback))));
+  if (card.ack) blocks.push(para(line(card.ack)));
   if (card.controls) blocks.push(para(em(trusted(card.amSilence ? CONTROLS_HINT + AM_SILENCE_HINT : CONTROLS_HINT))));
   const users = card.mentions.filter(isUserId);
   if (users.length > 0) {

@@ -16,7 +16,7 @@ import type { CatalogSnapshot } from '../../core/recall/catalog-snapshot.js';
 import { recall, type RecallOptions } from '../../core/recall/recall.js';
 import { recallReport } from '../../core/recall/recall-report.js';
 import type { AnswerKind } from '../../core/types.js';
-import type { Clock } from '../../ports/clock.js';
+import { systemClock, type Clock } from '../../ports/clock.js';
 import type { Logger } from '../../ports/logger.js';
 
 /**
@@ -71,7 +71,7 @@ const round = (n: number): number => Math.round(n * 1000) / 1000;
 
 /** Builds the server with its four tools; connect it to a transport (stdio, Streamable HTTP). */
 export function createCatalogMcpServer(deps: CatalogMcpDeps): McpServer {
-  const clock = deps.clock ?? { now: () => new Date() };
+  const clock = deps.clock ?? systemClock;
   const log = deps.logger.child({ component: 'mcp' });
   const server = new McpServer(
     { name: 'reprise', version: deps.version ?? '0.1.0' },

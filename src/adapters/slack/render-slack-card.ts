@@ -92,7 +92,7 @@ function controls(card: CardView): types.ActionsBlock {
   };
   const block: types.ActionsBlock = {
     type: 'actions',
-    elements: [button(ACTION_IDS.vote_up, '👍 Accurate'), button(ACTION_IDS.vote_down, '👎 Off-base'), select],
+    elements: [button(ACTION_IDS.vote_up, '👍 Accurate'), button(ACTION_IDS.vote_down, '👎 Off-base'), select, button(ACTION_IDS.ack, '👀 On it')],
   };
   const blockId = controlsBlockId(card.state, card.controlsId);
   return blockId ? { ...block, block_id: blockId } : block;
@@ -119,6 +119,7 @@ export function renderCard(card: CardView): SlackMessage {
   const c = card.curation;
   if (c) paragraphs.push(section([text(`📚 ${c.text}`), ...(c.link ? [text(' '), link(c.link.url, c.link.label)] : [])]));
   if (card.feedback) paragraphs.push(section([text(`🗳 ${card.feedback}`, undefined, true)]));
+  if (card.ack) paragraphs.push(section([text(card.ack, undefined, true)]));
   const who = mentionElements(mentions.slice(0, MAX_MENTIONS));
   if (who.length > 0) paragraphs.push(section([text('cc '), ...who]));
 

@@ -6,13 +6,14 @@ import type { IncidentState } from '../../core/chat/thread-view.js';
 import { SLACK_LIMITS } from './slack-limits.js';
 
 /** What a control on the card does (Slack's half of the card; other surfaces use reactions). */
-export type ControlAction = 'vote_up' | 'vote_down' | 'silence';
+export type ControlAction = 'vote_up' | 'vote_down' | 'silence' | 'ack';
 
 /** `action_id`s of the card's controls (also what the manifest test checks interactivity for). */
 export const ACTION_IDS = {
   vote_up: 'reprise_vote_up',
   vote_down: 'reprise_vote_down',
   silence: 'reprise_silence',
+  ack: 'reprise_ack',
 } as const satisfies Record<ControlAction, string>;
 
 /** The silence durations the select offers, as values and as labels. */

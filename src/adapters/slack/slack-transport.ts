@@ -41,6 +41,11 @@ export interface SlackTransportOptions {
   retries?: number;
   /** How many pages of 200 messages a lookup reads back (a Slack outage longer than that may show a card twice). Default 5. */
   lookupPages?: number;
+  /**
+   * Checked right before each request that posts or changes a message (a replica: its lease is
+   * held with margin) — as late as a send can be stopped; refused, the outbox tries again later.
+   */
+  mayDeliver?: () => boolean;
   /** Deadline of one Web API or `response_url` call. Default 10 s. */
   requestTimeoutMs?: number;
   /** How long Slack's answer waits for the bot's sink before acknowledging anyway. Default 2 s (Slack allows 3). */
@@ -78,6 +83,20 @@ function outboxIdOf(metadata: unknown): string | undefined {
   const m = metadata as { event_type?: unknown; event_payload?: { outbox_id?: unknown } } | undefined;
   return m?.event_type === DELIVERY_EVENT_TYPE && typeof m.event_payload?.outbox_id === 'string' ? m.event_payload.outbox_id : undefined;
 }
+/** Web API methods that post or change what a channel shows. */
+const SENDS = /\/(chat\.postMessage|chat\.update|chat\.postEphemeral)$/;
+
+/** `fetch` that refuses a send the moment the guard says no: the last check before the request leaves. */
+function guardedFetch(mayDeliver: () => boolean): typeof fetch {
+  return (input, init) => {
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    if (SENDS.test(new URL(url).pathname) && !mayDeliver()) {
+      return Promise.reject(new DeliveryError('not sent: this replica no longer holds the leader lease with margin', { retryable: true }));
+    }
+    return fetch(input, init);
+  };
+}
+
 /** Events the transport handles: what the app manifest must subscribe to. */
 export const SLACK_EVENTS = ['reaction_added', 'reaction_removed', 'message', 'app_mention'] as const;
 
@@ -111,6 +130,7 @@ export class SlackTransport implements ChatTransport {
       // 429s go back to the outbox with their Retry-After instead of parking a delivery here.
       rejectRateLimitedCalls: true,
       timeout: opts.requestTimeoutMs ?? 10_000,
+      ...(opts.mayDeliver ? { fetch: guardedFetch(opts.mayDeliver) } : {}),
     };
     this.#inbound = new Inbound({ log: this.#log, clock, ackTimeoutMs: opts.ackTimeoutMs ?? 2000, doubleClickMs: opts.doubleClickMs ?? 1500 });
 

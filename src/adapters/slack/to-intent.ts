@@ -43,7 +43,7 @@ function eventIdOf(body: Obj, fallback: string): string {
   return str(body, 'event_id') ?? fallback;
 }
 
-/** `reaction_added` / `reaction_removed` on the bot's own messages (never the bot's own): 👍 / 👎 vote, 🔕 silences. */
+/** `reaction_added` / `reaction_removed` on the bot's own messages (never the bot's own): 👍 / 👎 vote, 🔕 silences, 👀 acknowledges. */
 export function fromReaction(body: Obj, removed: boolean, self: SlackSelf): Translation {
   const ev = obj(body['event']);
   const item = obj(ev?.['item']);
@@ -60,6 +60,7 @@ export function fromReaction(body: Obj, removed: boolean, self: SlackSelf): Tran
   const actor: Actor = { id: user, via: TRANSPORT };
   const target = { message: { transport: TRANSPORT, channel, id: ts } };
   if (name === '+1' || name === '-1') return { intent: { type: 'vote', eventId, actor, vote: removed ? 'clear' : name === '+1' ? 'up' : 'down', target } };
+  if (name === 'eyes') return removed ? { skip: 'a removed 👀 (an ack is not taken back by a reaction)' } : { intent: { type: 'ack', eventId, actor, target } };
   if (name === 'no_bell')
     return removed
       ? { skip: 'a removed 🔕 (a silence is not taken back by a reaction)' }
@@ -161,5 +162,6 @@ export function fromBlockAction(body: Obj): Translation {
     const choice = parseSilenceChoice(value ?? '4h');
     return { intent: { type: 'silence', eventId, actor, duration: choice.duration, ...(choice.alertmanager ? { alertmanager: true } : {}), target, replyTo } };
   }
+  if (control === 'ack') return { intent: { type: 'ack', eventId, actor, target, replyTo } };
   return { intent: { type: 'vote', eventId, actor, vote: control === 'vote_up' ? 'up' : 'down', target, replyTo } };
 }

@@ -7,6 +7,7 @@
 import type { Logger } from '../../ports/logger.js';
 import { enqueue, restate, shortTime, type AlertmanagerSilencer, type Ctx, type ThreadInfo } from './bot-context.js';
 import { threadMarks, type AlertmanagerAlertState } from './alertmanager-reconcile.js';
+import { stormCard } from './noise-gate.js';
 import { silenceComment } from './silence-choice.js';
 
 /** Threads still firing checked per reconcile round (newest first). */
@@ -40,6 +41,7 @@ export async function silenceInAlertmanager(
   d: { alertmanager: AlertmanagerSilencer | undefined; logger: Logger; now: () => Date },
   thread: ThreadInfo | undefined,
   req: AmSilenceRequest,
+  firing: readonly string[] = [],
 ): Promise<AmSilenceOutcome> {
   const am = d.alertmanager;
   const result = (reason: string, text: string, icon = '⚠️'): AmSilenceOutcome => ({ type: 'am_silence_result', req, reason, text, icon });
@@ -52,14 +54,23 @@ export async function silenceInAlertmanager(
   if (thread.source !== 'alertmanager')
     return result('other_source', `not silenced in Alertmanager: this alert came from ${thread.source ?? 'another source'}; silenced in Reprise only`);
   try {
-    const id = await am.silenceAlert({
+    // The trigger's alerts firing now (the Reprise silence covers them all), the thread's own first.
+    const fingerprints = [thread.fingerprint, ...firing.filter((f) => f !== thread.fingerprint)];
+    const made = await am.silenceAlert({
       fingerprint: thread.fingerprint,
+      ...(fingerprints.length > 1 ? { fingerprints } : {}),
       endsAt: req.until,
       createdBy: `${req.who} via Reprise (${req.via ?? 'cli'})`,
       comment: silenceComment(thread, req.who),
     });
+    const id = typeof made === 'string' ? made : made.id;
     d.logger.info({ trigger: thread.triggerKey, silence: id }, 'silenced in Alertmanager');
-    return result('created', `also silenced in Alertmanager until ${shortTime(req.until, d.now())} (silence ${id})`, '🔕');
+    // Say which alerts it covers: the same ones the Reprise silence does.
+    const which =
+      typeof made === 'string'
+        ? ''
+        : `: ${made.matchers.join(', ').slice(0, 600)} — the ${made.alerts === 1 ? 'alert' : `${made.alerts} alerts`} of this trigger firing now, as in Reprise`;
+    return result('created', `also silenced in Alertmanager until ${shortTime(req.until, d.now())} (silence ${id})${which}`, '🔕');
   } catch (err) {
     d.logger.warn({ err, trigger: thread.triggerKey }, 'Alertmanager silence failed');
     return result('failed', `not silenced in Alertmanager: ${(err as Error).message.slice(0, 300)}; silenced in Reprise only`);
@@ -95,8 +106,22 @@ export function decideReconcile(
   listedAt: Date,
   seen: ReadonlySet<string>,
 ): { status: 'reconciled'; marked: number } {
-  const marks = threadMarks(c.read.firingThreads(RECONCILE_THREADS), alerts, listedAt, seen);
+  const firingOf = (t: ThreadInfo): string[] =>
+    t.storm ? Object.keys(t.storm.firing) : c.read.openEpisodes(t.fingerprint).some((e) => e.openId === t.openId) ? [t.fingerprint] : [];
+  const marks = threadMarks(c.read.liveThreads(RECONCILE_THREADS), alerts, listedAt, seen, firingOf);
+  const at = c.now.toISOString();
   for (const m of marks) {
+    if (m.reason === 'am_gone') {
+      // Each alert it no longer lists is over: its open concluded, so `status` no longer counts it.
+      for (const fingerprint of m.gone ?? []) c.tx.record({ type: 'resolve', fingerprint, reason: 'am_gone', at });
+      c.log.info({ openId: m.thread.openId, gone: m.gone?.length, all: m.all }, 'alerts no longer listed by Alertmanager concluded');
+      const now = c.read.thread(m.thread.openId);
+      if (!m.all) {
+        if (now?.storm && now.state === 'firing') stormCard(c.tx, c.now, now, c.out);
+        continue;
+      }
+      c.effects.push({ type: 'cancel_investigation', fingerprint: m.thread.fingerprint });
+    }
     c.tx.record({
       type: 'noise',
       action: 'mark',

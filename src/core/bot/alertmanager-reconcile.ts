@@ -25,37 +25,57 @@ export interface ThreadMark {
   reason: 'am_silenced' | 'am_inhibited' | 'am_gone';
   state: 'silenced' | 'resolved';
   note: string;
+  /** `am_gone`: the thread's alerts Alertmanager no longer lists (each one's open is concluded). */
+  gone?: string[];
+  /** `am_gone`: none of the thread's alerts is left firing (the thread reads resolved). */
+  all?: boolean;
 }
 
 /**
- * What to mark among threads still firing: a thread whose alert Alertmanager holds silenced or
- * inhibited, or no longer holds at all. Only threads of Alertmanager alerts opened before the
- * list was read are judged (a newer one may simply not be in it yet); a thread is marked once.
- * "No longer firing" needs the alert to have been listed by this Alertmanager before (`seen`):
- * an alert another Alertmanager sent was never in this one's list, and is left alone.
+ * What to mark among threads Alertmanager may still hold (firing or silenced): alerts it no
+ * longer lists — each concluded, alert by alert for a storm or group thread, whatever the
+ * thread's state (it sends no resolve for a silenced alert) — and, on a firing thread, alerts
+ * it holds silenced or inhibited. Only threads of Alertmanager alerts opened before the list was
+ * read are judged (a newer one may simply not be in it yet). "No longer listed" needs the alert
+ * to have been listed by this Alertmanager before (`seen`): an alert another Alertmanager sent
+ * was never in this one's list, and is left alone. `firingOf`: the thread's alerts still open.
  */
 export function threadMarks(
   threads: readonly ThreadInfo[],
   alerts: readonly AlertmanagerAlertState[],
   listedAt: Date,
   seen: ReadonlySet<string>,
+  firingOf: (t: ThreadInfo) => string[],
 ): ThreadMark[] {
   const byFp = new Map(alerts.map((a) => [a.fingerprint, a]));
   const out: ThreadMark[] = [];
   for (const t of threads) {
-    if (t.source !== 'alertmanager' || t.state !== 'firing') continue;
+    if (t.source !== 'alertmanager' || t.state === 'resolved') continue;
     if (t.openedAt === undefined || Date.parse(t.openedAt) >= listedAt.getTime()) continue;
-    const a = byFp.get(t.fingerprint);
-    if (!a) {
-      // A storm thread is over only when every alert in it is; its members are not listed here.
-      if (t.storm && t.storm.count > 1) continue;
-      if (t.amMark !== 'am_gone' && seen.has(t.fingerprint))
-        out.push({ thread: t, reason: 'am_gone', state: 'resolved', note: 'no longer firing in Alertmanager (no resolve was received)' });
-      continue;
+    const fps = firingOf(t);
+    if (fps.length === 0) continue;
+    const gone = fps.filter((fp) => !byFp.has(fp) && seen.has(fp));
+    if (gone.length > 0) {
+      const all = gone.length === fps.length;
+      out.push({
+        thread: t,
+        reason: 'am_gone',
+        state: 'resolved',
+        note: 'no longer firing in Alertmanager (no resolve was received)',
+        gone,
+        all,
+      });
+      if (all) continue;
     }
-    if (a.silenced && t.amMark !== 'am_silenced') out.push({ thread: t, reason: 'am_silenced', state: 'silenced', note: 'silenced in Alertmanager' });
-    else if (!a.silenced && a.inhibited && t.amMark !== 'am_inhibited')
-      out.push({ thread: t, reason: 'am_inhibited', state: 'silenced', note: 'inhibited in Alertmanager (a related alert suppresses it)' });
+    if (t.state !== 'firing') continue;
+    const listed = fps.map((fp) => byFp.get(fp)).filter((a): a is AlertmanagerAlertState => a !== undefined);
+    if (listed.length === 0) continue;
+    if (listed.every((a) => a.silenced)) {
+      if (t.amMark !== 'am_silenced') out.push({ thread: t, reason: 'am_silenced', state: 'silenced', note: 'silenced in Alertmanager' });
+    } else if (listed.every((a) => a.silenced || a.inhibited)) {
+      if (t.amMark !== 'am_inhibited')
+        out.push({ thread: t, reason: 'am_inhibited', state: 'silenced', note: 'inhibited in Alertmanager (a related alert suppresses it)' });
+    }
   }
   return out;
 }

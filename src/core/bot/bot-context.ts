@@ -63,6 +63,9 @@ export type BotReads = Pick<
   | 'stormThread'
   | 'unflushedStorms'
   | 'firingThreads'
+  | 'liveThreads'
+  | 'lastResolved'
+  | 'firingAlerts'
   | 'pendingAmSilences'
   | 'investigationsSince'
   | 'pendingInvestigations'
@@ -72,6 +75,9 @@ export type BotReads = Pick<
   | 'humanNotes'
   | 'recentEpisodes'
   | 'tokensSpent'
+  | 'threadOfFingerprint'
+  | 'ackSeconds'
+  | 'pendingPagerDutyCalls'
 >;
 
 /** What the bot needs of the ledger: its reader, and transactions. */
@@ -142,16 +148,37 @@ export interface RepriseBotDeps {
   /** File-time curation of Findings (SPEC §10), when a forge is configured: the quality bar's confidence floor. */
   fileTimeCuration?: { minConfidence: number };
   /** Told each settled recall decision and ended investigation (metrics); absent: nobody counts. */
-  observer?: Pick<LoopObserver, 'recallDecided' | 'investigationEnded'>;
+  observer?: Pick<LoopObserver, 'recallDecided' | 'investigationEnded' | 'acknowledged'>;
+  /**
+   * PagerDuty's REST API, when a token and a `From` address are configured: a chat ack of a
+   * PagerDuty-sourced incident acknowledges it there too (issue 21).
+   */
+  pagerDuty?: {
+    /** Absent in the offline CLI: the request is recorded and the serving bot makes it when it next starts. */
+    port?: import('./pagerduty-flow.js').PagerDutyPort;
+    /** Attempts per acknowledge before it is given up (recorded, said in the thread). */
+    maxAttempts: number;
+    backoff: import('../backoff.js').BackoffPolicy;
+    /** How a retry waits (tests pass one that does not). */
+    sleep?: (ms: number) => Promise<void>;
+  };
 }
 
-/** What the bot asks of Alertmanager (issue 12): a silence matching one alert. */
+/** What the bot asks of Alertmanager (issue 12): a silence matching the alerts a 🔕 silenced. */
 export interface AlertmanagerSilencer {
   /**
-   * Creates a silence for the alert with this fingerprint (matchers from its labels) until
-   * `endsAt`; resolves with the silence id. Rejects when Alertmanager is down or has no such alert.
+   * Creates a silence until `endsAt` matching the alert with this fingerprint — or, given
+   * `fingerprints` (the trigger's alerts firing now), the labels all of them share, so it covers
+   * the alerts the Reprise silence does; resolves with the silence id (and its matchers, when
+   * said). Rejects when Alertmanager is down or holds none of the alerts.
    */
-  silenceAlert(req: { fingerprint: string; endsAt: string; createdBy: string; comment: string }): Promise<string>;
+  silenceAlert(req: {
+    fingerprint: string;
+    fingerprints?: readonly string[];
+    endsAt: string;
+    createdBy: string;
+    comment: string;
+  }): Promise<string | { id: string; matchers: string[]; alerts: number }>;
 }
 
 /** A job as the bot hands it to the scheduler. */

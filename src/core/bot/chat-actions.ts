@@ -9,7 +9,7 @@ import { feedbackLine } from '../chat/build-thread-view.js';
 import type { Actor, ChatIntent, ResponseTarget, Target } from '../chat/chat-types.js';
 import type { EphemeralView } from '../chat/thread-view.js';
 import { RepriseError } from '../errors.js';
-import type { FeedbackEvent, SilenceEvent } from '../ledger-events.js';
+import type { AckEvent, FeedbackEvent, SilenceEvent } from '../ledger-events.js';
 import { answer, atName, displayName, enqueue, ledgerUser, restate, shortTime, type Ctx, type NoteLimits, type ThreadInfo } from './bot-context.js';
 import { plainAnswer } from './commands.js';
 import { feedbackEvent } from './feedback-request.js';
@@ -17,9 +17,9 @@ import { feedbackEvent } from './feedback-request.js';
 export type ChatOutcome =
   | {
       status: 'recorded';
-      kind: 'vote' | 'silence' | 'note' | 'fixed' | 'question' | 'postmortem';
+      kind: 'vote' | 'silence' | 'note' | 'ack' | 'fixed' | 'question' | 'postmortem';
       triggerKey: string;
-      event: FeedbackEvent | SilenceEvent | { type: 'note' } | { type: 'fix' } | { type: 'question' } | { type: 'postmortem' };
+      event: FeedbackEvent | SilenceEvent | AckEvent | { type: 'note' } | { type: 'fix' } | { type: 'question' } | { type: 'postmortem' };
       /** Where the event landed in the log (set by `handle` once the transaction is durable). */
       seq?: number;
       /** Its place in the transaction, until then. */
@@ -39,6 +39,8 @@ type Loose<T> = Omit<T, 'eventId'> & { eventId?: string };
 function resolveTarget(c: Ctx, target: Target): { thread?: ThreadInfo; triggerKey?: string } {
   const thread = (target.controlsId ? c.read.thread(target.controlsId) : undefined) ?? (target.message ? c.read.threadByMessage(target.message) : undefined);
   if (thread) return { thread, triggerKey: thread.triggerKey };
+  const byAlert = target.fingerprint ? c.read.threadOfFingerprint(target.fingerprint) : undefined;
+  if (byAlert) return { thread: byAlert, triggerKey: byAlert.triggerKey };
   if (target.triggerKey) {
     const newest = c.read.newestThread(target.triggerKey);
     return newest ? { thread: newest, triggerKey: target.triggerKey } : { triggerKey: target.triggerKey };
@@ -164,7 +166,7 @@ export function decideNote(c: Ctx, e: Loose<Note>): ChatOutcome {
   if (stop) return stop;
   const { thread } = resolveTarget(c, e.target.message ? { message: e.target.message } : e.target);
   if (!thread) {
-    if (e.target.message) return { status: 'ignored', reason: 'not a thread the bot started' };
+    if (e.target.message || e.target.fingerprint) return { status: 'ignored', reason: 'not a thread the bot started' };
     throw new RepriseError('not_found', `no incident thread for trigger ${e.target.triggerKey ?? '?'}; notes are written on an incident the bot posted`);
   }
   return recordNote(c, thread, e, e.target.message ? [e.target.message.transport] : thread.transports);

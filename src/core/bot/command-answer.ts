@@ -5,7 +5,9 @@
  */
 import type { ChatIntent } from '../chat/chat-types.js';
 import { answer, type Ctx } from './bot-context.js';
-import { decideSilence, type ChatOutcome } from './chat-actions.js';
+import { decideSilence, isUserError, type ChatOutcome } from './chat-actions.js';
+import { decideAck } from './ack-flow.js';
+import { incidentTimeline, timelineAnswer } from './incident-timeline.js';
 import { adHocIncident, helpAnswer, parseCommand, plainAnswer, recallAnswer, silenceTarget, statusAnswer } from './commands.js';
 import { previewRecall } from './firing-flow.js';
 
@@ -56,7 +58,28 @@ export function decideCommand(c: Ctx, e: Command): CommandOutcome {
       return o;
     }
     case 'status':
+      if (cmd.triggerKey) return reply(timelineAnswer(incidentTimeline(c.read, cmd.triggerKey), c.now));
       return reply(statusAnswer(c.read, c.now));
+    case 'ack': {
+      const target = cmd.triggerKey ? { triggerKey: cmd.triggerKey } : e.thread ? { message: e.thread } : undefined;
+      if (!target) return reply(plainAnswer('Ack', 'Use it inside an incident thread (`ack`), or name the trigger: `ack <trigger key>`.'));
+      let o: ChatOutcome;
+      try {
+        o = decideAck(c, { type: 'ack', eventId: e.eventId, actor: e.actor, target });
+      } catch (err) {
+        if (!isUserError(err)) throw err;
+        o = { status: 'refused', reason: err.message };
+      }
+      if (o.status === 'duplicate') return o;
+      answer(
+        c,
+        e.actor.via,
+        e.replyTo,
+        o.status === 'recorded' ? plainAnswer('On it', `👀 recorded: you are on ${o.triggerKey}`) : plainAnswer('Not recorded', o.reason),
+        e.eventId,
+      );
+      return o;
+    }
     case 'help':
       return reply(helpAnswer());
     case 'unknown':

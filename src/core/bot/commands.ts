@@ -8,12 +8,14 @@ import { deriveWorkload, triggerKey } from '../identity.js';
 import type { RecallResult } from '../recall/recall.js';
 import type { Incident } from '../types.js';
 import { shortTime, type BotReads } from './bot-context.js';
+import { shortDuration } from './ack-flow.js';
 
 export type ParsedCommand =
   | { name: 'recall'; text: string }
   | { name: 'investigate'; text: string }
   | { name: 'silence'; duration: string; alertmanager: boolean; triggerKey?: string }
-  | { name: 'status' }
+  | { name: 'status'; triggerKey?: string }
+  | { name: 'ack'; triggerKey?: string }
   | { name: 'help' }
   | { name: 'unknown'; word: string };
 
@@ -28,7 +30,8 @@ export const COMMAND_HELP: RichText[] = [
     { code: 'am' },
     ' to silence in Alertmanager too',
   ],
-  [{ code: 'status' }, ' — open incidents and silences in force'],
+  [{ code: 'ack' }, ' (in a thread) or ', { code: 'ack <trigger key>' }, ' — say you are on it (never silences, never a vote)'],
+  [{ code: 'status' }, ' — open incidents, silences in force and time to acknowledge; ', { code: 'status <trigger key>' }, ' — its timeline'],
   [{ code: 'help' }, ' — this list'],
 ];
 
@@ -51,6 +54,8 @@ export function parseCommand(word: string, args: string): ParsedCommand {
       return { name, duration: a[0] ?? '', alertmanager };
     }
     case 'status':
+    case 'ack':
+      return rest[0] ? { name, triggerKey: rest[0] } : { name };
     case 'help':
       return { name };
     default:
@@ -90,7 +95,7 @@ export function recallAnswer(text: string, r: RecallResult): EphemeralView {
   return { kind: 'ephemeral', title: `Recall for “${text.slice(0, 80)}”`, body, trace: r.trace.slice(0, 25) };
 }
 
-export function statusAnswer(read: Pick<BotReads, 'openIncidents' | 'activeSilences'>, now: Date): EphemeralView {
+export function statusAnswer(read: Pick<BotReads, 'openIncidents' | 'activeSilences' | 'ackSeconds'>, now: Date): EphemeralView {
   const open = read.openIncidents(10);
   const silences = read.activeSilences(now, 10);
   const body: RichText[] = [];
@@ -98,7 +103,17 @@ export function statusAnswer(read: Pick<BotReads, 'openIncidents' | 'activeSilen
   for (const o of open) body.push(['• ', { code: o.triggerKey }, ` since ${shortTime(o.openedAt, now)}`]);
   body.push([`${silences.length === 0 ? 'No' : silences.length} silence${silences.length === 1 ? '' : 's'} in force.`]);
   for (const s of silences) body.push(['• ', { code: s.triggerKey }, ` until ${shortTime(s.until, now)} (by ${s.user})`]);
+  body.push([ackFigure(read.ackSeconds())]);
   return { kind: 'ephemeral', title: 'Reprise status', body };
+}
+
+/** "👀 time to acknowledge: median 4 min, p90 12 min over the last 25 acknowledged incidents". */
+export function ackFigure(seconds: readonly number[]): string {
+  if (seconds.length === 0) return '👀 time to acknowledge: no incident acknowledged yet.';
+  const sorted = [...seconds].sort((a, b) => a - b);
+  const at = (q: number): number => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
+  const n = sorted.length;
+  return `👀 time to acknowledge: median ${shortDuration(at(0.5) * 1000)}, p90 ${shortDuration(at(0.9) * 1000)} over the last ${n} acknowledged incident${n === 1 ? '' : 's'}.`;
 }
 
 export function helpAnswer(): EphemeralView {

@@ -11,6 +11,8 @@ import { decideAmSilenceOutcome, decideReconcile } from './alertmanager-flow.js'
 import { decideNote, decideSilence, decideVote, type ChatOutcome } from './chat-actions.js';
 import { decideCommand, type CommandOutcome } from './command-answer.js';
 import { decideCuration } from './curation-flow.js';
+import { decideAck } from './ack-flow.js';
+import { decidePagerDutyCall } from './pagerduty-flow.js';
 import type { ResumeTally } from './effects.js';
 import { decideInvestigationEnded } from './finding-flow.js';
 import { decideFiring, jobFor, type FiringOutcome } from './firing-flow.js';
@@ -56,6 +58,10 @@ export function decide(c: Ctx, intent: Intent): BotOutcome {
       return decidePostmortem(c, intent);
     case 'question_answered':
       return decideQuestionAnswered(c, intent);
+    case 'ack':
+      return decideAck(c, intent);
+    case 'pagerduty_call_result':
+      return decidePagerDutyCall(c, intent);
     case 'command':
       return decideCommand(c, intent);
     case 'tick':
@@ -155,5 +161,10 @@ function decideResume(c: Ctx): BotOutcome {
     }
   }
   for (const r of c.read.pendingAmSilences()) c.effects.push({ type: 'am_silence', req: { ...r }, tally });
+  for (const p of c.read.pendingPagerDutyCalls())
+    c.effects.push({
+      type: 'pagerduty_ack',
+      req: { requestId: p.requestId, incidentId: p.incidentId, ...(p.openId ? { openId: p.openId } : {}), attempt: p.attempts + 1 },
+    });
   return tally;
 }

@@ -10,6 +10,7 @@ import type { InvestigationEnd, RecallDecision } from '../../ports/loop-observer
 import type { AmSilenceRequest } from './alertmanager-flow.js';
 import type { JobRequest } from './bot-context.js';
 import type { QuestionAsk } from './question-flow.js';
+import type { PagerDutyAckRequest } from './pagerduty-flow.js';
 
 /** What a `resume` started, counted as its effects run (its outcome is this object). */
 export interface ResumeTally {
@@ -35,4 +36,8 @@ export type Effect =
   /** A recall decision settled (metrics). */
   | { type: 'recall_decided'; decision: RecallDecision }
   /** An investigation ended (metrics). */
-  | { type: 'investigation_ended'; end: InvestigationEnd };
+  | { type: 'investigation_ended'; end: InvestigationEnd }
+  /** A thread's first ack, this long after it fired (metrics). */
+  | { type: 'acknowledged'; seconds: number }
+  /** Acknowledge a PagerDuty incident (one attempt; its outcome comes back as an intent). */
+  | { type: 'pagerduty_ack'; req: PagerDutyAckRequest };

@@ -122,3 +122,19 @@ export function noteRequest(body: unknown): NoteRequest {
     throw new RepriseError('invalid_payload', 'user must be a non-empty string');
   return { triggerKey: key.trim(), text, ...(typeof user === 'string' ? { user } : {}) };
 }
+
+export interface AckRequest {
+  triggerKey: string;
+  user?: string;
+}
+
+/** An ack request from the CLI or the control socket, checked. */
+export function ackRequest(body: unknown): AckRequest {
+  const b = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+  const key = b['triggerKey'];
+  const user = b['user'];
+  if (typeof key !== 'string' || key.trim() === '') throw new RepriseError('invalid_payload', 'triggerKey must be a non-empty string');
+  if (user !== undefined && (typeof user !== 'string' || user.trim() === '' || user.length > 200))
+    throw new RepriseError('invalid_payload', 'user must be a non-empty string of at most 200 characters');
+  return { triggerKey: key.trim(), ...(typeof user === 'string' ? { user } : {}) };
+}

@@ -15,7 +15,8 @@ import type { Answer, Incident } from '../types.js';
 import { enqueue, previousEntry, restate, type Ctx, type JobRequest } from './bot-context.js';
 import { dupFingerprint } from './dup-fingerprint.js';
 import { NO_NOISE_CONTROL } from './noise-control.js';
-import { noiseGate, recordDrop, type NoiseOutcome } from './noise-gate.js';
+import { logTruncated, noiseGate, recordDrop, truncatedOf, type NoiseOutcome } from './noise-gate.js';
+import { stormNote } from './noise-control.js';
 
 export type FiringOutcome =
   | { status: 'posted'; fingerprint: string; triggerKey: string; threadId?: string; answer: Answer | null; recall: RecallResult }
@@ -54,7 +55,13 @@ export function decideFiring(c: Ctx, incident: Incident, route: Record<string, s
     log.info('re-notification of an open firing: no new thread');
     return recordDrop(tx, now, incident, 'renotification', 're-notification of an open firing');
   }
-  const gate = noiseGate({ read, noise: c.d.noise ?? NO_NOISE_CONTROL, now }, incident, route, tx, c.out, log, released);
+  // Alerts routed apart are never folded together: each destination keeps its page.
+  const where = c.d.routing
+    .destinations(incident, route)
+    .map((d) => `${d.transport}:${d.channel}`)
+    .sort()
+    .join(',');
+  const gate = noiseGate({ read, noise: c.d.noise ?? NO_NOISE_CONTROL, now, where }, incident, route, tx, c.out, log, released);
   if ('status' in gate) return gate;
   const recalled = previewRecall(c, incident);
   // With a model, the match gate is the model's (rerank, then confirm and verify): until it
@@ -83,12 +90,16 @@ export function decideFiring(c: Ctx, incident: Incident, route: Record<string, s
     resolvable: true,
     startsAt: incident.startsAt,
     source: incident.source,
-    ...(gate.key ? { coalesceKey: gate.key } : {}),
+    ...(gate.key ? { coalesceKey: gate.key, ...truncatedOf(incident, gate.key) } : {}),
     // The model's job for it is started once this is durable: kept so a restart resumes it until its finding.
     ...(modelDecides ? { investigate: { incident: incident as unknown as Record<string, unknown> } } : {}),
     alert: openAlert(incident),
     at,
   });
+  logTruncated(log, incident, gate.key, undefined);
+  const group = gate.key ? read.thread(openId)?.storm : undefined;
+  // A truncated group says so on its first card already.
+  const groupNote = group?.truncated ? stormNote(group) : undefined;
   const checking = modelDecides ? checkingNote(c, incident, recalled.instantCandidates.length > 0) : undefined;
   const previous = previousEntry(occ);
   const input = {
@@ -106,6 +117,7 @@ export function decideFiring(c: Ctx, incident: Incident, route: Record<string, s
     const card = buildCard({ ...input, mentions: c.d.routing.mentions(incident, dest.transport) });
     if (checking && card.headline.answer === 'none') card.headline = { answer: 'checking', title: checking };
     if (c.d.alertmanager && incident.source === 'alertmanager') card.amSilence = true;
+    if (groupNote) card.stateNote = groupNote;
     enqueue(tx, now, { transport: dest.transport, op: 'post', openId, channel: dest.channel, view: card, ...(surface?.inlineDetail ? { detail } : {}) }, c.out);
     if (!surface?.inlineDetail) enqueue(tx, now, { transport: dest.transport, op: 'reply', openId, view: detail }, c.out);
   }

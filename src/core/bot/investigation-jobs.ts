@@ -8,7 +8,7 @@
  * the thread through the outbox.
  */
 import type { Logger } from '../../ports/logger.js';
-import type { Clock } from '../../ports/clock.js';
+import type { Clock, Timer } from '../../ports/clock.js';
 import type { InvestigationRequest, InvestigationResult } from '../investigate/investigation-types.js';
 import type { RerankResult } from '../investigate/rerank.js';
 import type { StandingAnswer } from '../investigate/prompts.js';
@@ -57,7 +57,7 @@ export interface JobInput {
 
 interface Pending {
   controller: AbortController;
-  timer?: NodeJS.Timeout;
+  timer?: Timer;
   openId: string;
   triggerKey: string;
   fingerprint: string;
@@ -129,8 +129,7 @@ export class InvestigationJobs {
       const wait = this.#waitLeft(job);
       if (wait <= 0) go();
       else {
-        pending.timer = setTimeout(go, wait);
-        pending.timer.unref();
+        pending.timer = this.#clock.setTimeout(go, wait).unref();
       }
     }
   }
@@ -190,7 +189,7 @@ export class InvestigationJobs {
     this.#pending.delete(fingerprint);
     p.controller.abort();
     if (p.timer) {
-      clearTimeout(p.timer);
+      this.#clock.clearTimeout(p.timer);
       this.#track(this.#recordCancel(p).finally(() => this.#done(p)));
     }
     return true;
@@ -209,7 +208,7 @@ export class InvestigationJobs {
   async stop(): Promise<void> {
     for (const p of this.#active.values()) {
       p.stopped = true;
-      if (p.timer) clearTimeout(p.timer);
+      this.#clock.clearTimeout(p.timer);
       p.controller.abort();
     }
     this.#pending.clear();
@@ -262,8 +261,7 @@ export class InvestigationJobs {
         const wait = this.#waitLeft(job);
         if (wait > 0) {
           await new Promise<void>((resolve) => {
-            p.timer = setTimeout(resolve, wait);
-            p.timer.unref();
+            p.timer = this.#clock.setTimeout(resolve, wait).unref();
             p.controller.signal.addEventListener('abort', () => resolve(), { once: true });
           });
           p.timer = undefined;

@@ -15,7 +15,7 @@ export interface CoalesceOptions {
   debounceMs: number;
   /** …but no longer than this after its first alert. */
   maxWaitMs: number;
-  /** Most alerts in one thread (and one investigation); the next starts a new batch. */
+  /** Most alerts in one correlation-label batch (and one investigation); the next starts a new batch. An Alertmanager group is never split. */
   maxAlerts: number;
 }
 
@@ -56,33 +56,68 @@ export function coalesceKey(incident: Incident, opts: CoalesceOptions | undefine
 
 /** A storm batch as the bot reads it. */
 export interface StormBatch {
+  key: string;
   count: number;
+  /** Alerts of it still firing. */
+  open: number;
   firstAt: string;
   lastAt: string;
   flushed?: boolean;
 }
 
-/** Whether another alert may still join the batch at `now`. */
+/** Whether a batch is an Alertmanager notification group (its key from `groupKey`). */
+export function isGroupKey(key: string): boolean {
+  return key.startsWith('group:');
+}
+
+/**
+ * Whether another alert may still join the batch at `now`. An Alertmanager group is one thread
+ * while any of its alerts fires, however slowly Alertmanager sends the rest (its
+ * `group_interval` is minutes): only a correlation-label batch has a window and a size.
+ */
 export function batchOpen(b: StormBatch, now: Date, opts: CoalesceOptions): boolean {
-  if (b.flushed || b.count >= opts.maxAlerts) return false;
+  if (b.flushed) return false;
+  if (isGroupKey(b.key)) return b.open > 0;
+  if (b.count >= opts.maxAlerts) return false;
   const t = now.getTime();
   return t - Date.parse(b.lastAt) < opts.debounceMs && t - Date.parse(b.firstAt) < opts.maxWaitMs;
 }
 
-/** Whether the batch's window has closed by `now` (time to flush it once). */
+/** Whether the batch's window has closed by `now` (time to flush it once); a group's has none. */
 export function batchDue(b: StormBatch, now: Date, opts: CoalesceOptions): boolean {
-  return !b.flushed && !batchOpen(b, now, opts);
+  return !b.flushed && !isGroupKey(b.key) && !batchOpen(b, now, opts);
 }
 
 /** Workloads named on the card before "+N more". */
 const CARD_WORKLOADS = 8;
+/** Workloads the ledger lists per storm thread (`ledger-noise.ts`). */
+const STORM_WORKLOADS = 50;
 
-/** The storm card's state note: "storm: 12 alerts on 9 workloads — a, b, … (+1 more); 3 resolved". */
-export function stormNote(s: { count: number; open: number; workloads: readonly string[] }): string {
+/** What the card says a truncated group left out ("" when nothing was). */
+export function truncatedNote(truncated: number | undefined): string {
+  if (!truncated || truncated <= 0) return '';
+  return `Alertmanager left out ${truncated} alert${truncated === 1 ? '' : 's'} of this group (its max_alerts)`;
+}
+
+/**
+ * The storm card's state note: "storm: 12 alerts on 9 workloads — a, b, … (+1 more); 3 resolved";
+ * a group's: "Alertmanager group: 50 alerts (47 firing, 3 resolved) on node1, node2, … (+42 more)",
+ * then what Alertmanager left out.
+ */
+export function stormNote(s: { key?: string; count: number; open: number; workloads: readonly string[]; truncated?: number }): string {
   const shown = s.workloads.slice(0, CARD_WORKLOADS).join(', ');
   const more = s.workloads.length > CARD_WORKLOADS ? ` (+${s.workloads.length - CARD_WORKLOADS} more)` : '';
   const resolved = s.count - s.open;
-  return `storm: ${s.count} alerts on ${s.workloads.length} workload${s.workloads.length === 1 ? '' : 's'} — ${shown}${more}${resolved > 0 ? `; ${resolved} resolved, ${s.open} firing` : ''}`;
+  const left = truncatedNote(s.truncated);
+  if (s.key !== undefined && isGroupKey(s.key)) {
+    // Past the workloads the ledger lists, count the alerts not named.
+    const capped = s.workloads.length >= STORM_WORKLOADS && s.count > s.workloads.length;
+    const hidden = capped ? s.count - Math.min(CARD_WORKLOADS, s.workloads.length) : s.workloads.length - CARD_WORKLOADS;
+    const rest = hidden > 0 ? ` (+${hidden} more${capped ? ' alerts' : ''})` : '';
+    const alerts = `${s.count} alert${s.count === 1 ? '' : 's'} (${s.open} firing${resolved > 0 ? `, ${resolved} resolved` : ''})`;
+    return `Alertmanager group: ${alerts} on ${shown}${rest}${left ? `; ${left}` : ''}`;
+  }
+  return `storm: ${s.count} alerts on ${s.workloads.length} workload${s.workloads.length === 1 ? '' : 's'} — ${shown}${more}${resolved > 0 ? `; ${resolved} resolved, ${s.open} firing` : ''}${left ? `; ${left}` : ''}`;
 }
 
 export type { RecurrenceFacts };

@@ -9,7 +9,7 @@ import type { NoiseEvent } from '../ledger-events.js';
 import type { Incident } from '../types.js';
 import { enqueue, type BotReads, type BotTx, type Enqueued, type ThreadInfo } from './bot-context.js';
 import { dupFingerprint } from './dup-fingerprint.js';
-import { batchOpen, coalesceKey, cooldownReason, stormNote, type NoiseOptions } from './noise-control.js';
+import { batchOpen, coalesceKey, cooldownReason, isGroupKey, stormNote, truncatedNote, type NoiseOptions } from './noise-control.js';
 
 /** How an alert that went no further (or joined a storm) is reported. */
 export type NoiseOutcome =
@@ -48,13 +48,26 @@ export function stormCard(tx: BotTx, now: Date, t: ThreadInfo, out: Enqueued): v
     enqueue(tx, now, { transport, op: 'update', openId: t.openId, view: { kind: 'card_patch', stateNote: stormNote(t.storm) } }, out);
 }
 
+/** What an Alertmanager group's notification left out, kept on the open of its group thread. */
+export function truncatedOf(incident: Incident, key: string | undefined): { truncatedAlerts?: number } {
+  const n = incident.group?.truncatedAlerts;
+  return key !== undefined && isGroupKey(key) && n !== undefined ? { truncatedAlerts: n } : {};
+}
+
+/** Says in the log, once per change, that Alertmanager left alerts of a group out. */
+export function logTruncated(log: Logger, incident: Incident, key: string | undefined, before: number | undefined): void {
+  const n = truncatedOf(incident, key).truncatedAlerts;
+  if (n !== undefined && n > 0 && n !== before)
+    log.warn({ groupKey: incident.groupKey, truncatedAlerts: n }, `${truncatedNote(n)}: raise it on the receiver to see them`);
+}
+
 /**
  * Noise control before a new thread. Returns an outcome when the firing stops here (recorded)
  * or joined a storm thread, else the coalesce key its own thread opens a batch under. A firing
  * released from its hold (`released`) is not held again.
  */
 export function noiseGate(
-  d: { read: BotReads; noise: NoiseOptions; now: Date },
+  d: { read: BotReads; noise: NoiseOptions; now: Date; where?: string },
   incident: Incident,
   route: Record<string, string | undefined>,
   tx: BotTx,
@@ -93,7 +106,8 @@ export function noiseGate(
     log.info({ until }, 'held by the debounce');
     return { status: 'held', fingerprint: incident.fingerprint, triggerKey: incident.triggerKey, until };
   }
-  const key = coalesceKey(incident, opts.coalesce);
+  const base = coalesceKey(incident, opts.coalesce);
+  const key = base === undefined || !d.where ? base : `${base}|to:${d.where}`;
   if (key === undefined || !opts.coalesce) return {};
   const lead = read.stormThread(key);
   if (lead?.storm && batchOpen(lead.storm, now, opts.coalesce)) {
@@ -111,8 +125,10 @@ export function noiseGate(
       source: incident.source,
       coalesceKey: key,
       threadOf: lead.openId,
+      ...truncatedOf(incident, key),
       at: now.toISOString(),
     });
+    logTruncated(log, incident, key, lead.storm.truncated);
     const thread = read.thread(lead.openId);
     if (thread?.storm && thread.state === 'firing') stormCard(tx, now, thread, out);
     log.info({ threadOf: lead.openId, key }, 'coalesced into a storm thread');

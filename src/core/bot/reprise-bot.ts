@@ -7,6 +7,8 @@ import type { Effect } from './effects.js';
 import type { Intent } from './intent.js';
 import { silenceInAlertmanager, type AmSilenceRequest } from './alertmanager-flow.js';
 import type { QuestionAsk } from './question-flow.js';
+import { backoffDelay } from '../backoff.js';
+import { acknowledgeInPagerDuty, type PagerDutyAckRequest } from './pagerduty-flow.js';
 
 export type { BotLedger, BotSurface, BotTx, ClosedEpisode, RepriseBotDeps, ThreadInfo } from './bot-context.js';
 export type { BotOutcome, IncidentOutcome } from './decide.js';
@@ -30,6 +32,8 @@ export class RepriseBot {
   readonly #background = new Set<Promise<void>>();
   /** Alertmanager silence requests being made now (a resume must not make them twice). */
   readonly #amInFlight = new Set<string>();
+  /** PagerDuty calls being made now (one attempt at a time per request). */
+  readonly #pdInFlight = new Set<string>();
 
   constructor(deps: RepriseBotDeps) {
     this.#d = deps;
@@ -116,6 +120,12 @@ export class RepriseBot {
           case 'investigation_ended':
             observer?.investigationEnded(e.end);
             break;
+          case 'acknowledged':
+            observer?.acknowledged?.(e.seconds);
+            break;
+          case 'pagerduty_ack':
+            this.#pagerDutyAck(e.req);
+            break;
         }
       } catch (err) {
         // One failing effect must not keep the others from running; what it was for is durable.
@@ -136,8 +146,9 @@ export class RepriseBot {
     if (this.#amInFlight.has(req.requestId)) return false;
     this.#amInFlight.add(req.requestId);
     const thread = this.#d.ledger.read.thread(req.openId);
+    const firing = thread ? this.#d.ledger.read.firingAlerts(thread.triggerKey) : [];
     this.#inBackground(
-      silenceInAlertmanager({ alertmanager: this.#d.alertmanager, logger: this.#d.logger, now: () => this.#d.clock.now() }, thread, req)
+      silenceInAlertmanager({ alertmanager: this.#d.alertmanager, logger: this.#d.logger, now: () => this.#d.clock.now() }, thread, req, firing)
         .then((outcome) => this.handle(outcome))
         .then(() => undefined)
         .finally(() => this.#amInFlight.delete(req.requestId)),
@@ -158,6 +169,36 @@ export class RepriseBot {
       },
     );
     await this.handle(answered);
+  }
+
+  /**
+   * One attempt of a PagerDuty acknowledge an ack asked for, after its backoff wait; the outcome
+   * is handed back to the loop (recorded, retried or said in the thread). Not configured: given up.
+   */
+  #pagerDutyAck(req: PagerDutyAckRequest): void {
+    const pd = this.#d.pagerDuty;
+    // Recorded here, made by the serving bot (its resume takes pending requests up).
+    if (pd && !pd.port) return;
+    if (this.#pdInFlight.has(req.requestId)) return;
+    this.#pdInFlight.add(req.requestId);
+    const wait = !pd || req.attempt <= 1 ? 0 : backoffDelay(pd.backoff, req.attempt - 1, { serverWaitMs: req.retryAfterMs, floorMs: pd.backoff.baseMs });
+    const sleep = pd?.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref?.()));
+    this.#inBackground(
+      (wait > 0 ? sleep(wait) : Promise.resolve())
+        .then(() =>
+          pd?.port
+            ? acknowledgeInPagerDuty({ pagerDuty: pd.port, maxAttempts: pd.maxAttempts, logger: this.#d.logger }, req)
+            : {
+                type: 'pagerduty_call_result' as const,
+                req,
+                outcome: 'failed' as const,
+                detail: 'PagerDuty REST API not configured (pagerduty.token / REPRISE_PAGERDUTY_TOKEN)',
+              },
+        )
+        .finally(() => this.#pdInFlight.delete(req.requestId))
+        .then((outcome) => this.handle(outcome))
+        .then(() => undefined),
+    );
   }
 
   /** `/reprise investigate <text>`: the model's answer is handed back to the loop, which queues it for the asker. */

@@ -22,6 +22,14 @@ export function decideResolve(c: Ctx, incident: Incident): ResolveOutcome {
     log.info('resolved inside the debounce window: neither is posted');
     return recordDrop(tx, now, incident, 'debounce', 'resolved inside the debounce window: neither the firing nor its resolve is posted', held.holdId);
   }
+  if (incident.fingerprint && !incident.startsAtEstimated && incident.startsAt && c.read.openEpisodes(incident.fingerprint).length === 0) {
+    // Alertmanager re-sends a resolved group's resolve: the same end of the same firing changes nothing.
+    const last = c.read.lastResolved(incident.fingerprint);
+    if (last?.startsAt === incident.startsAt) {
+      log.info('duplicate resolve: the alert is already resolved');
+      return recordDrop(tx, now, incident, 'renotification', `duplicate resolve: this firing already resolved at ${last.at}`);
+    }
+  }
   const { closed } = tx.record({
     type: 'resolve',
     fingerprint: incident.fingerprint,

@@ -8,7 +8,7 @@
 import { realpath } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import type { CatalogMirror, MirrorChange } from '../../ports/catalog-mirror.js';
-import type { Clock } from '../../ports/clock.js';
+import type { Clock, Timer } from '../../ports/clock.js';
 import type { Logger } from '../../ports/logger.js';
 import { buildCatalogSnapshot, isUpdatable, updateCatalogSnapshot, type CatalogSnapshot } from '../recall/catalog-snapshot.js';
 import { PostingsIndex } from '../search/postings-index.js';
@@ -82,7 +82,7 @@ export class CatalogSync {
   /** A sync queued but not started: every request until it starts shares it. */
   #queued: Promise<SyncResult> | undefined;
   #running: Promise<SyncResult> | undefined;
-  #timer: ReturnType<typeof setTimeout> | undefined;
+  #timer: Timer | undefined;
   #stopped = false;
 
   constructor(opts: CatalogSyncOptions) {
@@ -168,8 +168,7 @@ export class CatalogSync {
         .catch(() => undefined) // recorded in the status and logged by #syncOnce
         .finally(() => {
           if (this.#stopped) return;
-          this.#timer = setTimeout(tick, intervalMs);
-          this.#timer.unref?.();
+          this.#timer = this.#clock.setTimeout(tick, intervalMs).unref();
         });
     };
     tick();
@@ -178,7 +177,7 @@ export class CatalogSync {
   /** Stops polling and waits for a sync in flight. */
   async stop(): Promise<void> {
     this.#stopped = true;
-    if (this.#timer) clearTimeout(this.#timer);
+    this.#clock.clearTimeout(this.#timer);
     await Promise.allSettled([this.#queued, this.#running]);
   }
 

@@ -41,6 +41,8 @@ export interface Target {
   message?: MessageRef;
   controlsId?: string;
   triggerKey?: string;
+  /** An alert by its fingerprint (a PagerDuty incident's webhook): the thread it fired. */
+  fingerprint?: string;
 }
 
 /** How to answer a command or a button click privately, later. */
@@ -73,6 +75,8 @@ export type ChatIntent =
   | { type: 'question'; eventId: string; actor: Actor; text: string; target: Target }
   /** `postmortem` in an incident thread: a postmortem draft of it (issue 21 item 5). */
   | { type: 'postmortem'; eventId: string; actor: Actor; target: Target }
+  /** "I'm on it" (👀, the card's On it button, `ack` in the thread): never a silence, never a vote. */
+  | { type: 'ack'; eventId: string; actor: Actor; target: Target; replyTo?: ResponseTarget }
   | {
       type: 'command';
       eventId: string;

@@ -34,16 +34,19 @@ export function afterKeyword(text: string, keyword: string): string | undefined 
 }
 
 /**
- * A reply in a bot thread that addresses the bot: `silence 4h` / `silence: 4h am` silences,
- * `note: …` is an operator note, `fixed: …` says what fixed it, and anything else is a question
- * (issue 21 item 3). Undefined when there is nothing to record.
+ * A reply in a bot thread that addresses the bot: `ack` acknowledges, `silence 4h` / `silence: 4h am` silences,
+ * `note: …` is an operator note, `fixed: …` says what fixed it, `postmortem` drafts a postmortem,
+ * and anything else is a question (issue 21 item 3). Undefined when there is nothing to record.
  */
 export function threadReplyIntent(
   text: string,
   ctx: { eventId: string; actor: Actor; thread: MessageRef },
-): Extract<ChatIntent, { type: 'silence' | 'note' | 'fixed' | 'question' | 'postmortem' }> | undefined {
+): Extract<ChatIntent, { type: 'silence' | 'note' | 'ack' | 'fixed' | 'question' | 'postmortem' }> | undefined {
   const t = text.trim();
   const target = { message: ctx.thread };
+  // `ack`, `ack: on it`: the person is on it (the rest is theirs to say; nothing is filed).
+  if (afterKeyword(t, 'ack') !== undefined)
+    return { type: 'ack', eventId: ctx.eventId, actor: ctx.actor, target, replyTo: { kind: 'thread', ref: ctx.thread } };
   const silence = afterKeyword(t, 'silence');
   if (silence !== undefined && silence !== '' && /^\S+(\s+am)?$/i.test(silence)) {
     const choice = parseSilenceChoice(silence);

@@ -80,6 +80,8 @@ export interface CardView {
   curation?: CurationLine;
   /** What people said of the answer so far, once someone voted: the thread's 👍/👎 and the entry's track record. */
   feedback?: string;
+  /** Who is on it: "👀 @alice is on it · 4 min after it fired" (text; names are never mentions). */
+  ack?: string;
 }
 
 /** The card's knowledge-base line: "📚 KB draft opened" with its link, "📚 not drafted: …". Text. */
@@ -182,6 +184,8 @@ export interface CardPatch {
   verdict?: Verdict;
   curation?: CurationLine;
   feedback?: string;
+  /** The card's ack line ('' removes it). */
+  ack?: string;
 }
 
 /** The card after a change of state or of answer. */
@@ -193,6 +197,10 @@ export function patchCard(card: CardView, patch: CardPatch): CardView {
   if (patch.verdict) out.verdict = patch.verdict;
   if (patch.curation) out.curation = patch.curation;
   if (patch.feedback !== undefined) out.feedback = patch.feedback;
+  if (patch.ack !== undefined) {
+    if (patch.ack === '') delete out.ack;
+    else out.ack = patch.ack;
+  }
   return out;
 }
 

@@ -9,7 +9,7 @@
  * reason and the run goes on. Nothing accepted is dropped silently.
  */
 import type { LedgerReader } from '../ledger/ledger-reader.js';
-import type { Clock } from '../../ports/clock.js';
+import type { Clock, Timer } from '../../ports/clock.js';
 import { ForgeError, type DraftBranchPort, type ForgePort } from '../../ports/forge.js';
 import type { Logger } from '../../ports/logger.js';
 import type { CurationResult } from '../bot/curation-flow.js';
@@ -64,7 +64,7 @@ export class CurationWorker {
   readonly #filing: FilingDeps;
   readonly #attempts = new Map<string, Attempt>();
   readonly #writes: number[] = [];
-  #timer: NodeJS.Timeout | undefined;
+  #timer: Timer | undefined;
   #stopped = true;
   #again = false;
   #pass: Promise<void> = Promise.resolve();
@@ -110,11 +110,12 @@ export class CurationWorker {
 
   #retryLater(ms: number): void {
     if (this.#stopped || this.#timer) return;
-    this.#timer = setTimeout(() => {
-      this.#timer = undefined;
-      this.kick();
-    }, ms);
-    this.#timer.unref();
+    this.#timer = this.#clock
+      .setTimeout(() => {
+        this.#timer = undefined;
+        this.kick();
+      }, ms)
+      .unref();
   }
 
   /** Resolves when the passes asked for so far are done (tests, shutdown). */
@@ -128,7 +129,7 @@ export class CurationWorker {
 
   async stop(): Promise<void> {
     this.#stopped = true;
-    if (this.#timer) clearTimeout(this.#timer);
+    this.#clock.clearTimeout(this.#timer);
     await this.#pass;
   }
 
@@ -147,7 +148,7 @@ export class CurationWorker {
   async #run(): Promise<void> {
     if (this.#stopped || !this.#again) return;
     this.#again = false;
-    if (this.#timer) clearTimeout(this.#timer);
+    this.#clock.clearTimeout(this.#timer);
     this.#timer = undefined;
     let nextWake = Number.POSITIVE_INFINITY;
     for (const item of this.#ledger.read.pendingCurate()) {

@@ -12,7 +12,12 @@ const SUPPRESSED = new Set(['silence', 'cooldown']);
 /** Affected workloads listed per storm thread. */
 const STORM_WORKLOADS = 50;
 
-export function applyNoise(state: LedgerState, e: NoiseEvent, touchFingerprint: (state: LedgerState, fp: string) => FingerprintState): void {
+export function applyNoise(
+  state: LedgerState,
+  e: NoiseEvent,
+  touchFingerprint: (state: LedgerState, fp: string) => FingerprintState,
+  triggerFiring: (state: LedgerState, key: string, fp: string) => void,
+): void {
   if (e.action === 'admit') {
     // The dedup window measures from the last admission of the same fingerprint and status.
     const fp = touchFingerprint(state, e.fingerprint);
@@ -36,7 +41,13 @@ export function applyNoise(state: LedgerState, e: NoiseEvent, touchFingerprint: 
     case 'drop':
       if (e.holdId !== undefined) endHold(state, e.holdId);
       // Its resolve must not wait for (and wrongly close) the next firing of the fingerprint.
-      if (e.action === 'drop' && SUPPRESSED.has(e.reason)) touchFingerprint(state, e.fingerprint).suppressed = true;
+      if (e.action === 'drop' && SUPPRESSED.has(e.reason)) {
+        const fp = touchFingerprint(state, e.fingerprint);
+        fp.suppressed = true;
+        fp.triggerKey ??= e.triggerKey;
+        // Still firing, only kept quiet: the trigger's silence holds while it does.
+        triggerFiring(state, e.triggerKey, e.fingerprint);
+      }
       return;
     case 'flush': {
       const storm = e.openId === undefined ? undefined : state.threads[e.openId]?.storm;
@@ -47,7 +58,9 @@ export function applyNoise(state: LedgerState, e: NoiseEvent, touchFingerprint: 
       const thread = e.openId === undefined ? undefined : state.threads[e.openId];
       if (!thread) return;
       thread.amMark = e.reason;
-      // What Alertmanager holds decides how the thread reads: gone (no resolve came) or silenced there.
+      // What Alertmanager holds decides how the thread reads: gone (no resolve came) or silenced
+      // there. A gone alert's open is concluded by its own resolve (`reason: am_gone`); older
+      // ledgers recorded the mark alone.
       if (thread.state === 'firing') thread.state = e.reason === 'am_gone' ? 'resolved' : 'silenced';
       return;
     }
@@ -88,13 +101,25 @@ export function registerStormOpen(state: LedgerState, e: OpenEvent, thread: Thre
     s.open += 1;
     s.lastAt = e.at;
     s.members.push(e.id);
+    s.firing[e.fingerprint] = e.id;
+    if (e.truncatedAlerts !== undefined) s.truncated = e.truncatedAlerts;
     const w = workloadLabel(e);
     if (s.workloads.length < STORM_WORKLOADS && !s.workloads.includes(w)) s.workloads.push(w);
     state.stormMembers[e.id] = e.threadOf;
     return true;
   }
   if (e.coalesceKey !== undefined && thread) {
-    const storm: StormRecord = { key: e.coalesceKey, count: 1, open: 1, firstAt: e.at, lastAt: e.at, workloads: [workloadLabel(e)], members: [] };
+    const storm: StormRecord = {
+      key: e.coalesceKey,
+      count: 1,
+      open: 1,
+      firstAt: e.at,
+      lastAt: e.at,
+      workloads: [workloadLabel(e)],
+      members: [],
+      firing: Object.assign(Object.create(null) as Record<string, string>, { [e.fingerprint]: e.id }),
+    };
+    if (e.truncatedAlerts !== undefined) storm.truncated = e.truncatedAlerts;
     thread.storm = storm;
     state.stormByKey[e.coalesceKey] = e.id;
   }
@@ -102,10 +127,11 @@ export function registerStormOpen(state: LedgerState, e: OpenEvent, thread: Thre
 }
 
 /** A storm constituent resolved: one fewer alert still firing in its thread. */
-export function stormResolved(state: LedgerState, openId: string | undefined): void {
+export function stormResolved(state: LedgerState, openId: string | undefined, fingerprint: string): void {
   if (openId === undefined) return;
   const storm = state.threads[state.stormMembers[openId] ?? openId]?.storm;
   if (storm && storm.open > 0) storm.open -= 1;
+  if (storm?.firing[fingerprint] === openId) delete storm.firing[fingerprint];
 }
 
 /** Forgets what a dropped thread's storm pointed at. */

@@ -38,6 +38,7 @@ import type {
   LedgerState,
   OutboxItem,
   HumanTextRecord,
+  PagerDutyPending,
   PendingInvestigation,
   PriorFindingRecord,
   ThreadRecord,
@@ -142,6 +143,25 @@ export class LedgerReader {
   newestThread(triggerKey: string): Thread | undefined {
     const id = this.#state().triggers[triggerKey]?.newestOpen?.id;
     return id === undefined ? undefined : threadOf(this.#state(), id);
+  }
+
+  /**
+   * The thread of an alert by its fingerprint (a PagerDuty incident id): its newest unresolved
+   * open's, else the newest thread of its trigger when that thread is this alert's.
+   */
+  threadOfFingerprint(fingerprint: string): Thread | undefined {
+    const s = this.#state();
+    const fp = s.fingerprints[fingerprint];
+    if (!fp) return undefined;
+    const open = fp.open[fp.open.length - 1];
+    if (open?.id !== undefined) return threadOf(s, open.id);
+    const newest = fp.triggerKey === undefined ? undefined : this.newestThread(fp.triggerKey);
+    return newest?.fingerprint === fingerprint ? newest : undefined;
+  }
+
+  /** Seconds from firing to the first ack of recent threads, oldest first (`/reprise status`). */
+  ackSeconds(): readonly number[] {
+    return this.#state().ackSeconds ?? [];
   }
 
   /** Where a thread's card for one surface sits in the log (its `post` outbox event). */
@@ -269,6 +289,29 @@ export class LedgerReader {
     return openEpisodes(this.#state(), fingerprint);
   }
 
+  /** Fingerprints of the trigger's alerts firing now (opened, or kept quiet by the silence or the cooldown). */
+  firingAlerts(triggerKey: string): string[] {
+    return Object.keys(this.#state().triggers[triggerKey]?.firing ?? {});
+  }
+
+  /** The newest resolve that closed an open of the fingerprint (a re-sent resolve of that firing is a duplicate). */
+  lastResolved(fingerprint: string): { at: string; startsAt?: string } | undefined {
+    const r = this.#state().fingerprints[fingerprint]?.lastResolved;
+    return r ? { ...r } : undefined;
+  }
+
+  /** Threads whose alerts Alertmanager may still hold (the card says firing or silenced), newest first. */
+  liveThreads(limit: number): Thread[] {
+    const threads = this.#state().threads;
+    const out: Thread[] = [];
+    const ids = Object.keys(threads);
+    for (let i = ids.length - 1; i >= 0 && out.length < limit; i--) {
+      const t = threads[ids[i]!]!;
+      if (t.state !== 'resolved') out.push(t);
+    }
+    return out;
+  }
+
   /** Recently closed episodes, newest first: of one trigger key, or overall. */
   recentEpisodes(triggerKey?: string): Episode[] {
     return recentEpisodes(this.#state(), triggerKey);
@@ -355,6 +398,11 @@ export class LedgerReader {
   /** Alertmanager silences asked for whose outcome is not recorded (a restart came in between). */
   pendingAmSilences(): DeepReadonly<AmSilencePending>[] {
     return Object.values(this.#state().amSilences);
+  }
+
+  /** PagerDuty acknowledgements an ack asked for whose outcome is not settled (a restart came in between). */
+  pendingPagerDutyCalls(): DeepReadonly<PagerDutyPending>[] {
+    return Object.values(this.#state().pagerDutyCalls ?? {});
   }
 
   /** Forge work not yet settled, oldest first (the records themselves: do not change them). */

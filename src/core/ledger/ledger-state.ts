@@ -10,8 +10,20 @@ import { applyCurate, applyCurated } from './ledger-curation.js';
 import { applyChatDelivered, applyNote, applyOutbox, applyOutboxFailed, registerThread, rememberChatEvent, threadOf } from './ledger-chat.js';
 import { applyNoise, stormResolved } from './ledger-noise.js';
 import { applyFix, applyQuestion, keepNote } from './ledger-human.js';
+import { applyAck, applyPagerDutyCall, foldTimeline } from './ledger-timeline.js';
 import { DEFAULT_LEDGER_LIMITS, LEDGER_STATE_VERSION } from './ledger-types.js';
-import type { DupStats, EntryAggregate, Episode, FingerprintState, LedgerLimits, LedgerState, OpenRecord, TriggerState, Vote } from './ledger-types.js';
+import type {
+  DupStats,
+  EntryAggregate,
+  Episode,
+  FingerprintState,
+  LedgerLimits,
+  LedgerState,
+  OpenRecord,
+  ThreadRecord,
+  TriggerState,
+  Vote,
+} from './ledger-types.js';
 
 export * from './ledger-types.js';
 export * from './ledger-reads.js';
@@ -69,7 +81,9 @@ export function restoreLedgerState(json: unknown): LedgerState | undefined {
     return undefined;
   }
   const triggers = dict<TriggerState>();
-  for (const [k, t] of Object.entries(s.triggers ?? {})) triggers[k] = { ...t, votes: dict(t.votes) };
+  for (const [k, t] of Object.entries(s.triggers ?? {})) triggers[k] = { ...t, votes: dict(t.votes), ...(t.firing ? { firing: dict(t.firing) } : {}) };
+  const threads = dict<ThreadRecord>();
+  for (const [k, t] of Object.entries(s.threads ?? {})) threads[k] = t.storm ? { ...t, storm: { ...t.storm, firing: dict(t.storm.firing) } } : t;
   return {
     ...s,
     fingerprints: dict(s.fingerprints),
@@ -77,9 +91,10 @@ export function restoreLedgerState(json: unknown): LedgerState | undefined {
     triggers,
     dups: dict(s.dups),
     outbox: dict(s.outbox),
-    threads: dict(s.threads),
+    threads,
     ...(s.curate ? { curate: dict(s.curate) } : {}),
     ...(s.investigations ? { investigations: dict(s.investigations) } : {}),
+    ...(s.pagerDutyCalls ? { pagerDutyCalls: dict(s.pagerDutyCalls) } : {}),
     messages: dict(s.messages),
     chatEventSeen: dict(s.chatEventSeen),
     tokensByDay: dict(s.tokensByDay),
@@ -174,6 +189,25 @@ function countsAsRecall(o: OpenRecord): o is OpenRecord & { entry: string } {
   return o.kind === 'recall' && o.resolvable && o.entry !== undefined && o.answerKind !== 'runbook';
 }
 
+/** An alert of the trigger fires (opened, or kept from opening by the silence or the cooldown). */
+export function triggerFiring(state: LedgerState, key: string, fingerprint: string): void {
+  (trigger(state, key).firing ??= dict())[fingerprint] = true;
+}
+
+/**
+ * An alert of the trigger stopped firing: a 🔕 on the trigger ends once none of its alerts fires
+ * any more (one pod of a deployment resolving leaves the silence to the others).
+ */
+function triggerStopped(state: LedgerState, key: string | undefined, fingerprint: string, at: string): void {
+  const t = key === undefined ? undefined : state.triggers[key];
+  if (!t) return;
+  if (t.firing) delete t.firing[fingerprint];
+  if (!t.firing || Object.keys(t.firing).length === 0) {
+    delete t.firing;
+    endSilence(state, key, at, 'resolve');
+  }
+}
+
 function endSilence(state: LedgerState, key: string | undefined, at: string, by: 'resolve' | 'down'): void {
   const silence = key === undefined ? undefined : state.triggers[key]?.silence;
   if (silence && silence.endedBy === undefined) {
@@ -220,8 +254,10 @@ function closeEpisode(state: LedgerState, open: OpenRecord, resolvedAt: string, 
   const d = dup(state, open.dupFingerprint);
   d.resolved += 1;
   d.lastResolvedAt = resolvedAt;
-  endSilence(state, open.triggerKey, resolvedAt, 'resolve');
-  stormResolved(state, open.id);
+  const fp = state.fingerprints[open.fingerprint];
+  if (fp) fp.lastResolved = defined({ at: resolvedAt, startsAt: open.startsAt });
+  if (!fp || fp.open.length === 0) triggerStopped(state, open.triggerKey, open.fingerprint, resolvedAt);
+  stormResolved(state, open.id, open.fingerprint);
   // The thread reads resolved once its incident is over (a storm thread: every alert of it).
   const thread = open.id === undefined ? undefined : threadOf(state, open.id);
   if (thread && !(thread.storm && thread.storm.open > 0)) thread.state = 'resolved';
@@ -274,6 +310,7 @@ function applyOpen(state: LedgerState, e: OpenEvent): Episode | undefined {
     }
   }
   pushBounded(fp.open, open, state.limits.maxOpenPerFingerprint);
+  triggerFiring(state, open.triggerKey, open.fingerprint);
   return undefined;
 }
 
@@ -284,16 +321,19 @@ function applyResolve(state: LedgerState, fingerprint: string, at: string, endsA
   const open = fp.open.pop();
   if (open) return closeEpisode(state, open, at, endsAt);
   if (fp.suppressed) {
-    // The firing it ends was never opened: nothing to pair, nothing to buffer.
+    // The firing it ends was never opened: nothing to pair, nothing to buffer; the silence ends
+    // with the trigger's last firing alert.
     delete fp.suppressed;
-    endSilence(state, fp.triggerKey ?? triggerKey, at, 'resolve');
+    triggerStopped(state, fp.triggerKey ?? triggerKey, fingerprint, at);
     return undefined;
   }
   fp.pendingResolveAt = at;
   if (endsAt !== undefined) fp.pendingResolveEndsAt = endsAt;
   else delete fp.pendingResolveEndsAt;
-  // A firing that was never opened (silenced) still ends its silence when it resolves.
-  endSilence(state, fp.triggerKey ?? triggerKey, at, 'resolve');
+  // Nothing of the trigger fires any more (a silence set with nothing firing, an older ledger):
+  // the resolve of one of its alerts still ends it.
+  const key = fp.triggerKey ?? triggerKey;
+  if (key !== undefined && state.triggers[key]?.firing === undefined) endSilence(state, key, at, 'resolve');
   return undefined;
 }
 
@@ -350,6 +390,12 @@ export function applyEvent(state: LedgerState, event: unknown, seq?: number): Ep
   }
   const e = event as LedgerEvent;
   state.applied += 1;
+  const closed = applyKnown(state, e, seq);
+  foldTimeline(state, e, closed);
+  return closed;
+}
+
+function applyKnown(state: LedgerState, e: LedgerEvent, seq: number | undefined): Episode | undefined {
   switch (e.type) {
     case 'open':
       return applyOpen(state, e);
@@ -410,13 +456,19 @@ export function applyEvent(state: LedgerState, event: unknown, seq?: number): Ep
       applyFinding(state, e, { countRecall, trigger });
       return undefined;
     case 'noise':
-      applyNoise(state, e, touchFingerprint);
+      applyNoise(state, e, touchFingerprint, triggerFiring);
       return undefined;
     case 'curate':
       applyCurate(state, e);
       return undefined;
     case 'curated':
       applyCurated(state, e);
+      return undefined;
+    case 'ack':
+      applyAck(state, e);
+      return undefined;
+    case 'pagerduty_call':
+      applyPagerDutyCall(state, e);
       return undefined;
   }
 }

@@ -6,7 +6,7 @@ import type { CardPatch } from '../chat/thread-view.js';
 import type { CurateEvent, OpenAlert, OpenEvent, OutboxEvent } from '../ledger-events.js';
 
 /** Bumped whenever the shape or the folding rules change: older snapshots are then ignored. */
-export const LEDGER_STATE_VERSION = 8;
+export const LEDGER_STATE_VERSION = 9;
 
 /** Bounds that keep memory finite however long the ledger runs. */
 export interface LedgerLimits {
@@ -78,6 +78,8 @@ export interface FingerprintState {
   /** Its newest firing was suppressed (🔕 or the cooldown): its resolve ends, it does not wait for an open. */
   suppressed?: boolean;
   pendingResolveEndsAt?: string;
+  /** Its newest resolve that closed an open: a re-sent resolve of the same firing changes nothing. */
+  lastResolved?: { at: string; startsAt?: string };
   /** When a firing / a resolve of it was last admitted while the dedup window was on. */
   admittedFiringAt?: string;
   admittedResolveAt?: string;
@@ -143,6 +145,10 @@ export interface StormRecord {
   members: string[];
   /** The batch window was closed (recorded by a `noise` flush). */
   flushed?: boolean;
+  /** Its alerts still firing: fingerprint → open id (the reconciler judges them one by one). */
+  firing: Record<string, string>;
+  /** Alerts Alertmanager's newest notification of the group left out (`truncatedAlerts`). */
+  truncated?: number;
 }
 
 /** A finding as the next investigation of the trigger is told about it. */
@@ -171,6 +177,11 @@ export interface TriggerState {
   up: number;
   down: number;
   silence?: SilenceRecord;
+  /**
+   * Its alerts firing now — opened, or kept from opening by the silence or the cooldown — by
+   * fingerprint: a 🔕 ends when the last of them resolves, not the first.
+   */
+  firing?: Record<string, true>;
   /** Newest closed episodes, oldest first. */
   episodes: Episode[];
   /** Latest findings, oldest first. */
@@ -251,6 +262,41 @@ export interface ThreadRecord {
    * a resolve) does not drop an earlier one (the finding's headline).
    */
   cardPatches?: Record<string, Omit<CardPatch, 'kind'>>;
+  /** When the alert fired (the source's start, else the open): acks and the timeline count from it. */
+  firedAt?: string;
+  /** An ack asked PagerDuty to acknowledge this incident (its echo is not a second person). */
+  pagerDutyAsked?: boolean;
+  /** Who is on it, in the order they said so (issue 21). */
+  acks?: AckRecord[];
+  /** What happened in the thread, oldest first, bounded (see `ledger-timeline.ts`). */
+  timeline?: TimelineItem[];
+}
+
+/** One person on it. */
+export interface AckRecord {
+  user: string;
+  name?: string;
+  via: string;
+  at: string;
+}
+
+/** One thing that happened to an incident, as the timeline shows it (texts are the people's own, shown as text). */
+export interface TimelineItem {
+  kind: 'fired' | 'opened' | 'posted' | 'ack' | 'vote' | 'note' | 'silence' | 'finding' | 'pagerduty' | 'resolved';
+  at: string;
+  user?: string;
+  via?: string;
+  /** vote: up/down/clear; silence: until; posted: the surface; finding: its status; pagerduty: the call's outcome; note: its first line. */
+  detail?: string;
+}
+
+/** A PagerDuty call an ack asked for whose outcome is not settled yet. */
+export interface PagerDutyPending {
+  requestId: string;
+  incidentId: string;
+  openId?: string;
+  /** Attempts recorded so far. */
+  attempts: number;
 }
 
 export interface LedgerState {
@@ -302,6 +348,10 @@ export interface LedgerState {
   amSilences: Record<string, AmSilencePending>;
   /** Opens the model investigates whose `finding` is not recorded yet, by open id, oldest first; absent in older snapshots. */
   investigations?: Record<string, PendingInvestigation>;
+  /** PagerDuty acknowledgements an ack asked for, not yet done or given up, by request id; absent in older snapshots. */
+  pagerDutyCalls?: Record<string, PagerDutyPending>;
+  /** Seconds from firing to the first ack, newest last (bounded): `/reprise status` figures. */
+  ackSeconds?: number[];
 }
 
 /** An open whose investigation has not recorded its finding yet: a restart resumes it. */

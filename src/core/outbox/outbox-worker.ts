@@ -16,7 +16,7 @@
  * was delivered is delivered after it. Lanes run concurrently: a slow thread holds up no other.
  */
 import type { ChatTransport } from '../../ports/chat-transport.js';
-import type { Clock } from '../../ports/clock.js';
+import type { Clock, Timer } from '../../ports/clock.js';
 import type { Logger } from '../../ports/logger.js';
 import type { DeliveryEnd, LoopObserver } from '../../ports/loop-observer.js';
 import { DeliveryError, type MessageRef } from '../chat/chat-types.js';
@@ -80,7 +80,7 @@ export class OutboxWorker {
   readonly #suspect = new Set<string>();
   readonly #mayDeliver: () => boolean;
   readonly #running = new Set<string>();
-  #timer: NodeJS.Timeout | undefined;
+  #timer: Timer | undefined;
   #stopped = true;
   #pass: Promise<void> = Promise.resolve();
   #again = false;
@@ -155,7 +155,7 @@ export class OutboxWorker {
   /** Stops scheduling; in-flight deliveries finish and are recorded. */
   async stop(): Promise<void> {
     this.#stopped = true;
-    if (this.#timer) clearTimeout(this.#timer);
+    this.#clock.clearTimeout(this.#timer);
     await this.#pass;
     while (this.#running.size > 0) await new Promise((r) => setTimeout(r, 10));
     await this.#flushing;
@@ -186,8 +186,8 @@ export class OutboxWorker {
     const ready: Array<{ item: OutboxItem; lane: string }> = [];
     if (!this.#mayDeliver()) {
       // Not ours to send now (the lease is late or lost): look again soon, send nothing.
-      this.#timer = setTimeout(() => this.kick(), NOT_NOW_MS);
-      this.#timer.unref();
+      this.#clock.clearTimeout(this.#timer);
+      this.#timer = this.#clock.setTimeout(() => this.kick(), NOT_NOW_MS).unref();
       if (this.#running.size === 0) for (const resolve of this.#idle.splice(0)) resolve();
       return;
     }
@@ -246,15 +246,14 @@ export class OutboxWorker {
       if (recorded) for (const g of gaveUp) this.#observer?.deliveryEnded(g);
       this.#again = true;
     }
-    if (this.#timer) clearTimeout(this.#timer);
+    this.#clock.clearTimeout(this.#timer);
     this.#timer = undefined;
     if (this.#again) {
       this.kick();
       return;
     }
     if (Number.isFinite(nextWake) && !this.#stopped) {
-      this.#timer = setTimeout(() => this.kick(), Math.max(5, nextWake - this.#clock.now().getTime()));
-      this.#timer.unref();
+      this.#timer = this.#clock.setTimeout(() => this.kick(), Math.max(5, nextWake - this.#clock.now().getTime())).unref();
     }
     if (this.#running.size === 0) for (const resolve of this.#idle.splice(0)) resolve();
   }

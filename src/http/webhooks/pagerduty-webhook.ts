@@ -11,7 +11,8 @@
  */
 import { Hono } from 'hono';
 import { RepriseError } from '../../core/errors.js';
-import { parsePagerDutyPayload, verifyPagerDutySignature } from '../../core/pagerduty.js';
+import type { Actor, ChatIntent } from '../../core/chat/chat-types.js';
+import { parsePagerDutyPayload, verifyPagerDutySignature, type PagerDutyParse } from '../../core/pagerduty.js';
 import type { HttpEnv } from '../http-app.js';
 import { decodeUtf8, parseJson } from '../read-body.js';
 import { staleReason } from './freshness.js';
@@ -24,6 +25,17 @@ export interface PagerDutyWebhookOptions {
   secret: string | undefined;
   /** Events further than this from now (by `occurred_at`) are refused; accepted ids are remembered this long. */
   replayWindowMs: number;
+}
+
+/**
+ * `incident.acknowledged` / `.annotated` as what the PagerDuty user meant: an ack or an operator
+ * note on the alert's thread (found by its fingerprint, the incident id), as text like any note.
+ */
+export function pagerDutyIntent(p: Extract<PagerDutyParse, { kind: 'ack' | 'note' }>, eventId: string): ChatIntent {
+  const actor: Actor = { id: p.agent?.id ?? 'pagerduty', ...(p.agent?.name ? { name: p.agent.name } : {}), via: 'pagerduty' };
+  const target = { fingerprint: `pagerduty:${p.incidentId}` };
+  const id = `pagerduty:${eventId}`;
+  return p.kind === 'ack' ? { type: 'ack', eventId: id, actor, target } : { type: 'note', eventId: id, actor, text: p.text, target };
 }
 
 export function pagerDutyWebhook(kit: WebhookKit, opts: PagerDutyWebhookOptions): Hono<HttpEnv> {
@@ -53,6 +65,8 @@ export function pagerDutyWebhook(kit: WebhookKit, opts: PagerDutyWebhookOptions)
       const stale = staleReason('event.occurred_at', p.occurredAt, kit.clock.now().getTime(), opts.replayWindowMs, 'server.replay_window');
       if (stale) throw new RepriseError('bad_request', `PagerDuty event refused: ${stale}`);
       if (p.kind === 'ignored') return kit.ingest(c, 'pagerduty', { incidents: [], truncated: [], ignored: p.reason, context });
+      if ((p.kind === 'ack' || p.kind === 'note') && !kit.chat)
+        return kit.ingest(c, 'pagerduty', { incidents: [], truncated: [], ignored: `${p.eventType} is not handled by this server`, context });
       if (!p.eventId) throw new RepriseError('bad_request', 'PagerDuty event refused: event.id is required (replay protection)');
       const claim = await kit.replay.claim('pagerduty', p.eventId, opts.replayWindowMs * 2);
       if (claim.kind === 'seen') {
@@ -64,12 +78,15 @@ export function pagerDutyWebhook(kit: WebhookKit, opts: PagerDutyWebhookOptions)
         });
       }
       try {
-        const res = await kit.ingest(c, 'pagerduty', {
-          incidents: [p.incident],
-          truncated: [],
-          context,
-          refusedLinks: (p.incident.refusedLinks ?? []).map((r) => ({ alert: 0, ...r })),
-        });
+        const res =
+          p.kind === 'incident'
+            ? await kit.ingest(c, 'pagerduty', {
+                incidents: [p.incident],
+                truncated: [],
+                context,
+                refusedLinks: (p.incident.refusedLinks ?? []).map((r) => ({ alert: 0, ...r })),
+              })
+            : await kit.chat!(c, 'pagerduty', [pagerDutyIntent(p, p.eventId)], context);
         await claim.accepted();
         return res;
       } catch (err) {

@@ -8,6 +8,7 @@ import type { SkippedAlert, TruncatedField } from '../../core/alertmanager.js';
 import type { LinkPolicy } from '../../core/alert-links.js';
 import type { IdentityOptions } from '../../core/identity.js';
 import type { Incident, RefusedLink } from '../../core/types.js';
+import type { ChatIntent } from '../../core/chat/chat-types.js';
 import type { Clock } from '../../ports/clock.js';
 import type { VerifyPool } from '../admission.js';
 import type { HttpContext, HttpEnv } from '../http-app.js';
@@ -66,6 +67,11 @@ export interface WebhookKit {
    * incidents to the bot (whose record is durable when it resolves), 202 with the outcome.
    */
   ingest(c: HttpContext, source: string, parsed: ParsedWebhook): Promise<Response>;
+  /**
+   * What a person meant, from a source's webhook (PagerDuty's acknowledgements and notes): handed
+   * to the bot's entrance like a chat surface's; 202 once recorded. Absent: not served here.
+   */
+  chat?: (c: HttpContext, source: string, intents: ChatIntent[], context?: Record<string, unknown>) => Promise<Response>;
   /** Times a webhook by source, errors included. */
   timed(source: string, handler: (c: HttpContext) => Promise<Response>): (c: HttpContext) => Promise<Response>;
 }
@@ -87,6 +93,8 @@ export interface WebhookKitOptions {
   links?: LinkPolicy;
   metrics: BotMetrics;
   onIncidents: IncidentHandler;
+  /** Where a source's chat intents go (PagerDuty acks and notes); absent: they are ignored with a reason. */
+  onChat?: (intents: ChatIntent[]) => Promise<unknown[]>;
 }
 
 export function webhookKit(opts: WebhookKitOptions): WebhookKit {
@@ -156,6 +164,15 @@ export function webhookKit(opts: WebhookKitOptions): WebhookKit {
       }
       return c.json(body, 202);
     },
+    ...(opts.onChat
+      ? {
+          chat: async (c: HttpContext, source: string, intents: ChatIntent[], context?: Record<string, unknown>) => {
+            const outcomes = await opts.onChat!(intents);
+            c.get('log').info({ source, intents: intents.map((i) => i.type), ...context }, `${source} webhook: recorded what a person did`);
+            return c.json({ accepted: intents.length, results: outcomes, requestId: c.get('requestId') }, 202);
+          },
+        }
+      : {}),
     timed: (source, handler) => async (c) => {
       const end = metrics.webhookDuration.startTimer({ source: sourceLabel(source) });
       try {

@@ -203,3 +203,17 @@ export function requestOversize(baseUrl: string, r: OversizeRequest): Promise<Ra
     })();
   });
 }
+
+/** A firing in a namespace of its own (`<prefix>-<n>`), in its own Alertmanager group: one trigger, one thread each. */
+export function ownGroupAlert(n: number, prefix = 'crash'): Record<string, unknown> {
+  const p = crashLoopPayload({ status: 'firing', pod: `api-7d9f8c6b5-x2k4${'bcdfghjk'[n % 8]}` }) as {
+    groupKey: string;
+    alerts: Array<{ labels: Record<string, string>; fingerprint?: string }>;
+  };
+  p.groupKey = `{}:{namespace="${prefix}-${n}"}`;
+  for (const a of p.alerts) {
+    a.labels = { ...a.labels, namespace: `${prefix}-${n}` };
+    a.fingerprint = `${prefix}-${n}`;
+  }
+  return p;
+}

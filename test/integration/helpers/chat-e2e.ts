@@ -10,8 +10,8 @@ import { runCli } from './spawn-bot.js';
 export type LedgerRow = Record<string, unknown> & { seq: number; type: string };
 
 /** Every ledger event, through `reprise ledger events --json` (it reads beside a running bot). */
-export async function ledgerEvents(dataDir: string): Promise<LedgerRow[]> {
-  const r = await runCli(['ledger', 'events', '--json'], { env: { REPRISE_DATA_DIR: dataDir } });
+export async function ledgerEvents(dataDir: string, env: Record<string, string> = {}): Promise<LedgerRow[]> {
+  const r = await runCli(['ledger', 'events', '--json'], { env: { REPRISE_DATA_DIR: dataDir, ...env } });
   if (r.code !== 0) throw new Error(`reprise ledger events failed: ${r.stderr}`);
   return r.stdout
     .split('\n')

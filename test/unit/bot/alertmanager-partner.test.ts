@@ -95,6 +95,47 @@ describe('"silence in Alertmanager too"', () => {
     expect(notices(h.transport.replies)).toEqual(['🔕 silenced by @ann until 04:00 UTC', '🔕 also silenced in Alertmanager until 04:00 UTC (silence sil-1)']);
   });
 
+  it('the Alertmanager silence covers the alerts the Reprise one does (every pod of the deployment firing now), and says which', async () => {
+    const calls: Array<{ fingerprint: string; fingerprints?: readonly string[] }> = [];
+    const silencer: AlertmanagerSilencer = {
+      silenceAlert: async (req) => {
+        calls.push({ fingerprint: req.fingerprint, ...(req.fingerprints ? { fingerprints: req.fingerprints } : {}) });
+        return { id: 'sil-2', matchers: ['alertname="KubePodCrashLooping"', 'namespace="payments"'], alerts: 2 };
+      },
+    };
+    const h = await botHarness({ snapshot, alertmanager: silencer });
+    const pod = (fp: string, name: string): Incident => ({
+      ...alert({ alertname: 'KubePodCrashLooping', fingerprint: fp, labels: { namespace: 'payments', pod: name } }),
+      source: 'alertmanager',
+    });
+    const a = pod('fp-a', 'web-7d9f8c6b5-x2k4q');
+    const b = pod('fp-b', 'web-7d9f8c6b5-z9m7p');
+    expect(a.triggerKey).toBe(b.triggerKey);
+    await h.bot.handle(incidentIntents([a]));
+    await h.settle();
+    const root = h.transport.posts[0]!.ref!;
+    const controlsId = (h.transport.posts[0]!.view as CardView).controlsId;
+    // A second pod of the deployment fires on the same thread's trigger (its own thread).
+    await h.bot.handle(incidentIntents([b]));
+    await h.transport.inject({
+      type: 'action',
+      eventId: 'sel-2',
+      transport: 'rec',
+      user: { id: 'U1', name: 'ann' },
+      action: 'silence',
+      value: '4h+am',
+      target: root,
+      controlsId,
+      respond,
+    });
+    await h.bot.idle();
+    await h.settle();
+    expect(calls).toEqual([{ fingerprint: 'fp-a', fingerprints: ['fp-a', 'fp-b'] }]);
+    expect(notices(h.transport.replies).at(-1)).toBe(
+      '🔕 also silenced in Alertmanager until 04:00 UTC (silence sil-2): alertname="KubePodCrashLooping", namespace="payments" — the 2 alerts of this trigger firing now, as in Reprise',
+    );
+  });
+
   it('a request recorded before a crash is made after the restart, once', async () => {
     // The first process records the 🔕 and dies while Alertmanager has not answered.
     const hung: AlertmanagerSilencer = { silenceAlert: () => new Promise<string>(() => undefined) };
@@ -216,6 +257,71 @@ describe('reconciling threads with Alertmanager', () => {
     ]);
   });
 
+  const reconciler = (h: Awaited<ReturnType<typeof botHarness>>) => {
+    const seen = new Set<string>();
+    return async (alerts: AlertmanagerAlertState[]): Promise<number> => {
+      const [o] = await h.bot.handle({ type: 'reconcile', alerts, listedAt: h.clock.now(), seen });
+      rememberListed(seen, alerts);
+      return o?.status === 'reconciled' ? o.marked : -1;
+    };
+  };
+  const listed = (...fps: string[]): AlertmanagerAlertState[] =>
+    fps.map((fingerprint) => ({ fingerprint, state: 'active', silenced: false, inhibited: false }));
+
+  it('concludes a 🔕 thread whose alert Alertmanager stops listing (it sends no resolve for a silenced alert)', async () => {
+    const h = await botHarness({ snapshot });
+    const reconcile = reconciler(h);
+    const a = firing('fp-quiet');
+    await h.bot.handle(incidentIntents([a]));
+    await h.feedback({ triggerKey: a.triggerKey, user: 'ann', action: 'silence', duration: '4h' });
+    h.clock.advance(60_000);
+    expect(await reconcile(listed('fp-quiet'))).toBe(0);
+    expect(h.ledger.read.openIncidents(10)).toHaveLength(1);
+    expect(await reconcile([])).toBe(1);
+    // The open is concluded: `status` no longer counts it, the thread reads resolved, the silence is over with it.
+    expect(h.ledger.read.openIncidents(10)).toHaveLength(0);
+    expect(h.ledger.read.openEpisodes('fp-quiet')).toHaveLength(0);
+    const events = await h.events();
+    expect(events.filter((e) => e.type === 'resolve')).toEqual([expect.objectContaining({ fingerprint: 'fp-quiet', reason: 'am_gone' })]);
+    expect(h.ledger.read.silence(a.triggerKey, h.clock.now())).toMatchObject({ active: false, silence: { endedBy: 'resolve' } });
+    await h.settle();
+    expect((h.transport.updates.at(-1)!.view as CardView).state).toBe('resolved');
+    expect(await reconcile([])).toBe(0);
+    // Alertmanager's own resolve, if one comes after all, is a duplicate: it changes nothing.
+    const outs = await h.bot.handle(incidentIntents([{ ...a, status: 'resolved' }]));
+    expect(outs).toEqual([expect.objectContaining({ status: 'dropped', reason: expect.stringMatching(/^duplicate resolve/) })]);
+  });
+
+  it('reconciles a group thread alert by alert: the ones Alertmanager dropped are concluded, the thread goes on for the rest', async () => {
+    const h = await botHarness({
+      snapshot,
+      noise: { debounceMs: 0, cooldownMs: 0, coalesce: { group: true, labels: [], debounceMs: 30_000, maxWaitMs: 120_000, maxAlerts: 50 } },
+    });
+    const reconcile = reconciler(h);
+    const group = [firing('fp-g1'), firing('fp-g2'), firing('fp-g3')].map((i) => ({ ...i, groupKey: '{}:{alertname="KubePodCrashLooping"}' }));
+    expect((await h.bot.handle(incidentIntents(group))).map((o) => o.status)).toEqual(['posted', 'merged', 'merged']);
+    h.clock.advance(60_000);
+    expect(await reconcile(listed('fp-g1', 'fp-g2', 'fp-g3'))).toBe(0);
+    // The lead's alert and one member are gone; one still fires.
+    expect(await reconcile(listed('fp-g2'))).toBe(1);
+    const resolves = (await h.events()).filter((e) => e.type === 'resolve');
+    expect(resolves.map((e) => [e.fingerprint, (e as { reason?: string }).reason]).sort()).toEqual([
+      ['fp-g1', 'am_gone'],
+      ['fp-g3', 'am_gone'],
+    ]);
+    const lead = h.ledger.read.thread(h.ledger.read.openEpisodes('fp-g2')[0]!.openId!)!;
+    expect(lead.state).toBe('firing');
+    expect(lead.storm).toMatchObject({ count: 3, open: 1 });
+    await h.settle();
+    expect((h.transport.updates.at(-1)!.view as CardView).stateNote).toMatch(/^Alertmanager group: 3 alerts \(1 firing, 2 resolved\)/);
+    expect(await reconcile(listed('fp-g2'))).toBe(0);
+    expect(await reconcile([])).toBe(1);
+    expect(h.ledger.read.openIncidents(10)).toHaveLength(0);
+    expect(h.ledger.read.thread(lead.openId)!.state).toBe('resolved');
+    const marks = (await h.events()).filter((e): e is NoiseEvent => e.type === 'noise' && e.action === 'mark');
+    expect(marks.map((m) => m.reason)).toEqual(['am_gone']);
+  });
+
   it('leaves a thread opened after the list was read for the next round', () => {
     const t = {
       openId: 'o',
@@ -230,8 +336,8 @@ describe('reconciling threads with Alertmanager', () => {
       source: 'alertmanager',
       openedAt: '2026-01-01T00:00:05.000Z',
     };
-    expect(threadMarks([t], [], new Date('2026-01-01T00:00:04.000Z'), new Set(['f']))).toEqual([]);
-    expect(threadMarks([t], [], new Date('2026-01-01T00:00:06.000Z'), new Set(['f']))).toHaveLength(1);
+    expect(threadMarks([t], [], new Date('2026-01-01T00:00:04.000Z'), new Set(['f']), () => ['f'])).toEqual([]);
+    expect(threadMarks([t], [], new Date('2026-01-01T00:00:06.000Z'), new Set(['f']), () => ['f'])).toHaveLength(1);
   });
 
   it('never calls "no longer firing" an alert this Alertmanager never listed (another Alertmanager sent it)', () => {
@@ -254,6 +360,7 @@ describe('reconciling threads with Alertmanager', () => {
         [{ fingerprint: 'other', state: 'active', silenced: false, inhibited: false }],
         new Date('2026-01-01T00:01:00.000Z'),
         new Set(['other']),
+        () => ['f'],
       ),
     ).toEqual([]);
   });

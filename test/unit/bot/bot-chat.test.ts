@@ -256,6 +256,7 @@ describe('commands', () => {
       '1 open incident.',
       `• ${TK} since 00:00 UTC`,
       'No silences in force.',
+      '👀 time to acknowledge: no incident acknowledged yet.',
     ]);
     expect((await answer('help')).title).toBe('Reprise commands');
     expect((await answer('investigate why is checkout down')).body[0]!.join('')).toMatch(/No model is configured/);

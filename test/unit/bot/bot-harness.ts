@@ -1,7 +1,7 @@
 import type { ChatTransport } from '../../../src/ports/chat-transport.js';
 import { createStore } from '../../../src/adapters/keyv/keyv-store.js';
 import type { Actor } from '../../../src/core/chat/chat-types.js';
-import type { AlertmanagerSilencer, InvestigationJobsPort, NoteLimits } from '../../../src/core/bot/bot-context.js';
+import type { AlertmanagerSilencer, InvestigationJobsPort, NoteLimits, RepriseBotDeps } from '../../../src/core/bot/bot-context.js';
 import type { NoiseOptions } from '../../../src/core/bot/noise-control.js';
 import { Routing, type MentionRule, type RouteRule } from '../../../src/core/bot/routing.js';
 import type { TriggerPolicy } from '../../../src/core/bot/trigger-policy.js';
@@ -40,6 +40,7 @@ export interface HarnessOptions {
   noise?: NoiseOptions;
   jobs?: InvestigationJobsPort;
   alertmanager?: AlertmanagerSilencer;
+  pagerDuty?: RepriseBotDeps['pagerDuty'];
   /** Told recall decisions and deliveries (metrics); `onAppend` is given the ledger's appends. */
   observer?: LoopObserver;
   onAppend?: (events: readonly LedgerEvent[]) => void;
@@ -82,6 +83,7 @@ export async function botHarness(o: HarnessOptions) {
     ...(o.noise ? { noise: o.noise } : {}),
     ...(o.jobs ? { model: { jobs: () => Object.assign(o.jobs!, { stop: async () => undefined, idle: async () => undefined }) } } : {}),
     ...(o.alertmanager ? { alertmanager: o.alertmanager } : {}),
+    ...(o.pagerDuty ? { pagerDuty: o.pagerDuty } : {}),
     ...(o.observer ? { observer: o.observer } : {}),
     ...(o.mayDeliver ? { mayDeliver: o.mayDeliver } : {}),
   });

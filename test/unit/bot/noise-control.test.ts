@@ -128,45 +128,81 @@ describe('storm coalescing', () => {
   const storm = (n: number, o: Parameters<typeof firing>[1] = {}): Incident[] =>
     Array.from({ length: n }, (_, i) => firing(`fp-storm-${i}`, { ...o, pod: `svc-${i}-7d9f8c6b5-x2k4q` }));
 
-  it('turns a 200-alert Alertmanager group into a few threads with 200 opens, one investigation per thread, each resolve pairing', async () => {
+  it('turns a 200-alert Alertmanager group into one thread with 200 opens and one investigation, each resolve pairing', async () => {
     const jobs = recordingJobs();
     const { bot, transport, events, settle, ledger, clock } = await setup({ coalesce: COALESCE }, { jobs: jobs.port });
     const alerts = storm(200);
-    // Alertmanager sends a growing group a few times; one call here, a few more later.
+    // Alertmanager sends a growing group a few times, minutes apart (its group_interval).
     const outs = [...(await bot.handle(incidentIntents(alerts.slice(0, 120))))];
-    clock.advance(10 * SEC);
+    clock.advance(5 * MIN);
     outs.push(...(await bot.handle(incidentIntents(alerts.slice(120)))));
-    expect(outs.filter((o) => o.status === 'posted')).toHaveLength(4);
-    expect(outs.filter((o) => o.status === 'merged')).toHaveLength(196);
+    // The first alert is posted at once; every later one folds into its thread.
+    expect(statuses(outs.slice(0, 2))).toEqual(['posted', 'merged']);
+    expect(outs.filter((o) => o.status === 'merged')).toHaveLength(199);
     await settle();
-    expect(transport.posts).toHaveLength(4);
+    expect(transport.posts).toHaveLength(1);
     const all = await events();
     expect(opens(all)).toHaveLength(200);
     expect(new Set(opens(all).map((e) => e.fingerprint)).size).toBe(200);
-    expect(jobs.started).toHaveLength(4);
-    // The card lists the affected workloads, updated in place.
+    expect(jobs.started).toHaveLength(1);
+    // The card lists the affected workloads and counts, updated in place.
     const notes = transport.updates.map((u) => (u.view as CardView).stateNote ?? '');
-    expect(notes.some((n) => /^storm: 50 alerts on 50 workloads — prod-eu-1\/payments\/svc-0, /.test(n) && n.includes('(+42 more)'))).toBe(true);
+    expect(notes.at(-1)).toMatch(/^Alertmanager group: 200 alerts \(200 firing\) on prod-eu-1\/payments\/svc-0, .*\(\+192 more alerts\)$/);
     // The investigation sees the storm's workloads.
     expect(jobs.started[0]!.storm?.()).toHaveLength(50);
 
-    // Resolving all but one alert of a thread cancels nothing and keeps the card firing.
-    const first50 = alerts.slice(0, 50);
-    await bot.handle(incidentIntents(first50.slice(1).map(resolvedOf)));
+    // Resolving all but one alert cancels nothing and keeps the card firing, saying how many resolved.
+    await bot.handle(incidentIntents(alerts.slice(1).map(resolvedOf)));
     expect(jobs.cancelled).toEqual([]);
     const thread = ledger.read.thread(jobs.started[0]!.openId)!;
-    expect(thread.storm).toMatchObject({ count: 50, open: 1 });
+    expect(thread.storm).toMatchObject({ count: 200, open: 1 });
     expect(thread.state).toBe('firing');
-    // The last one ends the incident: the storm's investigation is cancelled, the card resolved.
-    await bot.handle(incidentIntents([resolvedOf(first50[0]!)]));
-    expect(jobs.cancelled).toEqual([first50[0]!.fingerprint]);
+    await settle();
+    expect((transport.updates.at(-1)!.view as CardView).stateNote).toMatch(/^Alertmanager group: 200 alerts \(1 firing, 199 resolved\)/);
+    // The last one ends the incident: the investigation is cancelled, the card resolved.
+    await bot.handle(incidentIntents([resolvedOf(alerts[0]!)]));
+    expect(jobs.cancelled).toEqual([alerts[0]!.fingerprint]);
     expect(ledger.read.thread(jobs.started[0]!.openId)!.state).toBe('resolved');
-    await bot.handle(incidentIntents(alerts.slice(50).map(resolvedOf)));
-    expect(ledger.read.occurrences(alerts[0]!.triggerKey).resolved).toBe(1);
     const resolves = (await events()).filter((e) => e.type === 'resolve');
     expect(resolves).toHaveLength(200);
     // Every open paired with its resolve: nothing is left unresolved.
     expect(ledger.read.openIncidents(Number.POSITIVE_INFINITY)).toHaveLength(0);
+    // The group over, its next alert starts a new thread.
+    expect(statuses(await bot.handle(incidentIntents([firing('fp-after', { pod: 'after-7d9f8c6b5-x2k4q' })])))).toEqual(['posted']);
+  });
+
+  it('a 60-alert group Alertmanager cut to 50 is one thread with 50 opens, and the card and the log say what it left out', async () => {
+    const h = await setup({ coalesce: COALESCE });
+    const warnings: unknown[] = h.warnings;
+    const group = { labels: { alertname: 'KubePodCrashLooping' }, commonLabels: { namespace: 'payments' }, truncatedAlerts: 10 };
+    const alerts = storm(50).map((i) => ({ ...i, group }));
+    const outs = await h.bot.handle(incidentIntents(alerts));
+    expect(outs.filter((o) => o.status === 'posted')).toHaveLength(1);
+    await h.settle();
+    expect(h.transport.posts).toHaveLength(1);
+    expect(opens(await h.events())).toHaveLength(50);
+    // The first card already says it; every update keeps saying it.
+    expect((h.transport.posts[0]!.view as CardView).stateNote).toContain('Alertmanager left out 10 alerts of this group');
+    expect((h.transport.updates.at(-1)!.view as CardView).stateNote).toMatch(
+      /^Alertmanager group: 50 alerts \(50 firing\) on .*; Alertmanager left out 10 alerts of this group/,
+    );
+    // Said once in the log, not once per alert.
+    expect(warnings.filter((w) => (w as { truncatedAlerts?: number }).truncatedAlerts === 10)).toHaveLength(1);
+  });
+
+  it('keeps one group in one thread however slowly Alertmanager sends it, while any of its alerts fires', async () => {
+    const { bot, clock } = await setup({ coalesce: COALESCE });
+    const a = storm(4);
+    expect(statuses(await bot.handle(incidentIntents([a[0]!])))).toEqual(['posted']);
+    clock.advance(10 * MIN);
+    expect(statuses(await tick(bot))).toEqual([]);
+    expect(statuses(await bot.handle(incidentIntents([a[1]!])))).toEqual(['merged']);
+    await bot.handle(incidentIntents([resolvedOf(a[0]!)]));
+    clock.advance(10 * MIN);
+    expect(statuses(await bot.handle(incidentIntents([a[2]!])))).toEqual(['merged']);
+    await bot.handle(incidentIntents([a[1]!, a[2]!].map(resolvedOf)));
+    // Nothing of the group fires: its next alert is a new thread.
+    expect(statuses(await bot.handle(incidentIntents([a[3]!])))).toEqual(['posted']);
   });
 
   it('coalesces by correlation labels too (no Alertmanager group), and keeps other namespaces apart', async () => {
@@ -184,8 +220,8 @@ describe('storm coalescing', () => {
     expect(notes.filter((n) => n.includes('prod-eu-1/cart/') && n.includes('prod-eu-1/payments/'))).toEqual([]);
   });
 
-  it('starts a new thread once the window closes (quiet for the debounce, or past the max wait); the closed batch is flushed once', async () => {
-    const { bot, events, clock, settle, transport } = await setup({ coalesce: COALESCE });
+  it('starts a new label-batch thread once the window closes (quiet for the debounce, or past the max wait); the closed batch is flushed once', async () => {
+    const { bot, events, clock, settle, transport } = await setup({ coalesce: { ...COALESCE, group: false, labels: ['cluster', 'namespace'] } });
     const a = storm(6);
     expect(statuses(await bot.handle(incidentIntents([a[0]!])))).toEqual(['posted']);
     clock.advance(20 * SEC);
@@ -275,11 +311,43 @@ describe('a silence ends on each of its three causes', () => {
     return h;
   };
 
-  it('a resolve — even of a firing the silence kept from being opened', async () => {
+  it('the resolve of its last firing alert — even one the silence kept from being opened — not of the first', async () => {
     const h = await silenced();
+    // One pod of the deployment resolves; the other still fires: the silence holds.
+    await h.bot.handle(incidentIntents([resolvedOf(firing('fp-0'))]));
+    expect(h.ledger.read.silence(TK, h.clock.now()).active).toBe(true);
+    expect(statuses(await h.bot.handle(incidentIntents([firing('fp-third')])))).toEqual(['silenced']);
     await h.bot.handle(incidentIntents([resolvedOf(firing('fp-quiet'))]));
+    expect(h.ledger.read.silence(TK, h.clock.now()).active).toBe(true);
+    await h.bot.handle(incidentIntents([resolvedOf(firing('fp-third'))]));
     expect(h.ledger.read.silence(TK, h.clock.now())).toMatchObject({ active: false, silence: { endedBy: 'resolve' } });
     expect(statuses(await h.bot.handle(incidentIntents([firing('fp-next')])))).toEqual(['posted']);
+  });
+
+  it('not a duplicate resolve: the same end of an already resolved firing changes nothing', async () => {
+    const h = await setup({});
+    const a = firing('fp-a');
+    const b = firing('fp-b');
+    await h.bot.handle(incidentIntents([a, b]));
+    await h.bot.handle(incidentIntents([resolvedOf(a)]));
+    await h.feedback({ triggerKey: TK, user: 'ann', action: 'silence', duration: '4h' });
+    const before = h.ledger.read.digest();
+    // Alertmanager re-sends the resolved alert's resolve with the rest of its group.
+    const outs = await h.bot.handle(incidentIntents([resolvedOf(a)]));
+    expect(outs).toEqual([expect.objectContaining({ status: 'dropped', reason: expect.stringMatching(/^duplicate resolve/) })]);
+    expect(h.ledger.read.silence(TK, h.clock.now()).active).toBe(true);
+    expect(h.ledger.read.openEpisodes('fp-b')).toHaveLength(1);
+    expect((await h.events()).filter((e) => e.type === 'resolve')).toHaveLength(1);
+    expect(h.ledger.read.digest()).not.toBe(before); // only the drop is recorded…
+    expect(noise(await h.events()).at(-1)).toMatchObject({ action: 'drop', reason: 'renotification', fingerprint: 'fp-a' });
+    // …and the same alert firing again (a new start) is a new incident, its resolve pairing.
+    h.clock.advance(MIN);
+    const again = { ...a, startsAt: h.clock.now().toISOString() };
+    // (critical: it ends the silence and is posted)
+    await h.bot.handle(incidentIntents([{ ...again, severity: 'critical' }]));
+    expect(h.ledger.read.openEpisodes('fp-a')).toHaveLength(1);
+    await h.bot.handle(incidentIntents([resolvedOf(again)]));
+    expect(h.ledger.read.openEpisodes('fp-a')).toHaveLength(0);
   });
 
   it('a critical firing', async () => {
@@ -298,14 +366,15 @@ describe('a silence ends on each of its three causes', () => {
 
   it("the resolve of a firing it kept from being opened does not close that alert's next firing", async () => {
     const h = await silenced();
-    await h.bot.handle(incidentIntents([resolvedOf(firing('fp-quiet'))]));
+    await h.bot.handle(incidentIntents([resolvedOf(firing('fp-0')), resolvedOf(firing('fp-quiet'))]));
     h.clock.advance(5 * MIN);
     // The same alert fires again (a new start) within the resolve buffer: a new incident, still firing.
     const again = { ...firing('fp-quiet'), startsAt: h.clock.now().toISOString() };
     expect(statuses(await h.bot.handle(incidentIntents([again])))).toEqual(['posted']);
     expect(h.ledger.read.openEpisodes('fp-quiet')).toHaveLength(1);
     await h.settle();
-    expect(h.transport.updates.filter((u) => (u.view as CardView).state === 'resolved')).toEqual([]);
+    // fp-0's thread reads resolved; the new firing's thread does not.
+    expect(h.transport.updates.filter((u) => (u.view as CardView).state === 'resolved')).toHaveLength(1);
   });
 
   it('records each firing it suppressed, with no open and no message', async () => {
@@ -326,7 +395,7 @@ describe('noise control is recorded where people read it', () => {
     await bot.handle(incidentIntents([firing('fp-a', { pod: 'a-7d9f8c6b5-x2k4q' }), firing('fp-b', { pod: 'b-7d9f8c6b5-x2k4q' })]));
     await settle();
     expect(transport.updates.map((u) => (u.view as CardView).stateNote)).toEqual([
-      'storm: 2 alerts on 2 workloads — prod-eu-1/payments/a, prod-eu-1/payments/b',
+      'Alertmanager group: 2 alerts (2 firing) on prod-eu-1/payments/a, prod-eu-1/payments/b',
     ]);
     expect(transport.replies.filter((r) => (r.view as NoticeView).kind === 'notice')).toEqual([]);
   });

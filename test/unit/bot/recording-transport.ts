@@ -10,8 +10,8 @@ export interface RecordingTransportOptions {
   failPost?: boolean | { retryable: boolean; retryAfterMs?: number };
   /** Throw on every `reply`. */
   failReply?: boolean;
-  /** Hold the Nth post (1-based) this long, to expose reordering. */
-  slowPost?: { nth: number; ms: number };
+  /** Hold the Nth post (1-based), to expose reordering: for `ms` (a slow peer), or until `gate` settles (the test releases it). */
+  slowPost?: { nth: number; ms?: number; gate?: Promise<unknown> };
 }
 
 export interface Recorded {
@@ -69,7 +69,8 @@ export class RecordingTransport implements ChatTransport {
   async post(to: Destination, card: CardView, detail: DetailView | undefined, o: DeliveryOptions): Promise<MessageRef> {
     this.calls.push({ op: 'post', key: o.idempotencyKey });
     const n = ++this.#n;
-    if (this.opts.slowPost?.nth === n) await new Promise((r) => setTimeout(r, this.opts.slowPost?.ms));
+    const slow = this.opts.slowPost;
+    if (slow?.nth === n) await (slow.gate ?? new Promise((r) => setTimeout(r, slow.ms)));
     const fail = this.opts.failPost;
     if (fail) throw new DeliveryError('chat API unavailable (post)', typeof fail === 'object' ? fail : { retryable: true });
     const ref = { transport: this.name, channel: to.channel, id: `t-${n}` };

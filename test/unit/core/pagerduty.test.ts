@@ -34,8 +34,41 @@ describe('parsePagerDutyPayload', () => {
   });
 
   it('ignores other event types with a reason', () => {
+    const p = parsePagerDutyPayload(fixture('pagerduty-incident-priority-updated.json'));
+    expect(p).toMatchObject({ kind: 'ignored', eventType: 'incident.priority_updated', reason: expect.stringContaining('incident.priority_updated') });
+  });
+
+  it('reads incident.acknowledged as an ack by the PagerDuty user (event.agent)', () => {
     const p = parsePagerDutyPayload(fixture('pagerduty-incident-acknowledged.json'));
-    expect(p).toMatchObject({ kind: 'ignored', eventType: 'incident.acknowledged', reason: expect.stringContaining('incident.acknowledged') });
+    expect(p).toMatchObject({ kind: 'ack', incidentId: 'PGR0VU2', agent: { id: 'PLH1HKV', name: 'Tenex Engineer' }, eventType: 'incident.acknowledged' });
+  });
+
+  it('reads incident.annotated as a note with its text, as sent', () => {
+    const p = parsePagerDutyPayload(fixture('pagerduty-incident-annotated.json'));
+    expect(p.kind).toBe('note');
+    if (p.kind === 'note') {
+      expect(p.incidentId).toBe('PGR0VU2');
+      expect(p.text.length).toBeGreaterThan(0);
+    }
+    const hostile = fixture('pagerduty-incident-annotated.json') as { event: { data: { content: string } } };
+    hostile.event.data.content = '<!channel> @room <script>x</script>';
+    expect(parsePagerDutyPayload(hostile)).toMatchObject({ kind: 'note', text: '<!channel> @room <script>x</script>' });
+    const broken = fixture('pagerduty-incident-annotated.json') as { event: { data: Record<string, unknown> } };
+    delete broken.event.data['incident'];
+    expect(() => parsePagerDutyPayload(broken)).toThrow(/incident/);
+  });
+
+  it('reads incident.reopened as a firing of the same incident (same fingerprint: a new episode)', () => {
+    const body = fixture('pagerduty-incident-triggered.json') as { event: { event_type: string } };
+    const first = parsePagerDutyPayload(body);
+    body.event.event_type = 'incident.reopened';
+    const again = parsePagerDutyPayload(body);
+    expect(again.kind).toBe('incident');
+    if (again.kind === 'incident' && first.kind === 'incident') {
+      expect(again.incident.status).toBe('firing');
+      expect(again.incident.fingerprint).toBe(first.incident.fingerprint);
+      expect(again.incident.triggerKey).toBe(first.incident.triggerKey);
+    }
   });
 
   it.each([

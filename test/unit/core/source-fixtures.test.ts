@@ -37,12 +37,20 @@ describe('test/fixtures/sources', () => {
 
   it.each(files.filter((f) => f.startsWith('pagerduty-')))('%s reads as PagerDuty sends it', (name) => {
     const p = parsePagerDutyPayload(json(name));
-    const opens = ['pagerduty-incident-triggered.json', 'pagerduty-incident-resolved.json'];
-    expect(p.kind).toBe(opens.includes(name) ? 'incident' : 'ignored');
+    const kinds: Record<string, string> = {
+      'pagerduty-incident-triggered.json': 'incident',
+      'pagerduty-incident-resolved.json': 'incident',
+      'pagerduty-incident-acknowledged.json': 'ack',
+      'pagerduty-incident-annotated.json': 'note',
+    };
+    expect(p.kind).toBe(kinds[name] ?? 'ignored');
     expect(p.eventId).toMatch(/^[0-9A-Z]{26}$/);
     if (p.kind === 'incident') {
       expect(p.incident.links).toEqual([{ label: 'source', url: 'https://acme.pagerduty.com/incidents/PGR0VU2' }]);
       expect(p.incident.labels['pagerduty_service']).toBe('PF9KMXH');
+    } else if (p.kind === 'ack' || p.kind === 'note') {
+      expect(p.incidentId).toBe('PGR0VU2');
+      expect(p.agent?.name).toBeTruthy();
     } else expect(p.reason).toContain(p.eventType);
   });
 });

@@ -10,7 +10,7 @@ import { configSchema } from '../../../src/config/schema.js';
 import { CurateAudit } from '../../../src/core/curate/curate-audit.js';
 import { marker } from '../../../src/core/curate/sweep-markers.js';
 import { Ledger } from '../../../src/core/ledger/ledger.js';
-import { systemClock } from '../../../src/ports/clock.js';
+import { ManualClock } from '../../../src/ports/clock.js';
 import { silentLogger } from '../../../src/ports/logger.js';
 import { startGitHubFake, type GitHubFake } from '../../fakes/github-fake.js';
 import { REPO_ROOT } from '../../integration/helpers/spawn-bot.js';
@@ -22,6 +22,8 @@ afterEach(async () => {
 });
 
 async function setup(mode: 'dry-run' | 'apply', leader: boolean) {
+  const clock = new ManualClock(new Date());
+  let asked = 0;
   fake = await startGitHubFake();
   fake.addPull({ title: 'KB: a', body: marker('dup', 'fp1'), head: 'reprise/kb/a' });
   const dup = fake.addPull({ title: 'KB: b', body: marker('dup', 'fp1'), head: 'reprise/kb/b' });
@@ -33,10 +35,11 @@ async function setup(mode: 'dry-run' | 'apply', leader: boolean) {
   const store = createStore('memory://', '');
   const ledger = await Ledger.open(store);
   const served = await staticCatalog(`${REPO_ROOT}catalog`, true, silentLogger);
-  const curation = serveCuration({ config, logger: silentLogger, served, ledger, store, clock: systemClock, isLeader: () => leader });
-  return { f: fake, dup, store, curation };
+  const curation = serveCuration({ config, logger: silentLogger, served, ledger, store, clock, isLeader: () => (asked++, leader) });
+  return { f: fake, dup, store, curation, clock, asked: () => asked };
 }
 
+/** Waits for a sweep's effect: a sweep itself is real I/O with the fake. */
 const until = async (cond: () => Promise<boolean>, what: string): Promise<void> => {
   const deadline = Date.now() + 15_000;
   while (!(await cond())) {
@@ -47,10 +50,17 @@ const until = async (cond: () => Promise<boolean>, what: string): Promise<void> 
 
 describe('grooming in serve', () => {
   it('runs on schedule in dry run: planned and audited, no forge write', { timeout: 30_000 }, async () => {
-    const { f, store, curation } = await setup('dry-run', true);
+    const { f, store, curation, clock, asked } = await setup('dry-run', true);
     curation.start();
     const audit = new CurateAudit(store);
-    await until(async () => (await audit.read()).filter((r) => 'kind' in r && r.kind === 'run').length >= 2, 'two scheduled runs');
+    const runs = async (): Promise<number> => (await audit.read()).filter((r) => 'kind' in r && r.kind === 'run').length;
+    clock.advance(49);
+    expect(asked()).toBe(0); // not due yet
+    clock.advance(1);
+    expect(asked()).toBe(1);
+    await until(async () => (await runs()) >= 1, 'the first scheduled run');
+    clock.advance(50);
+    await until(async () => (await runs()) >= 2, 'the second scheduled run');
     await curation.stop();
     expect(f.writes()).toEqual([]);
     const records = await audit.read();
@@ -60,14 +70,16 @@ describe('grooming in serve', () => {
   it('acts in apply mode; a follower never runs', { timeout: 30_000 }, async () => {
     const leader = await setup('apply', true);
     leader.curation.start();
+    leader.clock.advance(50);
     await until(async () => leader.f.items.get(leader.dup.number)!.state === 'closed', 'the duplicate closed');
     await leader.curation.stop();
     await leader.f.close();
 
     const follower = await setup('apply', false);
     follower.curation.start();
-    await new Promise((r) => setTimeout(r, 300));
+    follower.clock.advance(500);
     await follower.curation.stop();
+    expect(follower.asked()).toBe(10); // the schedule ran ten times and declined each time
     expect(follower.f.requests).toEqual([]);
     expect(await new CurateAudit(follower.store).read()).toEqual([]);
   });

@@ -9,7 +9,7 @@ import { GitMirror, GitMirrorError, maskUrl } from '../../../src/adapters/git/gi
 import { CatalogSync } from '../../../src/core/catalog/catalog-sync.js';
 import { loadCatalog } from '../../../src/core/catalog/load-catalog.js';
 import type { CatalogMirror } from '../../../src/ports/catalog-mirror.js';
-import { systemClock } from '../../../src/ports/clock.js';
+import { ManualClock, systemClock, type Clock } from '../../../src/ports/clock.js';
 import { silentLogger } from '../../../src/ports/logger.js';
 import { tokenize } from '../../../src/core/tokenize.js';
 import { git, incidentEntry, makeGitRemote, type GitRemote } from '../../helpers/git-remote.js';
@@ -32,7 +32,7 @@ const DB = incidentEntry({
 
 function setup(
   files: Record<string, string> = { 'incidents/web.md': WEB, 'incidents/api.md': API, 'README.md': '# catalog\n' },
-  opts: { path?: string; limit?: number } = {},
+  opts: { path?: string; limit?: number; clock?: Clock } = {},
 ) {
   const remote = makeGitRemote(files);
   remotes.push(remote);
@@ -40,7 +40,7 @@ function setup(
   const snapshots: string[] = [];
   const sync = new CatalogSync({
     mirror,
-    clock: systemClock,
+    clock: opts.clock ?? systemClock,
     logger: silentLogger,
     ...(opts.path ? { path: opts.path } : {}),
     ...(opts.limit !== undefined ? { incrementalLimit: opts.limit } : {}),
@@ -267,18 +267,22 @@ describe('catalog sync from git', () => {
   });
 
   it('polls: a push is picked up without being asked', async () => {
-    const { remote, sync } = setup();
+    const clock = new ManualClock();
+    const { remote, sync } = setup(undefined, { clock });
     sync.start(50);
     try {
-      await waitUntil(() => sync.status().indexed);
+      await waitUntil(() => sync.status().indexed && clock.pending === 1); // the first poll ran and set the next
       const h2 = remote.push({ 'incidents/db.md': DB });
+      clock.advance(50);
       await waitUntil(() => sync.status().head === h2);
       expect(ids(sync)).toContain('incidents/db.md');
+      await waitUntil(() => clock.pending === 1);
     } finally {
       await sync.stop();
     }
     const fetches = sync.status().fetches;
-    await new Promise((r) => setTimeout(r, 150));
+    expect(clock.pending).toBe(0);
+    clock.advance(10_000);
     expect(sync.status().fetches).toBe(fetches);
   });
 

@@ -147,6 +147,7 @@ describe('POST /webhook/alertmanager', () => {
       return r;
     });
     while (!calledWith) await new Promise((r) => setTimeout(r, 5));
+    // A real delay is the point: it gives the server the chance to answer early, which it must not take.
     await new Promise((r) => setTimeout(r, 30));
     expect(answered).toBe(false);
     release();

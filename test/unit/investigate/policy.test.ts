@@ -4,6 +4,7 @@ import { parseModelFinding } from '../../../src/core/investigate/finding.js';
 import { capBytes, forStep, redactSecrets } from '../../../src/core/investigate/redact.js';
 import { checkScope } from '../../../src/core/investigate/scope.js';
 import { Semaphore } from '../../../src/core/investigate/budget.js';
+import { ManualClock } from '../../../src/ports/clock.js';
 import { parseAlertmanagerPayload } from '../../../src/core/alertmanager.js';
 import { crashLoopPayload } from '../../integration/helpers/alerts.js';
 import { OOM_FINDING } from '../../integration/helpers/investigation.js';
@@ -115,7 +116,7 @@ describe('tool output on its way to the model', () => {
     const steps: unknown[] = [];
     const rec = new StepRecorder({
       run: 'r1',
-      clock: { now: () => new Date('2026-12-01T00:00:00Z') },
+      clock: new ManualClock('2026-12-01T00:00:00Z'),
       sink: (s: unknown) => void steps.push(s),
       capBytes: 4096,
       secrets: ['token-of-the-bot-9f8e7d'],
@@ -149,7 +150,7 @@ describe('a required scope rule through the toolbox', () => {
     };
     const scope = [{ when: {}, args: ['namespace'], allow: ['${namespace}'], deny: [], required: true }];
     const box = await Toolbox.open([provider], { allow: ['k8s__events_list'], scope, callTimeoutMs: 5000, resultCapBytes: 16384 });
-    const rec = new StepRecorder({ run: 'r2', clock: { now: () => new Date('2026-12-01T00:00:00Z') }, sink: () => undefined, capBytes: 4096 });
+    const rec = new StepRecorder({ run: 'r2', clock: new ManualClock('2026-12-01T00:00:00Z'), sink: () => undefined, capBytes: 4096 });
     const refused = await box.call('k8s__events_list', {}, incident(), new AbortController().signal, rec);
     expect(refused.outcome).toBe('refused');
     expect(refused.content).toMatch(/give namespace/);

@@ -119,12 +119,24 @@ const everyKind: Record<string, unknown>[] = [
     postmortem: { user: 'u', at: T, triggerKey: 't', alert: { alertname: 'A', title: 'a' }, said: [], triedAndFailed: [] },
     at: T,
   },
+  {
+    type: 'ack',
+    triggerKey: 't',
+    user: 'slack:U1',
+    name: 'alice',
+    via: 'slack',
+    openId: 'o',
+    eventId: 'e',
+    pagerduty: { requestId: 'r', incidentId: 'P1' },
+    at: T,
+  },
+  { type: 'pagerduty_call', requestId: 'r', incidentId: 'P1', action: 'acknowledge', outcome: 'done', attempt: 1, openId: 'o', at: T },
 ];
 
 describe('ledgerEventSchema', () => {
   it('covers every event type', () => {
     expect(new Set(everyKind.map((e) => e['type']))).toEqual(new Set(LEDGER_EVENT_TYPES));
-    expect(LEDGER_EVENT_TYPES).toHaveLength(17);
+    expect(LEDGER_EVENT_TYPES).toHaveLength(19);
   });
 
   it('accepts every event the writers produce', () => {

@@ -7,7 +7,7 @@ import { incidentIntents } from '../../../src/core/bot/intent.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createStore } from '../../../src/adapters/keyv/keyv-store.js';
 import type { CardView } from '../../../src/core/chat/thread-view.js';
 import type { Incident } from '../../../src/core/types.js';
@@ -96,11 +96,14 @@ describe('outbox worker', () => {
   });
 
   it('keeps a slow thread from holding up another one', async () => {
-    const h = await botHarness({ snapshot, transports: [{ slowPost: { nth: 1, ms: 150 } }] });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const h = await botHarness({ snapshot, transports: [{ slowPost: { nth: 1, gate } }] });
     await h.bot.handle(incidentIntents([firing('fp-a'), firing('fp-b', 'checkout-api-7d9f8c6b5-p4q7z')]));
-    await new Promise((r) => setTimeout(r, 60));
-    // The second thread is already delivered (post and analysis) while the first post still hangs.
+    // The second thread is delivered (post and analysis) while the first post still hangs.
+    await vi.waitFor(() => expect(h.transport.sent.map((s) => `${s.op} ${s.ref?.id}`)).toEqual(['post t-2', 'reply t-2']), { timeout: 10_000 });
     expect(h.transport.posts.map((p) => p.ref?.id)).toEqual(['t-2']);
+    release();
     await h.settle();
     expect(h.transport.posts).toHaveLength(2);
   });

@@ -65,13 +65,36 @@ describe('AlertmanagerApi', () => {
         createdBy: 'ann via Reprise (slack)',
         comment: 'Silenced from Reprise by ann.',
       }),
-    ).toBe('sil-9');
+    ).toEqual({ id: 'sil-9', matchers: ['alertname="X"', 'pod="p-1"'], alerts: 1 });
     const post = JSON.parse(received.at(-1)!.body) as Record<string, unknown>;
     expect(post).toMatchObject({ endsAt: '2030-01-01T00:00:00.000Z', createdBy: 'ann via Reprise (slack)', comment: 'Silenced from Reprise by ann.' });
     expect(post['matchers']).toEqual([
       { name: 'alertname', value: 'X', isRegex: false, isEqual: true },
       { name: 'pod', value: 'p-1', isRegex: false, isEqual: true },
     ]);
+  });
+
+  it('silences the alerts of a trigger by the labels they all share', async () => {
+    // The alerts of a trigger (pods of one deployment): the labels they all share, so the
+    // silence covers the same alerts as the Reprise one; one it no longer holds is left out.
+    const pods = [
+      { fingerprint: 'p1', labels: { alertname: 'K', namespace: 'shop', pod: 'web-1', container: 'web' }, status: { state: 'active' } },
+      { fingerprint: 'p2', labels: { alertname: 'K', namespace: 'shop', pod: 'web-2', container: 'web' }, status: { state: 'active' } },
+      { fingerprint: 'other', labels: { alertname: 'K', namespace: 'cart', pod: 'cart-1', container: 'web' }, status: { state: 'active' } },
+    ];
+    const url2 = await fakeAm((method, path) => {
+      if (method === 'GET' && path.startsWith('/api/v2/alerts')) return { status: 200, body: JSON.stringify(pods) };
+      if (method === 'POST' && path === '/api/v2/silences') return { status: 200, body: JSON.stringify({ silenceID: 'sil-10' }) };
+      return { status: 404, body: '{}' };
+    });
+    const two = await new AlertmanagerApi({ url: url2, timeoutMs: 2000 }).silenceAlert({
+      fingerprint: 'p1',
+      fingerprints: ['p1', 'p2', 'resolved-already'],
+      endsAt: '2030-01-01T00:00:00.000Z',
+      createdBy: 'a',
+      comment: 'c',
+    });
+    expect(two).toEqual({ id: 'sil-10', matchers: ['alertname="K"', 'namespace="shop"', 'container="web"'], alerts: 2 });
   });
 
   it('turns every failure into a coded error: down, 500, not JSON, not a list, an unknown alert, a hang', async () => {
@@ -118,7 +141,11 @@ describe('AlertmanagerApi', () => {
         },
       },
     });
-    while (calls < 3) await new Promise((r) => setTimeout(r, 20));
+    // Three reconcile rounds, stepped on the bot's clock.
+    for (let n = 1; n <= 3; n++) {
+      await h.clock.advanceAsync(50);
+      expect(calls).toBe(n);
+    }
     await timers.stop();
     expect(warnings).toHaveLength(1);
     expect(h.errors).toEqual([]);

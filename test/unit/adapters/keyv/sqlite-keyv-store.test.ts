@@ -98,6 +98,7 @@ describe('SqliteKeyvStore through Keyv', () => {
     await a.set('y', 2);
     await a.set('gone', 3, 1);
     await b.set('z', 9);
+    // A real delay is the point: the 1 ms TTL runs out by the store's own clock (SQLite rows carry a wall-clock expiry).
     await new Promise((r) => setTimeout(r, 10));
     const seen: Array<[string, unknown]> = [];
     for await (const [key, value] of a.iterator!(undefined)) seen.push([key as string, value]);
@@ -138,6 +139,7 @@ describe('SqliteKeyvStore through Keyv', () => {
     const w = keyv('ns', 'ro.sqlite');
     await w.set('a', 1);
     await w.set('gone', 'x', 1);
+    // A real delay is the point: the 1 ms TTL runs out by the store's own clock (SQLite rows carry a wall-clock expiry).
     await new Promise((r) => setTimeout(r, 5));
     const r = new Keyv(new SqliteKeyvStore({ path: join(dir, 'ro.sqlite'), readOnly: true }), { namespace: 'ns', throwOnErrors: true });
     opened.push(r);

@@ -135,3 +135,29 @@ describe('translate', () => {
     expect(await translate(ROOM, msg('me too', { 'm.relates_to': { rel_type: 'm.thread', event_id: '$theirs' } }), c)).toBeUndefined();
   });
 });
+
+describe('acknowledge on Matrix (issue 21)', () => {
+  it('👀 on the bot’s card is an ack; its redaction takes nothing back', async () => {
+    expect(['👀', '👀️'].map(reactionMeaning)).toEqual(['ack', 'ack']);
+    const c = ctx({ $card: { sender: BOT } });
+    const r = await translate(
+      ROOM,
+      { event_id: '$eyes', sender: '@ann:hs', type: 'm.reaction', content: { 'm.relates_to': { rel_type: 'm.annotation', event_id: '$card', key: '👀' } } },
+      c,
+    );
+    expect(r).toEqual({
+      type: 'ack',
+      eventId: '$eyes',
+      actor: { id: '@ann:hs', via: 'matrix' },
+      target: { message: { transport: 'matrix', channel: ROOM, id: '$card' } },
+    });
+    expect(await translate(ROOM, { event_id: '$red', sender: '@ann:hs', type: 'm.room.redaction', redacts: '$eyes', content: {} }, c)).toBeUndefined();
+  });
+
+  it('!reprise ack in a thread is the ack command on that thread; a mention with ack is an ack', async () => {
+    const c = ctx({ $card: { sender: BOT } });
+    const inThread = { 'm.relates_to': { rel_type: 'm.thread', event_id: '$card' } };
+    expect(await translate(ROOM, msg('!reprise ack', inThread), c)).toMatchObject({ type: 'command', name: 'ack', thread: { id: '$card' } });
+    expect(await translate(ROOM, msg('@reprise ack', inThread), c)).toMatchObject({ type: 'ack', target: { message: { id: '$card' } } });
+  });
+});

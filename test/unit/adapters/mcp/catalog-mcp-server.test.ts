@@ -14,6 +14,7 @@ import { recallOptions } from '../../../../src/runtime/recall-options.js';
 import { Ledger } from '../../../../src/core/ledger/ledger.js';
 import type { CatalogSnapshot } from '../../../../src/core/recall/catalog-snapshot.js';
 import { silentLogger } from '../../../../src/ports/logger.js';
+import { ManualClock } from '../../../../src/ports/clock.js';
 
 const CATALOG = fileURLToPath(new URL('../../../../catalog', import.meta.url));
 const RUNBOOK = 'kubernetes/KubePodCrashLooping.md';
@@ -43,7 +44,7 @@ async function connect(view: TrackRecordSource): Promise<Client> {
     recallOptions: recallOptions(),
     fieldLimit: 8192,
     logger: silentLogger,
-    clock: { now: () => NOW },
+    clock: new ManualClock(NOW),
   });
   const [a, b] = InMemoryTransport.createLinkedPair();
   await server.connect(b);

@@ -169,3 +169,44 @@ describe('delivery errors', () => {
     expect(responseUrlError(500, '', null)).toMatchObject({ retryable: true });
   });
 });
+
+describe('acknowledge on Slack (issue 21)', () => {
+  const reaction = (over: Record<string, unknown>) => ({
+    event_id: 'EvA',
+    event: { type: 'reaction_added', user: 'U1', reaction: 'eyes', item_user: 'UBOT', item: { type: 'message', channel: 'C1', ts: '1.2' }, ...over },
+  });
+  const target = { message: { transport: 'slack', channel: 'C1', id: '1.2' } };
+
+  it('👀 on the bot’s message is an ack; taking it back is nothing; 👀 on someone else’s message is nothing', () => {
+    expect(fromReaction(reaction({}), false, self)).toEqual({ intent: { type: 'ack', eventId: 'EvA', actor: { id: 'U1', via: 'slack' }, target } });
+    expect(fromReaction(reaction({ reaction: 'eyes::skin-tone-3' }), false, self)).toMatchObject({ intent: { type: 'ack' } });
+    expect(fromReaction(reaction({}), true, self)).toHaveProperty('skip');
+    expect(fromReaction(reaction({ item_user: 'U2' }), false, self)).toHaveProperty('skip');
+  });
+
+  it('the card’s 👀 On it button is an ack carrying the card’s controls id and a private reply', () => {
+    const click = {
+      user: { id: 'U1', username: '<!channel>' },
+      channel: { id: 'C1' },
+      container: { message_ts: '1.2' },
+      response_url: 'https://hooks.slack.com/a',
+      actions: [{ action_id: 'reprise_ack', block_id: controlsBlockId('firing', 'inc:7'), action_ts: '9.9' }],
+    };
+    expect(fromBlockAction(click)).toMatchObject({
+      intent: { type: 'ack', actor: { id: 'U1', name: '<!channel>', via: 'slack' }, target: { controlsId: 'inc:7' }, replyTo: { kind: 'response_url' } },
+    });
+  });
+
+  it('@reprise ack in a thread and /reprise ack are acks', () => {
+    const mention = { event_id: 'EvM', event: { type: 'app_mention', user: 'U1', channel: 'C1', ts: '3.0', thread_ts: '1.2', text: '<@UBOT> ack' } };
+    expect(fromMention(mention, self)).toMatchObject({ intent: { type: 'ack', target: { message: { id: '1.2' } } } });
+    const cmd = fromCommand({
+      user_id: 'U1',
+      channel_id: 'C1',
+      response_url: 'https://hooks.slack.com/c',
+      trigger_id: 'T1',
+      text: 'ack kubepodcrashlooping|payments',
+    });
+    expect(cmd).toMatchObject({ intent: { type: 'command', name: 'ack', args: 'kubepodcrashlooping|payments' } });
+  });
+});

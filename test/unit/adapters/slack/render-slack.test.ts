@@ -63,11 +63,12 @@ describe('renderCard', () => {
     ]);
     expect(actions?.type).toBe('actions');
     const elements = (actions as unknown as { elements: Node[] }).elements;
-    expect(elements.map((e) => e['action_id'])).toEqual([ACTION_IDS.vote_up, ACTION_IDS.vote_down, ACTION_IDS.silence]);
+    expect(elements.map((e) => e['action_id'])).toEqual([ACTION_IDS.vote_up, ACTION_IDS.vote_down, ACTION_IDS.silence, ACTION_IDS.ack]);
     expect(elements.map((e) => (e['text'] as Node | undefined)?.['text'] ?? (e['placeholder'] as Node)['text'])).toEqual([
       '👍 Accurate',
       '👎 Off-base',
       '🔕 Silence…',
+      '👀 On it',
     ]);
     expect((elements[2]!['options'] as Node[]).map((o) => o['value'])).toEqual(['1h', '4h', '24h']);
     expect(parseControlsBlockId(String((actions as unknown as Node)['block_id']))).toBe('inc-42');

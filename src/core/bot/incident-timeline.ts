@@ -1,0 +1,126 @@
+/**
+ * An episode's timeline (issue 21 item 5): fired, posted, acknowledged, votes, notes, silences,
+ * finding, resolved, with the durations on-call asks about (time to acknowledge, to resolve).
+ * One reader function over the ledger's read API — `reprise incident show`, `/reprise status
+ * <trigger>` and a postmortem draft all read it the same way.
+ */
+import type { RichText, EphemeralView } from '../chat/thread-view.js';
+import type { LedgerReader } from '../ledger/ledger-reader.js';
+import type { TimelineItem } from '../ledger/ledger-types.js';
+import { shortDuration } from './ack-flow.js';
+
+export interface IncidentTimeline {
+  triggerKey: string;
+  /** The thread of the trigger's newest episode, when there is one. */
+  openId?: string;
+  state?: 'firing' | 'resolved' | 'silenced';
+  firedAt?: string;
+  items: ReadonlyArray<Readonly<TimelineItem>>;
+  /** Who is on it, in order. */
+  ackers: string[];
+  /** ms from firing to the first ack / to the resolve, once they happened. */
+  toAckMs?: number;
+  toResolveMs?: number;
+}
+
+/** The timeline of the trigger's newest episode (empty `items` when the ledger has no thread for it). */
+export function incidentTimeline(read: Pick<LedgerReader, 'newestThread'>, triggerKey: string): IncidentTimeline {
+  const thread = read.newestThread(triggerKey);
+  if (!thread) return { triggerKey, items: [], ackers: [] };
+  const items = thread.timeline ?? [];
+  const firedAt = thread.firedAt ?? thread.openedAt;
+  const since = (at: string | undefined): number | undefined => {
+    if (!at || !firedAt) return undefined;
+    const ms = Date.parse(at) - Date.parse(firedAt);
+    return Number.isFinite(ms) ? Math.max(0, ms) : undefined;
+  };
+  const toAckMs = since(thread.acks?.[0]?.at);
+  const toResolveMs = since(items.find((i) => i.kind === 'resolved')?.at);
+  return {
+    triggerKey,
+    openId: thread.openId,
+    state: thread.state,
+    ...(firedAt ? { firedAt } : {}),
+    items,
+    ackers: (thread.acks ?? []).map((a) => a.name ?? a.user),
+    ...(toAckMs !== undefined ? { toAckMs } : {}),
+    ...(toResolveMs !== undefined ? { toResolveMs } : {}),
+  };
+}
+
+const ICON: Record<TimelineItem['kind'], string> = {
+  fired: '🚨',
+  opened: '🧾',
+  posted: '💬',
+  ack: '👀',
+  vote: '🗳',
+  note: '📝',
+  silence: '🔕',
+  finding: '🧭',
+  pagerduty: '📟',
+  resolved: '✅',
+};
+
+/** One item as a line of text (names and notes are the people's own: shown as text). */
+export function timelineLine(i: Readonly<TimelineItem>, firedAt: string | undefined): string {
+  const offset = firedAt ? `+${shortDuration(Date.parse(i.at) - Date.parse(firedAt))}` : '';
+  const who = i.user ? ` ${i.user.replace(/^@+/, '@')}` : '';
+  const via = i.via && i.kind !== 'fired' ? ` via ${i.via}` : '';
+  let what: string;
+  switch (i.kind) {
+    case 'fired':
+      what = `fired${i.via ? ` (${i.via})` : ''}`;
+      break;
+    case 'opened':
+      what = `opened (${i.detail ?? 'fresh'})`;
+      break;
+    case 'posted':
+      what = `posted to ${i.detail ?? 'chat'}`;
+      break;
+    case 'ack':
+      what = `acknowledged by${i.detail ? ` @${i.detail.replace(/^@+/, '')}` : who}${via}`;
+      break;
+    case 'vote':
+      what = `vote ${i.detail === 'up' ? '👍' : i.detail === 'down' ? '👎' : 'cleared'} by${who}${via}`;
+      break;
+    case 'note':
+      what = `note by${who}${via}: ${i.detail ?? ''}`;
+      break;
+    case 'silence':
+      what = `silenced by${who}${via} until ${i.detail ?? '?'}`;
+      break;
+    case 'finding':
+      what = `finding ${i.detail ?? ''}`.trim();
+      break;
+    case 'pagerduty':
+      what = `PagerDuty ${i.detail ?? ''}`.trim();
+      break;
+    case 'resolved':
+      what = 'resolved';
+      break;
+  }
+  return `${i.at.slice(0, 19).replace('T', ' ')}Z ${offset.padEnd(9)} ${ICON[i.kind]} ${what}`;
+}
+
+/** The durations line: "acknowledged after 4 min · resolved after 23 min". */
+export function timelineSummary(t: IncidentTimeline): string {
+  const parts = [
+    t.toAckMs !== undefined ? `acknowledged after ${shortDuration(t.toAckMs)}` : 'not acknowledged',
+    t.toResolveMs !== undefined ? `resolved after ${shortDuration(t.toResolveMs)}` : t.state === 'silenced' ? 'silenced' : 'still firing',
+  ];
+  if (t.ackers.length > 0) parts.push(`on it: ${t.ackers.map((a) => `@${a.replace(/^(slack|matrix|console|pagerduty):/, '').replace(/^@+/, '')}`).join(', ')}`);
+  return parts.join(' · ');
+}
+
+/** `/reprise status <trigger>`: the timeline as a private answer. */
+export function timelineAnswer(t: IncidentTimeline, _now: Date): EphemeralView {
+  if (t.items.length === 0)
+    return {
+      kind: 'ephemeral',
+      title: `Timeline of ${t.triggerKey.slice(0, 120)}`,
+      body: [['No incident thread for this trigger key; ', { code: 'status' }, ' lists open incidents.']],
+    };
+  const body: RichText[] = [[timelineSummary(t)]];
+  for (const i of t.items.slice(-40)) body.push([timelineLine(i, t.firedAt)]);
+  return { kind: 'ephemeral', title: `Timeline of ${t.triggerKey.slice(0, 120)}`, body };
+}

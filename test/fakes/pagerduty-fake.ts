@@ -1,0 +1,87 @@
+/**
+ * A PagerDuty REST API v2 stand-in on 127.0.0.1, port 0: `PUT /incidents/{id}` (status
+ * acknowledged) checked as PagerDuty checks it — `Authorization: Token token=…`, a `From` header,
+ * the v2 Accept header, a JSON incident reference — with scripted failures (status codes,
+ * Retry-After). Records every request, so tests assert on the wire.
+ */
+import { createServer, type Server } from 'node:http';
+
+export interface PagerDutyRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: unknown;
+  /** What the stand-in answered. */
+  status: number;
+}
+
+/** A scripted answer for the n-th request (0-based); undefined = the normal one. */
+export type PagerDutyScript = (n: number) => { status: number; retryAfter?: string; message?: string } | undefined;
+
+export interface PagerDutyFake {
+  apiUrl: string;
+  requests: PagerDutyRequest[];
+  /** Incident ids acknowledged (each successful acknowledge, in order). */
+  acknowledged: string[];
+  script(s: PagerDutyScript): void;
+  close(): Promise<void>;
+}
+
+export async function startPagerDutyFake(opts: { token: string; incidents?: string[] } = { token: 'pd-token' }): Promise<PagerDutyFake> {
+  const known = opts.incidents ? new Set(opts.incidents) : undefined;
+  const requests: PagerDutyRequest[] = [];
+  const acknowledged: string[] = [];
+  let script: PagerDutyScript = () => undefined;
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks).toString('utf8');
+      let body: unknown;
+      try {
+        body = raw === '' ? undefined : JSON.parse(raw);
+      } catch {
+        body = raw;
+      }
+      const rec: PagerDutyRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, status: 0 };
+      requests.push(rec);
+      const send = (status: number, payload: unknown, headers: Record<string, string> = {}): void => {
+        rec.status = status;
+        res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(payload));
+      };
+      const error = (status: number, message: string, errors: string[] = []) => send(status, { error: { message, code: status, errors } });
+      const scripted = script(requests.length - 1);
+      if (scripted) {
+        send(
+          scripted.status,
+          { error: { message: scripted.message ?? `scripted ${scripted.status}` } },
+          scripted.retryAfter ? { 'retry-after': scripted.retryAfter } : {},
+        );
+        return;
+      }
+      const m = /^\/incidents\/([^/?]+)$/.exec(req.url ?? '');
+      if (!m || req.method !== 'PUT') return error(404, 'Not Found');
+      if (req.headers['authorization'] !== `Token token=${opts.token}`) return error(401, 'Unauthorized');
+      if (!String(req.headers['accept'] ?? '').includes('application/vnd.pagerduty+json;version=2')) return error(406, 'Not Acceptable');
+      const from = req.headers['from'];
+      if (typeof from !== 'string' || !from.includes('@')) return error(400, 'Invalid Input Provided', ['A valid user must be provided in the From header.']);
+      const id = decodeURIComponent(m[1]!);
+      if (known && !known.has(id)) return error(404, 'Incident Not Found');
+      const inc = (body as { incident?: { type?: unknown; status?: unknown } } | undefined)?.incident;
+      if (inc?.type !== 'incident_reference' || (inc.status !== 'acknowledged' && inc.status !== 'resolved'))
+        return error(400, 'Invalid Input Provided', ['incident must be an incident_reference with a status']);
+      if (inc.status === 'acknowledged') acknowledged.push(id);
+      send(200, { incident: { id, type: 'incident', status: inc.status } });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('the PagerDuty stand-in did not get a port');
+  return {
+    apiUrl: `http://127.0.0.1:${address.port}`,
+    requests,
+    acknowledged,
+    script: (s) => void (script = s),
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
