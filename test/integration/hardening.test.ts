@@ -261,6 +261,8 @@ describe('the command line', () => {
     ['curate', '--help'],
     ['note', '--help'],
     ['fixed', '--help'],
+    ['ack', '--help'],
+    ['incident', '--help'],
   ];
 
   /** Commands that group subcommands answer with their own list; every other one with commander's generated help. */
