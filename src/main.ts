@@ -40,6 +40,12 @@ const COMMANDS: ReadonlyArray<{ name: string; synopsis: string; summary: string;
     load: async () => (await import('./cli/note.js')).note,
   },
   {
+    name: 'fixed',
+    synopsis: '<triggerKey> <text…> [--user U]',
+    summary: "what fixed it, on the trigger's thread: drafted as an Incident entry PR on the KB forge",
+    load: async () => (await import('./cli/fixed.js')).fixed,
+  },
+  {
     name: 'ack',
     synopsis: '<triggerKey> [--user U]',
     summary: "say you are on the trigger's incident (👀); PagerDuty too when configured",

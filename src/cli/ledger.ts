@@ -76,6 +76,10 @@ function triggerOf(e: LedgerEvent, seen: Map<string, string>): string | undefine
     case 'noise':
     case 'curate':
     case 'curated':
+    case 'fix':
+    case 'question':
+    case 'question_answered':
+    case 'postmortem':
     case 'ack':
       return e.triggerKey;
     case 'pagerduty_call':

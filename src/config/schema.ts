@@ -362,6 +362,7 @@ const transport = z.strictObject({
 
 const routeRule = z.strictObject({
   match: doc(rule, 'Matchers (severity, alertname, namespace, labels) the alert must all meet.'),
+  ask_fix: doc(z.boolean().optional(), 'Ask "what fixed it?" when a matching incident resolves (absent: `thread.ask_fix`).'),
   slack: doc(str().optional(), 'Slack channel id for matching alerts.', { example: 'C0PAYMENTS' }),
   matrix: doc(str().optional(), 'Matrix room id for matching alerts.', { example: '!payments:example.org' }),
 });
@@ -369,6 +370,12 @@ const mentionRule = z.strictObject({
   match: doc(rule, 'Matchers the critical alert must meet.'),
   slack: doc(z.array(str()).default([]), 'Slack user (U…) or user-group (S…) ids to ping.', { example: ['S0ONCALL'] }),
   matrix: doc(z.array(str()).default([]), 'Matrix user ids to ping.', { example: ['@oncall:example.org'] }),
+});
+const thread = z.strictObject({
+  ask_fix: doc(z.boolean().default(true), 'Ask "what fixed it?" once in the thread when an incident no instant recall answered resolves.'),
+  fix_max_bytes: doc(int(64).default(8192), 'Longest `fixed:` reply accepted, in bytes; a longer one is refused with a reply.'),
+  fixes_per_thread: doc(int(1).default(5), 'Fixes recorded per incident thread.'),
+  questions_per_hour: doc(int(1).default(5), 'Questions answered per incident thread per rolling hour.'),
 });
 const routing = z.strictObject({
   rules: doc(
@@ -627,6 +634,7 @@ const configShape = z.strictObject({
     'Chat surfaces: each is on when its credentials are set (Slack and Matrix can run at once); the console otherwise.',
   ),
   routing: doc(block(routing.prefault({})), 'Which channel or room an incident goes to, and whom critical firings ping.'),
+  thread: doc(block(thread.prefault({})), 'What people do in an incident thread: say what fixed it, ask a question (issue 21).'),
   outbox: doc(block(outbox.prefault({})), 'Delivery of chat messages: recorded first, delivered after, retried across restarts.'),
   model: doc(block(model.optional()), 'Model endpoint for rerank, investigation and verify; needs `server.bearer_token` to serve. Omit to run recall-only.'),
   forge: doc(

@@ -70,9 +70,27 @@ export const openEventSchema = z.object({
    * so a restart or a new leader resumes the job until its `finding` is recorded.
    */
   investigate: z.object({ incident: objectOf<Record<string, unknown>>() }, { error: 'must be an object' }).optional(),
+  /** What the alert said (capped): a human fix's entry draft and a question's answer quote it. */
+  alert: z
+    .object(
+      {
+        alertname: nonEmpty,
+        /** Typed, not checked beyond the name (a capped copy of what the source said). */
+        title: unchecked<string>(),
+        message: unchecked<string>().optional(),
+        /** `namespace/name` (or `host/node`, a cloud id) as a catalog entry's `resource` names it. */
+        resource: unchecked<string>().optional(),
+        /** `cluster/namespace/name`, the card header's location. */
+        where: unchecked<string>().optional(),
+      },
+      { error: 'must be an object' },
+    )
+    .optional(),
   at: timestamp,
 });
 export type OpenEvent = z.infer<typeof openEventSchema>;
+/** The alert of an open as a fix's entry draft needs it: its name, title and message (capped), its workload. */
+export type OpenAlert = NonNullable<OpenEvent['alert']>;
 
 export const resolveEventSchema = z.object({
   type: z.literal('resolve'),
@@ -212,6 +230,68 @@ export const noteEventSchema = z.object({
 });
 export type NoteEvent = z.infer<typeof noteEventSchema>;
 
+/**
+ * What fixed it, in a person's words (issue 21 item 4): `@reprise fixed: …`, `!reprise fixed …`,
+ * `reprise fixed <trigger> …`. Becomes an Incident entry draft through the curator.
+ */
+export const fixEventSchema = z.object({
+  type: z.literal('fix'),
+  triggerKey: nonEmpty,
+  /** The incident whose thread it was said in (absent from the CLI when the trigger has none). */
+  openId: nonEmpty.optional(),
+  user: nonEmpty,
+  text: nonEmpty,
+  via: nonEmpty,
+  eventId: nonEmpty.optional(),
+  at: timestamp,
+});
+export type FixEvent = z.infer<typeof fixEventSchema>;
+
+/** A question asked in an incident thread (issue 21 item 3): counted for the per-thread hourly limit. */
+export const questionEventSchema = z.object({
+  type: z.literal('question'),
+  triggerKey: nonEmpty,
+  openId: nonEmpty,
+  user: nonEmpty,
+  via: nonEmpty,
+  /** Whether a model answers it (counted in the daily budget when it does). */
+  model: boolean,
+  eventId: nonEmpty.optional(),
+  at: timestamp,
+});
+export type QuestionEvent = z.infer<typeof questionEventSchema>;
+
+/** `@reprise postmortem` in a thread (issue 21 item 5): a draft was asked for (the chat event, applied once). */
+export const postmortemEventSchema = z.object({
+  type: z.literal('postmortem'),
+  triggerKey: nonEmpty,
+  openId: nonEmpty,
+  user: nonEmpty,
+  via: nonEmpty,
+  eventId: nonEmpty.optional(),
+  at: timestamp,
+});
+export type PostmortemEvent = z.infer<typeof postmortemEventSchema>;
+
+/**
+ * A model's answer to a thread question came back (issue 21 item 3): what it cost, counted in the
+ * day's token budget like an investigation's (`failed`: the call did not answer; its tokens, if any).
+ */
+export const questionAnsweredEventSchema = z.object({
+  type: z.literal('question_answered'),
+  triggerKey: nonEmpty,
+  openId: nonEmpty,
+  status: oneOf(['answered', 'failed']),
+  model: nonEmpty.optional(),
+  calls: counter,
+  tokensIn: counter,
+  tokensOut: counter,
+  /** Unset when the model has no price configured. Typed, not checked. */
+  costUsd: unchecked<number>().optional(),
+  at: timestamp,
+});
+export type QuestionAnsweredEvent = z.infer<typeof questionAnsweredEventSchema>;
+
 export const findingStatusSchema = oneOf(['completed', 'exhausted', 'failed', 'skipped', 'cancelled', 'degraded']);
 export type FindingStatus = z.infer<typeof findingStatusSchema>;
 
@@ -298,6 +378,8 @@ export type CurationDecision = 'recalled' | 'below_bar' | 'duplicate_entry' | 'd
 export type NoteFiling = 'pr_comment' | 'concept_pr';
 /** The forge refused an item for good (credentials, permissions, validation); `detail` says why. */
 export type CurationFailure = 'failed';
+/** Where a human fix went: a new Incident entry PR, or a comment on the trigger's open draft (`pr_comment`). */
+export type FixFiling = 'fix_pr' | 'postmortem_pr';
 
 /** What a KB draft is written from: the Finding and its incident, as recorded at file time. */
 export interface DraftMaterial {
@@ -322,7 +404,38 @@ export interface DraftMaterial {
   recurrence?: string;
 }
 
-const curateSubjectSchema = oneOf(['finding', 'note']);
+/** What a human fix's Incident entry draft is written from (issue 21 item 4), gathered when it was said. */
+export interface FixMaterial {
+  /** Ledger user, display name and surface of whoever said it. */
+  user: string;
+  name: string;
+  via: string;
+  text: string;
+  /** When it was said. */
+  at: string;
+  alert: OpenAlert;
+  /** From a `cause:` note, else the standing finding's cause; absent: "not recorded". */
+  cause?: string;
+  /** 👎'd answers and notes that say something did not work. */
+  triedAndFailed: string[];
+}
+
+/** What a postmortem draft is written from (issue 21 item 5), gathered when it was asked for. */
+export interface PostmortemMaterial {
+  /** Ledger user of whoever asked. */
+  user: string;
+  at: string;
+  triggerKey: string;
+  alert: OpenAlert;
+  openedAt?: string;
+  resolvedAt?: string;
+  cause?: string;
+  /** The thread's notes and fixes, oldest first. */
+  said: Array<{ kind: 'note' | 'fix'; user: string; text: string; at: string }>;
+  triedAndFailed: string[];
+}
+
+const curateSubjectSchema = oneOf(['finding', 'note', 'fix', 'postmortem']);
 
 /**
  * Intent to file something on the forge (SPEC §10): recorded with what it is about, performed
@@ -339,6 +452,10 @@ export const curateEventSchema = z
     dupFingerprint: anyString,
     /** subject finding: the material of the draft. */
     draft: unchecked<DraftMaterial>().optional(),
+    /** subject fix: the human's fix and the incident it ends, as recorded when it was said. */
+    fix: unchecked<FixMaterial>().optional(),
+    /** subject postmortem: the incident's record as it stood when the draft was asked for. */
+    postmortem: unchecked<PostmortemMaterial>().optional(),
     /** subject note: who wrote what, and the finding it was written on. */
     note: unchecked<{ user: string; name: string; via: string; text: string; finding?: string }>().optional(),
     at: timestamp,
@@ -346,6 +463,8 @@ export const curateEventSchema = z
   .superRefine((e, ctx) => {
     if (e.subject === 'finding' && !isObject(e.draft)) ctx.addIssue({ code: 'custom', path: ['draft'], message: 'must be an object' });
     if (e.subject === 'note' && !isObject(e.note)) ctx.addIssue({ code: 'custom', path: ['note'], message: 'must be an object' });
+    if (e.subject === 'fix' && !isObject(e.fix)) ctx.addIssue({ code: 'custom', path: ['fix'], message: 'must be an object' });
+    if (e.subject === 'postmortem' && !isObject(e.postmortem)) ctx.addIssue({ code: 'custom', path: ['postmortem'], message: 'must be an object' });
   });
 export type CurateEvent = z.infer<typeof curateEventSchema>;
 
@@ -358,8 +477,10 @@ const CURATED_DECISIONS = [
   'novel',
   'pr_comment',
   'concept_pr',
+  'fix_pr',
+  'postmortem_pr',
   'failed',
-] as const satisfies ReadonlyArray<CurationDecision | NoteFiling | CurationFailure>;
+] as const satisfies ReadonlyArray<CurationDecision | NoteFiling | FixFiling | CurationFailure>;
 
 /** A curation decision or a note's filing, with where it went; settles the `curate` intent `id`. */
 export const curatedEventSchema = z.object({
@@ -428,6 +549,10 @@ export const ledgerEventSchema = z.discriminatedUnion('type', [
   noiseEventSchema,
   curateEventSchema,
   curatedEventSchema,
+  fixEventSchema,
+  questionEventSchema,
+  questionAnsweredEventSchema,
+  postmortemEventSchema,
   ackEventSchema,
   pagerDutyCallEventSchema,
 ]);

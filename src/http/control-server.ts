@@ -27,6 +27,8 @@ export interface ControlHandlers {
   curate?: (body: unknown) => Promise<unknown>;
   /** `POST /v1/note`: an operator note on a trigger's newest thread (`reprise note`). */
   note?: (body: unknown) => Promise<unknown>;
+  /** `POST /v1/fixed`: what fixed it, on a trigger's newest thread (`reprise fixed`). */
+  fixed?: (body: unknown) => Promise<unknown>;
   /** `POST /v1/ack`: someone is on a trigger's newest thread (`reprise ack`). */
   ack?: (body: unknown) => Promise<unknown>;
 }
@@ -63,6 +65,8 @@ export async function startControlServer(path: string, handlers: ControlHandlers
   });
   const note = handlers.note;
   if (note) app.post('/v1/note', async (c) => answer(c, async () => note(await jsonBody(c))));
+  const fixed = handlers.fixed;
+  if (fixed) app.post('/v1/fixed', async (c) => answer(c, async () => fixed(await jsonBody(c))));
   const ack = handlers.ack;
   if (ack) app.post('/v1/ack', async (c) => answer(c, async () => ack(await jsonBody(c))));
   finishHttpApp(app, errorResponse, {
@@ -71,6 +75,7 @@ export async function startControlServer(path: string, handlers: ControlHandlers
     '/v1/catalog/sync': 'POST',
     '/v1/curate': 'POST',
     ...(note ? { '/v1/note': 'POST' } : {}),
+    ...(fixed ? { '/v1/fixed': 'POST' } : {}),
     ...(ack ? { '/v1/ack': 'POST' } : {}),
   });
 

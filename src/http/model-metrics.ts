@@ -11,7 +11,7 @@ import { DEFAULT_BUCKETS } from './metrics.js';
 
 export const MODEL_ROLES = ['main', 'verify', 'rerank', 'fallback'] as const;
 export type ModelRole = (typeof MODEL_ROLES)[number];
-export const CALL_PURPOSES = ['rerank', 'verify', 'investigate', 'repair'] as const;
+export const CALL_PURPOSES = ['rerank', 'verify', 'investigate', 'repair', 'question'] as const;
 export const CALL_OUTCOMES = ['ok', ...MODEL_ERROR_CODES] as const;
 
 export interface ModelMetrics {

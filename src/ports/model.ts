@@ -30,7 +30,7 @@ export interface TokenUsage {
 }
 
 /** Why the engine is calling (recorded on the Step; adapters may ignore it). */
-export type CallPurpose = 'rerank' | 'verify' | 'investigate' | 'repair';
+export type CallPurpose = 'rerank' | 'verify' | 'investigate' | 'repair' | 'question';
 
 export interface ChatRequest {
   messages: readonly ChatMessage[];

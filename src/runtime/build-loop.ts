@@ -4,6 +4,8 @@
  * model's job scheduler and the forge's curation worker, each handing what it comes back with to
  * the bot's entrance. `serve`, `demo`, the offline CLI and the test harnesses all build it here.
  */
+import type { FixOptions } from '../core/bot/fix-flow.js';
+import type { QuestionModel, QuestionOptions } from '../core/bot/question-flow.js';
 import type { AlertmanagerSilencer, BotLedger, NoteLimits, RepriseBotDeps } from '../core/bot/bot-context.js';
 import type { Intent } from '../core/bot/intent.js';
 import type { InvestigationJobsPort } from '../core/bot/bot-context.js';
@@ -26,9 +28,12 @@ export type Jobs = InvestigationJobsPort & { stop(): Promise<void>; idle(): Prom
 
 /** The model's part, built before the loop (it connects to MCP servers): jobs are made for the loop's entrance. */
 export interface ModelPart<J extends Jobs = Jobs> {
-  jobs(handle: (intent: Intent) => Promise<unknown>): J;
+  /** Absent: no investigations here (a model that only answers thread questions). */
+  jobs?(handle: (intent: Intent) => Promise<unknown>): J;
   /** `/reprise investigate <text>`. */
   command?: (text: string, actor: Actor) => Promise<EphemeralView>;
+  /** The model that answers thread questions. */
+  questionModel?: QuestionModel;
 }
 
 /** The forge's part: the curation worker, made for the loop's entrance, and the quality bar's floor. */
@@ -55,6 +60,8 @@ export interface LoopParts<W extends { kick(): void } = { kick(): void }, J exte
   allow?: (actor: Actor) => boolean;
   linkFor?: (entryId: string) => string | undefined;
   notes?: NoteLimits;
+  fixes?: FixOptions;
+  questions?: QuestionOptions;
   investigateAfterMs?: number;
   noise?: NoiseOptions;
   alertmanager?: AlertmanagerSilencer;
@@ -85,7 +92,7 @@ export function buildLoop<W extends { kick(): void } = { kick(): void }, J exten
   });
   // Background work hands what it comes back with to the bot's one entrance (built just below).
   const handle = (intent: Intent): Promise<unknown> => bot.handle(intent);
-  const jobs = p.model?.jobs(handle);
+  const jobs = p.model?.jobs?.(handle);
   const curation = p.curation?.worker(handle);
   const deps: RepriseBotDeps = {
     catalog: p.catalog,
@@ -100,6 +107,8 @@ export function buildLoop<W extends { kick(): void } = { kick(): void }, J exten
     ...(p.allow ? { allow: p.allow } : {}),
     ...(p.linkFor ? { linkFor: p.linkFor } : {}),
     ...(p.notes ? { notes: p.notes } : {}),
+    ...(p.fixes ? { fixes: p.fixes } : {}),
+    ...(p.questions ? { questions: p.questions } : {}),
     ...(p.investigateAfterMs !== undefined ? { investigateAfterMs: p.investigateAfterMs } : {}),
     ...(p.noise ? { noise: p.noise } : {}),
     ...(p.alertmanager ? { alertmanager: p.alertmanager } : {}),
@@ -107,6 +116,7 @@ export function buildLoop<W extends { kick(): void } = { kick(): void }, J exten
     ...(p.observer ? { observer: p.observer } : {}),
     ...(jobs ? { jobs } : {}),
     ...(p.model?.command ? { investigate: p.model.command } : {}),
+    ...(p.model?.questionModel ? { questionModel: p.model.questionModel } : {}),
     ...(curation && p.curation ? { curation, fileTimeCuration: { minConfidence: p.curation.minConfidence } } : {}),
   };
   const bot = new RepriseBot(deps);

@@ -68,6 +68,7 @@ export async function buildSurfaces(config: Config, deps: SurfaceDeps): Promise<
       rules: config.routing.rules.map((r) => ({
         match: r.match,
         channels: { ...(r.slack ? { slack: r.slack } : {}), ...(r.matrix ? { matrix: r.matrix } : {}) },
+        ...(r.ask_fix !== undefined ? { askFix: r.ask_fix } : {}),
       })),
       mentions: config.routing.mentions.map((m) => ({ match: m.match, ids: { slack: m.slack, matrix: m.matrix } })),
     },

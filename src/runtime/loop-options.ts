@@ -25,10 +25,14 @@ export function pagerDutyOptions(config: Config): LoopParts['pagerDuty'] {
   return { maxAttempts: p.max_attempts, backoff: { baseMs: p.retry_base_ms, maxMs: p.retry_max_ms, jitter: 0.2 } };
 }
 
-export function loopOptions(config: Config): Pick<LoopParts, 'recall' | 'policy' | 'noise' | 'investigateAfterMs' | 'outbox' | 'pagerDuty'> {
+export function loopOptions(
+  config: Config,
+): Pick<LoopParts, 'recall' | 'policy' | 'noise' | 'investigateAfterMs' | 'outbox' | 'pagerDuty' | 'fixes' | 'questions'> {
   const pagerDuty = pagerDutyOptions(config);
   return {
     ...(pagerDuty ? { pagerDuty } : {}),
+    fixes: { ask: config.thread.ask_fix, maxBytes: config.thread.fix_max_bytes, perThread: config.thread.fixes_per_thread },
+    questions: { perThreadPerHour: config.thread.questions_per_hour },
     recall: recallOptions(config),
     policy: new TriggerPolicy({ match: config.trigger.match, ignore: config.trigger.ignore, dedupWindowMs: config.trigger.dedup_window_ms }),
     noise: noiseOptions(config),

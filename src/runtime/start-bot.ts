@@ -13,7 +13,7 @@ import { AlertmanagerApi } from '../adapters/alertmanager/alertmanager-api.js';
 import { pagerDutyRest } from '../adapters/pagerduty/pagerduty-rest.js';
 import type { Config } from '../config/schema.js';
 import { ackRequest, feedbackIntent, noteRequest, recordedOrThrow } from '../core/bot/feedback-request.js';
-import { ackIntent, incidentIntents, noteIntent } from '../core/bot/intent.js';
+import { ackIntent, fixedIntent, incidentIntents, noteIntent } from '../core/bot/intent.js';
 import type { BotOutcome, RepriseBot } from '../core/bot/reprise-bot.js';
 import { Routing } from '../core/bot/routing.js';
 import type { ChatIntent } from '../core/chat/chat-types.js';
@@ -361,6 +361,10 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
         status: async () => ({ pid: process.pid, port, seq: ledger.seq, readiness: readiness(), ...(replicas ? { replica: replicas.status() } : {}) }),
         note: async (body) => {
           const o = recordedOrThrow((await bot.handle(noteIntent(noteRequest(body))))[0], 'note');
+          return { seq: o.seq, outcome: o };
+        },
+        fixed: async (body) => {
+          const o = recordedOrThrow((await bot.handle(fixedIntent(noteRequest(body))))[0], 'fix');
           return { seq: o.seq, outcome: o };
         },
         ack: async (body) => {

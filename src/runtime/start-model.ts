@@ -10,19 +10,23 @@ import { adHocIncident, plainAnswer } from '../core/bot/commands.js';
 import { InvestigationJobs } from '../core/bot/investigation-jobs.js';
 import { ledgerFindingStore, ledgerRecurrence, ledgerTokenMeter } from '../core/bot/ledger-memory.js';
 import type { EphemeralView, RichText } from '../core/chat/thread-view.js';
+import { priceOf, type PriceTable } from '../core/investigate/model-call.js';
 import { rerank } from '../core/investigate/rerank.js';
+import type { QuestionModel } from '../core/bot/question-flow.js';
 import type { Ledger } from '../core/ledger/ledger.js';
 import type { CatalogSnapshot } from '../core/recall/catalog-snapshot.js';
 import type { Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
 import type { LoopObserver } from '../ports/loop-observer.js';
-import type { ModelSet } from '../ports/model.js';
+import type { ModelPort, ModelSet } from '../ports/model.js';
 import { buildInvestigator, modelSetFromConfig, rerankOptions } from './build-investigator.js';
 
 export interface StartedModel {
   /** Makes the job scheduler for the loop's entrance (see `buildLoop`). */
   jobs(handle: (intent: Intent) => Promise<unknown>): InvestigationJobs;
   command: (text: string, actor: Actor) => Promise<EphemeralView>;
+  /** Thread questions: one call on the main model, priced, within the daily token budget. */
+  questionModel: QuestionModel;
   /** Closes the model's connections (MCP servers); stop the jobs first. */
   close(): Promise<void>;
 }
@@ -88,5 +92,28 @@ export async function startModel(
     body.push([`${r.status} · ${r.usage.calls} model calls · ${r.usage.input + r.usage.output} tokens`]);
     return { kind: 'ephemeral', title: `Investigation of “${text.slice(0, 80)}”`, body };
   };
-  return { jobs, command, close: () => built.close() };
+  const m = config.model!;
+  const questionModel = questionModelOf(built.models.main, {
+    prices: m.prices,
+    maxOutputTokens: m.max_output_tokens,
+    ...(m.daily_token_budget !== undefined ? { dailyTokenBudget: m.daily_token_budget } : {}),
+    logger: log,
+  });
+  return { jobs, command, questionModel, close: () => built.close() };
+}
+
+/** Thread questions on `model`: one call, no tools, a short answer, priced from `prices`. */
+export function questionModelOf(
+  model: ModelPort,
+  o: { prices: PriceTable; maxOutputTokens: number; dailyTokenBudget?: number; logger: Logger },
+): QuestionModel {
+  return {
+    ask: async (messages) => {
+      const res = await model.chat({ messages, maxOutputTokens: Math.min(300, o.maxOutputTokens), purpose: 'question' });
+      const costUsd = priceOf(o.prices, model.name, res.usage.input, res.usage.output);
+      o.logger.info({ model: model.name, tokens: res.usage.input + res.usage.output, costUsd }, 'thread question answered by the model');
+      return { content: res.content, model: model.name, tokensIn: res.usage.input, tokensOut: res.usage.output, costUsd };
+    },
+    ...(o.dailyTokenBudget !== undefined ? { dailyTokenBudget: o.dailyTokenBudget } : {}),
+  };
 }

@@ -260,6 +260,7 @@ describe('the command line', () => {
     ['config', 'reference', '--help'],
     ['curate', '--help'],
     ['note', '--help'],
+    ['fixed', '--help'],
     ['ack', '--help'],
     ['incident', '--help'],
   ];

@@ -123,7 +123,13 @@ describe('Slack, end to end through reprise serve', () => {
 
   it('records a note addressed to the bot in the thread and acknowledges it there', { timeout: 30_000 }, async () => {
     const ts = `${Math.floor(Date.now() / 1000)}.000200`;
-    const mention = appMentionEvent({ user: ANN, text: `<@${BOT}> the pool was exhausted after the 02:40 deploy`, channel: PAYMENTS, ts, threadTs: card.ts });
+    const mention = appMentionEvent({
+      user: ANN,
+      text: `<@${BOT}> note: the pool was exhausted after the 02:40 deploy`,
+      channel: PAYMENTS,
+      ts,
+      threadTs: card.ts,
+    });
     expect((await deliver(eventsUrl, fake.signed.event(mention))).status).toBe(200);
     // Slack also sends the plain message event for the same post: it must not make a second note.
     const plain = await deliver(

@@ -122,8 +122,13 @@ describe('exactly once on Slack', () => {
     fake.failNext({ method: 'chat.postMessage', resetAfter: true });
     await h.bot.handle(incidentIntents([firing(1, 'resolved')]));
     await h.deliver();
-    // The analysis and the resolve notice: two replies, not three.
-    expect(repliesTo(root!.ts)).toHaveLength(2);
+    // Every reply the thread got once: as many as were delivered, no outbox item shown twice.
+    const replies = repliesTo(root!.ts);
+    const ids = replies.map((m) => (m.metadata as { event_payload: { outbox_id: string } }).event_payload.outbox_id);
+    expect(new Set(ids).size).toBe(ids.length);
+    const recorded = new Set(delivered(await h.events()).map((d) => d.messageRef));
+    for (const r of replies) expect(recorded.has(r.ts), `reply ${r.ts} is the one the ledger recorded`).toBe(true);
+    expect(replies.length).toBeGreaterThanOrEqual(2); // the analysis and the resolve notice at least
     expect(fake.calls('conversations.replies').length).toBeGreaterThanOrEqual(1);
     expect(roots()).toHaveLength(1);
   });

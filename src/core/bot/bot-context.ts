@@ -2,6 +2,8 @@
  * What the bot's flows share: the narrow ledger view, the surfaces, and the helpers that turn
  * decisions into outbox items inside a ledger transaction.
  */
+import type { FixOptions } from './fix-flow.js';
+import type { QuestionModel, QuestionOptions } from './question-flow.js';
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../ports/clock.js';
 import type { Logger } from '../../ports/logger.js';
@@ -69,6 +71,10 @@ export type BotReads = Pick<
   | 'pendingInvestigations'
   | 'recurrence'
   | 'standing'
+  | 'humanFixes'
+  | 'humanNotes'
+  | 'recentEpisodes'
+  | 'tokensSpent'
   | 'threadOfFingerprint'
   | 'ackSeconds'
   | 'pendingPagerDutyCalls'
@@ -117,6 +123,12 @@ export interface RepriseBotDeps {
   /** Web link of a catalog entry, when one is configured. */
   linkFor?: (entryId: string) => string | undefined;
   notes?: NoteLimits;
+  /** Human fixes (issue 21 item 4): the ask on resolve, size and count limits (default: {@link DEFAULT_FIXES}). */
+  fixes?: FixOptions;
+  /** Questions in a thread (issue 21 item 3): the per-thread hourly limit, and the model's answer when one is configured. */
+  questions?: QuestionOptions;
+  /** A model that answers thread questions (absent: answered from the ledger and the catalog only). */
+  questionModel?: QuestionModel;
   /**
    * `/reprise investigate <text>`: runs one and resolves with its Finding as an answer (absent: the
    * bot says no model is configured). Run in the background; its answer goes through the outbox.

@@ -17,9 +17,9 @@ import { feedbackEvent } from './feedback-request.js';
 export type ChatOutcome =
   | {
       status: 'recorded';
-      kind: 'vote' | 'silence' | 'note' | 'ack';
+      kind: 'vote' | 'silence' | 'note' | 'ack' | 'fixed' | 'question' | 'postmortem';
       triggerKey: string;
-      event: FeedbackEvent | SilenceEvent | AckEvent | { type: 'note' };
+      event: FeedbackEvent | SilenceEvent | AckEvent | { type: 'note' } | { type: 'fix' } | { type: 'question' } | { type: 'postmortem' };
       /** Where the event landed in the log (set by `handle` once the transaction is durable). */
       seq?: number;
       /** Its place in the transaction, until then. */

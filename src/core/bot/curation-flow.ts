@@ -6,7 +6,7 @@
  */
 import type { NoticeView, RichText } from '../chat/thread-view.js';
 import { curationLine } from '../curate/curation-line.js';
-import { noteNotice, type Outcome } from '../curate/file-item.js';
+import { fixNotice, noteNotice, postmortemNotice, type Outcome } from '../curate/file-item.js';
 import type { CurateItem } from '../ledger/ledger-types.js';
 import { enqueue, type Ctx } from './bot-context.js';
 
@@ -17,7 +17,7 @@ export type CurationResult =
   | { type: 'curation_retrying'; item: CurateItem; message: string };
 
 /** A name as a notice shows it: one `@`, whatever the surface's ids look like. */
-const named = (item: CurateItem): string => (item.note?.name ?? 'someone').replace(/^@+/, '');
+const named = (item: CurateItem): string => (item.note?.name ?? item.fix?.name ?? 'someone').replace(/^@+/, '');
 
 export function decideCuration(c: Ctx, e: CurationResult): { status: 'recorded'; decision?: string } {
   const { item } = e;
@@ -28,7 +28,7 @@ export function decideCuration(c: Ctx, e: CurationResult): { status: 'recorded';
   };
   if (e.type === 'curation_retrying') {
     reply('⏳', [
-      `note from @${named(item)} kept: the knowledge base forge is not reachable right now (${e.message.slice(0, 160)}); it will be filed when it is back`,
+      `${item.subject === 'fix' ? 'fix' : item.subject === 'postmortem' ? 'postmortem request' : 'note'} from @${named(item)} kept: the knowledge base forge is not reachable right now (${e.message.slice(0, 160)}); it will be filed when it is back`,
     ]);
     return { status: 'recorded' };
   }
@@ -39,6 +39,8 @@ export function decideCuration(c: Ctx, e: CurationResult): { status: 'recorded';
     for (const transport of thread.transports)
       enqueue(c.tx, c.now, { transport, op: 'update', openId: thread.openId, view: { kind: 'card_patch', curation: line } }, c.out);
   } else if (item.subject === 'note') reply(outcome.decision === 'failed' ? '⚠️' : '📝', noteNotice(named(item), outcome));
+  else if (item.subject === 'fix') reply(outcome.decision === 'failed' ? '⚠️' : '🛠', fixNotice(named(item), outcome));
+  else if (item.subject === 'postmortem') reply(outcome.decision === 'failed' ? '⚠️' : '📄', postmortemNotice(outcome));
   c.log.info(
     { curateId: item.id, subject: item.subject, trigger: item.triggerKey, decision: outcome.decision, detail: outcome.detail, url: outcome.url },
     `curation: ${outcome.decision}`,

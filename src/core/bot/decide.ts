@@ -16,6 +16,9 @@ import { decidePagerDutyCall } from './pagerduty-flow.js';
 import type { ResumeTally } from './effects.js';
 import { decideInvestigationEnded } from './finding-flow.js';
 import { decideFiring, jobFor, type FiringOutcome } from './firing-flow.js';
+import { decideFixed } from './fix-flow.js';
+import { decideQuestion, decideQuestionAnswered } from './question-flow.js';
+import { decidePostmortem } from './postmortem-flow.js';
 import type { Intent } from './intent.js';
 import { batchDue, NO_NOISE_CONTROL } from './noise-control.js';
 import { flushStorm, recordDrop } from './noise-gate.js';
@@ -47,6 +50,14 @@ export function decide(c: Ctx, intent: Intent): BotOutcome {
       return decideSilence(c, intent);
     case 'note':
       return decideNote(c, intent);
+    case 'fixed':
+      return decideFixed(c, intent);
+    case 'question':
+      return decideQuestion(c, intent);
+    case 'postmortem':
+      return decidePostmortem(c, intent);
+    case 'question_answered':
+      return decideQuestionAnswered(c, intent);
     case 'ack':
       return decideAck(c, intent);
     case 'pagerduty_call_result':

@@ -9,6 +9,7 @@ import type { Actor, ResponseTarget } from '../chat/chat-types.js';
 import type { InvestigationEnd, RecallDecision } from '../../ports/loop-observer.js';
 import type { AmSilenceRequest } from './alertmanager-flow.js';
 import type { JobRequest } from './bot-context.js';
+import type { QuestionAsk } from './question-flow.js';
 import type { PagerDutyAckRequest } from './pagerduty-flow.js';
 
 /** What a `resume` started, counted as its effects run (its outcome is this object). */
@@ -28,6 +29,8 @@ export type Effect =
   | { type: 'investigate_text'; text: string; actor: Actor; replyTo: ResponseTarget }
   /** The Alertmanager silence a 🔕 asked for. */
   | { type: 'am_silence'; req: AmSilenceRequest; tally?: ResumeTally }
+  /** A thread question a model answers: one budgeted call, its answer handed back as `question_answered`. */
+  | { type: 'ask_question'; ask: QuestionAsk }
   /** Forge work was recorded: wake the curation worker. */
   | { type: 'curate' }
   /** A recall decision settled (metrics). */

@@ -5,6 +5,7 @@
  * is durable.
  */
 import { randomUUID } from 'node:crypto';
+import { openAlert } from './fix-flow.js';
 import { buildCard, buildDetail, resolvedNote } from '../chat/build-thread-view.js';
 import { RepriseError } from '../errors.js';
 import type { Verdict } from '../ledger-events.js';
@@ -92,6 +93,7 @@ export function decideFiring(c: Ctx, incident: Incident, route: Record<string, s
     ...(gate.key ? { coalesceKey: gate.key, ...truncatedOf(incident, gate.key) } : {}),
     // The model's job for it is started once this is durable: kept so a restart resumes it until its finding.
     ...(modelDecides ? { investigate: { incident: incident as unknown as Record<string, unknown> } } : {}),
+    alert: openAlert(incident),
     at,
   });
   logTruncated(log, incident, gate.key, undefined);

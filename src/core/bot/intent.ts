@@ -13,14 +13,15 @@ import type { AlertmanagerAlertState } from './alertmanager-reconcile.js';
 import type { AmSilenceOutcome } from './alertmanager-flow.js';
 import type { CurationResult } from './curation-flow.js';
 import type { InvestigationEnded } from './finding-flow.js';
+import type { QuestionAnswered } from './question-flow.js';
 import type { RouteHint } from './routing.js';
 import type { PagerDutyCallOutcome } from './pagerduty-flow.js';
 
 export type { Actor, ChatIntent, Target } from '../chat/chat-types.js';
 
 /** What a person asked for from the CLI or the control socket: a chat intent without a surface event. */
-export type CliIntent = { [K in 'vote' | 'silence' | 'note' | 'ack']: Omit<Extract<ChatIntent, { type: K }>, 'eventId'> & { eventId?: undefined } }[
-  'vote' | 'silence' | 'note' | 'ack'];
+export type CliIntent = { [K in 'vote' | 'silence' | 'note' | 'ack' | 'fixed']: Omit<Extract<ChatIntent, { type: K }>, 'eventId'> & { eventId?: undefined } }[
+  'vote' | 'silence' | 'note' | 'ack' | 'fixed'];
 
 export type Intent =
   | { type: 'firing'; incident: Incident; route?: RouteHint }
@@ -41,6 +42,7 @@ export type Intent =
   | InvestigationEnded
   | CurationResult
   | AmSilenceOutcome
+  | QuestionAnswered
   /** What became of one attempt of a PagerDuty call an ack asked for. */
   | PagerDutyCallOutcome;
 
@@ -54,6 +56,11 @@ export function incidentIntents(incidents: readonly Incident[], route?: RouteHin
 /** An operator note from the CLI or the control socket, on the trigger's newest thread. */
 export function noteIntent(req: { triggerKey: string; text: string; user?: string }): CliIntent {
   return { type: 'note', actor: { id: req.user ?? 'cli', via: 'cli' }, text: req.text, target: { triggerKey: req.triggerKey } };
+}
+
+/** What fixed it, from the CLI or the control socket, on the trigger's newest thread. */
+export function fixedIntent(req: { triggerKey: string; text: string; user?: string }): CliIntent {
+  return { type: 'fixed', actor: { id: req.user ?? 'cli', via: 'cli' }, text: req.text, target: { triggerKey: req.triggerKey } };
 }
 
 /** An ack from the CLI or the control socket, on the trigger's newest thread. */

@@ -6,6 +6,7 @@ import { decide, type BotOutcome } from './decide.js';
 import type { Effect } from './effects.js';
 import type { Intent } from './intent.js';
 import { silenceInAlertmanager, type AmSilenceRequest } from './alertmanager-flow.js';
+import type { QuestionAsk } from './question-flow.js';
 import { backoffDelay } from '../backoff.js';
 import { acknowledgeInPagerDuty, type PagerDutyAckRequest } from './pagerduty-flow.js';
 
@@ -107,6 +108,9 @@ export class RepriseBot {
           case 'investigate_text':
             this.#inBackground(this.#investigate(e));
             break;
+          case 'ask_question':
+            this.#inBackground(this.#askQuestion(e.ask));
+            break;
           case 'curate':
             curate = true;
             break;
@@ -150,6 +154,21 @@ export class RepriseBot {
         .finally(() => this.#amInFlight.delete(req.requestId)),
     );
     return true;
+  }
+
+  /** A thread question's one model call; what it came back with is handed to the loop, which records it and replies. */
+  async #askQuestion(ask: QuestionAsk): Promise<void> {
+    const model = this.#d.questionModel;
+    if (!model) return;
+    const back = { type: 'question_answered' as const, openId: ask.openId, triggerKey: ask.triggerKey, transport: ask.transport };
+    const answered = await model.ask(ask.messages).then(
+      (reply) => ({ ...back, reply }),
+      (err: unknown) => {
+        this.#d.logger.warn({ err, trigger: ask.triggerKey }, 'the model did not answer a thread question');
+        return { ...back, error: err instanceof Error ? err.message : String(err) };
+      },
+    );
+    await this.handle(answered);
   }
 
   /**

@@ -6,6 +6,7 @@
 import { resolvedNote } from '../chat/build-thread-view.js';
 import type { Incident } from '../types.js';
 import { restate, type Ctx } from './bot-context.js';
+import { askWhatFixed } from './fix-flow.js';
 import { recordDrop, stormCard, type NoiseOutcome } from './noise-gate.js';
 
 export type ResolveOutcome = { status: 'resolved'; fingerprint: string; triggerKey: string; threadId?: string; paired: boolean } | NoiseOutcome;
@@ -69,6 +70,7 @@ export function decideResolve(c: Ctx, incident: Incident): ResolveOutcome {
       { state: 'resolved', note: thread.storm && thread.storm.count > 1 ? `all ${thread.storm.count} alerts ${note}` : note, icon: '✅', topic: 'resolved' },
       out,
     );
+  if (thread) askWhatFixed(c, thread, note, incident);
   log.info({ threadId }, 'resolved');
   return outcome;
 }

@@ -14,6 +14,8 @@ export interface RoutedTransport {
 export interface RouteRule {
   match: TriggerRule;
   channels: Record<string, string>;
+  /** Ask "what fixed it?" on resolve for incidents of this rule (absent: the `fixes.ask` setting). */
+  askFix?: boolean;
 }
 
 /** Owners to ping on critical firings: user / group ids per surface. */
@@ -38,12 +40,12 @@ export type RouteHint = Record<string, string | undefined>;
  */
 export class Routing {
   readonly #transports: readonly RoutedTransport[];
-  readonly #rules: Array<{ test: (i: Incident) => boolean; channels: Record<string, string> }>;
+  readonly #rules: Array<{ test: (i: Incident) => boolean; channels: Record<string, string>; askFix?: boolean }>;
   readonly #mentions: Array<{ test: (i: Incident) => boolean; ids: Record<string, string[]> }>;
 
   constructor(opts: RoutingOptions) {
     this.#transports = opts.transports;
-    this.#rules = opts.rules.map((r) => ({ test: compileRule(r.match), channels: r.channels }));
+    this.#rules = opts.rules.map((r) => ({ test: compileRule(r.match), channels: r.channels, ...(r.askFix !== undefined ? { askFix: r.askFix } : {}) }));
     this.#mentions = opts.mentions.map((m) => ({ test: compileRule(m.match), ids: m.ids }));
   }
 
@@ -55,6 +57,11 @@ export class Routing {
   destinations(incident: Incident, hint: RouteHint = {}): Array<{ transport: string; channel: string }> {
     const rule = this.#rules.find((r) => r.test(incident));
     return this.#transports.map((t) => ({ transport: t.name, channel: hint[t.param] || rule?.channels[t.name] || t.defaultChannel }));
+  }
+
+  /** Whether the first rule matching the incident says to ask "what fixed it?" (undefined: it does not say). */
+  askFix(incident: Incident): boolean | undefined {
+    return this.#rules.find((r) => r.test(incident))?.askFix;
   }
 
   /** Ids to ping on this surface: critical firings only, never anything else. */

@@ -5,6 +5,11 @@ import { parseEntry } from './parse-entry.js';
 
 /** Files that describe a catalog rather than being entries (SPEC §5), compared lower-case. */
 export const SKIPPED_FILES: ReadonlySet<string> = new Set(['readme.md', 'index.md', '_index.md', 'log.md']);
+/**
+ * Top-level folders that are never entries: `postmortems/` holds drafted postmortems (issue 21
+ * item 5), prose about one incident that must never be recalled as an answer.
+ */
+export const SKIPPED_DIRS: ReadonlySet<string> = new Set(['postmortems']);
 
 /** Larger files are refused: an entry is a page of text, not a log dump. */
 export const MAX_ENTRY_BYTES = 1024 * 1024;
@@ -34,6 +39,7 @@ export class CatalogError extends Error {
 export function isEntryPath(rel: string): boolean {
   const segs = rel.split('/');
   const name = segs.at(-1) ?? '';
+  if (segs.length > 1 && SKIPPED_DIRS.has(segs[0]!.toLowerCase())) return false;
   return segs.every((s) => s !== '' && !s.startsWith('.')) && /\.md$/i.test(name) && !SKIPPED_FILES.has(name.toLowerCase());
 }
 
@@ -43,6 +49,7 @@ async function listEntryFiles(root: string, rel = ''): Promise<string[]> {
   const out: string[] = [];
   for (const d of dirents) {
     if (d.name.startsWith('.')) continue;
+    if (rel === '' && d.isDirectory() && SKIPPED_DIRS.has(d.name.toLowerCase())) continue;
     const path = rel === '' ? d.name : `${rel}/${d.name}`;
     // Symlinked directories are not followed: a link cycle must not hang the loader.
     if (d.isDirectory()) out.push(...(await listEntryFiles(root, path)));

@@ -69,6 +69,12 @@ export type ChatIntent =
       replyTo?: ResponseTarget;
     }
   | { type: 'note'; eventId: string; actor: Actor; text: string; target: Target }
+  /** What fixed it (`fixed: …`): an Incident entry draft for the catalog (issue 21 item 4). */
+  | { type: 'fixed'; eventId: string; actor: Actor; text: string; target: Target }
+  /** A mention in an incident thread that is no verb: a question, answered in the thread (issue 21 item 3). */
+  | { type: 'question'; eventId: string; actor: Actor; text: string; target: Target }
+  /** `postmortem` in an incident thread: a postmortem draft of it (issue 21 item 5). */
+  | { type: 'postmortem'; eventId: string; actor: Actor; target: Target }
   /** "I'm on it" (👀, the card's On it button, `ack` in the thread): never a silence, never a vote. */
   | { type: 'ack'; eventId: string; actor: Actor; target: Target; replyTo?: ResponseTarget }
   | {

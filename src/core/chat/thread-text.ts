@@ -35,12 +35,13 @@ export function afterKeyword(text: string, keyword: string): string | undefined 
 
 /**
  * A reply in a bot thread that addresses the bot: `ack` acknowledges, `silence 4h` / `silence: 4h am` silences,
- * `note: …` (or anything else) is an operator note. Undefined when there is nothing to record.
+ * `note: …` is an operator note, `fixed: …` says what fixed it, `postmortem` drafts a postmortem,
+ * and anything else is a question (issue 21 item 3). Undefined when there is nothing to record.
  */
 export function threadReplyIntent(
   text: string,
   ctx: { eventId: string; actor: Actor; thread: MessageRef },
-): Extract<ChatIntent, { type: 'silence' | 'note' | 'ack' }> | undefined {
+): Extract<ChatIntent, { type: 'silence' | 'note' | 'ack' | 'fixed' | 'question' | 'postmortem' }> | undefined {
   const t = text.trim();
   const target = { message: ctx.thread };
   // `ack`, `ack: on it`: the person is on it (the rest is theirs to say; nothing is filed).
@@ -59,9 +60,13 @@ export function threadReplyIntent(
       replyTo: { kind: 'thread', ref: ctx.thread },
     };
   }
-  const note = afterKeyword(t, 'note') ?? t;
-  if (note === '') return undefined;
-  return { type: 'note', eventId: ctx.eventId, actor: ctx.actor, text: note, target };
+  if (/^postmortem[.!]?$/i.test(t)) return { type: 'postmortem', eventId: ctx.eventId, actor: ctx.actor, target };
+  const fixed = afterKeyword(t, 'fixed');
+  if (fixed !== undefined) return { type: 'fixed', eventId: ctx.eventId, actor: ctx.actor, text: fixed, target };
+  const note = afterKeyword(t, 'note');
+  if (note !== undefined) return note === '' ? undefined : { type: 'note', eventId: ctx.eventId, actor: ctx.actor, text: note, target };
+  if (t === '') return undefined;
+  return { type: 'question', eventId: ctx.eventId, actor: ctx.actor, text: t, target };
 }
 
 /** A command typed on a surface (`/reprise …`, `!reprise …`). */

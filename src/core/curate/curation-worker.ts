@@ -15,7 +15,7 @@ import type { Logger } from '../../ports/logger.js';
 import type { CurationResult } from '../bot/curation-flow.js';
 import type { CurateItem } from '../ledger/ledger-types.js';
 import type { CatalogSnapshot } from '../recall/catalog-snapshot.js';
-import { CountingForge, fileFinding, fileNote, type FilingDeps, type Outcome } from './file-item.js';
+import { CountingForge, fileFinding, fileFix, filePostmortem, fileNote, type FilingDeps, type Outcome } from './file-item.js';
 import { backoffDelay } from '../backoff.js';
 
 export interface CurationLedger {
@@ -185,7 +185,14 @@ export class CurationWorker {
     const forge = new CountingForge(this.#forge);
     let outcome: Outcome;
     try {
-      outcome = item.subject === 'finding' ? await fileFinding(this.#filing, item, forge) : await fileNote(this.#filing, item, forge);
+      outcome =
+        item.subject === 'finding'
+          ? await fileFinding(this.#filing, item, forge)
+          : item.subject === 'fix'
+            ? await fileFix(this.#filing, item, forge)
+            : item.subject === 'postmortem'
+              ? await filePostmortem(this.#filing, item, forge)
+              : await fileNote(this.#filing, item, forge);
     } catch (err) {
       this.#spend(forge.writes);
       await this.#failed(item, err);
@@ -228,7 +235,7 @@ export class CurationWorker {
       { curateId: item.id, subject: item.subject, trigger: item.triggerKey, attempt: n, retryInMs: at - now, err: message },
       'curation item failed; kept and will retry',
     );
-    if (item.subject === 'note' && !attempt.told) {
+    if (item.subject !== 'finding' && !attempt.told) {
       attempt.told = true;
       await this.#handle({ type: 'curation_retrying', item, message }).catch((e: unknown) => this.#log.error({ err: e }, 'recording the retry notice failed'));
     }

@@ -14,7 +14,9 @@ import type { CatalogSnapshot } from '../recall/catalog-snapshot.js';
 import { tokenize } from '../tokenize.js';
 import { findingPrBody, noteComment, notePrBody, seenAgainComment, type Neighbour } from './forge-text.js';
 import { renderFindingEntry, renderNoteEntry } from './kb-entry.js';
+import { fixComment, fixPrBody, renderFixEntry } from './fix-entry.js';
 import { hasMarker } from './markers.js';
+import { postmortemPrBody, renderPostmortem } from './postmortem.js';
 import { isHumanRejection } from './rejections.js';
 
 export type Outcome = Omit<CuratedEvent, 'type' | 'id' | 'subject' | 'openId' | 'triggerKey' | 'at'>;
@@ -123,6 +125,75 @@ export async function fileNote(deps: FilingDeps, item: CurateItem, forge: Counti
     labels: [...deps.options.labels, 'operator-note'],
   });
   return pr('concept_pr', created);
+}
+
+/**
+ * Files a human fix: a comment on the trigger's open draft (same DupFingerprint — a second fix,
+ * or a Finding's draft), else a new Incident entry PR. Only an entry with the same fingerprint
+ * already in the catalog makes it a duplicate: a person's fix is new knowledge however similar
+ * the catalog's text reads.
+ */
+export async function fileFix(deps: FilingDeps, item: CurateItem, forge: CountingForge): Promise<Outcome> {
+  const f = item.fix;
+  if (!f) return { decision: 'failed', detail: 'the intent carries no fix' };
+  const fp = item.dupFingerprint;
+  const open = await deps.forge.listPullRequests('open');
+  const mine = open.find((p) => hasMarker(p.body, 'fix', item.id));
+  if (mine) return pr('fix_pr', mine);
+  const target = fp ? open.find((p) => hasMarker(p.body, 'dup', fp)) : undefined;
+  if (target) {
+    const comments = await deps.forge.listComments(target.number);
+    const existing = comments.find((c) => hasMarker(c.body, 'fix', item.id));
+    const c = existing ?? (await forge.comment(target.number, fixComment(f, item.id)));
+    return { decision: 'pr_comment', url: c.url || target.url, number: target.number };
+  }
+  const same = fp ? deps.catalog().entries.find((e) => e.fingerprint === fp && e.status !== 'retired') : undefined;
+  if (same) return { decision: 'duplicate_entry', detail: `${same.id} (same fingerprint)` };
+  const key = /^[0-9a-f]{8,64}$/.test(fp) ? fp : item.id.replace(/[^0-9a-f]/g, '') || randomUUID().replace(/-/g, '');
+  const entry = renderFixEntry(f, fp, key);
+  await deps.drafts.push({ branch: entry.branch, path: entry.path, content: entry.content, message: `KB: ${entry.title}` });
+  const created = await forge.createPullRequest({
+    title: `KB: ${entry.title}`,
+    body: fixPrBody(f, { id: item.id, dupFingerprint: fp, triggerKey: item.triggerKey, path: entry.path }),
+    head: entry.branch,
+    labels: [...deps.options.labels, 'human-fix'],
+  });
+  return pr('fix_pr', created);
+}
+
+/** Files a postmortem draft: a PR adding `postmortems/<date>-<alert>.md` (once per request: its marker finds a PR already made). */
+export async function filePostmortem(deps: FilingDeps, item: CurateItem, forge: CountingForge): Promise<Outcome> {
+  const m = item.postmortem;
+  if (!m) return { decision: 'failed', detail: 'the intent carries no postmortem' };
+  const open = await deps.forge.listPullRequests('open');
+  const mine = open.find((p) => hasMarker(p.body, 'postmortem', item.id));
+  if (mine) return pr('postmortem_pr', mine);
+  const draft = renderPostmortem(m, item.id.replace(/[^0-9a-f]/g, '') || randomUUID().replace(/-/g, ''));
+  await deps.drafts.push({ branch: draft.branch, path: draft.path, content: draft.content, message: draft.title });
+  const created = await forge.createPullRequest({
+    title: draft.title,
+    body: postmortemPrBody(draft, item.id),
+    head: draft.branch,
+    labels: [...deps.options.labels, 'postmortem'],
+  });
+  return pr('postmortem_pr', created);
+}
+
+/** What the thread is told about a postmortem draft. */
+export function postmortemNotice(o: Outcome): RichText {
+  const link = o.url && o.number !== undefined ? [{ link: { url: o.url, label: `PR #${o.number}` } }] : [];
+  if (o.decision === 'postmortem_pr') return ['postmortem drafted for review: ', ...link];
+  return [`postmortem could not be filed on the forge: ${o.detail ?? 'unknown error'}`];
+}
+
+/** What the thread is told about a fix: where it went, with the link. */
+export function fixNotice(name: string, o: Outcome): RichText {
+  const link = o.url && o.number !== undefined ? [{ link: { url: o.url, label: `PR #${o.number}` } }] : [];
+  if (o.decision === 'fix_pr') return [`fix from @${name} drafted as a new Incident entry for review: `, ...link];
+  if (o.decision === 'pr_comment') return [`fix from @${name} added as a comment on the open draft `, ...link];
+  if (o.decision === 'duplicate_entry')
+    return [`fix from @${name}: the catalog already has this incident's entry (${o.detail ?? ''}); it stays recorded with this incident`];
+  return [`fix from @${name} could not be filed on the forge: ${o.detail ?? 'unknown error'}; it stays recorded with this incident`];
 }
 
 function pr(decision: Outcome['decision'], p: ForgePullRequest): Outcome {

@@ -6,6 +6,7 @@
  */
 import { stringify } from 'yaml';
 import type { DraftMaterial } from '../ledger-events.js';
+import { neutraliseTitle } from './neutralise-markdown.js';
 
 export interface DraftEntry {
   type: 'Incident' | 'Playbook' | 'Concept';
@@ -100,7 +101,8 @@ export function renderNoteEntry(
   now: Date,
 ): DraftEntry {
   const firstLine = n.text.split('\n').find((l) => l.trim() !== '') ?? 'operator note';
-  const title = oneLine(`${subject.alertname}${subject.resource ? ` on ${subject.resource}` : ''}: ${firstLine}`);
+  // A note's words make the title (and the PR title): neutralised so `@org/team` or `#12` pings nobody.
+  const title = oneLine(neutraliseTitle(`${subject.alertname}${subject.resource ? ` on ${subject.resource}` : ''}: ${firstLine}`));
   const front = {
     type: 'Concept',
     title,

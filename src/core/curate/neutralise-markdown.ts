@@ -34,3 +34,19 @@ export function quoteBlock(text: string): string {
     .map((l) => (l.trim() === '' ? '>' : `> ${l}`))
     .join('\n');
 }
+
+/**
+ * A title built from untrusted words (a note's first line, a fix): one line that cannot ping
+ * (`@org/team`), reference (`#12`), open HTML or a hidden marker, yet reads as written — titles
+ * are shown as text, so nothing is backslash-escaped.
+ */
+export function neutraliseTitle(text: string, maxChars = 200): string {
+  const one = stripUnsafe(text)
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/</g, '‹')
+    .replace(/>/g, '›')
+    .replace(/@(?=[\p{L}\p{N}_-])/gu, `@${WJ}`)
+    .replace(/#(?=\d)/g, `#${WJ}`);
+  return one.length > maxChars ? `${one.slice(0, maxChars - 1)}…` : one;
+}

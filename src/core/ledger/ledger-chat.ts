@@ -53,6 +53,7 @@ export function registerThread(state: LedgerState, e: OpenEvent): void {
   if (e.entry !== undefined) record.entry = e.entry;
   if (e.answerKind !== undefined) record.answerKind = e.answerKind;
   if (e.source !== undefined) record.source = e.source;
+  if (e.alert !== undefined) record.alert = e.alert;
   record.openedAt = e.at;
   if (state.threads[e.id] === undefined) state.threadCount += 1;
   state.threads[e.id] = record;

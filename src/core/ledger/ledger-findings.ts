@@ -74,13 +74,16 @@ export function applyFinding(state: LedgerState, e: FindingEvent, hooks: Finding
     state.investigationTimes.push(e.at);
     while (state.investigationTimes.length > INVESTIGATION_TIMES) state.investigationTimes.shift();
   }
-  const tokens = e.tokensIn + e.tokensOut;
-  if (tokens > 0) {
-    const day = e.at.slice(0, 10);
-    state.tokensByDay[day] = (state.tokensByDay[day] ?? 0) + tokens;
-    const days = Object.keys(state.tokensByDay).sort();
-    while (days.length > TOKEN_DAYS) delete state.tokensByDay[days.shift()!];
-  }
+  countTokens(state, e.at, e.tokensIn + e.tokensOut);
+}
+
+/** Tokens spent at `at`, in its UTC day's total (investigations and thread questions alike). */
+export function countTokens(state: LedgerState, at: string, tokens: number): void {
+  if (!(tokens > 0)) return;
+  const day = at.slice(0, 10);
+  state.tokensByDay[day] = (state.tokensByDay[day] ?? 0) + tokens;
+  const days = Object.keys(state.tokensByDay).sort();
+  while (days.length > TOKEN_DAYS) delete state.tokensByDay[days.shift()!];
 }
 
 /** The open a finding is about, wherever the read model still holds it. */

@@ -37,6 +37,7 @@ import type {
   HoldRecord,
   LedgerState,
   OutboxItem,
+  HumanTextRecord,
   PagerDutyPending,
   PendingInvestigation,
   PriorFindingRecord,
@@ -223,6 +224,16 @@ export class LedgerReader {
   /** Recurrence facts per trigger key; `count` 0 for a trigger never opened. */
   occurrences(triggerKey: string): Occurrences {
     return occurrences(this.#state(), triggerKey);
+  }
+
+  /** The trigger's latest human fixes (`fixed:`), oldest first. */
+  humanFixes(triggerKey: string): readonly DeepReadonly<HumanTextRecord>[] {
+    return this.#state().triggers[triggerKey]?.fixes ?? [];
+  }
+
+  /** The trigger's latest operator notes, oldest first. */
+  humanNotes(triggerKey: string): readonly DeepReadonly<HumanTextRecord>[] {
+    return this.#state().triggers[triggerKey]?.notes ?? [];
   }
 
   /** What the recurrence cooldown reads about a trigger. */

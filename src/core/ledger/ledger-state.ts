@@ -5,10 +5,11 @@
  */
 import type { LedgerEvent, OpenEvent } from '../ledger-events.js';
 import { ledgerEventProblem } from './ledger-event-problem.js';
-import { applyFinding, queueInvestigation } from './ledger-findings.js';
+import { applyFinding, countTokens, queueInvestigation } from './ledger-findings.js';
 import { applyCurate, applyCurated } from './ledger-curation.js';
 import { applyChatDelivered, applyNote, applyOutbox, applyOutboxFailed, registerThread, rememberChatEvent, threadOf } from './ledger-chat.js';
 import { applyNoise, stormResolved } from './ledger-noise.js';
+import { applyFix, applyQuestion, keepNote } from './ledger-human.js';
 import { applyAck, applyPagerDutyCall, foldTimeline } from './ledger-timeline.js';
 import { DEFAULT_LEDGER_LIMITS, LEDGER_STATE_VERSION } from './ledger-types.js';
 import type {
@@ -437,6 +438,19 @@ function applyKnown(state: LedgerState, e: LedgerEvent, seq: number | undefined)
       return undefined;
     case 'note':
       applyNote(state, e);
+      keepNote(state, e, trigger);
+      return undefined;
+    case 'fix':
+      applyFix(state, e, trigger);
+      return undefined;
+    case 'question':
+      applyQuestion(state, e);
+      return undefined;
+    case 'postmortem':
+      rememberChatEvent(state, e.eventId, e.at);
+      return undefined;
+    case 'question_answered':
+      countTokens(state, e.at, e.tokensIn + e.tokensOut);
       return undefined;
     case 'finding':
       applyFinding(state, e, { countRecall, trigger });

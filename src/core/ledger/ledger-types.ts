@@ -3,10 +3,10 @@
  */
 import type { AnswerKind } from '../types.js';
 import type { CardPatch } from '../chat/thread-view.js';
-import type { CurateEvent, OpenEvent, OutboxEvent } from '../ledger-events.js';
+import type { CurateEvent, OpenAlert, OpenEvent, OutboxEvent } from '../ledger-events.js';
 
 /** Bumped whenever the shape or the folding rules change: older snapshots are then ignored. */
-export const LEDGER_STATE_VERSION = 8;
+export const LEDGER_STATE_VERSION = 9;
 
 /** Bounds that keep memory finite however long the ledger runs. */
 export interface LedgerLimits {
@@ -186,6 +186,19 @@ export interface TriggerState {
   episodes: Episode[];
   /** Latest findings, oldest first. */
   findings?: PriorFindingRecord[];
+  /** Latest human fixes, oldest first (bounded). */
+  fixes?: HumanTextRecord[];
+  /** Latest operator notes, oldest first (bounded): a `cause:` note, "tried … did not work". */
+  notes?: HumanTextRecord[];
+}
+
+/** A fix or a note as the trigger keeps it: who, what, when, on which open. */
+export interface HumanTextRecord {
+  user: string;
+  via: string;
+  text: string;
+  at: string;
+  openId?: string;
 }
 
 export interface DupStats {
@@ -227,6 +240,12 @@ export interface ThreadRecord {
   /** Keys in `LedgerState.messages` that point here (dropped with the thread). */
   messageKeys: string[];
   notes: number;
+  /** Human fixes said in it (issue 21 item 4); absent: none. */
+  fixes?: number;
+  /** When questions were asked in it, recent ones only (the per-thread hourly limit). */
+  questionTimes?: string[];
+  /** What the alert said, when the open recorded it. */
+  alert?: OpenAlert;
   /** The alert's source (`alertmanager`, …), when the open said. */
   source?: string;
   /** When the open was recorded. */

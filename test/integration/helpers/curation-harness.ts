@@ -14,6 +14,7 @@ import { createStore } from '../../../src/adapters/keyv/keyv-store.js';
 import { loadSnapshot } from '../../../src/runtime/open-catalog.js';
 import { InvestigationJobs, type InvestigationEngine } from '../../../src/core/bot/investigation-jobs.js';
 import { Routing } from '../../../src/core/bot/routing.js';
+import type { QuestionModel, QuestionOptions } from '../../../src/core/bot/question-flow.js';
 import { CurationWorker, type CurationOptions } from '../../../src/core/curate/curation-worker.js';
 import type { Finding, ModelFinding } from '../../../src/core/investigate/finding.js';
 import { emptyTally } from '../../../src/core/investigate/model-call.js';
@@ -101,7 +102,7 @@ export interface CurationHarness {
   transport: RecordingTransport;
   bot: RepriseBot;
   worker: CurationWorker;
-  jobs: InvestigationJobs;
+  jobs: Pick<InvestigationJobs, 'idle' | 'stop'>;
   outbox: OutboxWorker;
   logs: LogLine[];
   /** Findings the next investigations return, in order. */
@@ -117,7 +118,18 @@ export interface CurationHarness {
 }
 
 export async function curationHarness(
-  o: { seed?: Record<string, string>; fake?: GitHubFakeOptions; worker?: Partial<CurationOptions>; store?: KeyValueStore; remote?: BareCatalogRepo } = {},
+  o: {
+    seed?: Record<string, string>;
+    fake?: GitHubFakeOptions;
+    worker?: Partial<CurationOptions>;
+    store?: KeyValueStore;
+    remote?: BareCatalogRepo;
+    /** No model at all: recall decides with the margin gate (issue 21: memory that grows without one). */
+    noModel?: boolean;
+    /** A model that answers thread questions (with `noModel`: that model only, no investigations). */
+    questionModel?: QuestionModel;
+    questions?: QuestionOptions;
+  } = {},
 ): Promise<CurationHarness> {
   const remote = o.remote ?? (await createBareCatalogRepo(o.seed ?? { 'README.md': '# catalog\n' }));
   const tmp = await mkdtemp(join(tmpdir(), 'reprise-curation-'));
@@ -191,7 +203,17 @@ export async function curationHarness(
     routing: new Routing({ transports: [{ name: transport.name, defaultChannel: '#rec', param: 'channel' }], rules: [], mentions: [] }),
     transports,
     outbox: { baseDelayMs: 1000, maxDelayMs: 60_000 },
-    model: { jobs: (handle) => new InvestigationJobs({ engine, ledger, clock, logger, options: { investigateAfterMs: 0, outcomeFloor: 0.5 }, handle }) },
+    ...(o.questions ? { questions: o.questions } : {}),
+    ...(o.noModel
+      ? o.questionModel
+        ? { model: { questionModel: o.questionModel } }
+        : {}
+      : {
+          model: {
+            jobs: (handle) => new InvestigationJobs({ engine, ledger, clock, logger, options: { investigateAfterMs: 0, outcomeFloor: 0.5 }, handle }),
+            ...(o.questionModel ? { questionModel: o.questionModel } : {}),
+          },
+        }),
     curation: {
       minConfidence: 0.75,
       worker: (handle) =>
@@ -199,12 +221,13 @@ export async function curationHarness(
     },
   });
   const worker = curation!;
-  const jobs = scheduler!;
+  const jobs = scheduler ?? { idle: async () => {}, stop: async () => {} };
   await transport.start(async (intent) => void (await bot.handle(intent)));
   outbox.start();
   worker.start();
   const settle = async (): Promise<void> => {
     for (let i = 0; i < 3; i++) {
+      await bot.idle();
       await jobs.idle();
       await worker.idle();
       outbox.kick();

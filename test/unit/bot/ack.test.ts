@@ -100,11 +100,12 @@ describe('ack', () => {
     await expect(h.bot.handle(ackIntent({ triggerKey: 'nope|x', user: 'carol' }))).rejects.toThrow(/no incident thread for trigger nope\|x/);
   });
 
-  it('`ack` in the thread is an ack; a word that starts with ack is a note', () => {
+  it('`ack` in the thread is an ack; a word that starts with ack is not (a question, issue 21 item 3)', () => {
     const ctx = { eventId: 'e', actor: { id: 'U1', via: 'slack' }, thread: { transport: 'slack', channel: 'C', id: '1.0' } };
     expect(threadReplyIntent('ack', ctx)?.type).toBe('ack');
     expect(threadReplyIntent('ACK: looking now', ctx)?.type).toBe('ack');
-    expect(threadReplyIntent('acknowledged the cache is cold', ctx)?.type).toBe('note');
+    expect(threadReplyIntent('acknowledged the cache is cold', ctx)?.type).toBe('question');
+    expect(threadReplyIntent('note: acknowledged the cache is cold', ctx)?.type).toBe('note');
   });
 
   it('/reprise ack in a thread, /reprise ack <trigger> anywhere, and a clear answer without either', async () => {

@@ -47,7 +47,8 @@ describe('"silence in Alertmanager too"', () => {
     const thread = { transport: 'matrix', channel: '!r', id: '$e' };
     const ctx = { eventId: 'e', actor: { id: '@a:hs', via: 'matrix' }, thread };
     expect(threadReplyIntent('silence 4h am', ctx)).toMatchObject({ type: 'silence', duration: '4h', alertmanager: true });
-    expect(threadReplyIntent('silence 4h because of the deploy', ctx)).toMatchObject({ type: 'note' });
+    // Not a silence (a duration and words): no verb, so a question (issue 21 item 3).
+    expect(threadReplyIntent('silence 4h because of the deploy', ctx)).toMatchObject({ type: 'question' });
   });
 
   it('offers it on the card only when Alertmanager is configured and the alert came from it', async () => {

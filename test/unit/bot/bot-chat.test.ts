@@ -214,9 +214,9 @@ describe('notes from threads', () => {
       transport.inject({ type: 'message', eventId: id, transport: 'rec', user: user('U3'), thread: root, channel: '#rec', text, addressed });
     await say('a', 'just chatting', false);
     await say('b', `note: ${'x'.repeat(9000)}`);
-    await say('c', 'first');
-    await say('d', 'second');
-    await say('e', 'third');
+    await say('c', 'note: first');
+    await say('d', 'note: second');
+    await say('e', 'note: third');
     await settle();
     expect((await events()).filter((e) => e.type === 'note').map((e) => (e as { text: string }).text)).toEqual(['first', 'second']);
     expect(notices(transport.replies)).toEqual([

@@ -53,3 +53,28 @@ describe('loadCatalog', () => {
     await expect(loadCatalog(`${BROKEN}/notes.txt`)).rejects.toBeInstanceOf(CatalogError);
   });
 });
+
+describe('the postmortems/ folder', () => {
+  it('is never indexed, by the full load nor by a sync that names its files', async () => {
+    const { mkdtemp, mkdir, readFile, writeFile, rm } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { loadCatalogFiles } = await import('../../../src/core/catalog/load-catalog.js');
+    const dir = await mkdtemp(join(tmpdir(), 'reprise-pm-'));
+    try {
+      const entry = await readFile(join(STARTER, 'incidents', 'redis-evictions-sessions-lost.md'), 'utf8');
+      await mkdir(join(dir, 'incidents'));
+      await mkdir(join(dir, 'postmortems'));
+      await writeFile(join(dir, 'incidents', 'redis.md'), entry);
+      // A postmortem written exactly like an entry (the worst case) is still not one.
+      await writeFile(join(dir, 'postmortems', '2026-12-01-redis.md'), entry.replace(/^title: .*$/m, 'title: Postmortem of the redis evictions'));
+      const { entries } = await loadCatalog(dir);
+      expect(entries.map((e) => e.id)).toEqual(['incidents/redis.md']);
+      const synced = await loadCatalogFiles(dir, ['postmortems/2026-12-01-redis.md', 'incidents/redis.md']);
+      expect(synced.entries.map((e) => e.id)).toEqual(['incidents/redis.md']);
+      expect(synced.missing).toEqual(['postmortems/2026-12-01-redis.md']);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

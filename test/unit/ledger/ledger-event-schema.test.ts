@@ -33,6 +33,7 @@ const everyKind: Record<string, unknown>[] = [
     coalesceKey: 'c',
     threadOf: 'o',
     investigate: { incident: {} },
+    alert: { alertname: 'A', title: 'a', message: 'm', resource: 'ns/x', where: 'c/ns/x' },
     at: T,
   },
   { type: 'resolve', fingerprint: 'f', triggerKey: 't', endsAt: T, at: T },
@@ -93,6 +94,31 @@ const everyKind: Record<string, unknown>[] = [
   { type: 'curate', id: 'c', subject: 'finding', openId: 'o', triggerKey: 't', dupFingerprint: 'd', draft: { title: 't' }, at: T },
   { type: 'curate', id: 'c', subject: 'note', openId: 'o', triggerKey: 't', dupFingerprint: 'd', note: { user: 'u', name: 'n', via: 'v', text: 't' }, at: T },
   { type: 'curated', id: 'c', subject: 'finding', openId: 'o', triggerKey: 't', decision: 'novel', detail: 'd', url: 'u', number: 3, at: T },
+  { type: 'fix', triggerKey: 't', openId: 'o', user: 'u', text: 'x', via: 'slack', eventId: 'e', at: T },
+  { type: 'question', triggerKey: 't', openId: 'o', user: 'u', via: 'slack', model: false, eventId: 'e', at: T },
+  {
+    type: 'curate',
+    id: 'c',
+    subject: 'fix',
+    openId: 'o',
+    triggerKey: 't',
+    dupFingerprint: 'd',
+    fix: { user: 'u', name: 'n', via: 'v', text: 't', at: T, alert: { alertname: 'A', title: 'a' }, triedAndFailed: [] },
+    at: T,
+  },
+  { type: 'curated', id: 'c', subject: 'fix', openId: 'o', triggerKey: 't', decision: 'fix_pr', url: 'u', number: 4, at: T },
+  { type: 'question_answered', triggerKey: 't', openId: 'o', status: 'answered', model: 'm', calls: 1, tokensIn: 2, tokensOut: 3, costUsd: 0.1, at: T },
+  { type: 'postmortem', triggerKey: 't', openId: 'o', user: 'u', via: 'slack', eventId: 'e', at: T },
+  {
+    type: 'curate',
+    id: 'c',
+    subject: 'postmortem',
+    openId: 'o',
+    triggerKey: 't',
+    dupFingerprint: '',
+    postmortem: { user: 'u', at: T, triggerKey: 't', alert: { alertname: 'A', title: 'a' }, said: [], triedAndFailed: [] },
+    at: T,
+  },
   {
     type: 'ack',
     triggerKey: 't',
@@ -110,7 +136,7 @@ const everyKind: Record<string, unknown>[] = [
 describe('ledgerEventSchema', () => {
   it('covers every event type', () => {
     expect(new Set(everyKind.map((e) => e['type']))).toEqual(new Set(LEDGER_EVENT_TYPES));
-    expect(LEDGER_EVENT_TYPES).toHaveLength(15);
+    expect(LEDGER_EVENT_TYPES).toHaveLength(19);
   });
 
   it('accepts every event the writers produce', () => {
@@ -138,8 +164,15 @@ describe('ledgerEventSchema', () => {
     [{ ...everyKind[16], number: 1.5 }, 'curated event: number must be an integer'],
     [
       { ...everyKind[16], decision: 'merged' },
-      'curated event: decision must be one of recalled|below_bar|duplicate_entry|duplicate_pr|suppressed|novel|pr_comment|concept_pr|failed',
+      'curated event: decision must be one of recalled|below_bar|duplicate_entry|duplicate_pr|suppressed|novel|pr_comment|concept_pr|fix_pr|postmortem_pr|failed',
     ],
+    [{ ...everyKind[17], text: '' }, 'fix event: text must be a non-empty string'],
+    [{ ...everyKind[18], model: 'yes', openId: undefined }, 'question event: openId must be a non-empty string; model must be a boolean'],
+    [{ ...everyKind[19], fix: undefined }, 'curate event: fix must be an object'],
+    [{ ...everyKind[23], postmortem: undefined }, 'curate event: postmortem must be an object'],
+    [{ ...everyKind[22], openId: '' }, 'postmortem event: openId must be a non-empty string'],
+    [{ ...everyKind[21], tokensIn: -1, status: 'maybe' }, 'question_answered event: status must be one of answered|failed; tokensIn must be a number ≥ 0'],
+    [{ ...everyKind[0], alert: { title: 't' } }, 'open event: alert.alertname must be a non-empty string'],
     [{ type: 'explode', at: T }, 'unknown event type "explode"'],
     [{ at: T }, 'unknown event type undefined'],
     [null, 'event must be an object'],

@@ -69,8 +69,15 @@ describe('payloads to intents (what the person meant)', () => {
       event: { type: 'app_mention', user: 'U1', channel: 'C1', ts: '3.1', ...(thread ? { thread_ts: '1.2' } : {}), text },
     });
     const thread = { transport: 'slack', channel: 'C1', id: '1.2' };
-    expect(fromMention(mention('<@UBOT> the disk filled up'), self)).toEqual({
+    expect(fromMention(mention('<@UBOT> note: the disk filled up'), self)).toEqual({
       intent: { type: 'note', eventId: 'Ev3', actor: { id: 'U1', via: 'slack' }, text: 'the disk filled up', target: { message: thread } },
+    });
+    // No verb: a question (issue 21 item 3); `fixed:` says what fixed it.
+    expect(fromMention(mention('<@UBOT> what fixed it last time?'), self)).toEqual({
+      intent: { type: 'question', eventId: 'Ev3', actor: { id: 'U1', via: 'slack' }, text: 'what fixed it last time?', target: { message: thread } },
+    });
+    expect(fromMention(mention('<@UBOT> fixed: rolled back deploy 4f2a'), self)).toEqual({
+      intent: { type: 'fixed', eventId: 'Ev3', actor: { id: 'U1', via: 'slack' }, text: 'rolled back deploy 4f2a', target: { message: thread } },
     });
     expect(fromMention(mention('<@UBOT> silence: 24h am'), self)).toMatchObject({
       intent: { type: 'silence', duration: '24h', alertmanager: true, target: { message: thread } },

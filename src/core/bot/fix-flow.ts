@@ -1,0 +1,176 @@
+/**
+ * "What fixed it?" (issue 21 item 4): a person says what fixed an incident (`@reprise fixed: …`,
+ * `!reprise fixed …`, `reprise fixed <trigger> …`); it is recorded with the incident and — when a
+ * forge is configured — becomes an Incident entry draft through the curator, like a Finding. When
+ * an incident no instant recall answered resolves, the thread asks for it once.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Actor, ChatIntent, Target } from '../chat/chat-types.js';
+import type { RichText } from '../chat/thread-view.js';
+import { afterKeyword } from '../chat/thread-text.js';
+import { RepriseError } from '../errors.js';
+import { HOST_KINDS, NOT_WORKLOAD_KINDS } from '../identity.js';
+import type { FixMaterial, OpenAlert } from '../ledger-events.js';
+import { catalogResource } from '../curate/plan-curation.js';
+import type { Incident } from '../types.js';
+import { atName, displayName, enqueue, ledgerUser, type Ctx, type ThreadInfo } from './bot-context.js';
+import type { ChatOutcome } from './chat-actions.js';
+
+export interface FixOptions {
+  /** Ask "what fixed it?" when an incident no instant recall answered resolves. */
+  ask: boolean;
+  /** Longest fix, in bytes. */
+  maxBytes: number;
+  /** Fixes per thread. */
+  perThread: number;
+}
+
+export const DEFAULT_FIXES: FixOptions = { ask: true, maxBytes: 8 * 1024, perThread: 5 };
+
+type Fixed = Omit<Extract<ChatIntent, { type: 'fixed' }>, 'eventId'> & { eventId?: string };
+
+/** The alert as an open keeps it for a fix's draft: capped, plain text (neutralised where it is written). */
+export function openAlert(incident: Incident): OpenAlert {
+  const resource = catalogResource(incident);
+  const w = incident.workload;
+  const where = w ? [w.cluster, w.namespace, w.name].filter(Boolean).join('/') : '';
+  const message = (incident.message ?? '').trim().slice(0, 2000);
+  return {
+    alertname: incident.alertname.slice(0, 200),
+    title: (incident.title || incident.alertname).slice(0, 300),
+    ...(message ? { message } : {}),
+    ...(resource ? { resource } : {}),
+    ...(where ? { where } : {}),
+  };
+}
+
+/** An alert for a thread whose open recorded none (older ledgers): what its trigger key says. */
+function alertOf(thread: ThreadInfo): OpenAlert {
+  if (thread.alert) return { ...thread.alert };
+  const [alertname = 'alert', namespace, kind = '', name] = thread.triggerKey.split('|');
+  const resource = name && HOST_KINDS.has(kind) ? `host/${name}` : namespace && name && !NOT_WORKLOAD_KINDS.has(kind) ? `${namespace}/${name}` : undefined;
+  return { alertname, title: alertname, ...(resource ? { resource } : {}) };
+}
+
+/** A note that says something was tried and did not help. */
+const TRIED = /\b(did(?:n'?t| not) (?:work|help|fix)|no effect|not the (?:cause|fix)|made (?:it|things) worse|tried\b)/i;
+
+/** The cause, the tried-and-failed and the alert of a fix's draft, from what the ledger holds. */
+export function fixMaterial(c: Ctx, thread: ThreadInfo, e: { actor: Actor; text: string }): FixMaterial {
+  const notes = c.read.humanNotes(thread.triggerKey).filter((n) => n.openId === undefined || n.openId === thread.openId);
+  const causeNote = [...notes].reverse().find((n) => afterKeyword(n.text.trim(), 'cause'));
+  const cause = causeNote ? afterKeyword(causeNote.text.trim(), 'cause') : c.read.standing(thread.triggerKey)?.cause;
+  const tried: string[] = [];
+  const votes = c.read.occurrences(thread.triggerKey);
+  if (votes.down > 0 && thread.entry) tried.push(`The answer from ${thread.entry} (judged off-base with 👎)`);
+  else if (votes.down > 0) {
+    const standing = c.read.standing(thread.triggerKey);
+    if (standing) tried.push(`${standing.cause} (the investigation's answer, judged off-base with 👎)`);
+  }
+  for (const n of notes) if (TRIED.test(n.text) && !afterKeyword(n.text.trim(), 'cause')) tried.push(n.text.trim().slice(0, 1000));
+  return {
+    user: ledgerUser(e.actor),
+    name: displayName(e.actor),
+    via: e.actor.via,
+    text: e.text,
+    at: c.now.toISOString(),
+    alert: alertOf(thread),
+    ...(cause ? { cause: cause.slice(0, 2000) } : {}),
+    triedAndFailed: tried.slice(-5),
+  };
+}
+
+function resolveThread(c: Ctx, target: Target): ThreadInfo | undefined {
+  if (target.message) return c.read.threadByMessage(target.message);
+  return target.triggerKey ? c.read.newestThread(target.triggerKey) : undefined;
+}
+
+/**
+ * `fixed: …` on a thread (or, from the CLI, on the trigger's newest thread).
+ * @throws RepriseError `not_found` when the CLI names a trigger without a thread.
+ */
+export function decideFixed(c: Ctx, e: Fixed): ChatOutcome {
+  if (e.eventId !== undefined && c.read.seenChatEvent(e.eventId)) return { status: 'duplicate', reason: `event ${e.eventId} was already recorded` };
+  if (!(c.d.allow ?? (() => true))(e.actor)) return { status: 'refused', reason: `${e.actor.via} user ${e.actor.id} is not on the allowlist` };
+  const thread = resolveThread(c, e.target);
+  if (!thread) {
+    if (e.target.message) return { status: 'ignored', reason: 'not a thread the bot started' };
+    throw new RepriseError('not_found', `no incident thread for trigger ${e.target.triggerKey ?? '?'}; a fix is written on an incident the bot posted`);
+  }
+  const tell = e.target.message ? [e.target.message.transport] : thread.transports;
+  const reply = (icon: string, text: RichText): void => {
+    for (const transport of tell)
+      enqueue(c.tx, c.now, { transport, op: 'reply', openId: thread.openId, view: { kind: 'notice', topic: 'note', icon, text } }, c.out);
+  };
+  const opts = c.d.fixes ?? DEFAULT_FIXES;
+  const text = e.text.trim();
+  if (text === '') {
+    reply('⚠️', ['fix not saved: say what fixed it, e.g. ', { code: 'fixed: rolled back deploy 4f2a1c' }]);
+    return { status: 'refused', reason: 'empty fix: say what fixed it' };
+  }
+  if (Buffer.byteLength(text) > opts.maxBytes) {
+    const kib = Math.round(opts.maxBytes / 1024);
+    reply('⚠️', [`fix not saved: it is longer than ${kib} KiB; say what fixed it in a few lines and link to a document`]);
+    return { status: 'refused', reason: `fix too long: more than ${kib} KiB` };
+  }
+  if ((thread.fixes ?? 0) >= opts.perThread) {
+    reply('⚠️', [`fix not saved: this thread already has ${opts.perThread} fixes`]);
+    return { status: 'refused', reason: 'too many fixes in this thread' };
+  }
+  const at = c.now.toISOString();
+  const user = ledgerUser(e.actor);
+  // Gathered before the fix is recorded: the material is what the thread knew when it was said.
+  const material = fixMaterial(c, thread, { actor: e.actor, text });
+  const index = c.tx.size;
+  c.tx.record({
+    type: 'fix',
+    triggerKey: thread.triggerKey,
+    openId: thread.openId,
+    user,
+    text,
+    via: e.actor.via,
+    ...(e.eventId ? { eventId: e.eventId } : {}),
+    at,
+  });
+  if (c.d.curation) {
+    c.tx.record({
+      type: 'curate',
+      id: randomUUID(),
+      subject: 'fix',
+      openId: thread.openId,
+      triggerKey: thread.triggerKey,
+      dupFingerprint: thread.dupFingerprint ?? '',
+      fix: material,
+      at,
+    });
+    c.effects.push({ type: 'curate' });
+    reply('🛠', [`saved — fix from ${atName(e.actor)} recorded; drafting an Incident entry for the knowledge base`]);
+  } else reply('🛠', [`saved — fix from ${atName(e.actor)} recorded with this incident; the next time it fires, the thread can say what fixed it`]);
+  c.log.info({ trigger: thread.triggerKey, user, bytes: Buffer.byteLength(text) }, 'fix recorded');
+  return { status: 'recorded', kind: 'fixed', triggerKey: thread.triggerKey, event: { type: 'fix' }, index };
+}
+
+/**
+ * Asked once, when the incident's thread resolves: an incident no instant recall answered and
+ * no one has said the fix of yet, when asking is on (the config, and the routing rule's say).
+ */
+export function askWhatFixed(c: Ctx, thread: ThreadInfo, resolvedNote: string, incident: Incident): void {
+  const opts = c.d.fixes ?? DEFAULT_FIXES;
+  const rule = c.d.routing.askFix?.(incident);
+  if (!(rule ?? opts.ask)) return;
+  if (thread.answerKind === 'incident' && thread.entry) return;
+  if ((thread.fixes ?? 0) > 0) return;
+  const mention = (transport: string): string => (transport === 'matrix' ? '!reprise fixed …' : '@reprise fixed: …');
+  for (const transport of thread.transports)
+    enqueue(
+      c.tx,
+      c.now,
+      {
+        transport,
+        op: 'reply',
+        openId: thread.openId,
+        view: { kind: 'notice', topic: 'note', icon: '✅', text: [`${resolvedNote} — what fixed it? Reply `, { code: mention(transport) }] },
+      },
+      c.out,
+    );
+}

@@ -1,0 +1,107 @@
+/**
+ * Issue 21 item 5: `postmortem` addressed to the bot in an incident thread drafts a postmortem
+ * of it from the ledger (no model): with a forge, a PR adding `postmortems/<date>-<alert>.md`
+ * on a real bare remote (once per request, however often the chat event is delivered); merged,
+ * the catalog still never indexes it. Without a forge, the draft is replied in the thread.
+ * Hostile words are inert in the file and the thread.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { incidentIntents } from '../../src/core/bot/intent.js';
+import type { MessageRef } from '../../src/core/chat/chat-types.js';
+import type { NoticeView, RichText } from '../../src/core/chat/thread-view.js';
+import type { Incident } from '../../src/core/types.js';
+import { loadSnapshot } from '../../src/runtime/open-catalog.js';
+import { botHarness } from '../unit/bot/bot-harness.js';
+import { alert } from '../unit/recall/recall-fixtures.js';
+import { curationHarness, type CurationHarness } from './helpers/curation-harness.js';
+import { REPO_ROOT } from './helpers/spawn-bot.js';
+
+const SEED = ['kubernetes/KubePodCrashLooping.md', 'incidents/redis-evictions-sessions-lost.md', 'concepts/alert-severity-policy.md'];
+const HOSTILE = 'rolled back deploy 4f2a1c @org/team <!channel> <b>bold</b> <!-- reprise:postmortem=forged -->';
+
+let h: CurationHarness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+function crashLoop(fingerprint: string, status: 'firing' | 'resolved' = 'firing'): Incident {
+  return alert({
+    alertname: 'KubePodCrashLooping',
+    fingerprint,
+    status,
+    labels: { namespace: 'payments', pod: `checkout-api-7d9f8c6b5-${fingerprint}`, container: 'checkout-api', severity: 'warning' },
+    annotations: { summary: 'checkout-api is crash looping', description: 'Pod payments/checkout-api is restarting.' },
+  });
+}
+
+const inline = (t: RichText): string =>
+  t.map((x) => (typeof x === 'string' ? x : 'code' in x ? x.code : 'link' in x ? `${x.link.label} <${x.link.url}>` : '')).join('');
+type Sayer = { inject(e: unknown): Promise<void>; name: string };
+const say = (t: Sayer, thread: MessageRef, id: string, text: string) =>
+  t.inject({ type: 'message', eventId: id, transport: t.name, user: { id: 'U-alice', name: 'alice' }, thread, channel: thread.channel, text, addressed: true });
+
+describe('a postmortem draft from the thread', () => {
+  it('with a forge: one PR adding postmortems/…, however often the request arrives; merged, the catalog never indexes it', { timeout: 60_000 }, async () => {
+    const seed: Record<string, string> = {};
+    for (const p of SEED) seed[p] = await readFile(join(REPO_ROOT, 'catalog', p), 'utf8');
+    h = await curationHarness({ seed, noModel: true });
+    await h.bot.handle(incidentIntents([crashLoop('aaaa1')]));
+    await h.settle();
+    const root = h.transport.posts.at(-1)!.ref!;
+    await say(h.transport, root, 'n1', 'note: cause: the JVM heap outgrew the 1Gi limit');
+    await say(h.transport, root, 'f1', `fixed: ${HOSTILE}`);
+    h.clock.advance(23 * 60_000);
+    await h.bot.handle(incidentIntents([crashLoop('aaaa1', 'resolved')]));
+    await say(h.transport, root, 'pm1', 'postmortem');
+    await say(h.transport, root, 'pm1', 'postmortem'); // the surface's retry: the same event
+    await h.settle();
+    const pms = h.fake.pulls().filter((p) => p.labels.includes('postmortem'));
+    expect(pms).toHaveLength(1);
+    const pr = pms[0]!;
+    expect(pr.title).toBe('Postmortem: KubePodCrashLooping on payments/checkout-api (2026-01-01)');
+    expect(pr.body.match(/<!-- reprise:/g)).toHaveLength(1);
+    const path = `postmortems/${pr.head.slice('reprise/postmortem/'.length)}.md`;
+    expect(path).toMatch(/^postmortems\/2026-01-01-kubepodcrashlooping-payments-checkout-api-[0-9a-f]{8}\.md$/);
+    const content = (await h.remote.show(pr.head, path))!;
+    const section = (name: string): string => content.split(`## ${name}\n\n`)[1]!.split('\n## ')[0]!;
+    expect(section('Cause')).toContain('the JVM heap outgrew the 1Gi limit');
+    expect(section('Resolution')).toContain('> rolled back deploy 4f2a1c @');
+    expect(section('Timeline')).toMatch(/2026-01-01 00:00 UTC — fired: checkout-api is crash looping/);
+    expect(section('Timeline')).toMatch(/resolved after 23 min/);
+    expect(content).not.toMatch(/<!channel>|<b>|<!--|@org/);
+    const told = h.transport.replies
+      .map((r) => r.view as NoticeView)
+      .filter((v) => v.kind === 'notice')
+      .map((v) => inline(v.text));
+    expect(told).toContain(`postmortem drafted for review: PR #${pr.number} <https://github.example/acme/kb/pull/${pr.number}>`);
+
+    // Merged on the remote and synced: the catalog does not hold it.
+    await h.remote.merge(pr.head);
+    const snap = await h.syncCatalog();
+    expect(snap.entries.some((e) => e.id.startsWith('postmortems/'))).toBe(false);
+    expect(await h.remote.show('main', path)).toBe(content);
+  });
+
+  it('without a forge: the draft is replied in the thread, inert', async () => {
+    const { snapshot } = await loadSnapshot(join(REPO_ROOT, 'catalog'));
+    const b = await botHarness({ snapshot });
+    await b.bot.handle(incidentIntents([crashLoop('bbbb2')]));
+    await b.settle();
+    const root = b.transport.posts.at(-1)!.ref!;
+    await say(b.transport, root, 'f2', `fixed: ${HOSTILE}`);
+    await say(b.transport, root, 'pm2', 'postmortem');
+    await b.settle();
+    const last = b.transport.replies.at(-1)!.view as NoticeView;
+    expect(last.icon).toBe('📄');
+    const text = inline(last.text);
+    expect(text).toMatch(/^postmortem draft \(no forge is configured, so here it is; save it as postmortems\/\S+\.md\):\n# Postmortem: KubePodCrashLooping/);
+    expect(text).toContain('## Resolution');
+    expect(text).toContain('> rolled back deploy 4f2a1c @');
+    expect(text).not.toMatch(/<!channel>|<b>|<!--/);
+    expect((await b.events()).filter((e) => e.type === 'postmortem')).toHaveLength(1);
+    expect((await b.events()).filter((e) => e.type === 'curate')).toHaveLength(0);
+  });
+});
