@@ -4,6 +4,7 @@
  * on invite (and no others), notices encryption being turned on, and remembers who sent recent
  * events so that "is this reaction on the bot's message?" rarely costs a request.
  */
+import { LRUCache } from 'lru-cache';
 import type { IntentSink } from '../../core/chat/chat-types.js';
 import type { Logger } from '../../ports/logger.js';
 import { translate, type EventInfo, type InboundContext } from './matrix-inbound.js';
@@ -12,19 +13,6 @@ import { describe, SyncStopped, type RawEvent, type SyncEmit } from './sync-clie
 
 /** Events remembered per process (delivered ids, senders of looked-up events). */
 const CACHE_SIZE = 5_000;
-
-class Lru<K, V> {
-  readonly #map = new Map<K, V>();
-  constructor(readonly max: number) {}
-  get(k: K): V | undefined {
-    return this.#map.get(k);
-  }
-  set(k: K, v: V): void {
-    this.#map.delete(k);
-    this.#map.set(k, v);
-    if (this.#map.size > this.max) this.#map.delete(this.#map.keys().next().value as K);
-  }
-}
 
 export interface MatrixReceiverDeps {
   client: { joinRoom(room: string): Promise<string>; getRawEvent(room: string, id: string): Promise<unknown> };
@@ -46,8 +34,8 @@ const threadOf = (content: Record<string, unknown> | undefined): string | undefi
 
 export class MatrixReceiver {
   readonly #deps: MatrixReceiverDeps;
-  readonly #delivered = new Lru<string, true>(CACHE_SIZE);
-  readonly #info = new Lru<string, EventInfo>(CACHE_SIZE);
+  readonly #delivered = new LRUCache<string, true>({ max: CACHE_SIZE });
+  readonly #info = new LRUCache<string, EventInfo>({ max: CACHE_SIZE });
   #userId: string | undefined;
   #displayName: string | undefined;
   #closed = false;
