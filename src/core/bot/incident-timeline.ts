@@ -55,6 +55,7 @@ const ICON: Record<TimelineItem['kind'], string> = {
   ack: '👀',
   vote: '🗳',
   note: '📝',
+  fix: '🛠',
   silence: '🔕',
   finding: '🧭',
   pagerduty: '📟',
@@ -85,6 +86,9 @@ export function timelineLine(i: Readonly<TimelineItem>, firedAt: string | undefi
       break;
     case 'note':
       what = `note by${who}${via}: ${i.detail ?? ''}`;
+      break;
+    case 'fix':
+      what = `what fixed it, by${who}${via}: ${i.detail ?? ''}`;
       break;
     case 'silence':
       what = `silenced by${who}${via} until ${i.detail ?? '?'}`;

@@ -100,12 +100,13 @@ export function foldTimeline(state: LedgerState, e: LedgerEvent, closed: Episode
       if (thread) push(thread, { kind: 'vote', at: e.at, user: e.user, ...(e.via ? { via: e.via } : {}), detail: e.vote });
       break;
     }
-    case 'note': {
+    case 'note':
+    case 'fix': {
       const thread = threadFor(state, e.openId, e.triggerKey);
       const first = e.text.trim().split('\n')[0] ?? '';
       if (thread)
         push(thread, {
-          kind: 'note',
+          kind: e.type,
           at: e.at,
           user: e.user,
           via: e.via,

@@ -6,7 +6,7 @@ import type { CardPatch } from '../chat/thread-view.js';
 import type { CurateEvent, OpenAlert, OpenEvent, OutboxEvent } from '../ledger-events.js';
 
 /** Bumped whenever the shape or the folding rules change: older snapshots are then ignored. */
-export const LEDGER_STATE_VERSION = 9;
+export const LEDGER_STATE_VERSION = 10;
 
 /** Bounds that keep memory finite however long the ledger runs. */
 export interface LedgerLimits {
@@ -282,7 +282,7 @@ export interface AckRecord {
 
 /** One thing that happened to an incident, as the timeline shows it (texts are the people's own, shown as text). */
 export interface TimelineItem {
-  kind: 'fired' | 'opened' | 'posted' | 'ack' | 'vote' | 'note' | 'silence' | 'finding' | 'pagerduty' | 'resolved';
+  kind: 'fired' | 'opened' | 'posted' | 'ack' | 'vote' | 'note' | 'fix' | 'silence' | 'finding' | 'pagerduty' | 'resolved';
   at: string;
   user?: string;
   via?: string;

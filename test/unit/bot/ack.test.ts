@@ -196,7 +196,7 @@ describe('the card names people as text, never as mentions', () => {
 });
 
 describe('the timeline', () => {
-  it('tells the episode from the ledger read API: fired, posted, ack, vote, note, silence, resolved, with durations', async () => {
+  it('tells the episode from the ledger read API: fired, posted, ack, vote, note, fix, silence, resolved, with durations', async () => {
     const h = await withThread();
     h.clock.advance(4 * 60_000);
     await h.bot.handle(ack(h.root, 'U1', 'ev-1', 'alice'));
@@ -209,12 +209,20 @@ describe('the timeline', () => {
       text: 'rolled back <!channel>\nsecond line',
       target: { message: h.root },
     });
+    await h.bot.handle({
+      type: 'fixed',
+      eventId: 'ev-5',
+      actor: { id: 'U1', via: 'rec' },
+      text: 'raised the memory limit to 1Gi',
+      target: { message: h.root },
+    });
     await h.bot.handle({ type: 'silence', eventId: 'ev-4', actor: { id: 'U1', via: 'rec' }, duration: '1h', target: { message: h.root } });
     h.clock.advance(18 * 60_000);
     await h.bot.handle(incidentIntents([{ ...firing(), status: 'resolved', endsAt: h.clock.now().toISOString() }]));
     await h.settle();
     const t = incidentTimeline(h.ledger.read, TK);
-    expect(t.items.map((i) => i.kind)).toEqual(['fired', 'opened', 'posted', 'ack', 'vote', 'note', 'silence', 'resolved']);
+    expect(t.items.map((i) => i.kind)).toEqual(['fired', 'opened', 'posted', 'ack', 'vote', 'note', 'fix', 'silence', 'resolved']);
+    expect(t.items.find((i) => i.kind === 'fix')?.detail).toBe('raised the memory limit to 1Gi');
     expect(t.items.find((i) => i.kind === 'note')?.detail).toBe('rolled back <!channel>');
     expect(timelineSummary(t)).toBe('acknowledged after 4 min · resolved after 23 min · on it: @alice');
     // /reprise status <trigger>: the same timeline as a private answer.
