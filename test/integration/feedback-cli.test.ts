@@ -204,8 +204,8 @@ describe('reprise feedback', () => {
     expect((await readLedger(dataDir)).seq).toBe(seq);
   });
 
-  // Needs root (to become another user) and a node that user can execute: Node installed under
-  // root's home (mode 0700) cannot be run by `nobody`, so the test says why and skips there.
+  // Needs root (to become another user), a node that user can execute and a checkout they can
+  // read: under root's home (mode 0700) `nobody` can do neither, so the test says why and skips.
   it.runIf(process.getuid?.() === 0)('refuses, for another OS user, to write what the owner would (no EPERM guess)', { timeout: 60_000 }, async (ctx) => {
     const cannot = cannotRunNodeAs('nobody');
     if (cannot) return ctx.skip(cannot);
@@ -233,12 +233,20 @@ describe('reprise feedback', () => {
   });
 });
 
-/** Why `user` cannot run this test's node (no runuser, or node not executable by them), or undefined. */
+/**
+ * Why `user` cannot run this test's CLI (no runuser, node not executable by them, or the
+ * checkout not readable by them — a clone under root's 0700 home), or undefined.
+ */
 function cannotRunNodeAs(user: string): string | undefined {
   try {
     execFileSync('runuser', ['-u', user, '--', process.execPath, '-e', '0'], { stdio: 'ignore' });
-    return undefined;
   } catch (err) {
     return `runuser -u ${user} cannot execute ${process.execPath} (${(err as Error).message.split('\n')[0]}); run the suite with a node every user can execute`;
+  }
+  try {
+    execFileSync('runuser', ['-u', user, '--', process.execPath, '-e', `require('node:fs').accessSync(${JSON.stringify(MAIN_JS)})`], { stdio: 'ignore' });
+    return undefined;
+  } catch {
+    return `${user} cannot read ${MAIN_JS} (the checkout is in a folder only its owner may enter, e.g. root's home); run from a checkout every user can read`;
   }
 }
