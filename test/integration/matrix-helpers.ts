@@ -54,16 +54,5 @@ export async function startTransport(
   return { transport, events };
 }
 
-/** Polls until `check` returns a value (not undefined/false) or fails after `ms`. */
-export async function until<T>(check: () => T | undefined | false, ms = 5_000, what = 'condition'): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = check();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 export const ALICE = '@alice:fake.test';
 export const BOB = '@bob:fake.test';
