@@ -17,8 +17,9 @@ import { startMatrixFake, type MatrixFake, type RecordedSend } from '../fakes/ma
 import { startSlackFake, type PostedMessage, type SlackFake } from '../fakes/slack-fake.js';
 import { appMentionEvent, deliver } from '../fakes/slack-requests.js';
 import { crashLoopPayload, postAlert } from './helpers/alerts.js';
-import { eventsOf, ledgerEvents, ofType, until, writeConfig } from './helpers/chat-e2e.js';
+import { eventsOf, ledgerEvents, ofType, writeConfig } from './helpers/chat-e2e.js';
 import { cleanup, makeTmpDir, REPO_ROOT, runCli, spawnBot, type BotProcess } from './helpers/spawn-bot.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const TRIGGER = 'kubepodcrashlooping|payments|deployment|checkout-api|prod-eu-1';
 /** A small starter catalog with nothing about checkout-api: the first firing is no instant recall. */
@@ -83,13 +84,12 @@ async function world(surface: string[]): Promise<World> {
 }
 
 async function ready(bot: BotProcess): Promise<void> {
-  await until('the first catalog index', async () => ((await fetch(`${bot.url}/readyz`)).status === 200 ? true : undefined), 30_000);
+  await waitFor(async () => ((await fetch(`${bot.url}/readyz`)).status === 200 ? true : undefined), { what: 'the first catalog index', timeoutMs: 30_000 });
 }
 
 /** The one human-fix PR, once the curator has opened it. */
 const fixPr = (w: World): Promise<FixedPr> =>
-  until(
-    'the fix PR',
+  waitFor(
     async () => {
       const pr = w.github.pulls().find((p) => p.labels.includes('human-fix'));
       if (!pr) return undefined;
@@ -97,7 +97,7 @@ const fixPr = (w: World): Promise<FixedPr> =>
       const content = await w.remote.show(pr.head, entryId);
       return content === undefined ? undefined : { pr, entryId, content };
     },
-    30_000,
+    { what: 'the fix PR', timeoutMs: 30_000 },
   );
 interface FixedPr {
   pr: FakeItem;
@@ -215,9 +215,9 @@ describe('teach it what fixed it, end to end through reprise serve (no model)', 
     const body = (x: RecordedSend): string => `${String(x.content['body'])}\n${String(x.content['formatted_body'])}`;
 
     expect((await postAlert(bot.url, firing(0))).status).toBe(202);
-    const card = await until('the card', () => sent().find((x) => relation(x).rel_type === undefined));
+    const card = await waitFor(() => sent().find((x) => relation(x).rel_type === undefined), 'the card');
     expect((await postAlert(bot.url, resolved(0))).status).toBe(202);
-    const asked = await until('the question', () => threadOf(card).find((x) => body(x).includes('what fixed it?')));
+    const asked = await waitFor(() => threadOf(card).find((x) => body(x).includes('what fixed it?')), 'the question');
     expect(body(asked)).toContain('!reprise fixed …');
 
     m.replyInThread(PAYMENTS, ALICE, card.eventId, `!reprise fixed ${HOSTILE}`);
@@ -225,7 +225,7 @@ describe('teach it what fixed it, end to end through reprise serve (no model)', 
     expect(fix).toMatchObject({ triggerKey: TRIGGER, user: `matrix:${ALICE}`, via: 'matrix' });
     const fixed = await fixPr(w);
     expectEntry(fixed, /from @\u2060\S+ via Matrix on \d{4}-\d{2}-\d{2}/);
-    const told = await until('the link in the thread', () => threadOf(card).find((x) => body(x).includes('drafted as a new Incident entry for review')));
+    const told = await waitFor(() => threadOf(card).find((x) => body(x).includes('drafted as a new Incident entry for review')), 'the link in the thread');
     expect(body(told)).toContain(`/pull/${fixed.pr.number}`);
     for (const x of threadOf(card)) {
       expect(x.content['m.mentions'] ?? {}).toEqual({});
@@ -233,7 +233,7 @@ describe('teach it what fixed it, end to end through reprise serve (no model)', 
     }
 
     await mergeSyncRecall(w, bot, fixed);
-    const recall = await until('the recall card', () => sent().filter((x) => relation(x).rel_type === undefined)[1]);
+    const recall = await waitFor(() => sent().filter((x) => relation(x).rel_type === undefined)[1], 'the recall card');
     expect(body(recall)).toContain('Instant recall');
     expect(await bot.stop()).toEqual({ code: 0, signal: null });
   });
@@ -277,7 +277,7 @@ describe('teach it what fixed it, end to end through reprise serve (no model)', 
       const online = await runCli(['fixed', TRIGGER, 'the limit alone was enough', '--user', 'bob', '--config', w.config], { env: w.env });
       expect(online.code, online.stderr).toBe(0);
       expect(online.stdout).toMatch(/fix recorded via the running bot \(pid \d+\) as event #\d+ on .* for bob/);
-      const comments = await until('the comment', () => (w.github.commentsOn(fixed.pr.number).length > 0 ? w.github.commentsOn(fixed.pr.number) : undefined));
+      const comments = await waitFor(() => (w.github.commentsOn(fixed.pr.number).length > 0 ? w.github.commentsOn(fixed.pr.number) : undefined), 'the comment');
       expect(comments[0]!.body).toContain('> the limit alone was enough');
       expect(w.github.pulls().filter((p) => p.labels.includes('human-fix'))).toHaveLength(1);
 
