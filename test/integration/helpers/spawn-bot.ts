@@ -14,8 +14,8 @@ import { waitFor } from '../../helpers/wait-for.js';
 export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 export const MAIN_JS = join(REPO_ROOT, 'dist', 'main.js');
 
-/** Generous: two busy cores, a cold node start and a catalog index. */
-const START_TIMEOUT_MS = 20_000;
+/** Generous: two busy cores shared with other suites, a cold node start and a catalog index. */
+const START_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 10_000;
 
 const live = new Set<ChildProcess>();
