@@ -239,7 +239,7 @@ describe('teach it what fixed it, end to end through reprise serve (no model)', 
   });
 
   it(
-    'CLI: reprise fixed offline is filed at the next start; through a running bot a second fix comments on the PR; merged, synced, instant recall',
+    'CLI: reprise fixed offline is filed at the next start; through a running bot a second fix comments on the PR; reprise postmortem is a PR; merged, synced, instant recall',
     { timeout: 150_000 },
     async () => {
       const w = await world([]);
@@ -280,6 +280,15 @@ describe('teach it what fixed it, end to end through reprise serve (no model)', 
       const comments = await until('the comment', () => (w.github.commentsOn(fixed.pr.number).length > 0 ? w.github.commentsOn(fixed.pr.number) : undefined));
       expect(comments[0]!.body).toContain('> the limit alone was enough');
       expect(w.github.pulls().filter((p) => p.labels.includes('human-fix'))).toHaveLength(1);
+
+      // reprise postmortem through the running bot: a PR under postmortems/ whose Resolution is the fix.
+      const pm = await runCli(['postmortem', TRIGGER, '--user', 'carol', '--config', w.config], { env: w.env });
+      expect(pm.code, pm.stderr).toBe(0);
+      expect(pm.stdout).toMatch(/postmortem of .* asked for via the running bot \(pid \d+\): drafting it as a pull request under postmortems\//);
+      const pmPr = await until('the postmortem PR', () => w.github.pulls().find((p) => p.labels.includes('postmortem')));
+      const pmFile = (await w.remote.show(pmPr.head, `postmortems/${pmPr.head.slice('reprise/postmortem/'.length)}.md`))!;
+      expect(pmFile).toContain('> rolled back deploy 4f2a1c @');
+      expect(pmFile).not.toMatch(/<!channel>|<b>|<!--|@org/);
 
       await mergeSyncRecall(w, bot, fixed);
       await bot.waitForTranscript((ls) => ls.some((l) => l.kind === 'rca' && l.text.includes('Instant recall')));
