@@ -21,6 +21,8 @@ import type { CliCommand, CliIO } from './io.js';
 export interface Recorded {
   seq?: number;
   event?: { type?: string; until?: string; vote?: string };
+  /** A postmortem drafted with no forge configured: the draft itself, for the terminal. */
+  draft?: { path: string; content: string };
 }
 
 export interface CliWriteSpec<R> {
@@ -42,6 +44,8 @@ export interface CliWriteSpec<R> {
   what: string;
   /** The line printed once recorded; `offline` when no bot ran (delivered at its next start). */
   said(request: R, recorded: Recorded, config: Config, how: { pid: number } | 'offline'): string;
+  /** A line for stderr beside what `said` prints (stdout stays what a person may save or pipe). */
+  aside?(request: R, recorded: Recorded): string | undefined;
 }
 
 /** A CLI write command built from its spec (see the module comment). */
@@ -83,6 +87,8 @@ export function cliWrite<R extends { triggerKey: string; user?: string }>(spec: 
         io.stderr(`${command}: the running bot (pid ${owner.pid}) refused: ${body.error?.message ?? JSON.stringify(reply)}\n`);
         return status === 404 || status === 400 || status === 413 ? 2 : 1;
       }
+      const aside = spec.aside?.(ok, body.result ?? {});
+      if (aside) io.stderr(`${command}: ${aside}\n`);
       io.stdout(`${spec.said(ok, body.result ?? {}, config, { pid: owner.pid })}\n`);
       return 0;
     });
@@ -105,7 +111,11 @@ async function offline<R extends { triggerKey: string }>(spec: CliWriteSpec<R>, 
       io.stderr(`${command}: ${(err as Error).message.replace(`${spec.what} not recorded`, `${spec.what} not saved`)}\n`);
       return 2;
     }
-    io.stdout(`${spec.said(request, { seq: recorded.seq, event: recorded.event }, config, 'offline')}\n`);
+    const { draft } = recorded as { draft?: Recorded['draft'] };
+    const result: Recorded = { seq: recorded.seq, event: recorded.event, ...(draft ? { draft } : {}) };
+    const aside = spec.aside?.(request, result);
+    if (aside) io.stderr(`${command}: ${aside}\n`);
+    io.stdout(`${spec.said(request, result, config, 'offline')}\n`);
     return 0;
   } catch (err) {
     if (isRepriseError(err)) {

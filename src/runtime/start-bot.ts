@@ -374,7 +374,8 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
         // The outcome carries the draft when no forge is configured: the CLI prints it.
         postmortem: async (body) => {
           const o = recordedOrThrow((await bot.handle(postmortemIntent(ackRequest(body))))[0], 'postmortem');
-          return { seq: o.seq, outcome: o };
+          const { draft } = o as { draft?: { path: string; content: string } };
+          return { seq: o.seq, event: o.event, ...(draft ? { draft: { path: draft.path, content: draft.content } } : {}) };
         },
         catalogSync: () => served.syncNow(),
         curate: async (body) => grooming.run(typeof body === 'object' && body !== null && (body as { apply?: unknown }).apply === true),

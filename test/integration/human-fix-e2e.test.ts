@@ -341,7 +341,7 @@ describe('teach it what fixed it, end to end through reprise serve (no model)', 
       // reprise postmortem through the running bot: a PR under postmortems/ whose Resolution is the fix.
       const pm = await runCli(['postmortem', TRIGGER, '--user', 'carol', '--config', w.config], { env: w.env });
       expect(pm.code, pm.stderr).toBe(0);
-      expect(pm.stdout).toMatch(/postmortem of .* asked for via the running bot \(pid \d+\): drafting it as a pull request under postmortems\//);
+      expect(pm.stdout).toMatch(/postmortem of .* asked for as event #\d+ via the running bot \(pid \d+\): drafting it as a pull request under postmortems\//);
       const pmPr = await until('the postmortem PR', () => w.github.pulls().find((p) => p.labels.includes('postmortem')));
       const pmFile = (await w.remote.show(pmPr.head, `postmortems/${pmPr.head.slice('reprise/postmortem/'.length)}.md`))!;
       expect(pmFile).toContain('> rolled back deploy 4f2a1c @');
