@@ -4,11 +4,13 @@
  * "Done when"): `incident.acknowledged` edits the card in place; a 👀 in chat is one acknowledge
  * call; `incident.annotated` is a note; a resolve renamed in PagerDuty resolves the thread;
  * `incident.reopened` reopens it — the same card edited back to firing and one reply, no new
- * card — a replay of it does nothing, and its resolve resolves the thread again.
+ * card — a replay of it does nothing, and its resolve resolves the thread again. The reopen on
+ * the Matrix stand-in too (the card replaced in place, one thread reply).
  */
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pagerDutySignature } from '../../src/core/pagerduty.js';
+import { startMatrixFake, type MatrixFake, type RecordedSend } from '../fakes/matrix-homeserver.js';
 import { startPagerDutyFake, type PagerDutyFake } from '../fakes/pagerduty-fake.js';
 import { startSlackFake, type PostedMessage, type SlackFake } from '../fakes/slack-fake.js';
 import { deliver, reactionEvent } from '../fakes/slack-requests.js';
@@ -24,11 +26,13 @@ const CHANNEL = 'C0ONCALL';
 
 let slack: SlackFake | undefined;
 let pd: PagerDutyFake | undefined;
+let matrix: MatrixFake | undefined;
 afterEach(async () => {
   await cleanup();
   await slack?.close();
   await pd?.close();
-  slack = pd = undefined;
+  await matrix?.close();
+  slack = pd = matrix = undefined;
 });
 
 /** A PagerDuty fixture as PagerDuty would send it now, with its own event id. */
@@ -148,4 +152,40 @@ describe('PagerDuty both ways, end to end through reprise serve with the Slack s
       for (const m of replies(card)) expect(String(m.text)).not.toMatch(/<!channel>/);
     },
   );
+
+  it('Matrix: reopened → the same card replaced back to firing, one thread reply, no new card; its resolve resolves it', { timeout: 120_000 }, async () => {
+    const m = (matrix = await startMatrixFake());
+    const dir = makeTmpDir();
+    const bot = await spawnBot({
+      dataDir: dir,
+      env: { REPRISE_PAGERDUTY_SECRET: SECRET, MATRIX_HOMESERVER_URL: m.url, MATRIX_ACCESS_TOKEN: m.botToken, MATRIX_ROOM_ID: m.room },
+    });
+    await bot.waitForLog((l) => l.msg === 'matrix: syncing', 30_000);
+    type Relation = { rel_type?: string; event_id?: string };
+    const relation = (x: RecordedSend): Relation => (x.content['m.relates_to'] ?? {}) as Relation;
+    const sent = (): RecordedSend[] => m.sent.filter((x) => !x.replay && x.room === m.room && x.type === 'm.room.message');
+    const cards = (): RecordedSend[] => sent().filter((x) => relation(x).rel_type === undefined);
+    const body = (x: RecordedSend): string => `${String(x.content['body'])}\n${String(x.content['formatted_body'])}`;
+    const edits = (card: RecordedSend): RecordedSend[] => sent().filter((x) => relation(x).rel_type === 'm.replace' && relation(x).event_id === card.eventId);
+    const inThread = (card: RecordedSend): RecordedSend[] => sent().filter((x) => relation(x).rel_type === 'm.thread' && relation(x).event_id === card.eventId);
+
+    expect((await post(bot.url, event('pagerduty-incident-triggered.json', 'EV-M1'))).status).toBe(202);
+    const card = await until('the card', () => cards()[0]);
+    expect((await post(bot.url, event('pagerduty-incident-resolved.json', 'EV-M2'))).status).toBe(202);
+    await until('the resolved card', () => edits(card).find((x) => body(x).includes('resolved after')));
+    const reopened = event('pagerduty-incident-triggered.json', 'EV-M3', (e) => {
+      e.event_type = 'incident.reopened';
+    });
+    expect((await post(bot.url, reopened)).status).toBe(202);
+    const edit = await until('the reopened card', () => edits(card).find((x) => body(x).includes('🔁 reopened in PagerDuty')));
+    expect(body(edit)).toContain('🚨 firing');
+    await until('the reply', () => inThread(card).find((x) => body(x).includes('a new episode of this incident')));
+    expect((await post(bot.url, reopened)).json).toMatchObject({ accepted: 0 });
+    expect((await post(bot.url, event('pagerduty-incident-resolved.json', 'EV-M4'))).status).toBe(202);
+    await until('resolved again', () => (edits(card).filter((x) => body(x).includes('resolved after')).length >= 2 ? true : undefined));
+    expect(await bot.stop()).toEqual({ code: 0, signal: null });
+    expect(cards()).toHaveLength(1);
+    expect(inThread(card).filter((x) => body(x).includes('reopened in PagerDuty'))).toHaveLength(1);
+    expect(ofType(await ledgerEvents(dir), 'open')).toHaveLength(2);
+  });
 });
