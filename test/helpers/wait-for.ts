@@ -24,11 +24,12 @@ type NotYet = undefined | null | false;
 /**
  * Polls `condition` (sync or async) until it returns something other than undefined, null or
  * false, and resolves with that. A probe that throws counts as "not yet" (a file half written, a
- * server not listening yet); its last error is in the failure message.
+ * server not listening yet); its last error is in the failure message. `opts` may be just what
+ * is waited for, with the timeout as a third argument.
  * @throws after the timeout, naming what it waited for.
  */
-export async function waitFor<T>(condition: () => T | NotYet | Promise<T | NotYet>, opts: WaitOptions | string): Promise<T> {
-  const o = typeof opts === 'string' ? { what: opts } : opts;
+export async function waitFor<T>(condition: () => T | NotYet | Promise<T | NotYet>, opts: WaitOptions | string, timeout?: number): Promise<T> {
+  const o: WaitOptions = typeof opts === 'string' ? { what: opts, ...(timeout === undefined ? {} : { timeoutMs: timeout }) } : opts;
   const timeoutMs = o.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const deadline = Date.now() + timeoutMs;
   let last: unknown;

@@ -6,6 +6,7 @@ import type { ChatTransport } from '../../src/ports/chat-transport.js';
 import { silentLogger, type Logger } from '../../src/ports/logger.js';
 import type { KeyValueStore } from '../../src/ports/store.js';
 import type { MatrixFake } from '../fakes/matrix-homeserver.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 export function memoryStore(): KeyValueStore {
   return createStore('memory://', '/nonexistent');
@@ -53,6 +54,9 @@ export async function startTransport(
   });
   return { transport, events };
 }
+
+/** @deprecated Use `waitFor(check, { what, timeoutMs })` from test/helpers/wait-for.ts (kept for branches not yet merged). */
+export const until = <T>(check: () => T | undefined | false, ms?: number, what = 'condition'): Promise<T> => waitFor(check, what, ms);
 
 export const ALICE = '@alice:fake.test';
 export const BOB = '@bob:fake.test';

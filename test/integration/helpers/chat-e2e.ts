@@ -22,6 +22,9 @@ export async function ledgerEvents(dataDir: string, env: Record<string, string> 
 
 export const ofType = (rows: readonly LedgerRow[], type: string): LedgerRow[] => rows.filter((r) => r.type === type);
 
+/** @deprecated Use `waitFor(probe, { what, timeoutMs })` from test/helpers/wait-for.ts (kept for branches not yet merged). */
+export const until = <T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs?: number): Promise<T> => waitFor(probe, what, timeoutMs);
+
 /** Waits until the ledger holds at least `n` events of `type`, and returns them. */
 export const eventsOf = (dataDir: string, type: string, n: number): Promise<LedgerRow[]> =>
   waitFor(async () => {

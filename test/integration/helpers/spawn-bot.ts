@@ -11,6 +11,9 @@ import { fileURLToPath } from 'node:url';
 import type { TranscriptLine } from '../../../src/adapters/console/console-transport.js';
 import { waitFor } from '../../helpers/wait-for.js';
 
+/** @deprecated Import `waitFor` from test/helpers/wait-for.ts (kept for branches not yet merged). */
+export { waitFor } from '../../helpers/wait-for.js';
+
 export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 export const MAIN_JS = join(REPO_ROOT, 'dist', 'main.js');
 
