@@ -239,16 +239,21 @@ describe.skipIf(!HAS_REDIS)('Leadership take-over', () => {
       // is the input: Redis expires the lease on its own clock unless the leader renews it.
       let replayed!: () => void;
       const replay = new Promise<void>((r) => (replayed = r));
+      let gained = false;
       const a = new Leadership({
         lease: sa.leaderLease!('a', ttl),
         ttlMs: ttl,
         logger: silentLogger,
-        onGain: () => replay,
+        onGain: () => {
+          gained = true;
+          return replay;
+        },
         onLose: async () => {},
       });
       const other = sb.leaderLease!('b', ttl);
       const started = a.start();
       let stolen: number | undefined;
+      await waitFor(() => gained, 'a to take the lease and start its replay');
       const end = Date.now() + 3 * ttl;
       await waitFor(
         async () => {
