@@ -77,7 +77,9 @@ function pct(n: number | undefined): string {
 // ── overview ──
 
 export function overviewPage(o: Overview, entriesTotal: number, who?: string): string {
-  const periods = PERIODS.map((p: Period) => (p === o.days ? h`<strong>${p} days</strong>` : h`<a href="${href(UI_BASE, { days: p })}">${p} days</a>`));
+  const periods = PERIODS.map(
+    (p: Period, n) => h`${n > 0 ? ' · ' : ''}${p === o.days ? h`<strong>${p} days</strong>` : h`<a href="${href(UI_BASE, { days: p })}">${p} days</a>`}`,
+  );
   const chart = stackedBars({
     title: `Answers by kind per day, ${o.from} to ${o.to}`,
     columns: o.perDay.map((d) => d.day),
@@ -86,7 +88,7 @@ export function overviewPage(o: Overview, entriesTotal: number, who?: string): s
   });
   const rows = [...o.perDay].reverse().filter((d) => d.instant + d.runbook + d.investigation + d.degraded + d.silenced > 0);
   const body = h`<h1>Is the memory working?</h1>
-<p class="muted">Period: ${periods} · ${o.from} to ${o.to} (UTC days)</p>
+<p class="muted">Period: ${periods} — ${o.from} to ${o.to} (UTC days)</p>
 <div class="cards">
 ${card(CLASS_LABEL['instant']!, 'answers-instant', o.totals.instant)}
 ${card(CLASS_LABEL['runbook']!, 'answers-runbook', o.totals.runbook)}
@@ -184,14 +186,7 @@ ${pager(`${UI_BASE}/knowledge`, query, page, total)}
 
 function traceBlock(trace: DeepReadonly<OpenTrace> | undefined, answered?: string): Html {
   if (!trace) return h`<div class="trace" data-gate-trace="none"><p class="muted">no trace recorded (this open predates gate traces in the ledger)</p></div>`;
-  const verdict =
-    trace.answer === 'incident'
-      ? '⚡ an instant recall fired'
-      : trace.stoppedBy
-        ? `no instant recall: stopped by the ${trace.stoppedBy} gate`
-        : trace.answer === 'runbook'
-          ? '📚 a runbook was shown'
-          : 'no answer';
+  const verdict = trace.answer === 'incident' ? '⚡ an instant recall fired' : whyWords(trace);
   return h`<div class="trace" data-gate-trace="${trace.stoppedBy ?? trace.answer}">
 <p><strong>${verdict}</strong>${trace.model ? ' · a model decided the instant part afterwards (rerank, confirm, verify)' : ''}${answered ? h` · answered with <a href="${UI_BASE}/knowledge/${encodeURIComponent(answered)}">${answered}</a>` : ''}</p>
 ${trace.nearMiss ? h`<p>🔎 near miss: <a href="${UI_BASE}/knowledge/${encodeURIComponent(trace.nearMiss.entry)}">${trace.nearMiss.entry}</a> stopped by the <strong>${trace.nearMiss.gate}</strong> gate — ${trace.nearMiss.reason}</p>` : ''}
@@ -258,10 +253,18 @@ ${
   return layout(r.id, '/knowledge', body, who);
 }
 
+/** The trace in a few words: what recall did, and the best candidate. */
+export function whyWords(t: DeepReadonly<OpenTrace>): string {
+  if (t.answer === 'incident') return 'recalled';
+  const shown = t.answer === 'runbook' ? 'runbook shown; ' : '';
+  if (t.stoppedBy === 'structural' || t.stoppedBy === undefined) return `${shown}no instant candidate agreed`;
+  return `${shown}stopped by the ${t.stoppedBy} gate`;
+}
+
 function traceSummary(t: DeepReadonly<OpenTrace> | undefined): Html {
   if (!t) return h`<span class="muted" data-gate-trace="none">no trace recorded</span>`;
   const top = t.candidates[0];
-  return h`<span data-gate-trace="${t.stoppedBy ?? t.answer}">${t.answer === 'incident' ? 'recalled' : t.stoppedBy ? `stopped by ${t.stoppedBy}` : t.answer}${top ? ` · top ${top.entry} (${top.score})` : ''}</span>`;
+  return h`<span data-gate-trace="${t.stoppedBy ?? t.answer}">${whyWords(t)}${top ? ` · top ${top.entry} (${top.score})` : ''}</span>`;
 }
 
 // ── incidents ──

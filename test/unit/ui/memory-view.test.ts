@@ -277,3 +277,42 @@ describe('memory view access', () => {
     expect((await sidecar.request('/ui', { headers: { 'x-forwarded-user': 'dave' } }, LOOPBACK)).status).toBe(200);
   });
 });
+
+describe('an older ledger', () => {
+  it('renders opens recorded before gate traces: "no trace recorded"', async () => {
+    const old = await botHarness({ snapshot });
+    await old.ledger.append({
+      type: 'open',
+      id: 'old-open-1',
+      fingerprint: 'fp-old',
+      triggerKey: 'tk-old',
+      kind: 'recall',
+      entry: oom.id,
+      answerKind: 'incident',
+      dupFingerprint: 'dup-old',
+      verdict: 'action_suggested',
+      resolvable: true,
+      at: '2026-01-01T00:00:00Z',
+    });
+    const parent = new Hono();
+    parent.route(
+      '/ui',
+      memoryView({
+        read: old.ledger.read,
+        catalog: () => snapshot,
+        clock: old.clock,
+        logger: recordingLogger([]),
+        outcomeFloor: 0.5,
+        staleAfterMs: 180 * 86_400_000,
+      }),
+    );
+    for (const path of ['/ui', '/ui/incidents', '/ui/incidents/old-open-1', `/ui/knowledge/${encodeURIComponent(oom.id)}`, '/ui/gaps', '/ui/knowledge']) {
+      const res = await parent.request(path, {}, LOOPBACK);
+      expect(res.status, path).toBe(200);
+    }
+    const page = await (await parent.request('/ui/incidents/old-open-1', {}, LOOPBACK)).text();
+    expect(page).toContain('data-gate-trace="none"');
+    expect(page).toContain('no trace recorded');
+    await old.outbox.stop();
+  });
+});
