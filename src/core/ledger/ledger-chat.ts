@@ -7,6 +7,7 @@
 import type { DeliveredEvent, NoteEvent, OpenEvent, OutboxEvent, OutboxFailedEvent } from '../ledger-events.js';
 import { forgetStorm, registerStormOpen } from './ledger-noise.js';
 import type { LedgerState, OutboxItem, ThreadRecord } from './ledger-types.js';
+import { noteAdded, oldestKey } from './key-order.js';
 
 /** Records where staged outbox events landed in the log, once their transaction committed. */
 export function assignOutboxSeqs(
@@ -56,18 +57,21 @@ export function registerThread(state: LedgerState, e: OpenEvent): void {
   if (e.source !== undefined) record.source = e.source;
   if (e.alert !== undefined) record.alert = e.alert;
   record.openedAt = e.at;
-  if (state.threads[e.id] === undefined) state.threadCount += 1;
+  const added = state.threads[e.id] === undefined;
   state.threads[e.id] = record;
+  if (added) {
+    state.threadCount += 1;
+    noteAdded(state.threads, e.id);
+  }
   if (e.threadOf === undefined) registerStormOpen(state, e, record);
   while (state.threadCount > state.limits.threads) {
-    for (const oldest in state.threads) {
-      forgetStorm(state, state.threads[oldest]!);
-      for (const m of state.threads[oldest]!.episodes ?? []) delete state.stormMembers[m];
-      for (const k of state.threads[oldest]!.messageKeys) delete state.messages[k];
-      delete state.threads[oldest];
-      state.threadCount -= 1;
-      break;
-    }
+    const oldest = oldestKey(state.threads);
+    if (oldest === undefined) break;
+    forgetStorm(state, state.threads[oldest]!);
+    for (const m of state.threads[oldest]!.episodes ?? []) delete state.stormMembers[m];
+    for (const k of state.threads[oldest]!.messageKeys) delete state.messages[k];
+    delete state.threads[oldest];
+    state.threadCount -= 1;
   }
 }
 

@@ -10,6 +10,7 @@ import { applyCurate, applyCurated } from './ledger-curation.js';
 import { applyChatDelivered, applyNote, applyOutbox, applyOutboxFailed, registerThread, rememberChatEvent, threadOf } from './ledger-chat.js';
 import { applyNoise, stormResolved } from './ledger-noise.js';
 import { applyFix, applyQuestion, keepNote } from './ledger-human.js';
+import { noteAdded, oldestKey } from './key-order.js';
 import { applyAck, applyPagerDutyCall, foldTimeline } from './ledger-timeline.js';
 import { createMemoryView, foldView, restoreMemoryView, viewBefore } from './ledger-view.js';
 import { DEFAULT_LEDGER_LIMITS, LEDGER_STATE_VERSION } from './ledger-types.js';
@@ -141,16 +142,18 @@ function touchFingerprint(state: LedgerState, fp: string): FingerprintState {
   if (existing) {
     delete state.fingerprints[fp];
     state.fingerprints[fp] = existing;
+    noteAdded(state.fingerprints, fp);
     return existing;
   }
   const created: FingerprintState = { open: [] };
   state.fingerprints[fp] = created;
+  noteAdded(state.fingerprints, fp);
   state.fingerprintCount += 1;
   if (state.fingerprintCount > state.limits.maxFingerprints) {
-    for (const oldest in state.fingerprints) {
+    const oldest = oldestKey(state.fingerprints);
+    if (oldest !== undefined) {
       delete state.fingerprints[oldest];
       state.fingerprintCount -= 1;
-      break;
     }
   }
   return created;
