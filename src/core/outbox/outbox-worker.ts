@@ -81,6 +81,8 @@ export const DEFAULT_OUTBOX_OPTIONS: OutboxOptions = {
 const NOT_NOW_MS = 1000;
 /** How often a duplicate watch reads the ledger again. */
 const WATCH_EVERY_MS = 1000;
+/** A sweep also takes what comes due this soon after it. */
+const SWEEP_ALONG_MS = 1000;
 
 type Place = { channel: string; thread?: string };
 
@@ -572,17 +574,18 @@ export class OutboxWorker {
    * of an earlier leader that reached the surface after this one looked the item up.
    */
   async #sweep(): Promise<void> {
-    const now = this.#clock.now().getTime();
+    // What comes due within a second goes along: a burst of deliveries is one pass, not many.
+    const now = this.#clock.now().getTime() + SWEEP_ALONG_MS;
     const due = this.#sweeps.filter((s) => s.due[0]! <= now);
     const places = new Map<string, Sweep[]>();
     for (const s of due) {
       const key = `${s.transport}|${s.where.channel}|${s.where.thread ?? ''}`;
       places.set(key, [...(places.get(key) ?? []), s]);
     }
-    for (const group of places.values()) {
+    const sweepPlace = async (group: Sweep[]): Promise<void> => {
       const { transport: name, where } = group[0]!;
       const transport = this.#transports.get(name);
-      if (!transport?.find || !transport.remove) continue;
+      if (!transport?.find || !transport.remove) return;
       let found: ReadonlyMap<string, readonly MessageRef[]>;
       try {
         found = await transport.find(where, new Date(Math.min(...group.map((s) => s.since))));
@@ -591,16 +594,24 @@ export class OutboxWorker {
           { transport: name, err: err instanceof Error ? err.message : String(err) },
           'late duplicate sweep: lookup failed; trying at the next sweep',
         );
-        continue;
+        return;
       }
       for (const s of group) {
         for (const ref of found.get(s.id) ?? []) {
           if (ref.id !== s.keep) await this.#removeDuplicate(name, ref, s.id, 'a late duplicate of the recorded message');
         }
       }
-    }
+    };
+    // Places are read side by side, as many at once as lanes are delivered.
+    const queue = [...places.values()];
+    await Promise.all(
+      Array.from({ length: Math.min(this.#opts.concurrency, queue.length) }, async () => {
+        for (let g = queue.shift(); g; g = queue.shift()) await sweepPlace(g);
+      }),
+    );
     for (const s of due) s.due.shift();
     this.#sweeps = this.#sweeps.filter((s) => s.due.length > 0);
+    this.#log.info({ items: due.length, places: places.size, left: this.#sweeps.length }, 'late duplicate sweep');
   }
 
   /**
