@@ -81,6 +81,11 @@ export const DEFAULT_OUTBOX_OPTIONS: OutboxOptions = {
 const NOT_NOW_MS = 1000;
 /** How often a duplicate watch reads the ledger again. */
 const WATCH_EVERY_MS = 1000;
+/** A card edit delivered with the one before it in its lane. */
+type Rider = { item: OutboxItem; view: Extract<OutboxEvent['view'], { kind: 'card_patch' }> };
+
+/** Most queued card edits one edit stands for. */
+const MAX_RIDERS = 500;
 /** A sweep also takes what comes due this soon after it. */
 const SWEEP_ALONG_MS = 1000;
 
@@ -346,7 +351,9 @@ export class OutboxWorker {
         this.kick();
         return;
       }
-      const ref = found ?? (await this.#send(transport, item));
+      // Card edits queued behind this one ride along: the card sent is the card as it stands.
+      const riders = item.op === 'update' ? await this.#riders(item, lane) : [];
+      const ref = found ?? (await this.#send(transport, item, riders));
       if (!found && ref && !this.#mayDeliver()) {
         // Answered after the lease went late or was lost: the bytes left before the process
         // knew. Not recorded (a fenced write); the ledger says later which message the item is.
@@ -383,18 +390,16 @@ export class OutboxWorker {
                   at: this.#clock.now().toISOString(),
                 },
               ]
-            : [
-                {
-                  type: 'delivered',
-                  openId: item.openId,
-                  ...(fingerprint !== undefined ? { fingerprint } : {}),
-                  transport: item.transport,
-                  messageRef: `${item.id}`,
-                  outboxId: item.id,
-                  root: false,
-                  at: this.#clock.now().toISOString(),
-                },
-              ];
+            : [item, ...riders.map((r) => r.item)].map((i) => ({
+                type: 'delivered' as const,
+                openId: i.openId,
+                ...(fingerprint !== undefined ? { fingerprint } : {}),
+                transport: i.transport,
+                messageRef: `${i.id}`,
+                outboxId: i.id,
+                root: false,
+                at: this.#clock.now().toISOString(),
+              }));
     } catch (err) {
       const retryable = !(err instanceof DeliveryError) || err.retryable;
       const message = err instanceof Error ? err.message : String(err);
@@ -743,6 +748,34 @@ export class OutboxWorker {
     await this.settled();
   }
 
+  /**
+   * The card edits recorded right after `item` in its lane (committed, nothing else in between),
+   * when it and they are all changes to the card (`card_patch`): sending `item` sends the card
+   * as it stands — every recorded change folded in — so they are delivered with it. A burst of
+   * votes is one edit, not one per vote (a rate limit spent on stale states).
+   */
+  async #riders(item: OutboxItem, lane: string): Promise<Rider[]> {
+    const next: OutboxItem[] = [];
+    let after = false;
+    for (const other of this.#ledger.read.pendingOutbox()) {
+      if (other.id === item.id) {
+        after = true;
+        continue;
+      }
+      if (!after || laneOf(other) !== lane) continue;
+      if (other.op !== 'update' || other.seq === undefined || next.length >= MAX_RIDERS) break;
+      next.push(other);
+    }
+    if (next.length === 0 || (await this.#payload(item))?.view.kind !== 'card_patch') return [];
+    const riders: Rider[] = [];
+    for (const other of next) {
+      const view = (await this.#payload(other))?.view;
+      if (view?.kind !== 'card_patch') break;
+      riders.push({ item: other, view });
+    }
+    return riders;
+  }
+
   /** The thread root of an incident on a surface, once delivered. */
   #root(openId: string, transport: string): { channel: string; id: string } | undefined {
     return this.#ledger.read.thread(openId)?.roots[transport];
@@ -756,7 +789,7 @@ export class OutboxWorker {
     return { view: e.view, ...(e.detail ? { detail: e.detail } : {}), ...(e.to ? { to: e.to } : {}) };
   }
 
-  async #send(transport: ChatTransport, item: OutboxItem): Promise<MessageRef | undefined> {
+  async #send(transport: ChatTransport, item: OutboxItem, riders: readonly Rider[] = []): Promise<MessageRef | undefined> {
     const opts = { idempotencyKey: item.id };
     const payload = await this.#payload(item);
     if (!payload) throw new DeliveryError(`the message of outbox item ${item.id} cannot be read from the ledger`, { retryable: false });
@@ -788,7 +821,9 @@ export class OutboxWorker {
         if (view.kind === 'card_patch') {
           const base = await cardAsItStands(this.#ledger, item.openId!, item.transport);
           if (!base) throw new DeliveryError(`the card of thread ${item.openId} on ${item.transport} cannot be read from the ledger`, { retryable: false });
-          card = patchCard(base, view);
+          // The card as it stands already holds every recorded change; the patches go on again
+          // in recorded order, so the newest of each field is what shows.
+          card = riders.reduce((c, r) => patchCard(c, r.view), patchCard(base, view));
         } else card = view;
         await transport.update(ref, card, opts);
         return undefined;
