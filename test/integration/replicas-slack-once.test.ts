@@ -5,9 +5,9 @@
  * acknowledged alert is exactly one thread. The new leader looks up what the old one may have
  * sent before sending it; the paused one sends nothing once its lease is no longer held.
  *
- * Paused at an arbitrary moment (right after the first card reaches Slack, with posts still
- * inside its HTTP client), the old leader sends those when it wakes — after the new leader looked
- * them up and posted them. Slack has no conditional post: the duplicates are deleted (the old
+ * Paused at an arbitrary moment (right after the first card reaches Slack, with a post still
+ * inside its HTTP client), the old leader sends that post when it wakes — after the new leader
+ * looked it up and posted it. Slack has no conditional post: the duplicate is deleted (the old
  * process's watch of the ledger, the new leader's later sweep), so once things settle every
  * alert is exactly one thread, counted by outbox id after deletion.
  */
@@ -17,8 +17,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSlackFake, type PostedMessage, type SlackFake } from '../fakes/slack-fake.js';
 import { redisAvailable, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { ownGroupAlert, postAlert } from './helpers/alerts.js';
-import { until } from './helpers/chat-e2e.js';
 import { cleanup, makeTmpDir, spawnBot, type BotProcess } from './helpers/spawn-bot.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const HAS_REDIS = redisAvailable();
 const LEASE_TTL_MS = 2000;
@@ -30,17 +30,6 @@ async function leads(bot: BotProcess): Promise<boolean> {
     return /^reprise_leader 1$/m.test(await (await fetch(`${bot.url}/metrics`)).text());
   } catch {
     return false;
-  }
-}
-
-/** Waits until `count` has not moved for `ms`. */
-async function quiet(count: () => number, ms: number): Promise<void> {
-  let last = count();
-  let since = Date.now();
-  while (Date.now() - since < ms) {
-    await new Promise((r) => setTimeout(r, 20));
-    const now = count();
-    if (now !== last) [last, since] = [now, Date.now()];
   }
 }
 
@@ -79,7 +68,7 @@ describe.skipIf(!HAS_REDIS)('exactly one thread per alert across a failover on R
         SLACK_API_URL: fake.apiUrl,
       };
       const a = await spawnBot({ dataDir: makeTmpDir(), env, args: ['--config', config] });
-      await until('a leads', async () => ((await leads(a)) ? true : undefined), 20_000);
+      await waitFor(async () => ((await leads(a)) ? true : undefined), { what: 'a leads', timeoutMs: 20_000 });
       const b = await spawnBot({ dataDir: makeTmpDir(), env, args: ['--config', config] });
 
       // Un-narrowed: one post is still inside the old leader's client when it is paused (Slack
@@ -90,48 +79,54 @@ describe.skipIf(!HAS_REDIS)('exactly one thread per alert across a failover on R
         const res = await postAlert((n % 2 === 0 ? a : b).url, ownGroupAlert(n, 'failover'));
         expect(res.status, res.text).toBe(202);
       }
-      await until('a first card reached Slack', () => (fake.messages.length > 0 ? true : undefined), 20_000);
+      await waitFor(() => (fake.messages.length > 0 ? true : undefined), { what: 'a first card reached Slack', timeoutMs: 20_000 });
       if (fault === 'kill -9') await a.kill();
       else if (fault === 'SIGSTOP at an arbitrary moment') a.child.kill('SIGSTOP');
       else {
         // Paused with its posts at Slack and their answers not yet read (an unknown outcome for
         // each). A request paused inside the HTTP client before it reached the network can
         // still go out on resume: Slack has no conditional post (docs/operations.md).
-        await quiet(() => fake.calls('chat.postMessage').length, 300);
+        // Every card is at Slack (they go at once: outbox.concurrency is 8); Slack answers 1.5 s later.
+        await waitFor(() => fake.messages.filter((m) => m.thread_ts === undefined).length >= ALERTS, 'every card at Slack');
         a.child.kill('SIGSTOP');
       }
-      await until('b leads', async () => ((await leads(b)) ? true : undefined), 10 * LEASE_TTL_MS);
+      await waitFor(async () => ((await leads(b)) ? true : undefined), { what: 'b leads', timeoutMs: 10 * LEASE_TTL_MS });
 
       const cards = (): PostedMessage[] => fake.messages.filter((m) => m.thread_ts === undefined && m.channel === CHANNEL);
-      await until(`${ALERTS} cards`, () => (cards().length >= ALERTS ? true : undefined), 60_000);
-      await until('every analysis', () => (cards().every((c) => fake.messages.some((m) => m.thread_ts === c.ts)) ? true : undefined), 60_000);
+      await waitFor(() => (cards().length >= ALERTS ? true : undefined), { what: `${ALERTS} cards`, timeoutMs: 60_000 });
+      await waitFor(() => (cards().every((c) => fake.messages.some((m) => m.thread_ts === c.ts)) ? true : undefined), {
+        what: 'every analysis',
+        timeoutMs: 60_000,
+      });
       const sweptFrom = b.logs().length;
+      const msgs = (bot: BotProcess, start: string): number => bot.logs().filter((l) => String(l.msg ?? '').startsWith(start)).length;
       if (fault !== 'kill -9') {
-        // The paused leader wakes with sends it had in hand: what had not left its client goes
-        // out now (its answers come after its lease is gone: not recorded, watched).
+        // The paused leader wakes with sends it had in hand: its lease is gone. What had not left
+        // its client goes out now; answered after the lease went, it is not recorded but watched.
         a.child.kill('SIGCONT');
         await a.waitForLog((l) => String(l.msg ?? '').startsWith('stepped down as leader'), 20_000);
         wake();
-        await new Promise((r) => setTimeout(r, 2500)); // its in-flight requests are answered within this
-        const msgs = (bot: BotProcess, start: string): number => bot.logs().filter((l) => String(l.msg ?? '').startsWith(start)).length;
-        await until(
-          'the old leader’s duplicate watches are over',
-          () => (msgs(a, 'sent after this process lost the lead') === msgs(a, 'duplicate watch over') ? true : undefined),
-          30_000,
-        );
+        if (fault === 'SIGSTOP at an arbitrary moment')
+          await waitFor(() => msgs(a, 'sent after this process lost the lead') >= 1, { what: 'the held post watched', timeoutMs: 30_000 });
+        await waitFor(() => msgs(a, 'sent after this process lost the lead') === msgs(a, 'duplicate watch over'), {
+          what: 'the old leader’s duplicate watches are over',
+          timeoutMs: 30_000,
+        });
       }
-      // Settled: the new leader's last late duplicate sweep has run (since the old leader woke).
-      await until(
-        'the new leader’s last sweep',
+      // Settled: the new leader's last late duplicate sweep has run (since the old leader woke),
+      // and it has nothing left to send or retry.
+      await waitFor(
         () =>
           b
             .logs()
             .slice(sweptFrom)
-            .some((l) => l.msg === 'late duplicate sweep' && l['left'] === 0)
-            ? true
-            : undefined,
-        30_000,
+            .some((l) => l.msg === 'late duplicate sweep' && l['left'] === 0),
+        {
+          what: 'the new leader’s last sweep',
+          timeoutMs: 30_000,
+        },
       );
+      await b.settled(60_000);
       if (process.env['REPRISE_ONCE_REPORT'])
         process.stdout.write(`[once] ${fault}: ${fake.deleted.length} duplicate(s) deleted, ${fake.calls('chat.postMessage').length} posts\n`);
       // Exactly one top-level message per card's outbox id, after deletion.
