@@ -398,8 +398,17 @@ const outbox = z
       "A private answer (a command's result, a click's acknowledgement) still undelivered this long is given up: the person has moved on, and Slack's response_url lapses after 30 minutes.",
       { positive: true },
     ),
+    duplicate_watch: dur(
+      '30s',
+      'Redis only: a Slack post answered after its replica lost the lead is not recorded; the replica watches the ledger this long and deletes its post if the new leader recorded another. 0s: off.',
+    ),
+    duplicate_sweep: dur(
+      '20s',
+      'Redis only: a new leader reads a channel (or thread) again this long after delivering an item the old leader may have sent, and deletes a late duplicate (lease TTL + Slack request timeout). 0s: off.',
+    ),
+    duplicate_sweep_again: dur('2m', 'The same, a second time this long after the delivery (0s: once only).'),
   })
-  .transform((v) => withMs(v, ['retry_base', 'retry_max', 'max_age', 'answer_max_age']));
+  .transform((v) => withMs(v, ['retry_base', 'retry_max', 'max_age', 'answer_max_age', 'duplicate_watch', 'duplicate_sweep', 'duplicate_sweep_again']));
 
 const price = z.strictObject({
   input: doc(num(0), 'US dollars per million input (prompt) tokens.'),

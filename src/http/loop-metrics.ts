@@ -81,6 +81,12 @@ export function registerLoopMetrics(registry: Registry, surfaces: readonly strin
     labelNames: ['surface', 'reason'] as const,
     registers: [registry],
   });
+  const duplicates = new Counter({
+    name: 'reprise_duplicates_removed_total',
+    help: 'Duplicate chat messages deleted, by surface: a send that reached the surface after its process lost the lead (docs/operations.md "Exactly once on Slack").',
+    labelNames: ['surface'] as const,
+    registers: [registry],
+  });
   const appended = new Counter({
     name: 'reprise_ledger_appended_total',
     help: 'Ledger events this process appended durably, by event type.',
@@ -101,6 +107,7 @@ export function registerLoopMetrics(registry: Registry, surfaces: readonly strin
   for (const surface of surfaces) {
     for (const op of DELIVERY_OPS) deliveries.inc({ surface, op }, 0);
     retries.inc({ surface }, 0);
+    duplicates.inc({ surface }, 0);
     for (const reason of DELIVERY_FAILURES) failures.inc({ surface, reason }, 0);
   }
   const surface = (name: string): string => bounded(name, surfaces);
@@ -118,6 +125,9 @@ export function registerLoopMetrics(registry: Registry, surfaces: readonly strin
       if (d.outcome === 'failed') failures.inc({ surface: s, reason: bounded(d.reason, DELIVERY_FAILURES) });
       else if (d.outcome === 'retry') retries.inc({ surface: s });
       else deliveries.inc({ surface: s, op: bounded(d.op, DELIVERY_OPS) });
+    },
+    duplicateRemoved(d: { transport: string }): void {
+      duplicates.inc({ surface: surface(d.transport) });
     },
     acknowledged(seconds: number): void {
       if (Number.isFinite(seconds) && seconds >= 0) toAck.observe(seconds);

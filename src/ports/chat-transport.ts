@@ -36,12 +36,19 @@ export interface ChatTransport {
   update(ref: MessageRef, card: CardView, opts: DeliveryOptions): Promise<void>;
   /**
    * What this bot sent in a channel (or in one thread of it) since `since`, by the idempotency
-   * key each message carried: how the outbox settles a post or reply whose outcome it never
+   * key each message carried (oldest first: a key can show more than once when two processes
+   * sent the same item): how the outbox settles a post or reply whose outcome it never
    * learnt (a timeout, a reset, a crash or a failover between the send and its record) before
    * sending it again. Absent when the surface's sends are idempotent by themselves (Matrix
    * transaction ids) or it keeps no history (the console).
    */
-  find?(where: { channel: string; thread?: string }, since: Date): Promise<ReadonlyMap<string, MessageRef>>;
+  find?(where: { channel: string; thread?: string }, since: Date): Promise<ReadonlyMap<string, readonly MessageRef[]>>;
+  /**
+   * Take back a message this bot posted (a duplicate of one the ledger records: a send that
+   * went out after its process lost the lead). A message already gone is not an error.
+   * Absent where {@link find} is (nothing to take back).
+   */
+  remove?(ref: MessageRef): Promise<void>;
   /** Answer one user privately (a command's answer, a click's acknowledgement); the outbox delivers it. */
   ephemeral(to: ResponseTarget, view: EphemeralView, opts: DeliveryOptions): Promise<void>;
   close(): Promise<void>;

@@ -39,6 +39,8 @@ export interface LoopObserver {
   /** An incident's investigation recorded its finding (completed, degraded, skipped, cancelled…). */
   investigationEnded(e: InvestigationEnd): void;
   deliveryEnded(d: DeliveryEnd): void;
+  /** A duplicate of a recorded message was deleted from a surface (a send that went out after its process lost the lead). */
+  duplicateRemoved?(d: { transport: string }): void;
   /** A thread's first ack, `seconds` after its alert fired (time to acknowledge). */
   acknowledged?(seconds: number): void;
 }

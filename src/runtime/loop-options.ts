@@ -43,6 +43,8 @@ export function loopOptions(
       maxDelayMs: config.outbox.retry_max_ms,
       maxAgeMs: config.outbox.max_age_ms,
       answerMaxAgeMs: config.outbox.answer_max_age_ms,
+      duplicateWatchMs: config.outbox.duplicate_watch_ms,
+      duplicateSweepMs: [config.outbox.duplicate_sweep_ms, config.outbox.duplicate_sweep_again_ms].filter((ms) => ms > 0),
     },
   };
 }

@@ -344,6 +344,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     await model?.close();
     await outbox.drain(DRAIN_MS);
     await outbox.stop();
+    await outbox.dispose();
     for (const t of transports.values()) await t.close().catch((err: unknown) => logger.warn({ err, transport: t.name }, 'closing a transport failed'));
     await ledger.close();
     await store.close();

@@ -44,6 +44,10 @@ export interface MatrixFakeBehaviour {
    * with `retry_after_ms`.
    */
   rateLimitEndpoint?: { endpoint: RegExp; times: number; retryAfterMs: number };
+  /** The same, answered `status` with `errcode` (a single event lookup that fails: `GET /rooms/…/event/…`). */
+  failEndpoint?: { endpoint: RegExp; times: number; status: number; errcode: string };
+  /** A `/sync` carries up to this many timeline events per room, whatever the filter asks (one very large batch). */
+  timelineLimit?: number;
 }
 
 export interface RecordedRequest {
@@ -194,6 +198,11 @@ export async function startMatrixFake(opts: MatrixFakeOptions = {}): Promise<Mat
         limited.times--;
         throw new MatrixFakeError(429, 'M_LIMIT_EXCEEDED', 'Too Many Requests', { retry_after_ms: limited.retryAfterMs });
       }
+      const failing = behaviour.failEndpoint;
+      if (failing && failing.times > 0 && failing.endpoint.test(`${method} /${seg.join('/')}`)) {
+        failing.times--;
+        throw new MatrixFakeError(failing.status, failing.errcode, `scripted ${failing.status}`);
+      }
 
       if (route === 'GET /account' && seg[1] === 'whoami') return reply(200, { user_id: user, device_id: 'FAKEDEVICE', is_guest: false });
       if (route === 'GET /sync') return sync(user, query, res, rec);
@@ -336,6 +345,7 @@ export async function startMatrixFake(opts: MatrixFakeOptions = {}): Promise<Mat
   }
 
   function timelineLimit(user: string, q: Record<string, string>): number {
+    if (behaviour.timelineLimit !== undefined) return behaviour.timelineLimit;
     const f = q['filter'];
     if (!f) return 10;
     let filter: unknown;

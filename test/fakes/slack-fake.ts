@@ -1,7 +1,7 @@
 /**
  * A Slack Web API on 127.0.0.1, port 0, speaking the real protocol: `POST /api/<method>` with a
  * Bearer token and a form or JSON body, answered `{ok, …}` — `auth.test`, `chat.postMessage`,
- * `chat.update`, `chat.postEphemeral`, `conversations.history` / `conversations.replies` (with
+ * `chat.update`, `chat.delete` (the bot's own messages only), `chat.postEphemeral`, `conversations.history` / `conversations.replies` (with
  * message metadata when `include_all_metadata` is set), `apps.connections.open` (Socket Mode, see
  * slack-socket-fake.ts) — plus `response_url` endpoints. It records every request and keeps the
  * messages the bot posted, and can be slow, rate limit (429 + Retry-After), fail (5xx, `ok:false`
@@ -57,6 +57,8 @@ export interface PostedMessage {
   metadata?: unknown;
   /** Every `chat.update` of it, oldest first. */
   updates: Array<{ text: unknown; blocks: unknown }>;
+  /** Posted by someone else (a person): `chat.delete` with the bot's token is refused. */
+  foreign?: boolean;
 }
 
 /** How the next matching calls fail. `times` defaults to 1; `Infinity` keeps failing. */
@@ -74,6 +76,8 @@ export interface FailureScript {
   lateMs?: number;
   /** Do the call, then drop the connection without an answer. */
   resetAfter?: boolean;
+  /** Act on the call only once this settles (a request still inside the sender's HTTP client: Slack has not seen it yet). */
+  hold?: Promise<unknown>;
   times?: number;
 }
 
@@ -102,6 +106,8 @@ export interface SlackFake {
   requests: SlackFakeRequest[];
   calls(method: string): SlackFakeRequest[];
   messages: PostedMessage[];
+  /** Messages taken back with `chat.delete`, in the order they were deleted (gone from `messages`). */
+  deleted: PostedMessage[];
   message(channel: string, ts: string): PostedMessage | undefined;
   setBehaviour(b: Partial<SlackFakeBehaviour>): void;
   failNext(f: FailureScript): void;
@@ -164,6 +170,7 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
   const signingSecret = opts.signingSecret ?? 'test-signing-secret';
   const requests: SlackFakeRequest[] = [];
   const messages: PostedMessage[] = [];
+  const deleted: PostedMessage[] = [];
   const behaviour: SlackFakeBehaviour = { latencyMs: 0, failures: [] };
   const channelIds = new Map<string, string>();
   const responseUses = new Map<string, number>();
@@ -251,6 +258,14 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
           message: { type: 'message', user: ws.botUserId, bot_id: botId, text: m.text, blocks: m.blocks },
         };
       }
+      case 'chat.delete': {
+        // Slack: a bot token deletes only the bot's own messages; a deleted message leaves history and replies.
+        const i = messages.findIndex((x) => x.channel === body['channel'] && x.ts === body['ts']);
+        if (i < 0) return { ok: false, error: 'message_not_found' };
+        if (messages[i]!.foreign) return { ok: false, error: 'cant_delete_message' };
+        deleted.push(...messages.splice(i, 1));
+        return { ok: true, channel: body['channel'], ts: body['ts'] };
+      }
       case 'conversations.info': {
         if (typeof body['channel'] !== 'string' || body['channel'] === '') return { ok: false, error: 'channel_not_found' };
         const id = channelId(body['channel']);
@@ -277,8 +292,7 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
         const withMeta = body['include_all_metadata'] === true || body['include_all_metadata'] === 'true';
         const page = ordered.slice(from, from + limit).map((x) => ({
           type: 'message',
-          user: ws.botUserId,
-          bot_id: botId,
+          ...(x.foreign ? { user: 'U0PERSON' } : { user: ws.botUserId, bot_id: botId }),
           text: x.text,
           ts: x.ts,
           ...(x.thread_ts ? { thread_ts: x.thread_ts } : {}),
@@ -316,6 +330,14 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
         if (behaviour.latencyMs > 0) await new Promise((r) => setTimeout(r, behaviour.latencyMs));
         if (res.destroyed) return;
         const f = takeFailure(method);
+        if (f?.hold) {
+          await f.hold.catch(() => undefined);
+          // Slack acts on a request it received even when the sender gave up waiting meanwhile.
+          if (res.destroyed) {
+            if (!isHook) api(method, token, body);
+            return;
+          }
+        }
         if (f?.reset) {
           req.socket.destroy();
           return;
@@ -388,6 +410,7 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
     requests,
     calls: (method) => requests.filter((r) => r.method === method),
     messages,
+    deleted,
     message: (channel, ts) => messages.find((m) => m.channel === channel && m.ts === ts),
     setBehaviour(b) {
       if (b.latencyMs !== undefined) behaviour.latencyMs = b.latencyMs;

@@ -83,7 +83,10 @@ function outboxIdOf(metadata: unknown): string | undefined {
   const m = metadata as { event_type?: unknown; event_payload?: { outbox_id?: unknown } } | undefined;
   return m?.event_type === DELIVERY_EVENT_TYPE && typeof m.event_payload?.outbox_id === 'string' ? m.event_payload.outbox_id : undefined;
 }
-/** Web API methods that post or change what a channel shows. */
+/**
+ * Web API methods that post or change what a channel shows. Not `chat.delete`: a replica that
+ * lost the lead takes back its own late duplicates (see the outbox's duplicate watch).
+ */
 const SENDS = /\/(chat\.postMessage|chat\.update|chat\.postEphemeral)$/;
 
 /** `fetch` that refuses a send the moment the guard says no: the last check before the request leaves. */
@@ -238,8 +241,8 @@ export class SlackTransport implements ChatTransport {
    * (`conversations.replies`) since `since`, read with their metadata: each post carries its
    * outbox id there. Reads back at most `lookupPages` pages of 200.
    */
-  async find(where: { channel: string; thread?: string }, since: Date): Promise<ReadonlyMap<string, MessageRef>> {
-    const out = new Map<string, MessageRef>();
+  async find(where: { channel: string; thread?: string }, since: Date): Promise<ReadonlyMap<string, readonly MessageRef[]>> {
+    const out = new Map<string, MessageRef[]>();
     const channel = where.channel || this.defaultChannel;
     // A little before the record: the send cannot be older than it, clocks can disagree.
     const oldest = (Math.max(0, since.getTime() - LOOKUP_SKEW_MS) / 1000).toFixed(6);
@@ -253,12 +256,31 @@ export class SlackTransport implements ChatTransport {
       for (const m of res.messages ?? []) {
         const id = outboxIdOf(m.metadata);
         const mine = m.user === self.userId || (self.botId !== undefined && m.bot_id === self.botId);
-        if (id !== undefined && mine && m.ts) out.set(id, { transport: TRANSPORT, channel, id: m.ts, ...(where.thread ? { thread: where.thread } : {}) });
+        if (id === undefined || !mine || !m.ts) continue;
+        const ref: MessageRef = { transport: TRANSPORT, channel, id: m.ts, ...(where.thread ? { thread: where.thread } : {}) };
+        const refs = out.get(id);
+        if (refs) refs.push(ref);
+        else out.set(id, [ref]);
       }
       cursor = res.response_metadata?.next_cursor || undefined;
       if (!cursor) break;
     }
+    // History pages come newest first: oldest first per key, whatever the order read.
+    for (const refs of out.values()) refs.sort((a, b) => Number(a.id) - Number(b.id));
     return out;
+  }
+
+  /**
+   * Deletes a message the bot posted (`chat.delete`: a bot token may always delete the bot's
+   * own messages with `chat:write`). One already gone (`message_not_found`) counts as deleted.
+   */
+  async remove(ref: MessageRef): Promise<void> {
+    try {
+      await this.#app.client.chat.delete({ token: this.#opts.botToken, channel: ref.channel, ts: ref.id });
+    } catch (err) {
+      if ((err as { data?: { error?: unknown } } | undefined)?.data?.error === 'message_not_found') return;
+      throw toDeliveryError('chat.delete', err);
+    }
   }
 
   async update(ref: MessageRef, card: CardView, _opts: DeliveryOptions): Promise<void> {

@@ -21,6 +21,8 @@ const METHOD_SCOPES: Record<string, readonly string[]> = {
   'auth.test': [],
   'chat.postMessage': ['chat:write'],
   'chat.update': ['chat:write'],
+  // A bot deletes its own messages (a late duplicate) with chat:write alone.
+  'chat.delete': ['chat:write'],
   'chat.postEphemeral': ['chat:write'],
   'conversations.info': ['channels:read', 'groups:read'],
   // The lookup of a send whose outcome is unknown (exactly once).
