@@ -7,6 +7,7 @@
  * text and adds the milliseconds beside it (`stale_after_ms: 15552000000`). Code reads the
  * `_ms` field; logs and `config show` read the text.
  */
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import type { FieldMeta } from './fields.js';
 import { block, bool, duration, fraction, glob, httpUrl, int, num, oneOf, str, withMs } from './fields.js';
@@ -611,6 +612,51 @@ const links = z.strictObject({
   ),
 });
 
+/** An IPv4/IPv6 address, or a CIDR block (`10.0.0.0/8`, `fd00::/8`). */
+function isAddressOrCidr(v: string): boolean {
+  const [addr = '', bits, extra] = v.split('/');
+  const family = isIP(addr);
+  if (family === 0 || extra !== undefined) return false;
+  if (bits === undefined) return true;
+  const n = Number(bits);
+  return /^\d{1,3}$/.test(bits) && n >= 0 && n <= (family === 4 ? 32 : 128);
+}
+
+const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/;
+const ui = z
+  .strictObject({
+    enabled: doc(
+      bool().default(true),
+      'Serve the read-only memory view at `/ui` on the HTTP port (docs/memory-view.md): from loopback only unless `token` or `trusted_header` is set.',
+    ),
+    token: doc(
+      token().optional(),
+      'Lets remote browsers into `/ui`: sent as `Authorization: Bearer …`, or typed once into `/ui/login` (the cookie holds an HMAC of it, never the token). At least 16 characters, never an example from the docs: `openssl rand -hex 24`.',
+      { secret: true, env: ['REPRISE_UI_TOKEN'], example: '<openssl rand -hex 24>' },
+    ),
+    trusted_header: doc(
+      str().regex(HEADER_NAME, 'must be an HTTP header name').optional(),
+      'Header an authenticating proxy (oauth2-proxy) sets to the signed-in user; believed only when the TCP peer is one of `trusted_proxies`.',
+      { example: 'X-Forwarded-User' },
+    ),
+    trusted_proxies: doc(
+      z
+        .array(str().refine(isAddressOrCidr, 'must be an IP address or a CIDR block (10.0.0.0/8)'), { error: 'must be a list of addresses or CIDR blocks' })
+        .default([]),
+      "Addresses or CIDR blocks of the proxies whose `trusted_header` is believed; the peer address is the TCP connection's, never a forwarded header.",
+      { example: ['10.0.0.0/8'] },
+    ),
+  })
+  .superRefine((v, ctx) => {
+    if (v.trusted_header !== undefined && v.trusted_proxies.length === 0)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['trusted_proxies'],
+        message: 'must name the proxy addresses when `trusted_header` is set',
+        input: v.trusted_proxies,
+      });
+  });
+
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 const log = z.strictObject({
   level: doc(oneOf(LOG_LEVELS).default('info'), 'Minimum log level.', { env: ['REPRISE_LOG_LEVEL'] }),
@@ -643,6 +689,7 @@ const configShape = z.strictObject({
   ),
   tools: doc(block(tools.prefault({})), 'Tools an investigation may use: MCP servers, the allowlist, confirm tools and scope rules (SPEC §7).'),
   curate: doc(block(curate.prefault({})), "Grooming sweeps over the forge's knowledge PRs (SPEC §10); dry run unless told to apply."),
+  ui: doc(block(ui.prefault({})), 'The read-only memory view at `/ui`: overview, knowledge, incidents, gaps (docs/memory-view.md).'),
   log: doc(block(log.prefault({})), 'Logging.'),
 });
 

@@ -70,6 +70,31 @@ export const openEventSchema = z.object({
    * so a restart or a new leader resumes the job until its `finding` is recorded.
    */
   investigate: z.object({ incident: objectOf<Record<string, unknown>>() }, { error: 'must be an object' }).optional(),
+  /**
+   * What recall decided for this open, compact (issue 23, the memory view's "why didn't it
+   * recall"): the answer, the gate that stopped the best instant candidate, the top candidates
+   * with their scores, the margin between the first two. Absent in older ledgers.
+   */
+  trace: z
+    .object(
+      {
+        answer: oneOf(['incident', 'runbook', 'none']),
+        /** The gate that stopped the best instant candidate (`structural` when none agreed); absent when an instant recall fired. */
+        stoppedBy: nonEmpty.optional(),
+        /** A model decides the instant part afterwards (rerank, confirm, verify): this is the local recall's view. */
+        model: boolean.optional(),
+        /** Score of the best candidate less the runner-up's. Typed, not checked. */
+        margin: unchecked<number>().optional(),
+        /** The best candidates, best first (at most 5). Typed, not checked. */
+        candidates: unchecked<OpenTraceCandidate[]>(),
+        /** The candidate a gate stopped, as the thread's near-miss line says. Typed, not checked. */
+        nearMiss: unchecked<{ entry: string; gate: string; reason: string }>().optional(),
+        /** The refusals of the gate trace (at most 8). Typed, not checked. */
+        steps: unchecked<OpenTraceStep[]>().optional(),
+      },
+      { error: 'must be an object' },
+    )
+    .optional(),
   /** What the alert said (capped): a human fix's entry draft and a question's answer quote it. */
   alert: z
     .object(
@@ -89,6 +114,21 @@ export const openEventSchema = z.object({
   at: timestamp,
 });
 export type OpenEvent = z.infer<typeof openEventSchema>;
+/** One candidate of an open's recall trace. */
+export interface OpenTraceCandidate {
+  entry: string;
+  score: number;
+}
+/** One refusal of an open's recall trace. */
+export interface OpenTraceStep {
+  gate: string;
+  entry: string | null;
+  value: number | string | null;
+  threshold: number | string | null;
+  reason: string;
+}
+/** What recall decided for an open (see `trace` on the open event). */
+export type OpenTrace = NonNullable<OpenEvent['trace']>;
 /** The alert of an open as a fix's entry draft needs it: its name, title and message (capped), its workload. */
 export type OpenAlert = NonNullable<OpenEvent['alert']>;
 

@@ -25,6 +25,7 @@ import type { CatalogSnapshot } from '../core/recall/catalog-snapshot.js';
 import { registerCatalogSyncMetrics } from '../http/catalog-metrics.js';
 import { startControlServer, type ControlServer } from '../http/control-server.js';
 import { createHttpServer, type HttpServer } from '../http/create-server.js';
+import { memoryView } from '../http/ui/memory-view.js';
 import { isReplayStore } from '../http/replay-guard.js';
 import { registerLoopMetrics, type LoopMetrics } from '../http/loop-metrics.js';
 import { createBotMetrics } from '../http/metrics.js';
@@ -296,6 +297,21 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     metrics,
     mount: (app) => {
       for (const m of surfaces.mounts) m(app);
+      // The read-only memory view (issue 23): loopback only unless ui.token / ui.trusted_header.
+      if (config.ui.enabled)
+        app.route(
+          '/ui',
+          memoryView({
+            read: ledger.read,
+            catalog,
+            clock,
+            logger: logger.child({ component: 'ui' }),
+            outcomeFloor: config.recall.outcome_floor,
+            staleAfterMs: config.recall.stale_after_ms,
+            ...(config.ui.token ? { token: config.ui.token } : {}),
+            ...(config.ui.trusted_header ? { trustedHeader: config.ui.trusted_header, trustedProxies: config.ui.trusted_proxies } : {}),
+          }),
+        );
     },
     onChat: async (intents) => {
       // Several replicas: recorded in the shared inbox like a chat surface's, then the leader handles it.

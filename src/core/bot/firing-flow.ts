@@ -11,6 +11,7 @@ import { RepriseError } from '../errors.js';
 import type { Verdict } from '../ledger-events.js';
 import { recall, type RecallResult } from '../recall/recall.js';
 import { recallDecision } from '../recall/recall-decision.js';
+import { openTrace } from '../recall/open-trace.js';
 import type { Answer, Incident } from '../types.js';
 import { enqueue, previousEntry, restate, type Ctx, type JobRequest } from './bot-context.js';
 import { dupFingerprint } from './dup-fingerprint.js';
@@ -94,6 +95,7 @@ export function decideFiring(c: Ctx, incident: Incident, route: Record<string, s
     // The model's job for it is started once this is durable: kept so a restart resumes it until its finding.
     ...(modelDecides ? { investigate: { incident: incident as unknown as Record<string, unknown> } } : {}),
     alert: openAlert(incident),
+    trace: openTrace(recalled, result, modelDecides),
     at,
   });
   logTruncated(log, incident, gate.key, undefined);

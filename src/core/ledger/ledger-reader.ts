@@ -46,6 +46,7 @@ import type {
 } from './ledger-types.js';
 import type { LedgerRecord } from './ledger-records.js';
 import { createLedgerState } from './ledger-state.js';
+import type { MemoryViewState, ViewCuration, ViewDay, ViewEntry, ViewIncident, ViewTrigger } from './ledger-view.js';
 
 /** Read-only all the way down: what the reader hands out is the live read model, never a copy. */
 export type DeepReadonly<T> = T extends (infer U)[] ? readonly DeepReadonly<U>[] : T extends object ? { readonly [K in keyof T]: DeepReadonly<T[K]> } : T;
@@ -419,6 +420,57 @@ export class LedgerReader {
   noiseCounts(): Readonly<Record<string, number>> {
     return this.#state().noiseCounts;
   }
+
+  // ── the memory view (/ui, ledger-view.ts) ──
+
+  #view(): DeepReadonly<MemoryViewState> | undefined {
+    return this.#state().view;
+  }
+
+  /** The view's figures of each UTC day from `from` to `to` (`YYYY-MM-DD`, inclusive), oldest first; a day with nothing recorded is absent. */
+  viewDays(from: string, to: string): Array<[string, DeepReadonly<ViewDay>]> {
+    const days = this.#view()?.days ?? {};
+    const out: Array<[string, DeepReadonly<ViewDay>]> = [];
+    for (const key in days) if (key >= from && key <= to) out.push([key, days[key]!]);
+    return out.sort((a, b) => (a[0] < b[0] ? -1 : 1));
+  }
+
+  /** Opens the view keeps, newest first; lazy, so a page can stop early. */
+  *viewIncidents(): Generator<DeepReadonly<ViewIncident>> {
+    const incidents = this.#view()?.incidents ?? {};
+    const ids = Object.keys(incidents);
+    for (let i = ids.length - 1; i >= 0; i--) yield incidents[ids[i]!]!;
+  }
+
+  /** How many opens the view keeps. */
+  viewIncidentCount(): number {
+    return this.#view()?.incidentCount ?? 0;
+  }
+
+  /** One open as the view keeps it. */
+  viewIncident(openId: string): DeepReadonly<ViewIncident> | undefined {
+    const incidents = this.#view()?.incidents;
+    return incidents && Object.hasOwn(incidents, openId) ? incidents[openId] : undefined;
+  }
+
+  /** One entry's history: last recalled, the opens it answered, its weeks. */
+  viewEntry(id: string): DeepReadonly<ViewEntry> | undefined {
+    const entries = this.#view()?.entries;
+    return entries && Object.hasOwn(entries, id) ? entries[id] : undefined;
+  }
+
+  /** Every trigger the view tracks, with its opens and near misses. */
+  *viewTriggers(): Generator<[string, DeepReadonly<ViewTrigger>]> {
+    const triggers = this.#view()?.triggers ?? {};
+    for (const key in triggers) yield [key, triggers[key]!];
+  }
+
+  /** Curation as the view keeps it: the newest decisions (newest first), counts by decision, the KB PRs filed (newest first). */
+  viewCuration(): { recent: DeepReadonly<ViewCuration>[]; decisions: Readonly<Record<string, number>>; prs: DeepReadonly<ViewCuration>[] } {
+    const v = this.#view();
+    return { recent: [...(v?.curation ?? [])].reverse(), decisions: v?.decisions ?? {}, prs: Object.values(v?.prs ?? {}).reverse() };
+  }
 }
 
 export type { EntryStats, EntryTrackRecord, Occurrences, SilenceState, LedgerAggregates, LedgerEvent };
+export type { AnswerClass, ViewCuration, ViewDay, ViewEntry, ViewIncident, ViewTrigger, ViewWeek } from './ledger-view.js';

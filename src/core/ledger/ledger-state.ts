@@ -11,6 +11,7 @@ import { applyChatDelivered, applyNote, applyOutbox, applyOutboxFailed, register
 import { applyNoise, stormResolved } from './ledger-noise.js';
 import { applyFix, applyQuestion, keepNote } from './ledger-human.js';
 import { applyAck, applyPagerDutyCall, foldTimeline } from './ledger-timeline.js';
+import { createMemoryView, foldView, restoreMemoryView, viewBefore } from './ledger-view.js';
 import { DEFAULT_LEDGER_LIMITS, LEDGER_STATE_VERSION } from './ledger-types.js';
 import type {
   DupStats,
@@ -67,6 +68,7 @@ export function createLedgerState(limits: Partial<LedgerLimits> = {}): LedgerSta
     noiseCounts: dict(),
     investigationTimes: [],
     amSilences: dict(),
+    view: createMemoryView(),
   };
 }
 
@@ -105,6 +107,7 @@ export function restoreLedgerState(json: unknown): LedgerState | undefined {
     noiseCounts: dict(s.noiseCounts),
     investigationTimes: [...(s.investigationTimes ?? [])],
     amSilences: dict(s.amSilences),
+    view: restoreMemoryView(s.view),
   };
 }
 
@@ -390,8 +393,10 @@ export function applyEvent(state: LedgerState, event: unknown, seq?: number): Ep
   }
   const e = event as LedgerEvent;
   state.applied += 1;
+  const before = viewBefore(state, e);
   const closed = applyKnown(state, e, seq);
   foldTimeline(state, e, closed);
+  foldView(state, e, closed, before);
   return closed;
 }
 

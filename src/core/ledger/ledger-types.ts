@@ -4,9 +4,10 @@
 import type { AnswerKind } from '../types.js';
 import type { CardPatch } from '../chat/thread-view.js';
 import type { CurateEvent, OpenAlert, OpenEvent, OutboxEvent } from '../ledger-events.js';
+import type { MemoryViewState } from './ledger-view.js';
 
 /** Bumped whenever the shape or the folding rules change: older snapshots are then ignored. */
-export const LEDGER_STATE_VERSION = 10;
+export const LEDGER_STATE_VERSION = 11;
 
 /** Bounds that keep memory finite however long the ledger runs. */
 export interface LedgerLimits {
@@ -352,6 +353,8 @@ export interface LedgerState {
   pagerDutyCalls?: Record<string, PagerDutyPending>;
   /** Seconds from firing to the first ack, newest last (bounded): `/reprise status` figures. */
   ackSeconds?: number[];
+  /** What the memory view (`/ui`) shows, folded as events arrive (ledger-view.ts); absent in older snapshots. */
+  view?: MemoryViewState;
 }
 
 /** An open whose investigation has not recorded its finding yet: a restart resumes it. */

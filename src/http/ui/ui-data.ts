@@ -1,0 +1,346 @@
+/**
+ * The memory view's figures, computed from the ledger's read model (LedgerReader's view reads,
+ * ledger-view.ts) and the served catalog — never from the event log: the reader type below
+ * leaves `events()` out, so no page can scan it. Work per request is bounded by the view's own
+ * bounds (days, kept opens, triggers) and the catalog's size; the knowledge rows are computed
+ * once per ledger change and catalog snapshot, not per request.
+ */
+import type { LedgerReader, ViewDay, ViewIncident, AnswerClass, ViewWeek } from '../../core/ledger/ledger-reader.js';
+import type { DeepReadonly } from '../../core/ledger/ledger-reader.js';
+import { isStale } from '../../core/recall/confidence.js';
+import type { CatalogSnapshot } from '../../core/recall/catalog-snapshot.js';
+import type { AnswerKind, Entry } from '../../core/types.js';
+
+/** What the view reads: the read model only (no `events`). */
+export type ViewReader = Pick<
+  LedgerReader,
+  'seq' | 'viewDays' | 'viewIncidents' | 'viewIncidentCount' | 'viewIncident' | 'viewEntry' | 'viewTriggers' | 'viewCuration' | 'trackRecord' | 'thread'
+>;
+
+export const PERIODS = [7, 30, 90] as const;
+export type Period = (typeof PERIODS)[number];
+export const PAGE_SIZE = 50;
+
+export const CLASSES: readonly AnswerClass[] = ['instant', 'runbook', 'investigation', 'degraded'];
+
+/** `sorted` ascending; nearest-rank percentile. */
+export function percentile(sorted: readonly number[], p: number): number | undefined {
+  if (sorted.length === 0) return undefined;
+  const rank = Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length)));
+  return sorted[rank - 1];
+}
+
+export interface OverviewDay {
+  day: string;
+  instant: number;
+  runbook: number;
+  investigation: number;
+  degraded: number;
+  silenced: number;
+}
+
+export interface Overview {
+  days: number;
+  from: string;
+  to: string;
+  perDay: OverviewDay[];
+  totals: OverviewDay;
+  modelCalls: number;
+  tokensSpent: number;
+  investigations: number;
+  investigationTokens: number;
+  /** Mean tokens of an investigation in the period (undefined: none to estimate from). */
+  meanInvestigationTokens?: number;
+  instantNoModel: number;
+  tokensAvoided: number;
+  acks: number;
+  ackMedianS?: number;
+  ackP90S?: number;
+  resolves: number;
+  resolveMedianS?: number;
+  resolveP90S?: number;
+  votesUp: number;
+  votesDown: number;
+  /** up / (up + down) on recalled answers; undefined without votes. */
+  precision?: number;
+}
+
+const dayKey = (t: number): string => new Date(t).toISOString().slice(0, 10);
+
+export function overview(read: ViewReader, now: Date, days: Period): Overview {
+  const end = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+  const from = dayKey(end - (days - 1) * 86_400_000);
+  const to = dayKey(end);
+  const byDay = new Map<string, DeepReadonly<ViewDay>>(read.viewDays(from, to));
+  const perDay: OverviewDay[] = [];
+  const totals: OverviewDay = { day: 'total', instant: 0, runbook: 0, investigation: 0, degraded: 0, silenced: 0 };
+  let modelCalls = 0;
+  let tokensSpent = 0;
+  let investigations = 0;
+  let investigationTokens = 0;
+  let instantNoModel = 0;
+  let acks = 0;
+  let resolves = 0;
+  let votesUp = 0;
+  let votesDown = 0;
+  const ackS: number[] = [];
+  const resolveS: number[] = [];
+  for (let i = days - 1; i >= 0; i--) {
+    const key = dayKey(end - i * 86_400_000);
+    const d = byDay.get(key);
+    const row: OverviewDay = {
+      day: key,
+      instant: d?.instant ?? 0,
+      runbook: d?.runbook ?? 0,
+      investigation: d?.investigation ?? 0,
+      degraded: d?.degraded ?? 0,
+      silenced: d?.silenced ?? 0,
+    };
+    perDay.push(row);
+    totals.instant += row.instant;
+    totals.runbook += row.runbook;
+    totals.investigation += row.investigation;
+    totals.degraded += row.degraded;
+    totals.silenced += row.silenced;
+    if (!d) continue;
+    modelCalls += d.modelCalls;
+    tokensSpent += d.tokens;
+    investigations += d.investigations;
+    investigationTokens += d.investigationTokens;
+    instantNoModel += d.instantNoModel;
+    acks += d.acks;
+    resolves += d.resolves;
+    votesUp += d.recalledUp;
+    votesDown += d.recalledDown;
+    ackS.push(...d.ackSeconds);
+    resolveS.push(...d.resolveSeconds);
+  }
+  ackS.sort((a, b) => a - b);
+  resolveS.sort((a, b) => a - b);
+  const mean = investigations > 0 ? Math.round(investigationTokens / investigations) : undefined;
+  const o: Overview = {
+    days,
+    from,
+    to,
+    perDay,
+    totals,
+    modelCalls,
+    tokensSpent,
+    investigations,
+    investigationTokens,
+    instantNoModel,
+    tokensAvoided: mean === undefined ? 0 : instantNoModel * mean,
+    acks,
+    resolves,
+    votesUp,
+    votesDown,
+  };
+  if (mean !== undefined) o.meanInvestigationTokens = mean;
+  const am = percentile(ackS, 50);
+  const a9 = percentile(ackS, 90);
+  const rm = percentile(resolveS, 50);
+  const r9 = percentile(resolveS, 90);
+  if (am !== undefined) o.ackMedianS = am;
+  if (a9 !== undefined) o.ackP90S = a9;
+  if (rm !== undefined) o.resolveMedianS = rm;
+  if (r9 !== undefined) o.resolveP90S = r9;
+  if (votesUp + votesDown > 0) o.precision = votesUp / (votesUp + votesDown);
+  return o;
+}
+
+// ── knowledge ──
+
+export const FLAGS = ['decaying', 'below-floor', 'contested', 'stale', 'never-recalled', 'retired'] as const;
+export type Flag = (typeof FLAGS)[number];
+export const FLAG_LABEL: Record<Flag, string> = {
+  decaying: 'decaying',
+  'below-floor': 'below the floor',
+  contested: 'contested',
+  stale: 'stale',
+  'never-recalled': 'never recalled',
+  retired: 'retired',
+};
+
+export type Trend = 'rising' | 'falling' | 'steady' | 'new';
+
+export interface KnowledgeRow {
+  id: string;
+  title: string;
+  type: string;
+  status: string;
+  answerKind: AnswerKind;
+  recalls: number;
+  resolved: number;
+  up: number;
+  down: number;
+  factor: number;
+  rate: number;
+  withheld: boolean;
+  trend: Trend;
+  lastRecalled?: string;
+  lastValidated?: string;
+  flags: Flag[];
+}
+
+export interface KnowledgeOptions {
+  outcomeFloor: number;
+  staleAfterMs: number;
+}
+
+/** The answer kind an entry's track record is kept under: a resource-scoped entry recalls instantly, a resource-less one is a runbook (SPEC §6). */
+export function answerKindOf(e: Entry): AnswerKind {
+  return e.resource !== undefined || e.alertResource !== undefined ? 'incident' : 'runbook';
+}
+
+/** Success share of the last four weeks against the four before (answers resolved or 👍 over answers and votes). */
+export function trendOf(weeks: readonly Readonly<ViewWeek>[] | undefined, now: Date): Trend {
+  if (!weeks || weeks.length === 0) return 'new';
+  const cut = now.getTime() - 28 * 86_400_000;
+  const early = now.getTime() - 56 * 86_400_000;
+  const share = (ws: typeof weeks): number | undefined => {
+    let good = 0;
+    let all = 0;
+    for (const [, answers, resolves, up, down] of ws) {
+      good += resolves + up;
+      all += answers + up + down;
+    }
+    return all === 0 ? undefined : good / all;
+  };
+  const recent = share(weeks.filter((w) => Date.parse(w[0]) >= cut));
+  const before = share(weeks.filter((w) => Date.parse(w[0]) >= early && Date.parse(w[0]) < cut));
+  if (recent === undefined || before === undefined) return 'steady';
+  if (recent > before + 0.1) return 'rising';
+  if (recent < before - 0.1) return 'falling';
+  return 'steady';
+}
+
+export function knowledgeRow(read: ViewReader, e: Entry, now: Date, o: KnowledgeOptions): KnowledgeRow {
+  const kind = answerKindOf(e);
+  const tr = read.trackRecord(e.id, kind, now);
+  const hist = read.viewEntry(e.id);
+  // DeepReadonly loses the tuple's shape; the fold keeps it.
+  const trend = trendOf(hist?.weeks as unknown as readonly Readonly<ViewWeek>[] | undefined, now);
+  const flags: Flag[] = [];
+  const below = !tr.withheld && tr.rate < o.outcomeFloor;
+  if (!tr.withheld && tr.factor < 1 && !below && (trend === 'falling' || tr.failed > 0 || tr.effectiveDown > 0)) flags.push('decaying');
+  if (below) flags.push('below-floor');
+  if (tr.effectiveDown > 0 && tr.down >= tr.up) flags.push('contested');
+  if (isStale(e, now, o.staleAfterMs)) flags.push('stale');
+  if (tr.recalls === 0 && (hist?.opens.length ?? 0) === 0) flags.push('never-recalled');
+  if (e.status === 'retired') flags.push('retired');
+  const row: KnowledgeRow = {
+    id: e.id,
+    title: e.title,
+    type: e.type,
+    status: e.status,
+    answerKind: kind,
+    recalls: tr.recalls,
+    resolved: tr.resolved,
+    up: tr.up,
+    down: tr.down,
+    factor: tr.factor,
+    rate: tr.rate,
+    withheld: tr.withheld,
+    trend,
+    flags,
+  };
+  if (hist?.lastRecalled) row.lastRecalled = hist.lastRecalled;
+  if (e.lastValidated) row.lastValidated = e.lastValidated;
+  return row;
+}
+
+/**
+ * Every catalog entry's row, sorted by id; computed once per (catalog snapshot, ledger seq,
+ * minute) and reused — the bench's 10k-entry page is a slice of a list already made.
+ */
+export class KnowledgeRows {
+  #key: { snapshot: CatalogSnapshot; seq: number; minute: number } | undefined;
+  #rows: KnowledgeRow[] = [];
+
+  constructor(
+    private readonly read: ViewReader,
+    private readonly opts: KnowledgeOptions,
+  ) {}
+
+  rows(snapshot: CatalogSnapshot, now: Date): readonly KnowledgeRow[] {
+    const minute = Math.floor(now.getTime() / 60_000);
+    const seq = this.read.seq;
+    const k = this.#key;
+    if (k && k.snapshot === snapshot && k.seq === seq && k.minute === minute) return this.#rows;
+    this.#rows = [...snapshot.entries].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).map((e) => knowledgeRow(this.read, e, now, this.opts));
+    this.#key = { snapshot, seq, minute };
+    return this.#rows;
+  }
+}
+
+export interface KnowledgeQuery {
+  flag?: Flag;
+  q?: string;
+  kind?: string;
+}
+
+export function filterRows(rows: readonly KnowledgeRow[], f: KnowledgeQuery): KnowledgeRow[] {
+  const q = f.q?.trim().toLowerCase();
+  return rows.filter((r) => {
+    if (f.flag && !r.flags.includes(f.flag)) return false;
+    if (f.kind && r.type !== f.kind) return false;
+    if (q && !r.id.toLowerCase().includes(q) && !r.title.toLowerCase().includes(q)) return false;
+    return true;
+  });
+}
+
+// ── incidents ──
+
+export interface IncidentQuery {
+  trigger?: string;
+  kind?: string;
+}
+
+/** One page of the kept opens, newest first, filtered; `total` counts every match. */
+export function incidentsPage(read: ViewReader, f: IncidentQuery, page: number): { items: DeepReadonly<ViewIncident>[]; total: number } {
+  const items: DeepReadonly<ViewIncident>[] = [];
+  const start = (page - 1) * PAGE_SIZE;
+  let total = 0;
+  const trigger = f.trigger?.trim();
+  for (const i of read.viewIncidents()) {
+    if (trigger && i.triggerKey !== trigger && !(i.alertname ?? '').toLowerCase().includes(trigger.toLowerCase())) continue;
+    if (f.kind && i.cls !== f.kind) continue;
+    if (total >= start && items.length < PAGE_SIZE) items.push(i);
+    total += 1;
+  }
+  return { items, total };
+}
+
+// ── gaps ──
+
+export interface Gaps {
+  /** Triggers opened at least twice with no answer ever shown, most opens first. */
+  unanswered: Array<{ triggerKey: string; opens: number; lastAt: string; alertname?: string }>;
+  /** Near misses by gate, and the triggers stopped at a gate at least twice. */
+  nearMissByGate: Array<{ gate: string; total: number; triggers: Array<{ triggerKey: string; count: number }> }>;
+}
+
+const GAP_ROWS = 50;
+
+export function gaps(read: ViewReader): Gaps {
+  const unanswered: Gaps['unanswered'] = [];
+  const gates = new Map<string, { total: number; triggers: Array<{ triggerKey: string; count: number }> }>();
+  for (const [key, t] of read.viewTriggers()) {
+    if (t.opens >= 2 && t.answered === 0)
+      unanswered.push({ triggerKey: key, opens: t.opens, lastAt: t.lastAt, ...(t.alertname ? { alertname: t.alertname } : {}) });
+    for (const gate in t.nearMiss) {
+      const n = t.nearMiss[gate]!;
+      const g = gates.get(gate) ?? { total: 0, triggers: [] };
+      g.total += n;
+      if (n >= 2) g.triggers.push({ triggerKey: key, count: n });
+      gates.set(gate, g);
+    }
+  }
+  unanswered.sort((a, b) => b.opens - a.opens || (a.lastAt < b.lastAt ? 1 : -1));
+  return {
+    unanswered: unanswered.slice(0, GAP_ROWS),
+    nearMissByGate: [...gates.entries()]
+      .map(([gate, g]) => ({ gate, total: g.total, triggers: g.triggers.sort((a, b) => b.count - a.count).slice(0, GAP_ROWS) }))
+      .sort((a, b) => b.total - a.total),
+  };
+}
