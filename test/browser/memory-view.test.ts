@@ -82,9 +82,14 @@ async function open(page: Page, path: string): Promise<Response> {
   return res!;
 }
 
-/** The plain numbers of every `data-figure` on the page, by name. */
+/**
+ * The page's figures (`data-figure` outside any `data-entry` / `data-open` row: a row's own
+ * figures are per row), each a plain number, by name; a name shown twice says the same twice.
+ */
 async function figuresOn(page: Page): Promise<Record<string, number>> {
-  const pairs = await page.$$eval('[data-figure]', (els) => els.map((e) => [e.getAttribute('data-figure') ?? '', (e.textContent ?? '').trim()] as const));
+  const pairs = await page.$$eval('[data-figure]:not([data-entry] [data-figure]):not([data-open] [data-figure])', (els) =>
+    els.map((e) => [e.getAttribute('data-figure') ?? '', (e.textContent ?? '').trim()] as const),
+  );
   const out: Record<string, number> = {};
   for (const [name, text] of pairs) {
     const n = Number(text.replace(/[,\s\u202f]/g, ''));
@@ -142,7 +147,8 @@ describe.skipIf(CHROMIUM === undefined)(`the memory view in chromium${CHROMIUM =
   });
 
   it('serves /healthz to the browser', async () => {
-    const ctx = await watchedContext();
+    // Not watched: chromium asks a JSON page for /favicon.ico, which the bot does not serve.
+    const ctx = await browser.newContext();
     const page = await ctx.newPage();
     const res = await page.goto(`${bot.url}/healthz`);
     expect(res?.status()).toBe(200);
@@ -208,6 +214,11 @@ describe.skipIf(CHROMIUM === undefined)(`the memory view in chromium${CHROMIUM =
     await expect.poll(() => trace.count()).toBe(1);
     expect(await trace.isVisible()).toBe(true);
     expect(await trace.textContent()).toMatch(/structural|margin|rerank|outcome|no trace recorded/);
+    // What the model spent on it: its findings' calls and tokens.
+    const spent = rows.filter((r) => r.type === 'finding' && r['openId'] === openId);
+    const shown = await figuresOn(page);
+    expect(shown['incident-calls'], 'data-figure="incident-calls"').toBe(spent.reduce((n, r) => n + Number(r['calls']), 0));
+    expect(shown['incident-tokens'], 'data-figure="incident-tokens"').toBe(spent.reduce((n, r) => n + Number(r['tokensIn']) + Number(r['tokensOut']), 0));
     await expectInert(page);
     await shot(page, 'incident');
     await ctx.close();
@@ -235,6 +246,13 @@ describe.skipIf(CHROMIUM === undefined)(`the memory view in chromium${CHROMIUM =
     await expectInert(page);
 
     await open(page, '/ui/gaps');
+    // The curator's decisions, counted by decision.
+    const decisions: Record<string, number> = {};
+    for (const r of rows) if (r.type === 'curated') decisions[`decision-${String(r['decision'])}`] = (decisions[`decision-${String(r['decision'])}`] ?? 0) + 1;
+    expect(Object.keys(decisions).length, 'the seed has curation decisions').toBeGreaterThan(2);
+    const gapFigures = await figuresOn(page);
+    for (const [name, n] of Object.entries(decisions)) expect(gapFigures[name], `data-figure="${name}" on /ui/gaps`).toBe(n);
+    expect(await page.locator(`a[href="${seed.prs[0]!}"]`).count(), 'the open KB PR is linked').toBeGreaterThan(0);
     await expectInert(page);
     await shot(page, 'gaps');
     await ctx.close();
