@@ -132,7 +132,7 @@ export async function generateUiEvents(
       recent.push({ id, fp, trigger: i, fresh: !recalled, resolved: false });
       if (recent.length > RECENT) {
         const old = recent.shift()!;
-        if (!old.resolved) await push({ type: 'resolve', fingerprint: old.fp, triggerKey: triggerKey(old.trigger), at });
+        if (!old.resolved && n < shape.events) await push({ type: 'resolve', fingerprint: old.fp, triggerKey: triggerKey(old.trigger), at });
       }
     } else if (u < 0.6) {
       if (target.resolved) continue;

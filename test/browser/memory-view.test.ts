@@ -6,7 +6,8 @@
  * every response carries the strict CSP; no script runs (no dialog, no console error, no
  * `<script>` element, no `javascript:` href) while the hostile alert's text is shown as text;
  * the phone viewport in dark and light does not scroll sideways. Screenshots are written to a
- * temp folder, or to docs/img/memory-view-*.png with REPRISE_UPDATE_SCREENSHOTS=1.
+ * temp folder, or to docs/img/memory-view-*.png with REPRISE_UPDATE_SCREENSHOTS=1 (install
+ * Debian's fonts-noto-color-emoji first, or the answer kinds' emoji show as empty boxes).
  *
  * One browser and one bot for the file. Skipped with the reason when no chromium is found,
  * unless REPRISE_REQUIRE_CHROMIUM=1 (.ci/run sets it after installing chromium).
@@ -189,10 +190,10 @@ describe.skipIf(CHROMIUM === undefined)(`the memory view in chromium${CHROMIUM =
     expect(figures['entries-total'], 'data-figure="entries-total" on /ui/knowledge').toBe(46);
     expect(await page.locator('[data-entry]').count()).toBeGreaterThan(0);
     await expectInert(page);
-    await shot(page, 'knowledge');
 
-    // The OOM entry's row links to its page (search by q= to find it on whatever page it is).
-    await open(page, `/ui/knowledge?q=${encodeURIComponent('checkout-api')}`);
+    // The OOM entry's row links to its page (searched for, to find it on whatever page it is).
+    await open(page, `/ui/knowledge?q=${encodeURIComponent('crash')}`);
+    await shot(page, 'knowledge');
     const row = page.locator(`[data-entry="${OOM_ENTRY}"]`);
     await expect.poll(() => row.count(), { timeout: 5_000 }).toBeGreaterThan(0);
     await Promise.all([page.waitForURL(/\/ui\/knowledge\/.+/), row.first().locator('a').first().click()]);
