@@ -52,6 +52,12 @@ const COMMANDS: ReadonlyArray<{ name: string; synopsis: string; summary: string;
     load: async () => (await import('./cli/ack.js')).ack,
   },
   {
+    name: 'postmortem',
+    synopsis: '<triggerKey> [--user U]',
+    summary: "a postmortem draft of the trigger's newest incident: a PR under postmortems/ on the KB forge, else printed",
+    load: async () => (await import('./cli/postmortem.js')).postmortem,
+  },
+  {
     name: 'incident',
     synopsis: 'show <triggerKey> [--json]',
     summary: "the newest episode's timeline: fired, posted, acknowledged, votes, notes, silences, resolved",

@@ -63,6 +63,12 @@ export const openEventSchema = z.object({
   coalesceKey: nonEmpty.optional(),
   /** A storm member: the open whose thread it joined (its own ledger open still pairs its resolve). */
   threadOf: nonEmpty.optional(),
+  /**
+   * The source reopened the incident this open's thread is about (PagerDuty `incident.reopened`):
+   * a new episode in that thread (the open id of it), whose card is edited back to firing instead
+   * of a new one posted; what is said in the thread from then on is this episode's.
+   */
+  reopens: nonEmpty.optional(),
   /** Alerts its Alertmanager notification left out (`truncatedAlerts`, past the receiver's `max_alerts`), when it said. */
   truncatedAlerts: z.number({ error: 'must be a non-negative integer' }).int().nonnegative().optional(),
   /**

@@ -1,6 +1,7 @@
 /**
  * PagerDuty V3 webhook → Incident (SPEC §4). `incident.triggered` opens, `incident.resolved`
- * resolves, `incident.reopened` fires again (a new episode of the same trigger);
+ * resolves, `incident.reopened` fires again, marked `reopened` and starting when it reopened (a
+ * new episode of the same trigger, in the thread the incident already has: bot/reopen-flow.ts);
  * `incident.acknowledged` is someone on it and `incident.annotated` an operator note (issue 21);
  * every other event type is acknowledged and ignored with a reason. The PagerDuty incident id is
  * the fingerprint, so a resolve pairs with its open even when the incident's title changed.
@@ -144,7 +145,9 @@ export function parsePagerDutyPayload(
   if (d.incident_key) labels['incident_key'] = cap(d.incident_key, 256);
   const severity = severityOf(d.priority?.summary, d.urgency);
   labels['severity'] = severity;
-  const startsAt = iso(d.created_at) ?? iso(event.occurred_at) ?? options.receivedAt;
+  const reopened = event.event_type === 'incident.reopened';
+  // A reopen starts a new episode when it happened (its created_at is the first trigger's).
+  const startsAt = (reopened ? (iso(event.occurred_at) ?? options.receivedAt) : undefined) ?? iso(d.created_at) ?? iso(event.occurred_at) ?? options.receivedAt;
   if (!startsAt) throw new RepriseError('invalid_payload', 'event.data.created_at is required', { userMessage: 'event.data.created_at is required' });
   const { workload, triggerKey, basis, labels: identityLabels } = deriveIdentity(alertname, labels, options.identity);
   const incident: Incident = {
@@ -162,6 +165,7 @@ export function parsePagerDutyPayload(
     identity: { basis, labels: identityLabels },
   };
   if (!iso(d.created_at) && !iso(event.occurred_at)) incident.startsAtEstimated = true;
+  if (reopened) incident.reopened = true;
   if (status === 'resolved') {
     const endsAt = iso(event.occurred_at);
     if (endsAt) incident.endsAt = endsAt;

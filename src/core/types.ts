@@ -102,6 +102,12 @@ export interface Incident {
   refusedLinks?: RefusedLink[];
   /** What the rule's query evaluated to, as text: Grafana's `values` (`A=5, C=1`) or `valueString`. */
   value?: string;
+  /**
+   * The source reopened an incident it had resolved (PagerDuty `incident.reopened`): a new episode
+   * of the same trigger in the thread the incident already has, not a new card. `startsAt` is
+   * when it reopened.
+   */
+  reopened?: boolean;
 }
 
 export const ENTRY_TYPES = ['Incident', 'Playbook', 'Concept'] as const;

@@ -31,6 +31,8 @@ export interface ControlHandlers {
   fixed?: (body: unknown) => Promise<unknown>;
   /** `POST /v1/ack`: someone is on a trigger's newest thread (`reprise ack`). */
   ack?: (body: unknown) => Promise<unknown>;
+  /** `POST /v1/postmortem`: a postmortem draft of a trigger's newest thread (`reprise postmortem`). */
+  postmortem?: (body: unknown) => Promise<unknown>;
 }
 
 export interface ControlServer {
@@ -69,6 +71,8 @@ export async function startControlServer(path: string, handlers: ControlHandlers
   if (fixed) app.post('/v1/fixed', async (c) => answer(c, async () => fixed(await jsonBody(c))));
   const ack = handlers.ack;
   if (ack) app.post('/v1/ack', async (c) => answer(c, async () => ack(await jsonBody(c))));
+  const postmortem = handlers.postmortem;
+  if (postmortem) app.post('/v1/postmortem', async (c) => answer(c, async () => postmortem(await jsonBody(c))));
   finishHttpApp(app, errorResponse, {
     '/v1/feedback': 'POST',
     '/v1/status': 'GET',
@@ -77,6 +81,7 @@ export async function startControlServer(path: string, handlers: ControlHandlers
     ...(note ? { '/v1/note': 'POST' } : {}),
     ...(fixed ? { '/v1/fixed': 'POST' } : {}),
     ...(ack ? { '/v1/ack': 'POST' } : {}),
+    ...(postmortem ? { '/v1/postmortem': 'POST' } : {}),
   });
 
   const node = serveNode(app, { logger: log });

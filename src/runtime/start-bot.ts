@@ -13,7 +13,7 @@ import { AlertmanagerApi } from '../adapters/alertmanager/alertmanager-api.js';
 import { pagerDutyRest } from '../adapters/pagerduty/pagerduty-rest.js';
 import type { Config } from '../config/schema.js';
 import { ackRequest, feedbackIntent, noteRequest, recordedOrThrow } from '../core/bot/feedback-request.js';
-import { ackIntent, fixedIntent, incidentIntents, noteIntent } from '../core/bot/intent.js';
+import { ackIntent, fixedIntent, incidentIntents, noteIntent, postmortemIntent } from '../core/bot/intent.js';
 import type { BotOutcome, RepriseBot } from '../core/bot/reprise-bot.js';
 import { Routing } from '../core/bot/routing.js';
 import type { ChatIntent } from '../core/chat/chat-types.js';
@@ -386,6 +386,12 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
         ack: async (body) => {
           const o = recordedOrThrow((await bot.handle(ackIntent(ackRequest(body))))[0], 'ack');
           return { seq: o.seq, outcome: o };
+        },
+        // The outcome carries the draft when no forge is configured: the CLI prints it.
+        postmortem: async (body) => {
+          const o = recordedOrThrow((await bot.handle(postmortemIntent(ackRequest(body))))[0], 'postmortem');
+          const { draft } = o as { draft?: { path: string; content: string } };
+          return { seq: o.seq, event: o.event, ...(draft ? { draft: { path: draft.path, content: draft.content } } : {}) };
         },
         catalogSync: () => served.syncNow(),
         curate: async (body) => grooming.run(typeof body === 'object' && body !== null && (body as { apply?: unknown }).apply === true),

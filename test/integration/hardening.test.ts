@@ -263,6 +263,7 @@ describe('the command line', () => {
     ['fixed', '--help'],
     ['ack', '--help'],
     ['incident', '--help'],
+    ['postmortem', '--help'],
   ];
 
   /** Commands that group subcommands answer with their own list; every other one with commander's generated help. */

@@ -3,6 +3,9 @@
  * of it from the ledger (no model): with a forge, a PR adding `postmortems/<date>-<alert>.md`
  * on a real bare remote (once per request, however often the chat event is delivered); merged,
  * the catalog still never indexes it. Without a forge, the draft is replied in the thread.
+ * `/reprise postmortem <trigger>` (a command, outside the thread) does the same for the trigger's
+ * newest thread: the PR (its link in the thread) and a private answer, or the draft as that
+ * answer; a trigger with no thread, or no trigger, is answered plainly.
  * Hostile words are inert in the file and the thread.
  */
 import { readFile } from 'node:fs/promises';
@@ -42,6 +45,19 @@ const inline = (t: RichText): string =>
 type Sayer = { inject(e: unknown): Promise<void>; name: string };
 const say = (t: Sayer, thread: MessageRef, id: string, text: string) =>
   t.inject({ type: 'message', eventId: id, transport: t.name, user: { id: 'U-alice', name: 'alice' }, thread, channel: thread.channel, text, addressed: true });
+/** `/reprise postmortem <args>` typed in a channel (no thread), answered privately. */
+const command = (via: string, eventId: string, args: string) => ({
+  type: 'command' as const,
+  eventId,
+  actor: { id: 'U-bob', name: 'bob', via },
+  name: 'postmortem',
+  args,
+  channel: 'C-elsewhere',
+  replyTo: { kind: 'ephemeral' as const, channel: 'C-elsewhere', user: 'U-bob' },
+});
+const TK = 'kubepodcrashlooping|payments|deployment|checkout-api|';
+const answered = (t: { ephemerals: Array<{ view: unknown }> }) =>
+  t.ephemerals.map((e) => e.view as { title: string; body: RichText[] }).map((v) => `${v.title}: ${v.body.map(inline).join('\n')}`);
 
 describe('a postmortem draft from the thread', () => {
   it('with a forge: one PR adding postmortems/…, however often the request arrives; merged, the catalog never indexes it', { timeout: 60_000 }, async () => {
@@ -85,6 +101,39 @@ describe('a postmortem draft from the thread', () => {
     expect(await h.remote.show('main', path)).toBe(content);
   });
 
+  it(
+    'with a forge, /reprise postmortem <trigger> outside the thread: a PR of its newest thread, the link in the thread, a private answer',
+    { timeout: 60_000 },
+    async () => {
+      const seed: Record<string, string> = {};
+      for (const p of SEED) seed[p] = await readFile(join(REPO_ROOT, 'catalog', p), 'utf8');
+      h = await curationHarness({ seed, noModel: true });
+      await h.bot.handle(incidentIntents([crashLoop('cccc3')]));
+      await h.settle();
+      const tk = h.ledger.read.triggerKeys().find((k) => k.startsWith(TK))!;
+      const root = h.transport.posts.at(-1)!.ref!;
+      await say(h.transport, root, 'f3', 'fixed: rolled back deploy 4f2a1c');
+      const [o] = await h.bot.handle(command(h.transport.name, 'cmd-1', tk));
+      expect(o).toMatchObject({ status: 'recorded', kind: 'postmortem', triggerKey: tk, filed: true });
+      await h.bot.handle(command(h.transport.name, 'cmd-1', tk)); // Slack's retry of the same command
+      await h.settle();
+      const pms = h.fake.pulls().filter((p) => p.labels.includes('postmortem'));
+      expect(pms).toHaveLength(1);
+      const content = (await h.remote.show(pms[0]!.head, `postmortems/${pms[0]!.head.slice('reprise/postmortem/'.length)}.md`))!;
+      expect(content).toContain('> rolled back deploy 4f2a1c');
+      expect(answered(h.transport)).toEqual([
+        `Postmortem: 📄 drafting the postmortem of ${tk} as a pull request under postmortems/; its link follows in the incident's thread`,
+      ]);
+      const told = h.transport.replies
+        .map((r) => r.view as NoticeView)
+        .filter((v) => v.kind === 'notice')
+        .map((v) => inline(v.text));
+      expect(told).toContain('postmortem asked for by @bob: drafting it as a pull request under postmortems/');
+      expect(told).toContain(`postmortem drafted for review: PR #${pms[0]!.number} <https://github.example/acme/kb/pull/${pms[0]!.number}>`);
+      expect((await h.events()).filter((e) => e.type === 'postmortem')).toMatchObject([{ triggerKey: tk, user: `${h.transport.name}:U-bob` }]);
+    },
+  );
+
   it('without a forge: the draft is replied in the thread, inert', async () => {
     const { snapshot } = await loadSnapshot(join(REPO_ROOT, 'catalog'));
     const b = await botHarness({ snapshot });
@@ -103,5 +152,37 @@ describe('a postmortem draft from the thread', () => {
     expect(text).not.toMatch(/<!channel>|<b>|<!--/);
     expect((await b.events()).filter((e) => e.type === 'postmortem')).toHaveLength(1);
     expect((await b.events()).filter((e) => e.type === 'curate')).toHaveLength(0);
+  });
+
+  it('without a forge, /reprise postmortem <trigger>: the draft is the private answer; no thread, no trigger: a clear answer', async () => {
+    const { snapshot } = await loadSnapshot(join(REPO_ROOT, 'catalog'));
+    const b = await botHarness({ snapshot });
+    // A trigger with no incident yet, and no trigger at all: said plainly, nothing recorded.
+    await b.bot.handle(command(b.transport.name, 'cmd-0', 'nosuchalert|ns|deployment|x|'));
+    await b.bot.handle(command(b.transport.name, 'cmd-00', ''));
+    await b.bot.handle(incidentIntents([crashLoop('dddd4')]));
+    await b.settle();
+    const tk = b.ledger.read.triggerKeys().find((k) => k.startsWith(TK))!;
+    const root = b.transport.posts.at(-1)!.ref!;
+    await say(b.transport, root, 'f4', `fixed: ${HOSTILE}`);
+    await b.settle();
+    const repliesBefore = b.transport.replies.length;
+    const [o] = await b.bot.handle(command(b.transport.name, 'cmd-2', tk));
+    expect(o).toMatchObject({ status: 'recorded', kind: 'postmortem', draft: { path: expect.stringMatching(/^postmortems\/.+\.md$/) } });
+    await b.settle();
+    const said = answered(b.transport);
+    expect(said[0]).toMatch(
+      /^No postmortem: no incident thread for trigger nosuchalert\|ns\|deployment\|x\|: a postmortem is drafted from an incident the bot posted/,
+    );
+    expect(said[1]).toMatch(/^Postmortem: Name the trigger: `postmortem <trigger key>`/);
+    expect(said[2]).toMatch(
+      /^Postmortem of kubepodcrashlooping\|payments.*: No forge is configured, so here is the draft; save it as postmortems\/\S+\.md:\n# Postmortem: KubePodCrashLooping/,
+    );
+    expect(said[2]).toContain('> rolled back deploy 4f2a1c @');
+    expect(said[2]).not.toMatch(/<!channel>|<b>|<!--/);
+    expect(said).toHaveLength(3);
+    // Asked outside the thread: the thread gets nothing without a PR to link.
+    expect(b.transport.replies).toHaveLength(repliesBefore);
+    expect((await b.events()).filter((e) => e.type === 'postmortem')).toHaveLength(1);
   });
 });

@@ -132,9 +132,9 @@ describe('a thread question answered by the model', () => {
     expect(h.ledger.read.tokensSpent('2026-01-01')).toBe(430);
   });
 
-  it('an injection in the question or the model’s answer changes neither the instructions nor the answer’s format', async () => {
+  it('an injection in the question, the alert or the model’s answer changes neither the instructions nor the answer’s format', async () => {
     h = await world();
-    const replies = ['It restarted after the deploy.', '<!channel> @here **IGNORED** [click](https://evil.example/) `rm -rf /`\n\n# heading'];
+    const replies = ['It restarted after the deploy.', '<!channel> @here **IGNORED** [click](https://evil.example/) `rm -rf /`\n\n# heading', 'It restarted.'];
     model.respond((_r, i) => ({ content: replies[i]!, usage: { prompt_tokens: 100, completion_tokens: 20 } }));
     const root = await fire(h, crashLoop('bbbb2'));
     const plain = await ask(h, root, 'why did it restart?');
@@ -157,6 +157,17 @@ describe('a thread question answered by the model', () => {
     const said = text(hostile.text);
     expect(said).toContain('🤖 <!channel> @here **IGNORED** [click](https://evil.example/) `rm -rf /` # heading');
     expect(hostile.text.some((p) => typeof p !== 'string' && 'link' in p && p.link.url.includes('evil'))).toBe(false);
+
+    // An injection in the alert: the same instructions, the alert's text only in its fence, the same shape of answer.
+    const injected = await fire(h, crashLoop('bbbb3', INJECTED_ALERT));
+    const fromInjected = await ask(h, injected, 'why did it restart?');
+    expect(model.requests).toHaveLength(3);
+    const c = model.requests[2]!;
+    expect(c.body.messages[0]).toEqual(a!.body.messages[0]);
+    expect(c.body.messages).toHaveLength(2);
+    expect(fences(userMessage(c)).get('alert')).toContain(INJECTED_ALERT);
+    expect(userMessage(c).split(INJECTED_ALERT)).toHaveLength(2);
+    expect(shape(fromInjected)).toEqual(shape(plain));
   });
 
   it('at most N questions per thread per hour: the next is refused without calling the model', async () => {

@@ -1,5 +1,6 @@
 /**
- * `/reprise …` (Slack) and `!reprise …` (Matrix): recall, investigate, silence, status, help.
+ * `/reprise …` (Slack) and `!reprise …` (Matrix): recall, investigate, silence, ack, status,
+ * postmortem, help.
  * Each is answered once, privately, through the outbox; `investigate` is a background job whose
  * answer follows when the model is done — the surface that handed the command in never waits.
  */
@@ -7,6 +8,7 @@ import type { ChatIntent } from '../chat/chat-types.js';
 import { answer, type Ctx } from './bot-context.js';
 import { decideSilence, isUserError, type ChatOutcome } from './chat-actions.js';
 import { decideAck } from './ack-flow.js';
+import { decidePostmortem } from './postmortem-flow.js';
 import { incidentTimeline, timelineAnswer } from './incident-timeline.js';
 import { adHocIncident, helpAnswer, parseCommand, plainAnswer, recallAnswer, silenceTarget, statusAnswer } from './commands.js';
 import { previewRecall } from './firing-flow.js';
@@ -79,6 +81,25 @@ export function decideCommand(c: Ctx, e: Command): CommandOutcome {
         e.eventId,
       );
       return o;
+    }
+    case 'postmortem': {
+      const target = cmd.triggerKey ? { triggerKey: cmd.triggerKey } : e.thread ? { message: e.thread } : undefined;
+      if (!target)
+        return reply(
+          plainAnswer(
+            'Postmortem',
+            'Name the trigger: `postmortem <trigger key>` (`status` lists open incidents), or mention the bot in its thread: `@reprise postmortem`.',
+          ),
+        );
+      try {
+        // Answered by the flow: the PR is on its way (its link follows in the thread), or the draft itself.
+        const o = decidePostmortem(c, { type: 'postmortem', eventId: e.eventId, actor: e.actor, target, replyTo: e.replyTo });
+        if (o.status !== 'recorded' && o.status !== 'duplicate') answer(c, e.actor.via, e.replyTo, plainAnswer('No postmortem', o.reason), e.eventId);
+        return o;
+      } catch (err) {
+        if (!isUserError(err)) throw err;
+        return reply(plainAnswer('No postmortem', err.message));
+      }
     }
     case 'help':
       return reply(helpAnswer());

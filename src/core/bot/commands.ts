@@ -1,6 +1,6 @@
 /**
- * `/reprise …` (Slack) and `!reprise …` (Matrix): recall, investigate, silence, status, help
- * (SPEC §1). Read-only answers are built here; a silence becomes a silence event.
+ * `/reprise …` (Slack) and `!reprise …` (Matrix): recall, investigate, silence, ack, status,
+ * postmortem, help (SPEC §1). Read-only answers are built here; a silence becomes a silence event.
  */
 import type { EphemeralView, RichText } from '../chat/thread-view.js';
 import type { MessageRef } from '../chat/chat-types.js';
@@ -16,6 +16,7 @@ export type ParsedCommand =
   | { name: 'silence'; duration: string; alertmanager: boolean; triggerKey?: string }
   | { name: 'status'; triggerKey?: string }
   | { name: 'ack'; triggerKey?: string }
+  | { name: 'postmortem'; triggerKey?: string }
   | { name: 'help' }
   | { name: 'unknown'; word: string };
 
@@ -31,6 +32,11 @@ export const COMMAND_HELP: RichText[] = [
     ' to silence in Alertmanager too',
   ],
   [{ code: 'ack' }, ' (in a thread) or ', { code: 'ack <trigger key>' }, ' — say you are on it (never silences, never a vote)'],
+  [
+    { code: 'postmortem <trigger key>' },
+    ' — a postmortem draft of its newest incident (a pull request under postmortems/ with a forge, else the draft); in a thread, mention the bot: ',
+    { code: '@reprise postmortem' },
+  ],
   [{ code: 'status' }, ' — open incidents, silences in force and time to acknowledge; ', { code: 'status <trigger key>' }, ' — its timeline'],
   [{ code: 'help' }, ' — this list'],
 ];
@@ -55,6 +61,7 @@ export function parseCommand(word: string, args: string): ParsedCommand {
     }
     case 'status':
     case 'ack':
+    case 'postmortem':
       return rest[0] ? { name, triggerKey: rest[0] } : { name };
     case 'help':
       return { name };

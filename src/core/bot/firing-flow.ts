@@ -18,11 +18,13 @@ import { dupFingerprint } from './dup-fingerprint.js';
 import { NO_NOISE_CONTROL } from './noise-control.js';
 import { logTruncated, noiseGate, recordDrop, truncatedOf, type NoiseOutcome } from './noise-gate.js';
 import { stormNote } from './noise-control.js';
+import { decideReopen, type ReopenOutcome } from './reopen-flow.js';
 
 export type FiringOutcome =
   | { status: 'posted'; fingerprint: string; triggerKey: string; threadId?: string; answer: Answer | null; recall: RecallResult }
   | { status: 'silenced'; fingerprint: string; triggerKey: string; until: string }
-  | NoiseOutcome;
+  | NoiseOutcome
+  | ReopenOutcome;
 
 /** Recall only, against the ledger as this decision sees it. */
 export function previewRecall(c: Pick<Ctx, 'd' | 'read' | 'now'>, incident: Incident): RecallResult {
@@ -33,6 +35,9 @@ export function previewRecall(c: Pick<Ctx, 'd' | 'read' | 'now'>, incident: Inci
 export function decideFiring(c: Ctx, incident: Incident, route: Record<string, string | undefined>, released = false): FiringOutcome {
   const { read, tx, now, log } = c;
   const at = now.toISOString();
+  // A reopened incident is a new episode in the thread it has (when it has one).
+  const reopen = incident.reopened ? decideReopen(c, incident) : undefined;
+  if (reopen) return reopen;
   const silenced = read.silence(incident.triggerKey, now);
   const silence = silenced.active ? silenced.silence : undefined;
   if (silence) {

@@ -56,7 +56,7 @@ function alertOf(thread: ThreadInfo): OpenAlert {
 const TRIED = /\b(did(?:n'?t| not) (?:work|help|fix)|no effect|not the (?:cause|fix)|made (?:it|things) worse|tried\b)/i;
 
 /** The cause, the tried-and-failed and the alert of a fix's draft, from what the ledger holds. */
-export function fixMaterial(c: Ctx, thread: ThreadInfo, e: { actor: Actor; text: string }): FixMaterial {
+export function fixMaterial(c: Pick<Ctx, 'read' | 'now'>, thread: ThreadInfo, e: { actor: Actor; text: string }): FixMaterial {
   const notes = c.read.humanNotes(thread.triggerKey).filter((n) => n.openId === undefined || n.openId === thread.openId);
   const causeNote = [...notes].reverse().find((n) => afterKeyword(n.text.trim(), 'cause'));
   const cause = causeNote ? afterKeyword(causeNote.text.trim(), 'cause') : c.read.standing(thread.triggerKey)?.cause;

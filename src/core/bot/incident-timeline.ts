@@ -1,6 +1,6 @@
 /**
  * An episode's timeline (issue 21 item 5): fired, posted, acknowledged, votes, notes, silences,
- * finding, resolved, with the durations on-call asks about (time to acknowledge, to resolve).
+ * finding, resolved (and reopened, when its source reopened it: one thread, every episode), with the durations on-call asks about (time to acknowledge, to resolve).
  * One reader function over the ledger's read API — `reprise incident show`, `/reprise status
  * <trigger>` and a postmortem draft all read it the same way.
  */
@@ -35,7 +35,9 @@ export function incidentTimeline(read: Pick<LedgerReader, 'newestThread'>, trigg
     return Number.isFinite(ms) ? Math.max(0, ms) : undefined;
   };
   const toAckMs = since(thread.acks?.[0]?.at);
-  const toResolveMs = since(items.find((i) => i.kind === 'resolved')?.at);
+  // A reopened incident's durations are its newest episode's: from the reopen to the resolve after it.
+  const from = items.findLastIndex((i) => i.kind === 'reopened');
+  const toResolveMs = since(items.slice(Math.max(0, from)).find((i) => i.kind === 'resolved')?.at);
   return {
     triggerKey,
     openId: thread.openId,
@@ -60,6 +62,7 @@ const ICON: Record<TimelineItem['kind'], string> = {
   finding: '🧭',
   pagerduty: '📟',
   resolved: '✅',
+  reopened: '🔁',
 };
 
 /** One item as a line of text (names and notes are the people's own: shown as text). */
@@ -101,6 +104,9 @@ export function timelineLine(i: Readonly<TimelineItem>, firedAt: string | undefi
       break;
     case 'resolved':
       what = 'resolved';
+      break;
+    case 'reopened':
+      what = `reopened${i.via ? ` in ${i.via}` : ''}`;
       break;
   }
   return `${i.at.slice(0, 19).replace('T', ' ')}Z ${offset.padEnd(9)} ${ICON[i.kind]} ${what}`;

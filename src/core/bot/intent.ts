@@ -20,8 +20,9 @@ import type { PagerDutyCallOutcome } from './pagerduty-flow.js';
 export type { Actor, ChatIntent, Target } from '../chat/chat-types.js';
 
 /** What a person asked for from the CLI or the control socket: a chat intent without a surface event. */
-export type CliIntent = { [K in 'vote' | 'silence' | 'note' | 'ack' | 'fixed']: Omit<Extract<ChatIntent, { type: K }>, 'eventId'> & { eventId?: undefined } }[
-  'vote' | 'silence' | 'note' | 'ack' | 'fixed'];
+export type CliIntent = {
+  [K in 'vote' | 'silence' | 'note' | 'ack' | 'fixed' | 'postmortem']: Omit<Extract<ChatIntent, { type: K }>, 'eventId'> & { eventId?: undefined };
+}['vote' | 'silence' | 'note' | 'ack' | 'fixed' | 'postmortem'];
 
 export type Intent =
   | { type: 'firing'; incident: Incident; route?: RouteHint }
@@ -66,4 +67,9 @@ export function fixedIntent(req: { triggerKey: string; text: string; user?: stri
 /** An ack from the CLI or the control socket, on the trigger's newest thread. */
 export function ackIntent(req: { triggerKey: string; user?: string }): CliIntent {
   return { type: 'ack', actor: { id: req.user ?? 'cli', via: 'cli' }, target: { triggerKey: req.triggerKey } };
+}
+
+/** A postmortem draft from the CLI or the control socket, of the trigger's newest thread. */
+export function postmortemIntent(req: { triggerKey: string; user?: string }): CliIntent {
+  return { type: 'postmortem', actor: { id: req.user ?? 'cli', via: 'cli' }, target: { triggerKey: req.triggerKey } };
 }

@@ -88,7 +88,8 @@ export function knownAnswer(c: Ctx, thread: ThreadInfo): RichText[] {
   const recalled = thread.entry ? entries.find((e) => e.id === thread.entry) : undefined;
   // 1. What fixed it last time: the newest human fix, else the resolution of the entry recalled.
   const fix = c.read.humanFixes(key).at(-1);
-  if (fix) lines.push([`🛠 What fixed it last time (${fix.user.replace(/^[a-z]+:/, '@')}, ${shortTime(fix.at, c.now)}): “${quote(fix.text)}”`]);
+  if (fix)
+    lines.push([`🛠 What fixed it last time (@${fix.user.replace(/^[a-z]+:/, '').replace(/^@+/, '')}, ${shortTime(fix.at, c.now)}): “${quote(fix.text)}”`]);
   else if (recalled?.sections['resolution']) lines.push(['🛠 Resolution from ', { code: recalled.id }, `: ${quote(recalled.sections['resolution'])}`]);
   else lines.push(['🛠 No fix is recorded for this alert yet; once you know, reply ', { code: '@reprise fixed: …' }]);
   // 2. How often and when.

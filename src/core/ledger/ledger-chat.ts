@@ -36,8 +36,9 @@ export function messageKey(transport: string, channel: string, id: string): stri
 /** Registers an open's thread (opens without an id, from older ledgers, have none). */
 export function registerThread(state: LedgerState, e: OpenEvent): void {
   if (e.id === undefined) return;
-  // A storm member joins its lead's thread instead of starting one.
+  // A storm member joins its lead's thread instead of starting one; so does a reopened incident.
   if (registerStormOpen(state, e, undefined)) return;
+  if (reopenThread(state, e)) return;
   const record: ThreadRecord = {
     openId: e.id,
     triggerKey: e.triggerKey,
@@ -61,12 +62,38 @@ export function registerThread(state: LedgerState, e: OpenEvent): void {
   while (state.threadCount > state.limits.threads) {
     for (const oldest in state.threads) {
       forgetStorm(state, state.threads[oldest]!);
+      for (const m of state.threads[oldest]!.episodes ?? []) delete state.stormMembers[m];
       for (const k of state.threads[oldest]!.messageKeys) delete state.messages[k];
       delete state.threads[oldest];
       state.threadCount -= 1;
       break;
     }
   }
+}
+
+/** Later episodes remembered per thread (a flapping incident reopened again and again). */
+const EPISODES_PER_THREAD = 50;
+
+/**
+ * An open whose source reopened the incident of an earlier thread (`reopens`): a new episode in
+ * that thread. Its open id finds the thread from now on (as a storm member's does); who is on
+ * it and the PagerDuty call are the new episode's, so they start again; the thread reads firing.
+ * False when the thread is not known (dropped from the registry): it then starts its own.
+ */
+function reopenThread(state: LedgerState, e: OpenEvent): boolean {
+  if (e.id === undefined || e.reopens === undefined) return false;
+  const thread = threadOf(state, e.reopens);
+  if (!thread || thread.storm) return false;
+  state.stormMembers[e.id] = thread.openId;
+  const episodes = (thread.episodes ??= []);
+  episodes.push(e.id);
+  while (episodes.length > EPISODES_PER_THREAD) delete state.stormMembers[episodes.shift()!];
+  thread.state = 'firing';
+  delete thread.acks;
+  delete thread.pagerDutyAsked;
+  delete thread.amMark;
+  if (e.alert !== undefined) thread.alert = e.alert;
+  return true;
 }
 
 export function applyOutbox(state: LedgerState, e: OutboxEvent, seq: number | undefined): void {

@@ -72,6 +72,14 @@ export function applyPagerDutyCall(state: LedgerState, e: PagerDutyCallEvent): v
 export function foldTimeline(state: LedgerState, e: LedgerEvent, closed: Episode | undefined): void {
   switch (e.type) {
     case 'open': {
+      const reopened = e.reopens === undefined || e.id === undefined ? undefined : threadOf(state, e.id);
+      if (reopened !== undefined && reopened.openId !== e.id) {
+        // A new episode in the thread: the durations count from when it reopened.
+        reopened.firedAt = e.startsAt ?? e.at;
+        push(reopened, { kind: 'reopened', at: reopened.firedAt, ...(e.source ? { via: e.source } : {}) });
+        if (closed) push(reopened, { kind: 'resolved', at: closed.resolvedAt ?? e.at });
+        break;
+      }
       const thread = e.id === undefined ? undefined : state.threads[e.id];
       if (thread !== undefined && thread.openId === e.id && thread.timeline === undefined) {
         thread.firedAt = e.startsAt ?? e.at;

@@ -271,6 +271,11 @@ export interface ThreadRecord {
   acks?: AckRecord[];
   /** What happened in the thread, oldest first, bounded (see `ledger-timeline.ts`). */
   timeline?: TimelineItem[];
+  /**
+   * Opens of the later episodes in this thread, oldest first (its source reopened the incident,
+   * `open.reopens`); the last is the episode the thread is about now. Absent: only its own.
+   */
+  episodes?: string[];
 }
 
 /** One person on it. */
@@ -283,7 +288,7 @@ export interface AckRecord {
 
 /** One thing that happened to an incident, as the timeline shows it (texts are the people's own, shown as text). */
 export interface TimelineItem {
-  kind: 'fired' | 'opened' | 'posted' | 'ack' | 'vote' | 'note' | 'fix' | 'silence' | 'finding' | 'pagerduty' | 'resolved';
+  kind: 'fired' | 'opened' | 'posted' | 'ack' | 'vote' | 'note' | 'fix' | 'silence' | 'finding' | 'pagerduty' | 'resolved' | 'reopened';
   at: string;
   user?: string;
   via?: string;
@@ -337,7 +342,7 @@ export interface LedgerState {
   holdCount: number;
   /** Fingerprint → its hold id. */
   holdByFingerprint: Record<string, string>;
-  /** Storm member open id → the thread's (lead) open id. */
+  /** Storm member open id → the thread's (lead) open id; also a reopened episode's open → the thread it reopened. */
   stormMembers: Record<string, string>;
   /** Coalesce key → the newest storm thread opened under it. */
   stormByKey: Record<string, string>;

@@ -17,6 +17,8 @@ import { createStore } from '../../../src/adapters/keyv/keyv-store.js';
 import { startPagerDutyFake, type PagerDutyFake } from '../../fakes/pagerduty-fake.js';
 import { fixedSnapshot } from '../recall/recall-fixtures.js';
 import { botHarness } from './bot-harness.js';
+import { Ledger } from '../../../src/core/ledger/ledger.js';
+import { stateDigest } from '../../../src/core/ledger/ledger-export-format.js';
 import type { RepriseBotDeps } from '../../../src/core/bot/bot-context.js';
 
 const fixture = (name: string): { event: Record<string, unknown> & { data: Record<string, unknown> } } =>
@@ -24,10 +26,11 @@ const fixture = (name: string): { event: Record<string, unknown> & { data: Recor
 const snapshot = fixedSnapshot([], {});
 const TOKEN = 'pd-token-123';
 
-function pdIncident(status: 'triggered' | 'resolved' | 'reopened' = 'triggered', title?: string): Incident {
+function pdIncident(status: 'triggered' | 'resolved' | 'reopened' = 'triggered', title?: string, at?: string): Incident {
   const body = fixture(status === 'resolved' ? 'pagerduty-incident-resolved.json' : 'pagerduty-incident-triggered.json');
   if (status === 'reopened') body.event['event_type'] = 'incident.reopened';
   if (title) body.event.data['title'] = title;
+  if (at) body.event['occurred_at'] = at;
   const p = parsePagerDutyPayload(body);
   if (p.kind !== 'incident') throw new Error('fixture is not an incident');
   return p.incident;
@@ -208,14 +211,117 @@ describe("PagerDuty's webhooks", () => {
     expect((await h.bot.handle(other))[0]).toMatchObject({ status: 'ignored' });
   });
 
-  it('a resolve pairs by incident id even when the title changed; a reopen is a new episode of the same trigger', async () => {
+  it('a resolve pairs by incident id even when the title changed', async () => {
     const h = await withPdThread();
     const [resolved] = await h.bot.handle(incidentIntents([pdIncident('resolved', 'checkout-api renamed while it burned')]));
     expect(resolved).toMatchObject({ status: 'resolved', paired: true, triggerKey: h.tk });
     expect(h.ledger.read.newestThread(h.tk)?.state).toBe('resolved');
-    const [reopened] = await h.bot.handle(incidentIntents([pdIncident('reopened')]));
-    expect(reopened).toMatchObject({ status: 'posted', triggerKey: h.tk });
-    expect(h.ledger.read.newestThread(h.tk)?.state).toBe('firing');
+  });
+});
+
+describe('incident.reopened reopens the thread (a new episode of the same trigger in it)', () => {
+  const REOPENED_AT = '2026-11-30T20:05:00.000Z';
+  /** Fired, acked in chat (one PagerDuty call), resolved in PagerDuty: the thread the reopen finds. */
+  async function resolvedPdThread() {
+    const h = await withPdThread();
+    await h.bot.handle(chatAck(h.root, 'ev-1'));
+    await h.bot.idle();
+    await h.bot.handle(incidentIntents([pdIncident('resolved')]));
+    await h.settle();
+    return h;
+  }
+
+  it('edits the card back to firing with a reply, posts no new card; acks are the new episode’s; its resolve resolves the thread', async () => {
+    const h = await resolvedPdThread();
+    const thread = h.ledger.read.newestThread(h.tk)!;
+    const updatesBefore = h.transport.updates.length;
+    const repliesBefore = h.transport.replies.length;
+    // Reopened under another title: still the thread's trigger.
+    const [o] = await h.bot.handle(incidentIntents([pdIncident('reopened', 'checkout-api is back', REOPENED_AT)]));
+    expect(o).toMatchObject({ status: 'reopened', triggerKey: h.tk, threadOf: thread.openId });
+    await h.settle();
+    expect(h.transport.posts).toHaveLength(1);
+    const edits = h.transport.updates.slice(updatesBefore);
+    expect(edits).toHaveLength(1);
+    const card = edits[0]!.view as CardView;
+    expect(edits[0]!.ref?.id).toBe(h.root.id);
+    expect(card.state).toBe('firing');
+    expect(card.stateNote).toMatch(/^🔁 reopened in PagerDuty · 2026-11-30 20:05 UTC$/);
+    expect(card.ack).toBeUndefined();
+    const said = h.transport.replies.slice(repliesBefore).map((r) => r.view as NoticeView);
+    expect(said.map((n) => `${n.icon} ${richText(n.text)}`)).toEqual([
+      '🔁 reopened in PagerDuty · 2026-11-30 20:05 UTC — a new episode of this incident; what is said here from now on is its own',
+    ]);
+    expect(said[0]!.kind).toBe('notice');
+    // One thread, a second episode of the same trigger, firing again.
+    const now = h.ledger.read.newestThread(h.tk)!;
+    expect(now.openId).toBe(thread.openId);
+    expect(now.state).toBe('firing');
+    expect(now.acks ?? []).toEqual([]);
     expect(h.ledger.read.occurrences(h.tk).count).toBe(2);
+    const opens = (await h.events()).filter((e) => e.type === 'open');
+    expect(opens).toHaveLength(2);
+    expect(opens[1]).toMatchObject({ triggerKey: h.tk, reopens: thread.openId, startsAt: REOPENED_AT, fingerprint: 'pagerduty:PGR0VU2' });
+    // PagerDuty's ack webhook and a chat ack find the thread; a chat ack asks PagerDuty again (the new episode is not acknowledged there).
+    expect(h.ledger.read.threadOfFingerprint('pagerduty:PGR0VU2')?.openId).toBe(thread.openId);
+    await h.bot.handle({ ...chatAck(h.root, 'ev-2'), actor: { id: 'U2', name: 'bob', via: 'rec' } });
+    await h.bot.idle();
+    await h.settle();
+    expect(h.fake.acknowledged).toEqual(['PGR0VU2', 'PGR0VU2']);
+    expect(h.ledger.read.newestThread(h.tk)?.acks?.map((a) => a.name)).toEqual(['bob']);
+    expect((h.transport.updates.at(-1)!.view as CardView).ack).toMatch(/^👀 @bob is on it/);
+    // Its resolve (paired by the incident id) resolves the same thread again.
+    const repliesBeforeResolve = h.transport.replies.length;
+    const [r] = await h.bot.handle(incidentIntents([pdIncident('resolved')]));
+    expect(r).toMatchObject({ status: 'resolved', paired: true, triggerKey: h.tk });
+    await h.settle();
+    expect(h.transport.posts).toHaveLength(1);
+    expect(h.ledger.read.newestThread(h.tk)?.state).toBe('resolved');
+    expect((h.transport.updates.at(-1)!.view as CardView).state).toBe('resolved');
+    expect(h.transport.replies.slice(repliesBeforeResolve).some((x) => x.view.kind === 'notice' && (x.view as NoticeView).topic === 'resolved')).toBe(true);
+    expect(h.ledger.read.openEpisodes('pagerduty:PGR0VU2')).toEqual([]);
+    const episodes = h.ledger.read.recentEpisodes(h.tk);
+    expect(episodes.map((e) => e.openId)).toEqual([opens[1]!['id'], thread.openId]);
+    // The timeline is the whole story, its durations the newest episode's.
+    const kinds = (h.ledger.read.newestThread(h.tk)?.timeline ?? []).map((i) => i.kind);
+    expect(kinds.filter((k) => k === 'reopened' || k === 'resolved' || k === 'ack')).toEqual(['ack', 'resolved', 'reopened', 'ack', 'resolved']);
+  });
+
+  it('a replayed reopen does nothing: once applied (by its moment), and while the thread fires again', async () => {
+    const h = await resolvedPdThread();
+    await h.bot.handle(incidentIntents([pdIncident('reopened', undefined, REOPENED_AT)]));
+    await h.settle();
+    const sent = h.transport.sent.length;
+    const [again] = await h.bot.handle(incidentIntents([pdIncident('reopened', undefined, REOPENED_AT)]));
+    expect(again).toMatchObject({ status: 'dropped', reason: expect.stringMatching(/still fires/) });
+    await h.bot.handle(incidentIntents([pdIncident('resolved')]));
+    await h.settle();
+    const afterResolve = h.transport.sent.length;
+    expect(afterResolve).toBeGreaterThan(sent);
+    // The same reopen replayed after the episode it opened resolved (past the edge's memory).
+    const [late] = await h.bot.handle(incidentIntents([pdIncident('reopened', undefined, REOPENED_AT)]));
+    expect(late).toMatchObject({ status: 'dropped', reason: expect.stringMatching(/already applied/) });
+    await h.settle();
+    expect(h.transport.sent.length).toBe(afterResolve);
+    expect(h.ledger.read.newestThread(h.tk)?.state).toBe('resolved');
+    expect(h.ledger.read.occurrences(h.tk).count).toBe(2);
+    // A genuine second reopen (a later moment) is a third episode in the same thread.
+    const [third] = await h.bot.handle(incidentIntents([pdIncident('reopened', undefined, '2026-11-30T21:00:00.000Z')]));
+    expect(third).toMatchObject({ status: 'reopened' });
+    await h.settle();
+    expect(h.transport.posts).toHaveLength(1);
+  });
+
+  it('replays to the same read model, and a reopen of an incident the bot never posted is an ordinary firing', async () => {
+    const h = await resolvedPdThread();
+    await h.bot.handle(incidentIntents([pdIncident('reopened', undefined, REOPENED_AT)]));
+    await h.bot.handle(incidentIntents([pdIncident('resolved')]));
+    await h.settle();
+    expect(stateDigest(await Ledger.replayAll(h.store))).toBe(h.ledger.read.digest());
+    const fresh = await botHarness({ snapshot });
+    const [o] = await fresh.bot.handle(incidentIntents([pdIncident('reopened', undefined, REOPENED_AT)]));
+    expect(o).toMatchObject({ status: 'posted' });
+    await fresh.settle();
+    expect(fresh.transport.posts).toHaveLength(1);
   });
 });

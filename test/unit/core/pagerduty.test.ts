@@ -58,16 +58,21 @@ describe('parsePagerDutyPayload', () => {
     expect(() => parsePagerDutyPayload(broken)).toThrow(/incident/);
   });
 
-  it('reads incident.reopened as a firing of the same incident (same fingerprint: a new episode)', () => {
-    const body = fixture('pagerduty-incident-triggered.json') as { event: { event_type: string } };
+  it('reads incident.reopened as a reopened firing of the same incident, starting when it reopened (a new episode)', () => {
+    const body = fixture('pagerduty-incident-triggered.json') as { event: { event_type: string; occurred_at: string } };
     const first = parsePagerDutyPayload(body);
     body.event.event_type = 'incident.reopened';
+    body.event.occurred_at = '2026-11-30T20:05:00Z';
     const again = parsePagerDutyPayload(body);
     expect(again.kind).toBe('incident');
     if (again.kind === 'incident' && first.kind === 'incident') {
       expect(again.incident.status).toBe('firing');
+      expect(again.incident.reopened).toBe(true);
+      expect(first.incident.reopened).toBeUndefined();
       expect(again.incident.fingerprint).toBe(first.incident.fingerprint);
       expect(again.incident.triggerKey).toBe(first.incident.triggerKey);
+      expect(first.incident.startsAt).toBe('2026-11-30T18:45:22.000Z');
+      expect(again.incident.startsAt).toBe('2026-11-30T20:05:00.000Z');
     }
   });
 

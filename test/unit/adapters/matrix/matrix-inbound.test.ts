@@ -160,4 +160,15 @@ describe('acknowledge on Matrix (issue 21)', () => {
     expect(await translate(ROOM, msg('!reprise ack', inThread), c)).toMatchObject({ type: 'command', name: 'ack', thread: { id: '$card' } });
     expect(await translate(ROOM, msg('@reprise ack', inThread), c)).toMatchObject({ type: 'ack', target: { message: { id: '$card' } } });
   });
+
+  it('!reprise postmortem <trigger> anywhere is the postmortem command; in a thread, on that thread', async () => {
+    const c = ctx({ $card: { sender: BOT } });
+    expect(await translate(ROOM, msg('!reprise postmortem kubepodcrashlooping|payments'), c)).toMatchObject({
+      type: 'command',
+      name: 'postmortem',
+      args: 'kubepodcrashlooping|payments',
+    });
+    const inThread = { 'm.relates_to': { rel_type: 'm.thread', event_id: '$card' } };
+    expect(await translate(ROOM, msg('!reprise postmortem', inThread), c)).toMatchObject({ type: 'command', name: 'postmortem', thread: { id: '$card' } });
+  });
 });
