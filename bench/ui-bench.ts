@@ -7,7 +7,7 @@
  * ✓/✗ against the 100 ms p99 target. Figures only; no test times anything.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,8 +27,9 @@ export interface UiPageResult {
   /** Bytes of the big store's page (the small one's beside it). */
   bytes: number;
   smallBytes: number;
-  big: { p50: number; p99: number; n: number; status: number };
-  small: { p50: number; p99: number; n: number; status: number };
+  /** `cpuMs`: the bot's CPU time per request. */
+  big: { p50: number; p99: number; cpuMs: number; n: number; status: number };
+  small: { p50: number; p99: number; cpuMs: number; n: number; status: number };
 }
 
 export interface UiBenchResult {
@@ -46,8 +47,16 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 interface Served {
   url: string;
+  pid: number;
   readyMs: number;
   stop(): Promise<void>;
+}
+
+/** CPU time (user + system) a process has used, ms (Linux /proc; clock ticks of 10 ms). */
+function cpuMsOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 /** `reprise serve` on an ephemeral port of 127.0.0.1, ready (/readyz 200). */
@@ -79,7 +88,7 @@ async function serve(catalogDir: string, dataDir: string, configDir: string): Pr
           () => false,
         ))
       ) {
-        return { url: `http://127.0.0.1:${port}`, readyMs: performance.now() - started, stop };
+        return { url: `http://127.0.0.1:${port}`, pid: child.pid!, readyMs: performance.now() - started, stop };
       }
       await sleep(50);
     }
@@ -90,8 +99,17 @@ async function serve(catalogDir: string, dataDir: string, configDir: string): Pr
   }
 }
 
-/** `n` sequential GETs of `path` after `warmup` untimed ones: ms per request (headers and body read). */
-async function timeGets(url: string, path: string, warmup: number, n: number): Promise<{ p50: number; p99: number; n: number; status: number; bytes: number }> {
+/**
+ * `n` sequential GETs of `path` after `warmup` untimed ones: ms per request (headers and body
+ * read), and the bot's CPU per request (steadier than wall time on a shared machine).
+ */
+async function timeGets(
+  bot: Served,
+  path: string,
+  warmup: number,
+  n: number,
+): Promise<{ p50: number; p99: number; cpuMs: number; n: number; status: number; bytes: number }> {
+  const url = bot.url;
   let status = 0;
   let bytes = 0;
   for (let i = 0; i < warmup; i++) {
@@ -100,6 +118,7 @@ async function timeGets(url: string, path: string, warmup: number, n: number): P
     status = r.status;
   }
   const ms = new Float64Array(n);
+  const cpu0 = cpuMsOf(bot.pid);
   for (let i = 0; i < n; i++) {
     const t0 = performance.now();
     const r = await fetch(`${url}${path}`);
@@ -107,8 +126,9 @@ async function timeGets(url: string, path: string, warmup: number, n: number): P
     ms[i] = performance.now() - t0;
     status = r.status;
   }
+  const cpuMs = (cpuMsOf(bot.pid) - cpu0) / n;
   ms.sort();
-  return { p50: percentile(ms, 50), p99: percentile(ms, 99), n, status, bytes };
+  return { p50: percentile(ms, 50), p99: percentile(ms, 99), cpuMs, n, status, bytes };
 }
 
 /** The near-empty store: one catalog entry and the one open that recalled it. */
@@ -178,15 +198,17 @@ export async function runUiBench(opts: { entries: number; events: number; reques
     const results: UiPageResult[] = [];
     for (const [name, bigPath, smallPath] of pages) {
       const warmup = Math.max(5, Math.floor(opts.requests / 10));
-      const b = await timeGets(big.url, bigPath, warmup, opts.requests);
-      const s = await timeGets(tiny.url, smallPath, warmup, opts.requests);
-      opts.log(`  ui: ${name.padEnd(20)} p99 ${b.p99.toFixed(1)} ms (near-empty ${s.p99.toFixed(1)} ms), HTTP ${b.status}`);
+      const b = await timeGets(big, bigPath, warmup, opts.requests);
+      const s = await timeGets(tiny, smallPath, warmup, opts.requests);
+      opts.log(
+        `  ui: ${name.padEnd(20)} p99 ${b.p99.toFixed(1)} ms, CPU ${b.cpuMs.toFixed(2)} ms/req (near-empty ${s.p99.toFixed(1)} ms, ${s.cpuMs.toFixed(2)}), HTTP ${b.status}`,
+      );
       results.push({
         page: `${name} (${bigPath.length > 40 ? `${bigPath.slice(0, 40)}…` : bigPath})`,
         bytes: b.bytes,
         smallBytes: s.bytes,
-        big: { p50: b.p50, p99: b.p99, n: b.n, status: b.status },
-        small: { p50: s.p50, p99: s.p99, n: s.n, status: s.status },
+        big: { p50: b.p50, p99: b.p99, cpuMs: b.cpuMs, n: b.n, status: b.status },
+        small: { p50: s.p50, p99: s.p99, cpuMs: s.cpuMs, n: s.n, status: s.status },
       });
     }
     return { entries: opts.entries, events: facts.events, facts, readyMs: big.readyMs, requests: opts.requests, pages: results };
@@ -204,6 +226,7 @@ export function renderUiBench(r: UiBenchResult): string {
       String(p.big.status),
       fmtNum(p.big.p50),
       fmtNum(p.big.p99),
+      fmtNum(p.big.cpuMs),
       fmtNum(p.small.p50),
       fmtNum(p.small.p99),
       p.small.p99 > 0 ? `×${fmtNum(p.big.p99 / p.small.p99)}` : '–',
@@ -213,6 +236,6 @@ export function renderUiBench(r: UiBenchResult): string {
   });
   return [
     `memory view (/ui) over HTTP: ${r.entries.toLocaleString('en-US')} entries, ${r.events.toLocaleString('en-US')} events (${r.facts.opens.toLocaleString('en-US')} opens) vs a near-empty store (1 entry, 1 open); ${r.requests} sequential GETs per page; bot ready in ${(r.readyMs / 1000).toFixed(1)} s; store written in ${((r.facts.writeMs + r.facts.snapshotMs) / 1000).toFixed(1)} s (replay + snapshot ${(r.facts.snapshotMs / 1000).toFixed(1)} s)`,
-    formatTable(['page', 'HTTP', 'p50 ms', 'p99 ms', 'empty p50', 'empty p99', 'p99 ratio', 'size', 'target'], rows),
+    formatTable(['page', 'HTTP', 'p50 ms', 'p99 ms', 'CPU ms/req', 'empty p50', 'empty p99', 'p99 ratio', 'size', 'target'], rows),
   ].join('\n');
 }
