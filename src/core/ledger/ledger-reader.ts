@@ -437,14 +437,17 @@ export class LedgerReader {
 
   /** Opens the view keeps, newest first; lazy, so a page can stop early. */
   *viewIncidents(): Generator<DeepReadonly<ViewIncident>> {
-    const incidents = this.#view()?.incidents ?? {};
-    const ids = Object.keys(incidents);
-    for (let i = ids.length - 1; i >= 0; i--) yield incidents[ids[i]!]!;
+    const v = this.#view();
+    if (!v) return;
+    for (let i = v.incidentOrder.length - 1; i >= 0; i--) {
+      const incident = v.incidents[v.incidentOrder[i]!];
+      if (incident) yield incident;
+    }
   }
 
   /** How many opens the view keeps. */
   viewIncidentCount(): number {
-    return this.#view()?.incidentCount ?? 0;
+    return this.#view()?.incidentOrder.length ?? 0;
   }
 
   /** One open as the view keeps it. */
@@ -461,14 +464,21 @@ export class LedgerReader {
 
   /** Every trigger the view tracks, with its opens and near misses. */
   *viewTriggers(): Generator<[string, DeepReadonly<ViewTrigger>]> {
-    const triggers = this.#view()?.triggers ?? {};
-    for (const key in triggers) yield [key, triggers[key]!];
+    const v = this.#view();
+    for (const key of v?.triggerOrder ?? []) {
+      const t = v!.triggers[key];
+      if (t) yield [key, t];
+    }
   }
 
   /** Curation as the view keeps it: the newest decisions (newest first), counts by decision, the KB PRs filed (newest first). */
   viewCuration(): { recent: DeepReadonly<ViewCuration>[]; decisions: Readonly<Record<string, number>>; prs: DeepReadonly<ViewCuration>[] } {
     const v = this.#view();
-    return { recent: [...(v?.curation ?? [])].reverse(), decisions: v?.decisions ?? {}, prs: Object.values(v?.prs ?? {}).reverse() };
+    return {
+      recent: [...(v?.curation ?? [])].reverse(),
+      decisions: v?.decisions ?? {},
+      prs: [...(v?.prOrder ?? [])].reverse().flatMap((u) => (v?.prs[u] ? [v.prs[u]] : [])),
+    };
   }
 }
 

@@ -109,16 +109,18 @@ export interface ViewCuration {
 export interface MemoryViewState {
   days: Record<string, ViewDay>;
   incidents: Record<string, ViewIncident>;
-  incidentCount: number;
+  /** Open ids in the order they were recorded (eviction and the newest-first listing read it, never a `for…in`). */
+  incidentOrder: string[];
   entries: Record<string, ViewEntry>;
   triggers: Record<string, ViewTrigger>;
-  triggerCount: number;
+  /** Trigger keys in the order they were first seen. */
+  triggerOrder: string[];
   /** Newest curation decisions, oldest first. */
   curation: ViewCuration[];
   decisions: Record<string, number>;
   /** KB PRs filed (a new draft, a fix, a postmortem, a concept), by URL, oldest first. */
   prs: Record<string, ViewCuration>;
-  prCount: number;
+  prOrder: string[];
 }
 
 /** Bounds that keep the view finite however long the ledger runs. */
@@ -154,14 +156,14 @@ export function createMemoryView(): MemoryViewState {
   return {
     days: dict(),
     incidents: dict(),
-    incidentCount: 0,
+    incidentOrder: [],
     entries: dict(),
     triggers: dict(),
-    triggerCount: 0,
+    triggerOrder: [],
     curation: [],
     decisions: dict(),
     prs: dict(),
-    prCount: 0,
+    prOrder: [],
   };
 }
 
@@ -178,6 +180,9 @@ export function restoreMemoryView(v: MemoryViewState | undefined): MemoryViewSta
     incidents,
     entries: dict(v.entries),
     triggers,
+    incidentOrder: [...(v.incidentOrder ?? [])],
+    triggerOrder: [...(v.triggerOrder ?? [])],
+    prOrder: [...(v.prOrder ?? [])],
     curation: [...(v.curation ?? [])],
     decisions: dict(v.decisions),
     prs: dict(v.prs),
@@ -283,14 +288,9 @@ function triggerView(v: MemoryViewState, key: string, at: string): ViewTrigger {
   if (existing) return existing;
   const created: ViewTrigger = { opens: 0, answered: 0, firstAt: at, lastAt: at, nearMiss: dict() };
   v.triggers[key] = created;
-  v.triggerCount += 1;
-  if (v.triggerCount > VIEW_LIMITS.triggers) {
-    for (const oldest in v.triggers) {
-      delete v.triggers[oldest];
-      v.triggerCount -= 1;
-      break;
-    }
-  }
+  v.triggerOrder.push(key);
+  // An order array, not `for…in`: on a dictionary-mode object that walks every key (ms at 10k).
+  while (v.triggerOrder.length > VIEW_LIMITS.triggers) delete v.triggers[v.triggerOrder.shift()!];
   return created;
 }
 
@@ -337,15 +337,9 @@ function applyOpen(v: MemoryViewState, e: Extract<LedgerEvent, { type: 'open' }>
   if (e.source !== undefined) incident.source = e.source;
   if (e.threadOf !== undefined) incident.threadOf = e.threadOf;
   if (e.trace !== undefined) incident.trace = e.trace;
-  if (!v.incidents[e.id]) v.incidentCount += 1;
+  if (!v.incidents[e.id]) v.incidentOrder.push(e.id);
   v.incidents[e.id] = incident;
-  while (v.incidentCount > VIEW_LIMITS.incidents) {
-    for (const oldest in v.incidents) {
-      delete v.incidents[oldest];
-      break;
-    }
-    v.incidentCount -= 1;
-  }
+  while (v.incidentOrder.length > VIEW_LIMITS.incidents) delete v.incidents[v.incidentOrder.shift()!];
   if (e.entry !== undefined) answered(v, e.entry, e.id, e.at);
 }
 
@@ -419,14 +413,8 @@ function applyCurated(v: MemoryViewState, e: Extract<LedgerEvent, { type: 'curat
   if (e.url === undefined) return;
   if (FILED.has(e.decision) && !v.prs[e.url]) {
     v.prs[e.url] = c;
-    v.prCount += 1;
-    while (v.prCount > VIEW_LIMITS.prs) {
-      for (const oldest in v.prs) {
-        delete v.prs[oldest];
-        break;
-      }
-      v.prCount -= 1;
-    }
+    v.prOrder.push(e.url);
+    while (v.prOrder.length > VIEW_LIMITS.prs) delete v.prs[v.prOrder.shift()!];
   }
   const i = v.incidents[e.openId];
   if (i && (FILED.has(e.decision) || e.decision === 'duplicate_pr' || e.decision === 'pr_comment')) {

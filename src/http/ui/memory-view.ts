@@ -14,15 +14,14 @@ import type { Logger } from '../../ports/logger.js';
 import { accessGate, SESSION_COOKIE, sameSecret, sessionValue, type AccessOptions } from './ui-access.js';
 import { UI_CSS } from './ui-css.js';
 import {
-  filterRows,
   FLAGS,
   gaps,
   incidentsPage as pageOfIncidents,
   KnowledgeRows,
   knowledgeRow,
   overview,
-  PAGE_SIZE,
   PERIODS,
+  Memo,
   type Flag,
   type Period,
   type ViewReader,
@@ -81,6 +80,9 @@ export function memoryView(opts: MemoryViewOptions): Hono<UiEnv> {
   const app = new Hono<UiEnv>();
   const gate = accessGate(opts);
   const rows = new KnowledgeRows(opts.read, { outcomeFloor: opts.outcomeFloor, staleAfterMs: opts.staleAfterMs });
+  const overviews = new Memo<ReturnType<typeof overview>>(opts.read, true);
+  // Gaps scan every tracked trigger: at most once a minute.
+  const gapViews = new Memo<ReturnType<typeof gaps>>(opts.read, false);
   const html = (c: Context<UiEnv>, body: string, status = 200): Response => c.html(body, status as 200);
 
   // Headers on every response under /ui, refusals included.
@@ -132,22 +134,26 @@ export function memoryView(opts: MemoryViewOptions): Hono<UiEnv> {
   app.on(READ, '/', (c) => {
     const days = (PERIODS as readonly number[]).includes(Number(c.req.query('days'))) ? (Number(c.req.query('days')) as Period) : 30;
     const now = opts.clock.now();
-    return html(c, overviewPage(overview(opts.read, now, days), opts.catalog().entries.length, c.get('who')));
+    return html(
+      c,
+      overviewPage(
+        overviews.get(now, String(days), () => overview(opts.read, now, days)),
+        opts.catalog().entries.length,
+        c.get('who'),
+      ),
+    );
   });
 
   app.on(READ, '/knowledge', (c) => {
     const snapshot = opts.catalog();
-    const all = rows.rows(snapshot, opts.clock.now());
     const flagQ = c.req.query('flag');
     const flag = (FLAGS as readonly string[]).includes(flagQ ?? '') ? (flagQ as Flag) : undefined;
     const q = short(c.req.query('q'), 200);
     const kind = short(c.req.query('kind'), 40);
     const f = { ...(flag ? { flag } : {}), ...(q ? { q } : {}), ...(kind ? { kind } : {}) };
-    const matched = flag || q || kind ? filterRows(all, f) : all;
-    const pages = Math.max(1, Math.ceil(matched.length / PAGE_SIZE));
-    const page = intParam(c.req.query('page'), 1, pages);
+    const got = rows.page(snapshot, opts.clock.now(), f, intParam(c.req.query('page'), 1, 1_000_000));
     const kinds = [...new Set(snapshot.entries.map((e) => e.type))].sort();
-    return html(c, knowledgePage(matched.slice((page - 1) * PAGE_SIZE, page * PAGE_SIZE), matched.length, all.length, page, f, kinds, c.get('who')));
+    return html(c, knowledgePage(got.rows, got.total, snapshot.entries.length, got.page, f, kinds, c.get('who')));
   });
 
   app.on(READ, '/knowledge/:id{.+}', (c) => {
@@ -196,7 +202,16 @@ export function memoryView(opts: MemoryViewOptions): Hono<UiEnv> {
     return html(c, incidentPage({ incident, thread, permalinks }, c.get('who')));
   });
 
-  app.on(READ, '/gaps', (c) => html(c, gapsPage(gaps(opts.read), opts.read.viewCuration(), c.get('who'))));
+  app.on(READ, '/gaps', (c) =>
+    html(
+      c,
+      gapsPage(
+        gapViews.get(opts.clock.now(), '', () => gaps(opts.read)),
+        opts.read.viewCuration(),
+        c.get('who'),
+      ),
+    ),
+  );
 
   // Mounted with app.route(), a sub-app's notFound is not used: this catches the rest of /ui.
   app.all('*', (c) => html(c, messagePage('Not found', 'No page here.'), 404));

@@ -249,44 +249,63 @@ export function knowledgeRow(read: ViewReader, e: Entry, now: Date, o: Knowledge
   return row;
 }
 
-/**
- * Every catalog entry's row, sorted by id; computed once per (catalog snapshot, ledger seq,
- * minute) and reused — the bench's 10k-entry page is a slice of a list already made.
- */
-export class KnowledgeRows {
-  #key: { snapshot: CatalogSnapshot; seq: number; minute: number } | undefined;
-  #rows: KnowledgeRow[] = [];
-
-  constructor(
-    private readonly read: ViewReader,
-    private readonly opts: KnowledgeOptions,
-  ) {}
-
-  rows(snapshot: CatalogSnapshot, now: Date): readonly KnowledgeRow[] {
-    const minute = Math.floor(now.getTime() / 60_000);
-    const seq = this.read.seq;
-    const k = this.#key;
-    if (k && k.snapshot === snapshot && k.seq === seq && k.minute === minute) return this.#rows;
-    this.#rows = [...snapshot.entries].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).map((e) => knowledgeRow(this.read, e, now, this.opts));
-    this.#key = { snapshot, seq, minute };
-    return this.#rows;
-  }
-}
-
 export interface KnowledgeQuery {
   flag?: Flag;
   q?: string;
   kind?: string;
 }
 
-export function filterRows(rows: readonly KnowledgeRow[], f: KnowledgeQuery): KnowledgeRow[] {
-  const q = f.q?.trim().toLowerCase();
-  return rows.filter((r) => {
-    if (f.flag && !r.flags.includes(f.flag)) return false;
-    if (f.kind && r.type !== f.kind) return false;
-    if (q && !r.id.toLowerCase().includes(q) && !r.title.toLowerCase().includes(q)) return false;
-    return true;
-  });
+/**
+ * The knowledge table over the whole catalog, a page at a time. Sorting and the text and type
+ * filters need no track record, so a page computes the rows of its own 50 entries only, from
+ * the ledger as it is now. A flag filter needs every entry's flags: those come from a list
+ * computed at most once a minute (and per catalog snapshot), so a busy ledger never makes each
+ * request recompute 10k track records.
+ */
+export class KnowledgeRows {
+  #sorted: { snapshot: CatalogSnapshot; entries: Entry[]; text: string[] } | undefined;
+  #flags: { snapshot: CatalogSnapshot; minute: number; flags: Flag[][] } | undefined;
+
+  constructor(
+    private readonly read: ViewReader,
+    private readonly opts: KnowledgeOptions,
+  ) {}
+
+  #sortedOf(snapshot: CatalogSnapshot): { entries: Entry[]; text: string[] } {
+    if (this.#sorted?.snapshot !== snapshot) {
+      const entries = [...snapshot.entries].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      this.#sorted = { snapshot, entries, text: entries.map((e) => `${e.id}\n${e.title}`.toLowerCase()) };
+    }
+    return this.#sorted;
+  }
+
+  #flagsOf(snapshot: CatalogSnapshot, now: Date): Flag[][] {
+    const minute = Math.floor(now.getTime() / 60_000);
+    const f = this.#flags;
+    if (f && f.snapshot === snapshot && f.minute === minute) return f.flags;
+    const flags = this.#sortedOf(snapshot).entries.map((e) => knowledgeRow(this.read, e, now, this.opts).flags);
+    this.#flags = { snapshot, minute, flags };
+    return flags;
+  }
+
+  /** One page of the rows matching `f` (the page clamped to the last), and how many match in all. */
+  page(snapshot: CatalogSnapshot, now: Date, f: KnowledgeQuery, page: number): { rows: KnowledgeRow[]; total: number; page: number } {
+    const { entries, text } = this.#sortedOf(snapshot);
+    const q = f.q?.trim().toLowerCase();
+    const flags = f.flag ? this.#flagsOf(snapshot, now) : undefined;
+    const matched: Entry[] = [];
+    for (let i = 0; i < entries.length; i++) {
+      const e = entries[i]!;
+      if (f.kind && e.type !== f.kind) continue;
+      if (q && !text[i]!.includes(q)) continue;
+      if (flags && f.flag && !flags[i]!.includes(f.flag)) continue;
+      matched.push(e);
+    }
+    const pages = Math.max(1, Math.ceil(matched.length / PAGE_SIZE));
+    const p = Math.min(Math.max(1, page), pages);
+    const rows = matched.slice((p - 1) * PAGE_SIZE, p * PAGE_SIZE).map((e) => knowledgeRow(this.read, e, now, this.opts));
+    return { rows, total: matched.length, page: p };
+  }
 }
 
 // ── incidents ──
@@ -309,6 +328,29 @@ export function incidentsPage(read: ViewReader, f: IncidentQuery, page: number):
     total += 1;
   }
   return { items, total };
+}
+
+/**
+ * One value per minute (and, when `perSeq`, per ledger seq): a page whose figures move slowly
+ * is computed at most that often, however often it is asked for.
+ */
+export class Memo<T> {
+  #key: string | undefined;
+  #value: T | undefined;
+
+  constructor(
+    private readonly read: Pick<ViewReader, 'seq'>,
+    private readonly perSeq: boolean,
+  ) {}
+
+  get(now: Date, part: string, make: () => T): T {
+    const key = `${this.perSeq ? this.read.seq : ''}|${Math.floor(now.getTime() / 60_000)}|${part}`;
+    if (this.#key !== key || this.#value === undefined) {
+      this.#value = make();
+      this.#key = key;
+    }
+    return this.#value;
+  }
 }
 
 // ── gaps ──

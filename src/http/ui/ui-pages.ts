@@ -352,6 +352,7 @@ export function gapsPage(
 ): string {
   const decisions = Object.entries(c.decisions).sort((a, b) => b[1] - a[1]);
   const body = h`<h1>Where are the gaps?</h1>
+<p class="muted">Figures on this page are recomputed at most once a minute.</p>
 <h2>Recurring triggers with no knowledge</h2>
 <p class="note">Opened at least twice, and no open of them ever showed an answer (instant recall or runbook).</p>
 <div class="scroll"><table><thead><tr><th>trigger</th><th class="num">opens</th><th>last</th></tr></thead><tbody>${g.unanswered.map(
