@@ -6,7 +6,7 @@
  * every response carries the strict CSP; no script runs (no dialog, no console error, no
  * `<script>` element, no `javascript:` href) while the hostile alert's text is shown as text;
  * the phone viewport in dark and light does not scroll sideways. Screenshots are written to a
- * temp folder, or to docs/img/memory-view-*.png with REPRISE_UPDATE_SCREENSHOTS=1 (install
+ * temp folder, or to docs/img/memory-view-{overview,knowledge,entry,incidents,incident,gaps,phone-dark}.png with REPRISE_UPDATE_SCREENSHOTS=1 (install
  * Debian's fonts-noto-color-emoji first, or the answer kinds' emoji show as empty boxes).
  *
  * One browser and one bot for the file. Skipped with the reason when no chromium is found,
@@ -231,6 +231,7 @@ describe.skipIf(CHROMIUM === undefined)(`the memory view in chromium${CHROMIUM =
     await open(page, '/ui/incidents');
     expect(await page.locator('[data-open]').count()).toBeGreaterThan(0);
     await expectInert(page);
+    await shot(page, 'incidents');
 
     const hostile = seed.opens.hostile[0]!;
     await open(page, `/ui/incidents/${hostile}`);
