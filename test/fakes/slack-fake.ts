@@ -10,6 +10,7 @@
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { waitFor } from '../helpers/wait-for.js';
 import { attachSocketMode, type SocketFake } from './slack-socket-fake.js';
 import {
   blockActionsPayload,
@@ -133,7 +134,7 @@ export interface SlackFake {
     ): SignedRequest;
   };
   socket: SocketFake;
-  /** Polls `fn` until it returns something other than undefined. */
+  /** Polls `fn` until it returns something other than undefined (test/helpers/wait-for.ts; its generous default timeout). */
   waitFor<T>(fn: () => T | undefined, timeoutMs?: number): Promise<T>;
   close(): Promise<void>;
 }
@@ -413,15 +414,7 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
       },
     },
     socket,
-    async waitFor(fn, timeoutMs = 5000) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const v = fn();
-        if (v !== undefined) return v;
-        if (Date.now() > deadline) throw new Error('slack fake: timed out waiting');
-        await new Promise((r) => setTimeout(r, 10));
-      }
-    },
+    waitFor: (fn, timeoutMs) => waitFor(fn, { what: 'a condition on the Slack fake', ...(timeoutMs ? { timeoutMs } : {}) }),
     async close() {
       socket.close();
       if (server.listening) await stop();

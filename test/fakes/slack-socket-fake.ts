@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { waitFor } from '../helpers/wait-for.js';
 
 export interface SocketAck {
   envelope_id: string;
@@ -36,14 +37,8 @@ export interface SocketFakeInternals extends SocketFake {
   close(): void;
 }
 
-async function until<T>(fn: () => T | undefined, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+function until<T>(fn: () => T | undefined, timeoutMs: number | undefined, what: string): Promise<T> {
+  return waitFor(fn, { what, ...(timeoutMs ? { timeoutMs } : {}) });
 }
 
 export function attachSocketMode(server: Server, appId: string): SocketFakeInternals {
@@ -91,7 +86,7 @@ export function attachSocketMode(server: Server, appId: string): SocketFakeInter
     },
     acks,
     connected: () => current !== undefined && current.readyState === current.OPEN,
-    waitForConnection: async (timeoutMs = 5000) => {
+    waitForConnection: async (timeoutMs?: number) => {
       await until(() => (current?.readyState === current?.OPEN && current ? true : undefined), timeoutMs, 'a Socket Mode connection');
     },
     send(type, payload, opts = {}) {
@@ -108,7 +103,7 @@ export function attachSocketMode(server: Server, appId: string): SocketFakeInter
       );
       return envelopeId;
     },
-    waitForAck: (envelopeId, timeoutMs = 5000) => until(() => acks.find((a) => a.envelope_id === envelopeId), timeoutMs, `the ack of envelope ${envelopeId}`),
+    waitForAck: (envelopeId, timeoutMs) => until(() => acks.find((a) => a.envelope_id === envelopeId), timeoutMs, `the ack of envelope ${envelopeId}`),
     disconnect(reason = 'refresh_requested') {
       current?.send(JSON.stringify({ type: 'disconnect', reason, debug_info: { host: 'fake-socket' } }));
     },

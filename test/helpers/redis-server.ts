@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { waitFor } from './wait-for.js';
 
 const REQUIRED = process.env['REPRISE_REQUIRE_REDIS'] === '1';
 
@@ -65,15 +66,8 @@ export async function startRedis(opts: { durable?: boolean } = {}): Promise<Redi
   const cli = (...a: string[]): string => execFileSync('redis-cli', ['-p', String(port), ...a], { encoding: 'utf8' });
   const up = async (): Promise<void> => {
     child = spawn('redis-server', args, { stdio: 'ignore' });
-    for (let i = 0; i < 200; i++) {
-      try {
-        if (cli('PING').trim() === 'PONG') return;
-      } catch {
-        // not up yet
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error(`redis-server on port ${port} did not answer PING`);
+    // A refused connection (not up yet) counts as not yet.
+    await waitFor(() => cli('PING').trim() === 'PONG', `redis-server on port ${port} to answer PING`);
   };
   const kill = async (): Promise<void> => {
     const c = child;

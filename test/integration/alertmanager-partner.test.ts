@@ -14,6 +14,7 @@ import { startSlackFake, type PostedMessage, type SlackFake } from '../fakes/sla
 import { deliver } from '../fakes/slack-requests.js';
 import { eventsOf, ledgerEvents, writeConfig } from './helpers/chat-e2e.js';
 import { cleanup, makeTmpDir, spawnBot, type BotProcess } from './helpers/spawn-bot.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const BINARY = 'prometheus-alertmanager';
 const installed = spawnSync('sh', ['-c', `command -v ${BINARY}`]).status === 0;
@@ -34,17 +35,9 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** Alertmanager answers `/-/ready` (a connection refused while it starts counts as not yet). */
 async function waitForReady(url: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(`${url}/-/ready`)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`Alertmanager did not become ready at ${url}`);
+  await waitFor(async () => (await fetch(`${url}/-/ready`)).ok, `Alertmanager ready at ${url}`);
 }
 
 const labelsFor = (pod: string) => ({
@@ -86,17 +79,6 @@ async function silences(): Promise<AmSilence[]> {
 
 const shown = (m: { text: unknown; blocks: unknown }): string => `${String(m.text)}\n${JSON.stringify(m.blocks)}`;
 const roots = (): PostedMessage[] => fake.messages.filter((m) => m.channel === CHANNEL && !m.thread_ts);
-
-/** Polls an async probe until it returns something. */
-async function poll<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 beforeAll(async () => {
   if (!installed) return;
@@ -151,7 +133,7 @@ describe.runIf(installed)('Alertmanager as a partner (real Alertmanager)', () =>
     { timeout: 60_000 },
     async () => {
       await fire('checkout-api-7d9f8c6b5-aaaaa');
-      const card = await fake.waitFor(() => roots()[0], 30_000);
+      const card = await waitFor(() => roots()[0], { what: 'the card', timeoutMs: 30_000 });
       // The select offers Alertmanager only because it is configured.
       expect(shown(card)).toContain('4 h + Alertmanager');
       const actions = (card.blocks as Array<{ type: string; block_id?: string }>).find((b) => b.type === 'actions')!;
@@ -161,10 +143,10 @@ describe.runIf(installed)('Alertmanager as a partner (real Alertmanager)', () =>
       );
       expect(res.status).toBe(200);
       await eventsOf(dataDir, 'silence', 1);
-      const [s] = await poll('a silence in Alertmanager', async () => {
+      const [s] = await waitFor(async () => {
         const list = await silences();
         return list.length > 0 ? list : undefined;
-      });
+      }, 'a silence in Alertmanager');
       expect(s!.matchers.map((m) => [m.name, m.value, m.isRegex]).sort()).toEqual(
         Object.entries(labelsFor('checkout-api-7d9f8c6b5-aaaaa'))
           .map(([k, v]) => [k, v, false])
@@ -173,28 +155,33 @@ describe.runIf(installed)('Alertmanager as a partner (real Alertmanager)', () =>
       expect(s!.comment).toMatch(/^Silenced from Reprise by \S+\. Thread: https:\/\/slack\.com\/app_redirect\?channel=C0ONCALL \(thread /);
       expect(s!.comment).toContain(card.ts);
       expect(Date.parse(s!.endsAt) - Date.now()).toBeGreaterThan(3.9 * 3_600_000);
-      await fake.waitFor(() => fake.messages.find((m) => m.thread_ts === card.ts && shown(m).includes('also silenced in Alertmanager')), 15_000);
+      await waitFor(
+        () => fake.messages.find((m) => m.thread_ts === card.ts && shown(m).includes('also silenced in Alertmanager')),
+        'the thread told of the Alertmanager silence',
+      );
 
       // The silenced alert goes away. Alertmanager sends no resolve for what it silences; it
       // stops listing the alert, and the reconciler concludes its open.
       await fire('checkout-api-7d9f8c6b5-aaaaa', new Date().toISOString());
-      const resolve = await poll(
-        'the silenced alert concluded',
+      const resolve = await waitFor(
         async () => {
           const rows = (await ledgerEvents(dataDir)).filter((r) => r.type === 'resolve');
           return rows.length > 0 ? rows : undefined;
         },
-        30_000,
+        { what: 'the silenced alert concluded', timeoutMs: 30_000 },
       );
       expect(resolve).toEqual([expect.objectContaining({ reason: 'am_gone' })]);
-      await fake.waitFor(() => fake.message(CHANNEL, card.ts)?.updates.find((u) => shown(u).includes('no longer firing in Alertmanager')), 15_000);
+      await waitFor(
+        () => fake.message(CHANNEL, card.ts)?.updates.find((u) => shown(u).includes('no longer firing in Alertmanager')),
+        'the card marked no longer firing',
+      );
     },
   );
 
   it('marks the thread of an alert silenced in Alertmanager within a reconcile round, recorded', { timeout: 60_000 }, async () => {
     const before = roots().length;
     await fire('cart-6b8f9c7d4-bbbbb');
-    const card = await fake.waitFor(() => roots()[before], 30_000);
+    const card = await waitFor(() => roots()[before], { what: 'the second card', timeoutMs: 30_000 });
     expect(shown(card)).toContain('cart');
     // Someone silences it in Alertmanager's own UI (here: its API); no resolve will ever come.
     const matchers = Object.entries(labelsFor('cart-6b8f9c7d4-bbbbb')).map(([name, value]) => ({ name, value, isRegex: false, isEqual: true }));
@@ -210,12 +197,15 @@ describe.runIf(installed)('Alertmanager as a partner (real Alertmanager)', () =>
       }),
     });
     expect(made.status).toBe(200);
-    const update = await fake.waitFor(() => fake.message(CHANNEL, card.ts)?.updates.find((u) => shown(u).includes('silenced in Alertmanager')), 15_000);
+    const update = await waitFor(
+      () => fake.message(CHANNEL, card.ts)?.updates.find((u) => shown(u).includes('silenced in Alertmanager')),
+      'the card marked silenced in Alertmanager',
+    );
     expect(shown(update)).toContain('Silenced');
-    const marks = await poll('the mark in the ledger', async () => {
+    const marks = await waitFor(async () => {
       const rows = (await ledgerEvents(dataDir)).filter((r) => r.type === 'noise' && r['action'] === 'mark' && r['reason'] !== 'am_gone');
       return rows.length > 0 ? rows : undefined;
-    });
+    }, 'the mark in the ledger');
     expect(marks).toEqual([expect.objectContaining({ reason: 'am_silenced', detail: 'silenced in Alertmanager' })]);
   });
 });

@@ -9,8 +9,9 @@ import { readdirSync, readFileSync, renameSync, statSync, writeFileSync } from '
 import { join, relative } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CHECKOUT_ENTRY, crashLoopPayload, postAlert, type WebhookAccepted } from './helpers/alerts.js';
-import { cleanup, makeTmpDir, REPO_ROOT, runCli, spawnBot, waitFor, type BotProcess } from './helpers/spawn-bot.js';
+import { cleanup, makeTmpDir, REPO_ROOT, runCli, spawnBot, type BotProcess } from './helpers/spawn-bot.js';
 import { makeGitRemote, type GitRemote } from '../helpers/git-remote.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const remotes: GitRemote[] = [];
 afterEach(async () => {
@@ -196,11 +197,8 @@ describe('catalog sync without git', () => {
 
 /** Polls /readyz until the catalog serves `head`. */
 async function pollReady(bot: BotProcess, head: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
+  await waitFor(async () => {
     const r = await readyz(bot);
-    if (r.status === 200 && r.body.checks.catalog.head === head) return;
-    if (Date.now() > deadline) throw new Error(`the bot did not index ${head}: ${JSON.stringify(r.body)}`);
-    await new Promise((res) => setTimeout(res, 50));
-  }
+    return r.status === 200 && r.body.checks.catalog.head === head;
+  }, `the bot to index ${head}`);
 }

@@ -13,6 +13,7 @@ import type { LedgerEvent } from '../../src/core/ledger-events.js';
 import { eventKey, Ledger, SNAPSHOT_KEY } from '../../src/core/ledger/ledger.js';
 import { CHECKOUT_ENTRY, crashLoopPayload, postAlert, type WebhookAccepted } from './helpers/alerts.js';
 import { cleanup, makeTmpDir, REPO_ROOT, runCli, spawnBot } from './helpers/spawn-bot.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 afterEach(cleanup);
 
@@ -109,7 +110,7 @@ describe('crash safety', () => {
       }
     };
     const clients = [client(), client(), client(), client()];
-    while (acked.length < 60) await new Promise((r) => setTimeout(r, 5));
+    await waitFor(() => acked.length >= 60, { what: '60 acknowledged webhooks', intervalMs: 5 });
     await bot.kill();
     stop = true;
     await Promise.all(clients);

@@ -17,9 +17,10 @@ import { createBareCatalogRepo, type BareCatalogRepo } from '../fakes/bare-catal
 import type { FakeReply, RecordedRequest } from '../fakes/openai-fake.js';
 import { startGitHubFake, type GitHubFake } from '../fakes/github-fake.js';
 import { crashLoopPayload, postAlert } from './helpers/alerts.js';
-import { eventsOf, ledgerEvents, ofType, until, type LedgerRow } from './helpers/chat-e2e.js';
+import { eventsOf, ledgerEvents, ofType, type LedgerRow } from './helpers/chat-e2e.js';
 import { byRole, fake, finding, roleOf, toolCall, serveModelConfig, useModelAndTools, verdict, type Role } from './helpers/investigation.js';
 import { cleanup, makeTmpDir, REPO_ROOT, runCli, spawnBot, type BotProcess } from './helpers/spawn-bot.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 useModelAndTools();
 
@@ -84,7 +85,7 @@ describe('curation end to end through reprise serve', () => {
       );
       const env = { REPRISE_DATA_DIR: dir };
       const bot = await spawnBot({ dataDir: dir, args: ['--config', config] });
-      await until('the first catalog index', async () => ((await fetch(`${bot.url}/readyz`)).status === 200 ? true : undefined));
+      await waitFor(async () => ((await fetch(`${bot.url}/readyz`)).status === 200 ? true : undefined), 'the first catalog index');
 
       // 1. A firing no entry covers → investigated → a verified Finding → a new KB PR.
       expect((await post(bot, firing(pods[0]!))).status).toBe(202);

@@ -9,7 +9,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createBareCatalogRepo, type BareCatalogRepo } from '../fakes/bare-catalog-repo.js';
 import { startGitHubFake, type GitHubFake } from '../fakes/github-fake.js';
 import { crashLoopPayload, postAlert, request } from './helpers/alerts.js';
-import { cleanup, makeTmpDir, runCli, spawnBot, waitFor } from './helpers/spawn-bot.js';
+import { cleanup, makeTmpDir, runCli, spawnBot } from './helpers/spawn-bot.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const TRIGGER = 'kubepodcrashlooping|payments|deployment|checkout-api|prod-eu-1';
 let fake: GitHubFake | undefined;
@@ -41,7 +42,7 @@ describe('serve with a forge', () => {
     const r = await runCli(['note', TRIGGER, 'the', 'crash', 'follows', 'the', '@platform/oncall', 'config', 'push', '--user', 'bob'], { env });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^note recorded via the running bot \(pid \d+\) as event #\d+ on .* for bob; it will be filed on acme\/kb\n$/);
-    await waitFor(() => (fake!.pulls().length > 0 ? true : undefined), 'the Concept PR', 20_000);
+    await waitFor(() => (fake!.pulls().length > 0 ? true : undefined), { what: 'the Concept PR', timeoutMs: 20_000 });
     const pr = fake.pulls()[0]!;
     expect(pr.body).toContain('Operator knowledge from bob via cli');
     expect(pr.body).toContain('> the crash follows the @\u2060platform/oncall config push');

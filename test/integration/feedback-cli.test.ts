@@ -112,7 +112,9 @@ describe('reprise feedback', () => {
     const quiet = await postAlert(bot.url, crashLoopPayload({ status: 'firing', severity: 'warning', pod: 'checkout-api-7d9f8c6b5-q1q1q' }));
     expect(quiet.status, quiet.text).toBe(202);
     expect((quiet.json as WebhookAccepted).results[0]).toMatchObject({ status: 'silenced', triggerKey: TRIGGER });
-    await new Promise((r) => setTimeout(r, 200)); // time for a delivery, were there anything to deliver
+    // The webhook's answer came after its transaction: once the outbox is empty and the ledger
+    // still, whatever the quiet firing asked to post would have been posted.
+    await bot.settled();
     expect(bot.transcriptLines()).toHaveLength(transcriptBefore);
 
     // A critical firing breaks through (and ends the silence): this is what makes the quiet one meaningful.
@@ -143,7 +145,7 @@ describe('reprise feedback', () => {
     const dataDir = await seededDataDir();
     const bot = await spawnBot({ dataDir, args: ['--host', '127.0.0.1'] });
     const before = bot.transcriptLines().length;
-    const seqBefore = ((await (await fetch(`${bot.url}/readyz`)).json()) as { checks: { ledger: { seq: number } } }).checks.ledger.seq;
+    const seqBefore = (await bot.readyz()).checks.ledger.seq;
     for (let i = 0; i < 5; i++) {
       const forged = await request(bot.url, {
         path: '/api/feedback',
@@ -185,16 +187,9 @@ describe('reprise feedback', () => {
     const announced = readFileSync(ownerFile, 'utf8');
     writeFileSync(ownerFile, JSON.stringify({ ...JSON.parse(announced), socket: join(dataDir, 'gone.sock') }));
     // The firing's message is delivered (and its `delivered` recorded) asynchronously: wait
-    // until the ledger stops moving, so what follows measures the CLI alone.
+    // until nothing is pending and the ledger stops moving, so what follows measures the CLI alone.
     await first.waitForTranscript((ls) => ls.length >= 1);
-    const readSeq = async (): Promise<number> =>
-      ((await (await fetch(`${first.url}/readyz`)).json()) as { checks: { ledger: { seq: number } } }).checks.ledger.seq;
-    let seq = await readSeq();
-    for (let prev = -1; seq !== prev;) {
-      prev = seq;
-      await new Promise((r) => setTimeout(r, 300));
-      seq = await readSeq();
-    }
+    const seq = await first.settled();
     const refused = await runCli(['feedback', TRIGGER, 'down'], { env: { REPRISE_DATA_DIR: dataDir } });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(`is in use by reprise serve (pid ${first.child.pid}`);
@@ -212,7 +207,7 @@ describe('reprise feedback', () => {
     const dataDir = await seededDataDir();
     chmodSync(dataDir, 0o755); // another user may look, not write
     const bot = await spawnBot({ dataDir });
-    const seq = ((await (await fetch(`${bot.url}/readyz`)).json()) as { checks: { ledger: { seq: number } } }).checks.ledger.seq;
+    const seq = (await bot.readyz()).checks.ledger.seq;
     let out: string;
     let code = 0;
     try {

@@ -9,7 +9,8 @@ import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
-import { redisAvailable } from '../helpers/redis-server.js';
+import { redisAvailable, startRedis } from '../helpers/redis-server.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { eventKey } from '../../src/core/ledger/ledger.js';
 import { crashLoopPayload, postAlert, request, type WebhookAccepted } from './helpers/alerts.js';
 import { cleanup, makeTmpDir, MAIN_JS, REPO_ROOT, runCli, spawnBot, type BotProcess } from './helpers/spawn-bot.js';
@@ -172,7 +173,7 @@ describe('stores that are damaged, empty or unwritable', () => {
   });
 
   it.runIf(hasRedis())('goes not-ready with the reason when the store refuses writes, posts no thread, and recovers', { timeout: 60_000 }, async () => {
-    const redis = await startRedis();
+    const redis = await startRedis({ durable: false });
     try {
       const dir = makeTmpDir();
       const bot = await spawnBot({
@@ -184,7 +185,9 @@ describe('stores that are damaged, empty or unwritable', () => {
       redis.cli('CONFIG', 'SET', 'min-replicas-to-write', '1'); // every write now fails: NOREPLICAS
       const res = await postAlert(bot.url, crashLoopPayload({ status: 'firing' }));
       expect(res.status).toBe(500);
-      await new Promise((r) => setTimeout(r, 300)); // time for a delivery, were there anything to deliver
+      // Nothing was recorded, so nothing may be pending: the outbox says so, then the transcript.
+      expect((await bot.readyz()).checks.outbox.pending).toBe(0);
+      await bot.settled();
       expect(bot.transcriptLines(), 'nothing shown that was not recorded').toEqual([]);
       expect(bot.stdout()).not.toContain('KubePodCrashLooping');
       const retried = await postAlert(bot.url, crashLoopPayload({ status: 'firing' }));
@@ -195,14 +198,14 @@ describe('stores that are damaged, empty or unwritable', () => {
       expect(JSON.stringify(notReady.json)).toMatch(/store: .*(NOREPLICAS|replicas)/i);
 
       redis.cli('CONFIG', 'SET', 'min-replicas-to-write', '0');
-      await new Promise((r) => setTimeout(r, 600)); // a probe interval or two
-      expect((await request(bot.url, { method: 'GET', path: '/readyz' })).status).toBe(200);
+      // The next write probe (every 200 ms) proves the store takes writes again.
+      await waitFor(async () => (await request(bot.url, { method: 'GET', path: '/readyz' })).status === 200, '/readyz ready again after a probe');
       const ok = await postAlert(bot.url, crashLoopPayload({ status: 'firing' }));
       expect(ok.status, ok.text).toBe(202);
       expect((await bot.waitForTranscript((ls) => ls.some((l) => l.kind === 'rca'))).filter((l) => l.kind === 'rca')).toHaveLength(1);
       expect(await bot.stop()).toEqual({ code: 0, signal: null });
     } finally {
-      redis.stop();
+      await redis.stop();
     }
   });
 });
@@ -329,30 +332,4 @@ function findOldNode(): string | undefined {
 function hasRedis(): boolean {
   // Fails instead of skipping where REPRISE_REQUIRE_REDIS=1 (CI, once it installed Redis).
   return redisAvailable();
-}
-
-async function startRedis(): Promise<{ port: number; cli: (...args: string[]) => string; stop: () => void }> {
-  const { createServer } = await import('node:net');
-  const port = await new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
-  });
-  const dir = makeTmpDir('reprise-redis-');
-  const child = (await import('node:child_process')).spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
-    { stdio: 'ignore' },
-  );
-  const cli = (...args: string[]): string => execFileSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8' });
-  for (let i = 0; i < 100; i++) {
-    try {
-      if (cli('PING').trim() === 'PONG') break;
-    } catch {
-      // not up yet
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return { port, cli, stop: () => child.kill('SIGKILL') };
 }

@@ -17,8 +17,9 @@ import { startMatrixFake, type MatrixFake, type RecordedSend } from '../fakes/ma
 import { startSlackFake, type PostedMessage, type SlackFake } from '../fakes/slack-fake.js';
 import { appMentionEvent, deliver, reactionEvent } from '../fakes/slack-requests.js';
 import { crashLoopPayload, postAlert } from './helpers/alerts.js';
-import { eventsOf, ledgerEvents, ofType, until, writeConfig } from './helpers/chat-e2e.js';
+import { eventsOf, ledgerEvents, ofType, writeConfig } from './helpers/chat-e2e.js';
 import { cleanup, makeTmpDir, REPO_ROOT, runCli, spawnBot, type BotProcess } from './helpers/spawn-bot.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const TRIGGER = 'kubepodcrashlooping|payments|deployment|checkout-api|prod-eu-1';
 /** A small starter catalog with nothing about checkout-api: the first firing is no instant recall. */
@@ -83,13 +84,12 @@ async function world(surface: string[]): Promise<World> {
 }
 
 async function ready(bot: BotProcess): Promise<void> {
-  await until('the first catalog index', async () => ((await fetch(`${bot.url}/readyz`)).status === 200 ? true : undefined), 30_000);
+  await waitFor(async () => ((await fetch(`${bot.url}/readyz`)).status === 200 ? true : undefined), { what: 'the first catalog index', timeoutMs: 30_000 });
 }
 
 /** The one human-fix PR, once the curator has opened it. */
 const fixPr = (w: World): Promise<FixedPr> =>
-  until(
-    'the fix PR',
+  waitFor(
     async () => {
       const pr = w.github.pulls().find((p) => p.labels.includes('human-fix'));
       if (!pr) return undefined;
@@ -97,7 +97,7 @@ const fixPr = (w: World): Promise<FixedPr> =>
       const content = await w.remote.show(pr.head, entryId);
       return content === undefined ? undefined : { pr, entryId, content };
     },
-    30_000,
+    { what: 'the fix PR', timeoutMs: 30_000 },
   );
 interface FixedPr {
   pr: FakeItem;
@@ -247,18 +247,20 @@ describe('teach it what fixed it, end to end through reprise serve (no model)', 
       const body = (x: RecordedSend): string => `${String(x.content['body'])}\n${String(x.content['formatted_body'])}`;
 
       expect((await postAlert(bot.url, firing(0))).status).toBe(202);
-      const card = await until('the card', () => sent().find((x) => relation(x).rel_type === undefined));
+      const card = await waitFor(() => sent().find((x) => relation(x).rel_type === undefined), 'the card');
       // 👀: the card, replaced in place, names who is on it.
       m.react(PAYMENTS, ALICE, card.eventId, '👀');
-      const edit = await until('the ack on the card', () =>
-        m.sent.find(
-          (x) => x.room === PAYMENTS && relation(x).rel_type === 'm.replace' && relation(x).event_id === card.eventId && body(x).includes('is on it'),
-        ),
+      const edit = await waitFor(
+        () =>
+          m.sent.find(
+            (x) => x.room === PAYMENTS && relation(x).rel_type === 'm.replace' && relation(x).event_id === card.eventId && body(x).includes('is on it'),
+          ),
+        'the ack on the card',
       );
       expect(body(edit)).toContain('@alice:fake.test is on it');
       expect((await eventsOf(w.dir, 'ack', 1))[0]).toMatchObject({ triggerKey: TRIGGER, user: `matrix:${ALICE}`, via: 'matrix' });
       expect((await postAlert(bot.url, resolved(0))).status).toBe(202);
-      const asked = await until('the question', () => threadOf(card).find((x) => body(x).includes('what fixed it?')));
+      const asked = await waitFor(() => threadOf(card).find((x) => body(x).includes('what fixed it?')), 'the question');
       expect(body(asked)).toContain('!reprise fixed …');
 
       m.replyInThread(PAYMENTS, ALICE, card.eventId, `!reprise fixed ${HOSTILE}`);
@@ -266,7 +268,7 @@ describe('teach it what fixed it, end to end through reprise serve (no model)', 
       expect(fix).toMatchObject({ triggerKey: TRIGGER, user: `matrix:${ALICE}`, via: 'matrix' });
       const fixed = await fixPr(w);
       expectEntry(fixed, /from @\u2060\S+ via Matrix on \d{4}-\d{2}-\d{2}/);
-      const told = await until('the link in the thread', () => threadOf(card).find((x) => body(x).includes('drafted as a new Incident entry for review')));
+      const told = await waitFor(() => threadOf(card).find((x) => body(x).includes('drafted as a new Incident entry for review')), 'the link in the thread');
       expect(body(told)).toContain(`/pull/${fixed.pr.number}`);
       for (const x of threadOf(card)) {
         expect(x.content['m.mentions'] ?? {}).toEqual({});
@@ -275,9 +277,9 @@ describe('teach it what fixed it, end to end through reprise serve (no model)', 
 
       // The next occurrence (the PR not merged yet): its thread answers "what fixed it last time?" with the fix.
       expect((await postAlert(bot.url, firing(1))).status).toBe(202);
-      const card2 = await until('the second card', () => sent().filter((x) => relation(x).rel_type === undefined)[1]);
+      const card2 = await waitFor(() => sent().filter((x) => relation(x).rel_type === undefined)[1], 'the second card');
       m.replyInThread(PAYMENTS, ALICE, card2.eventId, `!reprise ${QUESTION}`);
-      const answer = await until('the answer', () => threadOf(card2).find((x) => body(x).includes('What fixed it last time')));
+      const answer = await waitFor(() => threadOf(card2).find((x) => body(x).includes('What fixed it last time')), 'the answer');
       expectFixAnswer(String(answer.content['body']), '@alice:fake.test');
       // The fix's HTML is escaped in the formatted body, and nobody is mentioned.
       expect(String(answer.content['formatted_body'])).not.toMatch(/<b>|<!--/);
@@ -285,7 +287,7 @@ describe('teach it what fixed it, end to end through reprise serve (no model)', 
       expect((await postAlert(bot.url, resolved(1))).status).toBe(202);
 
       await mergeSyncRecall(w, bot, fixed, 2);
-      const recall = await until('the recall card', () => sent().filter((x) => relation(x).rel_type === undefined)[2]);
+      const recall = await waitFor(() => sent().filter((x) => relation(x).rel_type === undefined)[2], 'the recall card');
       expect(body(recall)).toContain('Instant recall');
       expect(await bot.stop()).toEqual({ code: 0, signal: null });
     },
@@ -334,7 +336,7 @@ describe('teach it what fixed it, end to end through reprise serve (no model)', 
       const online = await runCli(['fixed', TRIGGER, 'the limit alone was enough', '--user', 'bob', '--config', w.config], { env: w.env });
       expect(online.code, online.stderr).toBe(0);
       expect(online.stdout).toMatch(/fix recorded via the running bot \(pid \d+\) as event #\d+ on .* for bob/);
-      const comments = await until('the comment', () => (w.github.commentsOn(fixed.pr.number).length > 0 ? w.github.commentsOn(fixed.pr.number) : undefined));
+      const comments = await waitFor(() => (w.github.commentsOn(fixed.pr.number).length > 0 ? w.github.commentsOn(fixed.pr.number) : undefined), 'the comment');
       expect(comments[0]!.body).toContain('> the limit alone was enough');
       expect(w.github.pulls().filter((p) => p.labels.includes('human-fix'))).toHaveLength(1);
 
@@ -342,7 +344,7 @@ describe('teach it what fixed it, end to end through reprise serve (no model)', 
       const pm = await runCli(['postmortem', TRIGGER, '--user', 'carol', '--config', w.config], { env: w.env });
       expect(pm.code, pm.stderr).toBe(0);
       expect(pm.stdout).toMatch(/postmortem of .* asked for as event #\d+ via the running bot \(pid \d+\): drafting it as a pull request under postmortems\//);
-      const pmPr = await until('the postmortem PR', () => w.github.pulls().find((p) => p.labels.includes('postmortem')));
+      const pmPr = await waitFor(() => w.github.pulls().find((p) => p.labels.includes('postmortem')), 'the postmortem PR');
       const pmFile = (await w.remote.show(pmPr.head, `postmortems/${pmPr.head.slice('reprise/postmortem/'.length)}.md`))!;
       expect(pmFile).toContain('> rolled back deploy 4f2a1c @');
       expect(pmFile).not.toMatch(/<!channel>|<b>|<!--|@org/);

@@ -19,6 +19,7 @@ import {
   useModelAndTools,
   verdict,
 } from './helpers/investigation.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 useModelAndTools();
 let engine: Engine | undefined;
@@ -119,7 +120,9 @@ describe('budgets', () => {
     engine = await startEngine({ modelBaseUrl: fake.baseUrl, mcp: { http: mcp.url } });
     fake.respond(() => ({ ...finding(), delayMs: 3000 }));
     const ctl = new AbortController();
-    setTimeout(() => ctl.abort(), 150);
+    // Cancelled while running: once the model has the request (it would answer in 3 s).
+    const calls = fake.requests.length;
+    void waitFor(() => fake.requests.length > calls, 'the model call').then(() => ctl.abort());
     const res = await engine.investigator.run({ incident: crashLoopIncident(), signal: ctl.signal }, sinkOf(engine));
     expect(res).toMatchObject({ status: 'cancelled', reason: 'cancelled' });
     const pre = await engine.investigator.run({ incident: crashLoopIncident(), signal: AbortSignal.abort() }, sinkOf(engine));

@@ -10,7 +10,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { redisAvailable, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { crashLoopPayload, postAlert } from './helpers/alerts.js';
 import { byRole, fake, finding, serveModelConfig, useModelAndTools, verdict } from './helpers/investigation.js';
-import { cleanup, makeTmpDir, runCli, spawnBot, waitFor, type BotProcess } from './helpers/spawn-bot.js';
+import { cleanup, makeTmpDir, runCli, spawnBot, type BotProcess } from './helpers/spawn-bot.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 useModelAndTools();
 
@@ -52,7 +53,7 @@ describe('serve resumes an investigation a crash interrupted', () => {
       authorization: 'Bearer test-token-for-investigations',
     });
     expect(res.status, res.text).toBe(202);
-    await waitFor(() => (fake.requests.length >= 1 ? true : undefined), 'the investigation to call the model', 20_000);
+    await waitFor(() => (fake.requests.length >= 1 ? true : undefined), { what: 'the investigation to call the model', timeoutMs: 20_000 });
     expect((await bot.kill()).signal).toBe('SIGKILL');
 
     const before = await ledgerEvents(dir);
@@ -116,18 +117,16 @@ describe.skipIf(!HAS_REDIS)('a new leader resumes an investigation the dead one 
     const config = writeConfig(makeTmpDir(), ['store:', `  lease_ttl: ${LEASE_TTL_MS}ms`]);
     const env = { REPRISE_STORE_URL: redis.url };
     const a = await spawnBot({ dataDir: makeTmpDir(), env, args: ['--config', config] });
-    for (let i = 0; i < 400 && (await isLeader(a)) !== true; i++) await new Promise((r) => setTimeout(r, 50));
-    expect(await isLeader(a)).toBe(true);
+    await waitFor(async () => (await isLeader(a)) === true, 'the first replica to lead');
     const b = await spawnBot({ dataDir: makeTmpDir(), env, args: ['--config', config] });
-    for (let i = 0; i < 400 && (await isLeader(b)) !== false; i++) await new Promise((r) => setTimeout(r, 50));
-    expect(await isLeader(b)).toBe(false);
+    await waitFor(async () => (await isLeader(b)) === false, 'the second replica to follow');
 
     // Sent to the follower: recorded in the shared inbox, handled by the leader.
     const res = await postAlert(b.url, crashLoopPayload({ status: 'firing', severity: 'critical', pod: 'billing-api-7d9f8c6b5-x2k4q' }), {
       authorization: 'Bearer test-token-for-investigations',
     });
     expect(res.status, res.text).toBe(202);
-    await waitFor(() => (fake.requests.length >= 1 ? true : undefined), 'the leader to call the model', 20_000);
+    await waitFor(() => (fake.requests.length >= 1 ? true : undefined), { what: 'the leader to call the model', timeoutMs: 20_000 });
     expect((await a.kill()).signal).toBe('SIGKILL');
 
     await b.waitForLog((l) => l.msg === 'work interrupted by a restart is resumed' && l['investigations'] === 1, 10 * LEASE_TTL_MS);

@@ -14,6 +14,7 @@ import { crashLoopPayload, postAlert } from './helpers/alerts.js';
 import { byRole, fake, finding, OOM_ENTRY, POISONED_ENTRY, roleOf, toolCall, serveModelConfig, useModelAndTools, verdict } from './helpers/investigation.js';
 import { cleanup, makeTmpDir, runCli, spawnBot, type BotProcess } from './helpers/spawn-bot.js';
 import { scrape, type Exposition } from '../helpers/prom-text.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 useModelAndTools();
 
@@ -34,18 +35,15 @@ async function serveWithModel(investigateAfter = '60s', modelLines: string[] = [
 const post = (bot: BotProcess, payload: unknown) => postAlert(bot.url, payload, { authorization: 'Bearer test-token-for-investigations' });
 /** Scrapes until `settled` holds: the job's counters move just after its finding is recorded. */
 async function metricsWhen(bot: BotProcess, settled: (m: Exposition) => boolean): Promise<Exposition> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const m = await scrape(bot.url);
-    if (settled(m)) return m;
-    if (Date.now() > deadline)
-      throw new Error(
-        `metrics did not settle:\n${m.samples
-          .filter((x) => x.name.startsWith('reprise_') && x.value !== 0)
-          .map((x) => `${x.name}${JSON.stringify(x.labels)} ${x.value}`)
-          .join('\n')}`,
-      );
-    await new Promise((r) => setTimeout(r, 50));
+  let last: Exposition | undefined;
+  try {
+    return await waitFor(async () => {
+      last = await scrape(bot.url);
+      return settled(last) ? last : undefined;
+    }, 'the metrics to settle');
+  } catch (err) {
+    const moved = (last?.samples ?? []).filter((x) => x.name.startsWith('reprise_') && x.value !== 0);
+    throw new Error(`${(err as Error).message}:\n${moved.map((x) => `${x.name}${JSON.stringify(x.labels)} ${x.value}`).join('\n')}`, { cause: err });
   }
 }
 

@@ -14,23 +14,26 @@ import { CHECKOUT_ENTRY, SAMPLE_POD, crashLoopPayload, postAlert, type WebhookAc
 import { recallJson } from './helpers/recall-cli.js';
 import { cleanup, makeTmpDir, spawnBot } from './helpers/spawn-bot.js';
 import { scrape, type Exposition } from '../helpers/prom-text.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const CATALOG = 'catalog';
 /** Short enough for a test to outwait, long enough that two quick firings are both "in progress". */
 const WINDOW_MS = 400;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Scrapes until `settled` holds (a delivery is counted just after its transcript line is written). */
-async function scrapeWhen(url: string, settled: (m: Exposition) => boolean, timeoutMs = 10_000): Promise<Exposition> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const m = await scrape(url);
-    if (settled(m)) return m;
-    if (Date.now() > deadline) {
-      const ours = m.samples.filter((s) => s.name.startsWith('reprise_')).map((s) => `${s.name}${JSON.stringify(s.labels)} ${s.value}`);
-      throw new Error(`metrics did not settle within ${timeoutMs} ms; last scrape:\n${ours.join('\n')}`);
-    }
-    await sleep(50);
+async function scrapeWhen(url: string, settled: (m: Exposition) => boolean, timeoutMs?: number): Promise<Exposition> {
+  let last: Exposition | undefined;
+  try {
+    return await waitFor(
+      async () => {
+        last = await scrape(url);
+        return settled(last) ? last : undefined;
+      },
+      { what: 'the metrics to settle', ...(timeoutMs ? { timeoutMs } : {}) },
+    );
+  } catch (err) {
+    const ours = (last?.samples ?? []).filter((s) => s.name.startsWith('reprise_')).map((s) => `${s.name}${JSON.stringify(s.labels)} ${s.value}`);
+    throw new Error(`${(err as Error).message}; last scrape:\n${ours.join('\n')}`, { cause: err });
   }
 }
 
@@ -108,10 +111,14 @@ describe('the learning loop over HTTP', () => {
     // after the previous one's resolve window lapsed.
     const bot2 = await spawnBot({ dataDir: dir, transcript: join(dir, 't2.jsonl'), args: ['--config', config] });
     let fallThrough: { body: WebhookAccepted; text: string; answer: unknown; n: number } | undefined;
+    let lapses = 0;
     for (let n = 1; n <= 6 && !fallThrough; n++) {
-      if (n > 1) await sleep(WINDOW_MS + 100);
+      // Time passing is the input here: the bot's own clock must run past the previous firing's
+      // resolve window (WINDOW_MS, with margin) for it to count as unresolved.
+      await waitFor(() => Date.now() >= lapses, "the previous firing's resolve window to lapse");
       const pod = `checkout-api-7d9f8c6b5-r${n}x9z`;
       const res = await postAlert(bot2.url, crashLoopPayload({ status: 'firing', pod }));
+      lapses = Date.now() + WINDOW_MS + 100;
       expect(res.status, res.text).toBe(202);
       const lines = (await bot2.waitForTranscript((ls) => ls.filter((l) => l.kind === 'rca').length >= n)).filter((l) => l.kind === 'rca');
       expect(lines).toHaveLength(n);

@@ -7,8 +7,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMatrixFake, type MatrixFake, type RecordedSend } from '../fakes/matrix-homeserver.js';
 import { CHECKOUT_ENTRY, crashLoopPayload, postAlert, type WebhookAccepted } from './helpers/alerts.js';
-import { eventsOf, HOSTILE_ANNOTATIONS, ledgerEvents, ofType, searchPayload, until, writeConfig } from './helpers/chat-e2e.js';
+import { eventsOf, HOSTILE_ANNOTATIONS, ledgerEvents, ofType, searchPayload, writeConfig } from './helpers/chat-e2e.js';
 import { cleanup, makeTmpDir, spawnBot, type BotProcess } from './helpers/spawn-bot.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const ALICE = '@alice:fake.test';
 const BOB = '@bob:fake.test';
@@ -65,8 +66,8 @@ let card: RecordedSend;
 describe('Matrix, end to end through reprise serve', () => {
   it('turns an Alertmanager webhook into a card in the routed room with the analysis in its thread', { timeout: 30_000 }, async () => {
     expect((await postAlert(bot.url, crashLoopPayload({ status: 'firing' }))).status).toBe(202);
-    card = await until('the card', () => roots(PAYMENTS)[0]);
-    const detail = await until('the analysis in the thread', () => threadOf(card)[0]);
+    card = await waitFor(() => roots(PAYMENTS)[0], 'the card');
+    const detail = await waitFor(() => threadOf(card)[0], 'the analysis in the thread');
     expect(body(card.content)).toContain('KubePodCrashLooping');
     expect(body(card.content)).toContain('Instant recall');
     expect(body(detail.content)).toContain(CHECKOUT_ENTRY);
@@ -90,8 +91,9 @@ describe('Matrix, end to end through reprise serve', () => {
     // Alice's vote, and the card rewritten with its tally (an edit in place): nothing for the others.
     const recorded = after.filter((e) => e.seq > before && e.type !== 'delivered');
     expect(recorded.map((e) => `${String(e.type)}${e.type === 'outbox' ? `:${String(e['op'])}` : ''}`)).toEqual(['feedback', 'outbox:update']);
-    const edit = await until('the card edited with the 👎', () =>
-      fresh(PAYMENTS).find((s) => relation(s).rel_type === 'm.replace' && relation(s).event_id === card.eventId && body(s.content).includes('👎 1')),
+    const edit = await waitFor(
+      () => fresh(PAYMENTS).find((s) => relation(s).rel_type === 'm.replace' && relation(s).event_id === card.eventId && body(s.content).includes('👎 1')),
+      'the card edited with the 👎',
     );
     expect(body(edit.content)).toContain('votes on this alert: 👍 0 👎 1');
   });
@@ -100,12 +102,12 @@ describe('Matrix, end to end through reprise serve', () => {
     fake.replyInThread(PAYMENTS, ALICE, card.eventId, '!reprise note the pool was exhausted after the 02:40 deploy');
     const [note] = await eventsOf(dataDir, 'note', 1);
     expect(note).toMatchObject({ user: `matrix:${ALICE}`, via: 'matrix', text: 'the pool was exhausted after the 02:40 deploy' });
-    await until('📝 in the thread', () => threadOf(card).find((s) => body(s.content).includes('📝')));
+    await waitFor(() => threadOf(card).find((s) => body(s.content).includes('📝')), '📝 in the thread');
   });
 
   it('answers !reprise recall with the ranked answer and its gate trace', { timeout: 30_000 }, async () => {
     const asked = fake.say(PAYMENTS, ALICE, '!reprise recall KubePodCrashLooping');
-    const answer = await until('the recall answer', () => fresh(PAYMENTS).find((s) => relation(s).event_id === asked));
+    const answer = await waitFor(() => fresh(PAYMENTS).find((s) => relation(s).event_id === asked), 'the recall answer');
     expect(body(answer.content)).toContain(CHECKOUT_ENTRY);
     expect(body(answer.content)).toMatch(/gate trace/i);
   });
@@ -118,7 +120,8 @@ describe('Matrix, end to end through reprise serve', () => {
     const opens = ofType(await ledgerEvents(dataDir), 'open').length;
     const again = await postAlert(bot.url, crashLoopPayload({ status: 'firing', pod: 'checkout-api-7d9f8c6b5-zzzzz' }));
     expect((again.json as WebhookAccepted).results[0]).toMatchObject({ status: 'silenced' });
-    await new Promise((r) => setTimeout(r, 500));
+    // Decided before the 202; once the outbox is empty, anything it asked to post has been posted.
+    await bot.settled();
     expect(ofType(await ledgerEvents(dataDir), 'open')).toHaveLength(opens);
     expect(fake.sent.slice(sent).filter((s) => relation(s).rel_type === undefined && s.type === 'm.room.message')).toEqual([]);
   });
@@ -128,8 +131,8 @@ describe('Matrix, end to end through reprise serve', () => {
     { timeout: 30_000 },
     async () => {
       expect((await postAlert(bot.url, searchPayload({ status: 'firing', annotations: HOSTILE_ANNOTATIONS }))).status).toBe(202);
-      const other = await until('the second card', () => roots(SEARCH)[0]);
-      const detail = await until('its analysis', () => threadOf(other)[0]);
+      const other = await waitFor(() => roots(SEARCH)[0], 'the second card');
+      const detail = await waitFor(() => threadOf(other)[0], 'its analysis');
       for (const s of [other, detail]) {
         expect(s.content['m.mentions']).toEqual({});
         expect(String(s.content['formatted_body'])).not.toMatch(/<script|<a href="https:\/\/evil|@room<\/a>|<!channel>/);
@@ -143,8 +146,8 @@ describe('Matrix, end to end through reprise serve', () => {
       expect((await postAlert(bot.url, crashLoopPayload({ status: 'resolved' }))).status).toBe(202);
       expect((await postAlert(bot.url, searchPayload({ status: 'resolved' }))).status).toBe(202);
       for (const root of [card, other]) {
-        await until('the card edited to resolved', () => (body(fake.current(root.eventId)).includes('✅ resolved') ? true : undefined));
-        await until('a resolve line in the thread', () => threadOf(root).find((s) => /resolved/i.test(String(s.content['body']))));
+        await waitFor(() => (body(fake.current(root.eventId)).includes('✅ resolved') ? true : undefined), 'the card edited to resolved');
+        await waitFor(() => threadOf(root).find((s) => /resolved/i.test(String(s.content['body']))), 'a resolve line in the thread');
       }
       expect(roots(PAYMENTS)).toHaveLength(1);
       expect(roots(SEARCH)).toHaveLength(1);
@@ -163,7 +166,9 @@ describe('Matrix, end to end through reprise serve', () => {
     await startBot();
     fake.react(PAYMENTS, ALICE, card.eventId, '👍');
     await eventsOf(dataDir, 'feedback', votesBefore + 2);
-    await new Promise((r) => setTimeout(r, 300));
+    // A replay of Bob's reaction would come from the same catch-up sync, before Alice's: by now
+    // it would be recorded, and so would anything it set off once the bot has settled.
+    await bot.settled();
     expect(
       ofType(await ledgerEvents(dataDir), 'feedback')
         .map((v) => [v['user'], v['vote']])

@@ -6,6 +6,7 @@ import type { ChatTransport } from '../../src/ports/chat-transport.js';
 import { silentLogger, type Logger } from '../../src/ports/logger.js';
 import type { KeyValueStore } from '../../src/ports/store.js';
 import type { MatrixFake } from '../fakes/matrix-homeserver.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 export function memoryStore(): KeyValueStore {
   return createStore('memory://', '/nonexistent');
@@ -54,16 +55,8 @@ export async function startTransport(
   return { transport, events };
 }
 
-/** Polls until `check` returns a value (not undefined/false) or fails after `ms`. */
-export async function until<T>(check: () => T | undefined | false, ms = 5_000, what = 'condition'): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = check();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+/** @deprecated Use `waitFor(check, { what, timeoutMs })` from test/helpers/wait-for.ts (kept for branches not yet merged). */
+export const until = <T>(check: () => T | undefined | false, ms?: number, what = 'condition'): Promise<T> => waitFor(check, what, ms);
 
 export const ALICE = '@alice:fake.test';
 export const BOB = '@bob:fake.test';

@@ -8,7 +8,8 @@ import type { ChatIntent } from '../../src/core/chat/chat-types.js';
 import type { KeyValueStore } from '../../src/ports/store.js';
 import { startMatrixFake, type MatrixFake } from '../fakes/matrix-homeserver.js';
 import { card } from '../unit/adapters/matrix/views.js';
-import { ALICE, BOB, memoryStore, startTransport, until, type Harness } from './matrix-helpers.js';
+import { ALICE, BOB, memoryStore, startTransport, type Harness } from './matrix-helpers.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 let fake: MatrixFake;
 const open: Harness[] = [];
@@ -38,15 +39,15 @@ describe('Matrix transport across restarts', () => {
     const first = await boot(store);
     const root = await first.transport.post({ transport: 'matrix', channel: fake.room }, card(), undefined, { idempotencyKey: 'open' });
     const before = fake.react(fake.room, ALICE, root.id, '👍');
-    await until(() => first.events.length === 1, 5_000, 'the first reaction');
+    await waitFor(() => first.events.length === 1, 'the first reaction');
     await stop(first);
 
     const whileDown = fake.react(fake.room, BOB, root.id, '👎');
     const second = await boot(store);
-    await until(() => second.events.length >= 1, 5_000, 'the reaction made while stopped');
+    await waitFor(() => second.events.length >= 1, 'the reaction made while stopped');
     // A later event proves the batch after restart was fully read: nothing else came before it.
     const after = fake.react(fake.room, BOB, root.id, '🔕');
-    await until(() => second.events.find((e) => e.eventId === after), 5_000, 'a later reaction');
+    await waitFor(() => second.events.find((e) => e.eventId === after), 'a later reaction');
 
     expect(ids(first.events)).toEqual([before]);
     expect(ids(second.events)).toEqual([whileDown, after]);
@@ -57,15 +58,19 @@ describe('Matrix transport across restarts', () => {
     fake = await startMatrixFake();
     const store = memoryStore();
     await stop(await boot(store));
-    // The stopped client's last long-poll (200 ms here) ends on its own: let it, so what follows is the new client's.
-    await new Promise((r) => setTimeout(r, 400));
+    // The stopped client's last long-poll (200 ms here) ends on its own: wait until the homeserver
+    // has answered it, so what follows is the new client's.
+    await waitFor(
+      () => fake.requests.some((r) => r.path.endsWith('/sync') && r.query['timeout'] === '200') && fake.requests.every((r) => r.status !== 0),
+      "the stopped client's last long-poll answered",
+    );
     const from = fake.requests.length;
     const second = await boot(store);
     const syncs = fake.requests.slice(from).filter((r) => r.path.endsWith('/sync'));
     expect(syncs[0]?.query['since']).toBeDefined();
     expect(syncs[0]?.query['timeout']).toBe('0');
     // After the catch-up the client long-polls as usual.
-    await until(() => fake.requests.slice(from).filter((r) => r.path.endsWith('/sync')).length >= 2, 5_000, 'the next sync');
+    await waitFor(() => fake.requests.slice(from).filter((r) => r.path.endsWith('/sync')).length >= 2, 'the next sync');
     expect(fake.requests.slice(from).filter((r) => r.path.endsWith('/sync'))[1]?.query['timeout']).toBe('200');
     expect(second.events).toEqual([]);
   });
@@ -83,13 +88,13 @@ describe('Matrix transport across restarts', () => {
     const root = await first.transport.post({ transport: 'matrix', channel: fake.room }, card(), undefined, { idempotencyKey: 'open' });
     const vote = fake.react(fake.room, ALICE, root.id, '👎');
     // Offered again and again (the batch is re-read), never accepted.
-    await until(() => attempts.length >= 2, 5_000, 'two attempts');
+    await waitFor(() => attempts.length >= 2, 'two attempts');
     await stop(first);
     expect(first.events).toEqual([]);
     expect(new Set(attempts)).toEqual(new Set([vote]));
 
     const second = await boot(store);
-    await until(() => second.events.length === 1, 5_000, 'the vote after restart');
+    await waitFor(() => second.events.length === 1, 'the vote after restart');
     expect(ids(second.events)).toEqual([vote]);
   });
 
@@ -103,7 +108,7 @@ describe('Matrix transport across restarts', () => {
     const voters = Array.from({ length: 12 }, (_, i) => `@voter${i}:fake.test`);
     const made = voters.map((v) => fake.react(fake.room, v, root.id, '👍'));
     const second = await boot(store, { timelineLimit: 3 });
-    await until(() => second.events.length === made.length, 5_000, 'every reaction of the gap');
+    await waitFor(() => second.events.length === made.length, 'every reaction of the gap');
     expect(ids(second.events)).toEqual(made);
     expect(fake.requests.some((r) => r.path.endsWith('/messages'))).toBe(true);
   });
@@ -114,12 +119,12 @@ describe('Matrix transport across restarts', () => {
     const first = await boot(store);
     const root = await first.transport.post({ transport: 'matrix', channel: fake.room }, card(), undefined, { idempotencyKey: 'open' });
     const up = fake.react(fake.room, ALICE, root.id, '👍');
-    await until(() => first.events.length === 1, 5_000, 'the reaction');
+    await waitFor(() => first.events.length === 1, 'the reaction');
     await stop(first);
 
     const second = await boot(store);
     const undo = fake.redact(fake.room, ALICE, up);
-    await until(() => second.events.length === 1, 5_000, 'the removal');
+    await waitFor(() => second.events.length === 1, 'the removal');
     expect(second.events[0]).toEqual({
       type: 'vote',
       eventId: undo,
@@ -135,10 +140,10 @@ describe('Matrix transport across restarts', () => {
     const root = await transport.post({ transport: 'matrix', channel: fake.room }, card(), undefined, { idempotencyKey: 'open' });
     fake.setBehaviour({ down: true });
     const syncsBefore = fake.requests.filter((r) => r.path.endsWith('/sync')).length;
-    await until(() => fake.requests.filter((r) => r.path.endsWith('/sync')).length > syncsBefore + 1, 5_000, 'sync retries while down');
+    await waitFor(() => fake.requests.filter((r) => r.path.endsWith('/sync')).length > syncsBefore + 1, 'sync retries while down');
     const meanwhile = fake.react(fake.room, ALICE, root.id, '👎');
     fake.setBehaviour({ down: false });
-    await until(() => events.length === 1, 5_000, 'the reaction after recovery');
+    await waitFor(() => events.length === 1, 'the reaction after recovery');
     expect(ids(events)).toEqual([meanwhile]);
   });
 });

@@ -8,7 +8,8 @@ import { DeliveryError, type ChatIntent } from '../../src/core/chat/chat-types.j
 import { silentLogger } from '../../src/ports/logger.js';
 import { startMatrixFake, type MatrixFake } from '../fakes/matrix-homeserver.js';
 import { card, detail, HOSTILE } from '../unit/adapters/matrix/views.js';
-import { ALICE, BOB, memoryStore, startTransport, until, type Harness } from './matrix-helpers.js';
+import { ALICE, BOB, memoryStore, startTransport, type Harness } from './matrix-helpers.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 let fake: MatrixFake;
 const open: Harness[] = [];
@@ -178,9 +179,9 @@ describe('Matrix transport: receiving', () => {
     const bell = fake.react(fake.room, BOB, d.id, '🔕');
     const down = fake.react(fake.room, BOB, root.id, '👎🏽');
     // Taken back once counted (a reaction redacted before the bot synced arrives stripped: no vote at all).
-    await until(() => events.find((e) => e.eventId === down), 5_000, 'the 👎');
+    await waitFor(() => events.find((e) => e.eventId === down), 'the 👎');
     const undo = fake.redact(fake.room, ALICE, up);
-    await until(() => events.find((e) => e.eventId === undo), 5_000, 'the removal');
+    await waitFor(() => events.find((e) => e.eventId === undo), 'the removal');
 
     const on = (id: string, thread?: string) => ({ message: { transport: 'matrix', channel: fake.room, id, ...(thread ? { thread } : {}) } });
     expect(events).toEqual([
@@ -206,7 +207,7 @@ describe('Matrix transport: receiving', () => {
     fake.say(fake.room, BOB, 'unrelated chatter in the room');
     fake.inject(fake.room, { sender: '@otherbot:fake.test', type: 'm.room.message', content: { msgtype: 'm.notice', body: '!reprise status' } });
     const last = fake.say(fake.room, ALICE, '!REPRISE help');
-    await until(() => events.find((e) => e.eventId === last), 5_000, 'the help command');
+    await waitFor(() => events.find((e) => e.eventId === last), 'the help command');
 
     const rootRef = { transport: 'matrix', channel: fake.room, id: root.id };
     // An unaddressed reply in the thread (the chatter) means nothing; the mention is a note.
@@ -254,9 +255,9 @@ describe('Matrix transport: receiving', () => {
     const stranger = fake.createRoom({ id: '!stranger:fake.test' });
     fake.invite(stranger, fake.botUserId);
     fake.invite('!later:fake.test', fake.botUserId);
-    await until(() => fake.requests.some((r) => r.method === 'POST' && r.path.includes('later') && r.status === 200), 5_000, 'the join of !later');
+    await waitFor(() => fake.requests.some((r) => r.method === 'POST' && r.path.includes('later') && r.status === 200), 'the join of !later');
     const last = fake.say('!later:fake.test', ALICE, '!reprise status');
-    await until(() => events.find((e) => e.eventId === last), 5_000, 'the command in !later');
+    await waitFor(() => events.find((e) => e.eventId === last), 'the command in !later');
     expect(events.map((e) => e.eventId)).toEqual([last]);
     expect(fake.requests.filter((r) => r.method === 'POST' && r.path.includes('stranger'))).toEqual([]);
   });
@@ -274,10 +275,10 @@ describe('Matrix transport: receiving', () => {
     const { transport, events } = await boot();
     await expect(transport.post(dest(fake.room), card(), undefined, key('early'))).rejects.toMatchObject({ retryable: true });
     fake.setBehaviour({ down: false });
-    await until(() => fake.syncs() > 0, 5_000, 'the first sync after recovery');
+    await waitFor(() => fake.syncs() > 0, 'the first sync after recovery');
     const root = await transport.post(dest(fake.room), card(), undefined, key('early'));
     const vote = fake.react(fake.room, ALICE, root.id, '👍');
-    await until(() => events.length === 1, 5_000, 'the vote');
+    await waitFor(() => events.length === 1, 'the vote');
     expect(events[0]?.eventId).toBe(vote);
   });
 
@@ -296,15 +297,15 @@ describe('Matrix transport: receiving', () => {
     };
     fake.setBehaviour({ rateLimitEndpoint: { endpoint: /^GET \/account\/whoami/, times: 1, retryAfterMs: 3_000 } });
     const { transport, events } = await boot({ sleep, backoff: { initialMs: 1_000, maxMs: 60_000 } });
-    await until(() => fake.syncs() > 0, 5_000, 'the sync after the rate-limited start');
+    await waitFor(() => fake.syncs() > 0, 'the sync after the rate-limited start');
     expect(waits).toEqual([3_000]);
 
     waits.length = 0;
     fake.setBehaviour({ rateLimitEndpoint: { endpoint: /^GET \/sync/, times: 1, retryAfterMs: 8_000 } });
-    await until(() => waits.length > 0, 5_000, 'the rate-limited sync');
+    await waitFor(() => waits.length > 0, 'the rate-limited sync');
     const root = await transport.post(dest(fake.room), card(), undefined, key('open'));
     const vote = fake.react(fake.room, ALICE, root.id, '👍');
-    await until(() => events.find((e) => e.eventId === vote), 5_000, 'the vote');
+    await waitFor(() => events.find((e) => e.eventId === vote), 'the vote');
     // Asked 8 s: waited 8 s, not the 1 s of its own backoff (then 2 s, 4 s…).
     expect(waits).toEqual([8_000]);
   });
@@ -316,7 +317,7 @@ describe('Matrix transport: receiving', () => {
     const root = await first.transport.post(dest(fake.room), card(), undefined, key('open'));
     // Its own card synced and the position stored past it, so the next process never sees it again.
     const after = fake.syncs();
-    await until(() => fake.syncs() >= after + 2, 5_000, 'two syncs past the card');
+    await waitFor(() => fake.syncs() >= after + 2, 'two syncs past the card');
     await first.transport.close();
     open.splice(0);
     // A fresh process knows nothing of its earlier messages: a reaction on one needs a lookup.
@@ -324,7 +325,7 @@ describe('Matrix transport: receiving', () => {
     const { events } = await boot({ sleep: async (ms) => void waits.push(ms), backoff: { initialMs: 1_000, maxMs: 60_000 } }, store);
     fake.setBehaviour({ rateLimitEndpoint: { endpoint: /^GET \/rooms\/[^/]+\/event\//, times: 1, retryAfterMs: 5_000 } });
     const vote = fake.react(fake.room, ALICE, root.id, '👍');
-    await until(() => events.find((e) => e.eventId === vote), 5_000, 'the vote');
+    await waitFor(() => events.find((e) => e.eventId === vote), 'the vote');
     expect(fake.requests.filter((r) => /\/event\//.test(r.path)).map((r) => r.status)).toEqual([429, 200]);
     expect(waits).toEqual([5_000]);
     expect(events.filter((e) => e.eventId === vote)).toHaveLength(1);
@@ -343,7 +344,7 @@ describe('Matrix transport: receiving', () => {
     const root = await transport.post(dest(fake.room), card(), undefined, key('open'));
     const a = fake.react(fake.room, ALICE, root.id, '👍');
     const b = fake.react(fake.room, BOB, root.id, '👍');
-    await until(() => events.length === 2, 5_000, 'both reactions');
+    await waitFor(() => events.length === 2, 'both reactions');
     expect(events.map((e) => e.eventId)).toEqual([a, b]);
     expect(seen.map((e) => e.eventId)).toEqual([a, a, b]);
   });

@@ -21,7 +21,8 @@ import { Ledger } from '../../src/core/ledger/ledger.js';
 import { git, incidentEntry, makeGitRemote } from '../helpers/git-remote.js';
 import { CHECKOUT_ENTRY, crashLoopPayload, request, requestOversize } from './helpers/alerts.js';
 import { recallJson } from './helpers/recall-cli.js';
-import { assertBuilt, childEnv, cleanup, MAIN_JS, makeTmpDir, REPO_ROOT, runCli, waitFor } from './helpers/spawn-bot.js';
+import { assertBuilt, childEnv, cleanup, MAIN_JS, makeTmpDir, REPO_ROOT, runCli } from './helpers/spawn-bot.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const CATALOG = join(REPO_ROOT, 'catalog');
 const TRIGGER = 'kubepodcrashlooping|payments|deployment|checkout-api|prod-eu-1';
@@ -126,8 +127,7 @@ async function spawnHttp(args: string[], env: Record<string, string> = {}): Prom
       const m = /"port":(\d+),"path":"\/mcp".*listening on/.exec(err);
       return m ? Number(m[1]) : undefined;
     },
-    'reprise mcp to listen',
-    20_000,
+    { what: 'reprise mcp to listen', timeoutMs: 20_000 },
   );
   return { url: `http://127.0.0.1:${port}/mcp`, child, stderr: () => err };
 }
@@ -488,7 +488,7 @@ describe('reprise mcp', () => {
       const missing = await client.callTool({ name: 'kb_get', arguments: { id: 'incidents/second.md' } });
       expect(missing.isError).toBe(true);
       remote.push({ 'incidents/second.md': incidentEntry({ title: 'second entry', resource: 'shop/api', alert: 'KubePodCrashLooping' }) });
-      await waitFor(() => (mcp.stderr().includes('catalog clone moved') ? true : undefined), 're-index after the clone moved', 20_000);
+      await waitFor(() => (mcp.stderr().includes('catalog clone moved') ? true : undefined), { what: 're-index after the clone moved', timeoutMs: 20_000 });
       expect(structured(await client.callTool({ name: 'kb_get', arguments: { id: 'incidents/second.md' } }))['title']).toBe('second entry');
       await client.close();
       expect(await stopChild(mcp.child)).toBe(0);

@@ -9,9 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisAvailable, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { startMatrixFake, type MatrixFake, type RecordedSend } from '../fakes/matrix-homeserver.js';
 import { crashLoopPayload, postAlert } from './helpers/alerts.js';
-import { ledgerEvents, ofType, until, writeConfig } from './helpers/chat-e2e.js';
+import { ledgerEvents, ofType, writeConfig } from './helpers/chat-e2e.js';
 import { fake, serveModelConfig, useModelAndTools } from './helpers/investigation.js';
 import { cleanup, makeTmpDir, spawnBot, type BotProcess } from './helpers/spawn-bot.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 useModelAndTools();
 
@@ -55,18 +56,19 @@ for (const storeKind of ['embedded', 'redis'] as const) {
 
     it('records a 👎 and rewrites the card while `!reprise investigate` waits on a model that never answers', { timeout: 60_000 }, async () => {
       expect((await postAlert(bot.url, crashLoopPayload({ status: 'firing' }), { authorization: 'Bearer test-token-for-investigations' })).status).toBe(202);
-      const card = await until('the card', () => fresh().find((s) => rel(s).rel_type === undefined && /KubePodCrashLooping/.test(text(s))));
+      const card = await waitFor(() => fresh().find((s) => rel(s).rel_type === undefined && /KubePodCrashLooping/.test(text(s))), 'the card');
       // The model is asked (the alert's investigation) and does not answer.
-      await until('a model call in flight', () => (fake.requests.length > 0 ? true : undefined));
+      await waitFor(() => (fake.requests.length > 0 ? true : undefined), 'a model call in flight');
 
       matrix.say(matrix.room, ALICE, '!reprise investigate why does checkout-api restart');
-      await until('the command acknowledged while the model works', () => fresh().find((s) => /investigation has started/.test(text(s))));
+      await waitFor(() => fresh().find((s) => /investigation has started/.test(text(s))), 'the command acknowledged while the model works');
 
       matrix.react(matrix.room, ALICE, card.eventId, '👎');
-      const feedback = await until('the 👎 recorded', async () => ofType(await ledgerEvents(dataDir, storeEnv), 'feedback')[0]);
+      const feedback = await waitFor(async () => ofType(await ledgerEvents(dataDir, storeEnv), 'feedback')[0], 'the 👎 recorded');
       expect(feedback).toMatchObject({ vote: 'down', user: `matrix:${ALICE}`, via: 'matrix' });
-      const edit = await until('the card rewritten with the vote', () =>
-        fresh().find((s) => rel(s).rel_type === 'm.replace' && rel(s).event_id === card.eventId && /👎 1/.test(text(s))),
+      const edit = await waitFor(
+        () => fresh().find((s) => rel(s).rel_type === 'm.replace' && rel(s).event_id === card.eventId && /👎 1/.test(text(s))),
+        'the card rewritten with the vote',
       );
       expect(text(edit)).toMatch(/votes on this alert: 👍 0 👎 1/);
       // Still no finding: the model never answered, and nothing waited for it.

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CHECKOUT_ENTRY, SAMPLE_POD } from './helpers/alerts.js';
 import { ledgerEvents } from './helpers/chat-e2e.js';
-import { cleanup, makeTmpDir, spawnBot, waitFor } from './helpers/spawn-bot.js';
+import { cleanup, makeTmpDir, spawnBot } from './helpers/spawn-bot.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const BINARY = 'prometheus-alertmanager';
 const installed = spawnSync('sh', ['-c', `command -v ${BINARY}`]).status === 0;
@@ -207,12 +208,15 @@ describe.runIf(installed)('a real Alertmanager delivering to reprise serve', () 
     const amUrl = await startAlertmanager(dir, `${bot.url}/webhook/alertmanager`, { groupBy: ['alertname', 'namespace'] });
 
     await postAlerts(amUrl, new Date(Date.now() + 10 * 60_000).toISOString());
-    const rca = await waitFor(() => bot.transcriptLines().find((l) => l.kind === 'rca'), 'the RCA thread from Alertmanager', 30_000);
+    const rca = await waitFor(() => bot.transcriptLines().find((l) => l.kind === 'rca'), { what: 'the RCA thread from Alertmanager', timeoutMs: 30_000 });
     expect(rca.answer).toMatchObject({ kind: 'incident', entry: CHECKOUT_ENTRY });
     expect(rca.text).toContain('🔍 KubePodCrashLooping — prod-eu-1/payments/checkout-api');
 
     await postAlerts(amUrl, new Date().toISOString());
-    const resolved = await waitFor(() => bot.transcriptLines().find((l) => l.kind === 'resolved'), 'the resolve from Alertmanager', 30_000);
+    const resolved = await waitFor(() => bot.transcriptLines().find((l) => l.kind === 'resolved'), {
+      what: 'the resolve from Alertmanager',
+      timeoutMs: 30_000,
+    });
     expect(resolved.threadId).toBe(rca.threadId);
     expect(resolved.text).toMatch(/✅ resolved after \d+ min/);
     // Alertmanager may re-send the firing group before the resolve: still one thread.
@@ -220,16 +224,7 @@ describe.runIf(installed)('a real Alertmanager delivering to reprise serve', () 
   });
 });
 
+/** Alertmanager answers `/-/ready` (a connection refused while it starts counts as not yet). */
 async function waitForReady(amUrl: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline) {
-    try {
-      const res = await fetch(`${amUrl}/-/ready`);
-      if (res.ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`Alertmanager did not become ready at ${amUrl}`);
+  await waitFor(async () => (await fetch(`${amUrl}/-/ready`)).ok, `Alertmanager ready at ${amUrl}`);
 }

@@ -11,8 +11,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSlackFake, type PostedMessage, type SlackFake } from '../fakes/slack-fake.js';
 import { redisAvailable, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { ownGroupAlert, postAlert } from './helpers/alerts.js';
-import { until } from './helpers/chat-e2e.js';
 import { cleanup, makeTmpDir, spawnBot, type BotProcess } from './helpers/spawn-bot.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const HAS_REDIS = redisAvailable();
 const LEASE_TTL_MS = 2000;
@@ -24,17 +24,6 @@ async function leads(bot: BotProcess): Promise<boolean> {
     return /^reprise_leader 1$/m.test(await (await fetch(`${bot.url}/metrics`)).text());
   } catch {
     return false;
-  }
-}
-
-/** Waits until `count` has not moved for `ms`. */
-async function quiet(count: () => number, ms: number): Promise<void> {
-  let last = count();
-  let since = Date.now();
-  while (Date.now() - since < ms) {
-    await new Promise((r) => setTimeout(r, 20));
-    const now = count();
-    if (now !== last) [last, since] = [now, Date.now()];
   }
 }
 
@@ -68,33 +57,38 @@ describe.skipIf(!HAS_REDIS)('exactly one thread per alert across a failover on R
         SLACK_API_URL: fake.apiUrl,
       };
       const a = await spawnBot({ dataDir: makeTmpDir(), env, args: ['--config', config] });
-      await until('a leads', async () => ((await leads(a)) ? true : undefined), 20_000);
+      await waitFor(async () => ((await leads(a)) ? true : undefined), { what: 'a leads', timeoutMs: 20_000 });
       const b = await spawnBot({ dataDir: makeTmpDir(), env, args: ['--config', config] });
 
       for (let n = 0; n < ALERTS; n++) {
         const res = await postAlert((n % 2 === 0 ? a : b).url, ownGroupAlert(n, 'failover'));
         expect(res.status, res.text).toBe(202);
       }
-      await until('a first card reached Slack', () => (fake.messages.length > 0 ? true : undefined), 20_000);
+      await waitFor(() => (fake.messages.length > 0 ? true : undefined), { what: 'a first card reached Slack', timeoutMs: 20_000 });
       if (fault === 'kill -9') await a.kill();
       else {
         // Paused with its posts at Slack and their answers not yet read (an unknown outcome for
         // each). A request paused inside the HTTP client before it reached the network can
         // still go out on resume: Slack has no conditional post (docs/operations.md).
-        await quiet(() => fake.calls('chat.postMessage').length, 300);
+        // Every card is at Slack (they go at once: outbox.concurrency is 8); Slack answers 1.5 s later.
+        await waitFor(() => fake.messages.filter((m) => m.thread_ts === undefined).length >= ALERTS, 'every card at Slack');
         a.child.kill('SIGSTOP');
       }
-      await until('b leads', async () => ((await leads(b)) ? true : undefined), 10 * LEASE_TTL_MS);
+      await waitFor(async () => ((await leads(b)) ? true : undefined), { what: 'b leads', timeoutMs: 10 * LEASE_TTL_MS });
 
       const cards = (): PostedMessage[] => fake.messages.filter((m) => m.thread_ts === undefined && m.channel === CHANNEL);
-      await until(`${ALERTS} cards`, () => (cards().length >= ALERTS ? true : undefined), 60_000);
-      await until('every analysis', () => (cards().every((c) => fake.messages.some((m) => m.thread_ts === c.ts)) ? true : undefined), 60_000);
+      await waitFor(() => (cards().length >= ALERTS ? true : undefined), { what: `${ALERTS} cards`, timeoutMs: 60_000 });
+      await waitFor(() => (cards().every((c) => fake.messages.some((m) => m.thread_ts === c.ts)) ? true : undefined), {
+        what: 'every analysis',
+        timeoutMs: 60_000,
+      });
       if (fault !== 'kill -9') {
         // The paused leader wakes with sends it had in hand: its lease is gone, it sends none of them.
         a.child.kill('SIGCONT');
         await a.waitForLog((l) => String(l.msg ?? '').startsWith('stepped down as leader'), 20_000);
       }
-      await new Promise((r) => setTimeout(r, 2500)); // a duplicate would be sent within this
+      // The new leader has nothing left to send or retry: a duplicate would have reached Slack by now.
+      await b.settled(60_000);
 
       const shown = cards().map((c) => String(c.text));
       for (let n = 0; n < ALERTS; n++)

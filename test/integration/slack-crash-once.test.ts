@@ -8,8 +8,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSlackFake, type PostedMessage, type SlackFake } from '../fakes/slack-fake.js';
 import { ownGroupAlert, postAlert } from './helpers/alerts.js';
-import { until, writeConfig } from './helpers/chat-e2e.js';
+import { writeConfig } from './helpers/chat-e2e.js';
 import { cleanup, makeTmpDir, spawnBot } from './helpers/spawn-bot.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const CHANNEL = 'C0INCIDENTS';
 const ALERTS = 8;
@@ -42,15 +43,19 @@ describe('exactly one thread per alert through kill -9', () => {
         expect(res.status, res.text).toBe(202);
       }
       // Deliveries are in flight: Slack has acted on some, the bot has heard of none or few.
-      await until('a first call reached Slack', () => (fake.messages.length > 0 ? true : undefined), 20_000);
+      await waitFor(() => (fake.messages.length > 0 ? true : undefined), { what: 'a first call reached Slack', timeoutMs: 20_000 });
       await bot.kill();
 
       const again = await spawnBot({ ...opts, transcript: `${dataDir}/t2.jsonl` });
       const cards = (): PostedMessage[] => fake.messages.filter((m) => m.thread_ts === undefined && m.channel === CHANNEL);
-      await until(`${ALERTS} cards`, () => (cards().length >= ALERTS ? true : undefined), 60_000);
+      await waitFor(() => (cards().length >= ALERTS ? true : undefined), { what: `${ALERTS} cards`, timeoutMs: 60_000 });
       // Everything pending has gone out: each card has its analysis.
-      await until('every analysis', () => (cards().every((c) => fake.messages.some((m) => m.thread_ts === c.ts)) ? true : undefined), 60_000);
-      await new Promise((r) => setTimeout(r, latencyMs + 500)); // a duplicate would be sent within this
+      await waitFor(() => (cards().every((c) => fake.messages.some((m) => m.thread_ts === c.ts)) ? true : undefined), {
+        what: 'every analysis',
+        timeoutMs: 60_000,
+      });
+      // Nothing left to send or retry: a duplicate would have reached Slack before its item was settled.
+      await again.settled(60_000);
       await again.stop();
 
       const shown = cards().map((c) => String(c.text));

@@ -8,8 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSlackFake, type PostedMessage, type SlackFake } from '../fakes/slack-fake.js';
 import { appMentionEvent, deliver, eventEnvelope, messageEvent, reactionEvent } from '../fakes/slack-requests.js';
 import { CHECKOUT_ENTRY, crashLoopPayload, postAlert, type WebhookAccepted } from './helpers/alerts.js';
-import { eventsOf, HOSTILE_ANNOTATIONS, ledgerEvents, ofType, searchPayload, until, writeConfig } from './helpers/chat-e2e.js';
-import { cleanup, makeTmpDir, spawnBot, waitFor, type BotProcess } from './helpers/spawn-bot.js';
+import { eventsOf, HOSTILE_ANNOTATIONS, ledgerEvents, ofType, searchPayload, writeConfig } from './helpers/chat-e2e.js';
+import { cleanup, makeTmpDir, spawnBot, type BotProcess } from './helpers/spawn-bot.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const BOT = 'U0REPRISE';
 const ANN = 'U0ANN';
@@ -70,8 +71,8 @@ describe('Slack, end to end through reprise serve', () => {
   it('turns an Alertmanager webhook into a card in the routed channel with the analysis in its thread', { timeout: 30_000 }, async () => {
     const res = await postAlert(bot.url, crashLoopPayload({ status: 'firing' }));
     expect(res.status, res.text).toBe(202);
-    card = await fake.waitFor(() => roots(PAYMENTS)[0]);
-    const detail = await fake.waitFor(() => replies(card)[0]);
+    card = await waitFor(() => roots(PAYMENTS)[0], 'the card');
+    const detail = await waitFor(() => replies(card)[0], 'the analysis in the thread');
     expect(shown(card)).toContain('KubePodCrashLooping');
     expect(shown(card)).toContain('Instant recall');
     expect(shown(detail)).toContain(CHECKOUT_ENTRY);
@@ -104,8 +105,9 @@ describe('Slack, end to end through reprise serve', () => {
       reactionEvent({ user: 'U0EVE', reaction: '-1', channel: PAYMENTS, ts: card.ts, itemUser: BOT }),
     ];
     for (const ev of tries) expect((await deliver(eventsUrl, fake.signed.event(ev))).status).toBe(200);
-    // An outsider's click is answered privately, not recorded.
-    await new Promise((r) => setTimeout(r, 500));
+    // Slack is answered once the event was handled: by then nothing was recorded, and once the
+    // bot has settled nothing will be (an outsider's click is answered privately, not recorded).
+    await bot.settled();
     expect((await ledgerEvents(dataDir)).length).toBe(before);
   });
 
@@ -117,7 +119,7 @@ describe('Slack, end to end through reprise serve', () => {
     const [open] = ofType(await ledgerEvents(dataDir), 'open');
     expect(vote).toMatchObject({ vote: 'down', user: `slack:${ANN}`, via: 'slack', openId: open!['id'] });
     expect(open!['entry']).toBe(CHECKOUT_ENTRY);
-    await new Promise((r) => setTimeout(r, 300));
+    await bot.settled();
     expect(ofType(await ledgerEvents(dataDir), 'feedback')).toHaveLength(1);
   });
 
@@ -139,15 +141,15 @@ describe('Slack, end to end through reprise serve', () => {
     expect(plain.status).toBe(200);
     const [note] = await eventsOf(dataDir, 'note', 1);
     expect(note).toMatchObject({ user: `slack:${ANN}`, via: 'slack', text: 'the pool was exhausted after the 02:40 deploy' });
-    await fake.waitFor(() => replies(card).find((m) => shown(m).includes('📝')));
-    await new Promise((r) => setTimeout(r, 300));
+    await waitFor(() => replies(card).find((m) => shown(m).includes('📝')), 'the 📝 acknowledgement in the thread');
+    await bot.settled();
     expect(ofType(await ledgerEvents(dataDir), 'note')).toHaveLength(1);
   });
 
   it('answers /reprise recall privately with the ranked answer and its gate trace', { timeout: 30_000 }, async () => {
     const res = await deliver(eventsUrl, fake.signed.command({ text: 'recall KubePodCrashLooping', user: ANN, channel: PAYMENTS }));
     expect(res.status).toBe(200);
-    const answer = await fake.waitFor(() => fake.calls('response_url').at(-1) ?? fake.calls('chat.postEphemeral').at(-1));
+    const answer = await waitFor(() => fake.calls('response_url').at(-1) ?? fake.calls('chat.postEphemeral').at(-1), 'the private answer');
     const text = JSON.stringify(answer.body);
     expect(text).toContain(CHECKOUT_ENTRY);
     expect(text).toContain('Gate trace');
@@ -163,14 +165,15 @@ describe('Slack, end to end through reprise serve', () => {
     const [silence] = await eventsOf(dataDir, 'silence', 1);
     expect(Date.parse(silence!['until'] as string) - Date.now()).toBeGreaterThan(3.9 * 3_600_000);
     // The click is acknowledged privately and the card rewritten in place.
-    await fake.waitFor(() => fake.message(PAYMENTS, card.ts)?.updates.find((u) => /silenced by/i.test(shown(u))));
+    await waitFor(() => fake.message(PAYMENTS, card.ts)?.updates.find((u) => /silenced by/i.test(shown(u))), 'the card rewritten as silenced');
     const posted = fake.messages.length;
     const opens = ofType(await ledgerEvents(dataDir), 'open').length;
     // The same trigger, another pod: a new firing the silence covers.
     const again = await postAlert(bot.url, crashLoopPayload({ status: 'firing', pod: 'checkout-api-7d9f8c6b5-zzzzz' }));
     expect(again.status).toBe(202);
     expect((again.json as WebhookAccepted).results[0]).toMatchObject({ status: 'silenced' });
-    await new Promise((r) => setTimeout(r, 500));
+    // Decided before the 202; once the outbox is empty, anything it asked to post has been posted.
+    await bot.settled();
     expect(ofType(await ledgerEvents(dataDir), 'open')).toHaveLength(opens);
     expect(fake.messages.filter((m) => !m.thread_ts && fake.messages.indexOf(m) >= posted)).toEqual([]);
   });
@@ -180,8 +183,8 @@ describe('Slack, end to end through reprise serve', () => {
     { timeout: 30_000 },
     async () => {
       expect((await postAlert(bot.url, searchPayload({ status: 'firing', annotations: HOSTILE_ANNOTATIONS }))).status).toBe(202);
-      const other = await fake.waitFor(() => roots(SEARCH)[0]);
-      await fake.waitFor(() => replies(other)[0]);
+      const other = await waitFor(() => roots(SEARCH)[0], 'the second card');
+      await waitFor(() => replies(other)[0], 'its analysis');
       for (const m of [other, ...replies(other)]) {
         const types = nodeTypes(m.blocks);
         for (const live of ['broadcast', 'user', 'usergroup', 'channel', 'mrkdwn']) expect(types, live).not.toContain(live);
@@ -200,9 +203,9 @@ describe('Slack, end to end through reprise serve', () => {
         [card, PAYMENTS],
         [other, SEARCH],
       ] as const) {
-        const edited = await fake.waitFor(() => fake.message(channel, root.ts)?.updates.find((u) => shown(u).includes('Resolved')));
+        const edited = await waitFor(() => fake.message(channel, root.ts)?.updates.find((u) => shown(u).includes('Resolved')), 'the card edited to resolved');
         expect(shown(edited)).toContain('Resolved');
-        await fake.waitFor(() => replies(root).find((m) => /resolved/i.test(String(m.text))));
+        await waitFor(() => replies(root).find((m) => /resolved/i.test(String(m.text))), 'a resolve line in the thread');
       }
       expect(roots(PAYMENTS)).toHaveLength(1);
       expect(roots(SEARCH)).toHaveLength(1);
@@ -222,7 +225,7 @@ describe('Slack, end to end through reprise serve', () => {
     const late = fake.signed.event(reactionEvent({ user: ANN, reaction: '+1', channel: PAYMENTS, ts: card.ts, itemUser: BOT }));
     expect((await deliver(eventsUrl, late)).status).toBe(200);
     const votes = await eventsOf(dataDir, 'feedback', 3);
-    await new Promise((r) => setTimeout(r, 300));
+    await bot.settled();
     expect(ofType(await ledgerEvents(dataDir), 'feedback')).toHaveLength(3);
     expect(votes.map((v) => [v['user'], v['vote']])).toEqual([
       [`slack:${ANN}`, 'down'],
@@ -259,10 +262,11 @@ describe('Slack slow or away', () => {
       await fake.down();
       const away = await postAlert(bot.url, searchPayload({ status: 'firing', pod: 'indexer-away', fingerprint: 'away-1' }));
       expect(away.status).toBe(202);
-      await new Promise((r) => setTimeout(r, 1500));
+      // It tried while Slack was away and will try again: /readyz counts it among the retrying.
+      await waitFor(async () => (await bot.readyz()).checks.outbox.retrying > 0, 'a failed delivery waiting for its retry');
       await fake.up();
-      await waitFor(() => fake.messages.find((m) => shown(m).includes('indexer-away')), 'the thread posted after the outage', 60_000);
-      await new Promise((r) => setTimeout(r, 1000));
+      await waitFor(() => fake.messages.find((m) => shown(m).includes('indexer-away')), { what: 'the thread posted after the outage', timeoutMs: 60_000 });
+      await bot.settled(60_000); // every retry has run: a duplicate would have been posted by now
       // Delivered once: no message of that thread was posted twice.
       const hits = fake.messages.filter((m) => shown(m).includes('indexer-away')).map(shown);
       expect(new Set(hits).size).toBe(hits.length);
@@ -281,13 +285,13 @@ describe('Slack in Socket Mode, through reprise serve', () => {
       });
       await socketFake.socket.waitForConnection();
       expect((await postAlert(socketBot.url, crashLoopPayload({ status: 'firing' }))).status).toBe(202);
-      const root = await socketFake.waitFor(() => socketFake.messages.find((m) => m.channel === 'C0SOCKET' && !m.thread_ts));
+      const root = await waitFor(() => socketFake.messages.find((m) => m.channel === 'C0SOCKET' && !m.thread_ts), 'the Socket Mode card');
       const id = socketFake.socket.send(
         'events_api',
         eventEnvelope(socketFake.workspace, reactionEvent({ user: ANN, reaction: '-1', channel: 'C0SOCKET', ts: root.ts, itemUser: BOT })),
       );
       await socketFake.socket.waitForAck(id);
-      const vote = await until('the vote', async () => ofType(await ledgerEvents(dir), 'feedback')[0]);
+      const vote = await waitFor(async () => ofType(await ledgerEvents(dir), 'feedback')[0], 'the vote');
       expect(vote).toMatchObject({ vote: 'down', user: `slack:${ANN}`, via: 'slack' });
       // Socket Mode needs no ingress: nothing answers Slack requests on the bot's port.
       expect(
@@ -326,13 +330,14 @@ describe('Slack and Matrix at once', () => {
       });
       await twin.waitForLog((l) => l.msg === 'matrix: syncing', 15_000);
       expect((await postAlert(twin.url, crashLoopPayload({ status: 'firing' }))).status).toBe(202);
-      const slackCard = await both.waitFor(() => both.messages.find((m) => m.channel === 'C0BOTH' && !m.thread_ts));
-      const matrixCard = await until('the Matrix card', () =>
-        matrix.sent.find((s) => s.room === matrix.room && s.type === 'm.room.message' && !s.content['m.relates_to']),
+      const slackCard = await waitFor(() => both.messages.find((m) => m.channel === 'C0BOTH' && !m.thread_ts), 'the Slack card');
+      const matrixCard = await waitFor(
+        () => matrix.sent.find((s) => s.room === matrix.room && s.type === 'm.room.message' && !s.content['m.relates_to']),
+        'the Matrix card',
       );
       expect((await postAlert(twin.url, crashLoopPayload({ status: 'resolved' }))).status).toBe(202);
-      await both.waitFor(() => both.message('C0BOTH', slackCard.ts)?.updates.find((u) => shown(u).includes('Resolved')));
-      await until('the Matrix card edited', () => (String(matrix.current(matrixCard.eventId)?.['body']).includes('✅ resolved') ? true : undefined));
+      await waitFor(() => both.message('C0BOTH', slackCard.ts)?.updates.find((u) => shown(u).includes('Resolved')), 'the Slack card edited to resolved');
+      await waitFor(() => (String(matrix.current(matrixCard.eventId)?.['body']).includes('✅ resolved') ? true : undefined), 'the Matrix card edited');
       // One open, delivered to each surface.
       const rows = await ledgerEvents(dir);
       expect(ofType(rows, 'open')).toHaveLength(1);

@@ -13,6 +13,7 @@
  * refuses to post into a room that turns encryption on.
  */
 import { createHash } from 'node:crypto';
+import { backoffDelay } from '../../core/backoff.js';
 import type { Destination, IntentSink, MessageRef, ResponseTarget } from '../../core/chat/chat-types.js';
 import { DeliveryError } from '../../core/chat/chat-types.js';
 import type { CardView, DetailView, EphemeralView, ReplyView } from '../../core/chat/thread-view.js';
@@ -155,26 +156,26 @@ export class MatrixTransport implements ChatTransport {
     if (this.#started) throw new Error('matrix transport already started');
     this.#started = true;
     this.#receiver.sink = sink;
-    await this.#tryStart(this.#opts.backoff.initialMs);
+    await this.#tryStart(1);
   }
 
-  async #tryStart(retryMs: number): Promise<void> {
+  /** Sets up, or schedules the next try after the `failures`-th failure in a row (1 = the first). */
+  async #tryStart(failures: number): Promise<void> {
     try {
       await this.#setup();
     } catch (err) {
       const d = err instanceof EncryptedRoomError ? undefined : toDeliveryError(err, 'start');
       if (!d?.retryable || this.#closed)
         throw err instanceof EncryptedRoomError ? err : new Error(`matrix: cannot start: ${d?.message ?? String(err)}`, { cause: err });
-      // A rate-limited start waits what the homeserver asked, never less.
-      const wait = Math.max(retryMs, d.retryAfterMs ?? 0);
+      // A rate-limited start waits what the homeserver asked, never less than the backoff.
+      const policy = { baseMs: this.#opts.backoff.initialMs, maxMs: this.#opts.backoff.maxMs };
+      const wait = backoffDelay(policy, failures, { serverWaitMs: d.retryAfterMs, floorMs: backoffDelay(policy, failures) });
       this.#log.warn(
         { err: describe(err), retryInMs: wait, ...(d.retryAfterMs === undefined ? {} : { retryAfterMs: d.retryAfterMs }) },
         'matrix: homeserver not reachable at start; retrying in the background',
       );
       const retry = (): void => {
-        this.#tryStart(Math.min(retryMs * 2, this.#opts.backoff.maxMs)).catch((e: unknown) =>
-          this.#log.error({ err: e instanceof Error ? e.message : String(e) }, 'matrix: giving up starting'),
-        );
+        this.#tryStart(failures + 1).catch((e: unknown) => this.#log.error({ err: e instanceof Error ? e.message : String(e) }, 'matrix: giving up starting'));
       };
       if (this.#opts.sleep) void this.#opts.sleep(wait).then(() => !this.#closed && retry());
       else this.#startRetry = setTimeout(retry, wait);

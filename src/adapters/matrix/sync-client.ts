@@ -14,6 +14,7 @@
  *   never sooner.
  */
 import { MatrixClient, type IStorageProvider } from 'matrix-bot-sdk';
+import { backoffDelay } from '../../core/backoff.js';
 import type { Logger } from '../../ports/logger.js';
 import { toDeliveryError } from './matrix-errors.js';
 
@@ -107,7 +108,8 @@ export class SyncClient extends MatrixClient {
 
   async #run(): Promise<void> {
     let token = await this.#store.getSyncToken();
-    let delay = this.#opts.backoff.initialMs;
+    const policy = { baseMs: this.#opts.backoff.initialMs, maxMs: this.#opts.backoff.maxMs };
+    let failures = 0;
     const emit = async (type: string, ...payload: unknown[]): Promise<void> => {
       if (!EMITS.has(type)) return;
       if (this.#stopped) throw new SyncStopped();
@@ -139,20 +141,20 @@ export class SyncClient extends MatrixClient {
           this.#busy = undefined;
         }
         token = next;
-        delay = this.#opts.backoff.initialMs;
+        failures = 0;
         this.#settled();
       } catch (err) {
         this.#settled();
         if (this.#stopped || err instanceof SyncStopped) return;
         // The homeserver's own number wins over ours: retrying sooner only earns another 429.
         const asked = toDeliveryError(err, 'sync').retryAfterMs;
-        const wait = asked === undefined ? delay : Math.max(asked, delay);
+        failures++;
+        const wait = backoffDelay(policy, failures, { serverWaitMs: asked, floorMs: backoffDelay(policy, failures) });
         this.#opts.logger.warn(
           { err: describe(err), retryInMs: wait, ...(asked === undefined ? {} : { retryAfterMs: asked }) },
           'matrix: sync failed; retrying from the last handled position',
         );
         await this.#sleep(wait);
-        delay = Math.min(delay * 2, this.#opts.backoff.maxMs);
       }
     }
   }

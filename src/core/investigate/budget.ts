@@ -1,6 +1,7 @@
 /**
  * Budgets (SPEC §7): each a number the operator reads back, each breach a recorded reason.
  */
+import PQueue from 'p-queue';
 import type { Clock } from '../../ports/clock.js';
 import type { TokenUsage } from '../../ports/model.js';
 
@@ -67,50 +68,56 @@ export class RunBudget {
   }
 }
 
-/** Max concurrent investigations: a FIFO of waiters, never dropped; leaving the queue on abort. */
+/**
+ * Max concurrent investigations: a FIFO of waiters, never dropped, leaving the queue on abort.
+ * A slot is a p-queue task that runs until its holder releases it, so ordering and abort-while-
+ * waiting are p-queue's. The caller's signal only applies while waiting: once a slot is held, a
+ * cancelled run keeps it until it has wound down and released it (p-queue would free it at once).
+ */
 export class Semaphore {
-  #free: number;
-  readonly #waiters: Array<{ go: () => void }> = [];
+  readonly #queue: PQueue;
+  /** Slots handed out and not yet released (p-queue frees its own a few microtasks after a release). */
+  #held = 0;
   constructor(size: number) {
-    this.#free = size;
+    this.#queue = new PQueue({ concurrency: Math.max(1, size) });
   }
 
   /** Slots free now. */
   get free(): number {
-    return this.#free;
+    return this.#queue.concurrency - this.#held;
   }
 
   /** Number waiting now. */
   get waiting(): number {
-    return this.#waiters.length;
+    return this.#queue.size;
   }
 
   /** Resolves with a release function once a slot is free; rejects with the signal's reason if aborted first. */
   acquire(signal?: AbortSignal): Promise<() => void> {
-    const release = (): void => {
-      const next = this.#waiters.shift();
-      if (next) next.go();
-      else this.#free++;
-    };
-    if (this.#free > 0) {
-      this.#free--;
-      return Promise.resolve(once(release));
-    }
+    if (signal?.aborted) return Promise.reject(signal.reason ?? new Error('aborted'));
+    const waiting = new AbortController();
+    const onAbort = (): void => waiting.abort(signal?.reason ?? new Error('aborted'));
+    signal?.addEventListener('abort', onAbort, { once: true });
     return new Promise((resolve, reject) => {
-      const waiter = {
-        go: () => {
+      this.#queue
+        .add(
+          () =>
+            new Promise<void>((release) => {
+              signal?.removeEventListener('abort', onAbort);
+              this.#held++;
+              resolve(
+                once(() => {
+                  this.#held--;
+                  release();
+                }),
+              );
+            }),
+          { signal: waiting.signal },
+        )
+        .catch((err: unknown) => {
           signal?.removeEventListener('abort', onAbort);
-          resolve(once(release));
-        },
-      };
-      const onAbort = (): void => {
-        const i = this.#waiters.indexOf(waiter);
-        if (i >= 0) this.#waiters.splice(i, 1);
-        reject(signal?.reason ?? new Error('aborted'));
-      };
-      if (signal?.aborted) return onAbort();
-      signal?.addEventListener('abort', onAbort, { once: true });
-      this.#waiters.push(waiter);
+          reject(err as Error);
+        });
     });
   }
 }

@@ -5,6 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { crashLoopPayload, type CrashLoopOptions } from './alerts.js';
+import { waitFor } from '../../helpers/wait-for.js';
 import { runCli } from './spawn-bot.js';
 
 export type LedgerRow = Record<string, unknown> & { seq: number; type: string };
@@ -21,23 +22,15 @@ export async function ledgerEvents(dataDir: string, env: Record<string, string> 
 
 export const ofType = (rows: readonly LedgerRow[], type: string): LedgerRow[] => rows.filter((r) => r.type === type);
 
-/** Polls `probe` (sync or async) until it returns something other than undefined. */
-export async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** @deprecated Use `waitFor(probe, { what, timeoutMs })` from test/helpers/wait-for.ts (kept for branches not yet merged). */
+export const until = <T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs?: number): Promise<T> => waitFor(probe, what, timeoutMs);
 
 /** Waits until the ledger holds at least `n` events of `type`, and returns them. */
 export const eventsOf = (dataDir: string, type: string, n: number): Promise<LedgerRow[]> =>
-  until(`${n} ${type} event(s)`, async () => {
+  waitFor(async () => {
     const rows = ofType(await ledgerEvents(dataDir), type);
     return rows.length >= n ? rows : undefined;
-  });
+  }, `${n} ${type} event(s)`);
 
 /** Writes `reprise.yaml` in `dir` and returns its path. */
 export function writeConfig(dir: string, yaml: string): string {

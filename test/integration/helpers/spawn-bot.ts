@@ -9,12 +9,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TranscriptLine } from '../../../src/adapters/console/console-transport.js';
+import { waitFor } from '../../helpers/wait-for.js';
+
+/** @deprecated Import `waitFor` from test/helpers/wait-for.ts (kept for branches not yet merged). */
+export { waitFor } from '../../helpers/wait-for.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 export const MAIN_JS = join(REPO_ROOT, 'dist', 'main.js');
 
-/** Generous: two busy cores, a cold node start and a catalog index. */
-const START_TIMEOUT_MS = 20_000;
+/** Generous: two busy cores shared with other suites, a cold node start and a catalog index. */
+const START_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 10_000;
 
 const live = new Set<ChildProcess>();
@@ -79,11 +83,52 @@ export interface BotProcess {
    * webhook's 202 through the outbox, a moment later.
    */
   waitForTranscript(match: (lines: TranscriptLine[]) => boolean, timeoutMs?: number): Promise<TranscriptLine[]>;
+  /**
+   * Resolves, with the ledger's seq, once the bot has nothing left to deliver: `/readyz` reports
+   * no pending outbox item and the same ledger seq on two looks in a row. What a test checks
+   * after it ("nothing more was posted") is then conclusive: every message the bot recorded has
+   * been sent or given up. Work still running outside the ledger (an investigation waiting on its
+   * model) is not covered: wait for its own signal.
+   */
+  settled(timeoutMs?: number): Promise<number>;
+  /** `/readyz` as JSON, whatever its status (503 while not ready carries the same checks). */
+  readyz(): Promise<ReadyzBody>;
   /** SIGTERM, then SIGKILL if it has not exited after a while; resolves with how it ended. */
   stop(): Promise<ExitInfo>;
   /** SIGKILL, no grace: a crash. */
   kill(): Promise<ExitInfo>;
   exited: Promise<ExitInfo>;
+}
+
+/** What `/readyz` answers (src/http/readiness.ts), as far as the tests read it. */
+export interface ReadyzBody {
+  ready: boolean;
+  reasons: string[];
+  checks: {
+    ledger: { seq: number; skippedRecords: number };
+    outbox: { pending: number; retrying: number; surfaces: string[] };
+    replica: { role: string };
+  } & Record<string, Record<string, unknown>>;
+}
+
+/** `/readyz` of the bot at `url`. */
+export async function readyz(url: string): Promise<ReadyzBody> {
+  return (await (await fetch(`${url}/readyz`)).json()) as ReadyzBody;
+}
+
+/** See {@link BotProcess.settled}: polls `/readyz` at `url`. */
+export async function settled(url: string, timeoutMs?: number): Promise<number> {
+  let prev: number | undefined;
+  return waitFor(
+    async () => {
+      const r = await readyz(url);
+      const seq = r.checks.ledger.seq;
+      const same = r.checks.outbox.pending === 0 && seq === prev;
+      prev = r.checks.outbox.pending === 0 ? seq : undefined;
+      return same ? seq : undefined;
+    },
+    { what: `the bot at ${url} to settle (/readyz: no outbox item pending, the ledger seq unchanged)`, ...(timeoutMs ? { timeoutMs } : {}) },
+  );
 }
 
 export interface SpawnBotOptions {
@@ -124,17 +169,6 @@ function parseLogs(text: string): LogLine[] {
   return out;
 }
 
-/** Polls `probe` until it returns a value other than undefined. */
-export async function waitFor<T>(probe: () => T | undefined, what: string, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 /**
  * Starts `node dist/main.js serve --port 0` and resolves once it logged
  * `listening on http://…:PORT` (after the ledger opened and the serve lock was written).
@@ -169,8 +203,7 @@ export async function spawnBot(opts: SpawnBotOptions): Promise<BotProcess> {
         const l = parseLogs(err).find(listening);
         return l ? (l.port as number) : undefined;
       },
-      'the "listening on" log line',
-      START_TIMEOUT_MS,
+      { what: 'the "listening on" log line', timeoutMs: START_TIMEOUT_MS },
     );
   } catch (e) {
     child.kill('SIGKILL');
@@ -187,17 +220,19 @@ export async function spawnBot(opts: SpawnBotOptions): Promise<BotProcess> {
     stdout: () => out,
     stderr: () => err,
     logs: () => parseLogs(err),
-    waitForLog: (match, timeoutMs = 10_000) => waitFor(() => parseLogs(err).find(match), 'a matching log line', timeoutMs),
+    waitForLog: (match, timeoutMs) =>
+      waitFor(() => parseLogs(err).find(match), { what: `a log line matching ${String(match)}`, ...(timeoutMs ? { timeoutMs } : {}) }),
     transcriptLines: () => readTranscript(transcript),
-    waitForTranscript: (match, timeoutMs = 10_000) =>
+    waitForTranscript: (match, timeoutMs) =>
       waitFor(
         () => {
           const lines = readTranscript(transcript);
           return match(lines) ? lines : undefined;
         },
-        'transcript lines',
-        timeoutMs,
+        { what: `transcript lines matching ${String(match)}`, ...(timeoutMs ? { timeoutMs } : {}) },
       ),
+    settled: (timeoutMs) => settled(`http://127.0.0.1:${port}`, timeoutMs),
+    readyz: () => readyz(`http://127.0.0.1:${port}`),
     exited,
     stop: async () => {
       if (gone) return gone;

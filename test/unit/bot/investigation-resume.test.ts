@@ -22,7 +22,7 @@ import type { Logger } from '../../../src/ports/logger.js';
 import type { KeyValueStore } from '../../../src/ports/store.js';
 import { alert, fixedSnapshot } from '../recall/recall-fixtures.js';
 import { botHarness, tick, resume } from './bot-harness.js';
-import { waitFor } from '../../integration/helpers/spawn-bot.js';
+import { waitFor } from '../../helpers/wait-for.js';
 
 const SEC = 1000;
 const MIN = 60 * SEC;

@@ -10,8 +10,8 @@ export interface RecordingTransportOptions {
   failPost?: boolean | { retryable: boolean; retryAfterMs?: number };
   /** Throw on every `reply`. */
   failReply?: boolean;
-  /** Hold the Nth post (1-based), to expose reordering: for `ms` (a slow peer), or until `gate` settles (the test releases it). */
-  slowPost?: { nth: number; ms?: number; gate?: Promise<unknown> };
+  /** Hold the Nth post (1-based), to expose reordering: until `gate` settles (the test releases it). */
+  slowPost?: { nth: number; gate: Promise<unknown> };
 }
 
 export interface Recorded {
@@ -70,7 +70,7 @@ export class RecordingTransport implements ChatTransport {
     this.calls.push({ op: 'post', key: o.idempotencyKey });
     const n = ++this.#n;
     const slow = this.opts.slowPost;
-    if (slow?.nth === n) await (slow.gate ?? new Promise((r) => setTimeout(r, slow.ms)));
+    if (slow?.nth === n) await slow.gate;
     const fail = this.opts.failPost;
     if (fail) throw new DeliveryError('chat API unavailable (post)', typeof fail === 'object' ? fail : { retryable: true });
     const ref = { transport: this.name, channel: to.channel, id: `t-${n}` };

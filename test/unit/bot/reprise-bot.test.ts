@@ -131,10 +131,13 @@ describe('RepriseBot: firing and resolve', () => {
   });
 
   it('delivers a resolve that was recorded before its thread was delivered after the thread, in order', async () => {
-    const { bot, transport, settle } = await setup({ slowPost: { nth: 1, ms: 60 } });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const { bot, transport, settle } = await setup({ slowPost: { nth: 1, gate } });
     await bot.handle(incidentIntents([firing()]));
-    // The post is still in flight when the resolve arrives.
+    // The post is still in flight (held until released) when the resolve arrives.
     await bot.handle(incidentIntents([resolved()]));
+    release();
     await settle();
     expect(transport.calls.map((c) => c.op)).toEqual(['post', 'reply', 'update', 'reply']);
     expect(transport.updates[0]!.ref?.id).toBe('t-1');
@@ -309,7 +312,9 @@ describe('RepriseBot: feedback validation', () => {
 
 describe('RepriseBot: ordering', () => {
   it('keeps ledger order equal to call order under concurrent handle and feedback calls', async () => {
-    const { bot, feedback, ledger, events, settle } = await setup({ slowPost: { nth: 1, ms: 30 } });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const { bot, feedback, ledger, events, settle } = await setup({ slowPost: { nth: 1, gate } });
     const billing = firing('fp-b', 'warning', 'billing-api-7d9f8c6b5-x2k4q');
     await bot.handle(incidentIntents([firing('fp-0')])); // makes the trigger known to feedback
     const p1 = bot.handle(incidentIntents([firing('fp-a')]));
@@ -317,6 +322,7 @@ describe('RepriseBot: ordering', () => {
     const p3 = bot.handle(incidentIntents([billing]));
     const p4 = bot.handle(incidentIntents([resolved('fp-a')]));
     await Promise.all([p1, p2, p3, p4]);
+    release();
     await settle();
     const label = (e: LedgerEvent): string => `${e.type}:${'fingerprint' in e ? e.fingerprint : 'triggerKey' in e ? e.triggerKey : ''}`;
     const order = (await events()).filter((e) => e.type === 'open' || e.type === 'feedback' || e.type === 'resolve').map(label);

@@ -14,6 +14,7 @@ import { ManualClock } from '../../../src/ports/clock.js';
 import { silentLogger } from '../../../src/ports/logger.js';
 import { startGitHubFake, type GitHubFake } from '../../fakes/github-fake.js';
 import { REPO_ROOT } from '../../integration/helpers/spawn-bot.js';
+import { waitFor } from '../../helpers/wait-for.js';
 
 let fake: GitHubFake | undefined;
 afterEach(async () => {
@@ -39,15 +40,6 @@ async function setup(mode: 'dry-run' | 'apply', leader: boolean) {
   return { f: fake, dup, store, curation, clock, asked: () => asked };
 }
 
-/** Waits for a sweep's effect: a sweep itself is real I/O with the fake. */
-const until = async (cond: () => Promise<boolean>, what: string): Promise<void> => {
-  const deadline = Date.now() + 15_000;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
-
 describe('grooming in serve', () => {
   it('runs on schedule in dry run: planned and audited, no forge write', { timeout: 30_000 }, async () => {
     const { f, store, curation, clock, asked } = await setup('dry-run', true);
@@ -58,9 +50,9 @@ describe('grooming in serve', () => {
     expect(asked()).toBe(0); // not due yet
     clock.advance(1);
     expect(asked()).toBe(1);
-    await until(async () => (await runs()) >= 1, 'the first scheduled run');
+    await waitFor(async () => (await runs()) >= 1, 'the first scheduled run');
     clock.advance(50);
-    await until(async () => (await runs()) >= 2, 'the second scheduled run');
+    await waitFor(async () => (await runs()) >= 2, 'the second scheduled run');
     await curation.stop();
     expect(f.writes()).toEqual([]);
     const records = await audit.read();
@@ -71,7 +63,7 @@ describe('grooming in serve', () => {
     const leader = await setup('apply', true);
     leader.curation.start();
     leader.clock.advance(50);
-    await until(async () => leader.f.items.get(leader.dup.number)!.state === 'closed', 'the duplicate closed');
+    await waitFor(async () => leader.f.items.get(leader.dup.number)!.state === 'closed', 'the duplicate closed');
     await leader.curation.stop();
     await leader.f.close();
 

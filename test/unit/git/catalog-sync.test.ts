@@ -13,6 +13,7 @@ import { ManualClock, systemClock, type Clock } from '../../../src/ports/clock.j
 import { silentLogger } from '../../../src/ports/logger.js';
 import { tokenize } from '../../../src/core/tokenize.js';
 import { git, incidentEntry, makeGitRemote, type GitRemote } from '../../helpers/git-remote.js';
+import { waitFor } from '../../helpers/wait-for.js';
 
 const remotes: GitRemote[] = [];
 afterEach(() => {
@@ -271,12 +272,12 @@ describe('catalog sync from git', () => {
     const { remote, sync } = setup(undefined, { clock });
     sync.start(50);
     try {
-      await waitUntil(() => sync.status().indexed && clock.pending === 1); // the first poll ran and set the next
+      await waitFor(() => sync.status().indexed && clock.pending === 1, 'the first poll to run and set the next'); // real git I/O
       const h2 = remote.push({ 'incidents/db.md': DB });
       clock.advance(50);
-      await waitUntil(() => sync.status().head === h2);
+      await waitFor(() => sync.status().head === h2, 'the second head indexed');
       expect(ids(sync)).toContain('incidents/db.md');
-      await waitUntil(() => clock.pending === 1);
+      await waitFor(() => clock.pending === 1, 'the next poll set');
     } finally {
       await sync.stop();
     }
@@ -330,11 +331,3 @@ describe('catalog sync from git', () => {
     expect(sync.status().indexed).toBe(false);
   });
 });
-
-async function waitUntil(cond: () => boolean, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

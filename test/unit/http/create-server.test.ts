@@ -6,6 +6,7 @@ import { createHttpServer, type HttpServer } from '../../../src/http/create-serv
 import { createBotMetrics } from '../../../src/http/metrics.js';
 import { combineReadiness } from '../../../src/http/readiness.js';
 import type { Logger } from '../../../src/ports/logger.js';
+import { waitFor } from '../../helpers/wait-for.js';
 
 interface LogLine {
   level: 'debug' | 'info' | 'warn' | 'error';
@@ -146,9 +147,10 @@ describe('POST /webhook/alertmanager', () => {
       answered = true;
       return r;
     });
-    while (!calledWith) await new Promise((r) => setTimeout(r, 5));
-    // A real delay is the point: it gives the server the chance to answer early, which it must not take.
-    await new Promise((r) => setTimeout(r, 30));
+    await waitFor(() => calledWith, 'the handler to be called');
+    // The server gets every chance to answer early, which it must not take: it serves a later
+    // request to its end while this one's handler still holds.
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
     expect(answered).toBe(false);
     release();
     const res = await pending;

@@ -98,6 +98,29 @@ describe('Semaphore', () => {
     expect(order).toEqual(['left', 'third']);
     expect(s.free).toBe(1);
   });
+  it('reports its free slots and waiters, and a holder whose signal aborts keeps its slot until it releases', async () => {
+    const s = new Semaphore(2);
+    const ctl = new AbortController();
+    const r1 = await s.acquire(ctl.signal);
+    const r2 = await s.acquire();
+    expect([s.free, s.waiting]).toEqual([0, 0]);
+    let third: (() => void) | undefined;
+    const p3 = s.acquire().then((r) => (third = r));
+    expect(s.waiting).toBe(1);
+    ctl.abort(new Error('cancelled'));
+    await new Promise((r) => setImmediate(r)); // every promise callback the abort set off has run
+
+    expect([s.free, s.waiting, third]).toEqual([0, 1, undefined]);
+    r1();
+    r1(); // a second release is a no-op
+    await p3;
+    expect([s.free, s.waiting]).toEqual([0, 0]);
+    r2();
+    third!();
+    expect(s.free).toBe(2);
+    await expect(s.acquire(AbortSignal.abort(new Error('gone')))).rejects.toThrow('gone');
+    expect([s.free, s.waiting]).toEqual([2, 0]);
+  });
 });
 
 describe('tool output on its way to the model', () => {

@@ -11,6 +11,7 @@ import { silentLogger } from '../../../src/ports/logger.js';
 import { StaleFenceError, type Fence, type KeyValueStore } from '../../../src/ports/store.js';
 import { redisAvailable, startRedis, type RedisServer } from '../../helpers/redis-server.js';
 import { open, resolve } from '../ledger/ledger-events-fixture.js';
+import { waitFor } from '../../helpers/wait-for.js';
 
 const HAS_REDIS = redisAvailable();
 
@@ -58,7 +59,7 @@ describe.skipIf(!HAS_REDIS)('leader election on Redis', () => {
     const b = store().leaderLease!('b', 150);
     const t1 = (await a.acquire())!;
     expect(await b.acquire()).toBeUndefined();
-    for (let i = 0; i < 100 && (await b.acquire()) === undefined; i++) await new Promise((r) => setTimeout(r, 20));
+    await waitFor(async () => (await b.acquire()) !== undefined, "b to get the lapsed lease (the store's own expiry)");
     expect(await b.renew(t1 + 1)).toBe(true);
     expect(await a.renew(t1)).toBe(false);
   });
@@ -234,21 +235,34 @@ describe.skipIf(!HAS_REDIS)('Leadership take-over', () => {
     try {
       // Long enough that a loaded CI machine's event-loop stalls do not outlast it; the replay still takes three TTLs.
       const ttl = 1000;
+      // A replay that lasts until the test has tried to take the lease for three TTLs. Real time
+      // is the input: Redis expires the lease on its own clock unless the leader renews it.
+      let replayed!: () => void;
+      const replay = new Promise<void>((r) => (replayed = r));
+      let gained = false;
       const a = new Leadership({
         lease: sa.leaderLease!('a', ttl),
         ttlMs: ttl,
         logger: silentLogger,
-        // A replay that takes three TTLs.
-        onGain: async () => new Promise((r) => setTimeout(r, 3 * ttl)),
+        onGain: () => {
+          gained = true;
+          return replay;
+        },
         onLose: async () => {},
       });
       const other = sb.leaderLease!('b', ttl);
       const started = a.start();
       let stolen: number | undefined;
-      for (let i = 0; i < 20; i++) {
-        await new Promise((r) => setTimeout(r, ttl / 5));
-        stolen ??= await other.acquire();
-      }
+      await waitFor(() => gained, 'a to take the lease and start its replay');
+      const end = Date.now() + 3 * ttl;
+      await waitFor(
+        async () => {
+          stolen ??= await other.acquire();
+          return stolen !== undefined || Date.now() >= end;
+        },
+        { what: 'three TTLs of attempts to take the lease', intervalMs: ttl / 5 },
+      );
+      replayed();
       await started;
       expect(stolen).toBeUndefined();
       expect(a.isLeader).toBe(true);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import Keyv from 'keyv';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SqliteKeyvStore } from '../../../../src/adapters/keyv/sqlite-keyv-store.js';
 
 let dir: string;
@@ -15,10 +15,21 @@ function keyv(namespace = 'ns', file = 'kv.sqlite'): Keyv {
   return k;
 }
 
+/**
+ * Moves the wall clock (`Date.now`, which the store and Keyv read for expiry) `ms` ahead without
+ * waiting; timers stay real. Undone after each test.
+ */
+function stepWallClock(ms: number): void {
+  const now = Date.now();
+  vi.useFakeTimers({ toFake: ['Date'] });
+  vi.setSystemTime(now + ms);
+}
+
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'reprise-sqlite-'));
 });
 afterEach(async () => {
+  vi.useRealTimers();
   for (const k of opened.splice(0)) await k.disconnect();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -98,8 +109,8 @@ describe('SqliteKeyvStore through Keyv', () => {
     await a.set('y', 2);
     await a.set('gone', 3, 1);
     await b.set('z', 9);
-    // A real delay is the point: the 1 ms TTL runs out by the store's own clock (SQLite rows carry a wall-clock expiry).
-    await new Promise((r) => setTimeout(r, 10));
+    // The 1 ms TTL runs out by the store's own clock (SQLite rows carry a wall-clock expiry): step it.
+    stepWallClock(10);
     const seen: Array<[string, unknown]> = [];
     for await (const [key, value] of a.iterator!(undefined)) seen.push([key as string, value]);
     expect(seen).toEqual([
@@ -139,8 +150,8 @@ describe('SqliteKeyvStore through Keyv', () => {
     const w = keyv('ns', 'ro.sqlite');
     await w.set('a', 1);
     await w.set('gone', 'x', 1);
-    // A real delay is the point: the 1 ms TTL runs out by the store's own clock (SQLite rows carry a wall-clock expiry).
-    await new Promise((r) => setTimeout(r, 5));
+    // The 1 ms TTL runs out by the store's own clock (SQLite rows carry a wall-clock expiry): step it.
+    stepWallClock(5);
     const r = new Keyv(new SqliteKeyvStore({ path: join(dir, 'ro.sqlite'), readOnly: true }), { namespace: 'ns', throwOnErrors: true });
     opened.push(r);
     expect(await r.get('a')).toBe(1);
