@@ -6,6 +6,7 @@ import type { ServeResult } from './serve-bench.js';
 import type { StormResult } from './storm-bench.js';
 import type { GrowthResult } from './growth-bench.js';
 import type { HostileServeResult } from './hostile-serve-bench.js';
+import type { UiBenchResult } from './ui-bench.js';
 import type { WebhookResult } from './webhook-bench.js';
 
 /** Targets of issue 9, per catalog size. */
@@ -38,6 +39,8 @@ export interface BenchReport {
   growth?: GrowthResult;
   /** The served bot under a 1 MiB alertname and a 10,000-alert group. */
   hostile?: HostileServeResult;
+  /** The memory view's pages at 10k entries / 1M events against a near-empty store. */
+  ui?: UiBenchResult;
   wallSeconds: number;
 }
 

@@ -11,6 +11,7 @@
  * REPRISE_BENCH_ONLY=growth: only how the work on hostile alert input grows from n to 4n.
  * REPRISE_BENCH_ONLY=hostile: only the served bot under a 1 MiB alertname and a 10,000-alert group.
  * REPRISE_BENCH_ONLY=ledger: only the ledger rows, over 200k events (in memory and through sqlite).
+ * REPRISE_BENCH_ONLY=ui: only the memory view's pages, 10k entries / 1M events against a near-empty store.
  */
 import { cpus } from 'node:os';
 import { renderReport } from './bench-report.js';
@@ -25,6 +26,7 @@ import { renderLedgerBench, runLedgerBench } from './ledger-bench.js';
 import { renderPromptBench, runPromptBench } from './prompt-bench.js';
 import { runServeBench } from './serve-bench.js';
 import { renderStormBench, runStormBench } from './storm-bench.js';
+import { renderUiBench, runUiBench } from './ui-bench.js';
 
 const FLAGS = ['--quick', '--json'] as const;
 const QUERIES = 2000;
@@ -76,8 +78,13 @@ async function main(argv: readonly string[]): Promise<number> {
       process.stdout.write(argv.includes('--json') ? `${JSON.stringify(result, null, 2)}\n` : `${renderLedgerBench(result)}\n`);
       return 0;
     }
+    if (only === 'ui') {
+      const result = await runUiBench({ entries: 10_000, events: quick ? 200_000 : 1_000_000, requests: quick ? 100 : 300, log });
+      process.stdout.write(argv.includes('--json') ? `${JSON.stringify(result, null, 2)}\n` : `${renderUiBench(result)}\n`);
+      return 0;
+    }
     if (only !== 'storm') {
-      log(`bench: REPRISE_BENCH_ONLY=${only} is not a part that runs alone (supported: storm, growth, hostile, ledger)`);
+      log(`bench: REPRISE_BENCH_ONLY=${only} is not a part that runs alone (supported: storm, growth, hostile, ledger, ui)`);
       return 2;
     }
     const result = await runStormBench(storm);
@@ -103,6 +110,7 @@ async function main(argv: readonly string[]): Promise<number> {
   const hostileResult = await runHostileServeBench(log);
   const serve = await runServeBench({ entries: 10_000, events: quick ? 200_000 : 1_000_000, webhooks: 1000, log });
   const stormResult = await runStormBench(storm);
+  const uiResult = await runUiBench({ entries: 10_000, events: quick ? 200_000 : 1_000_000, requests: quick ? 100 : 300, log });
   const report: BenchReport = {
     date: new Date().toISOString(),
     node: process.version,
@@ -118,12 +126,13 @@ async function main(argv: readonly string[]): Promise<number> {
     storm: stormResult,
     growth: growthResult,
     hostile: hostileResult,
+    ui: uiResult,
     wallSeconds: (Date.now() - started) / 1000,
   };
   process.stdout.write(
     argv.includes('--json')
       ? `${JSON.stringify(report, null, 2)}\n`
-      : `${renderReport(report)}\n\n${renderPromptBench(prompts)}\n\n${renderGrowthBench(growthResult)}\n\n${renderHostileServeBench(hostileResult)}\n\n${renderStormBench(stormResult)}\n`,
+      : `${renderReport(report)}\n\n${renderPromptBench(prompts)}\n\n${renderGrowthBench(growthResult)}\n\n${renderHostileServeBench(hostileResult)}\n\n${renderStormBench(stormResult)}\n\n${renderUiBench(uiResult)}\n`,
   );
   return 0;
 }

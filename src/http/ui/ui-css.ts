@@ -35,6 +35,8 @@ th { color: var(--muted); font-weight: 600; white-space: nowrap; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 pre { background: var(--card); border: 1px solid var(--line); border-radius: .4rem; padding: .75rem; overflow-x: auto; white-space: pre-wrap; word-break: break-word; font-size: .85rem; }
 code { font-size: .85rem; }
+/* Trigger keys and entry ids are long unbroken words: break them rather than scroll the page sideways on a phone. */
+code, td, main a { overflow-wrap: anywhere; }
 form.filters { display: flex; flex-wrap: wrap; gap: .5rem; align-items: end; margin: .5rem 0 1rem; }
 form.filters label { display: flex; flex-direction: column; font-size: .8rem; color: var(--muted); }
 input, select, button { font: inherit; padding: .35rem .5rem; border: 1px solid var(--line); border-radius: .35rem; background: var(--bg); color: var(--fg); }
