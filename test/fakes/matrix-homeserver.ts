@@ -164,6 +164,10 @@ export async function startMatrixFake(opts: MatrixFakeOptions = {}): Promise<Mat
       if (!res.headersSent) json(res, 500, { errcode: 'M_UNKNOWN', error: String(err) });
     });
   });
+  // Node closes an idle keep-alive socket after 5 s; a client reusing it at that moment reads
+  // ECONNRESET (seen on a loaded machine between two sends of one test). A homeserver behind a
+  // proxy keeps connections far longer: so does the stand-in.
+  server.keepAliveTimeout = 120_000;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://fake');

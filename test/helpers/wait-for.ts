@@ -18,13 +18,17 @@ export interface WaitOptions {
 /** Long enough for a spawned bot on a machine running other suites; a pass never waits it out. */
 export const DEFAULT_TIMEOUT_MS = 20_000;
 
+/** Thrown by a probe to end the wait at once (the condition can no longer hold: the process exited). */
+export class GiveUp extends Error {}
+
 /** What a probe answers when the condition does not hold yet. */
 type NotYet = undefined | null | false;
 
 /**
  * Polls `condition` (sync or async) until it returns something other than undefined, null or
  * false, and resolves with that. A probe that throws counts as "not yet" (a file half written, a
- * server not listening yet); its last error is in the failure message. `opts` may be just what
+ * server not listening yet); its last error is in the failure message — except {@link GiveUp},
+ * which ends the wait with that error. `opts` may be just what
  * is waited for, with the timeout as a third argument.
  * @throws after the timeout, naming what it waited for.
  */
@@ -38,6 +42,7 @@ export async function waitFor<T>(condition: () => T | NotYet | Promise<T | NotYe
       const v = await condition();
       if (v !== undefined && v !== null && v !== false) return v;
     } catch (err) {
+      if (err instanceof GiveUp) throw err;
       last = err;
     }
     if (Date.now() > deadline) {

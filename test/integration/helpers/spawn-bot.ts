@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TranscriptLine } from '../../../src/adapters/console/console-transport.js';
-import { waitFor } from '../../helpers/wait-for.js';
+import { GiveUp, waitFor } from '../../helpers/wait-for.js';
 
 /** @deprecated Import `waitFor` from test/helpers/wait-for.ts (kept for branches not yet merged). */
 export { waitFor } from '../../helpers/wait-for.js';
@@ -199,7 +199,7 @@ export async function spawnBot(opts: SpawnBotOptions): Promise<BotProcess> {
   try {
     port = await waitFor(
       () => {
-        if (gone) throw new Error(`serve exited (${gone.code ?? gone.signal}) before listening:\n${err}`);
+        if (gone) throw new GiveUp(`serve exited (${gone.code ?? gone.signal}) before listening:\n${err}`);
         const l = parseLogs(err).find(listening);
         return l ? (l.port as number) : undefined;
       },
