@@ -25,7 +25,7 @@ import type { CatalogSnapshot } from '../core/recall/catalog-snapshot.js';
 import { registerCatalogSyncMetrics } from '../http/catalog-metrics.js';
 import { startControlServer, type ControlServer } from '../http/control-server.js';
 import { createHttpServer, type HttpServer } from '../http/create-server.js';
-import { memoryView } from '../http/ui/memory-view.js';
+import { memoryView, uiSignIn, UI_SIGN_IN } from '../http/ui/memory-view.js';
 import { isReplayStore } from '../http/replay-guard.js';
 import { registerLoopMetrics, type LoopMetrics } from '../http/loop-metrics.js';
 import { createBotMetrics } from '../http/metrics.js';
@@ -298,7 +298,8 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     mount: (app) => {
       for (const m of surfaces.mounts) m(app);
       // The read-only memory view (issue 23): loopback only unless ui.token / ui.trusted_header.
-      if (config.ui.enabled)
+      if (config.ui.enabled) {
+        app.route(UI_SIGN_IN, uiSignIn(config.ui.token ? { token: config.ui.token } : {}));
         app.route(
           '/ui',
           memoryView({
@@ -312,6 +313,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
             ...(config.ui.trusted_header ? { trustedHeader: config.ui.trusted_header, trustedProxies: config.ui.trusted_proxies } : {}),
           }),
         );
+      }
     },
     onChat: async (intents) => {
       // Several replicas: recorded in the shared inbox like a chat surface's, then the leader handles it.

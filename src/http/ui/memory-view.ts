@@ -1,6 +1,6 @@
 /**
  * `/ui`, the read-only memory view (issue 23; docs/memory-view.md): a hono sub-app the public
- * port mounts. GET and HEAD only — the one POST is `/ui/login`, which only sets a cookie; any
+ * port mounts. GET and HEAD only — the sign-in form posts to `/auth/ui` (outside `/ui`), which only sets a cookie; any
  * other method on any path under `/ui` is 405. Every response carries a strict CSP (no script
  * at all), `nosniff`, `no-referrer` and `no-store`. Pages render from the read model only
  * (ui-data.ts), so a request costs the same on a day-old ledger and a year-old one.
@@ -26,7 +26,9 @@ import {
   type Period,
   type ViewReader,
 } from './ui-data.js';
-import { deniedPage, entryPage, gapsPage, incidentPage, incidentsPage, knowledgePage, loginPage, messagePage, overviewPage } from './ui-pages.js';
+import { deniedPage, entryPage, gapsPage, incidentPage, incidentsPage, knowledgePage, loginPage, messagePage, overviewPage, UI_SIGN_IN } from './ui-pages.js';
+
+export { UI_SIGN_IN };
 
 export const UI_CSP = "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
@@ -53,7 +55,7 @@ export const UI_ROUTES: Record<string, string> = {
   '/ui/incidents': 'GET, HEAD',
   '/ui/incidents/:openId': 'GET, HEAD',
   '/ui/gaps': 'GET, HEAD',
-  '/ui/login': 'GET, HEAD, POST',
+  '/ui/login': 'GET, HEAD',
   '/ui/static/ui.css': 'GET, HEAD',
 };
 
@@ -75,6 +77,36 @@ const short = (v: string | undefined, max = 500): string | undefined => {
   return s ? s.slice(0, max) : undefined;
 };
 
+/** Every response of the view and its sign-in, refusals included. */
+const safetyHeaders = async (c: Context, next: () => Promise<void>): Promise<void> => {
+  await next();
+  c.res.headers.set('Content-Security-Policy', UI_CSP);
+  c.res.headers.set('X-Content-Type-Options', 'nosniff');
+  c.res.headers.set('Referrer-Policy', 'no-referrer');
+  c.res.headers.set('Cache-Control', 'no-store');
+  c.res.headers.set('X-Frame-Options', 'DENY');
+};
+
+/** The sign-in form's target as a hono app, to mount at {@link UI_SIGN_IN}. */
+export function uiSignIn(opts: Pick<MemoryViewOptions, 'token'>): Hono {
+  const app = new Hono();
+  app.use('*', safetyHeaders);
+  app.post('/', bodyLimit({ maxSize: 4096, onError: (c) => c.html(loginPage('That form was too large.'), 413) }), async (c) => {
+    if (!opts.token) return c.html(messagePage('No sign-in', 'Set ui.token to sign in from other hosts (docs/memory-view.md).'), 404);
+    const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
+    const given = typeof form['token'] === 'string' ? form['token'] : '';
+    if (!given || !sameSecret(given.trim(), opts.token)) return c.html(loginPage('That token is not the UI token.'), 401);
+    const secure = new URL(c.req.url).protocol === 'https:' || c.req.header('x-forwarded-proto') === 'https';
+    c.header('Set-Cookie', `${SESSION_COOKIE}=${sessionValue(opts.token)}; Path=/ui; HttpOnly; SameSite=Strict; Max-Age=43200${secure ? '; Secure' : ''}`);
+    return c.redirect('/ui', 303);
+  });
+  app.all('*', (c) => {
+    c.header('Allow', 'POST');
+    return c.html(messagePage('Method not allowed', 'This is where the sign-in form posts; sign in at /ui/login.'), 405);
+  });
+  return app;
+}
+
 /** The memory view as a hono app, to mount at `/ui`. */
 export function memoryView(opts: MemoryViewOptions): Hono<UiEnv> {
   const app = new Hono<UiEnv>();
@@ -86,20 +118,12 @@ export function memoryView(opts: MemoryViewOptions): Hono<UiEnv> {
   const html = (c: Context<UiEnv>, body: string, status = 200): Response => c.html(body, status as 200);
 
   // Headers on every response under /ui, refusals included.
-  app.use('*', async (c, next) => {
-    await next();
-    c.res.headers.set('Content-Security-Policy', UI_CSP);
-    c.res.headers.set('X-Content-Type-Options', 'nosniff');
-    c.res.headers.set('Referrer-Policy', 'no-referrer');
-    c.res.headers.set('Cache-Control', 'no-store');
-    c.res.headers.set('X-Frame-Options', 'DENY');
-  });
+  app.use('*', safetyHeaders);
 
-  // Read-only: GET and HEAD, and the login form's POST.
+  // Read-only: GET and HEAD on every route (the sign-in form posts to {@link UI_SIGN_IN}, outside /ui).
   app.use('*', async (c, next) => {
-    const isLogin = c.req.path === '/ui/login';
-    if (READ.includes(c.req.method) || (isLogin && c.req.method === 'POST')) return next();
-    c.header('Allow', isLogin ? 'GET, HEAD, POST' : 'GET, HEAD');
+    if (READ.includes(c.req.method)) return next();
+    c.header('Allow', 'GET, HEAD');
     return html(c, messagePage('Method not allowed', `The memory view is read-only: ${c.req.method.slice(0, 20)} is not allowed here; use GET.`), 405);
   });
 
@@ -109,15 +133,6 @@ export function memoryView(opts: MemoryViewOptions): Hono<UiEnv> {
   app.on(READ, '/login', (c) =>
     loginOn ? html(c, loginPage()) : html(c, messagePage('No sign-in', 'Set ui.token to sign in from other hosts (docs/memory-view.md).'), 404),
   );
-  app.post('/login', bodyLimit({ maxSize: 4096, onError: (c) => c.html(loginPage('That form was too large.'), 413) }), async (c) => {
-    if (!opts.token) return html(c, messagePage('No sign-in', 'Set ui.token to sign in from other hosts (docs/memory-view.md).'), 404);
-    const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
-    const given = typeof form['token'] === 'string' ? form['token'] : '';
-    if (!given || !sameSecret(given.trim(), opts.token)) return html(c, loginPage('That token is not the UI token.'), 401);
-    const secure = new URL(c.req.url).protocol === 'https:' || c.req.header('x-forwarded-proto') === 'https';
-    c.header('Set-Cookie', `${SESSION_COOKIE}=${sessionValue(opts.token)}; Path=/ui; HttpOnly; SameSite=Strict; Max-Age=43200${secure ? '; Secure' : ''}`);
-    return c.redirect('/ui', 303);
-  });
 
   // Everything else needs access.
   app.use('*', async (c, next) => {

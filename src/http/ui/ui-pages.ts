@@ -25,6 +25,11 @@ import {
 import { duration, fmt, h, href, outsideLink, when, type Html } from './ui-html.js';
 
 export const UI_BASE = '/ui';
+/**
+ * Where the sign-in form posts: outside `/ui`, so that no route under `/ui` takes anything but
+ * GET and HEAD. It only sets the session cookie (an HMAC of the token, never the token).
+ */
+export const UI_SIGN_IN = '/auth/ui';
 
 const NAV: Array<[string, string]> = [
   ['', 'Overview'],
@@ -393,7 +398,7 @@ ${
 export function loginPage(message?: string): string {
   const body = h`<div class="login"><h1>Sign in to the memory view</h1>
 ${message ? h`<p class="flag bad">${message}</p>` : ''}
-<form method="post" action="${UI_BASE}/login"><label for="token">UI token (<code>ui.token</code>)</label>
+<form method="post" action="${UI_SIGN_IN}"><label for="token">UI token (<code>ui.token</code>)</label>
 <input id="token" name="token" type="password" autocomplete="current-password" required maxlength="1024"><button type="submit">Sign in</button></form>
 <p class="note">The cookie this sets holds a keyed hash of the token, never the token; it is HttpOnly and SameSite=Strict.</p></div>`;
   return layout('Sign in', 'login', body);

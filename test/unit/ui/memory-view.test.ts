@@ -9,7 +9,7 @@ import { Hono } from 'hono';
 import { incidentIntents, ackIntent } from '../../../src/core/bot/intent.js';
 import type { LedgerEvent } from '../../../src/core/ledger-events.js';
 import { serveNode, type NodeServer } from '../../../src/http/node-server.js';
-import { memoryView, UI_CSP, type MemoryViewOptions } from '../../../src/http/ui/memory-view.js';
+import { memoryView, uiSignIn, UI_CSP, UI_SIGN_IN, type MemoryViewOptions } from '../../../src/http/ui/memory-view.js';
 import { sessionValue } from '../../../src/http/ui/ui-access.js';
 import { alert, fixedSnapshot, incidentEntry, playbook } from '../recall/recall-fixtures.js';
 import { botHarness, recordingLogger } from '../bot/bot-harness.js';
@@ -54,6 +54,7 @@ let base: string;
 
 function view(over: Partial<MemoryViewOptions> = {}): Hono {
   const parent = new Hono();
+  parent.route(UI_SIGN_IN, uiSignIn(over));
   parent.route(
     '/ui',
     memoryView({
@@ -212,7 +213,6 @@ describe('memory view pages', () => {
     const routes = [...PAGES, '/ui/incidents/x', '/ui/login', '/ui/nope'];
     for (const path of routes)
       for (const method of ['POST', 'PUT', 'DELETE', 'PATCH']) {
-        if (path === '/ui/login' && method === 'POST') continue;
         const res = await fetch(base + path, { method });
         await res.text();
         expect(res.status, `${method} ${path}`).toBe(405);
@@ -221,6 +221,12 @@ describe('memory view pages', () => {
       }
     const head = await fetch(`${base}/ui`, { method: 'HEAD' });
     expect(head.status).toBe(200);
+    // The sign-in form posts outside /ui; its target takes nothing else, and says so with the same headers.
+    const get = await fetch(`${base}${UI_SIGN_IN}`);
+    await get.text();
+    expect(get.status).toBe(405);
+    expect(get.headers.get('allow')).toBe('POST');
+    expect(get.headers.get('content-security-policy')).toBe(UI_CSP);
   });
 });
 
@@ -248,10 +254,10 @@ describe('memory view access', () => {
   it('the login form sets an HttpOnly, SameSite=Strict cookie holding an HMAC of the token, never the token', async () => {
     const app = view({ token: TOKEN });
     expect((await app.request('/ui/login', {}, REMOTE)).status).toBe(200);
-    const bad = await app.request('/ui/login', { method: 'POST', body: new URLSearchParams({ token: 'wrong-wrong-wrong-wrong' }) }, REMOTE);
+    const bad = await app.request(UI_SIGN_IN, { method: 'POST', body: new URLSearchParams({ token: 'wrong-wrong-wrong-wrong' }) }, REMOTE);
     expect(bad.status).toBe(401);
     expect(bad.headers.get('set-cookie')).toBeNull();
-    const ok = await app.request('/ui/login', { method: 'POST', body: new URLSearchParams({ token: TOKEN }) }, REMOTE);
+    const ok = await app.request(UI_SIGN_IN, { method: 'POST', body: new URLSearchParams({ token: TOKEN }) }, REMOTE);
     expect(ok.status).toBe(303);
     const cookie = ok.headers.get('set-cookie')!;
     expect(cookie).toContain('HttpOnly');
@@ -261,7 +267,7 @@ describe('memory view access', () => {
     const pair = cookie.split(';')[0]!;
     expect((await app.request('/ui/gaps', { headers: { cookie: pair } }, REMOTE)).status).toBe(200);
     expect((await app.request('/ui/gaps', { headers: { cookie: 'reprise_ui=forged' } }, REMOTE)).status).toBe(401);
-    const https = await app.request('https://reprise.example/ui/login', { method: 'POST', body: new URLSearchParams({ token: TOKEN }) }, REMOTE);
+    const https = await app.request(`https://reprise.example${UI_SIGN_IN}`, { method: 'POST', body: new URLSearchParams({ token: TOKEN }) }, REMOTE);
     expect(https.headers.get('set-cookie')).toContain('Secure');
   });
 
