@@ -56,6 +56,12 @@ function coerce(value: string, field: ConfigField): unknown {
   const v = value.trim();
   if (field.kind === 'number' && /^-?\d+(\.\d+)?$/.test(v)) return Number(v);
   if (field.kind === 'boolean' && (v === 'true' || v === 'false')) return v === 'true';
+  // A list from the environment: comma-separated (`10.0.0.0/8, 192.168.1.5`).
+  if (field.kind === 'array')
+    return v
+      .split(',')
+      .map((x) => x.trim())
+      .filter((x) => x !== '');
   // Trimmed: secrets read with `$(cat file)` often carry a trailing newline.
   return v;
 }

@@ -646,14 +646,14 @@ const ui = z
     trusted_header: doc(
       str().regex(HEADER_NAME, 'must be an HTTP header name').optional(),
       'Header an authenticating proxy (oauth2-proxy) sets to the signed-in user; believed only when the TCP peer is one of `trusted_proxies`.',
-      { example: 'X-Forwarded-User' },
+      { env: ['REPRISE_UI_TRUSTED_HEADER'], example: 'X-Forwarded-User' },
     ),
     trusted_proxies: doc(
       z
         .array(str().refine(isAddressOrCidr, 'must be an IP address or a CIDR block (10.0.0.0/8)'), { error: 'must be a list of addresses or CIDR blocks' })
         .default([]),
-      "Addresses or CIDR blocks of the proxies whose `trusted_header` is believed; the peer address is the TCP connection's, never a forwarded header.",
-      { example: ['10.0.0.0/8'] },
+      "Addresses or CIDR blocks of the proxies whose `trusted_header` is believed; the peer address is the TCP connection's, never a forwarded header. From the environment: comma-separated.",
+      { env: ['REPRISE_UI_TRUSTED_PROXIES'], example: ['10.0.0.0/8'] },
     ),
   })
   .superRefine((v, ctx) => {

@@ -19,7 +19,7 @@ import type { Config } from '../../../src/config/schema.js';
 import { configFields } from '../../../src/config/schema-fields.js';
 import { kubectlAvailable, kustomize, one, parseYamlObjects, root, selects, validateObject, type K8sObject } from './k8s-objects.js';
 
-const OVERLAYS = ['single', 'ha'] as const;
+const OVERLAYS = ['single', 'ha', 'single-ui-proxy'] as const;
 type Overlay = (typeof OVERLAYS)[number];
 
 const read = (path: string) => readFileSync(resolve(root, path), 'utf8');
@@ -153,7 +153,7 @@ describe.runIf(kubectlAvailable())('manifests/kubernetes (kubectl kustomize)', (
       for (const e of env) expect(CONFIG_ENV, `${e.name} is not an env var the config loader reads`).toContain(e.name);
       const fromSecret = new Set(env.filter((e) => e.valueFrom?.secretKeyRef).map((e) => e.name));
       for (const f of SECRET_FIELDS) {
-        if (f.path === 'store.url' && overlay === 'single') continue; // the embedded store has no URL
+        if (f.path === 'store.url' && overlay.startsWith('single')) continue; // the embedded store has no URL
         expect((f.env ?? []).some((n) => fromSecret.has(n)), `${f.path} (${f.env?.join(' or ')}) has no secretKeyRef`).toBe(true);
         for (const n of f.env ?? []) expect(env.find((e: IEnvVar) => e.name === n)?.value, `${n} given as a plain value`).toBeUndefined();
       }
@@ -193,6 +193,27 @@ describe.runIf(kubectlAvailable())('manifests/kubernetes (kubectl kustomize)', (
       const egressPorts = policies.flatMap((p) => p.spec?.egress ?? []).flatMap((r) => (r.ports ?? []).map((p) => `${p.protocol}/${p.port}`));
       expect(egressPorts).toEqual(expect.arrayContaining(['UDP/53', 'TCP/53', 'TCP/443', 'TCP/8080']));
     });
+  });
+
+  it('single-ui-proxy: only /ui goes out, through oauth2-proxy, and the bot believes its user header from the controller pods alone', async () => {
+    const objs = rendered['single-ui-proxy'];
+    const ingresses = objs.filter((o) => o.kind === 'Ingress') as Array<K8sObject & { metadata: { annotations?: Record<string, string> }; spec: { rules: Array<{ http: { paths: Array<{ path: string; backend: { service: { name: string; port: { name: string } } } }> } }> } }>;
+    expect(ingresses).toHaveLength(1);
+    const ing = ingresses[0]!;
+    const paths = ing.spec.rules.flatMap((r) => r.http.paths);
+    expect(paths.map((p) => p.path)).toEqual(['/ui']);
+    expect(paths[0]!.backend.service).toEqual({ name: 'reprise', port: { name: 'http' } });
+    expect(ing.metadata.annotations?.['nginx.ingress.kubernetes.io/auth-url']).toMatch(/^https:\/\//);
+    const header = ing.metadata.annotations?.['nginx.ingress.kubernetes.io/auth-response-headers'];
+    const env = bot(objs).spec?.template.spec?.containers.find((c) => c.name === 'reprise')?.env ?? [];
+    const value = (n: string) => env.find((e) => e.name === n)?.value;
+    expect(value('REPRISE_UI_TRUSTED_HEADER')).toBe(header);
+    expect(value('REPRISE_UI_TRUSTED_PROXIES')).toMatch(/^\d+\.\d+\.\d+\.\d+\/\d+$/);
+    // What the bot makes of it: the real loader, with the pod's env.
+    const { loadConfig } = await import('../../../src/config/load-config.js');
+    const cfg = loadConfig({ cwd: root, env: { REPRISE_UI_TRUSTED_HEADER: value('REPRISE_UI_TRUSTED_HEADER'), REPRISE_UI_TRUSTED_PROXIES: value('REPRISE_UI_TRUSTED_PROXIES') } });
+    expect(cfg.ui.trusted_header).toBe(header);
+    expect(cfg.ui.trusted_proxies).toEqual([value('REPRISE_UI_TRUSTED_PROXIES')]);
   });
 
   it('single: one replica, Recreate, the embedded store on a PersistentVolumeClaim', () => {
