@@ -70,6 +70,13 @@ function outcomeSummary(o: BotOutcome): Record<string, unknown> {
   return { ...o };
 }
 
+/** The later of two write errors (ISO times compare as strings). */
+function newest<T extends { at: string }>(a: T | undefined, b: T | undefined): T | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return b.at > a.at ? b : a;
+}
+
 /** Where the server listens, said plainly: 0.0.0.0 is every interface, not localhost. */
 export function describeListen(host: string, port: number): string {
   if (host === '0.0.0.0' || host === '::') return `port ${port} on all interfaces (${host}); locally http://127.0.0.1:${port}`;
@@ -135,7 +142,8 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
 
   const readiness = (): Readiness => {
     // A failed ledger write counts until a later probe proves the store takes writes again.
-    const lastError = ledger.lastWriteError;
+    // Intake on a shared store is written to the inbox first: its failures count as much as the ledger's.
+    const lastError = newest(ledger.lastWriteError, replicas?.inbox.lastWriteError);
     const writeError = lastError && !(probe.ok && Date.parse(probe.at) > Date.parse(lastError.at)) ? lastError : undefined;
     const checks: ReadinessCheck[] = [
       served.check(),

@@ -33,6 +33,7 @@ export class Inbox {
   readonly #store: KeyValueStore;
   readonly #log: Logger;
   readonly #attempts = new Map<number, number>();
+  #lastWriteError: { at: string; message: string } | undefined;
 
   constructor(store: KeyValueStore, logger: Logger) {
     this.#store = store;
@@ -41,7 +42,19 @@ export class Inbox {
 
   /** Records `item` durably; resolves once it is (the caller answers 2xx after). Idempotent by id. */
   async put(item: InboxItem): Promise<number> {
-    return this.#store.appendLog(INBOX_LOG, [item], { id: `inbox-put:${item.id}` });
+    try {
+      const seq = await this.#store.appendLog(INBOX_LOG, [item], { id: `inbox-put:${item.id}` });
+      this.#lastWriteError = undefined;
+      return seq;
+    } catch (err) {
+      this.#lastWriteError = { at: new Date().toISOString(), message: err instanceof Error ? err.message : String(err) };
+      throw err;
+    }
+  }
+
+  /** The last failed `put` (cleared by the next one that succeeds): readiness reports it. */
+  get lastWriteError(): { at: string; message: string } | undefined {
+    return this.#lastWriteError;
   }
 
   /** Items recorded and not yet handled (readiness detail, metrics). */
