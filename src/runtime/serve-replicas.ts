@@ -5,11 +5,10 @@
  * works through the inbox in order, delivers the outbox and runs investigations. Losing the
  * lease stops all of that at once; the replica keeps taking webhooks as a follower.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { incidentIntents } from '../core/bot/intent.js';
-import type { BotLedger, RepriseBot } from '../core/bot/reprise-bot.js';
+import type { RepriseBot } from '../core/bot/reprise-bot.js';
 import type { ChatIntent, IntentSink } from '../core/chat/chat-types.js';
 import type { Ledger } from '../core/ledger/ledger.js';
 import type { OutboxWorker } from '../core/outbox/outbox-worker.js';
@@ -29,34 +28,6 @@ export function replicaId(): string {
   return `${hostname().replace(/\|/g, '_')}:${process.pid}:${randomUUID().slice(0, 8)}`;
 }
 
-/**
- * The idempotency key of the ledger transaction handling an inbox item, carried to the bot's
- * first transaction through the async context (the bot stays unaware of replicas).
- */
-export class TxIds {
-  readonly #als = new AsyncLocalStorage<{ id?: string }>();
-  run<T>(id: string, fn: () => Promise<T>): Promise<T> {
-    return this.#als.run({ id }, fn);
-  }
-  /** The id for the next transaction in this context, once (later transactions get none). */
-  take(): string | undefined {
-    const slot = this.#als.getStore();
-    const id = slot?.id;
-    if (slot) slot.id = undefined;
-    return id;
-  }
-  /** The bot's view of the ledger, whose transactions carry the id of the item being handled. */
-  botLedger(ledger: Ledger): BotLedger {
-    return {
-      read: ledger.read,
-      transaction: (fn) => {
-        const id = this.take();
-        return ledger.transaction(fn, id === undefined ? {} : { id });
-      },
-    };
-  }
-}
-
 export interface ReplicasDeps {
   store: KeyValueStore;
   ledger: Ledger;
@@ -66,7 +37,6 @@ export interface ReplicasDeps {
   leaseTtlMs: number;
   /** Filled in once the bot exists (it needs the fence through the ledger first). */
   bot: () => RepriseBot;
-  txIds: TxIds;
   /** Stops queued and running investigations (the model's jobs), when there are any. */
   stopJobs: () => Promise<void>;
   /** Counted per handled incident, like the embedded path. */
@@ -174,12 +144,13 @@ export class Replicas {
 
   async #handle(item: InboxItem): Promise<void> {
     const bot = this.#d.bot();
-    const id = `handle:${item.id}`;
+    // The item's id names its ledger transaction: handled again after a crash, it records nothing twice.
+    const txId = `handle:${item.id}`;
     if (item.kind === 'alertmanager') {
-      const outcomes = await this.#d.txIds.run(id, () => bot.handle(incidentIntents(item.incidents, item.route)));
+      const outcomes = await bot.handle(incidentIntents(item.incidents, item.route), { txId });
       this.#d.onOutcomes?.(outcomes);
     } else {
-      await this.#d.txIds.run(id, () => bot.handle(item.intent));
+      await bot.handle(item.intent, { txId });
     }
   }
 }

@@ -44,7 +44,7 @@ import { describeStore, isSharedStore, lockStore, openLedger, storeWarnings } fr
 import { gitCatalog, staticCatalog, type ServedCatalog } from './served-catalog.js';
 import { serveCuration } from './serve-curation.js';
 import { controlSocketPath, removeServeOwner, writeServeOwner } from './serve-owner.js';
-import { Replicas, TxIds } from './serve-replicas.js';
+import { Replicas } from './serve-replicas.js';
 import { startCuration } from './start-curation.js';
 import { startModel } from './start-model.js';
 
@@ -199,7 +199,6 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   const modelMetrics = config.model
     ? registerModelMetrics(metrics.registry, { budget: config.model.daily_token_budget, spentToday: () => ledger.read.tokensSpent(utcDay(clock.now())) })
     : undefined;
-  const txIds = new TxIds();
   const alertmanager = config.alertmanager.url ? new AlertmanagerApi({ url: config.alertmanager.url, timeoutMs: config.alertmanager.timeout_ms }) : undefined;
   const pdRules = pagerDutyOptions(config);
   const pagerDuty = pdRules
@@ -221,7 +220,6 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   const built = buildLoop({
     ...loopOptions(config),
     ledger,
-    ...(shared ? { botLedger: txIds.botLedger(ledger) } : {}),
     catalog,
     clock,
     logger,
@@ -270,7 +268,6 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
       logger,
       leaseTtlMs: config.store.lease_ttl_ms,
       bot: () => bot,
-      txIds,
       stopJobs: async () => built.jobs?.stop(),
       onOutcomes: (outcomes) => countOutcomes(outcomes),
       // The rest of the loop runs on the leader only: noise timers, forge work.
