@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createStore } from '../src/adapters/keyv/keyv-store.js';
 import { HEAD_KEY, readLedgerRecords } from '../src/core/ledger/ledger.js';
-import { INBOX_CURSOR, INBOX_LOG } from '../src/core/replica/inbox.js';
+import { INBOX_CURSOR, INBOX_LOG } from '../src/core/replica/inbox-log.js';
 import type { FindingStatus, LedgerEvent } from '../src/core/ledger-events.js';
 import { fmtNum, formatTable } from './format-table.js';
 import { startLocalModel, type ModelPurpose } from './local-model.js';

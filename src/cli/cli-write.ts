@@ -110,7 +110,7 @@ async function offline<R extends { triggerKey: string }>(spec: CliWriteSpec<R>, 
   const { store, ledger } = await openLedger(config);
   try {
     // The same loop the bot runs: what needs chat is delivered when the bot next runs.
-    const [outcome] = await offlineLoop(config, ledger).bot.handle(spec.intent(ledger, request));
+    const [outcome] = await offlineLoop(config, ledger).inbox.push([spec.intent(ledger, request)]);
     await ledger.close();
     let recorded;
     try {

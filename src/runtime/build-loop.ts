@@ -43,9 +43,8 @@ export interface CurationPart<W extends { kick(): void }> {
 }
 
 export interface LoopParts<W extends { kick(): void } = { kick(): void }, J extends Jobs = Jobs> {
-  /** The ledger (a `Ledger`); `botLedger` when the bot's transactions need wrapping (replica transaction ids). */
+  /** The ledger (a `Ledger`). */
   ledger: BotLedger & OutboxLedger;
-  botLedger?: BotLedger;
   catalog: () => CatalogSnapshot;
   clock: Clock;
   logger: Logger;
@@ -96,7 +95,7 @@ export function buildLoop<W extends { kick(): void } = { kick(): void }, J exten
   const curation = p.curation?.worker(handle);
   const deps: RepriseBotDeps = {
     catalog: p.catalog,
-    ledger: p.botLedger ?? p.ledger,
+    ledger: p.ledger,
     clock: p.clock,
     logger: p.logger.child({ component: 'bot' }),
     recall: p.recall,

@@ -33,9 +33,17 @@ const SECRET_KEYS = [
 /** Paths pino censors: each key at the top of a log object and one level inside it. */
 export const REDACT_PATHS: readonly string[] = SECRET_KEYS.flatMap((k) => [k, `*.${k}`]);
 
-export function createLogger(opts: { level: string; env?: Readonly<Record<string, string | undefined>> }): Logger & { flush(): void } {
+/**
+ * The root logger: JSON lines to stderr, or to `destination` (a test harness running the bot in
+ * its own process reads them as it would read a child's stderr).
+ */
+export function createLogger(opts: {
+  level: string;
+  env?: Readonly<Record<string, string | undefined>>;
+  destination?: { write(line: string): void };
+}): Logger & { flush(): void } {
   return pino(
     { level: opts.env?.['REPRISE_LOG_LEVEL'] ?? opts.level, base: { app: 'reprise' }, redact: { paths: [...REDACT_PATHS], censor: '[redacted]' } },
-    pino.destination(2),
+    opts.destination ?? pino.destination(2),
   );
 }

@@ -5,7 +5,8 @@
  */
 import { rememberListed, type AlertmanagerAlerts } from '../core/bot/alertmanager-reconcile.js';
 import { noiseOptions } from './loop-options.js';
-import type { RepriseBot } from '../core/bot/reprise-bot.js';
+import type { Intent } from '../core/bot/intent.js';
+import type { Intake } from '../core/inbox/inbox.js';
 import type { Config } from '../config/schema.js';
 import type { Clock, Timer } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
@@ -35,16 +36,25 @@ function round(name: string, logger: Logger, fn: () => Promise<void>): Round {
   };
 }
 
-export function startNoiseTimers(deps: { bot: RepriseBot; config: Config; clock: Clock; logger: Logger; alertmanager?: AlertmanagerAlerts }): {
-  stop(): Promise<void>;
-} {
-  const { bot, config, clock, logger } = deps;
+export interface NoiseTimerDeps {
+  /** The loop's inbox: what a round finds is pushed like any other intent. */
+  push: (intents: readonly Intent[]) => Promise<Intake[]>;
+  /** Resolves once the loop's background effects have finished (a stop waits for them). */
+  idle: () => Promise<void>;
+  config: Config;
+  clock: Clock;
+  logger: Logger;
+  alertmanager?: AlertmanagerAlerts;
+}
+
+export function startNoiseTimers(deps: NoiseTimerDeps): { stop(): Promise<void> } {
+  const { push, config, clock, logger } = deps;
   const timers: Timer[] = [];
   const rounds: Round[] = [];
   const noise = noiseOptions(config);
   // Holds may be in the ledger from an earlier run with a debounce configured: always tick once.
   const tick = round('releasing held alerts', logger, async () => {
-    const [o] = await bot.handle({ type: 'tick' });
+    const [o] = await push([{ type: 'tick' }]);
     if (o?.status === 'ticked' && o.released.length > 0) logger.info({ released: o.released.length }, 'held alerts released');
   });
   rounds.push(tick);
@@ -67,7 +77,7 @@ export function startNoiseTimers(deps: { bot: RepriseBot; config: Config; clock:
       }
       if (down) logger.info('Alertmanager answers again');
       down = false;
-      const [o] = await bot.handle({ type: 'reconcile', alerts, listedAt, seen });
+      const [o] = await push([{ type: 'reconcile', alerts, listedAt, seen }]);
       rememberListed(seen, alerts);
       if (o?.status === 'reconciled' && o.marked > 0) logger.info({ marked: o.marked }, 'threads marked from Alertmanager');
     });
@@ -79,7 +89,7 @@ export function startNoiseTimers(deps: { bot: RepriseBot; config: Config; clock:
     async stop() {
       for (const t of timers) clock.clearInterval(t);
       await Promise.all(rounds.map((r) => r.current()));
-      await bot.idle();
+      await deps.idle();
     },
   };
 }

@@ -63,15 +63,16 @@ export function isSharedStore(config: Config): boolean {
 }
 
 /**
- * Opens the configured store and its ledger (the caller holds the lock when it will write).
+ * Opens the configured store (or takes `opts.store`, already opened) and its ledger (the caller
+ * holds the lock when it will write); the store is closed again when the ledger cannot open.
  * `fence`: on a shared store, the leader's fencing token for every write (see LedgerOptions).
  */
 export async function openLedger(
   config: Config,
   logger?: Logger,
-  opts: { fence?: () => Fence | undefined; onAppend?: (events: readonly LedgerEvent[]) => void } = {},
+  opts: { store?: KeyValueStore; fence?: () => Fence | undefined; onAppend?: (events: readonly LedgerEvent[]) => void } = {},
 ): Promise<{ store: KeyValueStore; ledger: Ledger }> {
-  const store = createStore(config.store.url, config.store.data_dir);
+  const store = opts.store ?? createStore(config.store.url, config.store.data_dir);
   try {
     const ledger = await Ledger.open(store, {
       snapshotEvery: config.store.snapshot_every,

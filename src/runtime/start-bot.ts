@@ -13,10 +13,11 @@ import { AlertmanagerApi } from '../adapters/alertmanager/alertmanager-api.js';
 import { pagerDutyRest } from '../adapters/pagerduty/pagerduty-rest.js';
 import type { Config } from '../config/schema.js';
 import { ackRequest, feedbackIntent, noteRequest, recordedOrThrow } from '../core/bot/feedback-request.js';
-import { ackIntent, fixedIntent, incidentIntents, noteIntent, postmortemIntent } from '../core/bot/intent.js';
+import { ackIntent, fixedIntent, incidentIntents, noteIntent, postmortemIntent, type Intent } from '../core/bot/intent.js';
 import type { BotOutcome, RepriseBot } from '../core/bot/reprise-bot.js';
 import { Routing } from '../core/bot/routing.js';
 import type { ChatIntent } from '../core/chat/chat-types.js';
+import type { Inbox, Intake } from '../core/inbox/inbox.js';
 import type { CurationWorker } from '../core/curate/curation-worker.js';
 import { utcDay } from '../core/investigate/budget.js';
 import type { Ledger } from '../core/ledger/ledger.js';
@@ -40,11 +41,12 @@ import { buildSurfaces } from './build-surfaces.js';
 import { loopOptions, pagerDutyOptions } from './loop-options.js';
 import { startNoiseTimers } from './noise-timers.js';
 import { catalogFolder } from './open-catalog.js';
-import { describeStore, isSharedStore, lockStore, openLedger, storeWarnings } from './open-store.js';
+import { createStore } from '../adapters/keyv/keyv-store.js';
+import { openInbox } from './open-inbox.js';
+import { describeStore, lockStore, openLedger, storeWarnings } from './open-store.js';
 import { gitCatalog, staticCatalog, type ServedCatalog } from './served-catalog.js';
 import { serveCuration } from './serve-curation.js';
 import { controlSocketPath, removeServeOwner, writeServeOwner } from './serve-owner.js';
-import { Replicas, TxIds } from './serve-replicas.js';
 import { startCuration } from './start-curation.js';
 import { startModel } from './start-model.js';
 
@@ -57,6 +59,8 @@ const PROBE_KEY = 'health:probe';
 export interface RunningBot {
   port: number;
   bot: RepriseBot;
+  /** The loop's one way in: what the HTTP edge, the control socket, chat and timers push. */
+  inbox: Inbox;
   ledger: Ledger;
   outbox: OutboxWorker;
   /** The curation worker, when a forge is configured. */
@@ -65,16 +69,10 @@ export interface RunningBot {
   stop(): Promise<void>;
 }
 
-function outcomeSummary(o: BotOutcome): Record<string, unknown> {
-  if (o.status === 'posted') return { status: o.status, triggerKey: o.triggerKey, answer: o.answer };
-  return { ...o };
-}
-
-/** The later of two write errors (ISO times compare as strings). */
-function newest<T extends { at: string }>(a: T | undefined, b: T | undefined): T | undefined {
-  if (a === undefined) return b;
-  if (b === undefined) return a;
-  return b.at > a.at ? b : a;
+/** The one outcome of a control request, or why it was not recorded; `{}` while queued for the leader. */
+function recordedOf(o: Intake | undefined, what: string): ReturnType<typeof recordedOrThrow> | Record<string, never> {
+  if (o?.status === 'queued') return {};
+  return recordedOrThrow(o, what);
 }
 
 /** Where the server listens, said plainly: 0.0.0.0 is every interface, not localhost. */
@@ -104,14 +102,17 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   for (const w of storeWarnings(config)) logger.warn({ store: describeStore(config) }, w);
   let store: KeyValueStore;
   let ledger: Ledger;
-  // On Redis, replicas elect a leader; only its writes carry a current fencing token.
-  let replicas: Replicas | undefined;
-  const shared = isSharedStore(config);
+  // The one way into the loop, chosen with the store: the embedded store's one writer runs the
+  // loop itself; on Redis, replicas elect a leader, and only its writes carry a current fence.
+  let inbox: Inbox;
   // Registered once the surfaces are known; nothing is appended before then.
   let loop: LoopMetrics | undefined;
   try {
-    ({ store, ledger } = await openLedger(config, logger.child({ component: 'ledger' }), {
-      ...(shared ? { fence: () => replicas?.fence() } : {}),
+    store = createStore(config.store.url, config.store.data_dir);
+    inbox = openInbox(config, store, clock, logger);
+    ({ ledger } = await openLedger(config, logger.child({ component: 'ledger' }), {
+      store,
+      ...(inbox.fence ? { fence: inbox.fence } : {}),
       onAppend: (events) => loop?.ledgerAppended(events),
     }));
   } catch (err) {
@@ -141,9 +142,8 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   probeTimer.unref();
 
   const readiness = (): Readiness => {
-    // A failed ledger write counts until a later probe proves the store takes writes again.
-    // Intake on a shared store is written to the inbox first: its failures count as much as the ledger's.
-    const lastError = newest(ledger.lastWriteError, replicas?.inbox.lastWriteError);
+    // A push the inbox could not record counts until a later probe proves the store takes writes again.
+    const lastError = inbox.lastWriteError;
     const writeError = lastError && !(probe.ok && Date.parse(probe.at) > Date.parse(lastError.at)) ? lastError : undefined;
     const checks: ReadinessCheck[] = [
       served.check(),
@@ -167,14 +167,14 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
       // Forge work waits out an outage (kept, retried): reported, never a reason to stop taking alerts.
       ...(curation ? [{ name: 'forge', ok: true, detail: { repo: curation.repo, ...curation.worker.status() } }] : []),
       // Leadership is not readiness: a follower takes webhooks as well as the leader does.
-      { name: 'replica', ok: true, detail: replicas ? replicas.status() : { role: 'leader', store: 'embedded (one writer)' } },
+      { name: 'replica', ok: true, detail: inbox.status() },
     ];
     return combineReadiness(checks);
   };
 
   // On a shared store only the leader sends, and only while its lease holds with margin:
   // checked by the outbox before each item and by the Slack client right before each request.
-  const mayDeliver = (): boolean => (shared ? (replicas?.leadership.mayAct() ?? false) : true);
+  const mayDeliver = (): boolean => inbox.mayDeliver();
   let surfaces;
   try {
     surfaces = await buildSurfaces(config, { write: io.stdout, logger, clock, store, mayDeliver });
@@ -193,13 +193,12 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     outboxStatus: () => outbox.status(),
     now: () => clock.now(),
     catalogEntries: () => served.current().entries.length,
-    isLeader: () => (replicas ? replicas.isLeader : true),
+    isLeader: () => inbox.isLeader,
   });
   loop = registerLoopMetrics(metrics.registry, [...transports.keys()]);
   const modelMetrics = config.model
     ? registerModelMetrics(metrics.registry, { budget: config.model.daily_token_budget, spentToday: () => ledger.read.tokensSpent(utcDay(clock.now())) })
     : undefined;
-  const txIds = new TxIds();
   const alertmanager = config.alertmanager.url ? new AlertmanagerApi({ url: config.alertmanager.url, timeoutMs: config.alertmanager.timeout_ms }) : undefined;
   const pdRules = pagerDutyOptions(config);
   const pagerDuty = pdRules
@@ -221,7 +220,6 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   const built = buildLoop({
     ...loopOptions(config),
     ledger,
-    ...(shared ? { botLedger: txIds.botLedger(ledger) } : {}),
     catalog,
     clock,
     logger,
@@ -242,11 +240,18 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   let noiseTimers: { stop(): Promise<void> } | undefined;
   const leaderWork = {
     start: (): void => {
-      noiseTimers ??= startNoiseTimers({ bot, config, clock, logger: logger.child({ component: 'noise' }), ...(alertmanager ? { alertmanager } : {}) });
+      noiseTimers ??= startNoiseTimers({
+        push: (intents) => inbox.push(intents),
+        idle: () => bot.idle(),
+        config,
+        clock,
+        logger: logger.child({ component: 'noise' }),
+        ...(alertmanager ? { alertmanager } : {}),
+      });
       curation?.worker.start();
       // Work an earlier run (or the previous leader) left unfinished: investigations without a
       // finding, Alertmanager silences without an outcome.
-      bot.handle({ type: 'resume' }).then(
+      inbox.push([{ type: 'resume' }]).then(
         ([o]) => {
           if (o?.status === 'resumed' && o.investigations + o.amSilences > 0)
             logger.info({ investigations: o.investigations, amSilences: o.amSilences }, 'work interrupted by a restart is resumed');
@@ -261,29 +266,32 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
       await curation?.worker.stop();
     },
   };
-  if (shared) {
-    replicas = new Replicas({
-      store,
-      ledger,
-      outbox,
-      clock,
-      logger,
-      leaseTtlMs: config.store.lease_ttl_ms,
-      bot: () => bot,
-      txIds,
-      stopJobs: async () => built.jobs?.stop(),
-      onOutcomes: (outcomes) => countOutcomes(outcomes),
-      // The rest of the loop runs on the leader only: noise timers, forge work.
-      onLead: () => leaderWork.start(),
-      onFollow: () => leaderWork.stop(),
+  // What the inbox drains into, wherever it was pushed: an alert's outcome is counted where it is decided.
+  const handle = async (intents: readonly Intent[], opts: { txId?: string }): Promise<BotOutcome[]> => {
+    const outcomes = await bot.handle(intents, opts);
+    outcomes.forEach((o, i) => {
+      const t = intents[i]?.type;
+      if (t === 'firing' || t === 'resolve')
+        metrics.incidents.inc({ outcome: o.status === 'posted' ? (o.answer ? `recall_${o.answer.kind}` : 'fall_through') : o.status });
     });
-  }
-
-  const countOutcomes = (outcomes: BotOutcome[]): void => {
-    for (const o of outcomes) metrics.incidents.inc({ outcome: o.status === 'posted' ? (o.answer ? `recall_${o.answer.kind}` : 'fall_through') : o.status });
+    return outcomes;
   };
+  inbox.attach({
+    handle,
+    reload: (why) => ledger.reload(why),
+    // The rest of the loop runs where the loop does (the leader, on Redis): outbox, noise timers, forge work.
+    lead: () => {
+      outbox.start();
+      leaderWork.start();
+    },
+    follow: async () => {
+      await outbox.stop();
+      await leaderWork.stop();
+      await built.jobs?.stop();
+    },
+  });
   if (served.sync) registerCatalogSyncMetrics(metrics.registry, () => served.sync!.status(), clock);
-  const grooming = serveCuration({ config, logger, served, ledger, store, clock, isLeader: () => (replicas ? replicas.isLeader : true) });
+  const grooming = serveCuration({ config, logger, served, ledger, store, clock, isLeader: () => inbox.isLeader });
   const http: HttpServer = createHttpServer({
     ...(config.server.bearer_token ? { bearerToken: config.server.bearer_token } : {}),
     ...(config.server.pagerduty_secret ? { pagerDutySecret: config.server.pagerduty_secret } : {}),
@@ -323,21 +331,11 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
         );
       }
     },
-    onChat: async (intents) => {
-      // Several replicas: recorded in the shared inbox like a chat surface's, then the leader handles it.
-      if (replicas) {
-        for (const i of intents) await replicas.chat(i);
-        return intents.map(() => ({ status: 'queued' }));
-      }
-      return (await bot.handle(intents)).map(outcomeSummary);
-    },
-    onAlertmanager: async (incidents, _requestId, route) => {
-      // Several replicas: recorded in the shared inbox first, then the leader handles it.
-      if (replicas) return replicas.webhook(incidents, route);
-      const outcomes = await bot.handle(incidentIntents(incidents, { channel: route.channel, room: route.room }));
-      countOutcomes(outcomes);
-      return { accepted: incidents.length, results: outcomes.map(outcomeSummary) };
-    },
+    onChat: (intents) => inbox.push(intents),
+    onAlertmanager: async (incidents, _requestId, route) => ({
+      accepted: incidents.length,
+      results: await inbox.push(incidentIntents(incidents, { ...route })),
+    }),
   });
 
   let control: ControlServer | undefined;
@@ -348,8 +346,8 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     await grooming.stop();
     await control?.close();
     await http.close();
-    // Steps down (outbox and jobs stopped) and releases the lease: another replica leads at once.
-    await replicas?.stop();
+    // Takes no more pushes; on Redis, steps down (outbox and jobs stopped) and releases the lease: another replica leads at once.
+    await inbox.stop();
     await built.jobs?.stop();
     await model?.close();
     await outbox.drain(DRAIN_MS);
@@ -379,28 +377,28 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
       {
         // The socket is the CLI's channel: whatever the body says, it came through the CLI.
         feedback: async (body) => {
-          const o = recordedOrThrow(
-            (await bot.handle(feedbackIntent(ledger, { ...(typeof body === 'object' && body !== null ? body : {}), via: 'cli' }, clock.now())))[0],
+          const o = recordedOf(
+            (await inbox.push([feedbackIntent(ledger, { ...(typeof body === 'object' && body !== null ? body : {}), via: 'cli' }, clock.now())]))[0],
             'feedback',
           );
           return { seq: o.seq, event: o.event };
         },
-        status: async () => ({ pid: process.pid, port, seq: ledger.seq, readiness: readiness(), ...(replicas ? { replica: replicas.status() } : {}) }),
+        status: async () => ({ pid: process.pid, port, seq: ledger.seq, readiness: readiness(), replica: inbox.status() }),
         note: async (body) => {
-          const o = recordedOrThrow((await bot.handle(noteIntent(noteRequest(body))))[0], 'note');
+          const o = recordedOf((await inbox.push([noteIntent(noteRequest(body))]))[0], 'note');
           return { seq: o.seq, outcome: o };
         },
         fixed: async (body) => {
-          const o = recordedOrThrow((await bot.handle(fixedIntent(noteRequest(body))))[0], 'fix');
+          const o = recordedOf((await inbox.push([fixedIntent(noteRequest(body))]))[0], 'fix');
           return { seq: o.seq, outcome: o };
         },
         ack: async (body) => {
-          const o = recordedOrThrow((await bot.handle(ackIntent(ackRequest(body))))[0], 'ack');
+          const o = recordedOf((await inbox.push([ackIntent(ackRequest(body))]))[0], 'ack');
           return { seq: o.seq, outcome: o };
         },
         // The outcome carries the draft when no forge is configured: the CLI prints it.
         postmortem: async (body) => {
-          const o = recordedOrThrow((await bot.handle(postmortemIntent(ackRequest(body))))[0], 'postmortem');
+          const o = recordedOf((await inbox.push([postmortemIntent(ackRequest(body))]))[0], 'postmortem');
           const { draft } = o as { draft?: { path: string; content: string } };
           return { seq: o.seq, event: o.event, ...(draft ? { draft: { path: draft.path, content: draft.content } } : {}) };
         },
@@ -417,7 +415,8 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     );
   }
   try {
-    const sink = replicas ? replicas.chat : async (intent: ChatIntent): Promise<void> => void (await bot.handle(intent));
+    // Recorded is enough for a surface: what it shows comes back through the outbox.
+    const sink = async (intent: ChatIntent): Promise<void> => void (await inbox.push([intent], { until: 'recorded' }));
     for (const t of transports.values()) await t.start(sink);
   } catch (err) {
     await release().catch(() => undefined);
@@ -426,16 +425,11 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   // Undelivered messages of earlier runs (a chat outage, a crash) go out now — on Redis, once
   // this replica leads (it replays the ledger and drains the inbox first). Held firings and
   // forge work of earlier runs are picked up by the leader too.
-  if (replicas) {
-    try {
-      await replicas.start();
-    } catch (err) {
-      await release().catch(() => undefined);
-      throw err;
-    }
-  } else {
-    outbox.start();
-    leaderWork.start();
+  try {
+    await inbox.start();
+  } catch (err) {
+    await release().catch(() => undefined);
+    throw err;
   }
   served.start();
   grooming.start();
@@ -448,5 +442,5 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     startedAt: clock.now().toISOString(),
   });
   logger.info({ port, host: config.server.host, socket: control.path }, `listening on ${describeListen(config.server.host, port)}`);
-  return { port, bot, ledger, outbox, ...(curation ? { curation: curation.worker } : {}), readiness, stop: release };
+  return { port, bot, inbox, ledger, outbox, ...(curation ? { curation: curation.worker } : {}), readiness, stop: release };
 }

@@ -153,13 +153,18 @@ describe.skipIf(!HAS_REDIS)('two replicas on one Redis', () => {
       redis.cli('SET', leaseKey, 'someone-else|999', 'PX', String(120_000));
       await untilLeader(a, 0);
       await a.waitForLog((l) => typeof l.msg === 'string' && l.msg.startsWith('stepped down as leader'));
-      const fps: string[] = [];
-      for (let i = 0; i < 5; i++) {
-        const { payload, fingerprint } = alert(1000 + i);
-        const res = await postAlert(a.url, payload);
+      // Recorded in the inbox, each waits a lease's time for a leader to decide it, then says `queued`.
+      const sent = await Promise.all(
+        [0, 1, 2, 3, 4].map(async (i) => {
+          const { payload, fingerprint } = alert(1000 + i);
+          return { res: await postAlert(a.url, payload), fingerprint };
+        }),
+      );
+      for (const { res } of sent) {
         expect(res.status).toBe(202);
-        fps.push(fingerprint);
+        expect(res.json).toMatchObject({ accepted: 1, results: [{ status: 'queued' }] });
       }
+      const fps = sent.map((s) => s.fingerprint);
       expect((await fetch(`${a.url}/readyz`)).status).toBe(200);
       // Nobody leads until that lease lapses; the inbox keeps what was acknowledged meanwhile.
       expect([...(await ledgerOpens(redis, makeTmpDir())).keys()].filter((fp) => fps.includes(fp))).toEqual([]);

@@ -86,8 +86,9 @@ export interface BotLedger {
   /**
    * Runs `fn` with exclusive use of the ledger; what it records is written in one durable
    * transaction when it returns, or not at all (and the read model rolled back) if it throws.
+   * `opts.id` makes it idempotent: a transaction with an id already recorded writes nothing.
    */
-  transaction<T>(fn: (tx: BotTx) => Promise<T>): Promise<{ result: T; first: number; count: number }>;
+  transaction<T>(fn: (tx: BotTx) => Promise<T>, opts?: { id?: string }): Promise<{ result: T; first: number; count: number }>;
 }
 
 /** A surface as the bot's decisions see it: how it shows a thread. */

@@ -6,7 +6,6 @@ import { RepriseError } from '../errors.js';
 import type { FeedbackEvent, SilenceEvent } from '../ledger-events.js';
 import type { Actor } from '../chat/chat-types.js';
 import type { ChatOutcome } from './chat-actions.js';
-import type { BotOutcome } from './decide.js';
 import type { Intent } from './intent.js';
 
 /** The longest silence one person may set: a forgotten 🔕 must not hide an alert for months. */
@@ -99,9 +98,9 @@ export function feedbackIntent(ledger: KnownTriggers, input: unknown, now: Date)
 }
 
 /** The outcome of an action the CLI asked for, or why it was not recorded. */
-export function recordedOrThrow(o: BotOutcome | undefined, what: string): Extract<ChatOutcome, { status: 'recorded' }> {
-  if (o?.status === 'recorded' && 'kind' in o) return o;
-  throw new RepriseError('invalid_payload', `${what} not recorded: ${o && 'reason' in o ? o.reason : 'nothing was recorded'}`);
+export function recordedOrThrow(o: { status: string } | undefined, what: string): Extract<ChatOutcome, { status: 'recorded' }> {
+  if (o?.status === 'recorded' && 'kind' in o) return o as Extract<ChatOutcome, { status: 'recorded' }>;
+  throw new RepriseError('invalid_payload', `${what} not recorded: ${o && 'reason' in o ? String(o.reason) : 'nothing was recorded'}`);
 }
 
 export interface NoteRequest {

@@ -13,6 +13,11 @@ import { acknowledgeInPagerDuty, type PagerDutyAckRequest } from './pagerduty-fl
 export type { BotLedger, BotSurface, BotTx, ClosedEpisode, RepriseBotDeps, ThreadInfo } from './bot-context.js';
 export type { BotOutcome, IncidentOutcome } from './decide.js';
 
+export interface HandleOptions {
+  /** The idempotency key of the ledger transaction (see {@link RepriseBot.handle}). */
+  txId?: string;
+}
+
 /** Intents decided between two yields to the event loop: a 10k-alert group must not starve /healthz. */
 const YIELD_EVERY = 64;
 const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -43,21 +48,27 @@ export class RepriseBot {
    * Decides `input` (one intent or several, in order) in one ledger transaction and resolves
    * with an outcome per intent once it is durable. When the write fails nothing is recorded,
    * no effect runs, and the promise rejects: the sender may retry safely.
+   *
+   * `opts.txId` names the transaction (an inbox item handed to the loop again after a crash or
+   * a failover): one already recorded under that id writes nothing the second time.
    */
-  async handle(input: Intent | readonly Intent[]): Promise<BotOutcome[]> {
+  async handle(input: Intent | readonly Intent[], opts: HandleOptions = {}): Promise<BotOutcome[]> {
     const intents: readonly Intent[] = Array.isArray(input) ? input : [input as Intent];
     const out: Enqueued = { count: 0 };
     const effects: Effect[] = [];
-    const { result, first } = await this.#d.ledger.transaction(async (tx) => {
-      const outcomes: BotOutcome[] = [];
-      for (let i = 0; i < intents.length; i++) {
-        if (i > 0 && i % YIELD_EVERY === 0) await yieldToLoop();
-        const intent = intents[i]!;
-        const c: Ctx = { d: this.#d, read: this.#d.ledger.read, tx, now: this.#d.clock.now(), log: this.#logFor(intent), out, effects };
-        outcomes.push(decide(c, intent));
-      }
-      return outcomes;
-    });
+    const { result, first } = await this.#d.ledger.transaction(
+      async (tx) => {
+        const outcomes: BotOutcome[] = [];
+        for (let i = 0; i < intents.length; i++) {
+          if (i > 0 && i % YIELD_EVERY === 0) await yieldToLoop();
+          const intent = intents[i]!;
+          const c: Ctx = { d: this.#d, read: this.#d.ledger.read, tx, now: this.#d.clock.now(), log: this.#logFor(intent), out, effects };
+          outcomes.push(decide(c, intent));
+        }
+        return outcomes;
+      },
+      opts.txId === undefined ? {} : { id: opts.txId },
+    );
     // A recorded action says where its event landed, now that the transaction has.
     for (const o of result)
       if (o.status === 'recorded' && 'index' in o && o.index !== undefined) {

@@ -23,6 +23,14 @@ const STOP_TIMEOUT_MS = 10_000;
 
 const live = new Set<ChildProcess>();
 const tmpDirs: string[] = [];
+/** Whatever else {@link cleanup} must end first (bots running in this process). */
+const enders = new Set<() => Promise<void>>();
+
+/** Has {@link cleanup} call `end` (before the temp folders go); returns a function that unregisters it. */
+export function onCleanup(end: () => Promise<void>): () => void {
+  enders.add(end);
+  return () => enders.delete(end);
+}
 
 /** Fails fast with the fix when the build output is missing (vitest alone does not build). */
 export function assertBuilt(): void {
@@ -305,6 +313,10 @@ function once(stream: NodeJS.ReadableStream & { readableEnded?: boolean; destroy
 
 /** Kills every child still running (SIGKILL) and removes the temp folders. For afterEach/afterAll. */
 export async function cleanup(): Promise<void> {
+  for (const end of [...enders]) {
+    enders.delete(end);
+    await end().catch(() => undefined);
+  }
   const waits = [...live].map((c) => {
     const done = exitOf(c);
     c.kill('SIGKILL');

@@ -38,6 +38,19 @@ const notice = (v: unknown): string => ((v as NoticeView).kind === 'notice' ? `$
 const status = (o: BotOutcome | undefined): string | undefined => o?.status;
 
 describe('RepriseBot: firing and resolve', () => {
+  it('records an intent handed in again under the same transaction id once (an inbox item replayed after a failover)', async () => {
+    const { bot, events } = await setup();
+    const [first] = await bot.handle(incidentIntents([firing()]), { txId: 'handle:item-1' });
+    expect(first).toMatchObject({ status: 'posted' });
+    const once = (await events()).length;
+    expect(once).toBeGreaterThan(0);
+    await bot.handle(incidentIntents([firing()]), { txId: 'handle:item-1' });
+    expect(await events()).toHaveLength(once);
+    // Another id is another transaction: the same firing again is a re-notification, recorded as noise.
+    await bot.handle(incidentIntents([firing()]), { txId: 'handle:item-2' });
+    expect((await events()).length).toBeGreaterThan(once);
+  });
+
   it('records the open and its messages first, then the outbox posts the card and the analysis and records where', async () => {
     const { bot, transport, ledger, events, settle } = await setup();
     const [out] = await bot.handle(incidentIntents([firing()]));

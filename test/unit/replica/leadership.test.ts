@@ -5,7 +5,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createStore } from '../../../src/adapters/keyv/keyv-store.js';
 import { Ledger } from '../../../src/core/ledger/ledger.js';
-import { Inbox, INBOX_CURSOR, type InboxItem } from '../../../src/core/replica/inbox.js';
+import { InboxLog, INBOX_CURSOR, type InboxItem } from '../../../src/core/replica/inbox-log.js';
 import { Leadership } from '../../../src/core/replica/leadership.js';
 import { silentLogger } from '../../../src/ports/logger.js';
 import { StaleFenceError, type Fence, type KeyValueStore } from '../../../src/ports/store.js';
@@ -145,7 +145,7 @@ describe.skipIf(!HAS_REDIS)('leader election on Redis', () => {
     const s = store();
     const lease = s.leaderLease!('a', 10_000);
     const fence: Fence = { key: lease.fenceKey, token: (await lease.acquire())! };
-    const inbox = new Inbox(s, silentLogger);
+    const inbox = new InboxLog(s, silentLogger);
     const item = (id: string): InboxItem => ({
       id,
       kind: 'chat',

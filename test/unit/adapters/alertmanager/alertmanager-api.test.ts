@@ -130,7 +130,8 @@ describe('AlertmanagerApi', () => {
     const h = await botHarness({ snapshot: fixedSnapshot([], {}) });
     const config = configSchema.parse({ alertmanager: { url: 'http://127.0.0.1:9', reconcile_interval: '50ms' } });
     const timers = startNoiseTimers({
-      bot: h.bot,
+      push: (intents) => h.bot.handle(intents),
+      idle: () => h.bot.idle(),
       config,
       clock: h.clock,
       logger: recordingLogger([], warnings),

@@ -1,10 +1,11 @@
 /**
- * The hand-off between replicas (SPEC §8): every replica records what it accepts — a webhook's
- * incidents, a chat event — in one shared log before it answers 2xx; the leader works through
- * the log in order. The cursor (the last item handled) is written with the leader's fence, so a
+ * The hand-off between replicas (SPEC §8): every replica records what it accepts — the intents
+ * of a webhook, a chat event, a CLI request — in one shared log before it answers; the leader
+ * works through the log in order (see `SharedInbox`). The cursor (the last item handled) is written with the leader's fence, so a
  * replica that lost the lead cannot move it; an item handled again after a crash is recognised
  * by its id (the ledger transaction carries it), so nothing is counted twice.
  */
+import { incidentIntents, type Intent } from '../bot/intent.js';
 import type { ChatIntent } from '../chat/chat-types.js';
 import type { Incident } from '../types.js';
 import type { Logger } from '../../ports/logger.js';
@@ -22,39 +23,42 @@ interface ItemBase {
   from: string;
 }
 export type InboxItem =
-  (ItemBase & { kind: 'alertmanager'; incidents: Incident[]; route: { channel?: string; room?: string } }) | (ItemBase & { kind: 'chat'; intent: ChatIntent });
+  /** `reply`: the sender waits for the outcome, which the leader leaves for it under {@link replyKey}. */
+  | (ItemBase & { kind: 'intents'; intents: Intent[]; reply?: boolean })
+  /** What builds before the one inbox wrote (a rolling upgrade): still read. */
+  | (ItemBase & { kind: 'alertmanager'; incidents: Incident[]; route: { channel?: string; room?: string } })
+  | (ItemBase & { kind: 'chat'; intent: ChatIntent });
+
+/** The intents an item carries, whichever build wrote it. */
+export function itemIntents(item: InboxItem): Intent[] {
+  if (item.kind === 'intents') return item.intents;
+  if (item.kind === 'alertmanager') return incidentIntents(item.incidents, item.route);
+  return [item.intent];
+}
+
+/** Where the leader leaves the outcome of an item whose sender (another replica) waits for it. */
+export function replyKey(id: string): string {
+  return `inbox:reply:${id}`;
+}
 
 /** Items read per store round-trip while draining. */
 const BATCH = 100;
 /** A handler failing this often on one item skips it (logged): one bad item never blocks the rest. */
 const MAX_ATTEMPTS = 3;
 
-export class Inbox {
+export class InboxLog {
   readonly #store: KeyValueStore;
   readonly #log: Logger;
   readonly #attempts = new Map<number, number>();
-  #lastWriteError: { at: string; message: string } | undefined;
 
   constructor(store: KeyValueStore, logger: Logger) {
     this.#store = store;
     this.#log = logger;
   }
 
-  /** Records `item` durably; resolves once it is (the caller answers 2xx after). Idempotent by id. */
-  async put(item: InboxItem): Promise<number> {
-    try {
-      const seq = await this.#store.appendLog(INBOX_LOG, [item], { id: `inbox-put:${item.id}` });
-      this.#lastWriteError = undefined;
-      return seq;
-    } catch (err) {
-      this.#lastWriteError = { at: new Date().toISOString(), message: err instanceof Error ? err.message : String(err) };
-      throw err;
-    }
-  }
-
-  /** The last failed `put` (cleared by the next one that succeeds): readiness reports it. */
-  get lastWriteError(): { at: string; message: string } | undefined {
-    return this.#lastWriteError;
+  /** Records `item` durably; resolves once it is (the caller answers after). Idempotent by id. */
+  put(item: InboxItem): Promise<number> {
+    return this.#store.appendLog(INBOX_LOG, [item], { id: `inbox-put:${item.id}` });
   }
 
   /** Items recorded and not yet handled (readiness detail, metrics). */
@@ -64,11 +68,16 @@ export class Inbox {
   }
 
   /**
-   * Hands every item after the cursor to `handle`, in order, moving the cursor after each.
+   * Hands every item after the cursor to `handle`, in order, moving the cursor after each; an
+   * item that fails every attempt is skipped (logged, and told to `onSkipped`).
    * Stops (rethrowing) when the fence goes stale or the store fails: the next leader, or the
    * next drain, carries on from the cursor. Resolves with how many items were handled.
    */
-  async drain(handle: (item: InboxItem) => Promise<void>, fence: () => Fence | undefined): Promise<number> {
+  async drain(
+    handle: (item: InboxItem) => Promise<void>,
+    fence: () => Fence | undefined,
+    onSkipped?: (item: InboxItem, err: unknown) => void,
+  ): Promise<number> {
     const [head, cursor] = await this.#store.getMany<number>([INBOX_LOG.headKey, INBOX_CURSOR]);
     let at = cursor ?? 0;
     const last = head ?? 0;
@@ -95,6 +104,7 @@ export class Inbox {
                 throw err;
               }
               this.#log.error({ err, seq, id: item.id }, `inbox item #${seq} failed ${tries} times; skipped`);
+              onSkipped?.(item, err);
             }
             this.#attempts.delete(seq);
           }
@@ -142,6 +152,7 @@ function isItem(v: unknown): v is InboxItem {
   if (typeof v !== 'object' || v === null) return false;
   const o = v as Record<string, unknown>;
   if (typeof o['id'] !== 'string') return false;
+  if (o['kind'] === 'intents') return Array.isArray(o['intents']);
   if (o['kind'] === 'alertmanager') return Array.isArray(o['incidents']);
   // An item an older build wrote (`event`, a raw chat event) is not an intent: skipped like any unreadable item.
   if (o['kind'] === 'chat') return typeof o['intent'] === 'object' && o['intent'] !== null;
