@@ -11,13 +11,13 @@ const COMMANDS: ReadonlyArray<{ name: string; synopsis: string; summary: string;
   },
   {
     name: 'recall',
-    synopsis: '--catalog DIR (--alert FILE|-) [--store URL] [--json]',
-    summary: 'what recall answers for an Alertmanager payload, with the gate trace',
+    synopsis: '(--alert FILE|-) [--catalog DIR] [--store URL|DIR] [--json]',
+    summary: 'what recall answers for an Alertmanager payload (from the catalog and store the bot serves), with the gate trace',
     load: async () => (await import('./cli/recall.js')).recallCommand,
   },
   {
     name: 'search',
-    synopsis: '--catalog DIR [--k N] [--json] TEXT…',
+    synopsis: '[--catalog DIR] [--k N] [--json] TEXT…',
     summary: 'ranked catalog entries for a text query',
     load: async () => (await import('./cli/search.js')).search,
   },
@@ -29,37 +29,37 @@ const COMMANDS: ReadonlyArray<{ name: string; synopsis: string; summary: string;
   },
   {
     name: 'feedback',
-    synopsis: '<triggerKey> up|down|clear|silence <duration> [--user U]',
+    synopsis: '<trigger…> up|down|clear|silence <duration> [--user U]',
     summary: "record 👍/👎/🔕 (through the running bot's control socket)",
     load: async () => (await import('./cli/feedback.js')).feedback,
   },
   {
     name: 'note',
-    synopsis: '<triggerKey> <text…> [--user U]',
+    synopsis: '<trigger> <text…> [--user U]',
     summary: "an operator note on the trigger's thread, filed to the KB forge",
     load: async () => (await import('./cli/note.js')).note,
   },
   {
     name: 'fixed',
-    synopsis: '<triggerKey> <text…> [--user U]',
+    synopsis: '<trigger> <text…> [--user U]',
     summary: "what fixed it, on the trigger's thread: drafted as an Incident entry PR on the KB forge",
     load: async () => (await import('./cli/fixed.js')).fixed,
   },
   {
     name: 'ack',
-    synopsis: '<triggerKey> [--user U]',
+    synopsis: '<trigger…> [--user U]',
     summary: "say you are on the trigger's incident (👀); PagerDuty too when configured",
     load: async () => (await import('./cli/ack.js')).ack,
   },
   {
     name: 'postmortem',
-    synopsis: '<triggerKey> [--user U]',
+    synopsis: '<trigger…> [--user U]',
     summary: "a postmortem draft of the trigger's newest incident: a PR under postmortems/ on the KB forge, else printed",
     load: async () => (await import('./cli/postmortem.js')).postmortem,
   },
   {
     name: 'incident',
-    synopsis: 'show <triggerKey> [--json]',
+    synopsis: 'show <trigger…> [--json] [--store URL|DIR]',
     summary: "the newest episode's timeline: fired, posted, acknowledged, votes, notes, silences, resolved",
     load: async () => (await import('./cli/incident.js')).incident,
   },
@@ -114,6 +114,8 @@ const COMMANDS: ReadonlyArray<{ name: string; synopsis: string; summary: string;
 ];
 
 const ENVIRONMENT = `
+Config: --config FILE, else $REPRISE_CONFIG, else ./reprise.yaml, else defaults plus environment.
+A <trigger> is its key, a unique part of it or a few of its words (logs-02, checkout-api crashloop).
 Environment: REPRISE_CONFIG, REPRISE_DATA_DIR (default ./data), REPRISE_TRANSCRIPT, PORT,
   REPRISE_MODEL_BASE_URL, REPRISE_MODEL, OPENAI_API_KEY (a model without a config file),
   REPRISE_MCP_TOKEN (bearer token of \`reprise mcp --http\`).

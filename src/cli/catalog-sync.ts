@@ -1,5 +1,5 @@
 import { parseCli } from './args.js';
-import { loadCliConfig } from './cli-config.js';
+import { loadCliConfig, STORE_SECTIONS } from './cli-config.js';
 import { controlRequest } from '../runtime/control-client.js';
 import type { CliCommand } from './io.js';
 import type { SyncReply } from '../runtime/served-catalog.js';
@@ -19,7 +19,7 @@ export const catalogSync: CliCommand = async (argv, io) => {
   const parsed = parseCli(
     argv,
     {
-      config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' },
+      config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG, else ./reprise.yaml)', valueName: 'FILE' },
       json: { type: 'boolean', description: 'print JSON instead of text' },
       timeout: { type: 'string', description: 'give up after this long (e.g. 10s)', valueName: 'DURATION' },
     },
@@ -36,7 +36,8 @@ export const catalogSync: CliCommand = async (argv, io) => {
     io.stderr(`reprise catalog sync: --timeout must be a positive number of seconds, got ${JSON.stringify(parsed.values.timeout)}\n`);
     return 2;
   }
-  const loaded = loadCliConfig(parsed.values.config, io);
+  // Only the data dir (where the bot's control socket is): the bot validated the rest when it started.
+  const loaded = loadCliConfig(parsed.values.config, io, { sections: STORE_SECTIONS });
   if ('exit' in loaded) return loaded.exit;
   const dataDir = loaded.config.store.data_dir;
   const noBot = `Start the bot with \`reprise serve\` (same config / REPRISE_DATA_DIR) and run this again; nothing was fetched.`;

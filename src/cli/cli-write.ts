@@ -1,9 +1,11 @@
 /**
  * The one shape of a CLI command that writes to the loop (`feedback`, `note`, `fixed`, `ack`):
- * parse `<triggerKey> …` and `--user`/`--config`, check the request before touching anything,
- * ask the running bot through its control socket, and only when none runs (and the store lock
- * is free) build the same loop in-process and `handle` the intent. Effects that need chat are
- * left in the outbox and delivered when the bot next runs.
+ * parse `<trigger> …` and `--user`/`--config`, check the request before touching anything,
+ * name the trigger as the ledger knows it (its key, a unique part, a few words), ask the running
+ * bot through its control socket, and only when none runs (and the store lock is free) build the
+ * same loop in-process and `handle` the intent. Effects that need chat are left in the outbox
+ * and delivered when the bot next runs. Asking the bot needs only the store's config (the bot
+ * validated the rest when it started); writing without it needs the whole config.
  */
 import type { Config } from '../config/schema.js';
 import { recordedOrThrow } from '../core/bot/feedback-request.js';
@@ -14,7 +16,8 @@ import { offlineLoop } from '../runtime/offline-loop.js';
 import { askOwner, osUser, withStoreLock } from '../runtime/owner-or-direct.js';
 import { openLedger } from '../runtime/open-store.js';
 import { parseCli } from './args.js';
-import { loadCliConfig } from './cli-config.js';
+import { loadCliConfig, STORE_SECTIONS } from './cli-config.js';
+import { triggerKeyFromStore } from './trigger-arg.js';
 import type { CliCommand, CliIO } from './io.js';
 
 /** What the bot (or the offline loop) recorded: the event's sequence number and the event. */
@@ -56,7 +59,7 @@ export function cliWrite<R extends { triggerKey: string; user?: string }>(spec: 
       argv,
       {
         user: { type: 'string', description: spec.userHelp, valueName: 'USER' },
-        config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' },
+        config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG, else ./reprise.yaml)', valueName: 'FILE' },
       },
       spec.usage,
       io,
@@ -76,10 +79,12 @@ export function cliWrite<R extends { triggerKey: string; user?: string }>(spec: 
       io.stderr(`${command}: ${request}\n`);
       return 2;
     }
-    const loaded = loadCliConfig(parsed.values.config, io);
+    const loaded = loadCliConfig(parsed.values.config, io, { sections: STORE_SECTIONS });
     if ('exit' in loaded) return loaded.exit;
     const { config } = loaded;
-    const ok = request;
+    const key = await triggerKeyFromStore(request.triggerKey, config, command, io);
+    if (typeof key !== 'string') return key.exit;
+    const ok: R = { ...request, triggerKey: key };
 
     const viaBot = await askOwner(config, io, { command, route: spec.route, body: ok, nothing: 'Nothing was recorded.' }, (status, reply, owner) => {
       const body = reply as { result?: Recorded; error?: { message?: string } };
@@ -93,7 +98,10 @@ export function cliWrite<R extends { triggerKey: string; user?: string }>(spec: 
       return 0;
     });
     if (viaBot !== undefined) return viaBot;
-    return withStoreLock(config, io, command, 'Nothing was recorded.', () => offline(spec, config, io, ok));
+    // No bot: this process runs the loop itself, so everything it reads must be valid.
+    const whole = loadCliConfig(parsed.values.config, io);
+    if ('exit' in whole) return whole.exit;
+    return withStoreLock(whole.config, io, command, 'Nothing was recorded.', () => offline(spec, whole.config, io, ok));
   };
 }
 

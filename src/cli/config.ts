@@ -6,7 +6,7 @@ import { stringify } from 'yaml';
 import { CONFIG_EXIT_CODE, ConfigError } from '../config/config-error.js';
 import { renderDefaultsYaml } from '../config/defaults-yaml.js';
 import { renderConfigReference } from '../config/reference-md.js';
-import { loadConfig, maskSecrets } from '../config/load-config.js';
+import { configFile, loadConfig, maskSecrets } from '../config/load-config.js';
 import { parseCli } from './args.js';
 import type { CliCommand, CliIO } from './io.js';
 
@@ -14,14 +14,16 @@ const USAGE = `usage: reprise config <command>
 
   defaults                 print every key with its default and doc (a starting config file)
   reference                print the configuration reference as Markdown (docs/configuration.md)
-  check [--config FILE]    validate FILE (or $REPRISE_CONFIG) plus env overrides; exit 2 if invalid
+  check [--config FILE]    validate FILE (else $REPRISE_CONFIG, else ./reprise.yaml) plus env overrides; exit 2 if invalid
   show  [--config FILE]    print the resolved config, secrets masked
 `;
 
 /** Exit status for a command line that does not parse. */
 const USAGE_EXIT = 2;
 
-const CONFIG_OPTION = { config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' } } as const;
+const CONFIG_OPTION = {
+  config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG, else ./reprise.yaml)', valueName: 'FILE' },
+} as const;
 
 /** The subcommand's usage: its line of USAGE first, then the whole list. */
 const subUsage = (sub: string): string => `reprise config ${sub}\n\n${USAGE.replace(/^usage: /, '')}`;
@@ -62,7 +64,7 @@ export const config: CliCommand = async (argv, io) => {
 function withConfig(io: CliIO, file: string | undefined, then: (cfg: ReturnType<typeof loadConfig>, file: string | undefined) => void): number {
   try {
     const cfg = loadConfig({ file, env: io.env, cwd: io.cwd });
-    then(cfg, file ?? (io.env.REPRISE_CONFIG || undefined));
+    then(cfg, configFile({ file, env: io.env, cwd: io.cwd }));
     return 0;
   } catch (err) {
     if (err instanceof ConfigError) {

@@ -34,7 +34,7 @@ export const curateCommand: CliCommand = async (argv, io) => {
     {
       apply: { type: 'boolean', description: 'make the changes (default: a dry run that lists them)' },
       json: { type: 'boolean', description: 'print JSON instead of text' },
-      config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' },
+      config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG, else ./reprise.yaml)', valueName: 'FILE' },
     },
     USAGE,
     io,
@@ -112,7 +112,7 @@ async function curateLog(argv: string[], io: CliIO): Promise<number> {
     {
       json: { type: 'boolean', description: 'print JSON instead of text' },
       verify: { type: 'boolean', description: "check the log's hash chain" },
-      config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' },
+      config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG, else ./reprise.yaml)', valueName: 'FILE' },
     },
     USAGE,
     io,

@@ -16,6 +16,7 @@ import { assertNoUnfinishedImport, readStoreSchema, STORE_SCHEMA_VERSION } from 
 import { silentLogger } from '../ports/logger.js';
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
+import { configFile } from '../config/load-config.js';
 import { controlRequest } from '../runtime/control-client.js';
 import type { CliCommand, CliIO } from './io.js';
 import { readServeOwner } from '../runtime/serve-owner.js';
@@ -467,7 +468,7 @@ export const doctor: CliCommand = async (argv, io) => {
   const parsed = parseCli(
     argv,
     {
-      config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' },
+      config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG, else ./reprise.yaml)', valueName: 'FILE' },
       json: { type: 'boolean', description: 'print JSON instead of text' },
       timeout: { type: 'string', description: 'give up after this long (e.g. 10s)', valueName: 'DURATION' },
     },
@@ -491,7 +492,7 @@ export const doctor: CliCommand = async (argv, io) => {
     return loaded.exit;
   }
   const config = loaded.config;
-  const source = parsed.values.config ?? io.env['REPRISE_CONFIG'];
+  const source = configFile({ file: parsed.values.config, env: io.env, cwd: io.cwd });
   const results: CheckResult[] = [ok('config', source ? `${source} loads and validates` : 'no config file: defaults plus environment')];
   const guard = async (name: string, run: () => Promise<CheckResult | CheckResult[]>): Promise<CheckResult[]> => {
     try {

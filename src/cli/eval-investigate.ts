@@ -127,7 +127,7 @@ export const evalInvestigate: CliCommand = async (argv, io) => {
       memory: { type: 'boolean', description: 'compare with recall from memory' },
       json: { type: 'boolean', description: 'print JSON instead of text' },
       catalog: { type: 'string', description: 'catalog directory (default: the configured or bundled catalog)', valueName: 'DIR' },
-      config: { type: 'string', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' },
+      config: { type: 'string', description: 'config file (default: $REPRISE_CONFIG, else ./reprise.yaml)', valueName: 'FILE' },
     },
     USAGE,
     io,

@@ -142,7 +142,7 @@ export const evalCommand: CliCommand = async (argv, io) => {
       },
       loo: { type: 'boolean', description: 'leave-one-out: each case against the catalog without its own entry' },
       'loo-hidden': { type: 'boolean', description: 'also leave-one-out twins of the name-hidden cases (reported, not calibrated on)' },
-      config: { type: 'string', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' },
+      config: { type: 'string', description: 'config file (default: $REPRISE_CONFIG, else ./reprise.yaml)', valueName: 'FILE' },
       cv: { type: 'string', description: 'k-fold cross-validation of the calibration with this many folds, by runbook and by rule', valueName: 'K' },
       seed: { type: 'string', description: 'seed for the folds', valueName: 'N' },
       without: { type: 'string', multiple: true, description: 'ablate one signal (repeatable)', valueName: 'SIGNAL' },

@@ -1,11 +1,12 @@
 import { feedbackEvent, feedbackIntent } from '../core/bot/feedback-request.js';
 import { cliWrite } from './cli-write.js';
 
-const USAGE = `reprise feedback <triggerKey> up|down|clear [--user U] [--config FILE]
-       reprise feedback <triggerKey> silence <duration> [--user U] [--config FILE]
+const USAGE = `reprise feedback <trigger…> up|down|clear [--user U] [--config FILE]
+       reprise feedback <trigger…> silence <duration> [--user U] [--config FILE]
 
 Records 👍 / 👎 / a cleared vote / a 🔕 silence on a trigger the ledger has seen, as user U
-(default: your OS user), marked as coming through the CLI. With a bot running on the same
+(default: your OS user), marked as coming through the CLI. The trigger is its key, a unique
+part of it or a few of its words (\`reprise feedback checkout-api crashloop down\`). With a bot running on the same
 data dir, it goes through the bot's control socket; otherwise it writes the store directly.`;
 
 interface FeedbackRequest {
@@ -28,15 +29,13 @@ export const feedback = cliWrite<FeedbackRequest>({
   userHelp: 'whom to record it for (default: the OS user)',
   route: '/v1/feedback',
   what: 'feedback',
-  request([triggerKey, action, duration, ...extra], user) {
-    if (
-      !triggerKey ||
-      !action ||
-      !['up', 'down', 'clear', 'silence'].includes(action) ||
-      (action === 'silence') !== (duration !== undefined) ||
-      extra.length > 0
-    )
-      return undefined;
+  request(words, user) {
+    // The action is last (`silence <duration>` the last two words); the words before it name the trigger.
+    const silence = words.length >= 3 && words[words.length - 2] === 'silence';
+    const action = silence ? 'silence' : words[words.length - 1];
+    const duration = silence ? words[words.length - 1] : undefined;
+    const triggerKey = words.slice(0, silence ? -2 : -1).join(' ');
+    if (triggerKey.trim() === '' || !action || !['up', 'down', 'clear', 'silence'].includes(action) || (action === 'silence') !== silence) return undefined;
     const request: FeedbackRequest = { triggerKey, action, user, via: 'cli', ...(duration ? { duration } : {}) };
     feedbackEvent(request, new Date()); // validate before touching anything (throws with the reason)
     return request;

@@ -3,12 +3,13 @@ import { DEFAULT_FIXES } from '../core/bot/fix-flow.js';
 import { fixedIntent } from '../core/bot/intent.js';
 import { cliWrite, tooLong } from './cli-write.js';
 
-const USAGE = `reprise fixed <triggerKey> <text…> [--user U] [--config FILE]
+const USAGE = `reprise fixed <trigger> <text…> [--user U] [--config FILE]
 
 Records what fixed the trigger's newest incident, as user U (default: your OS user), exactly as
 \`@reprise fixed: …\` in its thread: with a forge configured it is drafted as an Incident entry
 pull request (a second fix for the same trigger comments on the open one). Through the running
-bot's control socket; with no bot running, recorded directly (filed at its next start).`;
+bot's control socket; with no bot running, recorded directly (filed at its next start).
+The trigger is its key or a unique part of it (\`logs-02\`); quote a name of several words.`;
 
 /** `reprise fixed`: through the bot that owns the store, or directly when none runs and the lock is free. */
 export const fixed = cliWrite<NoteRequest>({

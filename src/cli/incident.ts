@@ -1,16 +1,18 @@
 import { incidentTimeline, timelineLine, timelineSummary } from '../core/bot/incident-timeline.js';
-import { closeMatches } from '../core/close-matches.js';
 import { silentLogger } from '../ports/logger.js';
 import { openReadOnlyLedger } from '../runtime/read-only-ledger.js';
 import { parseCli } from './args.js';
-import { loadCliConfig } from './cli-config.js';
+import { loadCliConfig, STORE_SECTIONS } from './cli-config.js';
 import type { CliCommand } from './io.js';
+import { storeArg } from './store-arg.js';
+import { resolveTriggerArg } from './trigger-arg.js';
 
-const USAGE = `reprise incident show <triggerKey> [--json] [--config FILE]
+const USAGE = `reprise incident show <trigger…> [--json] [--store URL|DIR] [--config FILE]
 
 The timeline of the trigger's newest episode, from the ledger: fired, posted, acknowledged,
 votes, notes, silences, finding, resolved, and how long it took to acknowledge and to resolve.
-Reads the store beside a running bot (never writes).`;
+The trigger is its key, a unique part of it or a few of its words (\`checkout-api crashloop\`).
+Reads the configured store (or --store) beside a running bot, and never writes it.`;
 
 /** `reprise incident show <trigger>`. */
 export const incident: CliCommand = async (argv, io) => {
@@ -18,28 +20,30 @@ export const incident: CliCommand = async (argv, io) => {
     argv,
     {
       json: { type: 'boolean', description: 'the timeline as JSON' },
-      config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' },
+      store: { type: 'string', description: 'ledger store URL, or a data dir (default: the configured store)', valueName: 'URL|DIR' },
+      config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG, else ./reprise.yaml)', valueName: 'FILE' },
     },
     USAGE,
     io,
   );
   if ('exit' in parsed) return parsed.exit;
-  const [sub, triggerKey, ...rest] = parsed.positionals;
-  if (sub !== 'show' || !triggerKey || rest.length > 0) {
+  const [sub, ...words] = parsed.positionals;
+  if (sub !== 'show' || words.length === 0) {
     io.stderr(`usage: ${USAGE}\n`);
     return 2;
   }
-  const loaded = loadCliConfig(parsed.values.config, io);
+  const loaded = loadCliConfig(parsed.values.config, io, { sections: STORE_SECTIONS });
   if ('exit' in loaded) return loaded.exit;
-  const ledger = openReadOnlyLedger(loaded.config, silentLogger);
+  const store = storeArg(parsed.values.store, loaded.config, io, 'reprise incident');
+  if ('exit' in store) return store.exit;
+  const ledger = openReadOnlyLedger(store.config, silentLogger);
   try {
     await ledger.refresh();
+    const triggerKey = resolveTriggerArg(words.join(' '), ledger, 'reprise incident', io);
+    if (typeof triggerKey !== 'string') return triggerKey.exit;
     const t = incidentTimeline(ledger.read, triggerKey);
     if (t.items.length === 0) {
-      const near = closeMatches(triggerKey, ledger.read.triggerKeys(), 3);
-      io.stderr(
-        `reprise incident: no incident thread for trigger ${JSON.stringify(triggerKey)}${near.length > 0 ? `; did you mean ${near.map((k) => JSON.stringify(k)).join(' or ')}?` : ''}\n`,
-      );
+      io.stderr(`reprise incident: trigger ${JSON.stringify(triggerKey)} has no incident thread in the ledger (only votes or silences)\n`);
       return 2;
     }
     if (parsed.values.json) {

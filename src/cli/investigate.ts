@@ -56,7 +56,7 @@ export const investigateCommand: CliCommand = async (argv, io) => {
       text: { type: 'string', description: 'a free-text incident description instead of an alert', valueName: 'TEXT' },
       json: { type: 'boolean', description: 'print JSON instead of text' },
       catalog: { type: 'string', description: 'catalog directory (default: the configured or bundled catalog)', valueName: 'DIR' },
-      config: { type: 'string', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' },
+      config: { type: 'string', description: 'config file (default: $REPRISE_CONFIG, else ./reprise.yaml)', valueName: 'FILE' },
     },
     USAGE,
     io,

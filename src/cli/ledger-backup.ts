@@ -15,7 +15,7 @@ import { exportLedger, importLedger } from '../core/ledger/ledger-backup.js';
 import { describeAggregates } from '../core/ledger/ledger-export-format.js';
 import type { Fence, KeyValueStore, LeaderLease } from '../ports/store.js';
 import { parseCli } from './args.js';
-import { loadCliConfig } from './cli-config.js';
+import { loadCliConfig, STORE_SECTIONS } from './cli-config.js';
 import type { CliIO } from './io.js';
 import { describeVerification, openForReading } from '../runtime/ledger-open.js';
 import { describeStore, isSharedStore, lockStore, StoreLockedError } from '../runtime/open-store.js';
@@ -29,7 +29,7 @@ export async function exportCommand(argv: string[], io: CliIO, usage: string): P
     argv,
     {
       out: { type: 'string', short: 'o', description: 'write to this file instead of stdout', valueName: 'FILE' },
-      config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' },
+      config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG, else ./reprise.yaml)', valueName: 'FILE' },
     },
     usage,
     io,
@@ -40,7 +40,7 @@ export async function exportCommand(argv: string[], io: CliIO, usage: string): P
     io.stderr(`reprise ledger export: unexpected argument ${JSON.stringify(positionals[0])} (the file goes after --out)\nusage: ${usage}\n`);
     return 2;
   }
-  const loaded = loadCliConfig(values.config, io);
+  const loaded = loadCliConfig(values.config, io, { sections: STORE_SECTIONS });
   if ('exit' in loaded) return loaded.exit;
   const opened = await openForReading(loaded.config, io, 'reprise ledger export');
   // No store at all is an error here: a backup job pointed at the wrong data dir must fail.
@@ -112,7 +112,7 @@ function fileLines(file: string): () => AsyncIterable<string> {
 export async function importCommand(argv: string[], io: CliIO, usage: string): Promise<number> {
   const parsed = parseCli(
     argv,
-    { config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' } },
+    { config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG, else ./reprise.yaml)', valueName: 'FILE' } },
     usage,
     io,
   );

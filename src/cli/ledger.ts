@@ -4,7 +4,7 @@ import { terminalSafe } from '../core/render/escape-text.js';
 import { readLedgerRecords } from '../core/ledger/ledger.js';
 import { verifyLedger } from '../core/ledger/ledger-verify.js';
 import { parseCli, wantsHelp } from './args.js';
-import { loadCliConfig } from './cli-config.js';
+import { loadCliConfig, STORE_SECTIONS } from './cli-config.js';
 import type { CliCommand, CliIO } from './io.js';
 import { exportCommand, importCommand } from './ledger-backup.js';
 import { describeSchema, describeVerification, openForReading } from '../runtime/ledger-open.js';
@@ -118,7 +118,7 @@ async function events(argv: string[], io: CliIO): Promise<number> {
       trigger: { type: 'string', description: "only this trigger's events", valueName: 'KEY' },
       since: { type: 'string', description: 'only events since an RFC 3339 time or a duration ago (2h)', valueName: 'TIME' },
       json: { type: 'boolean', description: 'print JSON instead of text' },
-      config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' },
+      config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG, else ./reprise.yaml)', valueName: 'FILE' },
     },
     USAGE,
     io,
@@ -134,7 +134,7 @@ async function events(argv: string[], io: CliIO): Promise<number> {
     io.stderr(`reprise ledger events: --since must be an RFC 3339 time or a duration like 2h, got ${JSON.stringify(values.since)}\n`);
     return 2;
   }
-  const loaded = loadCliConfig(values.config, io);
+  const loaded = loadCliConfig(values.config, io, { sections: STORE_SECTIONS });
   if ('exit' in loaded) return loaded.exit;
   const opened = await openForReading(loaded.config, io);
   if ('exit' in opened) return opened.exit;
@@ -173,12 +173,12 @@ async function events(argv: string[], io: CliIO): Promise<number> {
 async function verify(argv: string[], io: CliIO): Promise<number> {
   const parsed = parseCli(
     argv,
-    { config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' } },
+    { config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG, else ./reprise.yaml)', valueName: 'FILE' } },
     USAGE,
     io,
   );
   if ('exit' in parsed) return parsed.exit;
-  const loaded = loadCliConfig(parsed.values.config, io);
+  const loaded = loadCliConfig(parsed.values.config, io, { sections: STORE_SECTIONS });
   if ('exit' in loaded) return loaded.exit;
   const opened = await openForReading(loaded.config, io);
   if ('exit' in opened) return opened.exit;

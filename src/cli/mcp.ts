@@ -42,7 +42,7 @@ export const mcpCommand: CliCommand = async (argv, io) => {
     argv,
     {
       catalog: { type: 'string', description: 'catalog directory (default: the configured or bundled catalog)', valueName: 'DIR' },
-      config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' },
+      config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG, else ./reprise.yaml)', valueName: 'FILE' },
       store: { type: 'string', description: 'ledger store URL (default: the configured store)', valueName: 'URL' },
       http: { type: 'string', description: 'serve MCP over HTTP on [HOST:]PORT instead of stdio', valueName: '[HOST:]PORT' },
     },

@@ -3,12 +3,13 @@ import type { NoteRequest } from '../core/bot/feedback-request.js';
 import { noteIntent } from '../core/bot/intent.js';
 import { cliWrite, tooLong } from './cli-write.js';
 
-const USAGE = `reprise note <triggerKey> <text…> [--user U] [--config FILE]
+const USAGE = `reprise note <trigger> <text…> [--user U] [--config FILE]
 
 Writes an operator note on the trigger's newest incident thread, as user U (default: your OS
 user), exactly as one written in the thread: with a forge configured it is filed as a
 comment on the finding's open KB pull request, else as a new Concept entry PR. Through the
-running bot's control socket; with no bot running, recorded directly (filed at its next start).`;
+running bot's control socket; with no bot running, recorded directly (filed at its next start).
+The trigger is its key or a unique part of it (\`logs-02\`); quote a name of several words.`;
 
 /** `reprise note`: through the bot that owns the store, or directly when none runs and the lock is free. */
 export const note = cliWrite<NoteRequest>({

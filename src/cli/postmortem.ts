@@ -2,7 +2,7 @@ import { ackRequest, type AckRequest } from '../core/bot/feedback-request.js';
 import { postmortemIntent } from '../core/bot/intent.js';
 import { cliWrite } from './cli-write.js';
 
-const USAGE = `reprise postmortem <triggerKey> [--user U] [--config FILE]
+const USAGE = `reprise postmortem <trigger…> [--user U] [--config FILE]
 
 Drafts a postmortem of the trigger's newest incident from what the ledger recorded of it
 (timeline, impact, cause, what fixed it, what was tried), exactly as \`@reprise postmortem\` in
@@ -22,7 +22,7 @@ export const postmortem = cliWrite<AckRequest>({
   route: '/v1/postmortem',
   what: 'postmortem',
   // Same shape as an ack's: a trigger key and who asks.
-  request: ([triggerKey, ...rest], user) => (!triggerKey || rest.length > 0 ? undefined : ackRequest({ triggerKey, user })),
+  request: (words, user) => (words.length === 0 ? undefined : ackRequest({ triggerKey: words.join(' '), user })),
   intent: (_ledger, request) => postmortemIntent(request),
   aside: (request, recorded) =>
     recorded.draft ? `no forge is configured, so here is the draft of ${request.triggerKey}; save it as ${recorded.draft.path}` : undefined,

@@ -2,13 +2,16 @@ import { resolve } from 'node:path';
 import { CatalogError, loadCatalog } from '../core/catalog/load-catalog.js';
 import { PostingsIndex } from '../core/search/postings-index.js';
 import { tokenize } from '../core/tokenize.js';
+import { servedCatalogFolder } from '../runtime/served-catalog.js';
 import { parseCli } from './args.js';
+import { loadCliConfig, RECALL_SECTIONS } from './cli-config.js';
 import type { CliCommand } from './io.js';
 
-const USAGE = `reprise search [--catalog DIR] [--k N] [--json] TEXT…
+const USAGE = `reprise search [--catalog DIR] [--config FILE] [--k N] [--json] TEXT…
 
 Ranks catalog entries for a text query with the index recall serves from (exact BM25 top N).
-DIR defaults to ./catalog; N defaults to 10 (at most 100).
+DIR defaults to the catalog the bot serves (its git clone when catalog.git is set, else
+catalog.dir, else the bundled one); N defaults to 10 (at most 100).
 `;
 
 /** `reprise search --catalog DIR [--k N] [--json] TEXT…` — ranked entries with BM25 scores. */
@@ -17,6 +20,7 @@ export const search: CliCommand = async (argv, io) => {
     argv,
     {
       catalog: { type: 'string', description: 'catalog directory (default: the configured or bundled catalog)', valueName: 'DIR' },
+      config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG, else ./reprise.yaml)', valueName: 'FILE' },
       k: { type: 'string', description: 'how many results', valueName: 'N' },
       json: { type: 'boolean', description: 'print JSON instead of text' },
     },
@@ -36,11 +40,18 @@ export const search: CliCommand = async (argv, io) => {
     io.stderr(`reprise search: ${text === '' ? 'missing the query text' : `no searchable words in "${text}"`}\n\nusage: ${USAGE}`);
     return 2;
   }
-  const dir = values.catalog ?? 'catalog';
+  const config = loadCliConfig(values.config, io, { sections: RECALL_SECTIONS });
+  if ('exit' in config) return config.exit;
+  const served = servedCatalogFolder(config.config, values.catalog === undefined ? undefined : resolve(io.cwd, values.catalog));
+  if (typeof served === 'string') {
+    io.stderr(`reprise search: ${served}\n\nusage: ${USAGE}`);
+    return 2;
+  }
+  const dir = served.dir;
 
   let loaded;
   try {
-    loaded = await loadCatalog(resolve(io.cwd, dir));
+    loaded = await loadCatalog(dir);
   } catch (err) {
     if (err instanceof CatalogError) {
       io.stderr(`reprise search: catalog ${dir} is missing or not a directory; pass --catalog DIR\n\nusage: ${USAGE}`);

@@ -26,7 +26,7 @@ export const serve: CliCommand = async (argv, io) => {
   const parsed = parseCli(
     argv,
     {
-      config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG)', valueName: 'FILE' },
+      config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG, else ./reprise.yaml)', valueName: 'FILE' },
       port: { type: 'string', description: 'port for webhooks and health (default 8080, 0 = any free port)', valueName: 'N' },
       host: { type: 'string', description: 'address to listen on', valueName: 'HOST' },
     },

@@ -2,9 +2,10 @@
  * Reads the YAML config file, applies env overrides, validates against the one schema and
  * resolves relative paths. Any problem → a ConfigError listing them all (SPEC §11).
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
+import { z } from 'zod';
 import type { ConfigProblem } from './config-error.js';
 import { ConfigError, MASK } from './config-error.js';
 import type { EnvSources } from './env-overrides.js';
@@ -14,14 +15,37 @@ import { configSchema, parseOneShot } from './schema.js';
 import { configFields, normalizePath } from './schema-fields.js';
 import { formatPath, issuesToProblems } from './to-problems.js';
 
+/** A top-level section of the config file (`store`, `catalog`, `transport`, …). */
+export type ConfigSection = keyof Config;
+
 export interface LoadConfigOptions {
-  /** Config file (from `--config`); falls back to `REPRISE_CONFIG`; none = defaults + env. */
+  /** Config file (from `--config`); see {@link configFile} for where it is looked for without one. */
   file?: string | undefined;
   env: NodeJS.ProcessEnv;
   /** Base for a relative `file`, for env-given paths, and for all paths when there is no file. */
   cwd: string;
   /** A command that serves nothing: rules that guard the webhook port are not applied. */
   oneShot?: boolean;
+  /**
+   * A companion command that reads only these sections (and serves nothing): a problem in any
+   * other section does not stop it — that section is read as its defaults instead — so a Slack
+   * channel missing from the operator's shell does not stop `reprise catalog sync`.
+   */
+  sections?: readonly ConfigSection[];
+}
+
+/** The file looked for in the working directory when neither `--config` nor `REPRISE_CONFIG` names one. */
+export const DEFAULT_CONFIG_FILE = 'reprise.yaml';
+
+/**
+ * Which config file a command reads: `--config FILE`, else `$REPRISE_CONFIG`, else
+ * `./reprise.yaml` when there is one; undefined = defaults plus env. Absolute.
+ */
+export function configFile(opts: Pick<LoadConfigOptions, 'file' | 'env' | 'cwd'>): string | undefined {
+  const given = nonEmpty(opts.file) ?? nonEmpty(opts.env.REPRISE_CONFIG);
+  if (given !== undefined) return resolve(opts.cwd, given);
+  const here = resolve(opts.cwd, DEFAULT_CONFIG_FILE);
+  return existsSync(here) ? here : undefined;
 }
 
 /**
@@ -29,10 +53,13 @@ export interface LoadConfigOptions {
  * @throws ConfigError with every problem found (file unreadable, YAML syntax, schema, cross-field).
  */
 export function loadConfig(opts: LoadConfigOptions): Config {
-  const given = opts.file ?? nonEmpty(opts.env.REPRISE_CONFIG);
-  const oneShot = opts.oneShot === true ? { oneShot: true } : {};
-  if (given === undefined) return parseConfigText('', { env: opts.env, cwd: opts.cwd, ...oneShot });
-  const file = resolve(opts.cwd, given);
+  const given = configFile(opts);
+  const scope = {
+    ...(opts.oneShot === true ? { oneShot: true } : {}),
+    ...(opts.sections ? { sections: opts.sections } : {}),
+  };
+  if (given === undefined) return parseConfigText('', { env: opts.env, cwd: opts.cwd, ...scope });
+  const file = given;
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -40,7 +67,7 @@ export function loadConfig(opts: LoadConfigOptions): Config {
     const code = (err as NodeJS.ErrnoException).code ?? String(err);
     throw new ConfigError([{ path: '(file)', value: file, rule: `cannot be read (${code})` }], file);
   }
-  return parseConfigText(text, { env: opts.env, cwd: opts.cwd, file, ...oneShot });
+  return parseConfigText(text, { env: opts.env, cwd: opts.cwd, file, ...scope });
 }
 
 export interface ParseConfigOptions {
@@ -50,6 +77,8 @@ export interface ParseConfigOptions {
   file?: string;
   /** See {@link LoadConfigOptions.oneShot}. */
   oneShot?: boolean;
+  /** See {@link LoadConfigOptions.sections}. */
+  sections?: readonly ConfigSection[];
 }
 
 /**
@@ -75,7 +104,7 @@ export function parseConfigText(text: string, opts: ParseConfigOptions): Config 
   const raw = parsed as Record<string, unknown>;
   const envSources = applyEnvOverrides(raw, opts.env);
 
-  const result = opts.oneShot === true ? parseOneShot(raw) : configSchema.safeParse(raw);
+  const result = opts.sections ? parseSections(raw, opts.sections) : opts.oneShot === true ? parseOneShot(raw) : configSchema.safeParse(raw);
   if (!result.success) {
     const problems = issuesToProblems(result.error.issues, raw).map(({ problem, segments }) => ({
       ...problem,
@@ -85,6 +114,37 @@ export function parseConfigText(text: string, opts: ParseConfigOptions): Config 
   }
   resolvePaths(result.data, envSources, opts.file ? dirname(opts.file) : opts.cwd, opts.cwd);
   return result.data;
+}
+
+/** The section a problem belongs to: the one a cross-field rule names (`about`), else its path's first key. */
+function sectionOf(issue: z.core.$ZodIssue): string | undefined {
+  const about = issue.code === 'custom' ? (issue.params as { about?: string } | undefined)?.about : undefined;
+  const first = issue.path[0];
+  return about ?? (typeof first === 'string' ? first : undefined);
+}
+
+/**
+ * The config as a command that reads only `sections` sees it ({@link LoadConfigOptions.sections}):
+ * problems there are reported as ever; a section with problems the command never reads is
+ * dropped, so it takes its defaults. Rules that guard the webhook port do not apply (it serves
+ * nothing). Problems of the file as a whole (an unknown section) still stop it.
+ */
+function parseSections(raw: Record<string, unknown>, sections: readonly ConfigSection[]): ReturnType<typeof configSchema.safeParse> {
+  let current = raw;
+  for (;;) {
+    const result = parseOneShot(current);
+    if (result.success) return result;
+    const read = result.error.issues.filter((i) => {
+      const s = sectionOf(i);
+      return s === undefined || (sections as readonly string[]).includes(s);
+    });
+    const unread = new Set(result.error.issues.map(sectionOf).filter((s): s is string => s !== undefined && !(sections as readonly string[]).includes(s)));
+    // Each round drops at least one section, so this ends.
+    if (read.length > 0 || unread.size === 0 || [...unread].every((s) => !(s in current))) {
+      return read.length > 0 ? ({ success: false, error: new z.ZodError(read) } as ReturnType<typeof configSchema.safeParse>) : result;
+    }
+    current = Object.fromEntries(Object.entries(current).filter(([k]) => !unread.has(k)));
+  }
 }
 
 /** The config with nothing set: every default (paths left relative). */

@@ -757,8 +757,9 @@ interface Loose {
  * every problem; hence it reads its input defensively.
  */
 function crossFieldRules(cfg: unknown, ctx: z.RefinementCtx<unknown>): void {
-  const need = (ok: unknown, path: string[], message: string): void => {
-    if (ok === undefined || ok === '') ctx.addIssue({ code: 'custom', path, message, input: undefined });
+  // `about`: the section a rule belongs to when its key is in another (a forge needs catalog.git.url).
+  const need = (ok: unknown, path: string[], message: string, about?: string): void => {
+    if (ok === undefined || ok === '') ctx.addIssue({ code: 'custom', path, message, input: undefined, ...(about ? { params: { about } } : {}) });
   };
   const c = (typeof cfg === 'object' && cfg !== null ? cfg : {}) as Loose;
   if (c?.model !== undefined && (c.server?.bearer_token === undefined || c.server.bearer_token === '')) {
@@ -785,6 +786,7 @@ function crossFieldRules(cfg: unknown, ctx: z.RefinementCtx<unknown>): void {
       c.catalog?.git?.url,
       ['catalog', 'git', 'url'],
       'is required when a forge is configured: drafts are pushed there as branches (set REPRISE_CATALOG_GIT_URL)',
+      'forge',
     );
   }
   const pd = (c as { pagerduty?: { token?: string; from?: string } } | undefined)?.pagerduty;

@@ -3,14 +3,13 @@
  * running bot's git clone is followed: when its HEAD moved (the bot fetched), the folder is
  * indexed again. Nothing here fetches or writes the clone: the bot owns it.
  */
-import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { GitMirror } from '../adapters/git/git-mirror.js';
 import type { Config } from '../config/schema.js';
 import type { CatalogSnapshot } from '../core/recall/catalog-snapshot.js';
 import type { Logger } from '../ports/logger.js';
-import { catalogFolder, loadSnapshot } from './open-catalog.js';
-import { cloneDir } from './served-catalog.js';
+import { loadSnapshot } from './open-catalog.js';
+import { servedCatalogFolder } from './served-catalog.js';
 
 export interface McpCatalog {
   readonly folder: string;
@@ -24,17 +23,9 @@ export interface McpCatalog {
  * as `serve` does). A string is the reason it cannot be served, with the fix.
  */
 export function mcpCatalogFolder(flag: string | undefined, config: Config, cwd: string): { folder: string; clone?: string } | string {
-  const git = config.catalog.git;
-  let folder: string;
-  if (flag !== undefined) folder = resolve(cwd, flag);
-  else if (git) {
-    const clone = cloneDir(config);
-    folder = join(clone, git.path);
-    if (!existsSync(folder))
-      return `catalog.git is set but its clone ${folder} does not exist yet: start \`reprise serve\` once (it clones), or pass --catalog DIR`;
-    return { folder, clone };
-  } else folder = catalogFolder(config).dir;
-  return existsSync(folder) ? { folder } : `catalog ${folder} does not exist; pass --catalog DIR or set catalog.dir in --config`;
+  const served = servedCatalogFolder(config, flag === undefined ? undefined : resolve(cwd, flag));
+  if (typeof served === 'string') return flag === undefined ? served : `${served}; pass --catalog DIR or set catalog.dir in --config`;
+  return { folder: served.dir, ...(served.clone ? { clone: served.clone } : {}) };
 }
 
 /** Loads the folder; with `clone`, re-indexes it every `pollMs` when the clone's HEAD moved. */

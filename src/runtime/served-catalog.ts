@@ -4,6 +4,7 @@
  * `current()`, `/readyz` reads `check()`, and the control socket's `catalog sync` calls
  * `syncNow()`.
  */
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { GitMirror } from '../adapters/git/git-mirror.js';
 import type { Config } from '../config/schema.js';
@@ -14,7 +15,7 @@ import { PostingsIndex } from '../core/search/postings-index.js';
 import type { ReadinessCheck } from '../http/readiness.js';
 import type { Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
-import { loadSnapshot } from './open-catalog.js';
+import { catalogFolder, loadSnapshot } from './open-catalog.js';
 
 /** What `reprise catalog sync` prints. */
 export interface SyncReply extends Omit<SyncResult, 'skipped'> {
@@ -42,6 +43,39 @@ export interface ServedCatalog {
 /** Where the clone lives: `catalog.git.clone_dir`, else `catalog-git` in the data dir. */
 export function cloneDir(config: Config): string {
   return config.catalog.git?.clone_dir ?? join(config.store.data_dir, 'catalog-git');
+}
+
+/** The catalog folder inside the clone: what a git-synced bot indexes. */
+export function cloneCatalogDir(config: Config): string {
+  const path = config.catalog.git?.path ?? '';
+  return path === '' ? cloneDir(config) : join(cloneDir(config), ...path.split('/'));
+}
+
+/** Where a command beside the bot reads the catalog the bot serves, and what it is. */
+export interface ServedFolder {
+  dir: string;
+  /** The bundled starter catalog (no `catalog.dir` folder). */
+  bundled: boolean;
+  /** The bot's git clone (when `catalog.git` is set): its HEAD is what the bot indexed. */
+  clone?: string;
+}
+
+/**
+ * The catalog a running bot answers from, for the commands that must answer the same
+ * (`recall`, `search`, `mcp`): `given` (`--catalog`), else the bot's git clone when
+ * `catalog.git` is set, else the folder `serve` reads ({@link catalogFolder}). Never fetches
+ * or writes the clone: the bot owns it. A string is why there is none, with the fix.
+ */
+export function servedCatalogFolder(config: Config, given?: string): ServedFolder | string {
+  if (given !== undefined) return existsSync(given) ? { dir: given, bundled: false } : `catalog ${given} does not exist`;
+  if (config.catalog.git) {
+    const dir = cloneCatalogDir(config);
+    if (!existsSync(dir))
+      return `catalog.git is set but the bot's clone ${dir} does not exist yet: start \`reprise serve\` once (it clones), or pass --catalog DIR`;
+    return { dir, bundled: false, clone: cloneDir(config) };
+  }
+  const { dir, bundled } = catalogFolder(config);
+  return existsSync(dir) ? { dir, bundled } : `catalog ${dir} does not exist; pass --catalog DIR or set catalog.dir in --config`;
 }
 
 /** A folder read once at start (broken entries skipped and logged by the caller). */

@@ -28,7 +28,7 @@ describe('reprise ack / reprise incident show', () => {
     expect(again.stderr).toMatch(/already on it/);
     const unknown = await runCli(['ack', 'nope|x'], { env });
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toMatch(/no incident thread for trigger nope\|x/);
+    expect(unknown.stderr).toBe('reprise ack: No trigger is named “nope|x” (`reprise ledger events` lists what the ledger recorded).\n');
 
     const shown = await runCli(['incident', 'show', TRIGGER], { env });
     expect(shown.code, shown.stderr).toBe(0);
@@ -38,13 +38,21 @@ describe('reprise ack / reprise incident show', () => {
     expect(shown.stdout).toMatch(/👀 acknowledged by <!channel>bob via cli/);
     const json = JSON.parse((await runCli(['incident', 'show', TRIGGER, '--json'], { env })).stdout) as { items: Array<{ kind: string }> };
     expect(json.items.map((i) => i.kind)).toEqual(['fired', 'opened', 'posted', 'ack']);
-    const none = await runCli(['incident', 'show', 'kubepodcrashloopin'], { env });
-    expect(none.code).toBe(2);
-    expect(none.stderr).toMatch(/no incident thread for trigger "kubepodcrashloopin"/);
+    // A trigger named by a few of its words, or a part of its key: the same timeline, and stderr says which key.
+    const byWords = await runCli(['incident', 'show', 'checkout-api', 'crashloop'], { env });
+    expect(byWords.code, byWords.stderr).toBe(0);
+    expect(byWords.stdout).toBe(shown.stdout);
+    expect(byWords.stderr).toBe(`reprise incident: “checkout-api crashloop” is trigger ${JSON.stringify(TRIGGER)}\n`);
+    expect((await runCli(['incident', 'show', 'kubepodcrashloopin'], { env })).stdout).toBe(shown.stdout);
+    const typo = await runCli(['incident', 'show', 'chekout-api'], { env });
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toBe(`reprise incident: No trigger is named “chekout-api”. The closest: ${JSON.stringify(TRIGGER)}.\n`);
 
     expect(await bot.stop()).toEqual({ code: 0, signal: null });
-    const direct = await runCli(['ack', TRIGGER, '--user', 'ann'], { env });
+    const direct = await runCli(['ack', 'checkout-api', '--user', 'ann'], { env });
     expect(direct.code, direct.stderr).toBe(0);
-    expect(direct.stdout).toMatch(/^ack recorded as event #\d+: ann is on .*; the card is edited when the bot next runs\n$/);
+    expect(direct.stdout).toBe(
+      `ack recorded as event #${/#(\d+)/.exec(direct.stdout)?.[1]}: ann is on ${TRIGGER}; the card is edited when the bot next runs\n`,
+    );
   });
 });

@@ -171,9 +171,7 @@ describe('a postmortem draft from the thread', () => {
     expect(o).toMatchObject({ status: 'recorded', kind: 'postmortem', draft: { path: expect.stringMatching(/^postmortems\/.+\.md$/) } });
     await b.settle();
     const said = answered(b.transport);
-    expect(said[0]).toMatch(
-      /^No postmortem: no incident thread for trigger nosuchalert\|ns\|deployment\|x\|: a postmortem is drafted from an incident the bot posted/,
-    );
+    expect(said[0]).toBe('Which trigger?: No trigger is named “nosuchalert|ns|deployment|x|” (`status` lists open incidents).');
     expect(said[1]).toMatch(/^Postmortem: Name the trigger: `postmortem <trigger key>`/);
     expect(said[2]).toMatch(
       /^Postmortem of kubepodcrashlooping\|payments.*: No forge is configured, so here is the draft; save it as postmortems\/\S+\.md:\n# Postmortem: KubePodCrashLooping/,

@@ -5,6 +5,8 @@
  * answer follows when the model is done — the surface that handed the command in never waits.
  */
 import type { ChatIntent } from '../chat/chat-types.js';
+import type { EphemeralView } from '../chat/thread-view.js';
+import { resolveTriggerName, triggerNameSaid } from '../trigger-name.js';
 import { answer, type Ctx } from './bot-context.js';
 import { decideSilence, isUserError, type ChatOutcome } from './chat-actions.js';
 import { decideAck } from './ack-flow.js';
@@ -17,6 +19,17 @@ type Command = Extract<ChatIntent, { type: 'command' }>;
 
 export type CommandOutcome = { status: 'answered'; command: string } | ChatOutcome;
 
+/**
+ * The trigger a command names (its key, a unique part of it, a few of its words), or the answer
+ * saying which triggers it might mean: one resolver for every surface (core/trigger-name.ts).
+ */
+function namedTrigger(c: Ctx, name: string): { triggerKey: string } | { answer: EphemeralView } {
+  const r = resolveTriggerName(name, c.read.triggerKeys());
+  if (r.ok) return { triggerKey: r.triggerKey };
+  const said = triggerNameSaid(r, '`status` lists open incidents');
+  return { answer: { kind: 'ephemeral', title: 'Which trigger?', body: [said.map((p) => (typeof p === 'string' ? p : { code: p.key }))] } };
+}
+
 export function decideCommand(c: Ctx, e: Command): CommandOutcome {
   if (c.read.seenChatEvent(e.eventId)) return { status: 'duplicate', reason: `event ${e.eventId} was already recorded` };
   const reply = (view: Parameters<typeof answer>[3]): CommandOutcome => {
@@ -24,7 +37,13 @@ export function decideCommand(c: Ctx, e: Command): CommandOutcome {
     answer(c, e.actor.via, e.replyTo, view, e.eventId);
     return { status: 'answered', command: cmd.name };
   };
-  const cmd = parseCommand(e.name, e.args);
+  const parsed = parseCommand(e.name, e.args);
+  let cmd = parsed;
+  if ('triggerKey' in parsed && parsed.triggerKey !== undefined) {
+    const named = namedTrigger(c, parsed.triggerKey);
+    if ('answer' in named) return reply(named.answer);
+    cmd = { ...parsed, triggerKey: named.triggerKey };
+  }
   switch (cmd.name) {
     case 'recall':
       if (cmd.text.trim() === '') return reply(plainAnswer('Recall', 'Say what to recall: `recall KubePodCrashLooping` or `recall disk filling up on node`.'));

@@ -26,18 +26,19 @@ export const COMMAND_HELP: RichText[] = [
   [
     { code: 'silence <duration>' },
     ' (in a thread) or ',
-    { code: 'silence <trigger key> <duration>' },
+    { code: 'silence <trigger> <duration>' },
     ' — 1h, 4h, 24h…; add ',
     { code: 'am' },
     ' to silence in Alertmanager too',
   ],
-  [{ code: 'ack' }, ' (in a thread) or ', { code: 'ack <trigger key>' }, ' — say you are on it (never silences, never a vote)'],
+  [{ code: 'ack' }, ' (in a thread) or ', { code: 'ack <trigger>' }, ' — say you are on it (never silences, never a vote)'],
   [
-    { code: 'postmortem <trigger key>' },
+    { code: 'postmortem <trigger>' },
     ' — a postmortem draft of its newest incident (a pull request under postmortems/ with a forge, else the draft); in a thread, mention the bot: ',
     { code: '@reprise postmortem' },
   ],
-  [{ code: 'status' }, ' — open incidents, silences in force and time to acknowledge; ', { code: 'status <trigger key>' }, ' — its timeline'],
+  [{ code: 'status' }, ' — open incidents, silences in force and time to acknowledge; ', { code: 'status <trigger>' }, ' — its timeline'],
+  ['A ', { code: '<trigger>' }, ' is its key, a unique part of it or a few of its words: ', { code: 'logs-02' }, ', ', { code: 'checkout-api crashloop' }, '.'],
   [{ code: 'help' }, ' — this list'],
 ];
 
@@ -53,16 +54,18 @@ export function parseCommand(word: string, args: string): ParsedCommand {
     case 'investigate':
       return { name, text: rest.join(' ') };
     case 'silence': {
-      // `silence 4h am` / `silence <trigger> 4h am`: silence in Alertmanager too.
+      // `silence 4h am` / `silence <trigger…> 4h am`: silence in Alertmanager too. The duration is
+      // the last word; every word before it names the trigger (a name may have spaces).
       const alertmanager = rest.length >= 2 && rest[rest.length - 1]!.toLowerCase() === 'am';
       const a = alertmanager ? rest.slice(0, -1) : rest;
-      if (a.length >= 2) return { name, triggerKey: a[0]!, duration: a[1]!, alertmanager };
+      if (a.length >= 2) return { name, triggerKey: a.slice(0, -1).join(' '), duration: a[a.length - 1]!, alertmanager };
       return { name, duration: a[0] ?? '', alertmanager };
     }
     case 'status':
     case 'ack':
     case 'postmortem':
-      return rest[0] ? { name, triggerKey: rest[0] } : { name };
+      // The rest names the trigger: its key, a unique part of it, or a few of its words.
+      return rest.length > 0 ? { name, triggerKey: rest.join(' ') } : { name };
     case 'help':
       return { name };
     default:

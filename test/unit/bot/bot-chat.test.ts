@@ -282,6 +282,51 @@ describe('commands', () => {
     expect(ledger.read.silence(TK, clock.now()).active).toBe(true);
     expect(transport.ephemerals.map((e) => (e.view as EphemeralView).title)).toEqual(['Silence', 'Silenced']);
   });
+
+  it('names a trigger by a unique part or a few words in status, ack, silence and postmortem; a name that fits none or several is answered with the triggers it might mean', async () => {
+    const { bot, transport, ledger, clock, settle } = await withThread();
+    // A second trigger on the same workload: `checkout-api` alone names two.
+    await bot.handle(
+      incidentIntents([
+        alert({ alertname: 'KubeContainerOOMKilled', fingerprint: 'fp-oom', labels: { namespace: 'payments', pod: 'checkout-api-7d9f8c6b5-x2k4q' } }),
+      ]),
+    );
+    await settle();
+    const OOM_TK = 'kubecontaineroomkilled|payments|deployment|checkout-api|';
+    expect(ledger.read.knowsTrigger(OOM_TK)).toBe(true);
+    const said = async (text: string): Promise<{ title: string; text: string[] }> => {
+      await transport.inject(command(text));
+      await settle();
+      const v = transport.ephemerals.at(-1)!.view as EphemeralView;
+      return { title: v.title, text: v.body.map((p) => p.map((r) => (typeof r === 'string' ? r : 'code' in r ? `\`${r.code}\`` : '')).join('')) };
+    };
+    const timeline = await said('status checkout-api crashloop');
+    expect(timeline.title).toBe(`Timeline of ${TK}`);
+    expect(timeline.text[1]).toMatch(/🚨 fired \(alertmanager\)$/);
+    expect(await said('ack Checkout-API crashlooping')).toEqual({ title: 'On it', text: [`👀 recorded: you are on ${TK}`] });
+    expect((await said('silence crashloop checkout-api 2h')).title).toBe('Silenced');
+    expect(ledger.read.silence(TK, clock.now()).active).toBe(true);
+    expect(ledger.read.silence(OOM_TK, clock.now()).active).toBe(false);
+    expect((await said('postmortem oomkilled')).title).toBe(`Postmortem of ${OOM_TK}`);
+
+    expect(await said('status checkout-api')).toEqual({
+      title: 'Which trigger?',
+      text: [`“checkout-api” fits 2 triggers equally: \`${OOM_TK}\`, \`${TK}\`. Say more of the one you mean.`],
+    });
+    expect(await said('ack chekout-api crashlop')).toEqual({
+      title: 'Which trigger?',
+      text: [`No trigger is named “chekout-api crashlop”. The closest: \`${TK}\`.`],
+    });
+    // Nothing was recorded for the names that named no one trigger.
+    expect(ledger.read.silence(OOM_TK, clock.now()).active).toBe(false);
+    const before = transport.ephemerals.length;
+    await transport.inject(command('silence nothing-like-it 1h'));
+    await settle();
+    expect(transport.ephemerals).toHaveLength(before + 1);
+    expect((transport.ephemerals.at(-1)!.view as EphemeralView).body[0]!.join('')).toBe(
+      'No trigger is named “nothing-like-it” (`status` lists open incidents).',
+    );
+  });
 });
 
 describe('routing, mentions and several surfaces', () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CONFIG_EXIT_CODE, ConfigError } from '../../../src/config/config-error.js';
 import type { ConfigProblem } from '../../../src/config/config-error.js';
-import { defaultConfig, loadConfig, maskSecrets, parseConfigText } from '../../../src/config/load-config.js';
+import { configFile, defaultConfig, loadConfig, maskSecrets, parseConfigText } from '../../../src/config/load-config.js';
 
 const cwd = '/work/here';
 
@@ -244,6 +244,51 @@ describe('loadConfig', () => {
     expect(cfg.catalog.git).toEqual({ url: 'https://example.com/kb.git', branch: 'main', poll_interval: '1m', poll_interval_ms: 60_000, path: '' });
     const viaFlag = loadConfig({ file: join(dir, 'reprise.yaml'), env: {}, cwd: '/' });
     expect(viaFlag.catalog.dir).toBe(join(dir, 'kb'));
+  });
+
+  it('finds the file without --config: $REPRISE_CONFIG, else ./reprise.yaml, else none', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'reprise-config-'));
+    expect(configFile({ env: {}, cwd: dir })).toBeUndefined();
+    expect(loadConfig({ env: {}, cwd: dir }).store.data_dir).toBe(join(dir, 'data'));
+    writeFileSync(join(dir, 'reprise.yaml'), 'store:\n  data_dir: here-data\n');
+    writeFileSync(join(dir, 'other.yaml'), 'store:\n  data_dir: other-data\n');
+    expect(configFile({ env: {}, cwd: dir })).toBe(join(dir, 'reprise.yaml'));
+    expect(loadConfig({ env: {}, cwd: dir }).store.data_dir).toBe(join(dir, 'here-data'));
+    expect(loadConfig({ env: { REPRISE_CONFIG: 'other.yaml' }, cwd: dir }).store.data_dir).toBe(join(dir, 'other-data'));
+    expect(loadConfig({ file: 'other.yaml', env: { REPRISE_CONFIG: 'reprise.yaml' }, cwd: dir }).store.data_dir).toBe(join(dir, 'other-data'));
+    // An empty REPRISE_CONFIG is not set.
+    expect(configFile({ env: { REPRISE_CONFIG: ' ' }, cwd: dir })).toBe(join(dir, 'reprise.yaml'));
+  });
+
+  it('a companion command validates only the sections it reads; one it does not read takes its defaults', () => {
+    // Slack on without a channel (the channel is in the bot's env, not this shell's); a forge with no token.
+    const text = [
+      'store:',
+      '  data_dir: /var/lib/reprise',
+      'transport:',
+      '  slack:',
+      '    bot_token: xoxb-0000000000-0000000000000-abcdefghijklmnopqrstuvwx',
+      '    signing_secret: 0123456789abcdef0123456789abcdef',
+      'forge:',
+      '  repo: acme/kb',
+      '',
+    ].join('\n');
+    const full = problemsOf(text).problems.map((p) => p.path);
+    expect(full).toEqual(expect.arrayContaining(['transport.slack.channel', 'forge.token', 'catalog.git.url']));
+    const cfg = parseConfigText(text, { env: {}, cwd, sections: ['store', 'ledger', 'catalog'] });
+    expect(cfg.store.data_dir).toBe('/var/lib/reprise');
+    // What it does not read is the default, never half a section.
+    expect(cfg.transport.slack.bot_token).toBeUndefined();
+    expect(cfg.forge).toBeUndefined();
+    // A problem in a section it reads still stops it, with the rest left out of the report.
+    try {
+      parseConfigText(`${text}ledger:\n  resolve_window: soon\n`, { env: {}, cwd, sections: ['store', 'ledger'] });
+      expect.unreachable();
+    } catch (err) {
+      expect((err as ConfigError).problems.map((p) => p.path)).toEqual(['ledger.resolve_window']);
+    }
+    // An unknown section is a typo that may matter to it: reported.
+    expect(() => parseConfigText('stroe:\n  data_dir: x\n', { env: {}, cwd, sections: ['store'] })).toThrow(ConfigError);
   });
 
   it('REPRISE_CATALOG_GIT_URL turns catalog sync on without a config file; the clone dir resolves against the file', () => {
