@@ -61,6 +61,11 @@ const server = z
       env: ['PORT'],
     }),
     host: doc(str().default('0.0.0.0'), 'Address the HTTP server binds to.'),
+    public_url: doc(
+      httpUrl().optional(),
+      'The URL people and senders reach the bot at (its ingress). Its host is a name the HTTP port answers to: besides it, only loopback names, the address a connection arrived on and `ui.allowed_hosts` are (no DNS rebinding).',
+      { env: ['REPRISE_PUBLIC_URL'], example: 'https://reprise.example.org' },
+    ),
     bearer_token: doc(
       token().optional(),
       'Token webhook callers must send as `Authorization: Bearer …`; required when a model is configured. At least 16 characters, never an example from the docs: `openssl rand -hex 24`.',
@@ -642,6 +647,18 @@ const ui = z
       token().optional(),
       'Lets remote browsers into `/ui`: sent as `Authorization: Bearer …`, or typed once into `/ui/login` (the cookie holds an HMAC of it, never the token). At least 16 characters, never an example from the docs: `openssl rand -hex 24`.',
       { secret: true, env: ['REPRISE_UI_TOKEN'], example: '<openssl rand -hex 24>' },
+    ),
+    allowed_hosts: doc(
+      z
+        .array(
+          z
+            .string({ error: 'must be a host name' })
+            .regex(HOST_PATTERN, 'must be a host name (reprise.monitoring.svc) or *.domain, without scheme, port or path'),
+          { error: 'must be a list of host names' },
+        )
+        .default([]),
+      'More host names the HTTP port answers to (every route, webhooks too), besides loopback names, the address a connection arrived on and `server.public_url`: e.g. the Service names in-cluster senders use. A request naming any other host in `Host` or `Origin` is refused (403). From the environment: comma-separated.',
+      { env: ['REPRISE_UI_ALLOWED_HOSTS'], example: ['reprise.monitoring.svc', 'reprise.monitoring.svc.cluster.local'] },
     ),
     trusted_header: doc(
       str().regex(HEADER_NAME, 'must be an HTTP header name').optional(),

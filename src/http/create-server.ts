@@ -16,6 +16,7 @@ import type { IdentityOptions } from '../core/identity.js';
 import { systemClock, type Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
 import { admission, VerifyPool } from './admission.js';
+import { hostGuard, type HostNames } from './host-guard.js';
 import { createHttpApp, finishHttpApp, isLoopback, remoteAddress, type HttpApp, type HttpContext, type HttpEnv } from './http-app.js';
 import { SHED_ROUTES, type BotMetrics } from './metrics.js';
 import { serveNode } from './node-server.js';
@@ -76,6 +77,8 @@ export interface HttpServerOptions {
   replayWindowMs?: number;
   /** Where accepted signed deliveries are remembered (the bot's store: survives restarts, shared by replicas). Default: this process only. */
   replayStore?: ReplayStore;
+  /** The public names every request must name in `Host` (and `Origin`) besides loopback ones (host-guard.ts). Default: none. */
+  hosts?: HostNames;
 }
 
 export const DEFAULT_MAX_PENDING_WEBHOOKS = 256;
@@ -123,6 +126,8 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     opts.metrics.httpRequests.inc({ route, method, status: String(c.res.status) });
     opts.metrics.httpDuration.observe({ route }, (performance.now() - started) / 1000);
   });
+  // Before anything else: a request that does not name this bot (DNS rebinding) is refused.
+  app.use(hostGuard(opts.hosts ?? { names: [] }));
   const onShed = (route: string, reason: string): void => opts.metrics.requestsShed.inc({ route, reason });
   app.use(
     admission({

@@ -85,7 +85,7 @@ describe('the ui config section', () => {
   const parse = (ui: unknown) => configSchema.safeParse({ ui });
   it('defaults to on, loopback only', () => {
     const r = configSchema.parse({});
-    expect(r.ui).toEqual({ enabled: true, trusted_proxies: [] });
+    expect(r.ui).toEqual({ enabled: true, allowed_hosts: [], trusted_proxies: [] });
   });
   it('refuses a weak token, a trusted header without proxies, and a proxy that is not an address', () => {
     expect(parse({ token: 'short' }).success).toBe(false);
