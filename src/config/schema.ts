@@ -669,17 +669,28 @@ const ui = z
       z
         .array(str().refine(isAddressOrCidr, 'must be an IP address or a CIDR block (10.0.0.0/8)'), { error: 'must be a list of addresses or CIDR blocks' })
         .default([]),
-      "Addresses or CIDR blocks of the proxies whose `trusted_header` is believed; the peer address is the TCP connection's, never a forwarded header. From the environment: comma-separated.",
+      "Addresses or CIDR blocks of the proxies whose `trusted_header` is believed (both or neither); the peer address is the TCP connection's, never a forwarded header. Once any is set, loopback gets no implicit pass: every request needs the header from a listed proxy, or the token. From the environment: comma-separated.",
       { env: ['REPRISE_UI_TRUSTED_PROXIES'], example: ['10.0.0.0/8'] },
     ),
   })
   .superRefine((v, ctx) => {
+    // Half a proxy setup is never what was meant: a header believed from nobody, or proxies
+    // whose traffic (loopback's, for a sidecar) gets in with no way to tell who sent it.
     if (v.trusted_header !== undefined && v.trusted_proxies.length === 0)
       ctx.addIssue({
         code: 'custom',
         path: ['trusted_proxies'],
-        message: 'must name the proxy addresses when `trusted_header` is set',
+        message:
+          "must name the proxy addresses when `trusted_header` is set (e.g. [127.0.0.1] for a sidecar, the ingress controller pods' CIDR behind an ingress; REPRISE_UI_TRUSTED_PROXIES), or remove `trusted_header`",
         input: v.trusted_proxies,
+      });
+    if (v.trusted_header === undefined && v.trusted_proxies.length > 0)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['trusted_header'],
+        message:
+          'is required when `trusted_proxies` is set: name the header the proxy puts the signed-in user in (X-Forwarded-User for oauth2-proxy, X-Auth-Request-User through ingress-nginx; REPRISE_UI_TRUSTED_HEADER), or remove `trusted_proxies`',
+        input: undefined,
       });
   });
 
