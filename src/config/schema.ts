@@ -48,10 +48,18 @@ const genericSource = z
     hmac_header: doc(str().default('x-signature'), 'Header carrying the HMAC signature.'),
     timestamp_header: doc(
       str().optional(),
-      'With `hmac_secret`: header carrying the Unix time (seconds) the sender signed, the signature then covering `<timestamp>.<raw body>`; requests outside `replay_window` are refused and an identical signed delivery inside it is acknowledged and ignored. Unset = no replay protection.',
+      'With `hmac_secret`: header carrying the Unix time (seconds) the sender signed, the signature then covering `<timestamp>.<raw body>`; requests outside `replay_window` are refused and an identical signed delivery inside it is acknowledged and ignored. Unset = replays are recognised by the body alone (`replay_by_digest`).',
       { example: 'x-signature-timestamp' },
     ),
-    replay_window: dur('5m', 'With `timestamp_header`: how far from now a signed timestamp may be, either way.', { positive: true }),
+    replay_window: dur(
+      '5m',
+      'With `timestamp_header`: how far from now a signed timestamp may be, either way. Without it: how long an accepted signed body is remembered, so the same body again is acknowledged and ignored.',
+      { positive: true },
+    ),
+    replay_by_digest: doc(
+      bool().default(true),
+      'With `hmac_secret` and no `timestamp_header`: an identical signed body inside `replay_window` is acknowledged and ignored (a captured request replayed changes nothing). Set false only for a sender that re-sends identical bodies on purpose and cannot sign a timestamp: then a captured request can be replayed.',
+    ),
   })
   .transform((v) => withMs(v, ['replay_window']));
 
