@@ -1,6 +1,7 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { createLogger } from '../runtime/create-logger.js';
 import { createCatalogMcpServer } from '../adapters/mcp/catalog-mcp-server.js';
+import { hostNames } from '../http/host-guard.js';
 import { createMcpHttpServer, isLoopbackHost, MCP_PATH } from '../http/mcp-endpoint.js';
 import { weakTokenReason } from '../config/token-rule.js';
 import { parseCli } from './args.js';
@@ -107,7 +108,7 @@ export const mcpCommand: CliCommand = async (argv, io) => {
       createServer,
       ...(token ? { token } : {}),
       bodyLimitBytes: config.server.body_limit_bytes,
-      loopback: isLoopbackHost(listen.host),
+      hosts: hostNames({ publicUrl: config.server.public_url, allowedHosts: config.ui.allowed_hosts }),
       logger,
     });
     let port: number;

@@ -48,10 +48,18 @@ const genericSource = z
     hmac_header: doc(str().default('x-signature'), 'Header carrying the HMAC signature.'),
     timestamp_header: doc(
       str().optional(),
-      'With `hmac_secret`: header carrying the Unix time (seconds) the sender signed, the signature then covering `<timestamp>.<raw body>`; requests outside `replay_window` are refused and an identical signed delivery inside it is acknowledged and ignored. Unset = no replay protection.',
+      'With `hmac_secret`: header carrying the Unix time (seconds) the sender signed, the signature then covering `<timestamp>.<raw body>`; requests outside `replay_window` are refused and an identical signed delivery inside it is acknowledged and ignored. Unset = replays are recognised by the body alone (`replay_by_digest`).',
       { example: 'x-signature-timestamp' },
     ),
-    replay_window: dur('5m', 'With `timestamp_header`: how far from now a signed timestamp may be, either way.', { positive: true }),
+    replay_window: dur(
+      '5m',
+      'With `timestamp_header`: how far from now a signed timestamp may be, either way. Without it: how long an accepted signed body is remembered, so the same body again is acknowledged and ignored.',
+      { positive: true },
+    ),
+    replay_by_digest: doc(
+      bool().default(true),
+      'With `hmac_secret` and no `timestamp_header`: an identical signed body inside `replay_window` is acknowledged and ignored (a captured request replayed changes nothing). Set false only for a sender that re-sends identical bodies on purpose and cannot sign a timestamp: then a captured request can be replayed.',
+    ),
   })
   .transform((v) => withMs(v, ['replay_window']));
 
@@ -61,6 +69,11 @@ const server = z
       env: ['PORT'],
     }),
     host: doc(str().default('0.0.0.0'), 'Address the HTTP server binds to.'),
+    public_url: doc(
+      httpUrl().optional(),
+      'The URL people and senders reach the bot at (its ingress). Its host is a name the HTTP port answers to: besides it, only loopback names, the address a connection arrived on and `ui.allowed_hosts` are (no DNS rebinding).',
+      { env: ['REPRISE_PUBLIC_URL'], example: 'https://reprise.example.org' },
+    ),
     bearer_token: doc(
       token().optional(),
       'Token webhook callers must send as `Authorization: Bearer …`; required when a model is configured. At least 16 characters, never an example from the docs: `openssl rand -hex 24`.',
@@ -643,6 +656,18 @@ const ui = z
       'Lets remote browsers into `/ui`: sent as `Authorization: Bearer …`, or typed once into `/ui/login` (the cookie holds an HMAC of it, never the token). At least 16 characters, never an example from the docs: `openssl rand -hex 24`.',
       { secret: true, env: ['REPRISE_UI_TOKEN'], example: '<openssl rand -hex 24>' },
     ),
+    allowed_hosts: doc(
+      z
+        .array(
+          z
+            .string({ error: 'must be a host name' })
+            .regex(HOST_PATTERN, 'must be a host name (reprise.monitoring.svc) or *.domain, without scheme, port or path'),
+          { error: 'must be a list of host names' },
+        )
+        .default([]),
+      'More host names the HTTP port answers to (every route, webhooks too), besides loopback names, the address a connection arrived on and `server.public_url`: e.g. the Service names in-cluster senders use. A request naming any other host in `Host` or `Origin` is refused (403). From the environment: comma-separated.',
+      { env: ['REPRISE_UI_ALLOWED_HOSTS'], example: ['reprise.monitoring.svc', 'reprise.monitoring.svc.cluster.local'] },
+    ),
     trusted_header: doc(
       str().regex(HEADER_NAME, 'must be an HTTP header name').optional(),
       'Header an authenticating proxy (oauth2-proxy) sets to the signed-in user; believed only when the TCP peer is one of `trusted_proxies`.',
@@ -652,17 +677,28 @@ const ui = z
       z
         .array(str().refine(isAddressOrCidr, 'must be an IP address or a CIDR block (10.0.0.0/8)'), { error: 'must be a list of addresses or CIDR blocks' })
         .default([]),
-      "Addresses or CIDR blocks of the proxies whose `trusted_header` is believed; the peer address is the TCP connection's, never a forwarded header. From the environment: comma-separated.",
+      "Addresses or CIDR blocks of the proxies whose `trusted_header` is believed (both or neither); the peer address is the TCP connection's, never a forwarded header. Once any is set, loopback gets no implicit pass: every request needs the header from a listed proxy, or the token. From the environment: comma-separated.",
       { env: ['REPRISE_UI_TRUSTED_PROXIES'], example: ['10.0.0.0/8'] },
     ),
   })
   .superRefine((v, ctx) => {
+    // Half a proxy setup is never what was meant: a header believed from nobody, or proxies
+    // whose traffic (loopback's, for a sidecar) gets in with no way to tell who sent it.
     if (v.trusted_header !== undefined && v.trusted_proxies.length === 0)
       ctx.addIssue({
         code: 'custom',
         path: ['trusted_proxies'],
-        message: 'must name the proxy addresses when `trusted_header` is set',
+        message:
+          "must name the proxy addresses when `trusted_header` is set (e.g. [127.0.0.1] for a sidecar, the ingress controller pods' CIDR behind an ingress; REPRISE_UI_TRUSTED_PROXIES), or remove `trusted_header`",
         input: v.trusted_proxies,
+      });
+    if (v.trusted_header === undefined && v.trusted_proxies.length > 0)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['trusted_header'],
+        message:
+          'is required when `trusted_proxies` is set: name the header the proxy puts the signed-in user in (X-Forwarded-User for oauth2-proxy, X-Auth-Request-User through ingress-nginx; REPRISE_UI_TRUSTED_HEADER), or remove `trusted_proxies`',
+        input: undefined,
       });
   });
 

@@ -16,7 +16,8 @@ import type { IdentityOptions } from '../core/identity.js';
 import { systemClock, type Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
 import { admission, VerifyPool } from './admission.js';
-import { createHttpApp, finishHttpApp, isLoopback, remoteAddress, type HttpApp, type HttpContext, type HttpEnv } from './http-app.js';
+import { hostGuard, type HostNames } from './host-guard.js';
+import { createHttpApp, EdgeError, finishHttpApp, isLoopback, remoteAddress, type HttpApp, type HttpContext, type HttpEnv } from './http-app.js';
 import { SHED_ROUTES, type BotMetrics } from './metrics.js';
 import { serveNode } from './node-server.js';
 import type { Readiness } from './readiness.js';
@@ -76,6 +77,8 @@ export interface HttpServerOptions {
   replayWindowMs?: number;
   /** Where accepted signed deliveries are remembered (the bot's store: survives restarts, shared by replicas). Default: this process only. */
   replayStore?: ReplayStore;
+  /** The public names every request must name in `Host` (and `Origin`) besides loopback ones (host-guard.ts). Default: none. */
+  hosts?: HostNames;
 }
 
 export const DEFAULT_MAX_PENDING_WEBHOOKS = 256;
@@ -122,6 +125,17 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     const method = KNOWN_METHODS.has(c.req.method) ? c.req.method : 'OTHER';
     opts.metrics.httpRequests.inc({ route, method, status: String(c.res.status) });
     opts.metrics.httpDuration.observe({ route }, (performance.now() - started) / 1000);
+  });
+  // Before anything else: a request that does not name this bot (DNS rebinding) is refused.
+  app.use(hostGuard(opts.hosts ?? { names: [] }));
+  // No route reads the body of a GET or HEAD: one that announces a body is refused at once and
+  // its connection closed, rather than drained (a trickled body would hold the socket).
+  app.use(async (c, next) => {
+    if (c.req.method !== 'GET' && c.req.method !== 'HEAD') return next();
+    const length = c.req.header('content-length');
+    if ((length !== undefined && length.trim() !== '0') || c.req.header('transfer-encoding') !== undefined)
+      throw new EdgeError('bad_request', `${c.req.method} requests carry no body here; send it without one`, { closeConnection: true });
+    return next();
   });
   const onShed = (route: string, reason: string): void => opts.metrics.requestsShed.inc({ route, reason });
   app.use(
@@ -201,6 +215,12 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   app.route('/webhook/grafana', alertmanagerWebhook(kit, 'grafana'));
   app.route('/webhook/pagerduty', pagerDutyWebhook(kit, { secret: opts.pagerDutySecret, replayWindowMs }));
   app.route('/webhook/generic', genericWebhook(kit, opts.genericSources ?? {}));
+  for (const [name, s] of Object.entries(opts.genericSources ?? {}))
+    if (s.hmac_secret && !s.timestamp_header && s.replay_by_digest === false)
+      log.warn(
+        { source: name },
+        `generic webhook ${name}: replay_by_digest is off and no timestamp_header is set, so a captured signed request can be replayed`,
+      );
 
   app.on(['GET', 'HEAD'], '/healthz', (c) => c.json({ status: 'ok' }));
   app.on(['GET', 'HEAD'], '/readyz', (c) => {

@@ -2,8 +2,9 @@
  * `reprise mcp --http`: the catalog's MCP server over Streamable HTTP at `/mcp` (hono, like the
  * webhook ingress). Stateless: each POST gets a fresh server and transport, so no session state
  * grows with clients and a broken request cannot poison the next one. A bearer token (compared
- * in constant time by hono's bearerAuth) guards every request when set; on a loopback bind
- * without one, Host and Origin must be loopback too (no DNS rebinding from a browser page).
+ * in constant time by hono's bearerAuth) guards every request when set; whether or not it is,
+ * Host and Origin must name this server (host-guard.ts, the public port's rule: no DNS
+ * rebinding from a browser page).
  * Bodies over the limit get 413 before anything is parsed.
  */
 import { randomUUID } from 'node:crypto';
@@ -17,24 +18,12 @@ import { HTTPException } from 'hono/http-exception';
 import { RepriseError } from '../core/errors.js';
 import type { Logger } from '../ports/logger.js';
 import { toHttpError } from './errors.js';
+import { refusalOf, type HostNames } from './host-guard.js';
 import { serveNode } from './node-server.js';
 
 export const MCP_PATH = '/mcp';
 
-/** True for an address or name that only this machine can reach. */
-export function isLoopbackHost(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  return h === 'localhost' || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h) || h === '::ffff:127.0.0.1';
-}
-
-/** The host part of a `Host` header or an origin URL (`[::1]:3000` → `::1`). */
-function hostnameOf(value: string): string | undefined {
-  try {
-    return new URL(value.includes('://') ? value : `http://${value}`).hostname;
-  } catch {
-    return undefined;
-  }
-}
+export { isLoopbackHost } from './host-guard.js';
 
 export interface McpHttpOptions {
   /** A fresh server per request (its tools share the caller's catalog and ledger). */
@@ -43,8 +32,8 @@ export interface McpHttpOptions {
   token?: string;
   /** Largest request body, bytes (`server.body_limit_bytes`). */
   bodyLimitBytes: number;
-  /** The bind is loopback: without a token, requests must name a loopback Host and Origin. */
-  loopback: boolean;
+  /** Names besides loopback ones the server answers to (`server.public_url`, `ui.allowed_hosts`). Default: none. */
+  hosts?: HostNames;
   logger: Logger;
   requestTimeoutMs?: number;
 }
@@ -72,7 +61,10 @@ export function createMcpHttpServer(opts: McpHttpOptions): McpHttpServer {
   const app = new Hono();
   const reject = (code: 'unauthorized' | 'forbidden', message: string) => (c: Context) => errorResponse(c, new RepriseError(code, message), log);
 
-  const auth: MiddlewareHandler = opts.token
+  // A browser page reaching this server through a rebinding DNS name still sends its own Host
+  // and Origin: refused first, token or not (without one, that is all that keeps pages out).
+  const hosts = opts.hosts ?? { names: [] };
+  const bearer: MiddlewareHandler | undefined = opts.token
     ? bearerAuth({
         token: opts.token,
         realm: 'reprise-mcp',
@@ -80,17 +72,12 @@ export function createMcpHttpServer(opts: McpHttpOptions): McpHttpServer {
         invalidAuthenticationHeader: { message: reject('unauthorized', 'authorization header is not a bearer token') },
         invalidToken: { message: reject('unauthorized', 'invalid bearer token') },
       })
-    : async (c, next) => {
-        // Without a token only this machine may call; a browser page reaching 127.0.0.1 through
-        // a rebinding DNS name still sends its own Host and Origin, refused here.
-        const host = hostnameOf(c.req.header('host') ?? '');
-        const origin = c.req.header('origin');
-        if (opts.loopback && (host === undefined || !isLoopbackHost(host)))
-          return reject('forbidden', 'Host must be a loopback address (localhost, 127.0.0.1, [::1])')(c);
-        if (origin !== undefined && origin !== 'null' && !isLoopbackHost(hostnameOf(origin) ?? ''))
-          return reject('forbidden', `cross-origin requests are refused (Origin ${origin.slice(0, 100)})`)(c);
-        return next();
-      };
+    : undefined;
+  const auth: MiddlewareHandler = async (c, next) => {
+    const why = refusalOf(c, hosts);
+    if (why !== undefined) return reject('forbidden', why)(c);
+    return bearer ? bearer(c, next) : next();
+  };
   const limit = bodyLimit({
     maxSize: opts.bodyLimitBytes,
     onError: (c) => errorResponse(c, new RepriseError('payload_too_large', `request body exceeds the limit of ${opts.bodyLimitBytes} bytes`), log),

@@ -26,6 +26,7 @@ import type { CatalogSnapshot } from '../core/recall/catalog-snapshot.js';
 import { registerCatalogSyncMetrics } from '../http/catalog-metrics.js';
 import { startControlServer, type ControlServer } from '../http/control-server.js';
 import { createHttpServer, type HttpServer } from '../http/create-server.js';
+import { hostNames } from '../http/host-guard.js';
 import { memoryView, uiSignIn, UI_SIGN_IN } from '../http/ui/memory-view.js';
 import { isReplayStore } from '../http/replay-guard.js';
 import { registerLoopMetrics, type LoopMetrics } from '../http/loop-metrics.js';
@@ -307,6 +308,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     fieldLimit: config.server.field_limit_chars,
     identity: { labels: config.identity.labels },
     links: { allowedHosts: config.links.allowed_hosts },
+    hosts: hostNames({ publicUrl: config.server.public_url, allowedHosts: config.ui.allowed_hosts }),
     logger,
     clock,
     readiness,

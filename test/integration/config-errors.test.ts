@@ -46,6 +46,14 @@ describe('config errors', () => {
     expect(r.stderr).toMatch(/server\.port = "abc": must be a whole number.*env PORT/);
   });
 
+  it('a trusted proxy without its header (loopback listed for a sidecar) stops serve, saying what to set', async () => {
+    const dir = makeTmpDir();
+    const r = await runCli(['serve', '--port', '0'], { env: { REPRISE_UI_TRUSTED_PROXIES: '127.0.0.1', REPRISE_DATA_DIR: join(dir, 'data') } });
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(/ui\.trusted_header.*is required when `trusted_proxies` is set.*REPRISE_UI_TRUSTED_HEADER/);
+    expect(r.stderr).not.toMatch(/listening on/);
+  });
+
   it('an unreadable config file exits 2 naming the file', async () => {
     const dir = makeTmpDir();
     const r = await runCli(['serve', '--config', join(dir, 'missing.yaml')]);

@@ -53,6 +53,8 @@ beforeAll(async () => {
       signed: { alertname: 'name', resolved_values: ['ok'], labels: {}, hmac_secret: HMAC_SECRET, hmac_header: 'x-signature' },
     },
     bodyLimitBytes: 1 << 20,
+    // The senders name the Service (`Host: reprise`), as in-cluster ones do.
+    hosts: { names: ['reprise'] },
     verifyPoolSlots: SLOTS,
     // One address may hold more than the pool: here the attack comes from many addresses.
     maxPendingPerPeer: SENDERS * 2,
@@ -138,7 +140,8 @@ async function signedWebhooks(): Promise<Record<string, number>> {
       data: { id: `P${Math.random()}`, title: 'checkout-api down', created_at: clock.now().toISOString() },
     },
   });
-  const generic = JSON.stringify({ name: 'UptimeCheckFailed', status: 'down' });
+  // A new delivery each time: the same signed body again is a replay (acknowledged, not recorded).
+  const generic = JSON.stringify({ name: 'UptimeCheckFailed', status: 'down', check: `${Math.random()}` });
   const am = JSON.stringify({
     version: '4',
     status: 'firing',
@@ -202,6 +205,7 @@ describe('one address', () => {
       bearerToken: TOKEN,
       pagerDutySecret: PD_SECRET,
       bodyLimitBytes: 1 << 20,
+      hosts: { names: ['reprise'] },
       maxPendingPerPeer: 10,
       logger: silentLogger,
       metrics: createBotMetrics({ defaults: false }),
@@ -234,6 +238,7 @@ describe('the body deadline', () => {
     const deadline = createHttpServer({
       bearerToken: TOKEN,
       bodyLimitBytes: 1 << 20,
+      hosts: { names: ['reprise'] },
       bodyTimeoutMs: 200,
       logger: silentLogger,
       metrics: createBotMetrics({ defaults: false }),

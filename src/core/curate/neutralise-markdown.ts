@@ -1,8 +1,10 @@
 /**
  * Untrusted text (operator notes, model prose, alert text) made inert for GitHub-flavoured
- * markdown: it cannot ping (`@user`, `@org/team`), reference issues (`#12`), inject HTML
- * (tags, comments — so never one of our hidden `<!-- reprise:… -->` markers), build links,
- * images, headings, tables or emphasis. It still reads as the text that was written.
+ * markdown: it cannot ping (`@user`, `@org/team`), reference issues (`#12`, `GH-12`), inject
+ * HTML (tags, comments — so never one of our hidden `<!-- reprise:… -->` markers), build links
+ * (bracketed, or GitHub's autolinks of bare `https://…` and `www.…`), images, headings (`#`, or
+ * a setext `---` / `===` line under text), rules, tables or emphasis. It still reads as the
+ * text that was written: the breaks are an invisible word joiner, or a backslash GitHub hides.
  */
 
 import { stripUnsafe } from '../render/escape-text.js';
@@ -12,13 +14,21 @@ const WJ = '\u2060';
 export function neutraliseMarkdown(text: string): string {
   // Control, bidi and every invisible character go first (escape-text.ts): they could hide or
   // reorder text; the word joiners added below are ours.
-  return stripUnsafe(text.replace(/\r\n?/g, '\n'))
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/([\\`*_{}[\]()#+!|~])/g, '\\$1')
-    .replace(/@(?=[\p{L}\p{N}_-])/gu, `@${WJ}`)
-    .replace(/#(?=\d)/g, `#${WJ}`);
+  return (
+    stripUnsafe(text.replace(/\r\n?/g, '\n'))
+      .replace(/&/g, '&amp;')
+      .replace(/</g, '&lt;')
+      .replace(/>/g, '&gt;')
+      .replace(/([\\`*_{}[\]()#+!|~])/g, '\\$1')
+      .replace(/@(?=[\p{L}\p{N}_-])/gu, `@${WJ}`)
+      .replace(/#(?=\d)/g, `#${WJ}`)
+      .replace(/\b(GH)-(?=\d)/gi, `$1-${WJ}`)
+      // GitHub links `scheme://…` and `www.…` written bare; a word joiner inside either is not one.
+      .replace(/:\/\//g, `:${WJ}//`)
+      .replace(/(www)\./gi, `$1${WJ}.`)
+      // A line of only `-` or `=` makes the line above a heading (or is a rule): escaped, it is text.
+      .replace(/^([ \t]*)([-=])(?=[-= \t]*$)/gm, '$1\\$2')
+  );
 }
 
 /** One line (titles, list items): newlines folded into spaces, then neutralised. */

@@ -1,9 +1,10 @@
 /**
- * Who may read the memory view (issue 23 deliverable 2). Loopback peers get in; anyone else
- * needs the UI token (a bearer header, or the cookie `/ui/login` sets, which holds an HMAC of
- * the token and never the token) or the user header of an authenticating proxy, believed only
- * when the TCP peer is one of the configured proxies. When loopback is itself a trusted proxy
- * (a sidecar), loopback needs credentials too: the proxy's traffic would otherwise walk in.
+ * Who may read the memory view (issue 23 deliverable 2, issue 29 deliverable 2). Loopback peers
+ * get in while no proxy is configured; anyone else needs the UI token (a bearer header, or the
+ * cookie `/ui/login` sets, which holds an HMAC of the token and never the token) or the user
+ * header of an authenticating proxy, believed only when the TCP peer is exactly one of the
+ * configured proxies (addresses or CIDR blocks). Once any proxy is configured, loopback gets no
+ * implicit pass: a proxy on this host connects from loopback, and its traffic would walk in.
  * The peer is always the socket's address, never a forwarded header.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
@@ -32,21 +33,29 @@ export function sameSecret(a: string, b: string): boolean {
   return timingSafeEqual(ha, hb);
 }
 
+/** `::ffff:10.0.0.1` as `10.0.0.1`: a mapped address is the IPv4 peer it stands for. */
+function unmapped(address: string): string {
+  const a = address.toLowerCase();
+  return a.startsWith('::ffff:') && isIP(a.slice(7)) === 4 ? a.slice(7) : a;
+}
+
+/** The listed addresses and blocks, exactly: nothing else (loopback included) is a proxy. */
 function blockList(entries: readonly string[]): BlockList {
   const list = new BlockList();
   for (const raw of entries) {
-    const [addr = '', bits] = raw.split('/');
-    const family = isIP(addr) === 6 ? 'ipv6' : 'ipv4';
-    if (isIP(addr) === 0) continue;
-    if (bits === undefined) list.addAddress(addr, family);
-    else list.addSubnet(addr, Number(bits), family);
+    const [given = '', bits] = raw.trim().split('/');
+    const addr = bits === undefined ? unmapped(given) : given;
+    const family = isIP(addr);
+    if (family === 0) continue; // the config schema refuses it before it gets here
+    if (bits === undefined) list.addAddress(addr, family === 6 ? 'ipv6' : 'ipv4');
+    else list.addSubnet(addr, Number(bits), family === 6 ? 'ipv6' : 'ipv4');
   }
   return list;
 }
 
 /** An address as BlockList checks it: IPv4-mapped IPv6 as IPv4. */
 function peerOf(address: string): { addr: string; family: 'ipv4' | 'ipv6' } | undefined {
-  const v4 = address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address;
+  const v4 = unmapped(address);
   const f = isIP(v4);
   return f === 0 ? undefined : { addr: v4, family: f === 4 ? 'ipv4' : 'ipv6' };
 }
@@ -68,6 +77,7 @@ export interface AccessRequest {
 /** Decides access for one request. */
 export function accessGate(opts: AccessOptions): (r: AccessRequest) => Access {
   const proxies = blockList(opts.trustedProxies ?? []);
+  const anyProxy = (opts.trustedProxies ?? []).length > 0;
   const session = opts.token ? sessionValue(opts.token) : undefined;
   const trusted = (peer: string | undefined): boolean => {
     const p = peer === undefined ? undefined : peerOf(peer);
@@ -86,8 +96,10 @@ export function accessGate(opts: AccessOptions): (r: AccessRequest) => Access {
       const cookie = cookieValue(r.header('cookie'), SESSION_COOKIE);
       if (cookie !== undefined && session !== undefined && sameSecret(cookie, session)) return { ok: true };
     }
-    // A sidecar proxy connects from loopback: then loopback is the proxy, not the operator.
-    if (isLoopback(r.peer) && !fromProxy) return { ok: true };
+    // Loopback is the operator only while no proxy is configured: a sidecar (or anything else
+    // on this host a proxy might be) connects from loopback too, from 127.0.0.2 or [::1] as
+    // well as from the address listed, and must not walk in without the header.
+    if (!anyProxy && isLoopback(r.peer)) return { ok: true };
     return { ok: false };
   };
 }

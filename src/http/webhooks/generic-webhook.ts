@@ -8,8 +8,12 @@
  * `<timestamp>.<raw body>` and sends the Unix time (seconds) in that header; a timestamp further
  * than the source's `replay_window` from now is refused before the body is read, and an
  * identical signed delivery (same timestamp and body) inside the window is acknowledged and
- * ignored. Without `timestamp_header` a captured signed body can be replayed: set it.
+ * ignored. Without `timestamp_header` (issue 29 deliverable 8) the body is all there is: a
+ * signed body already accepted inside `replay_window` is acknowledged and ignored, by its
+ * digest, unless the operator turned that off (`replay_by_digest: false`) for a sender that
+ * re-sends identical bodies on purpose.
  */
+import { createHash } from 'node:crypto';
 import { Hono } from 'hono';
 import { RepriseError } from '../../core/errors.js';
 import { parseGenericPayload, verifyGenericSignature, type GenericMapping } from '../../core/generic-source.js';
@@ -23,8 +27,10 @@ export type GenericSource = GenericMapping & {
   hmac_secret?: string | undefined;
   hmac_header: string;
   timestamp_header?: string | undefined;
-  /** Window of `timestamp_header` (ms); default 5 min. */
+  /** Window of `timestamp_header`, or how long an accepted body is remembered without one (ms); default 5 min. */
   replay_window_ms?: number;
+  /** Without `timestamp_header`: remember accepted bodies by digest (default true). */
+  replay_by_digest?: boolean;
 };
 
 const DEFAULT_WINDOW_MS = 5 * 60_000;
@@ -77,15 +83,25 @@ export function genericWebhook(kit: WebhookKit, sources: Record<string, GenericS
       const check = verifyGenericSignature(source.hmac_secret, raw, c.req.header(source.hmac_header), source.hmac_header, timestamp);
       if (!check.ok) throw new RepriseError('unauthorized', check.reason);
       const parsed = await parse();
-      if (timestamp === undefined || parsed.incidents.length === 0) return kit.ingest(c, label, parsed);
-      const signature = c.req
-        .header(source.hmac_header)!
-        .trim()
-        .replace(/^sha256=/i, '')
-        .toLowerCase();
-      const claim = await kit.replay.claim(label, signature, windowOf(source) * 2);
+      const byDigest = timestamp === undefined && source.replay_by_digest !== false;
+      if ((timestamp === undefined && !byDigest) || parsed.incidents.length === 0) return kit.ingest(c, label, parsed);
+      // A stamped delivery is its signature (timestamp and body), kept while the timestamp could
+      // pass (either side of now); an unstamped one is its body, kept for the window.
+      const id =
+        timestamp !== undefined
+          ? c.req
+              .header(source.hmac_header)!
+              .trim()
+              .replace(/^sha256=/i, '')
+              .toLowerCase()
+          : `body:${createHash('sha256').update(raw).digest('hex')}`;
+      const claim = await kit.replay.claim(label, id, timestamp !== undefined ? windowOf(source) * 2 : windowOf(source));
       if (claim.kind === 'seen')
-        return kit.ingest(c, label, { incidents: [], truncated: [], ignored: `duplicate delivery: this signed body was already accepted at ${claim.at}` });
+        return kit.ingest(c, label, {
+          incidents: [],
+          truncated: [],
+          ignored: `duplicate delivery: this signed body was already accepted at ${claim.at}${timestamp === undefined ? ` (identical bodies are ignored for server.generic_webhooks.${name}.replay_window)` : ''}`,
+        });
       try {
         const res = await kit.ingest(c, label, parsed);
         await claim.accepted();

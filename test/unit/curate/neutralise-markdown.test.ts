@@ -16,8 +16,26 @@ describe('neutraliseMarkdown', () => {
 
   it('escapes the markdown that builds links, images, emphasis, headings, tables and code', () => {
     expect(neutraliseMarkdown('[x](javascript:y) ![i](http://t) **b** _i_ # h | t | `c` ~~s~~')).toBe(
-      '\\[x\\]\\(javascript:y\\) \\!\\[i\\]\\(http://t\\) \\*\\*b\\*\\* \\_i\\_ \\# h \\| t \\| \\`c\\` \\~\\~s\\~\\~',
+      '\\[x\\]\\(javascript:y\\) \\!\\[i\\]\\(http:\u2060//t\\) \\*\\*b\\*\\* \\_i\\_ \\# h \\| t \\| \\`c\\` \\~\\~s\\~\\~',
     );
+  });
+
+  it('leaves no autolink: bare URLs of any scheme and www. get a word joiner GitHub does not link across', () => {
+    expect(neutraliseMarkdown('see https://evil.example/x and HTTP://Evil.example, ftp://f.example')).toBe(
+      'see https:\u2060//evil.example/x and HTTP:\u2060//Evil.example, ftp:\u2060//f.example',
+    );
+    expect(neutraliseMarkdown('go to www.evil.example or WWW.Evil.example/login')).toBe('go to www\u2060.evil.example or WWW\u2060.Evil.example/login');
+    expect(neutraliseMarkdown('mail admin@evil.example, see GH-12')).toBe('mail admin@\u2060evil.example, see GH-\u206012');
+    // It still reads as written once the invisible joiner is gone.
+    expect(neutraliseMarkdown('https://a.example/www.b').replaceAll('\u2060', '')).toBe('https://a.example/www.b');
+  });
+
+  it('leaves no setext heading or rule: a line of only - or = under text is escaped, in a quote too', () => {
+    expect(neutraliseMarkdown('Title\n---\nBig\n===\n  - - -\n= =\n-- \n- a list item stays')).toBe(
+      'Title\n\\---\nBig\n\\===\n  \\- - -\n\\= =\n\\-- \n- a list item stays',
+    );
+    expect(quoteBlock('Owned\n=====\nby @x')).toBe('> Owned\n> \\=====\n> by @\u2060x');
+    expect(neutraliseLine('a\n---')).toBe('a ---');
   });
 
   it('drops control and bidi characters; a line stays one line; a quote quotes every line', () => {
@@ -30,12 +48,16 @@ describe('neutraliseMarkdown', () => {
     fc.assert(
       fc.property(
         fc.string({ unit: 'grapheme-ascii', maxLength: 200 }),
-        fc.constantFrom('', '@team ', '<!-- reprise:dup=abcdef12 -->', '@org/x'),
+        fc.constantFrom('', '@team ', '<!-- reprise:dup=abcdef12 -->', '@org/x', 'x\n---\n', 'www.evil.example ', 'https://evil.example\n=\n', ' - - -\n'),
         (s, extra) => {
           const out = neutraliseMarkdown(extra + s);
           expect(out).not.toMatch(/[<>]/);
           expect(out).not.toMatch(/@[A-Za-z0-9_-]/);
           expect(markerValues(out, 'dup')).toEqual([]);
+          // GitHub's extended autolinks and setext underlines / rules (CommonMark 4.1, 4.3; GFM 6.9).
+          expect(out).not.toMatch(/[a-z]:\/\//i);
+          expect(out).not.toMatch(/www\./i);
+          for (const line of out.split('\n')) expect(line).not.toMatch(/^ {0,3}(=+|-+)[ \t]*$|^ {0,3}([-*_])([ \t]*\2){2,}[ \t]*$/);
         },
       ),
     );

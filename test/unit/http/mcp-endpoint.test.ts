@@ -17,7 +17,7 @@ const init = JSON.stringify({
 });
 const json = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', host: '127.0.0.1:1' };
 
-function app(opts: { token?: string; loopback?: boolean; limit?: number } = {}) {
+function app(opts: { token?: string; names?: string[]; limit?: number } = {}) {
   let built = 0;
   const http = createMcpHttpServer({
     createServer: () => {
@@ -26,7 +26,7 @@ function app(opts: { token?: string; loopback?: boolean; limit?: number } = {}) 
     },
     ...(opts.token ? { token: opts.token } : {}),
     bodyLimitBytes: opts.limit ?? 1024,
-    loopback: opts.loopback ?? true,
+    ...(opts.names ? { hosts: { names: opts.names } } : {}),
     logger: silentLogger,
   });
   return { app: http.app, built: () => built };
@@ -34,7 +34,7 @@ function app(opts: { token?: string; loopback?: boolean; limit?: number } = {}) 
 
 describe('MCP HTTP endpoint', () => {
   it('needs the bearer token when one is set, before building a server', async () => {
-    const a = app({ token: TOKEN, loopback: false });
+    const a = app({ token: TOKEN, names: ['mcp.example.com'] });
     const post = (headers: Record<string, string>) => a.app.request('/mcp', { method: 'POST', headers: { ...json, ...headers }, body: init });
     expect((await post({})).status).toBe(401);
     expect((await post({ authorization: 'Bearer nope' })).status).toBe(401);
@@ -54,6 +54,21 @@ describe('MCP HTTP endpoint', () => {
     expect((await post({ origin: 'http://evil.example' })).status).toBe(403);
     expect((await post({ host: 'localhost:9', origin: 'http://localhost:3000' })).status).toBe(200);
     expect((await post({ host: '[::1]:9' })).status).toBe(200);
+    // Sandboxed frames send `Origin: null`; other sites' pages say cross-site.
+    expect((await post({ origin: 'null' })).status).toBe(403);
+    expect((await post({ 'sec-fetch-site': 'cross-site' })).status).toBe(403);
+    expect((await post({ host: 'localhost.evil.example' })).status).toBe(403);
+  });
+
+  it('with a token, still refuses a Host it was not told it answers to', async () => {
+    const a = app({ token: TOKEN, names: ['mcp.example.com'] });
+    const post = (headers: Record<string, string>) =>
+      a.app.request('/mcp', { method: 'POST', headers: { ...json, authorization: `Bearer ${TOKEN}`, ...headers }, body: init });
+    expect((await post({ host: 'evil.example' })).status).toBe(403);
+    expect((await post({ host: 'mcp.example.com.evil.example' })).status).toBe(403);
+    expect((await post({ host: 'mcp.example.com:8765', origin: 'https://evil.example' })).status).toBe(403);
+    expect((await post({ host: 'MCP.Example.com:8765' })).status).toBe(200);
+    expect(a.built()).toBe(1);
   });
 
   it('answers 413 over the body limit, 405 to other methods, a JSON-RPC error to garbage', async () => {

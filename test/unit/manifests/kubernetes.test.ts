@@ -214,6 +214,29 @@ describe.runIf(kubectlAvailable())('manifests/kubernetes (kubectl kustomize)', (
     const cfg = loadConfig({ cwd: root, env: { REPRISE_UI_TRUSTED_HEADER: value('REPRISE_UI_TRUSTED_HEADER'), REPRISE_UI_TRUSTED_PROXIES: value('REPRISE_UI_TRUSTED_PROXIES') } });
     expect(cfg.ui.trusted_header).toBe(header);
     expect(cfg.ui.trusted_proxies).toEqual([value('REPRISE_UI_TRUSTED_PROXIES')]);
+    // Only named peers may connect at all: no rule of a policy selecting the bot admits any pod
+    // (which, inside the trusted CIDR, could send the user header itself), and one admits the
+    // ingress controller's pods in their own namespace.
+    const labels = bot(objs).spec?.template.metadata?.labels;
+    const policies = (objs.filter((o) => o.kind === 'NetworkPolicy') as unknown as INetworkPolicy[]).filter((p) => selects(p.spec?.podSelector?.matchLabels, labels));
+    const rules = policies.flatMap((p) => p.spec?.ingress ?? []);
+    expect(rules.length).toBeGreaterThan(0);
+    for (const r of rules) {
+      expect(r.from?.length ?? 0, JSON.stringify(r)).toBeGreaterThan(0);
+      for (const peer of r.from ?? []) {
+        expect(peer.ipBlock, JSON.stringify(peer)).toBeUndefined();
+        const pods = peer.podSelector;
+        expect((pods?.matchLabels && Object.keys(pods.matchLabels).length > 0) || (pods?.matchExpressions?.length ?? 0) > 0, JSON.stringify(peer)).toBe(true);
+        if (peer.namespaceSelector) expect(Object.keys(peer.namespaceSelector.matchLabels ?? {}).length, JSON.stringify(peer)).toBeGreaterThan(0);
+      }
+    }
+    expect(
+      rules.some((r) =>
+        (r.from ?? []).some(
+          (p) => p.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name'] === 'ingress-nginx' && p.podSelector?.matchLabels?.['app.kubernetes.io/name'] === 'ingress-nginx',
+        ),
+      ),
+    ).toBe(true);
   });
 
   it('single: one replica, Recreate, the embedded store on a PersistentVolumeClaim', () => {

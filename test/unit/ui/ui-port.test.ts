@@ -4,6 +4,7 @@
  * the bearer token, the peer comes from the socket (a forged X-Forwarded-For changes nothing),
  * and the `ui` config section has safe defaults and refuses what would open it by accident.
  */
+import http from 'node:http';
 import { networkInterfaces } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { configSchema } from '../../../src/config/schema.js';
@@ -22,7 +23,7 @@ afterEach(async () => {
   srv = undefined;
 });
 
-function server(token?: string): HttpServer {
+function server(token?: string, proxy?: { trustedHeader: string; trustedProxies: string[] }): HttpServer {
   const logger = recordingLogger([]);
   return createHttpServer({
     bodyLimitBytes: 1 << 20,
@@ -41,6 +42,7 @@ function server(token?: string): HttpServer {
           outcomeFloor: 0.5,
           staleAfterMs: 86_400_000,
           ...(token ? { token } : {}),
+          ...(proxy ?? {}),
         }),
       ),
   });
@@ -81,16 +83,53 @@ describe('/ui on the public port', () => {
   );
 });
 
+/** GET from a chosen local address (127.0.0.2 is loopback too, on Linux). */
+function getFrom(localAddress: string, host: string, port: number, path: string, headers: Record<string, string> = {}): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host, port, path, localAddress, headers }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('a sidecar proxy listed as 127.0.0.1, over real sockets', () => {
+  const sidecar = { trustedHeader: 'X-Forwarded-User', trustedProxies: ['127.0.0.1'] };
+  it.runIf(process.platform === 'linux')('refuses 127.0.0.2 with or without the header; believes 127.0.0.1 with it', async () => {
+    srv = server(undefined, sidecar);
+    const { port } = await srv.listen(0, '0.0.0.0');
+    expect(await getFrom('127.0.0.2', '127.0.0.1', port, '/ui')).toBe(401);
+    expect(await getFrom('127.0.0.2', '127.0.0.1', port, '/ui', { 'x-forwarded-user': 'mallory' })).toBe(401);
+    expect(await getFrom('127.0.0.1', '127.0.0.1', port, '/ui')).toBe(401);
+    expect(await getFrom('127.0.0.1', '127.0.0.1', port, '/ui', { 'x-forwarded-user': 'dave' })).toBe(200);
+  });
+
+  it('refuses [::1] on a server bound to ::', async () => {
+    srv = server(undefined, sidecar);
+    let port: number;
+    try {
+      ({ port } = await srv.listen(0, '::'));
+    } catch {
+      return; // no IPv6 on this machine
+    }
+    expect(await getFrom('::1', '::1', port, '/ui')).toBe(401);
+    expect(await getFrom('::1', '::1', port, '/ui', { 'x-forwarded-user': 'mallory' })).toBe(401);
+  });
+});
+
 describe('the ui config section', () => {
   const parse = (ui: unknown) => configSchema.safeParse({ ui });
   it('defaults to on, loopback only', () => {
     const r = configSchema.parse({});
-    expect(r.ui).toEqual({ enabled: true, trusted_proxies: [] });
+    expect(r.ui).toEqual({ enabled: true, allowed_hosts: [], trusted_proxies: [] });
   });
   it('refuses a weak token, a trusted header without proxies, and a proxy that is not an address', () => {
     expect(parse({ token: 'short' }).success).toBe(false);
     expect(parse({ token: 'change-me-change-me-change-me' }).success).toBe(false);
     expect(parse({ trusted_header: 'X-Forwarded-User' }).success).toBe(false);
+    expect(parse({ trusted_proxies: ['127.0.0.1'] }).success).toBe(false);
     expect(parse({ trusted_header: 'X-Forwarded-User', trusted_proxies: ['proxy.example.org'] }).success).toBe(false);
     expect(parse({ trusted_header: 'X-Forwarded-User', trusted_proxies: ['10.0.0.0/33'] }).success).toBe(false);
     expect(parse({ trusted_header: 'X Forwarded', trusted_proxies: ['10.0.0.1'] }).success).toBe(false);
