@@ -70,7 +70,7 @@ describe('serve with a forge', () => {
       await bot.waitForTranscript((ls) => ls.some((l) => l.kind === 'note' && /filed with this incident/.test(l.text)));
       const unknown = await runCli(['note', 'nope|x', 'hi'], { env });
       expect(unknown.code).toBe(2);
-      expect(unknown.stderr).toMatch(/no incident thread for trigger nope\|x/);
+      expect(unknown.stderr).toMatch(/No trigger is named “nope\|x”/);
       const big = await runCli(['note', TRIGGER, 'x'.repeat(100 * 1024)], { env });
       expect(big.code).toBe(2);
       expect(big.stderr).toMatch(/note not saved: it is 100 KiB, longer than 8 KiB/);

@@ -316,7 +316,7 @@ describe('teach it what fixed it, end to end through reprise serve (no model)', 
       expect(big.stderr).toMatch(/fix not saved: .*longer than 8 KiB/);
       const unknown = await runCli(['fixed', 'nosuchalert|x', 'restarted it', '--config', w.config], { env: w.env });
       expect(unknown.code).toBe(2);
-      expect(unknown.stderr).toMatch(/no incident thread for trigger/);
+      expect(unknown.stderr).toMatch(/No trigger is named “nosuchalert\|x”/);
       const offline = await runCli(['fixed', TRIGGER, HOSTILE, '--user', 'alice', '--config', w.config], { env: w.env });
       expect(offline.code, offline.stderr).toBe(0);
       expect(offline.stdout).toMatch(/fix recorded on .* for alice as event #\d+; it will be drafted as an Incident entry on acme\/kb when the bot next runs/);

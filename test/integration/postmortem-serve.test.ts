@@ -50,7 +50,7 @@ describe('a postmortem asked for outside the thread (no forge)', () => {
       const draft = await ask(`postmortem ${TRIGGER}`);
       expect(draft).toContain('No forge is configured, so here is the draft');
       expect(draft).toContain('# Postmortem: KubePodCrashLooping on payments/checkout-api');
-      expect(await ask('postmortem nosuchalert|x')).toContain('no incident thread for trigger nosuchalert|x');
+      expect(await ask('postmortem nosuchalert|x')).toContain('No trigger is named “nosuchalert|x”');
       expect(await ask('postmortem')).toContain('Name the trigger');
       expect(threadBefore()).toBe(inThread);
 
@@ -61,7 +61,7 @@ describe('a postmortem asked for outside the thread (no forge)', () => {
       expect(online.stderr).toMatch(/no forge is configured, so here is the draft of .*; save it as postmortems\/\S+\.md/);
       const unknown = await runCli(['postmortem', 'nosuchalert|x'], { env });
       expect(unknown.code).toBe(2);
-      expect(unknown.stderr).toMatch(/refused: no incident thread for trigger nosuchalert\|x/);
+      expect(unknown.stderr).toMatch(/No trigger is named “nosuchalert\|x”/);
       expect(await bot.stop()).toEqual({ code: 0, signal: null });
 
       const offline = await runCli(['postmortem', TRIGGER, '--user', 'bob'], { env });
@@ -69,7 +69,7 @@ describe('a postmortem asked for outside the thread (no forge)', () => {
       expect(offline.stdout).toMatch(/^# Postmortem: KubePodCrashLooping/);
       const offlineUnknown = await runCli(['postmortem', 'nosuchalert|x'], { env });
       expect(offlineUnknown.code).toBe(2);
-      expect(offlineUnknown.stderr).toMatch(/^reprise postmortem: no incident thread for trigger nosuchalert\|x/);
+      expect(offlineUnknown.stderr).toMatch(/^reprise postmortem: No trigger is named “nosuchalert\|x”/);
       // Each drafted request is recorded once, by whom and through what.
       expect(ofType(await ledgerEvents(dir), 'postmortem').map((e) => [e['user'], e['via']])).toEqual([
         ['slack:U0ANN', 'slack'],
