@@ -16,6 +16,7 @@
 import { z } from 'zod';
 import type { ResponseTarget } from './chat/chat-types.js';
 import type { CardPatch, MessageView, ReplyView } from './chat/thread-view.js';
+import { verdictSchema, type Verdict } from './verdict.js';
 
 function isObject(v: unknown): v is object {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -34,8 +35,6 @@ const unchecked = <T>() => z.custom<T>();
 
 export const openKindSchema = oneOf(['recall', 'fresh']);
 export type OpenKind = z.infer<typeof openKindSchema>;
-export const verdictSchema = oneOf(['action_required', 'action_suggested', 'inconclusive', 'no_action']);
-export type Verdict = z.infer<typeof verdictSchema>;
 
 export const openEventSchema = z.object({
   type: z.literal('open'),

@@ -4,8 +4,7 @@
  * model's job scheduler and the forge's curation worker, each handing what it comes back with to
  * the bot's entrance. `serve`, `demo`, the offline CLI and the test harnesses all build it here.
  */
-import type { FixOptions } from '../core/bot/fix-flow.js';
-import type { QuestionModel, QuestionOptions } from '../core/bot/question-flow.js';
+import type { FixOptions, QuestionModel, QuestionOptions } from '../core/bot/bot-context.js';
 import type { AlertmanagerSilencer, BotLedger, NoteLimits, RepriseBotDeps } from '../core/bot/bot-context.js';
 import type { Intent } from '../core/bot/intent.js';
 import type { InvestigationJobsPort } from '../core/bot/bot-context.js';

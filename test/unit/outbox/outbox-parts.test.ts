@@ -92,7 +92,7 @@ describe('delivery lanes', () => {
       expect.objectContaining({ type: 'outbox_failed', id: 'orphan', reason: 'its thread was never delivered on rec' }),
       expect.objectContaining({ type: 'outbox_failed', id: 'late', reason: 'undelivered after 25 min' }),
     ]);
-    expect(plan.gaveUp.map((g) => g.reason)).toEqual(['expired', 'orphaned', 'expired']);
+    expect(plan.gaveUp.map((g) => ('reason' in g ? g.reason : g.outcome))).toEqual(['expired', 'orphaned', 'expired']);
   });
 
   it('holds a failed head until its backoff has passed, and wakes then', () => {
