@@ -1,8 +1,9 @@
-// Lint rules that hold the shape STYLE.md describes: no undeclared dependencies, and a domain
-// (core/, ports/) that depends on nothing but itself — no config loader, HTTP layer, CLI,
-// adapters or SDKs.
+// Lint rules that hold the shape STYLE.md describes: no undeclared dependencies, no import
+// cycles in src/, and a domain (core/, ports/) that depends on nothing but itself — no config
+// loader, HTTP layer, CLI, runtime, adapters or SDKs. This file is the one place the boundary is
+// written; test/unit/lint-rules.test.ts proves on fixtures that each rule fails when broken.
 import js from '@eslint/js';
-import importX from 'eslint-plugin-import-x';
+import importX, { createNodeResolver } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
 const SDKS = [
@@ -21,6 +22,9 @@ const SDKS = [
   'prom-client',
 ];
 
+/** What surrounds the domain: core/ and ports/ import none of it. */
+const SHELL = ['config', 'http', 'cli', 'runtime', 'adapters'];
+
 const domainBoundary = (layers) => ({
   'no-restricted-imports': [
     'error',
@@ -30,6 +34,12 @@ const domainBoundary = (layers) => ({
         { group: SDKS, message: 'core/ and ports/ import no SDK: an adapter translates (STYLE.md).' },
       ],
     },
+  ],
+  // A module loaded at run time would pass the import rule above unseen.
+  'no-restricted-syntax': [
+    'error',
+    { selector: 'ImportExpression', message: 'core/ and ports/ load no module at run time: import it, or have the caller pass it in.' },
+    { selector: "CallExpression[callee.name='require']", message: 'core/ and ports/ load no module at run time: import it, or have the caller pass it in.' },
   ],
 });
 
@@ -60,8 +70,19 @@ export default tseslint.config(
     files: ['test/**', 'bench/**', '.ci/**', '*.config.ts', '*.config.js'],
     rules: { 'import-x/no-extraneous-dependencies': ['error', { devDependencies: true }], 'no-console': 'off' },
   },
-  { files: ['src/core/**/*.ts'], rules: domainBoundary(['config', 'http', 'cli', 'adapters']) },
-  { files: ['src/ports/**/*.ts'], rules: domainBoundary(['config', 'http', 'cli', 'adapters', 'core/bot']) },
+  // Imports resolve as tsc resolves them (`./x.js` is ./x.ts), so import-x follows them.
+  {
+    files: ['src/**/*.ts'],
+    settings: {
+      'import-x/extensions': ['.ts', '.js'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js', '.json'], extensionAlias: { '.js': ['.ts', '.js'] } })],
+    },
+    // A cycle is a module that cannot be read (or loaded) on its own: shared types go to a leaf module.
+    rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
+  },
+  { files: ['src/core/**/*.ts'], rules: domainBoundary(SHELL) },
+  { files: ['src/ports/**/*.ts'], rules: domainBoundary([...SHELL, 'core/bot']) },
   // The CLI's own output is the terminal.
   { files: ['src/cli/**/*.ts', 'src/main.ts', 'bin/**'], rules: { 'no-console': 'off' } },
 );

@@ -12,7 +12,8 @@
  */
 import { mkdirSync } from 'node:fs';
 import { createStore, KeyvStore } from '../src/adapters/keyv/keyv-store.js';
-import type { LedgerEvent, Verdict } from '../src/core/ledger-events.js';
+import type { LedgerEvent } from '../src/core/ledger-events.js';
+import type { Verdict } from '../src/core/verdict.js';
 import { eventKey, HEAD_KEY, Ledger } from '../src/core/ledger/ledger.js';
 import { createRng } from '../src/core/eval/prng.js';
 import type { Entry } from '../src/core/types.js';

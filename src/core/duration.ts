@@ -40,3 +40,12 @@ export function parseDuration(input: string | number): number {
   if (ms === undefined) throw new Error(`${JSON.stringify(input)} ${DURATION_RULE}`);
   return ms;
 }
+
+/** "4 min", "1 h 5 min", "2 d 3 h". */
+export function shortDuration(ms: number): string {
+  const min = Number.isFinite(ms) ? Math.max(0, Math.round(ms / 60_000)) : 0;
+  if (min < 60) return `${min} min`;
+  const h = Math.floor(min / 60);
+  if (h < 48) return min % 60 === 0 ? `${h} h` : `${h} h ${min % 60} min`;
+  return `${Math.floor(h / 24)} d ${h % 24} h`;
+}

@@ -16,6 +16,7 @@
 import { z } from 'zod';
 import type { ResponseTarget } from './chat/chat-types.js';
 import type { CardPatch, MessageView, ReplyView } from './chat/thread-view.js';
+import { verdictSchema, type Verdict } from './verdict.js';
 
 function isObject(v: unknown): v is object {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -34,8 +35,6 @@ const unchecked = <T>() => z.custom<T>();
 
 export const openKindSchema = oneOf(['recall', 'fresh']);
 export type OpenKind = z.infer<typeof openKindSchema>;
-export const verdictSchema = oneOf(['action_required', 'action_suggested', 'inconclusive', 'no_action']);
-export type Verdict = z.infer<typeof verdictSchema>;
 
 export const openEventSchema = z.object({
   type: z.literal('open'),
@@ -151,33 +150,43 @@ export const resolveEventSchema = z.object({
 });
 export type ResolveEvent = z.infer<typeof resolveEventSchema>;
 
-export const feedbackEventSchema = z.object({
-  type: z.literal('feedback'),
+/**
+ * What every human action carries (a vote, a silence, a note, a fix, a question, a postmortem
+ * request, an ack): on which trigger and thread, who did it and through which surface, the
+ * surface's id of it (so a retried delivery is applied once), and when.
+ */
+const humanActionSchema = z.object({
   triggerKey: nonEmpty,
-  user: nonEmpty,
-  vote: oneOf(['up', 'down', 'clear']),
-  /** The thread it was cast in: it weighs on that thread's entry (else the trigger's newest). */
+  /** The thread it was said in or set on (its open id). */
   openId: nonEmpty.optional(),
+  /** Surface-qualified (`slack:U1`, `pagerduty:P1`), or the CLI user. */
+  user: nonEmpty,
   /** Where it came from: `cli`, `slack`, `matrix`, … */
-  via: nonEmpty.optional(),
-  /** The surface's id of the click / reaction: a retried delivery of it is recognised. */
+  via: nonEmpty,
+  /** The surface's id of the click / reaction / message: a retried delivery of it is recognised. */
   eventId: nonEmpty.optional(),
   at: timestamp,
 });
+
+export const feedbackEventSchema = humanActionSchema.extend({
+  type: z.literal('feedback'),
+  vote: oneOf(['up', 'down', 'clear']),
+  /** The thread it was cast in: it weighs on that thread's entry (else the trigger's newest). */
+  openId: nonEmpty.optional(),
+  /** Absent in events recorded before the surface was. */
+  via: nonEmpty.optional(),
+});
 export type FeedbackEvent = z.infer<typeof feedbackEventSchema>;
 
-export const silenceEventSchema = z.object({
+export const silenceEventSchema = humanActionSchema.extend({
   type: z.literal('silence'),
-  triggerKey: nonEmpty,
-  user: nonEmpty,
   until: timestamp,
   /** The thread it was set on (its open id): that thread reads silenced. */
   openId: nonEmpty.optional(),
+  /** Absent in events recorded before the surface was. */
   via: nonEmpty.optional(),
-  eventId: nonEmpty.optional(),
   /** "Silence in Alertmanager too" (issue 12): made after this is durable, re-tried after a restart until its outcome is recorded. */
   alertmanager: z.object({ requestId: nonEmpty, openId: nonEmpty, who: nonEmpty }, { error: 'must be an object' }).optional(),
-  at: timestamp,
 });
 export type SilenceEvent = z.infer<typeof silenceEventSchema>;
 
@@ -263,16 +272,9 @@ export const outboxFailedEventSchema = z.object({
 export type OutboxFailedEvent = z.infer<typeof outboxFailedEventSchema>;
 
 /** An operator note from a thread (SPEC §9): filed to the knowledge base, never evidence. */
-export const noteEventSchema = z.object({
+export const noteEventSchema = humanActionSchema.extend({
   type: z.literal('note'),
-  triggerKey: nonEmpty,
-  /** The incident whose thread it was written in. */
-  openId: nonEmpty.optional(),
-  user: nonEmpty,
   text: nonEmpty,
-  via: nonEmpty,
-  eventId: nonEmpty.optional(),
-  at: timestamp,
 });
 export type NoteEvent = z.infer<typeof noteEventSchema>;
 
@@ -280,42 +282,27 @@ export type NoteEvent = z.infer<typeof noteEventSchema>;
  * What fixed it, in a person's words (issue 21 item 4): `@reprise fixed: …`, `!reprise fixed …`,
  * `reprise fixed <trigger> …`. Becomes an Incident entry draft through the curator.
  */
-export const fixEventSchema = z.object({
+export const fixEventSchema = humanActionSchema.extend({
   type: z.literal('fix'),
-  triggerKey: nonEmpty,
-  /** The incident whose thread it was said in (absent from the CLI when the trigger has none). */
+  /** Absent from the CLI when the trigger has no thread. */
   openId: nonEmpty.optional(),
-  user: nonEmpty,
   text: nonEmpty,
-  via: nonEmpty,
-  eventId: nonEmpty.optional(),
-  at: timestamp,
 });
 export type FixEvent = z.infer<typeof fixEventSchema>;
 
 /** A question asked in an incident thread (issue 21 item 3): counted for the per-thread hourly limit. */
-export const questionEventSchema = z.object({
+export const questionEventSchema = humanActionSchema.extend({
   type: z.literal('question'),
-  triggerKey: nonEmpty,
   openId: nonEmpty,
-  user: nonEmpty,
-  via: nonEmpty,
   /** Whether a model answers it (counted in the daily budget when it does). */
   model: boolean,
-  eventId: nonEmpty.optional(),
-  at: timestamp,
 });
 export type QuestionEvent = z.infer<typeof questionEventSchema>;
 
 /** `@reprise postmortem` in a thread (issue 21 item 5): a draft was asked for (the chat event, applied once). */
-export const postmortemEventSchema = z.object({
+export const postmortemEventSchema = humanActionSchema.extend({
   type: z.literal('postmortem'),
-  triggerKey: nonEmpty,
   openId: nonEmpty,
-  user: nonEmpty,
-  via: nonEmpty,
-  eventId: nonEmpty.optional(),
-  at: timestamp,
 });
 export type PostmortemEvent = z.infer<typeof postmortemEventSchema>;
 
@@ -549,20 +536,12 @@ export type CuratedEvent = z.infer<typeof curatedEventSchema>;
  * Someone is on it (SPEC §8 Acknowledgement, issue 21): 👀, the card's "On it" button, `ack` in
  * the thread or the CLI, or PagerDuty's `incident.acknowledged`. Never silences, never a vote.
  */
-export const ackEventSchema = z.object({
+export const ackEventSchema = humanActionSchema.extend({
   type: z.literal('ack'),
-  triggerKey: nonEmpty,
-  /** Surface-qualified (`slack:U1`, `pagerduty:P1`), or the CLI user. */
-  user: nonEmpty,
   /** The display name the surface gave (text, never markup). */
   name: nonEmpty.optional(),
-  via: nonEmpty,
-  /** The thread acknowledged (its open id). */
-  openId: nonEmpty.optional(),
-  eventId: nonEmpty.optional(),
   /** Acknowledge the PagerDuty incident too: performed after this is durable, re-tried after a restart until its outcome is recorded. */
   pagerduty: z.object({ requestId: nonEmpty, incidentId: nonEmpty }, { error: 'must be an object' }).optional(),
-  at: timestamp,
 });
 export type AckEvent = z.infer<typeof ackEventSchema>;
 

@@ -3,7 +3,7 @@
  * Findings, the trigger's recurrence, and the day's token spend.
  */
 import type { Incident } from '../core/types.js';
-import type { Verdict } from '../core/ledger-events.js';
+import type { Verdict } from '../core/verdict.js';
 
 /** A Finding as kept for later runs: what was concluded, and what was checked then. */
 export interface PriorFinding {

@@ -4,8 +4,7 @@
  * model's job scheduler and the forge's curation worker, each handing what it comes back with to
  * the bot's entrance. `serve`, `demo`, the offline CLI and the test harnesses all build it here.
  */
-import type { FixOptions } from '../core/bot/fix-flow.js';
-import type { QuestionModel, QuestionOptions } from '../core/bot/question-flow.js';
+import type { FixOptions, QuestionModel, QuestionOptions } from '../core/bot/bot-context.js';
 import type { AlertmanagerSilencer, BotLedger, NoteLimits, RepriseBotDeps } from '../core/bot/bot-context.js';
 import type { Intent } from '../core/bot/intent.js';
 import type { InvestigationJobsPort } from '../core/bot/bot-context.js';
@@ -15,7 +14,8 @@ import type { Routing } from '../core/bot/routing.js';
 import type { TriggerPolicy } from '../core/bot/trigger-policy.js';
 import type { Actor } from '../core/chat/chat-types.js';
 import type { EphemeralView } from '../core/chat/thread-view.js';
-import { OutboxWorker, type OutboxLedger, type OutboxOptions } from '../core/outbox/outbox-worker.js';
+import { OutboxWorker } from '../core/outbox/outbox-worker.js';
+import type { OutboxLedger, OutboxOptions } from '../core/outbox/outbox-types.js';
 import type { CatalogSnapshot } from '../core/recall/catalog-snapshot.js';
 import type { RecallOptions } from '../core/recall/recall.js';
 import type { ChatTransport } from '../ports/chat-transport.js';

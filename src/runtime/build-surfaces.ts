@@ -9,9 +9,7 @@ import type { Actor } from '../core/chat/chat-types.js';
 import type { RoutedTransport, RoutingOptions } from '../core/bot/routing.js';
 import type { HttpApp } from '../http/create-server.js';
 import type { ChatTransport } from '../ports/chat-transport.js';
-import type { Clock } from '../ports/clock.js';
-import type { Logger } from '../ports/logger.js';
-import type { KeyValueStore } from '../ports/store.js';
+import { matrixEnabled, slackEnabled, type SurfaceDeps } from './surface-deps.js';
 
 export interface Surfaces {
   transports: ChatTransport[];
@@ -20,24 +18,6 @@ export interface Surfaces {
   routing: RoutingOptions;
   /** Who may vote, silence and write notes, per surface. */
   allow: (actor: Actor) => boolean;
-}
-
-export interface SurfaceDeps {
-  write: (text: string) => void;
-  logger: Logger;
-  clock: Clock;
-  store: KeyValueStore;
-  /** Checked right before each chat send (replicas: the lease is held with margin). */
-  mayDeliver?: () => boolean;
-}
-
-export function slackEnabled(config: Config): boolean {
-  return Boolean(config.transport.slack.bot_token);
-}
-
-export function matrixEnabled(config: Config): boolean {
-  const m = config.transport.matrix;
-  return Boolean(m.homeserver_url && m.access_token && m.room_id);
 }
 
 export async function buildSurfaces(config: Config, deps: SurfaceDeps): Promise<Surfaces> {

@@ -6,7 +6,7 @@ import type { Config } from '../config/schema.js';
 import type { RoutedTransport } from '../core/bot/routing.js';
 import type { HttpApp } from '../http/create-server.js';
 import type { ChatTransport } from '../ports/chat-transport.js';
-import { matrixEnabled, slackEnabled, type SurfaceDeps } from './build-surfaces.js';
+import { matrixEnabled, slackEnabled, type SurfaceDeps } from './surface-deps.js';
 
 export async function chatSurfaces(
   config: Config,

@@ -12,7 +12,7 @@ import { ledgerFindingStore, ledgerRecurrence, ledgerTokenMeter } from '../core/
 import type { EphemeralView, RichText } from '../core/chat/thread-view.js';
 import { priceOf, type PriceTable } from '../core/investigate/model-call.js';
 import { rerank } from '../core/investigate/rerank.js';
-import type { QuestionModel } from '../core/bot/question-flow.js';
+import type { QuestionModel } from '../core/bot/bot-context.js';
 import type { Ledger } from '../core/ledger/ledger.js';
 import type { CatalogSnapshot } from '../core/recall/catalog-snapshot.js';
 import type { Clock } from '../ports/clock.js';

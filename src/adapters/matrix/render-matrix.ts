@@ -19,7 +19,7 @@ import {
   type ReplyView,
   type StepView,
 } from '../../core/chat/thread-view.js';
-import type { Verdict } from '../../core/ledger-events.js';
+import type { Verdict } from '../../core/verdict.js';
 import type { Severity } from '../../core/types.js';
 
 import { layout, jsonBytes, type Block, type Piece } from './matrix-layout.js';

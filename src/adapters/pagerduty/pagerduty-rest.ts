@@ -4,7 +4,8 @@
  * trying again can help: 429 (with its `Retry-After`), 5xx and network errors can; a refused
  * token, an unknown incident or a bad request cannot.
  */
-import { PagerDutyCallError, type PagerDutyPort } from '../../core/bot/pagerduty-flow.js';
+import type { PagerDutyPort } from '../../core/bot/bot-context.js';
+import { PagerDutyCallError } from '../../core/bot/pagerduty-flow.js';
 
 export interface PagerDutyRestOptions {
   /** `https://api.pagerduty.com`, or a stand-in's. */

@@ -7,7 +7,7 @@
 import type { types } from '@slack/bolt';
 import type { CardView, Headline } from '../../core/chat/thread-view.js';
 import { confidenceDot } from '../../core/chat/thread-view.js';
-import type { Verdict } from '../../core/ledger-events.js';
+import type { Verdict } from '../../core/verdict.js';
 import type { Severity } from '../../core/types.js';
 import { link, plain, richTextBlocks, section, text, type RichTextElement, type RichTextSection } from './rich-text.js';
 import { ACTION_IDS, AM_SILENCE_CHOICES, controlsBlockId, SILENCE_CHOICES } from './slack-controls.js';

@@ -7,20 +7,12 @@
 import type { Logger } from '../../ports/logger.js';
 import { enqueue, restate, shortTime, type AlertmanagerSilencer, type Ctx, type ThreadInfo } from './bot-context.js';
 import { threadMarks, type AlertmanagerAlertState } from './alertmanager-reconcile.js';
+import type { AmSilenceRequest } from './effects.js';
 import { stormCard } from './noise-gate.js';
 import { silenceComment } from './silence-choice.js';
 
 /** Threads still firing checked per reconcile round (newest first). */
 const RECONCILE_THREADS = 5000;
-
-/** A recorded 🔕 that asked for Alertmanager too (its silence event's `alertmanager`, with the end). */
-export interface AmSilenceRequest {
-  requestId: string;
-  openId: string;
-  until: string;
-  who: string;
-  via?: string;
-}
 
 /** What became of an Alertmanager silence a 🔕 asked for: recorded, and said in the thread. */
 export interface AmSilenceOutcome {

@@ -2,8 +2,6 @@
  * What the bot's flows share: the narrow ledger view, the surfaces, and the helpers that turn
  * decisions into outbox items inside a ledger transaction.
  */
-import type { FixOptions } from './fix-flow.js';
-import type { QuestionModel, QuestionOptions } from './question-flow.js';
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../ports/clock.js';
 import type { Logger } from '../../ports/logger.js';
@@ -15,7 +13,9 @@ import type { LedgerReader, Occurrences, PendingJob, Thread } from '../ledger/le
 import type { CatalogSnapshot } from '../recall/catalog-snapshot.js';
 import type { RecallOptions } from '../recall/recall.js';
 import type { Actor } from '../chat/chat-types.js';
-import type { Effect } from './effects.js';
+import type { Effect, JobRequest } from './effects.js';
+import type { ChatMessage } from '../../ports/model.js';
+import type { AckEvent, FeedbackEvent, SilenceEvent } from '../ledger-events.js';
 import type { NoiseOptions } from './noise-control.js';
 import type { Routing } from './routing.js';
 import type { TriggerPolicy } from './trigger-policy.js';
@@ -156,7 +156,7 @@ export interface RepriseBotDeps {
    */
   pagerDuty?: {
     /** Absent in the offline CLI: the request is recorded and the serving bot makes it when it next starts. */
-    port?: import('./pagerduty-flow.js').PagerDutyPort;
+    port?: PagerDutyPort;
     /** Attempts per acknowledge before it is given up (recorded, said in the thread). */
     maxAttempts: number;
     backoff: import('../backoff.js').BackoffPolicy;
@@ -180,19 +180,6 @@ export interface AlertmanagerSilencer {
     createdBy: string;
     comment: string;
   }): Promise<string | { id: string; matchers: string[]; alerts: number }>;
-}
-
-/** A job as the bot hands it to the scheduler. */
-export interface JobRequest {
-  openId: string;
-  incident: import('../types.js').Incident;
-  candidates: import('../types.js').Candidate[];
-  standing?: import('../investigate/prompts.js').StandingAnswer;
-  storm?: () => string[];
-  /** When its open was recorded: a wait counts from then (a resumed job waits only what is left). */
-  openedAt?: string;
-  /** A runbook answer is on the thread: what it leads with when the model's match gate misses. */
-  runbook?: boolean;
 }
 
 /** What the bot asks of the investigation scheduler. */
@@ -313,3 +300,54 @@ export function shortTime(iso: string, now: Date): string {
 }
 
 export type { Clock, Logger, PendingJob };
+
+/** What became of a chat or CLI action (a vote, a silence, a note, an ack, a fix, a question). */
+export type ChatOutcome =
+  | {
+      status: 'recorded';
+      kind: 'vote' | 'silence' | 'note' | 'ack' | 'fixed' | 'question' | 'postmortem';
+      triggerKey: string;
+      event: FeedbackEvent | SilenceEvent | AckEvent | { type: 'note' } | { type: 'fix' } | { type: 'question' } | { type: 'postmortem' };
+      /** Where the event landed in the log (set by `handle` once the transaction is durable). */
+      seq?: number;
+      /** Its place in the transaction, until then. */
+      index?: number;
+    }
+  | { status: 'duplicate' | 'ignored' | 'refused'; reason: string };
+
+export interface FixOptions {
+  /** Ask "what fixed it?" when an incident no instant recall answered resolves. */
+  ask: boolean;
+  /** Longest fix, in bytes. */
+  maxBytes: number;
+  /** Fixes per thread. */
+  perThread: number;
+}
+
+export interface QuestionOptions {
+  /** Questions answered per thread per rolling hour. */
+  perThreadPerHour: number;
+}
+
+/** What one model call for a question came back with. */
+export interface QuestionReply {
+  content: string | null;
+  model: string;
+  tokensIn: number;
+  tokensOut: number;
+  /** Null when the model has no price configured. */
+  costUsd: number | null;
+}
+
+/** The model that answers thread questions: one call, no tools; the day's token budget it shares with investigations. */
+export interface QuestionModel {
+  ask(messages: readonly ChatMessage[]): Promise<QuestionReply>;
+  /** `model.daily_token_budget`: past it, questions are answered without the model. */
+  dailyTokenBudget?: number;
+}
+
+/** What the bot asks of PagerDuty's REST API (v2). */
+export interface PagerDutyPort {
+  /** Acknowledges the incident. Rejects with a {@link PagerDutyCallError} (or any error: retried). */
+  acknowledge(incidentId: string): Promise<void>;
+}

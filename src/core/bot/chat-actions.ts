@@ -9,23 +9,22 @@ import { feedbackLine } from '../chat/build-thread-view.js';
 import type { Actor, ChatIntent, ResponseTarget, Target } from '../chat/chat-types.js';
 import type { EphemeralView } from '../chat/thread-view.js';
 import { RepriseError } from '../errors.js';
-import type { AckEvent, FeedbackEvent, SilenceEvent } from '../ledger-events.js';
-import { answer, atName, displayName, enqueue, ledgerUser, restate, shortTime, type Ctx, type NoteLimits, type ThreadInfo } from './bot-context.js';
+import type { FeedbackEvent, SilenceEvent } from '../ledger-events.js';
+import {
+  answer,
+  atName,
+  displayName,
+  enqueue,
+  ledgerUser,
+  restate,
+  shortTime,
+  type ChatOutcome,
+  type Ctx,
+  type NoteLimits,
+  type ThreadInfo,
+} from './bot-context.js';
 import { plainAnswer } from './commands.js';
 import { feedbackEvent } from './feedback-request.js';
-
-export type ChatOutcome =
-  | {
-      status: 'recorded';
-      kind: 'vote' | 'silence' | 'note' | 'ack' | 'fixed' | 'question' | 'postmortem';
-      triggerKey: string;
-      event: FeedbackEvent | SilenceEvent | AckEvent | { type: 'note' } | { type: 'fix' } | { type: 'question' } | { type: 'postmortem' };
-      /** Where the event landed in the log (set by `handle` once the transaction is durable). */
-      seq?: number;
-      /** Its place in the transaction, until then. */
-      index?: number;
-    }
-  | { status: 'duplicate' | 'ignored' | 'refused'; reason: string };
 
 export const DEFAULT_NOTES: NoteLimits = { maxBytes: 8 * 1024, perThread: 20 };
 

@@ -8,7 +8,8 @@
 import type { Incident } from '../types.js';
 import { answer, type Ctx } from './bot-context.js';
 import { decideAmSilenceOutcome, decideReconcile } from './alertmanager-flow.js';
-import { decideNote, decideSilence, decideVote, type ChatOutcome } from './chat-actions.js';
+import type { ChatOutcome } from './bot-context.js';
+import { decideNote, decideSilence, decideVote } from './chat-actions.js';
 import { decideCommand, type CommandOutcome } from './command-answer.js';
 import { decideCuration } from './curation-flow.js';
 import { decideAck } from './ack-flow.js';

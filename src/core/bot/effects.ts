@@ -7,10 +7,48 @@
  */
 import type { Actor, ResponseTarget } from '../chat/chat-types.js';
 import type { InvestigationEnd, RecallDecision } from '../../ports/loop-observer.js';
-import type { AmSilenceRequest } from './alertmanager-flow.js';
-import type { JobRequest } from './bot-context.js';
-import type { QuestionAsk } from './question-flow.js';
-import type { PagerDutyAckRequest } from './pagerduty-flow.js';
+import type { ChatMessage } from '../../ports/model.js';
+
+/** A job as the bot hands it to the scheduler. */
+export interface JobRequest {
+  openId: string;
+  incident: import('../types.js').Incident;
+  candidates: import('../types.js').Candidate[];
+  standing?: import('../investigate/prompts.js').StandingAnswer;
+  storm?: () => string[];
+  /** When its open was recorded: a wait counts from then (a resumed job waits only what is left). */
+  openedAt?: string;
+  /** A runbook answer is on the thread: what it leads with when the model's match gate misses. */
+  runbook?: boolean;
+}
+
+/** A recorded 🔕 that asked for Alertmanager too (its silence event's `alertmanager`, with the end). */
+export interface AmSilenceRequest {
+  requestId: string;
+  openId: string;
+  until: string;
+  who: string;
+  via?: string;
+}
+
+/** What the `ask_question` effect sends: built in decide, so the effect only calls. */
+export interface QuestionAsk {
+  openId: string;
+  triggerKey: string;
+  transport: string;
+  messages: ChatMessage[];
+}
+
+/** One attempt of the acknowledge call an ack asked for. */
+export interface PagerDutyAckRequest {
+  requestId: string;
+  incidentId: string;
+  openId?: string;
+  /** 1 for the first attempt. */
+  attempt: number;
+  /** A wait the server asked for before this attempt (429 Retry-After). */
+  retryAfterMs?: number;
+}
 
 /** What a `resume` started, counted as its effects run (its outcome is this object). */
 export interface ResumeTally {

@@ -5,7 +5,7 @@ import { closeMatches } from '../close-matches.js';
 import { RepriseError } from '../errors.js';
 import type { FeedbackEvent, SilenceEvent } from '../ledger-events.js';
 import type { Actor } from '../chat/chat-types.js';
-import type { ChatOutcome } from './chat-actions.js';
+import type { ChatOutcome } from './bot-context.js';
 import type { Intent } from './intent.js';
 
 /** The longest silence one person may set: a forgotten 🔕 must not hide an alert for months. */

@@ -14,16 +14,7 @@ import type { FixMaterial, OpenAlert } from '../ledger-events.js';
 import { catalogResource } from '../curate/plan-curation.js';
 import type { Incident } from '../types.js';
 import { atName, displayName, enqueue, ledgerUser, type Ctx, type ThreadInfo } from './bot-context.js';
-import type { ChatOutcome } from './chat-actions.js';
-
-export interface FixOptions {
-  /** Ask "what fixed it?" when an incident no instant recall answered resolves. */
-  ask: boolean;
-  /** Longest fix, in bytes. */
-  maxBytes: number;
-  /** Fixes per thread. */
-  perThread: number;
-}
+import type { ChatOutcome, FixOptions } from './bot-context.js';
 
 export const DEFAULT_FIXES: FixOptions = { ask: true, maxBytes: 8 * 1024, perThread: 5 };
 

@@ -7,7 +7,7 @@
 import type { RichText, EphemeralView } from '../chat/thread-view.js';
 import type { LedgerReader } from '../ledger/ledger-reader.js';
 import type { TimelineItem } from '../ledger/ledger-types.js';
-import { shortDuration } from './ack-flow.js';
+import { shortDuration } from '../duration.js';
 
 export interface IncidentTimeline {
   triggerKey: string;

@@ -6,13 +6,8 @@
  * tried again with backoff (never blocking chat) until it succeeds or the attempts run out.
  */
 import type { Logger } from '../../ports/logger.js';
-import { enqueue, type Ctx } from './bot-context.js';
-
-/** What the bot asks of PagerDuty's REST API (v2). */
-export interface PagerDutyPort {
-  /** Acknowledges the incident. Rejects with a {@link PagerDutyCallError} (or any error: retried). */
-  acknowledge(incidentId: string): Promise<void>;
-}
+import { enqueue, type Ctx, type PagerDutyPort } from './bot-context.js';
+import type { PagerDutyAckRequest } from './effects.js';
 
 /** A PagerDuty call that failed; `retryable` false when trying again cannot help (401, 403, 404, 400). */
 export class PagerDutyCallError extends Error {
@@ -24,17 +19,6 @@ export class PagerDutyCallError extends Error {
     this.retryable = opts.retryable;
     this.retryAfterMs = opts.retryAfterMs;
   }
-}
-
-/** One attempt of the acknowledge call an ack asked for. */
-export interface PagerDutyAckRequest {
-  requestId: string;
-  incidentId: string;
-  openId?: string;
-  /** 1 for the first attempt. */
-  attempt: number;
-  /** A wait the server asked for before this attempt (429 Retry-After). */
-  retryAfterMs?: number;
 }
 
 /** What one attempt of a PagerDuty call came to. */

@@ -14,7 +14,7 @@ import { renderPostmortem, type PostmortemDraft } from '../curate/postmortem.js'
 import { RepriseError } from '../errors.js';
 import type { PostmortemMaterial } from '../ledger-events.js';
 import { answer, atName, enqueue, ledgerUser, type Ctx, type ThreadInfo } from './bot-context.js';
-import type { ChatOutcome } from './chat-actions.js';
+import type { ChatOutcome } from './bot-context.js';
 import { plainAnswer } from './commands.js';
 import { fixMaterial } from './fix-flow.js';
 

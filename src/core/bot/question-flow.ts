@@ -9,40 +9,9 @@ import type { ChatIntent } from '../chat/chat-types.js';
 import type { RichText } from '../chat/thread-view.js';
 import { utcDay } from '../investigate/budget.js';
 import { questionAnswerText, questionMessages } from '../investigate/question-prompt.js';
-import type { ChatMessage } from '../../ports/model.js';
 import type { Entry } from '../types.js';
 import { enqueue, ledgerUser, shortTime, type Ctx, type ThreadInfo } from './bot-context.js';
-import type { ChatOutcome } from './chat-actions.js';
-
-export interface QuestionOptions {
-  /** Questions answered per thread per rolling hour. */
-  perThreadPerHour: number;
-}
-
-/** What one model call for a question came back with. */
-export interface QuestionReply {
-  content: string | null;
-  model: string;
-  tokensIn: number;
-  tokensOut: number;
-  /** Null when the model has no price configured. */
-  costUsd: number | null;
-}
-
-/** The model that answers thread questions: one call, no tools; the day's token budget it shares with investigations. */
-export interface QuestionModel {
-  ask(messages: readonly ChatMessage[]): Promise<QuestionReply>;
-  /** `model.daily_token_budget`: past it, questions are answered without the model. */
-  dailyTokenBudget?: number;
-}
-
-/** What the `ask_question` effect sends: built in decide, so the effect only calls. */
-export interface QuestionAsk {
-  openId: string;
-  triggerKey: string;
-  transport: string;
-  messages: ChatMessage[];
-}
+import type { ChatOutcome, QuestionOptions, QuestionReply } from './bot-context.js';
 
 /** The model's answer to a thread question came back (or the call failed). */
 export type QuestionAnswered = { type: 'question_answered'; openId: string; triggerKey: string; transport: string } & (

@@ -5,10 +5,10 @@ import { type Ctx, type Enqueued, type RepriseBotDeps } from './bot-context.js';
 import { decide, type BotOutcome } from './decide.js';
 import type { Effect } from './effects.js';
 import type { Intent } from './intent.js';
-import { silenceInAlertmanager, type AmSilenceRequest } from './alertmanager-flow.js';
-import type { QuestionAsk } from './question-flow.js';
+import { silenceInAlertmanager } from './alertmanager-flow.js';
+import type { AmSilenceRequest, PagerDutyAckRequest, QuestionAsk } from './effects.js';
 import { backoffDelay } from '../backoff.js';
-import { acknowledgeInPagerDuty, type PagerDutyAckRequest } from './pagerduty-flow.js';
+import { acknowledgeInPagerDuty } from './pagerduty-flow.js';
 
 export type { BotLedger, BotSurface, BotTx, ClosedEpisode, RepriseBotDeps, ThreadInfo } from './bot-context.js';
 export type { BotOutcome, IncidentOutcome } from './decide.js';

@@ -4,7 +4,7 @@
  * analysis in the thread). Every string is raw text; renderers escape it per surface.
  */
 import { checkLinks, linkCandidates } from '../alert-links.js';
-import type { Verdict } from '../ledger-events.js';
+import type { Verdict } from '../verdict.js';
 import type { RecalledAnswer, RecallResult } from '../recall/recall.js';
 import { describe } from '../recall/structural.js';
 import type { Entry, Incident } from '../types.js';

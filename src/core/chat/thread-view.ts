@@ -8,7 +8,7 @@
  * code and links only through the structure below.
  */
 import type { GateTraceStep, Severity } from '../types.js';
-import type { Verdict } from '../ledger-events.js';
+import type { Verdict } from '../verdict.js';
 
 /** One run of inline content. A bare string is plain text. */
 export type Inline = string | { code: string } | { strong: string } | { link: { url: string; label: string } };

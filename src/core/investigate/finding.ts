@@ -3,7 +3,7 @@
  * schema. The model writes {@link ModelFinding}; the engine adds the investigator version.
  */
 import { z } from 'zod';
-import type { Verdict } from '../ledger-events.js';
+import type { Verdict } from '../verdict.js';
 
 export const VERDICTS = ['action_required', 'action_suggested', 'inconclusive', 'no_action'] as const satisfies readonly Verdict[];
 

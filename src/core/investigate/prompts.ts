@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { ChatMessage } from '../../ports/model.js';
-import type { Verdict } from '../ledger-events.js';
+import type { Verdict } from '../verdict.js';
 import type { Entry, Incident } from '../types.js';
 import { fence } from './fence.js';
 import { FINDING_SHAPE, type ModelFinding } from './finding.js';

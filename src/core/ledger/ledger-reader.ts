@@ -8,7 +8,8 @@
  * which is the log.
  */
 import type { MessageRef } from '../chat/chat-types.js';
-import type { LedgerEvent, Verdict } from '../ledger-events.js';
+import type { LedgerEvent } from '../ledger-events.js';
+import type { Verdict } from '../verdict.js';
 import type { AnswerKind } from '../types.js';
 import { ledgerAggregates, stateDigest, type LedgerAggregates } from './ledger-export-format.js';
 import { cardSeq, pendingCount, pendingOutbox, seenChatEvent, threadByMessage, threadOf } from './ledger-chat.js';
@@ -46,7 +47,7 @@ import type {
 } from './ledger-types.js';
 import type { LedgerRecord } from './ledger-records.js';
 import { createLedgerState } from './ledger-state.js';
-import type { MemoryViewState, ViewCuration, ViewDay, ViewEntry, ViewIncident, ViewTrigger } from './ledger-view.js';
+import type { MemoryViewState, ViewCuration, ViewDay, ViewEntry, ViewIncident, ViewTrigger } from './memory-view-state.js';
 
 /** Read-only all the way down: what the reader hands out is the live read model, never a copy. */
 export type DeepReadonly<T> = T extends (infer U)[] ? readonly DeepReadonly<U>[] : T extends object ? { readonly [K in keyof T]: DeepReadonly<T[K]> } : T;
@@ -483,4 +484,4 @@ export class LedgerReader {
 }
 
 export type { EntryStats, EntryTrackRecord, Occurrences, SilenceState, LedgerAggregates, LedgerEvent };
-export type { AnswerClass, ViewCuration, ViewDay, ViewEntry, ViewIncident, ViewTrigger, ViewWeek } from './ledger-view.js';
+export type { AnswerClass, ViewCuration, ViewDay, ViewEntry, ViewIncident, ViewTrigger, ViewWeek } from './memory-view-state.js';

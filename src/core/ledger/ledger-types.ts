@@ -4,7 +4,7 @@
 import type { AnswerKind } from '../types.js';
 import type { CardPatch } from '../chat/thread-view.js';
 import type { CurateEvent, OpenAlert, OpenEvent, OutboxEvent } from '../ledger-events.js';
-import type { MemoryViewState } from './ledger-view.js';
+import type { MemoryViewState } from './memory-view-state.js';
 
 /** Bumped whenever the shape or the folding rules change: older snapshots are then ignored. */
 export const LEDGER_STATE_VERSION = 11;

@@ -14,7 +14,7 @@ import { createStore } from '../../../src/adapters/keyv/keyv-store.js';
 import { loadSnapshot } from '../../../src/runtime/open-catalog.js';
 import { InvestigationJobs, type InvestigationEngine } from '../../../src/core/bot/investigation-jobs.js';
 import { Routing } from '../../../src/core/bot/routing.js';
-import type { QuestionModel, QuestionOptions } from '../../../src/core/bot/question-flow.js';
+import type { QuestionModel, QuestionOptions } from '../../../src/core/bot/bot-context.js';
 import { CurationWorker, type CurationOptions } from '../../../src/core/curate/curation-worker.js';
 import type { Finding, ModelFinding } from '../../../src/core/investigate/finding.js';
 import { emptyTally } from '../../../src/core/investigate/model-call.js';

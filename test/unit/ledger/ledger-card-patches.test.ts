@@ -4,7 +4,7 @@
  * (seen through `reprise serve` in test/integration/curation-e2e.test.ts). Replays and snapshots
  * keep the merged changes.
  */
-import { cardAsItStands } from '../../../src/core/outbox/outbox-worker.js';
+import { cardAsItStands } from '../../../src/core/outbox/card-edits.js';
 import { describe, expect, it } from 'vitest';
 import { createStore } from '../../../src/adapters/keyv/keyv-store.js';
 import type { CardPatch, CardView } from '../../../src/core/chat/thread-view.js';

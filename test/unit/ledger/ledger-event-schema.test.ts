@@ -183,6 +183,21 @@ describe('ledgerEventSchema', () => {
     expect(isLedgerEvent(value)).toBe(false);
   });
 
+  it('holds every human action to one base: who, through which surface, on which trigger, when', () => {
+    const human = everyKind.filter((e) => ['feedback', 'silence', 'note', 'fix', 'question', 'postmortem', 'ack'].includes(e['type'] as string));
+    expect(human).toHaveLength(7);
+    for (const e of human) {
+      const type = e['type'] as string;
+      expect(ledgerEventProblem({ ...e, user: '' })).toBe(`${type} event: user must be a non-empty string`);
+      expect(ledgerEventProblem({ ...e, triggerKey: undefined })).toBe(`${type} event: triggerKey must be a non-empty string`);
+      expect(ledgerEventProblem({ ...e, eventId: '' })).toBe(`${type} event: eventId must be a non-empty string`);
+      expect(ledgerEventProblem({ ...e, at: 'yesterday' })).toBe(`${type} event: at must be an ISO timestamp`);
+      // A vote or silence recorded before the surface was has none; every other action names it.
+      const noVia = { ...e, via: undefined };
+      expect(ledgerEventProblem(noVia)).toBe(type === 'feedback' || type === 'silence' ? undefined : `${type} event: via must be a non-empty string`);
+    }
+  });
+
   it('checks no more than the ledger always did: fields it never checked load as written', () => {
     // An old record whose NaN confidence JSON wrote as null, an outbox view of any shape: applied, not skipped.
     const finding = { ...everyKind[11], confidence: null, checked: 'one line', costUsd: 'n/a' };

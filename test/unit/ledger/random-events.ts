@@ -1,4 +1,5 @@
-import type { LedgerEvent, Verdict } from '../../../src/core/ledger-events.js';
+import type { LedgerEvent } from '../../../src/core/ledger-events.js';
+import type { Verdict } from '../../../src/core/verdict.js';
 import { at } from './ledger-events-fixture.js';
 import { createRng } from '../../../src/core/eval/prng.js';
 
