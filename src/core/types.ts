@@ -188,6 +188,8 @@ export interface GateTraceStep {
   value: number | string | null;
   threshold: number | string | null;
   reason: string;
+  /** The candidate it was compared with: the near-sibling (sibling gate) or the runner-up (margin gate). */
+  rival?: string;
 }
 
 export type AnswerKind = 'incident' | 'runbook';

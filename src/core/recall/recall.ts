@@ -36,6 +36,8 @@ export interface RecallResult {
   instantCandidates: Candidate[];
   /** Every candidate with the score the gates compared (name boost applied), best first. */
   scored: readonly Candidate[];
+  /** Every sibling judgement the runbook tier made, in order (the trace's `sibling` steps, with their shares). */
+  judgements: SiblingJudgement[];
 }
 
 function step(s: GateTraceStep): GateTraceStep {
@@ -130,6 +132,7 @@ export function recall(incident: Incident, catalog: CatalogSnapshot, track: Trac
   }
 
   const rejected = new Set<string>();
+  const judgements: SiblingJudgement[] = [];
   const decide = (group: Agreeing[], kind: AnswerKind): RecalledAnswer | null => {
     let remaining = group.slice();
     for (let attempt = 0; attempt <= opts.maxFallbacks && remaining.length > 0; attempt++) {
@@ -145,8 +148,17 @@ export function recall(incident: Incident, catalog: CatalogSnapshot, track: Trac
       const judge = (a: Agreeing, against: readonly Agreeing[]): { judged: SiblingJudgement[] } | null => {
         const verdict = kind !== 'runbook' || a.tier === 'runbook_url' ? null : siblingGate(a, against, incident, catalog, opts);
         for (const j of verdict?.judged ?? []) {
+          judgements.push(j);
           trace.push(
-            step({ gate: 'sibling', entry: a.cand.entry.id, passed: j.passed, value: round(j.overlap), threshold: opts.siblingOverlap, reason: j.reason }),
+            step({
+              gate: 'sibling',
+              entry: a.cand.entry.id,
+              passed: j.passed,
+              value: round(j.overlap),
+              threshold: opts.siblingOverlap,
+              reason: j.reason,
+              rival: j.rival,
+            }),
           );
         }
         return verdict;
@@ -188,6 +200,7 @@ export function recall(incident: Incident, catalog: CatalogSnapshot, track: Trac
           value: round(margin.value),
           threshold: round(margin.threshold),
           reason: margin.reason,
+          ...(runnerUp && top.tier !== 'runbook_url' ? { rival: runnerUp.cand.entry.id } : {}),
         }),
       );
       if (!margin.passed) {
@@ -289,7 +302,7 @@ export function recall(incident: Incident, catalog: CatalogSnapshot, track: Trac
   // then the rest, each by BM25.
   const agreeing = new Set([...instantGroup, ...runbookGroup].map((a) => a.cand.entry.id));
   const ranked = [...candidates.filter((c) => agreeing.has(c.entry.id)), ...candidates.filter((c) => !agreeing.has(c.entry.id))].map((c) => c.entry.id);
-  return { answer, instant, runbook, nearMiss, trace, ranked, instantCandidates: instantGroup.map((a) => a.cand), scored: candidates };
+  return { answer, instant, runbook, nearMiss, trace, ranked, instantCandidates: instantGroup.map((a) => a.cand), scored: candidates, judgements };
 }
 
 /** The outcome gate's reason, with the formula's numbers so the trace can be checked by hand. */

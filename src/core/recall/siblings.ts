@@ -213,6 +213,9 @@ export interface SiblingJudgement {
   /** Words only the sibling's name has, and those the alert says. */
   rivalOwn: readonly string[];
   rivalSaid: readonly string[];
+  /** Weighted share of each side's own words the alert says (what the rule compares). */
+  ownShare: number;
+  rivalShare: number;
   passed: boolean;
   reason: string;
 }
@@ -287,5 +290,16 @@ export function judgeSibling(
   } else {
     reason = `${head}: the alert says ${quote(mine.said)} of ${quote(diff.own)} and ${quote(theirs.said)} of ${quote(diff.rival)}: it could be either`;
   }
-  return { rival: rival.id, overlap: diff.overlap, own: diff.own, ownSaid: mine.said, rivalOwn: diff.rival, rivalSaid: theirs.said, passed, reason };
+  return {
+    rival: rival.id,
+    overlap: diff.overlap,
+    own: diff.own,
+    ownSaid: mine.said,
+    rivalOwn: diff.rival,
+    rivalSaid: theirs.said,
+    ownShare: m,
+    rivalShare: t,
+    passed,
+    reason,
+  };
 }
