@@ -197,6 +197,8 @@ export interface Answer {
   kind: AnswerKind;
   entry: string;
   confidence: number;
+  /** Related runbooks answered with `entry` when the alert does not say which one it is (a runbook answer only). */
+  related?: string[];
 }
 
 export interface NearMiss {

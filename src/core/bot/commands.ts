@@ -99,6 +99,9 @@ export function recallAnswer(text: string, r: RecallResult): EphemeralView {
   if (r.answer) {
     const what = r.answer.kind === 'incident' ? '⚡ instant recall' : '📚 runbook';
     body.push([`${what}: `, { code: r.answer.entry }, ` at ${r.answer.confidence.toFixed(2)}`]);
+    const related = r.answer.related ?? [];
+    if (related.length > 0)
+      body.push([`one of ${related.length + 1} related runbooks; also `, ...related.flatMap((id, i) => (i === 0 ? [{ code: id }] : [', ', { code: id }]))]);
   } else body.push(['No trusted answer: the gates below say why.']);
   if (r.nearMiss) body.push([`🔎 near miss: `, { code: r.nearMiss.entry }, ` (${r.nearMiss.gate}: ${r.nearMiss.reason})`]);
   if (r.ranked.length > 0) body.push(['Ranked candidates: ', ...r.ranked.slice(0, 5).flatMap((id, i) => (i === 0 ? [{ code: id }] : [', ', { code: id }]))]);

@@ -55,7 +55,9 @@ export function refusals(runs: readonly CaseRun[], fold?: number): Refusal[] {
     };
     const steps = r.trace as ReadonlyArray<Partial<GateTraceStep> & { gate: string; reason: string }>;
     const nm = r.nearMiss;
-    const stop = nm ? steps.find((t) => t.gate === nm.gate && t.entry === nm.entry && t.passed === false) : undefined;
+    const refusing = (t: (typeof steps)[number]): boolean => nm !== null && nm !== undefined && t.gate === nm.gate && t.entry === nm.entry && t.passed === false;
+    // The step whose reason the near miss repeats (a sibling rule may judge several rivals).
+    const stop = nm ? (steps.find((t) => refusing(t) && nm.reason.startsWith(t.reason)) ?? steps.find(refusing)) : undefined;
     if (nm && stop) {
       const value = num(stop.value ?? null);
       const threshold = num(stop.threshold ?? null);

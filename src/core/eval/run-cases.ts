@@ -103,7 +103,13 @@ export function createEvalRunner(entries: readonly Entry[], o: EvalRunnerOptions
       if (!incident) return { ...head, fired: null, confidence: null, ranked: [], trace: [{ gate: 'input', reason: 'payload did not parse' }], answer: null, scores: [] };
       const r = recall(incident, snap, track, opts, now);
       const scores = r.scored.flatMap((c, rank) => (rank < SCORES_KEPT || c.entry.id === expected ? [{ entry: c.entry.id, score: c.score, rank }] : []));
-      return { ...head, fired: r.answer?.entry ?? null, confidence: r.answer?.confidence ?? null, ranked: r.ranked, trace: r.trace, answer: r.answer, scores, nearMiss: r.nearMiss, judgements: r.judgements };
+      const related = r.answer?.related;
+      return {
+        ...head,
+        fired: r.answer?.entry ?? null,
+        ...(related ? { related } : {}),
+        confidence: r.answer?.confidence ?? null,
+        ranked: r.ranked, trace: r.trace, answer: r.answer, scores, nearMiss: r.nearMiss, judgements: r.judgements };
     },
   };
 }

@@ -216,6 +216,8 @@ export interface SiblingJudgement {
   /** Weighted share of each side's own words the alert says (what the rule compares). */
   ownShare: number;
   rivalShare: number;
+  /** Weighted share of the words both names have that the alert says: how much it describes the pair. */
+  sharedShare: number;
   passed: boolean;
   reason: string;
 }
@@ -260,6 +262,10 @@ export function judgeSibling(
   const theirs = { said: diff.rival.filter((w) => saidAnywhere(alert, w, names)), inPhrase: [] as string[] };
   const m = share(mine.said, diff.own);
   const t = share(theirs.said, diff.rival);
+  const sharedShare = share(
+    diff.shared.filter((w) => saidAnywhere(alert, w, names)),
+    diff.shared,
+  );
   // Phrases only settle an equal share (the rarer case: they cost a pass over the alert's words).
   const tie = Math.abs(m - t) < 1e-9 && mine.said.length > 0;
   if (tie) {
@@ -299,6 +305,7 @@ export function judgeSibling(
     rivalSaid: theirs.said,
     ownShare: m,
     rivalShare: t,
+    sharedShare,
     passed,
     reason,
   };

@@ -37,7 +37,7 @@ describe('refusals', () => {
         { gate: 'sibling', entry: A, passed: false, value: 0.667, threshold: 0.5, reason: 'the alert says neither', rival: B },
       ],
       judgements: [
-        { rival: B, overlap: 0.667, own: ['fail'], ownSaid: [], rivalOwn: ['completion'], rivalSaid: [], ownShare: 0, rivalShare: 0, passed: false, reason: 'neither' },
+        { rival: B, overlap: 0.667, own: ['fail'], ownSaid: [], rivalOwn: ['completion'], rivalSaid: [], ownShare: 0, rivalShare: 0, sharedShare: 1, passed: false, reason: 'neither' },
       ],
     }),
     run({
