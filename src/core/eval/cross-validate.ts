@@ -206,7 +206,9 @@ export function crossValidate(evaluator: SettingEvaluator, o: CrossValidateOptio
   const folds: FoldResult[] = [];
   for (let f = 0; f < k; f++) {
     const train = pick(f, false);
-    const cal = calibrate((s) => assess(train(s), o.trainFloors ?? TRAIN_FLOORS), o.start, o.space ?? SEARCH_SPACE, o.grid ?? GRID);
+    // The training folds, so precision is held on each of them (issue 33).
+    const trainFolds = o.folds.filter((x) => x !== f);
+    const cal = calibrate((s) => assess(train(s), o.trainFloors ?? TRAIN_FLOORS, trainFolds), o.start, o.space ?? SEARCH_SPACE, o.grid ?? GRID);
     const test = pick(f, true)(cal.setting);
     folds.push({ fold: f, trainCases: o.folds.filter((x) => x !== f).length, testCases: test.length, chosen: cal.setting, train: cal.assessment, test: metricsByVariant(test) });
     o.progress?.(f + 1, k);
