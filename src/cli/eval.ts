@@ -11,6 +11,7 @@ import { fmt, metricsByVariant, type SweepPoint, type VariantMetrics } from '../
 import { renderEvalReport } from '../core/eval/report.js';
 import { createEvalRunner, type CaseRun } from '../core/eval/run-cases.js';
 import { wrongFires, wrongFiresText } from '../core/eval/wrong-fires.js';
+import { refusals, refusalsText } from '../core/eval/refusals.js';
 import type { RecallOptions } from '../core/recall/recall.js';
 import type { Entry } from '../core/types.js';
 import { parseCli } from './args.js';
@@ -53,7 +54,7 @@ export function runEval(entries: readonly Entry[], cases: readonly EvalCase[], o
       sweep.set(m.variant, pts);
     }
   }
-  return { lines, metrics: metricsByVariant(lines), sweep, wrong: wrongFires(lines, (id) => runner.entry(id)) };
+  return { lines, metrics: metricsByVariant(lines), sweep, wrong: wrongFires(lines, (id) => runner.entry(id)), refused: refusals(lines) };
 }
 
 /**
@@ -212,14 +213,19 @@ async function evalRecall(io: CliIO, catalogDir: string, casesFiles: string[], o
     await writeFile(resolve(io.cwd, flags.out), `${body}\n`);
   }
   if (flags.json) {
-    io.stdout(`${JSON.stringify({ options: opts, metrics: result.metrics, sweep: Object.fromEntries(result.sweep), ...(cv ? { cv } : {}) }, null, 2)}\n`);
+    io.stdout(
+      `${JSON.stringify({ options: opts, metrics: result.metrics, sweep: Object.fromEntries(result.sweep), wrongFires: result.wrong, refusals: result.refused, ...(cv ? { cv } : {}) }, null, 2)}\n`,
+    );
   } else if (cv) {
     if (flags.without.length > 0) io.stdout(`without: ${flags.without.join(', ')}\n`);
     io.stdout(cvText(cv.byRunbook, result.metrics, 'the configured settings'));
     io.stdout(`\n${cvText(cv.byRule, result.metrics, 'the configured settings')}`);
     io.stdout(`\n${wrongFiresText(result.wrong, 'in-sample, the configured settings')}`);
+    io.stdout(`\n${refusalsText(result.refused, 'in-sample, the configured settings')}`);
   } else {
-    io.stdout(`${table(result.metrics)}\n\n${wrongFiresText(result.wrong, 'wrong fires')}\nsweep of margin_gap — precision / coverage / false-fire:\n`);
+    io.stdout(
+      `${table(result.metrics)}\n\n${wrongFiresText(result.wrong, 'wrong fires')}\n${refusalsText(result.refused, 'refused true answers')}\nsweep of margin_gap — precision / coverage / false-fire:\n`,
+    );
     for (const [variant, pts] of result.sweep) {
       io.stdout(
         `  ${variant}:\n${pts.map((p) => `    gap ${p.setting.toFixed(2)}  ${fmt(p.precision)} / ${fmt(p.coverage)} / ${fmt(p.falseFireRate)}`).join('\n')}\n`,
@@ -234,6 +240,7 @@ async function evalRecall(io: CliIO, catalogDir: string, casesFiles: string[], o
       sweep: result.sweep,
       options: opts,
       wrong: result.wrong,
+      refused: result.refused,
       catalogDir,
       casesFile: casesFiles.map((f) => basename(f)).join(', '),
       date: new Date(),
@@ -244,7 +251,10 @@ async function evalRecall(io: CliIO, catalogDir: string, casesFiles: string[], o
     if (cv) {
       const command = `reprise eval recall --cv ${flags.cv} --seed ${flags.seed}${flags.without.map((w) => ` --without ${w}`).join('')}${flags.loo ? ' --loo' : ''}${flags['loo-hidden'] ? ' --loo-hidden' : ''} --cases ${casesFiles.map((f) => basename(f)).join(' --cases ')}`;
       const name = flags.without.length > 0 ? `recall-cv-without-${flags.without.join('-')}.md` : 'recall-cv.md';
-      await writeFile(join(dir, name), cvMarkdown(cv, result.metrics, { date: new Date(), command, seed: flags.seed, inSampleWrong: result.wrong }));
+      await writeFile(
+        join(dir, name),
+        cvMarkdown(cv, result.metrics, { date: new Date(), command, seed: flags.seed, inSampleWrong: result.wrong, inSampleRefused: result.refused }),
+      );
       io.stderr(`cross-validation report written to ${join(dir, name)}\n`);
     }
   }

@@ -123,6 +123,8 @@ export const recallCommand: CliCommand = async (argv, io) => {
       const from = o.identity.labels.length > 0 ? ` (from ${o.identity.labels.join(', ')})` : '';
       io.stdout(`${o.triggerKey}\n  identity: ${o.identity.basis}${from}\n`);
       io.stdout(`  answer: ${o.answer ? `${o.answer.kind} ${o.answer.entry} @ ${o.answer.confidence}` : 'none'}\n`);
+      const related = o.answer?.related ?? [];
+      if (related.length > 0) io.stdout(`  one of ${related.length + 1} related runbooks: also ${related.join(', ')}\n`);
       if (o.nearMiss) io.stdout(`  near miss: ${o.nearMiss.entry} (${o.nearMiss.gate}: ${o.nearMiss.reason})\n`);
       for (const t of o.trace) io.stdout(`  ${t.passed ? '✓' : '✗'} ${t.gate} ${t.entry ?? ''} — ${t.reason}\n`);
     }

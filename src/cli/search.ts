@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { CatalogError, loadCatalog } from '../core/catalog/load-catalog.js';
-import { PostingsIndex } from '../core/search/postings-index.js';
-import { tokenize } from '../core/tokenize.js';
+import { FlexTextIndex } from '../adapters/flexsearch/text-index.js';
+import { queryWords, rankTextQuery } from '../core/search/text-query.js';
 import { servedCatalogFolder } from '../runtime/served-catalog.js';
 import { parseCli } from './args.js';
 import { loadCliConfig, RECALL_SECTIONS } from './cli-config.js';
@@ -9,8 +9,10 @@ import type { CliCommand } from './io.js';
 
 const USAGE = `reprise search [--catalog DIR] [--config FILE] [--k N] [--json] TEXT…
 
-Ranks catalog entries for a text query with the index recall serves from (exact BM25 top N).
-DIR defaults to the catalog the bot serves (its git clone when catalog.git is set, else
+Ranks catalog entries for text as a person types it: entries that cover an alert the text
+names, or are about a resource it names (\`logs-02\`, \`shop/checkout-api\`), first; then the rest
+by a typo-tolerant, prefix-matching search (FlexSearch: \`filesys\`, \`crashloop\`, \`chekout\`).
+Alert recall does not rank this way: its gates keep the exact BM25 index. DIR defaults to the catalog the bot serves (its git clone when catalog.git is set, else
 catalog.dir, else the bundled one); N defaults to 10 (at most 100).
 `;
 
@@ -35,7 +37,7 @@ export const search: CliCommand = async (argv, io) => {
     return 2;
   }
   const text = positionals.join(' ').trim();
-  const tokens = tokenize(text);
+  const tokens = queryWords(text);
   if (tokens.length === 0) {
     io.stderr(`reprise search: ${text === '' ? 'missing the query text' : `no searchable words in "${text}"`}\n\nusage: ${USAGE}`);
     return 2;
@@ -62,11 +64,12 @@ export const search: CliCommand = async (argv, io) => {
   const errors = loaded.problems.filter((p) => p.severity === 'error').length;
   if (errors > 0) io.stderr(`reprise search: ${errors} broken entr${errors === 1 ? 'y was' : 'ies were'} skipped; run \`reprise catalog lint ${dir}\`\n`);
 
-  const hits = new PostingsIndex(loaded.entries).search(tokens, k);
+  const hits = rankTextQuery(text, loaded.entries, new FlexTextIndex(loaded.entries), k);
   if (values.json) {
     const out = hits.map((h) => ({
       id: h.entry.id,
       score: Number(h.score.toFixed(4)),
+      exact: h.exact,
       title: h.entry.title,
       type: h.entry.type,
       status: h.entry.status,
@@ -81,7 +84,8 @@ export const search: CliCommand = async (argv, io) => {
   const width = Math.max(...hits.map((h) => h.entry.id.length));
   hits.forEach((h, i) => {
     const status = h.entry.status === 'active' ? '' : ` [${h.entry.status}]`;
-    io.stdout(`${String(i + 1).padStart(2)}. ${h.score.toFixed(3).padStart(7)}  ${h.entry.id.padEnd(width)}  ${h.entry.title}${status}\n`);
+    const exact = h.exact.length > 0 ? ` [names the ${h.exact.join(' and the ')}]` : '';
+    io.stdout(`${String(i + 1).padStart(2)}. ${h.score.toFixed(3).padStart(7)}  ${h.entry.id.padEnd(width)}  ${h.entry.title}${status}${exact}\n`);
   });
   return 0;
 };

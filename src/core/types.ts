@@ -188,6 +188,8 @@ export interface GateTraceStep {
   value: number | string | null;
   threshold: number | string | null;
   reason: string;
+  /** The candidate it was compared with: the near-sibling (sibling gate) or the runner-up (margin gate). */
+  rival?: string;
 }
 
 export type AnswerKind = 'incident' | 'runbook';
@@ -195,6 +197,8 @@ export interface Answer {
   kind: AnswerKind;
   entry: string;
   confidence: number;
+  /** Related runbooks answered with `entry` when the alert does not say which one it is (a runbook answer only). */
+  related?: string[];
 }
 
 export interface NearMiss {

@@ -17,6 +17,7 @@ import type { EphemeralView } from '../core/chat/thread-view.js';
 import { OutboxWorker } from '../core/outbox/outbox-worker.js';
 import type { OutboxLedger, OutboxOptions } from '../core/outbox/outbox-types.js';
 import type { CatalogSnapshot } from '../core/recall/catalog-snapshot.js';
+import { textIndexFor } from '../adapters/flexsearch/text-index.js';
 import type { RecallOptions } from '../core/recall/recall.js';
 import type { ChatTransport } from '../ports/chat-transport.js';
 import type { Clock } from '../ports/clock.js';
@@ -95,6 +96,7 @@ export function buildLoop<W extends { kick(): void } = { kick(): void }, J exten
   const curation = p.curation?.worker(handle);
   const deps: RepriseBotDeps = {
     catalog: p.catalog,
+    textIndex: textIndexFor(),
     ledger: p.ledger,
     clock: p.clock,
     logger: p.logger.child({ component: 'bot' }),

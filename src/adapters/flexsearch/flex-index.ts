@@ -24,12 +24,13 @@ export interface FlexIndexOptions {
 const SMALL_CATALOG = 1000;
 
 /**
- * FlexSearch finds candidates, BM25 ranks them (SPEC §5 as first written). Nothing in the
- * product uses it any more: `serve`, `eval` and free-text `reprise search` all answer with the
- * exact `PostingsIndex`, which the benchmark measures faster to build and query and smaller,
+ * FlexSearch finds candidates, BM25 ranks them (SPEC §5 as first written). Alert recall does
+ * not use it any more: `serve` and `eval` answer with the exact `PostingsIndex`, which the
+ * benchmark measures faster to build and query and smaller,
  * while this index's top k drifts from the exhaustive one above SMALL_CATALOG entries (it
  * skips lookups of common terms) and none of FlexSearch's own query features was used. It is
- * kept only as a baseline of the engine benchmark, and belongs with it in dev-only code.
+ * kept only as a baseline of the engine benchmark. FlexSearch's own features — prefix and typo
+ * matching — serve text people type (`text-index.ts`).
  *
  * Text is tokenized once, by our tokenizer, while the postings index is built; FlexSearch gets
  * each document's terms space-joined with its encoder reduced to a split, so both engines see

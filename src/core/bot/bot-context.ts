@@ -11,6 +11,7 @@ import type { ResponseTarget } from '../chat/chat-types.js';
 import type { LedgerEvent } from '../ledger-events.js';
 import type { LedgerReader, Occurrences, PendingJob, Thread } from '../ledger/ledger-reader.js';
 import type { CatalogSnapshot } from '../recall/catalog-snapshot.js';
+import type { FuzzyTextIndex } from '../search/text-query.js';
 import type { RecallOptions } from '../recall/recall.js';
 import type { Actor } from '../chat/chat-types.js';
 import type { Effect, JobRequest } from './effects.js';
@@ -106,6 +107,8 @@ export interface NoteLimits {
 
 export interface RepriseBotDeps {
   catalog: () => CatalogSnapshot;
+  /** The typo-tolerant, prefix-matching index for text people type (`/reprise recall <words>`), per snapshot. */
+  textIndex?: (snapshot: CatalogSnapshot) => FuzzyTextIndex;
   ledger: BotLedger;
   clock: Clock;
   logger: Logger;

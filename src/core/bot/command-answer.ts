@@ -13,6 +13,7 @@ import { decideSilence, isUserError } from './chat-actions.js';
 import { decideAck } from './ack-flow.js';
 import { decidePostmortem } from './postmortem-flow.js';
 import { incidentTimeline, timelineAnswer } from './incident-timeline.js';
+import { namedInText, rankTextQuery } from '../search/text-query.js';
 import { adHocIncident, helpAnswer, parseCommand, plainAnswer, recallAnswer, silenceTarget, statusAnswer } from './commands.js';
 import { previewRecall } from './firing-flow.js';
 
@@ -48,7 +49,11 @@ export function decideCommand(c: Ctx, e: Command): CommandOutcome {
   switch (cmd.name) {
     case 'recall':
       if (cmd.text.trim() === '') return reply(plainAnswer('Recall', 'Say what to recall: `recall KubePodCrashLooping` or `recall disk filling up on node`.'));
-      return reply(recallAnswer(cmd.text, previewRecall(c, adHocIncident(cmd.text, c.now))));
+      {
+        const snapshot = c.d.catalog();
+        const found = c.d.textIndex ? rankTextQuery(cmd.text, snapshot.entries, c.d.textIndex(snapshot), 5) : undefined;
+        return reply(recallAnswer(cmd.text, previewRecall(c, adHocIncident(cmd.text, c.now, namedInText(cmd.text, snapshot.entries))), found));
+      }
     case 'investigate':
       if (!c.d.investigate)
         return reply(

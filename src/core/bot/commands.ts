@@ -7,6 +7,7 @@ import type { MessageRef } from '../chat/chat-types.js';
 import { deriveWorkload, triggerKey } from '../identity.js';
 import type { RecallResult } from '../recall/recall.js';
 import type { Incident } from '../types.js';
+import type { NamedInText, TextHit } from '../search/text-query.js';
 import { shortTime, type BotReads } from './bot-context.js';
 import { shortDuration } from '../duration.js';
 
@@ -73,17 +74,25 @@ export function parseCommand(word: string, args: string): ParsedCommand {
   }
 }
 
-/** An incident for `recall <text>`: an alert name alone, or free text as its message. */
-export function adHocIncident(text: string, now: Date): Incident {
+/**
+ * An incident for `recall <text>`: an alert name alone, or free text as its message. With
+ * what the text names in the catalog (`namedInText`), a known alert among the words is the
+ * alertname and a known resource the workload: `recall NodeFilesystemSpaceFillingUp logs-02`
+ * asks about that alert on that host.
+ */
+export function adHocIncident(text: string, now: Date, named: NamedInText = {}): Incident {
   const t = text.trim().slice(0, 2000);
   const single = /^[A-Za-z][A-Za-z0-9_:.-]{1,127}$/.test(t);
-  const alertname = single ? t : 'adhoc';
+  const alertname = single ? t : (named.alertname ?? 'adhoc');
   const labels = { alertname };
+  const r = named.resource;
+  const workload = r ? { namespace: r.host ? '' : (r.namespace ?? ''), name: r.name, ...(r.host ? { kind: 'host' } : {}) } : deriveWorkload(labels);
   return {
     source: 'command',
     status: 'firing',
     fingerprint: 'command',
-    triggerKey: triggerKey(alertname, deriveWorkload(labels)),
+    triggerKey: triggerKey(alertname, workload),
+    ...(workload ? { workload } : {}),
     alertname,
     title: single ? t : t.slice(0, 120),
     message: single ? '' : t,
@@ -94,14 +103,24 @@ export function adHocIncident(text: string, now: Date): Incident {
   };
 }
 
-export function recallAnswer(text: string, r: RecallResult): EphemeralView {
+export function recallAnswer(text: string, r: RecallResult, found?: readonly TextHit[]): EphemeralView {
   const body: RichText[] = [];
   if (r.answer) {
     const what = r.answer.kind === 'incident' ? '⚡ instant recall' : '📚 runbook';
     body.push([`${what}: `, { code: r.answer.entry }, ` at ${r.answer.confidence.toFixed(2)}`]);
+    const related = r.answer.related ?? [];
+    if (related.length > 0)
+      body.push([`one of ${related.length + 1} related runbooks; also `, ...related.flatMap((id, i) => (i === 0 ? [{ code: id }] : [', ', { code: id }]))]);
   } else body.push(['No trusted answer: the gates below say why.']);
   if (r.nearMiss) body.push([`🔎 near miss: `, { code: r.nearMiss.entry }, ` (${r.nearMiss.gate}: ${r.nearMiss.reason})`]);
-  if (r.ranked.length > 0) body.push(['Ranked candidates: ', ...r.ranked.slice(0, 5).flatMap((id, i) => (i === 0 ? [{ code: id }] : [', ', { code: id }]))]);
+  // For typed text, what the words name first (exact alert names and resources), then the rest
+  // by the typo-tolerant search; recall's own BM25 ranking without a text index.
+  const ranked = found && found.length > 0 ? found.map((h) => h.entry.id) : r.ranked;
+  if (ranked.length > 0)
+    body.push([
+      found && found.length > 0 ? 'Entries the words name: ' : 'Ranked candidates: ',
+      ...ranked.slice(0, 5).flatMap((id, i) => (i === 0 ? [{ code: id }] : [', ', { code: id }])),
+    ]);
   return { kind: 'ephemeral', title: `Recall for “${text.slice(0, 80)}”`, body, trace: r.trace.slice(0, 25) };
 }
 

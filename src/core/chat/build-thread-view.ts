@@ -179,10 +179,20 @@ function instantSection(a: RecalledAnswer, link: (id: string) => string | undefi
   return section;
 }
 
+/**
+ * A runbook answered as one of N related runbooks (issue 33): the title says so, and the
+ * detail names the others, so on-call knows to check which one the alert is.
+ */
+export function relatedNote(a: Pick<RecalledAnswer, 'related'>, withIds: boolean): string {
+  const others = a.related ?? [];
+  if (others.length === 0) return '';
+  return ` (one of ${others.length + 1} related runbooks${withIds ? `; also ${others.map((e) => e.id).join(', ')}` : ''})`;
+}
+
 function runbookSection(a: RecalledAnswer, link: (id: string) => string | undefined): DetailSection {
   const section: DetailSection = {
     kind: 'runbook',
-    title: a.entry.title,
+    title: `${a.entry.title}${relatedNote(a, true)}`,
     entry: a.entry.id,
     confidence: a.confidence,
     steps: runbookSteps(a.entry),
@@ -208,7 +218,12 @@ export function buildCard(input: ThreadInput): CardView {
     ...(said ? { said } : {}),
     verdict,
     headline: lead
-      ? { answer: r.instant ? 'instant' : 'runbook', entry: lead.entry.id, title: lead.entry.title, confidence: lead.confidence }
+      ? {
+          answer: r.instant ? 'instant' : 'runbook',
+          entry: lead.entry.id,
+          title: `${lead.entry.title}${relatedNote(lead, false)}`,
+          confidence: lead.confidence,
+        }
       : { answer: 'none' },
     links: alertLinks(i),
     triggerKey: i.triggerKey,

@@ -73,29 +73,37 @@ export interface Floors {
   looFire: number;
   /** Precision on each hard variant (name hidden, with or without an expression). */
   hardPrecision: number;
+  /**
+   * Precision on each hard variant within every fold of the cases assessed (issue 33: a
+   * constraint on each runbook fold, not a figure traded against coverage). Applies when
+   * `assess` is told the folds.
+   */
+  foldPrecision: number;
 }
 
+/** The targets (issue 33): precision ≥ 0.96 on the hard variants, on every fold. */
 export const FLOORS: Readonly<Floors> = Object.freeze({
   visiblePrecision: 0.99,
   visibleCoverage: 0.97,
   falseFire: 0.01,
   looFire: 0.05,
-  hardPrecision: 0.97,
+  hardPrecision: 0.96,
+  foldPrecision: 0.96,
 });
 
 /**
- * The floors calibration holds on the cases it tunes on. Hard-variant precision is held above
- * its target (0.98 against 0.97): a held-out fold fires on ~10 hard cases, where one more
- * error than in training costs ~0.1 (eval/README.md, calibration).
+ * The floors calibration holds on the cases it tunes on: the targets, with hard-variant
+ * precision held on each training fold separately. A runbook fold fires on ~10 hard cases,
+ * so 0.96 there means no wrong runbook in any training fold; pooled, one could hide among 40.
  */
-export const TRAIN_FLOORS: Readonly<Floors> = Object.freeze({ ...FLOORS, hardPrecision: 0.98 });
+export const TRAIN_FLOORS: Readonly<Floors> = Object.freeze({ ...FLOORS });
 
 /**
- * What a wrong runbook costs against a silence (issue 22): on-call follows a runbook posted
- * with confidence, so one wrong fire must buy this many more right answers before a setting
- * that makes it is preferred.
+ * What a wrong runbook costs against a silence in the objective. Issue 22 made it 10 (a trade:
+ * one wrong fire for ten right answers); issue 33 holds precision by a floor on every fold
+ * instead, so among settings that hold it a wrong fire is one more miss.
  */
-export const WRONG_FIRE_COST = 10;
+export const WRONG_FIRE_COST = 1;
 
 export type VariantRole = 'visible' | 'hard' | 'loo' | 'hardLoo';
 
@@ -126,8 +134,12 @@ export interface Assessment {
 
 const mean = (xs: readonly number[]): number => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
 
-/** Scores outcomes: floors first, then the cost of the hard variants (a wrong fire weighs WRONG_FIRE_COST silences), then precision. */
-export function assess(outcomes: readonly CaseOutcome[], floors: Readonly<Floors> = FLOORS): Assessment {
+/**
+ * Scores outcomes: floors first (with `folds`, the fold of each outcome, hard precision on
+ * every fold too), then the cost of the hard variants — the share of their positives not
+ * answered right, a wrong fire weighing WRONG_FIRE_COST silences — then precision.
+ */
+export function assess(outcomes: readonly CaseOutcome[], floors: Readonly<Floors> = FLOORS, folds?: readonly number[]): Assessment {
   const metrics = metricsByVariant(outcomes);
   const pooled = (role: VariantRole) => metricsByVariant(outcomes.filter((o) => roleOf(o.variant) === role).map((o) => ({ ...o, variant: role })))[0];
   let violation = 0;
@@ -147,6 +159,13 @@ export function assess(outcomes: readonly CaseOutcome[], floors: Readonly<Floors
   if (loo) atMost(loo.fireRate, floors.looFire);
   const hard = metrics.filter((m) => roleOf(m.variant) === 'hard' && m.positives > 0);
   for (const m of hard) atLeast(m.precision, floors.hardPrecision);
+  if (folds !== undefined) {
+    // Each fold on its own: a wrong runbook in one fold is not averaged away by the others.
+    for (const f of new Set(folds)) {
+      const inFold = outcomes.filter((o, i) => folds[i] === f && roleOf(o.variant) === 'hard');
+      for (const m of metricsByVariant(inFold)) if (m.positives > 0) atLeast(m.precision, floors.foldPrecision);
+    }
+  }
   return {
     violation,
     cost: mean(hard.map((m) => (m.positives - m.correct - m.wrong + WRONG_FIRE_COST * m.wrong) / m.positives)),

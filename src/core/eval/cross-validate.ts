@@ -9,6 +9,7 @@ import { metricsByVariant, type CaseOutcome, type VariantMetrics } from './metri
 import type { CaseRun, EvalRunner } from './run-cases.js';
 import type { Entry } from '../types.js';
 import { wrongFires, type WrongFire } from './wrong-fires.js';
+import { refusals, type Refusal } from './refusals.js';
 
 /** Runs every case once per setting and remembers the outcomes. */
 export class SettingEvaluator {
@@ -27,7 +28,7 @@ export class SettingEvaluator {
     if (hit === undefined) {
       const opts = withSetting(this.base, s);
       hit = this.cases.map((c) => {
-        const { trace: _t, answer: _a, scores: _s, ...o } = this.runner.run(c, opts);
+        const { trace: _t, answer: _a, scores: _s, nearMiss: _n, judgements: _j, ...o } = this.runner.run(c, opts);
         // Thousands of settings are kept: of the ranking only the part up to the first right
         // answer, which is all the metrics read.
         const ok = o.expected === null ? [] : [o.expected, ...(o.accepted ?? [])];
@@ -113,6 +114,8 @@ export interface CrossValidation {
   consensusByFold: VariantSpread[];
   /** Every wrong fire on a held-out fold at that fold's chosen setting. */
   wrongFires: WrongFire[];
+  /** Every refused true answer on a held-out fold at that fold's chosen setting (issue 33). */
+  refusals: Refusal[];
   settingsRun: number;
 }
 
@@ -203,20 +206,18 @@ export function crossValidate(evaluator: SettingEvaluator, o: CrossValidateOptio
   const folds: FoldResult[] = [];
   for (let f = 0; f < k; f++) {
     const train = pick(f, false);
-    const cal = calibrate((s) => assess(train(s), o.trainFloors ?? TRAIN_FLOORS), o.start, o.space ?? SEARCH_SPACE, o.grid ?? GRID);
+    // The training folds, so precision is held on each of them (issue 33).
+    const trainFolds = o.folds.filter((x) => x !== f);
+    const cal = calibrate((s) => assess(train(s), o.trainFloors ?? TRAIN_FLOORS, trainFolds), o.start, o.space ?? SEARCH_SPACE, o.grid ?? GRID);
     const test = pick(f, true)(cal.setting);
     folds.push({ fold: f, trainCases: o.folds.filter((x) => x !== f).length, testCases: test.length, chosen: cal.setting, train: cal.assessment, test: metricsByVariant(test) });
     o.progress?.(f + 1, k);
   }
   const { setting: consensus, score: consensusScore } = bestAcrossFolds(folds.map((f) => f.chosen), (s, f) => assess(pick(f, true)(s)), k);
   const consensusByFold = spreadByVariant(folds.map((f) => metricsByVariant(pick(f.fold, true)(consensus))));
-  const wrong = folds.flatMap((f) =>
-    wrongFires(
-      evaluator.runs(f.chosen, (i) => o.folds[i] === f.fold),
-      (id) => evaluator.entry(id),
-      f.fold,
-    ),
-  );
+  const heldOutRuns = folds.map((f) => ({ fold: f.fold, runs: evaluator.runs(f.chosen, (i) => o.folds[i] === f.fold) }));
+  const wrong = heldOutRuns.flatMap((h) => wrongFires(h.runs, (id) => evaluator.entry(id), h.fold));
+  const refused = heldOutRuns.flatMap((h) => refusals(h.runs, h.fold));
   return {
     k,
     split: o.split ?? 'runbook',
@@ -227,6 +228,7 @@ export function crossValidate(evaluator: SettingEvaluator, o: CrossValidateOptio
     consensusInSample: assess(evaluator.outcomes(consensus)),
     consensusByFold,
     wrongFires: wrong,
+    refusals: refused,
     settingsRun: evaluator.settingsRun,
   };
 }

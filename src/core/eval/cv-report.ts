@@ -2,6 +2,7 @@ import { CALIBRATED_KEYS, type Setting } from './calibrate.js';
 import type { CrossValidation, CrossValidations, FoldSplit, Spread, VariantSpread } from './cross-validate.js';
 import { fmt, type VariantMetrics } from './metrics.js';
 import { wrongFiresMarkdown, wrongFiresText, type WrongFire } from './wrong-fires.js';
+import { refusalsMarkdown, refusalsText, type Refusal } from './refusals.js';
 
 const SPLIT: Record<FoldSplit, string> = {
   runbook: 'folds by expected runbook: every case of a runbook in one fold, so a held-out fold’s runbooks are unseen by its calibration',
@@ -71,6 +72,8 @@ export function cvText(cv: CrossValidation, inSample: readonly VariantMetrics[],
     `(${cv.settingsRun} settings evaluated)`,
     '',
     wrongFiresText(cv.wrongFires, `held-out folds (${cv.split} split), each at its own fold's choice`).trimEnd(),
+    '',
+    refusalsText(cv.refusals, `held-out folds (${cv.split} split), each at its own fold's choice`).trimEnd(),
   ];
   return `${lines.join('\n')}\n`;
 }
@@ -106,6 +109,8 @@ function cvSection(cv: CrossValidation, inSample: readonly VariantMetrics[], hea
     '',
     wrongFiresMarkdown(cv.wrongFires, 'Wrong fires on the held-out folds (each at its own fold’s choice)').trimEnd(),
     '',
+    refusalsMarkdown(cv.refusals, 'Refused true answers on the held-out folds (each at its own fold’s choice)').trimEnd(),
+    '',
   ];
 }
 
@@ -118,7 +123,7 @@ function cvSection(cv: CrossValidation, inSample: readonly VariantMetrics[], hea
 export function cvMarkdown(
   cv: CrossValidations,
   inSample: readonly VariantMetrics[],
-  meta: { date: Date; command: string; seed: number; inSampleWrong: readonly WrongFire[] },
+  meta: { date: Date; command: string; seed: number; inSampleWrong: readonly WrongFire[]; inSampleRefused?: readonly Refusal[] },
 ): string {
   const lines = [
     `# Recall cross-validation — ${meta.date.toISOString().slice(0, 10)}`,
@@ -131,6 +136,7 @@ export function cvMarkdown(
     '',
     wrongFiresMarkdown(meta.inSampleWrong, 'The configured settings on every case').trimEnd(),
     '',
+    ...(meta.inSampleRefused ? [refusalsMarkdown(meta.inSampleRefused, 'The configured settings on every case').trimEnd(), ''] : []),
     `${cv.byRunbook.settingsRun} settings evaluated.`,
   ];
   return `${lines.join('\n')}\n`;

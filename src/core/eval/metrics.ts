@@ -17,6 +17,11 @@ export interface CaseOutcome {
    * (a `NodeRAIDDiskFailure.md` that says only "see NodeRAIDDegraded"). Absent: only `expected`.
    */
   accepted?: readonly string[];
+  /**
+   * Related runbooks answered with `fired` when the alert did not say which one it is ("one of
+   * N related runbooks", issue 33). The answer is right when the expected runbook is among them.
+   */
+  related?: readonly string[];
 }
 
 export interface VariantMetrics {
@@ -40,6 +45,9 @@ export interface VariantMetrics {
   falseFires: number;
   /** Correct answers that named a pointer-family page rather than `expected` itself. */
   viaPointer: number;
+  /** Answers given as one of N related runbooks (right or wrong), and how many of them were right. */
+  related: number;
+  relatedCorrect: number;
 }
 
 const ratio = (a: number, b: number): number => (b === 0 ? Number.NaN : a / b);
@@ -56,6 +64,8 @@ export function variantMetrics(variant: string, outcomes: readonly CaseOutcome[]
   let wrong = 0;
   let falseFires = 0;
   let viaPointer = 0;
+  let related = 0;
+  let relatedCorrect = 0;
   for (const o of outcomes) {
     if (o.fired) fired++;
     if (o.expected === null) {
@@ -70,9 +80,15 @@ export function variantMetrics(variant: string, outcomes: readonly CaseOutcome[]
     if (rank === 0) at1++;
     if (rank >= 0 && rank < 3) at3++;
     if (rank >= 0) rr += 1 / (rank + 1);
+    const group = o.related ?? [];
+    if (o.fired !== null && group.length > 0) related++;
     if (o.fired !== null && ok.includes(o.fired)) {
       correct++;
       if (o.fired !== o.expected) viaPointer++;
+      if (group.length > 0) relatedCorrect++;
+    } else if (o.fired !== null && group.some((g) => ok.includes(g))) {
+      correct++;
+      relatedCorrect++;
     } else if (o.fired) wrong++;
   }
   return {
@@ -92,6 +108,8 @@ export function variantMetrics(variant: string, outcomes: readonly CaseOutcome[]
     wrong,
     falseFires,
     viaPointer,
+    related,
+    relatedCorrect,
   };
 }
 

@@ -2,6 +2,7 @@ import { basename } from 'node:path';
 import type { RecallOptions } from '../recall/confidence.js';
 import { fmt, type SweepPoint, type VariantMetrics } from './metrics.js';
 import { wrongFiresMarkdown, type WrongFire } from './wrong-fires.js';
+import { refusalsMarkdown, type Refusal } from './refusals.js';
 
 export interface ReportInput {
   metrics: readonly VariantMetrics[];
@@ -9,6 +10,8 @@ export interface ReportInput {
   options: RecallOptions;
   /** Wrong fires at the configured settings. */
   wrong: readonly WrongFire[];
+  /** Refused true answers at the configured settings. */
+  refused?: readonly Refusal[];
   catalogDir: string;
   casesFile: string;
   date: Date;
@@ -80,6 +83,7 @@ export function renderEvalReport(input: ReportInput): { markdown: string; svg: s
     '',
     wrongFiresMarkdown(input.wrong, 'Wrong fires').trimEnd(),
     '',
+    ...(input.refused ? [refusalsMarkdown(input.refused, 'Refused true answers').trimEnd(), ''] : []),
     '## Threshold sweep',
     '',
     'margin_gap swept, other thresholds at their defaults; precision / coverage / false-fire rate.',

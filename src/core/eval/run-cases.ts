@@ -2,7 +2,8 @@ import { parseAlertmanagerPayload } from '../alertmanager.js';
 import { createLedgerState, trackRecord } from '../ledger/ledger-state.js';
 import { buildCatalogSnapshot, type CatalogSnapshot } from '../recall/catalog-snapshot.js';
 import { recall, type RecallOptions } from '../recall/recall.js';
-import type { Answer, Entry, GateTraceStep, Incident } from '../types.js';
+import type { Answer, Entry, GateTraceStep, Incident, NearMiss } from '../types.js';
+import type { SiblingJudgement } from '../recall/siblings.js';
 import type { SearchIndex } from '../../ports/search-index.js';
 import { PostingsIndex } from '../search/postings-index.js';
 import { expectedEntry, type EvalCase } from './eval-cases.js';
@@ -15,6 +16,9 @@ export interface CaseRun extends CaseOutcome {
   trace: GateTraceStep[] | Array<{ gate: string; reason: string }>;
   /** The leading candidates and the expected entry with the scores the gates compared. */
   scores: Array<{ entry: string; score: number; rank: number }>;
+  /** The candidate a gate refused when nothing answered, and the sibling judgements made. */
+  nearMiss?: NearMiss | null;
+  judgements?: readonly SiblingJudgement[];
 }
 
 /** How many of the best candidates a run keeps with their scores. */
@@ -99,7 +103,13 @@ export function createEvalRunner(entries: readonly Entry[], o: EvalRunnerOptions
       if (!incident) return { ...head, fired: null, confidence: null, ranked: [], trace: [{ gate: 'input', reason: 'payload did not parse' }], answer: null, scores: [] };
       const r = recall(incident, snap, track, opts, now);
       const scores = r.scored.flatMap((c, rank) => (rank < SCORES_KEPT || c.entry.id === expected ? [{ entry: c.entry.id, score: c.score, rank }] : []));
-      return { ...head, fired: r.answer?.entry ?? null, confidence: r.answer?.confidence ?? null, ranked: r.ranked, trace: r.trace, answer: r.answer, scores };
+      const related = r.answer?.related;
+      return {
+        ...head,
+        fired: r.answer?.entry ?? null,
+        ...(related ? { related } : {}),
+        confidence: r.answer?.confidence ?? null,
+        ranked: r.ranked, trace: r.trace, answer: r.answer, scores, nearMiss: r.nearMiss, judgements: r.judgements };
     },
   };
 }

@@ -35,7 +35,9 @@ export function wrongFires(runs: readonly CaseRun[], entry: (id: string) => Entr
   const out: WrongFire[] = [];
   for (const r of runs) {
     if (r.fired === null) continue;
-    if (r.expected !== null && (r.fired === r.expected || (r.accepted ?? []).includes(r.fired))) continue;
+    const right = r.expected === null ? [] : [r.expected, ...(r.accepted ?? [])];
+    // One of N related runbooks is right when the expected one is among them.
+    if ([r.fired, ...(r.related ?? [])].some((id) => right.includes(id))) continue;
     const score = (id: string | null) => (id === null ? undefined : r.scores.find((s) => s.entry === id));
     const steps = r.trace as ReadonlyArray<Partial<GateTraceStep> & { gate: string; reason: string }>;
     const gates = steps

@@ -21,7 +21,28 @@ export interface RecalledAnswer {
   track: ReturnType<TrackLookup>;
   /** True when the confirm backstop could not run and the confidence was capped. */
   confirmCapped?: boolean;
+  /**
+   * The near-sibling runbooks answered with this one when the alert does not say which of
+   * them it is (issue 33): the card offers "one of N related runbooks". Absent: an exact answer.
+   */
+  related?: Entry[];
 }
+
+/** How many related runbooks one answer may offer, itself included. */
+export const RELATED_MAX = 3;
+
+/**
+ * The alert describes a pair of siblings but not which one: it says the distinguishing words
+ * of neither, or of both alike, and at least RELATED_SHARED of what their names share
+ * (weighted by rarity, as the rule weighs words) — an alert that says "kube" but not "down"
+ * is not about the `Kube…Down` family at all.
+ */
+function undecided(j: SiblingJudgement): boolean {
+  return Math.abs(j.ownShare - j.rivalShare) < 1e-9 && j.sharedShare >= RELATED_SHARED - 1e-9;
+}
+
+/** Share of the words two siblings' names share that an alert must say for them to answer together. */
+export const RELATED_SHARED = 0.5;
 
 export interface RecallResult {
   /** The answer the thread leads with: an instant recall when one fired, else the runbook. */
@@ -36,6 +57,8 @@ export interface RecallResult {
   instantCandidates: Candidate[];
   /** Every candidate with the score the gates compared (name boost applied), best first. */
   scored: readonly Candidate[];
+  /** Every sibling judgement the runbook tier made, in order (the trace's `sibling` steps, with their shares). */
+  judgements: SiblingJudgement[];
 }
 
 function step(s: GateTraceStep): GateTraceStep {
@@ -130,6 +153,7 @@ export function recall(incident: Incident, catalog: CatalogSnapshot, track: Trac
   }
 
   const rejected = new Set<string>();
+  const judgements: SiblingJudgement[] = [];
   const decide = (group: Agreeing[], kind: AnswerKind): RecalledAnswer | null => {
     let remaining = group.slice();
     for (let attempt = 0; attempt <= opts.maxFallbacks && remaining.length > 0; attempt++) {
@@ -145,31 +169,70 @@ export function recall(incident: Incident, catalog: CatalogSnapshot, track: Trac
       const judge = (a: Agreeing, against: readonly Agreeing[]): { judged: SiblingJudgement[] } | null => {
         const verdict = kind !== 'runbook' || a.tier === 'runbook_url' ? null : siblingGate(a, against, incident, catalog, opts);
         for (const j of verdict?.judged ?? []) {
+          judgements.push(j);
           trace.push(
-            step({ gate: 'sibling', entry: a.cand.entry.id, passed: j.passed, value: round(j.overlap), threshold: opts.siblingOverlap, reason: j.reason }),
+            step({
+              gate: 'sibling',
+              entry: a.cand.entry.id,
+              passed: j.passed,
+              value: round(j.overlap),
+              threshold: opts.siblingOverlap,
+              reason: j.reason,
+              rival: j.rival,
+            }),
           );
         }
         return verdict;
       };
       let siblings = judge(top, rivals);
-      const refused = siblings?.judged.find((j) => !j.passed);
-      if (refused) {
+      let refused = siblings?.judged.filter((j) => !j.passed) ?? [];
+      const first = refused[0];
+      if (first) {
         // The alert says every word only the sibling's name has and none of the leader's: it
-        // describes the sibling, whatever their scores — if it also tells the sibling from its
-        // own siblings.
-        const clear = refused.ownSaid.length === 0 && refused.rivalOwn.length > 0 && refused.rivalSaid.length === refused.rivalOwn.length;
-        const promoted = clear ? remaining.find((a) => a.cand.entry.id === refused.rival) : undefined;
+        // describes the sibling, whatever their scores — judged in turn against its own siblings.
+        const clear = first.ownSaid.length === 0 && first.rivalOwn.length > 0 && first.rivalSaid.length === first.rivalOwn.length;
+        const promoted = clear ? remaining.find((a) => a.cand.entry.id === first.rival) : undefined;
         const again = promoted ? judge(promoted, rivalsOf(promoted)) : null;
-        if (!promoted || !again || again.judged.some((j) => !j.passed)) {
-          offerNearMiss({ entry: top.cand.entry.id, gate: 'sibling', reason: refused.reason });
+        if (promoted && again) {
+          top = promoted;
+          rivals = rivalsOf(promoted);
+          siblings = again;
+          refused = again.judged.filter((j) => !j.passed);
+        }
+      }
+      // Siblings the alert cannot tell apart — it says the words that distinguish them of
+      // neither, or of both alike — answer together, as one of N related runbooks (at most
+      // RELATED_MAX). The rule refuses only where the alert leans to a sibling it does not
+      // clearly describe: that is evidence against the leader, not a lack of it.
+      let related: Agreeing[] = [];
+      if (refused.length > 0) {
+        const against = refused.find((j) => !undecided(j));
+        if (against !== undefined || refused.length + 1 > RELATED_MAX) {
+          const why = against ?? refused[0]!;
+          offerNearMiss({
+            entry: top.cand.entry.id,
+            gate: 'sibling',
+            reason: against ? why.reason : `${why.reason}; ${refused.length + 1} runbooks cannot be told apart, more than the ${RELATED_MAX} a card may offer`,
+          });
           return null;
         }
-        top = promoted;
-        rivals = rivalsOf(promoted);
-        siblings = again;
+        related = refused.map((j) => remaining.find((a) => a.cand.entry.id === j.rival)!).filter((a) => a !== undefined);
+        const n = related.length + 1;
+        trace.push(
+          step({
+            gate: 'sibling',
+            entry: top.cand.entry.id,
+            passed: true,
+            value: n,
+            threshold: RELATED_MAX,
+            reason: `answered as one of ${n} related runbooks (${[top, ...related].map((a) => a.cand.entry.id).join(', ')}): the alert does not say which one it is`,
+          }),
+        );
       }
-      // Siblings told apart by what the alert says are not rivals for the margin either.
-      const runnerUp = rivals.find((a) => !siblings?.judged.some((j) => j.rival === a.cand.entry.id));
+      const inFamily = new Set(related.map((a) => a.cand.entry.id));
+      // Siblings told apart by what the alert says are not rivals for the margin either, nor
+      // are the related runbooks answered with it.
+      const runnerUp = rivals.find((a) => !inFamily.has(a.cand.entry.id) && !siblings?.judged.some((j) => j.rival === a.cand.entry.id));
       const margin: MarginVerdict =
         top.tier === 'runbook_url'
           ? {
@@ -188,6 +251,7 @@ export function recall(incident: Incident, catalog: CatalogSnapshot, track: Trac
           value: round(margin.value),
           threshold: round(margin.threshold),
           reason: margin.reason,
+          ...(runnerUp && top.tier !== 'runbook_url' ? { rival: runnerUp.cand.entry.id } : {}),
         }),
       );
       if (!margin.passed) {
@@ -209,7 +273,7 @@ export function recall(incident: Incident, catalog: CatalogSnapshot, track: Trac
       if (ok) {
         // Nothing graded: no evidence either way, so the track record neither lowers nor raises it.
         const factor = t.withheld ? 1 : t.factor;
-        const confidence = deriveConfidence(
+        const derived = deriveConfidence(
           {
             score: top.cand.score,
             margin: margin.margin,
@@ -222,7 +286,17 @@ export function recall(incident: Incident, catalog: CatalogSnapshot, track: Trac
           },
           opts,
         );
-        return { entry: top.cand.entry, kind, confidence, score: top.cand.score, tier: top.tier, track: t };
+        // One of N related runbooks: the chance the leading page is the one is at most 1 in N.
+        const confidence = related.length > 0 ? Math.round((derived / (related.length + 1)) * 100) / 100 : derived;
+        return {
+          entry: top.cand.entry,
+          kind,
+          confidence,
+          score: top.cand.score,
+          tier: top.tier,
+          track: t,
+          ...(related.length > 0 ? { related: related.map((a) => a.cand.entry) } : {}),
+        };
       }
       rejected.add(top.cand.entry.id);
       const done = top;
@@ -284,12 +358,14 @@ export function recall(incident: Incident, catalog: CatalogSnapshot, track: Trac
     nearMiss = null;
   }
   const lead = instant ?? runbook;
-  const answer: Answer | null = lead ? { kind: lead.kind, entry: lead.entry.id, confidence: lead.confidence } : null;
+  const answer: Answer | null = lead
+    ? { kind: lead.kind, entry: lead.entry.id, confidence: lead.confidence, ...(lead.related ? { related: lead.related.map((e) => e.id) } : {}) }
+    : null;
   // Recall's own ranking: candidates that agree structurally first (the ones the gates weigh),
   // then the rest, each by BM25.
   const agreeing = new Set([...instantGroup, ...runbookGroup].map((a) => a.cand.entry.id));
   const ranked = [...candidates.filter((c) => agreeing.has(c.entry.id)), ...candidates.filter((c) => !agreeing.has(c.entry.id))].map((c) => c.entry.id);
-  return { answer, instant, runbook, nearMiss, trace, ranked, instantCandidates: instantGroup.map((a) => a.cand), scored: candidates };
+  return { answer, instant, runbook, nearMiss, trace, ranked, instantCandidates: instantGroup.map((a) => a.cand), scored: candidates, judgements };
 }
 
 /** The outcome gate's reason, with the formula's numbers so the trace can be checked by hand. */

@@ -213,6 +213,11 @@ export interface SiblingJudgement {
   /** Words only the sibling's name has, and those the alert says. */
   rivalOwn: readonly string[];
   rivalSaid: readonly string[];
+  /** Weighted share of each side's own words the alert says (what the rule compares). */
+  ownShare: number;
+  rivalShare: number;
+  /** Weighted share of the words both names have that the alert says: how much it describes the pair. */
+  sharedShare: number;
   passed: boolean;
   reason: string;
 }
@@ -257,6 +262,10 @@ export function judgeSibling(
   const theirs = { said: diff.rival.filter((w) => saidAnywhere(alert, w, names)), inPhrase: [] as string[] };
   const m = share(mine.said, diff.own);
   const t = share(theirs.said, diff.rival);
+  const sharedShare = share(
+    diff.shared.filter((w) => saidAnywhere(alert, w, names)),
+    diff.shared,
+  );
   // Phrases only settle an equal share (the rarer case: they cost a pass over the alert's words).
   const tie = Math.abs(m - t) < 1e-9 && mine.said.length > 0;
   if (tie) {
@@ -287,5 +296,17 @@ export function judgeSibling(
   } else {
     reason = `${head}: the alert says ${quote(mine.said)} of ${quote(diff.own)} and ${quote(theirs.said)} of ${quote(diff.rival)}: it could be either`;
   }
-  return { rival: rival.id, overlap: diff.overlap, own: diff.own, ownSaid: mine.said, rivalOwn: diff.rival, rivalSaid: theirs.said, passed, reason };
+  return {
+    rival: rival.id,
+    overlap: diff.overlap,
+    own: diff.own,
+    ownSaid: mine.said,
+    rivalOwn: diff.rival,
+    rivalSaid: theirs.said,
+    ownShare: m,
+    rivalShare: t,
+    sharedShare,
+    passed,
+    reason,
+  };
 }

@@ -74,14 +74,14 @@ describe('reprise search', () => {
     expect(await search(['--catalog', 'runbooks', '--k', '3', 'KubePodCrashLooping'], io)).toBe(0);
     const lines = io.out().trimEnd().split('\n');
     expect(lines).toHaveLength(3);
-    expect(lines[0]).toMatch(/^ 1\.\s+\d+\.\d{3}\s+kubernetes\/KubePodCrashLooping\.md\s+Kube Pod Crash Looping$/);
+    expect(lines[0]).toMatch(/^ 1\.\s+\d+\.\d{3}\s+kubernetes\/KubePodCrashLooping\.md\s+Kube Pod Crash Looping \[names the alert\]$/);
   });
 
   it('prints JSON with status and warns about skipped broken entries', async () => {
     const io = bufferIO(FIXTURES);
     expect(await search(['--catalog', 'catalog-broken', '--json', 'disk', 'filling'], io)).toBe(0);
     const out = JSON.parse(io.out()) as { tokens: string[]; results: Array<{ id: string; status: string; score: number }> };
-    expect(out.tokens).toEqual(['disk', 'fill']);
+    expect(out.tokens).toEqual(['disk', 'filling']);
     expect(out.results.map((r) => [r.id, r.status])).toEqual([['playbooks/disk-full.md', 'active'], ['playbooks/disk-full-copy.md', 'draft']]);
     expect(io.err()).toContain('1 broken entry was skipped');
   });

@@ -102,6 +102,27 @@ describe('the thread (views, as the console renders them)', () => {
     expect(text.indexOf('⚡ *Instant recall*')).toBeLessThan(text.indexOf('📚 *Runbook*'));
   });
 
+  it('says "one of N related runbooks" on the card and names the others in the detail', () => {
+    const pending = alert({ alertname: 'Alert3f9a1c', labels: { namespace: 'batch' }, annotations: { summary: 'A kube job is stuck.' } });
+    const failed = playbook('runbooks/KubeJobFailed.md', { title: 'Kube job failed', alerts: ['KubeJobFailed'], body: 'A job failed.' });
+    const notDone = playbook('runbooks/KubeJobNotCompleted.md', {
+      title: 'Kube job not completed',
+      alerts: ['KubeJobNotCompleted'],
+      body: 'A job did not complete.',
+    });
+    const r = recall(
+      pending,
+      fixedSnapshot([failed, notDone], { [failed.id]: 30, [notDone.id]: 25 }),
+      noHistory,
+      recallOpts({ minScore: 1, soloFloor: 1 }),
+      NOW,
+    );
+    expect(r.runbook?.related?.map((e) => e.id)).toEqual([notDone.id]);
+    const at = input(r, { incident: pending });
+    expect(buildCard(at).headline).toMatchObject({ answer: 'runbook', entry: failed.id, title: 'Kube job failed (one of 2 related runbooks)' });
+    expect(renderThread(at)).toContain(`Kube job failed (one of 2 related runbooks; also ${notDone.id})`);
+  });
+
   it('marks a fall-through, lists refused recalls and the near miss', () => {
     // oom is refused by its track record; `other`, tried next, is alone below solo_floor.
     const refused = recall(

@@ -22,16 +22,21 @@ describe('assess', () => {
     expect(a.cost).toBeCloseTo(0.2); // two silences of ten
   });
 
-  it('costs a wrong fire WRONG_FIRE_COST silences', () => {
+  it('holds precision by a floor on every fold, not by trading wrong fires for coverage', () => {
     const base = [...times(50, () => o('name-visible', 'a', 'a')), ...times(100, () => o('name-visible', null, null))];
-    const silent = assess([...base, ...times(90, () => o('name-hidden', 'a', 'a')), ...times(10, () => o('name-hidden', 'a', null))]);
-    const bolder = assess([...base, ...times(98, () => o('name-hidden', 'a', 'a')), ...times(2, () => o('name-hidden', 'a', 'b'))]);
-    expect(WRONG_FIRE_COST).toBeGreaterThanOrEqual(5);
-    expect(silent.cost).toBeCloseTo(0.1);
-    expect(bolder.cost).toBeCloseTo((2 * WRONG_FIRE_COST) / 100);
-    // More coverage (1.0 against 0.9) does not buy two wrong runbooks.
-    expect(bolder.coverage).toBeGreaterThan(silent.coverage);
-    expect(better(silent, bolder)).toBe(true);
+    const silent = [...base, ...times(90, () => o('name-hidden', 'a', 'a')), ...times(10, () => o('name-hidden', 'a', null))];
+    const bolder = [...base, ...times(97, () => o('name-hidden', 'a', 'a')), ...times(3, () => o('name-hidden', 'a', 'b'))];
+    // Pooled, 3 wrong runbooks in 100 hold 0.96 precision, and a wrong fire is one miss.
+    expect(WRONG_FIRE_COST).toBe(1);
+    expect(assess(silent).cost).toBeCloseTo(0.1);
+    expect(assess(bolder).cost).toBeCloseTo(0.03);
+    expect(assess(bolder).violation).toBe(0);
+    // On folds, the 3 wrong fires fall in one of two folds: 0.94 there, below 0.96.
+    const folds = (os: CaseOutcome[]) => os.map((x, i) => (x.variant === 'name-hidden' && x.fired === 'b' ? 1 : i % 2));
+    const onFolds = assess(bolder, FLOORS, folds(bolder));
+    expect(onFolds.violation).toBeGreaterThan(0);
+    expect(assess(silent, FLOORS, folds(silent)).violation).toBe(0);
+    expect(better(assess(silent, FLOORS, folds(silent)), onFolds)).toBe(true);
   });
 
   it('charges every floor it misses', () => {
@@ -43,9 +48,9 @@ describe('assess', () => {
       ...times(8, () => o('leave-one-out', null, null)),
       ...times(2, () => o('leave-one-out', null, 'a')), //  loo fire 0.2 (> 0.05)
       ...times(8, () => o('name-hidden+expr', 'a', 'a')),
-      ...times(2, () => o('name-hidden+expr', 'a', 'b')), // hard precision 0.8 (< 0.97)
+      ...times(2, () => o('name-hidden+expr', 'a', 'b')), // hard precision 0.8 (< 0.96)
     ];
-    expect(assess(outcomes).violation).toBeCloseTo(0.09 + 0.09 + 0.15 + 0.17);
+    expect(assess(outcomes).violation).toBeCloseTo(0.09 + 0.09 + 0.15 + 0.16);
     expect(assess(outcomes, { ...FLOORS, hardPrecision: 0.7 }).violation).toBeCloseTo(0.09 + 0.09 + 0.15);
   });
 

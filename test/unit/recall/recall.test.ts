@@ -189,9 +189,11 @@ describe('aliases and pointer pages', () => {
     const withFamily = recall(i, fixedSnapshot([degraded, pointer, other], scores), noHistory, recallOpts(), NOW);
     expect(withFamily.answer?.entry).toBe(degraded.id);
     expect(stepsOf(withFamily.trace, 'margin', degraded.id)[0]?.reason).toContain(other.id);
-    // Read as two unrelated pages, the pointer is a runner-up 5% behind: no answer.
+    expect(withFamily.answer?.related).toBeUndefined();
+    // Read as two pages, the pointer is a near-sibling 5% behind the alert cannot tell from its
+    // target: one of two related runbooks, not an exact answer.
     const { pointsTo: _, ...standalone } = pointer;
-    expect(recall(i, fixedSnapshot([degraded, standalone, other], scores), noHistory, recallOpts(), NOW).answer).toBeNull();
+    expect(recall(i, fixedSnapshot([degraded, standalone, other], scores), noHistory, recallOpts(), NOW).answer?.related).toEqual([standalone.id]);
   });
 
   it("the pointer page's own alert is covered by its target too", () => {

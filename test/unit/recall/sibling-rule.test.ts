@@ -33,17 +33,55 @@ const scores = (top: Entry, sibling: Entry) => ({ [top.id]: 100, [sibling.id]: 4
 const opts = recallOpts({ marginGap: 0.05 });
 
 describe('sibling rule (margin gate)', () => {
-  it('refuses the top runbook when the alert says neither difference: near miss, with the distinguishing words in the trace', () => {
+  it('answers as one of 2 related runbooks when the alert describes both and says neither difference', () => {
     const i = hidden('kube-state-metrics is experiencing errors in operations.');
     const r = recall(i, fixedSnapshot([listErrors, watchErrors], scores(listErrors, watchErrors)), noHistory, opts, NOW);
-    expect(r.answer).toBeNull();
-    const [s] = stepsOf(r.trace, 'sibling', listErrors.id);
-    expect(s).toMatchObject({ passed: false, value: 0.8, threshold: 0.5 });
-    expect(s?.reason).toContain(watchErrors.id);
+    expect(r.answer).toMatchObject({ kind: 'runbook', entry: listErrors.id, related: [watchErrors.id] });
+    expect(r.runbook?.related?.map((e) => e.id)).toEqual([watchErrors.id]);
+    const [s, family] = stepsOf(r.trace, 'sibling', listErrors.id);
+    expect(s).toMatchObject({ passed: false, value: 0.8, threshold: 0.5, rival: watchErrors.id });
     expect(s?.reason).toContain('the alert says neither "list" nor "watch"');
-    expect(r.nearMiss).toEqual({ entry: listErrors.id, gate: 'sibling', reason: s?.reason });
-    // The margin gate was never asked: a 60% lead between siblings says nothing.
-    expect(stepsOf(r.trace, 'margin')).toHaveLength(0);
+    expect(family).toMatchObject({ passed: true, value: 2, threshold: 3 });
+    expect(family?.reason).toContain(`one of 2 related runbooks (${listErrors.id}, ${watchErrors.id})`);
+    // The family stands alone for the margin: its members are not each other's rivals.
+    expect(stepsOf(r.trace, 'margin', listErrors.id)[0]?.reason).toMatch(/alone/);
+    // At most 1 in 2 that the leading page is the one.
+    const exact = recall(
+      hidden('kube-state-metrics is experiencing errors in list operations.'),
+      fixedSnapshot([listErrors, watchErrors], scores(listErrors, watchErrors)),
+      noHistory,
+      opts,
+      NOW,
+    );
+    expect(r.answer!.confidence).toBeLessThanOrEqual(exact.answer!.confidence / 2 + 0.01);
+  });
+
+  it('refuses siblings the alert does not describe: it says neither difference nor what their names share', () => {
+    const scheduler = runbook('KubeSchedulerDown', 'KubeScheduler has disappeared from Prometheus target discovery.');
+    const controller = runbook('KubeControllerManagerDown', 'KubeControllerManager has disappeared from Prometheus target discovery.');
+    // Other Kube… runbooks make "kube" a common name word, as in any Kubernetes catalog.
+    const more = ['KubePodCrashLooping', 'KubeNodeNotReady', 'KubeletTooManyPods'].map((n) => runbook(n, 'Something else.'));
+    const snap = fixedSnapshot([scheduler, controller, ...more], { ...scores(scheduler, controller), ...Object.fromEntries(more.map((e) => [e.id, 1])) });
+    // "kube" alone (the common word) of "kube", "down": not the Kube…Down family.
+    const i = hidden('KubeProxy has disappeared from Prometheus target discovery.');
+    const r = recall(i, snap, noHistory, opts, NOW);
+    expect(r.answer).toBeNull();
+    expect(r.nearMiss).toMatchObject({ entry: scheduler.id, gate: 'sibling' });
+    // Said plainly, the same pair answers together.
+    const down = recall(hidden('A Kubernetes component is down.'), snap, noHistory, opts, NOW);
+    expect(down.answer?.related).toEqual([controller.id]);
+  });
+
+  it('refuses when more siblings than a card may offer cannot be told apart', () => {
+    const names = ['KubeJobAFailed', 'KubeJobBFailed', 'KubeJobCFailed', 'KubeJobDFailed'];
+    const books = names.map((n) => runbook(n, 'A job failed.'));
+    const snap = fixedSnapshot(books, Object.fromEntries(books.map((b, i) => [b.id, 100 - i])));
+    const r = recall(hidden('A kube job failed.'), snap, noHistory, opts, NOW);
+    expect(r.answer).toBeNull();
+    expect(r.nearMiss?.reason).toContain('4 runbooks cannot be told apart, more than the 3 a card may offer');
+    const first3 = books.slice(0, 3);
+    const three = recall(hidden('A kube job failed.'), fixedSnapshot(first3, Object.fromEntries(first3.map((b, i) => [b.id, 100 - i]))), noHistory, opts, NOW);
+    expect(three.answer?.related).toHaveLength(2);
   });
 
   it('fires when the alert says one difference and not the other', () => {
@@ -82,8 +120,9 @@ describe('sibling rule (margin gate)', () => {
   it('gives the generic check beside its quota variant only to an alert that carries its expression without the variant', () => {
     const snap = fixedSnapshot([cpu, cpuQuota], scores(cpu, cpuQuota));
     const text = 'Cluster has overcommitted CPU resource requests.';
+    // Without the expression the alert cannot say which: one of the two.
     const bare = recall(hidden(text), snap, noHistory, opts, NOW);
-    expect(bare.answer).toBeNull();
+    expect(bare.answer).toMatchObject({ entry: cpu.id, related: [cpuQuota.id] });
     expect(stepsOf(bare.trace, 'sibling', cpu.id)[0]?.reason).toContain('"quota"');
 
     const expr = (promql: string) => `http://prometheus:9090/graph?g0.expr=${encodeURIComponent(promql)}&g0.tab=1`;
@@ -94,7 +133,8 @@ describe('sibling rule (margin gate)', () => {
       opts,
       NOW,
     );
-    expect(generic.answer?.entry).toBe(cpu.id);
+    expect(generic.answer).toMatchObject({ entry: cpu.id });
+    expect(generic.answer?.related).toBeUndefined();
 
     // The variant's own metric says "quota" (a compound: resourcequota): the variant it is.
     const quota = recall(hidden(text, { generatorURL: expr('sum(kube_resourcequota{type="hard", resource="cpu"}) > 1.5') }), snap, noHistory, opts, NOW);
@@ -141,8 +181,16 @@ describe('sibling rule (margin gate)', () => {
     );
     expect(said.answer?.entry).toBe(listErrors.id);
     const unsaid = recall(hidden('kube-state-metrics is experiencing errors.'), servedSnapshot([listErrors, watchErrors]), noHistory, low, NOW);
-    expect(unsaid.answer).toBeNull();
-    expect(unsaid.nearMiss?.gate).toBe('sibling');
+    expect(unsaid.answer?.related).toHaveLength(1);
+    expect([unsaid.answer?.entry, ...(unsaid.answer?.related ?? [])].sort()).toEqual([listErrors.id, watchErrors.id].sort());
+    const elsewhere = recall(
+      hidden('kube-state-metrics is experiencing errors in list operations.'),
+      servedSnapshot([listErrors, watchErrors]),
+      noHistory,
+      low,
+      NOW,
+    );
+    expect(elsewhere.answer?.related).toBeUndefined();
   });
 });
 
