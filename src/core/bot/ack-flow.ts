@@ -8,6 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Actor, ChatIntent, ResponseTarget, Target } from '../chat/chat-types.js';
+import { shortDuration } from '../chat/incident-span.js';
 import { RepriseError } from '../errors.js';
 import type { AckEvent } from '../ledger-events.js';
 import { answer, displayName, enqueue, ledgerUser, type Ctx, type ThreadInfo } from './bot-context.js';
@@ -22,15 +23,6 @@ export function pagerDutyIncidentId(thread: Pick<ThreadInfo, 'source' | 'fingerp
   if (thread.source !== 'pagerduty' || !thread.fingerprint.startsWith('pagerduty:')) return undefined;
   const id = thread.fingerprint.slice('pagerduty:'.length);
   return id === '' ? undefined : id;
-}
-
-/** "4 min", "1 h 5 min", "2 d 3 h". */
-export function shortDuration(ms: number): string {
-  const min = Number.isFinite(ms) ? Math.max(0, Math.round(ms / 60_000)) : 0;
-  if (min < 60) return `${min} min`;
-  const h = Math.floor(min / 60);
-  if (h < 48) return min % 60 === 0 ? `${h} h` : `${h} h ${min % 60} min`;
-  return `${Math.floor(h / 24)} d ${h % 24} h`;
 }
 
 /** `@name` for an acker: the display name when known, one leading `@`. Text: renderers escape it. */

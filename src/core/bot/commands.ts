@@ -8,7 +8,7 @@ import { deriveWorkload, triggerKey } from '../identity.js';
 import type { RecallResult } from '../recall/recall.js';
 import type { Incident } from '../types.js';
 import { shortTime, type BotReads } from './bot-context.js';
-import { shortDuration } from './ack-flow.js';
+import { shortDuration } from '../chat/incident-span.js';
 
 export type ParsedCommand =
   | { name: 'recall'; text: string }
