@@ -460,8 +460,14 @@ export interface PostmortemMaterial {
   at: string;
   triggerKey: string;
   alert: OpenAlert;
+  /** When Reprise opened it and heard it resolved (ledger time). */
   openedAt?: string;
   resolvedAt?: string;
+  /** The alert's own start and end (a group's earliest and latest): what the durations count. */
+  startsAt?: string;
+  endsAt?: string;
+  /** Who acknowledged this episode, in order. */
+  acks?: Array<{ user: string; at: string }>;
   cause?: string;
   /** The thread's notes and fixes, oldest first. */
   said: Array<{ kind: 'note' | 'fix'; user: string; text: string; at: string }>;

@@ -85,8 +85,10 @@ describe('a postmortem draft from the thread', () => {
     const section = (name: string): string => content.split(`## ${name}\n\n`)[1]!.split('\n## ')[0]!;
     expect(section('Cause')).toContain('the JVM heap outgrew the 1Gi limit');
     expect(section('Resolution')).toContain('> rolled back deploy 4f2a1c @');
-    expect(section('Timeline')).toMatch(/2026-01-01 00:00 UTC — fired: checkout-api is crash looping/);
-    expect(section('Timeline')).toMatch(/resolved after 23 min/);
+    // Dated by the alert's own startsAt (10 min before Reprise heard), as chat and /ui date it.
+    expect(section('Timeline')).toMatch(/2025-12-31 23:50 UTC — fired: checkout-api is crash looping/);
+    expect(section('Timeline')).toMatch(/2026-01-01 00:00 UTC — Reprise posted it after 10 min/);
+    expect(section('Timeline')).toMatch(/resolved after 33 min/);
     expect(content).not.toMatch(/<!channel>|<b>|<!--|@org/);
     const told = h.transport.replies
       .map((r) => r.view as NoticeView)
@@ -131,6 +133,71 @@ describe('a postmortem draft from the thread', () => {
       expect(told).toContain('postmortem asked for by @bob: drafting it as a pull request under postmortems/');
       expect(told).toContain(`postmortem drafted for review: PR #${pms[0]!.number} <https://github.example/acme/kb/pull/${pms[0]!.number}>`);
       expect((await h.events()).filter((e) => e.type === 'postmortem')).toMatchObject([{ triggerKey: tk, user: `${h.transport.name}:U-bob` }]);
+    },
+  );
+
+  it(
+    "per episode (issue 28): the second occurrence's postmortem and fix draft report only its own 👎, notes and acks, and date it by the alert's startsAt",
+    { timeout: 60_000 },
+    async () => {
+      const seed: Record<string, string> = {};
+      for (const p of SEED) seed[p] = await readFile(join(REPO_ROOT, 'catalog', p), 'utf8');
+      h = await curationHarness({ seed, noModel: true });
+      const t = h.transport;
+      // Episode 1: 👀, 👎 and a "tried" note, then resolved.
+      await h.bot.handle(incidentIntents([crashLoop('eeee1')]));
+      await h.settle();
+      const root1 = t.posts.at(-1)!.ref!;
+      await say(t, root1, 'a1', 'ack');
+      await t.inject({
+        type: 'reaction',
+        eventId: 'v1',
+        transport: t.name,
+        user: { id: 'U-carol', name: 'carol' },
+        target: root1,
+        reaction: '-1',
+        removed: false,
+      });
+      await say(t, root1, 'n1', 'note: tried restarting the pods, it did not help');
+      await h.settle();
+      h.clock.advance(10 * 60_000);
+      await h.bot.handle(incidentIntents([crashLoop('eeee1', 'resolved')]));
+      await h.settle();
+      // Episode 2, an hour later: it fired 5 min before Reprise heard; nobody voted, noted or acked.
+      h.clock.advance(60 * 60_000);
+      const startsAt = new Date(h.clock.now().getTime() - 5 * 60_000).toISOString();
+      await h.bot.handle(incidentIntents([{ ...crashLoop('ffff2'), startsAt }]));
+      await h.settle();
+      const root2 = t.posts.at(-1)!.ref!;
+      await say(t, root2, 'f2', 'fixed: raised the memory limit to 1.5Gi');
+      await say(t, root2, 'pm2', 'postmortem');
+      await h.settle();
+      const pm = h.fake.pulls().find((p) => p.labels.includes('postmortem'))!;
+      const content = (await h.remote.show(pm.head, `postmortems/${pm.head.slice('reprise/postmortem/'.length)}.md`))!;
+      expect(content).not.toContain('👎');
+      expect(content).not.toContain('tried restarting the pods');
+      expect(content).not.toContain('acknowledged');
+      expect(content).toContain(`- ${startsAt.slice(0, 16).replace('T', ' ')} UTC — fired: checkout-api is crash looping`);
+      expect(content).toMatch(/— Reprise posted it after 5 min/);
+      const fix = h.fake.pulls().find((p) => p.labels.includes('human-fix'))!;
+      const entry = (await h.remote.show(fix.head, `incidents/${fix.head.slice('reprise/kb/'.length)}.md`))!;
+      expect(entry).not.toContain('👎');
+      expect(entry).not.toContain('tried restarting the pods');
+
+      // The first episode's own postmortem does report them.
+      await say(t, root1, 'pm1', 'postmortem');
+      await h.settle();
+      const pm1 = h.fake
+        .pulls()
+        .filter((p) => p.labels.includes('postmortem'))
+        .find((p) => p.number !== pm.number)!;
+      const content1 = (await h.remote.show(pm1.head, `postmortems/${pm1.head.slice('reprise/postmortem/'.length)}.md`))!;
+      expect(content1).toContain('judged off-base with 👎');
+      expect(content1).toContain('tried restarting the pods, it did not help');
+      expect(content1).toMatch(/@\u2060alice acknowledged it after 10 min/);
+      expect(content1).toMatch(/— resolved after 20 min/);
+      // Both drafts are of one trigger: the facts were kept apart by episode, not by trigger.
+      expect(content1).toContain(content.split('- **Trigger:** ')[1]!.split('\n')[0]!);
     },
   );
 

@@ -6,7 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { openAlert } from './fix-flow.js';
-import { buildCard, buildDetail, resolvedNote } from '../chat/build-thread-view.js';
+import { buildCard, buildDetail } from '../chat/build-thread-view.js';
+import { spanResolvedNote } from '../chat/incident-span.js';
 import { RepriseError } from '../errors.js';
 import type { Verdict } from '../verdict.js';
 import { recall, type RecallResult } from '../recall/recall.js';
@@ -137,7 +138,12 @@ export function decideFiring(c: Ctx, incident: Incident, route: Record<string, s
         tx,
         now,
         thread,
-        { state: 'resolved', note: resolvedNote(closed.startsAt ?? closed.openedAt, closed.endsAt ?? closed.resolvedAt ?? at), icon: '✅', topic: 'resolved' },
+        {
+          state: 'resolved',
+          note: spanResolvedNote({ startsAt: closed.startsAt, openedAt: closed.openedAt, endsAt: closed.endsAt, resolvedAt: closed.resolvedAt ?? at }),
+          icon: '✅',
+          topic: 'resolved',
+        },
         c.out,
       );
   }

@@ -15,6 +15,7 @@ import { catalogResource } from '../curate/plan-curation.js';
 import type { Incident } from '../types.js';
 import { atName, displayName, enqueue, ledgerUser, type Ctx, type ThreadInfo } from './bot-context.js';
 import type { ChatOutcome, FixOptions } from './bot-context.js';
+import { episodeFacts } from './episode-facts.js';
 
 export const DEFAULT_FIXES: FixOptions = { ask: true, maxBytes: 8 * 1024, perThread: 5 };
 
@@ -48,13 +49,15 @@ const TRIED = /\b(did(?:n'?t| not) (?:work|help|fix)|no effect|not the (?:cause|
 
 /** The cause, the tried-and-failed and the alert of a fix's draft, from what the ledger holds. */
 export function fixMaterial(c: Pick<Ctx, 'read' | 'now'>, thread: ThreadInfo, e: { actor: Actor; text: string }): FixMaterial {
-  const notes = c.read.humanNotes(thread.triggerKey).filter((n) => n.openId === undefined || n.openId === thread.openId);
+  // This episode's notes and 👎 only: a draft never reports what was said of another occurrence.
+  const facts = episodeFacts(thread);
+  const notes = c.read.humanNotes(thread.triggerKey).filter(facts.owns);
   const causeNote = [...notes].reverse().find((n) => afterKeyword(n.text.trim(), 'cause'));
   const cause = causeNote ? afterKeyword(causeNote.text.trim(), 'cause') : c.read.standing(thread.triggerKey)?.cause;
   const tried: string[] = [];
-  const votes = c.read.occurrences(thread.triggerKey);
-  if (votes.down > 0 && thread.entry) tried.push(`The answer from ${thread.entry} (judged off-base with 👎)`);
-  else if (votes.down > 0) {
+  const down = facts.downVoters.length > 0;
+  if (down && thread.entry) tried.push(`The answer from ${thread.entry} (judged off-base with 👎)`);
+  else if (down) {
     const standing = c.read.standing(thread.triggerKey);
     if (standing) tried.push(`${standing.cause} (the investigation's answer, judged off-base with 👎)`);
   }

@@ -8,6 +8,7 @@ import type { RichText, EphemeralView } from '../chat/thread-view.js';
 import type { LedgerReader } from '../ledger/ledger-reader.js';
 import type { TimelineItem } from '../ledger/ledger-types.js';
 import { shortDuration } from '../duration.js';
+import { spanStart } from '../chat/incident-span.js';
 
 export interface IncidentTimeline {
   triggerKey: string;
@@ -28,7 +29,9 @@ export function incidentTimeline(read: Pick<LedgerReader, 'newestThread'>, trigg
   const thread = read.newestThread(triggerKey);
   if (!thread) return { triggerKey, items: [], ackers: [] };
   const items = thread.timeline ?? [];
-  const firedAt = thread.firedAt ?? thread.openedAt;
+  // A reopened episode counts from its reopen (firedAt); a group from its earliest alert.
+  const reopened = items.some((i) => i.kind === 'reopened');
+  const firedAt = reopened ? (thread.firedAt ?? thread.openedAt) : spanStart({ startsAt: thread.firedAt, openedAt: thread.openedAt, group: thread.storm });
   const since = (at: string | undefined): number | undefined => {
     if (!at || !firedAt) return undefined;
     const ms = Date.parse(at) - Date.parse(firedAt);
@@ -37,7 +40,8 @@ export function incidentTimeline(read: Pick<LedgerReader, 'newestThread'>, trigg
   const toAckMs = since(thread.acks?.[0]?.at);
   // A reopened incident's durations are its newest episode's: from the reopen to the resolve after it.
   const from = items.findLastIndex((i) => i.kind === 'reopened');
-  const toResolveMs = since(items.slice(Math.max(0, from)).find((i) => i.kind === 'resolved')?.at);
+  // A group is over once its last alert ended: the newest resolve (a reopened incident's, after its reopen).
+  const toResolveMs = thread.state === 'firing' ? undefined : since(items.slice(Math.max(0, from)).findLast((i) => i.kind === 'resolved')?.at);
   return {
     triggerKey,
     openId: thread.openId,

@@ -10,12 +10,14 @@
 import { randomUUID } from 'node:crypto';
 import type { ChatIntent, ResponseTarget } from '../chat/chat-types.js';
 import type { RichText } from '../chat/thread-view.js';
+import { spanEnd, spanStart } from '../chat/incident-span.js';
 import { renderPostmortem, type PostmortemDraft } from '../curate/postmortem.js';
 import { RepriseError } from '../errors.js';
 import type { PostmortemMaterial } from '../ledger-events.js';
 import { answer, atName, enqueue, ledgerUser, type Ctx, type ThreadInfo } from './bot-context.js';
 import type { ChatOutcome } from './bot-context.js';
 import { plainAnswer } from './commands.js';
+import { episodeFacts } from './episode-facts.js';
 import { fixMaterial } from './fix-flow.js';
 
 /** A postmortem asked for in a thread, by a command (with where to answer) or from the CLI (no event id). */
@@ -29,7 +31,9 @@ const REPLY_CAP = 3500;
 
 export function postmortemMaterial(c: Pick<Ctx, 'read' | 'now'>, thread: ThreadInfo, e: Pick<Postmortem, 'actor'>): PostmortemMaterial {
   const base = fixMaterial(c, thread, { actor: e.actor, text: '-' });
-  const mine = (r: { openId?: string }): boolean => r.openId === thread.openId;
+  // This episode's facts only (issue 28): its notes, fixes and acks; the 👎 come through fixMaterial, per episode too.
+  const facts = episodeFacts(thread);
+  const mine = facts.owns;
   const said = [
     ...c.read
       .humanNotes(thread.triggerKey)
@@ -44,6 +48,15 @@ export function postmortemMaterial(c: Pick<Ctx, 'read' | 'now'>, thread: ThreadI
   const current = thread.episodes?.at(-1) ?? thread.openId;
   const episode = c.read.recentEpisodes(thread.triggerKey).find((ep) => ep.openId === current);
   const openedAt = thread.openedAt ?? episode?.openedAt;
+  const span = {
+    startsAt: facts.since ?? thread.firedAt ?? episode?.startsAt,
+    openedAt,
+    endsAt: episode?.endsAt,
+    resolvedAt: episode?.resolvedAt,
+    group: facts.since ? undefined : thread.storm,
+  };
+  const startsAt = spanStart(span);
+  const endsAt = episode ? spanEnd(span) : undefined;
   return {
     user: ledgerUser(e.actor),
     at: c.now.toISOString(),
@@ -51,6 +64,9 @@ export function postmortemMaterial(c: Pick<Ctx, 'read' | 'now'>, thread: ThreadI
     alert: base.alert,
     ...(openedAt ? { openedAt } : {}),
     ...(episode?.resolvedAt ? { resolvedAt: episode.resolvedAt } : {}),
+    ...(startsAt ? { startsAt } : {}),
+    ...(endsAt ? { endsAt } : {}),
+    ...(facts.acks.length > 0 ? { acks: facts.acks.slice(0, 10).map((a) => ({ user: a.name ?? a.user, at: a.at })) } : {}),
     ...(base.cause ? { cause: base.cause } : {}),
     said: said.slice(-20),
     triedAndFailed: base.triedAndFailed,

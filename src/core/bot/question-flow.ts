@@ -6,6 +6,7 @@
  * never echoed and never change what is looked up: the answer is about the thread's trigger.
  */
 import type { ChatIntent } from '../chat/chat-types.js';
+import { spanResolvedNote, spanStart } from '../chat/incident-span.js';
 import type { RichText } from '../chat/thread-view.js';
 import { utcDay } from '../investigate/budget.js';
 import { questionAnswerText, questionMessages } from '../investigate/question-prompt.js';
@@ -33,13 +34,6 @@ const quote = (text: string): string => {
 
 const TRIED = /\b(did(?:n'?t| not) (?:work|help|fix)|no effect|not the (?:cause|fix)|made (?:it|things) worse|tried\b)/i;
 
-function minutes(fromIso: string, toIso: string): string {
-  const ms = Date.parse(toIso) - Date.parse(fromIso);
-  if (!Number.isFinite(ms) || ms < 0) return '';
-  const m = Math.round(ms / 60_000);
-  return m < 120 ? `${m} min` : `${Math.round(m / 60)} h`;
-}
-
 /** The runbook of the thread: the one it showed, else a resource-less entry listing the alert. */
 function runbookOf(c: Ctx, thread: ThreadInfo, alertname: string): Entry | undefined {
   const entries = c.d.catalog().entries;
@@ -64,7 +58,10 @@ export function knownAnswer(c: Ctx, thread: ThreadInfo): RichText[] {
   // 2. How often and when.
   const occ = c.read.occurrences(key);
   const episodes = c.read.recentEpisodes(key).slice(0, 3);
-  const when = episodes.map((e) => `${shortTime(e.openedAt, c.now)}${e.resolvedAt ? ` (resolved after ${minutes(e.openedAt, e.resolvedAt)})` : ''}`);
+  const when = episodes.map((e) => {
+    const start = spanStart(e) ?? e.openedAt;
+    return `${shortTime(start, c.now)}${e.resolvedAt ? ` (${spanResolvedNote(e)})` : ''}`;
+  });
   lines.push([
     `🔁 Fired ${occ.count} time${occ.count === 1 ? '' : 's'}${occ.firstSeen ? ` since ${shortTime(occ.firstSeen, c.now)}` : ''}`,
     ...(when.length > 0 ? [`; recent: ${when.join(', ')}`] : []),

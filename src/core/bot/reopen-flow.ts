@@ -13,7 +13,7 @@
  * posted, a storm, dropped from the registry) the reopen is an ordinary firing.
  */
 import { randomUUID } from 'node:crypto';
-import { resolvedNote } from '../chat/build-thread-view.js';
+import { spanResolvedNote } from '../chat/incident-span.js';
 import type { Incident } from '../types.js';
 import { enqueue, restate, shortTime, type Ctx } from './bot-context.js';
 import { dupFingerprint } from './dup-fingerprint.js';
@@ -95,7 +95,12 @@ export function decideReopen(c: Ctx, reopened: Incident): ReopenOutcome | undefi
       tx,
       now,
       after,
-      { state: 'resolved', note: resolvedNote(closed.startsAt ?? closed.openedAt, closed.endsAt ?? closed.resolvedAt ?? at), icon: '✅', topic: 'resolved' },
+      {
+        state: 'resolved',
+        note: spanResolvedNote({ startsAt: closed.startsAt, openedAt: closed.openedAt, endsAt: closed.endsAt, resolvedAt: closed.resolvedAt ?? at }),
+        icon: '✅',
+        topic: 'resolved',
+      },
       c.out,
     );
   }

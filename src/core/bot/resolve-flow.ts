@@ -3,7 +3,7 @@
  * (debounce), buffered until its open arrives, one member of a storm, or the end of the
  * incident — the card restated as resolved and its queued work cancelled.
  */
-import { resolvedNote } from '../chat/build-thread-view.js';
+import { spanResolvedNote } from '../chat/incident-span.js';
 import type { Incident } from '../types.js';
 import { restate, type Ctx } from './bot-context.js';
 import { askWhatFixed } from './fix-flow.js';
@@ -60,8 +60,14 @@ export function decideResolve(c: Ctx, incident: Incident): ResolveOutcome {
   }
   // The incident is over: queued work for it is cancelled (a storm's job runs under its lead).
   cancel(thread?.storm ? thread.fingerprint : incident.fingerprint);
-  const started = thread?.storm ? thread.storm.firstAt : (closed.startsAt ?? closed.openedAt);
-  const note = resolvedNote(started, closed.endsAt ?? at);
+  // From the alert's own start to its own end (a group's earliest and latest), as the source dates them.
+  const note = spanResolvedNote({
+    startsAt: closed.startsAt,
+    openedAt: thread?.storm ? thread.storm.firstAt : closed.openedAt,
+    endsAt: closed.endsAt,
+    resolvedAt: at,
+    group: thread?.storm,
+  });
   if (thread)
     restate(
       tx,

@@ -290,10 +290,3 @@ export function buildDetail(input: ThreadInput): DetailView {
 export function buildThread(input: ThreadInput): { card: CardView; detail: DetailView } {
   return { card: buildCard(input), detail: buildDetail(input) };
 }
-
-/** "resolved after N min", from the alert's own start to its end when it sent them. */
-export function resolvedNote(startedAt: string, endedAt: string): string {
-  const ms = Date.parse(endedAt) - Date.parse(startedAt);
-  const min = Number.isFinite(ms) ? Math.max(0, Math.round(ms / 60_000)) : 0;
-  return `resolved after ${min} min`;
-}

@@ -5,6 +5,8 @@
  * indexes (a postmortem is never recalled as an answer). Every word a person or an alert wrote
  * is neutralised.
  */
+import { elapsedMs, spanEnd, spanStart } from '../chat/incident-span.js';
+import { shortDuration } from '../duration.js';
 import type { PostmortemMaterial } from '../ledger-events.js';
 import { oneLine, slugify } from './kb-entry.js';
 import { marker } from './markers.js';
@@ -26,14 +28,25 @@ export function renderPostmortem(m: PostmortemMaterial, key: string): Postmortem
   const a = m.alert;
   const title = oneLine(neutraliseTitle(`Postmortem: ${a.alertname}${a.resource ? ` on ${a.resource}` : ''} (${day(m.openedAt)})`), 160);
   const name = `${day(m.openedAt)}-${slugify(`${a.alertname} ${a.resource ?? ''}`)}-${key.slice(0, 8)}`;
-  const minutes = m.openedAt && m.resolvedAt ? Math.round((Date.parse(m.resolvedAt) - Date.parse(m.openedAt)) / 60_000) : undefined;
+  // Times and durations as the alert dates them (its startsAt and endsAt), as chat and /ui say them.
+  const fired = spanStart({ startsAt: m.startsAt, openedAt: m.openedAt });
+  const ended = m.resolvedAt ? spanEnd({ endsAt: m.endsAt, resolvedAt: m.resolvedAt }) : undefined;
+  const since = (at: string | undefined): string => {
+    const ms = elapsedMs(fired, at);
+    return ms === undefined ? '' : ` after ${shortDuration(ms)}`;
+  };
+  const posted = m.openedAt && fired && Date.parse(m.openedAt) - Date.parse(fired) >= 60_000 ? m.openedAt : undefined;
   const timeline = [
-    `- ${when(m.openedAt)} — fired: ${neutraliseLine(a.title)}`,
-    ...m.said.map((s) => `- ${when(s.at)} — ${s.kind === 'fix' ? 'fix' : 'note'} from ${who(s.user)}: ${neutraliseLine(s.text, 500)}`),
-    ...(m.resolvedAt
-      ? [`- ${when(m.resolvedAt)} — resolved${minutes !== undefined && minutes >= 0 ? ` after ${minutes} min` : ''}`]
-      : ['- not resolved when this was drafted']),
-  ];
+    { at: fired, line: `fired: ${neutraliseLine(a.title)}` },
+    ...(posted ? [{ at: posted, line: `Reprise posted it${since(posted)}` }] : []),
+    ...(m.acks ?? []).map((k) => ({ at: k.at, line: `${who(k.user)} acknowledged it${since(k.at)}` })),
+    ...m.said.map((s) => ({ at: s.at, line: `${s.kind === 'fix' ? 'fix' : 'note'} from ${who(s.user)}: ${neutraliseLine(s.text, 500)}` })),
+    ...(ended ? [{ at: ended, line: `resolved${since(ended)}` }] : []),
+  ]
+    .map((t, i) => ({ ...t, i }))
+    .sort((x, y) => (Date.parse(x.at ?? '') || 0) - (Date.parse(y.at ?? '') || 0) || x.i - y.i)
+    .map((t) => `- ${when(t.at)} — ${t.line}`);
+  if (!ended) timeline.push('- not resolved when this was drafted');
   const fixes = m.said.filter((s) => s.kind === 'fix');
   const sections = [
     `# ${neutraliseMarkdown(title)}`,

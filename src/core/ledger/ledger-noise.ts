@@ -3,6 +3,7 @@
  * the ledger), storm threads (alerts coalesced into one thread, each keeping its own open), and
  * a count of every decision by its reason. Folded one event at a time like the rest.
  */
+import { earliest, latest } from '../chat/incident-span.js';
 import type { NoiseEvent, OpenEvent } from '../ledger-events.js';
 import type { FingerprintState, HoldRecord, LedgerState, StormRecord, ThreadRecord } from './ledger-types.js';
 
@@ -100,6 +101,8 @@ export function registerStormOpen(state: LedgerState, e: OpenEvent, thread: Thre
     s.count += 1;
     s.open += 1;
     s.lastAt = e.at;
+    const startsAt = earliest(s.startsAt, e.startsAt);
+    if (startsAt !== undefined) s.startsAt = startsAt;
     s.members.push(e.id);
     s.firing[e.fingerprint] = e.id;
     if (e.truncatedAlerts !== undefined) s.truncated = e.truncatedAlerts;
@@ -120,6 +123,7 @@ export function registerStormOpen(state: LedgerState, e: OpenEvent, thread: Thre
       firing: Object.assign(Object.create(null) as Record<string, string>, { [e.fingerprint]: e.id }),
     };
     if (e.truncatedAlerts !== undefined) storm.truncated = e.truncatedAlerts;
+    if (e.startsAt !== undefined) storm.startsAt = e.startsAt;
     thread.storm = storm;
     state.stormByKey[e.coalesceKey] = e.id;
   }
@@ -127,9 +131,11 @@ export function registerStormOpen(state: LedgerState, e: OpenEvent, thread: Thre
 }
 
 /** A storm constituent resolved: one fewer alert still firing in its thread. */
-export function stormResolved(state: LedgerState, openId: string | undefined, fingerprint: string): void {
+export function stormResolved(state: LedgerState, openId: string | undefined, fingerprint: string, endsAt?: string): void {
   if (openId === undefined) return;
   const storm = state.threads[state.stormMembers[openId] ?? openId]?.storm;
+  const end = latest(storm?.endsAt, endsAt);
+  if (storm && end !== undefined) storm.endsAt = end;
   if (storm && storm.open > 0) storm.open -= 1;
   if (storm?.firing[fingerprint] === openId) delete storm.firing[fingerprint];
 }

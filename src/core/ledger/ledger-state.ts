@@ -263,7 +263,7 @@ function closeEpisode(state: LedgerState, open: OpenRecord, resolvedAt: string, 
   const fp = state.fingerprints[open.fingerprint];
   if (fp) fp.lastResolved = defined({ at: resolvedAt, startsAt: open.startsAt });
   if (!fp || fp.open.length === 0) triggerStopped(state, open.triggerKey, open.fingerprint, resolvedAt);
-  stormResolved(state, open.id, open.fingerprint);
+  stormResolved(state, open.id, open.fingerprint, endsAt);
   // The thread reads resolved once its incident is over (a storm thread: every alert of it).
   const thread = open.id === undefined ? undefined : threadOf(state, open.id);
   if (thread && !(thread.storm && thread.storm.open > 0)) thread.state = 'resolved';

@@ -4,6 +4,7 @@
  * resolved), and the PagerDuty calls an ack asked for. Kept per thread and bounded, so the
  * timeline is a read of the model like every other — no scan of the log.
  */
+import { spanEnd } from '../chat/incident-span.js';
 import type { AckEvent, LedgerEvent, PagerDutyCallEvent } from '../ledger-events.js';
 import { rememberChatEvent, threadOf } from './ledger-chat.js';
 import type { Episode, LedgerState, PagerDutyPending, ThreadRecord, TimelineItem } from './ledger-types.js';
@@ -68,6 +69,11 @@ export function applyPagerDutyCall(state: LedgerState, e: PagerDutyCallEvent): v
   else if (pending) delete state.pagerDutyCalls![e.requestId];
 }
 
+/** The resolve as a timeline item: dated by the alert's own end when it sent one, else by when Reprise heard of it. */
+function resolvedItem(closed: Episode, heardAt: string): TimelineItem {
+  return { kind: 'resolved', at: spanEnd({ endsAt: closed.endsAt, resolvedAt: closed.resolvedAt ?? heardAt }) ?? heardAt };
+}
+
 /** Adds what `e` means to its thread's timeline; `closed` is the episode a resolve (or open) closed. */
 export function foldTimeline(state: LedgerState, e: LedgerEvent, closed: Episode | undefined): void {
   switch (e.type) {
@@ -77,7 +83,7 @@ export function foldTimeline(state: LedgerState, e: LedgerEvent, closed: Episode
         // A new episode in the thread: the durations count from when it reopened.
         reopened.firedAt = e.startsAt ?? e.at;
         push(reopened, { kind: 'reopened', at: reopened.firedAt, ...(e.source ? { via: e.source } : {}) });
-        if (closed) push(reopened, { kind: 'resolved', at: closed.resolvedAt ?? e.at });
+        if (closed) push(reopened, resolvedItem(closed, e.at));
         break;
       }
       const thread = e.id === undefined ? undefined : state.threads[e.id];
@@ -86,7 +92,7 @@ export function foldTimeline(state: LedgerState, e: LedgerEvent, closed: Episode
         push(thread, { kind: 'fired', at: thread.firedAt, ...(e.source ? { via: e.source } : {}) });
         push(thread, { kind: 'opened', at: e.at, detail: e.kind === 'recall' && e.entry ? `recalled ${e.entry}` : e.kind });
         // A resolve that arrived first closes the episode the moment it opens.
-        if (closed) push(thread, { kind: 'resolved', at: closed.resolvedAt ?? e.at });
+        if (closed) push(thread, resolvedItem(closed, e.at));
       }
       break;
     }
@@ -139,7 +145,7 @@ export function foldTimeline(state: LedgerState, e: LedgerEvent, closed: Episode
     }
     case 'resolve': {
       const thread = closed?.openId === undefined ? undefined : threadOf(state, closed.openId);
-      if (thread) push(thread, { kind: 'resolved', at: closed!.resolvedAt ?? e.at, ...(closed!.endsAt ? { detail: `ended ${closed!.endsAt}` } : {}) });
+      if (thread) push(thread, resolvedItem(closed!, e.at));
       break;
     }
     default:

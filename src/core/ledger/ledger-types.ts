@@ -140,6 +140,9 @@ export interface StormRecord {
   open: number;
   firstAt: string;
   lastAt: string;
+  /** The earliest `startsAt` its alerts gave, and the latest `endsAt` of those resolved: the incident's span. */
+  startsAt?: string;
+  endsAt?: string;
   /** Affected workloads, in arrival order, distinct. */
   workloads: string[];
   /** Member open ids (not the lead). */

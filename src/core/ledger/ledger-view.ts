@@ -15,6 +15,7 @@
  * model's verified recall makes it ⚡, a degraded investigation makes it degraded), in the day
  * it was opened. Plain JSON with null-prototype dictionaries, like the rest of the state.
  */
+import { elapsedMs, spanEnd, spanStart } from '../chat/incident-span.js';
 import type { LedgerEvent } from '../ledger-events.js';
 import type { Episode, LedgerState } from './ledger-types.js';
 import type { AnswerClass, MemoryViewState, ViewCuration, ViewDay, ViewEntry, ViewIncident, ViewTrigger } from './memory-view-state.js';
@@ -243,9 +244,11 @@ function applyClosed(v: MemoryViewState, ep: Episode): void {
   const at = ep.resolvedAt ?? ep.openedAt;
   const d = day(v, at);
   d.resolves += 1;
-  sample(d.resolveSeconds, (Date.parse(at) - Date.parse(ep.startsAt ?? ep.openedAt)) / 1000);
+  // As chat says it: from the alert's own start to its own end.
+  const ended = spanEnd({ endsAt: ep.endsAt, resolvedAt: at }) ?? at;
+  sample(d.resolveSeconds, (elapsedMs(spanStart({ startsAt: ep.startsAt, openedAt: ep.openedAt }), ended) ?? 0) / 1000);
   const i = ep.openId === undefined ? undefined : v.incidents[ep.openId];
-  if (i) i.resolvedAt = at;
+  if (i) i.resolvedAt = ended;
   if (ep.kind === 'recall' && ep.entry !== undefined) addWeek(v, ep.entry, at, 2);
 }
 

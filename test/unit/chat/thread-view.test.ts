@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { renderConsoleThread, confidenceDot } from '../../../src/adapters/console/render-console.js';
-import { ago, buildCard, buildDetail, resolvedNote, runbookSteps, type ThreadInput } from '../../../src/core/chat/build-thread-view.js';
+import { ago, buildCard, buildDetail, runbookSteps, type ThreadInput } from '../../../src/core/chat/build-thread-view.js';
+import { resolvedNote } from '../../../src/core/chat/incident-span.js';
 import { richText } from '../../../src/core/chat/thread-view.js';
 import { recall, type RecallResult } from '../../../src/core/recall/recall.js';
 import type { Incident } from '../../../src/core/types.js';
