@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TranscriptLine } from '../../../src/adapters/console/console-transport.js';
 import { GiveUp, waitFor } from '../../helpers/wait-for.js';
-import { runInProcess } from './cli-in-process.js';
+import { runInProcess } from '../../helpers/cli-in-process.js';
 
 /** @deprecated Import `waitFor` from test/helpers/wait-for.ts (kept for branches not yet merged). */
 export { waitFor } from '../../helpers/wait-for.js';

@@ -6,9 +6,9 @@
  * buffer as standard error (as they interleave on fd 2), and the stop `serve` waits for asked by
  * the harness instead of a signal. No cold node start and no build: the source under test runs.
  */
-import type { CliIO } from '../../../src/cli/io.js';
-import { runReprise } from '../../../src/cli/run-reprise.js';
-import { terminalSafe } from '../../../src/core/render/escape-text.js';
+import type { CliIO } from '../../src/cli/io.js';
+import { runReprise } from '../../src/cli/run-reprise.js';
+import { terminalSafe } from '../../src/core/render/escape-text.js';
 
 export interface CapturedRun {
   /** Resolves with the command's exit status (a thrown error is status 1, as on the process). */
