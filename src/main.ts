@@ -1,163 +1,10 @@
-import { Command } from 'commander';
-import { processIO, type CliCommand, type CliIO } from './cli/io.js';
-
-/** Every command: how it is called and what it does (the top-level `--help` is generated from these); each loads lazily so `reprise catalog lint` never pays for the chat SDKs. */
-const COMMANDS: ReadonlyArray<{ name: string; synopsis: string; summary: string; load: () => Promise<CliCommand> }> = [
-  {
-    name: 'serve',
-    synopsis: '[--config FILE] [--port N]',
-    summary: 'run the bot (webhooks on :8080, console transport by default)',
-    load: async () => (await import('./cli/serve.js')).serve,
-  },
-  {
-    name: 'recall',
-    synopsis: '(--alert FILE|-) [--catalog DIR] [--store URL|DIR] [--json]',
-    summary: 'what recall answers for an Alertmanager payload (from the catalog and store the bot serves), with the gate trace',
-    load: async () => (await import('./cli/recall.js')).recallCommand,
-  },
-  {
-    name: 'search',
-    synopsis: '[--catalog DIR] [--k N] [--json] TEXT…',
-    summary: 'ranked catalog entries for a text query',
-    load: async () => (await import('./cli/search.js')).search,
-  },
-  {
-    name: 'catalog',
-    synopsis: 'lint DIR [--json] [--format github] | sync [--json]',
-    summary: 'check a catalog (exit 1 on errors); make the running bot fetch the catalog from git now',
-    load: async () => catalogCommand,
-  },
-  {
-    name: 'feedback',
-    synopsis: '<trigger…> up|down|clear|silence <duration> [--user U]',
-    summary: "record 👍/👎/🔕 (through the running bot's control socket)",
-    load: async () => (await import('./cli/feedback.js')).feedback,
-  },
-  {
-    name: 'note',
-    synopsis: '<trigger> <text…> [--user U]',
-    summary: "an operator note on the trigger's thread, filed to the KB forge",
-    load: async () => (await import('./cli/note.js')).note,
-  },
-  {
-    name: 'fixed',
-    synopsis: '<trigger> <text…> [--user U]',
-    summary: "what fixed it, on the trigger's thread: drafted as an Incident entry PR on the KB forge",
-    load: async () => (await import('./cli/fixed.js')).fixed,
-  },
-  {
-    name: 'ack',
-    synopsis: '<trigger…> [--user U]',
-    summary: "say you are on the trigger's incident (👀); PagerDuty too when configured",
-    load: async () => (await import('./cli/ack.js')).ack,
-  },
-  {
-    name: 'postmortem',
-    synopsis: '<trigger…> [--user U]',
-    summary: "a postmortem draft of the trigger's newest incident: a PR under postmortems/ on the KB forge, else printed",
-    load: async () => (await import('./cli/postmortem.js')).postmortem,
-  },
-  {
-    name: 'import',
-    synopsis: 'postmortems <DIR|GIT-URL> [--dry-run] [--json] [--batch N]',
-    summary: "a team's existing postmortems as Incident entry drafts, deduplicated and filed as PRs",
-    load: async () => (await import('./cli/import.js')).importCommand,
-  },
-  {
-    name: 'incident',
-    synopsis: 'show <trigger…> [--json] [--store URL|DIR]',
-    summary: "the newest episode's timeline: fired, posted, acknowledged, votes, notes, silences, resolved",
-    load: async () => (await import('./cli/incident.js')).incident,
-  },
-  {
-    name: 'ledger',
-    synopsis: 'events|verify|export|import …',
-    summary: 'every recorded event; replay and check; a JSON-lines backup; restore one into an empty store',
-    load: async () => (await import('./cli/ledger.js')).ledgerCommand,
-  },
-  {
-    name: 'curate',
-    synopsis: '[--apply] [--json] | log [--json] [--verify]',
-    summary: 'grooming sweeps over the knowledge PRs (dry run unless --apply); their audit log',
-    load: async () => (await import('./cli/curate.js')).curateCommand,
-  },
-  {
-    name: 'demo',
-    synopsis: '',
-    summary: 'play the learning loop on the bundled catalog, narrated',
-    load: async () => (await import('./cli/demo.js')).demo,
-  },
-  {
-    name: 'eval',
-    synopsis: 'recall --catalog DIR --cases FILE … | investigate [--scenarios DIR] …',
-    summary: 'measure recall on eval cases; replay recorded investigation scenarios',
-    load: async () => (await import('./cli/eval.js')).evalCommand,
-  },
-  {
-    name: 'investigate',
-    synopsis: '(--alert FILE|- | --text "...") [--json] [--catalog DIR] [--config FILE]',
-    summary: 'run one model investigation with the configured tools',
-    load: async () => (await import('./cli/investigate.js')).investigateCommand,
-  },
-  {
-    name: 'config',
-    synopsis: 'defaults | check | show | reference [--config FILE]',
-    summary: 'the configuration: defaults, a check, the effective values, the reference',
-    load: async () => (await import('./cli/config.js')).config,
-  },
-  {
-    name: 'doctor',
-    synopsis: '[--config FILE] [--json]',
-    summary: 'check config, catalog, store, Slack, Matrix, model, MCP, GitHub; exit 1 on any ✗',
-    load: async () => (await import('./cli/doctor.js')).doctor,
-  },
-  {
-    name: 'mcp',
-    synopsis: '[--catalog DIR] [--config FILE] [--http [HOST:]PORT]',
-    summary: 'serve the catalog to other agents as a read-only MCP server (stdio, or HTTP)',
-    load: async () => (await import('./cli/mcp.js')).mcpCommand,
-  },
-];
-
-const ENVIRONMENT = `
-Config: --config FILE, else $REPRISE_CONFIG, else ./reprise.yaml, else defaults plus environment.
-A <trigger> is its key, a unique part of it or a few of its words (logs-02, checkout-api crashloop).
-Environment: REPRISE_CONFIG, REPRISE_DATA_DIR (default ./data), REPRISE_TRANSCRIPT, PORT,
-  REPRISE_MODEL_BASE_URL, REPRISE_MODEL, OPENAI_API_KEY (a model without a config file),
-  REPRISE_MCP_TOKEN (bearer token of \`reprise mcp --http\`).
-Every command answers --help.
-`;
-
-/** The top-level program, for its generated help: each command parses its own arguments. */
-function program(io: CliIO): Command {
-  const p = new Command('reprise')
-    .description('on-call memory for Slack, Matrix and the console')
-    .usage('<command> [options]')
-    .helpOption('-h, --help', 'show this help')
-    .configureOutput({ writeOut: (s) => io.stdout(s), writeErr: (s) => io.stderr(s) })
-    .configureHelp({ styleTitle: (t) => t.toLowerCase(), helpWidth: 110 })
-    .addHelpText('after', ENVIRONMENT);
-  for (const c of COMMANDS) p.command(c.name).usage(c.synopsis).description(c.summary);
-  p.helpCommand(false);
-  return p;
-}
-
-const CATALOG_USAGE = `usage: reprise catalog lint DIR [--json] [--format github]
-       reprise catalog sync [--config FILE] [--json]
-`;
-
-/** `reprise catalog lint|sync`: each subcommand in its own file. */
-const catalogCommand: CliCommand = async (rest, io) => {
-  const [sub, ...args] = rest;
-  if (sub === 'lint') return (await import('./cli/catalog-lint.js')).catalogLint(args, io);
-  if (sub === 'sync') return (await import('./cli/catalog-sync.js')).catalogSync(args, io);
-  if (sub === '--help' || sub === '-h' || sub === 'help') {
-    io.stdout(CATALOG_USAGE);
-    return 0;
-  }
-  io.stderr(`reprise catalog: unknown subcommand ${sub ?? '(none)'}; try \`reprise catalog lint DIR\`\n`);
-  return 2;
-};
+/**
+ * The process entry: `reprise <command> …` (src/cli/run-reprise.ts) on this process's standard
+ * streams, environment, working directory and signals, its status as the exit code. Everything
+ * process-wide lives here, so the CLI itself runs the same inside a test's own process.
+ */
+import { processIO } from './cli/io.js';
+import { runReprise } from './cli/run-reprise.js';
 
 /**
  * node:sqlite (the embedded ledger store) is stable enough for us but still flagged
@@ -172,41 +19,11 @@ function quietSqliteWarning(): void {
   });
 }
 
-/** Node 22 brings node:sqlite (the embedded store); older runtimes fail obscurely deep inside. */
-const MIN_NODE_MAJOR = 22;
-
-async function main(argv: string[]): Promise<number> {
-  const io = processIO();
-  const major = Number(process.versions.node.split('.')[0]);
-  if (!(major >= MIN_NODE_MAJOR)) {
-    io.stderr(`reprise: Reprise needs Node.js >= ${MIN_NODE_MAJOR} (found v${process.versions.node}). Install Node 22 or newer and run it again.\n`);
-    return 1;
-  }
-  const [cmd, ...rest] = argv;
-  if (!cmd || cmd === 'help' || cmd === '--help' || cmd === '-h') {
-    io.stdout(program(io).helpInformation());
-    io.stdout(ENVIRONMENT);
-    return cmd ? 0 : 2;
-  }
-  if (cmd === '--version') {
-    io.stdout('reprise 0.1.0\n');
-    return 0;
-  }
-  const command = COMMANDS.find((c) => c.name === cmd);
-  if (!command) {
-    io.stderr(`reprise: unknown command "${cmd}"\n\n${program(io).helpInformation()}`);
-    return 2;
-  }
-  return (await command.load())(rest, io);
-}
-
 quietSqliteWarning();
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    process.stderr.write(`reprise: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exitCode = 1;
-  },
-);
+const argv = process.argv.slice(2);
+void runReprise(argv, processIO()).then((code) => {
+  process.exitCode = code;
+  // `serve` has closed and flushed everything by now. A request left in flight must not hold the
+  // exit: the Matrix client's /sync long-poll waits up to 30 s, and the SDK cannot abort it.
+  if (argv[0] === 'serve') setTimeout(() => process.exit(), 1000).unref();
+});

@@ -48,7 +48,7 @@ export const curateCommand: CliCommand = async (argv, io) => {
   const loaded = loadCliConfig(parsed.values.config, io);
   if ('exit' in loaded) return loaded.exit;
   const { config } = loaded;
-  const logger = createLogger({ level: 'warn', env: io.env });
+  const logger = createLogger({ level: 'warn', env: io.env, ...(io.log ? { destination: io.log } : {}) });
   const print = (r: SweepReport): number => {
     io.stdout(parsed.values.json ? `${JSON.stringify(r)}\n` : formatReport(r));
     return r.actions.some((a) => a.outcome === 'failed') ? 1 : 0;

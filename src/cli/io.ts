@@ -8,6 +8,32 @@ export interface CliIO {
   stdin: () => Promise<string>;
   env: NodeJS.ProcessEnv;
   cwd: string;
+  /**
+   * Where the root logger's JSON lines go; default standard error. A test running a command in
+   * its own process passes the buffer its `stderr` writes to, so the two interleave as on fd 2.
+   */
+  log?: { write(line: string): void };
+  /**
+   * Calls `stop` once the command is asked to end, for commands that run until then (`serve`,
+   * `mcp --http`); returns a function that stops listening. Default {@link onProcessStop}; a
+   * test running the command in its own process asks it itself.
+   */
+  onStop?: (stop: (signal: string) => void) => () => void;
+}
+
+/** The first SIGINT or SIGTERM this process receives calls `stop`. */
+export function onProcessStop(stop: (signal: string) => void): () => void {
+  const onSignal = (signal: NodeJS.Signals): void => {
+    off();
+    stop(signal);
+  };
+  const off = (): void => {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  return off;
 }
 
 /** Every command: parse its own argv, do the work, return the exit status. */
@@ -26,5 +52,6 @@ export function processIO(): CliIO {
     },
     env: process.env,
     cwd: process.cwd(),
+    onStop: onProcessStop,
   };
 }

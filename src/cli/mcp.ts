@@ -6,7 +6,7 @@ import { createMcpHttpServer, isLoopbackHost, MCP_PATH } from '../http/mcp-endpo
 import { weakTokenReason } from '../config/token-rule.js';
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
-import type { CliCommand } from './io.js';
+import { onProcessStop, type CliCommand } from './io.js';
 import { mcpCatalogFolder, openMcpCatalog } from '../runtime/mcp-catalog.js';
 import { openReadOnlyLedger } from '../runtime/read-only-ledger.js';
 import { recallOptions } from '../runtime/recall-options.js';
@@ -79,7 +79,7 @@ export const mcpCommand: CliCommand = async (argv, io) => {
   if ('exit' in loaded) return loaded.exit;
   const { config } = loaded;
   // stdout is the stdio protocol channel: every log line goes to standard error.
-  const logger = createLogger({ level: config.log.level, env: io.env });
+  const logger = createLogger({ level: config.log.level, env: io.env, ...(io.log ? { destination: io.log } : {}) });
 
   const where = mcpCatalogFolder(values.catalog, config, io.cwd);
   if (typeof where === 'string') {
@@ -147,15 +147,12 @@ export const mcpCommand: CliCommand = async (argv, io) => {
       done();
     };
   }
-  const onSignal = (sig: NodeJS.Signals): void => {
-    logger.info({ signal: sig }, 'stopping');
+  const off = (io.onStop ?? onProcessStop)((signal) => {
+    logger.info({ signal }, 'stopping');
     void stop();
-  };
-  process.once('SIGTERM', onSignal);
-  process.once('SIGINT', onSignal);
+  });
   await stopped;
-  process.off('SIGTERM', onSignal);
-  process.off('SIGINT', onSignal);
+  off();
   catalog.stop();
   await ledger.close();
   logger.info('mcp server stopped');

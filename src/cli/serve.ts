@@ -4,7 +4,7 @@ import { StoreLockedError } from '../runtime/open-store.js';
 import { createLogger } from '../runtime/create-logger.js';
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
-import type { CliCommand } from './io.js';
+import { onProcessStop, type CliCommand } from './io.js';
 
 const USAGE = `reprise serve [--config FILE] [--port N] [--host H]
 
@@ -47,7 +47,7 @@ export const serve: CliCommand = async (argv, io) => {
     config.server.port = port;
   }
   if (values.host) config.server.host = values.host;
-  const logger = createLogger({ level: config.log.level });
+  const logger = createLogger({ level: config.log.level, ...(io.log ? { destination: io.log } : {}) });
   let running: RunningBot;
   try {
     running = await startBot(config, io, logger);
@@ -68,18 +68,13 @@ export const serve: CliCommand = async (argv, io) => {
         : 'No bearer token: webhooks are accepted from this host only. Set REPRISE_BEARER_TOKEN to accept them from Alertmanager or Grafana elsewhere.\n\n'),
   );
   await new Promise<void>((resolve) => {
-    const stop = (signal: string): void => {
+    (io.onStop ?? onProcessStop)((signal) => {
       logger.info({ signal }, 'shutting down');
       running.stop().then(resolve, (err: unknown) => {
         logger.error({ err }, 'shutdown failed');
         resolve();
       });
-    };
-    process.once('SIGINT', () => stop('SIGINT'));
-    process.once('SIGTERM', () => stop('SIGTERM'));
+    });
   });
-  // Everything is closed and flushed. A request left in flight must not hold the exit: the
-  // Matrix client's /sync long-poll waits up to 30 s, and the SDK cannot abort it.
-  setTimeout(() => process.exit(), 1000).unref();
   return 0;
 };

@@ -43,6 +43,11 @@ export interface OpenAIFake {
   requests: RecordedRequest[];
   /** Replaces how the fake answers. */
   respond(r: Responder): void;
+  /**
+   * Cuts every open connection — a request still waiting out its `delayMs` included — as a model
+   * server going away would; the fake keeps listening for new ones.
+   */
+  hangUp(): void;
   close(): Promise<void>;
 }
 
@@ -116,6 +121,7 @@ export async function startOpenAIFake(responder: Responder = () => ({ content: '
     respond(r) {
       respond = r;
     },
+    hangUp: () => server.closeAllConnections(),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

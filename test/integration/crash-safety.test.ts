@@ -28,7 +28,7 @@ describe('crash safety', () => {
     // A small snapshot interval, so reopening goes through snapshot + tail, not only a replay.
     const config = join(dir, 'reprise.yaml');
     writeFileSync(config, `catalog:\n  dir: ${JSON.stringify(join(REPO_ROOT, 'catalog'))}\nstore:\n  snapshot_every: 7\n`);
-    const bot = await spawnBot({ dataDir: dir, args: ['--config', config] });
+    const bot = await spawnBot({ dataDir: dir, args: ['--config', config], process: true }); // killed below
 
     // Firings on new pods; every third request resolves the previous firing.
     const acked: Array<{ type: 'open' | 'resolve'; fingerprint: string }> = [];
@@ -92,7 +92,7 @@ describe('crash safety', () => {
 
   it('lists every acknowledged event with `reprise ledger events --json` after a kill -9 mid-stream', { timeout: 90_000 }, async () => {
     const dir = makeTmpDir();
-    const bot = await spawnBot({ dataDir: dir });
+    const bot = await spawnBot({ dataDir: dir, process: true }); // killed below
     // Four clients firing as fast as the bot answers; killed while requests are in flight.
     const acked: string[] = [];
     let n = 0;

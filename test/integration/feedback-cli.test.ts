@@ -100,14 +100,16 @@ describe('reprise feedback', () => {
     // The trigger named by a few of its words: the running bot records it on the whole key.
     const up = await runCli(['feedback', 'checkout-api', 'crashloop', 'up', '--user', 'bob'], { env });
     expect(up.code, up.stderr).toBe(0);
-    expect(up.stdout).toContain(`via the running bot (pid ${bot.child.pid})`);
+    expect(up.stdout).toContain(`via the running bot (pid ${bot.pid})`);
     expect(up.stdout).toContain(`up on ${TRIGGER} for bob`);
     await bot.waitForLog((x) => x.msg === 'feedback recorded' && x.user === 'bob' && x.via === 'cli');
     const unknown = await runCli(['feedback', 'no|such|trigger', 'up'], { env });
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('No trigger is named “no|such|trigger”');
 
-    // The trigger is silenced: a warning firing is acknowledged but posts nothing.
+    // The trigger is silenced: a warning firing is acknowledged but posts nothing. What the 👍
+    // edits on the card is delivered first (settled), so the count below is the firing's alone.
+    await bot.settled();
     const transcriptBefore = bot.transcriptLines().length;
     const rcaBefore = bot.transcriptLines().filter((x) => x.kind === 'rca').length;
     const quiet = await postAlert(bot.url, crashLoopPayload({ status: 'firing', severity: 'warning', pod: 'checkout-api-7d9f8c6b5-q1q1q' }));
@@ -174,10 +176,11 @@ describe('reprise feedback', () => {
 
   it('lets one serve own a store: a second exits 1 naming the holder, and the CLI will not write under it', { timeout: 60_000 }, async () => {
     const dataDir = await seededDataDir();
-    const first: BotProcess = await spawnBot({ dataDir });
-    const second = await runCli(['serve', '--port', '0', '--host', '127.0.0.1'], { env: { REPRISE_DATA_DIR: dataDir }, timeoutMs: 20_000 });
+    // The lock is between processes: the first serve and the second are each a process of their own.
+    const first: BotProcess = await spawnBot({ dataDir, process: true });
+    const second = await runCli(['serve', '--port', '0', '--host', '127.0.0.1'], { env: { REPRISE_DATA_DIR: dataDir }, timeoutMs: 20_000, process: true });
     expect(second.code).toBe(1);
-    expect(second.stderr).toContain(`reprise serve (pid ${first.child.pid}`);
+    expect(second.stderr).toContain(`reprise serve (pid ${first.pid}`);
     expect(second.stderr).toMatch(/stop it \(kill \d+\), or give this one its own data dir/);
     // The first keeps serving, untouched.
     expect((await postAlert(first.url, crashLoopPayload({ status: 'firing', pod: 'checkout-api-7d9f8c6b5-s2s2s' }))).status).toBe(202);
@@ -193,7 +196,7 @@ describe('reprise feedback', () => {
     const seq = await first.settled();
     const refused = await runCli(['feedback', TRIGGER, 'down'], { env: { REPRISE_DATA_DIR: dataDir } });
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain(`is in use by reprise serve (pid ${first.child.pid}`);
+    expect(refused.stderr).toContain(`is in use by reprise serve (pid ${first.pid}`);
     expect(refused.stderr).toContain('nothing was recorded');
     writeFileSync(ownerFile, announced);
     expect(await first.stop()).toEqual({ code: 0, signal: null });

@@ -47,7 +47,7 @@ describe('serve resumes an investigation a crash interrupted', () => {
     );
     const dir = makeTmpDir();
     const config = writeConfig(dir);
-    const bot: BotProcess = await spawnBot({ dataDir: dir, args: ['--config', config] });
+    const bot: BotProcess = await spawnBot({ dataDir: dir, args: ['--config', config], process: true }); // killed below
     // Critical and no catalog entry for it: investigated at once.
     const res = await postAlert(bot.url, crashLoopPayload({ status: 'firing', severity: 'critical', pod: 'billing-api-7d9f8c6b5-x2k4q' }), {
       authorization: 'Bearer test-token-for-investigations',
@@ -116,7 +116,7 @@ describe.skipIf(!HAS_REDIS)('a new leader resumes an investigation the dead one 
     );
     const config = writeConfig(makeTmpDir(), ['store:', `  lease_ttl: ${LEASE_TTL_MS}ms`]);
     const env = { REPRISE_STORE_URL: redis.url };
-    const a = await spawnBot({ dataDir: makeTmpDir(), env, args: ['--config', config] });
+    const a = await spawnBot({ dataDir: makeTmpDir(), env, args: ['--config', config], process: true }); // killed below
     await waitFor(async () => (await isLeader(a)) === true, 'the first replica to lead');
     const b = await spawnBot({ dataDir: makeTmpDir(), env, args: ['--config', config] });
     await waitFor(async () => (await isLeader(b)) === false, 'the second replica to follow');

@@ -51,8 +51,9 @@ async function startFake(): Promise<MatrixFake> {
   return m;
 }
 
-async function start(m: MatrixFake, dataDir: string): Promise<BotProcess> {
+async function start(m: MatrixFake, dataDir: string, opts: { process?: boolean } = {}): Promise<BotProcess> {
   const bot = await spawnBot({
+    ...opts,
     dataDir,
     args: ['--config', writeConfig(dataDir, CONFIG)],
     env: { MATRIX_HOMESERVER_URL: m.url, MATRIX_ACCESS_TOKEN: m.botToken, MATRIX_ROOM_ID: m.room },
@@ -169,7 +170,7 @@ describe('a 6,000-event Matrix batch read again records each event once', () => 
   it('after kill -9 of the bot mid-batch (the next process reads it again)', { timeout: 300_000 }, async () => {
     fake = await startFake();
     const dataDir = makeTmpDir();
-    const first = await start(fake, dataDir);
+    const first = await start(fake, dataDir, { process: true }); // killed below
     const b = await batch(fake, first);
     await waitApplied(() => applied(first.stderr()), 1500);
     await first.kill();

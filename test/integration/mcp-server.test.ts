@@ -311,7 +311,8 @@ describe('reprise mcp', () => {
       JSON.stringify(call),
       '',
     ].join('\n');
-    const r = await runCli(['mcp', '--catalog', CATALOG], { env: { REPRISE_DATA_DIR: dataDir }, input });
+    // The stdio transport is the process's own stdin and stdout: a child of its own.
+    const r = await runCli(['mcp', '--catalog', CATALOG], { env: { REPRISE_DATA_DIR: dataDir }, input, process: true });
     expect(r.code, r.stderr).toBe(0);
     const replies = r.stdout
       .trim()
@@ -329,7 +330,11 @@ describe('reprise mcp', () => {
       params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
     };
     const huge = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'kb_search', arguments: { query: 'x'.repeat(2 * 1024 * 1024) } } };
-    const r = await runCli(['mcp', '--catalog', CATALOG], { env: { REPRISE_DATA_DIR: dataDir }, input: `${JSON.stringify(init)}\n${JSON.stringify(huge)}\n` });
+    const r = await runCli(['mcp', '--catalog', CATALOG], {
+      env: { REPRISE_DATA_DIR: dataDir },
+      input: `${JSON.stringify(init)}\n${JSON.stringify(huge)}\n`,
+      process: true, // stdio: the process's own streams
+    });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('"serverInfo"');
     expect(r.stdout).not.toContain('"id":2');

@@ -15,7 +15,7 @@ describe('a held firing across a crash', () => {
   it('is released after the restart, posted once, and recorded as hold → release → open', { timeout: 60_000 }, async () => {
     const dir = makeTmpDir();
     const config = writeConfig(dir, 'trigger:\n  debounce: 2s\n');
-    const first = await spawnBot({ dataDir: dir, args: ['--config', config] });
+    const first = await spawnBot({ dataDir: dir, args: ['--config', config], process: true }); // killed below
     const res = await postAlert(first.url, crashLoopPayload({ status: 'firing' }));
     expect(res.status, res.text).toBe(202);
     expect((res.json as WebhookAccepted).results[0]).toMatchObject({ status: 'held' });

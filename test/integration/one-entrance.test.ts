@@ -44,6 +44,10 @@ for (const storeKind of ['embedded', 'redis'] as const) {
     }, 60_000);
 
     afterAll(async () => {
+      // The model goes away now (it never answers): serve's stop waits for an on-demand
+      // investigation in flight, and would wait out its 10 m request timeout.
+      fake.respond(() => ({ status: 503 }));
+      fake.hangUp();
       await cleanup();
       await matrix?.close();
       await redis?.stop();

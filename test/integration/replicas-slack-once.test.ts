@@ -67,7 +67,7 @@ describe.skipIf(!HAS_REDIS)('exactly one thread per alert across a failover on R
         SLACK_CHANNEL: CHANNEL,
         SLACK_API_URL: fake.apiUrl,
       };
-      const a = await spawnBot({ dataDir: makeTmpDir(), env, args: ['--config', config] });
+      const a = await spawnBot({ dataDir: makeTmpDir(), env, args: ['--config', config], process: true }); // killed or stopped (SIGSTOP) below
       await waitFor(async () => ((await leads(a)) ? true : undefined), { what: 'a leads', timeoutMs: 20_000 });
       const b = await spawnBot({ dataDir: makeTmpDir(), env, args: ['--config', config] });
 

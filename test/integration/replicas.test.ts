@@ -80,7 +80,7 @@ describe.skipIf(!HAS_REDIS)('two replicas on one Redis', () => {
     const config = join(makeTmpDir(), 'reprise.yaml');
     writeFileSync(config, `store:\n  lease_ttl: ${LEASE_TTL_MS}ms\n`);
     const env = { REPRISE_STORE_URL: redis.url };
-    const a = await spawnBot({ dataDir: makeTmpDir(), env, args: ['--config', config] });
+    const a = await spawnBot({ dataDir: makeTmpDir(), env, args: ['--config', config], process: true }); // killed below
     await untilLeader(a, 1);
     const b = await spawnBot({ dataDir: makeTmpDir(), env, args: ['--config', config] });
     await untilLeader(b, 0);

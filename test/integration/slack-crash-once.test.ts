@@ -37,7 +37,7 @@ describe('exactly one thread per alert through kill -9', () => {
         args: ['--config', writeConfig(dataDir, 'transport:\n  slack:\n    allow_users: [U0ANN]\n')],
         env: { SLACK_BOT_TOKEN: fake.botToken, SLACK_SIGNING_SECRET: fake.signingSecret, SLACK_CHANNEL: CHANNEL, SLACK_API_URL: fake.apiUrl },
       };
-      const bot = await spawnBot(opts);
+      const bot = await spawnBot({ ...opts, process: true }); // killed below
       for (let n = 0; n < ALERTS; n++) {
         const res = await postAlert(bot.url, ownGroupAlert(n));
         expect(res.status, res.text).toBe(202);

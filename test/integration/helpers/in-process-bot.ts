@@ -26,7 +26,7 @@ import {
   type SpawnBotOptions,
 } from './spawn-bot.js';
 
-export interface InProcessBot extends Omit<BotProcess, 'child' | 'kill'> {
+export interface InProcessBot extends Omit<BotProcess, 'child' | 'kill' | 'alive'> {
   /** What `startBot` returned: the loop's inbox, the ledger, the outbox. */
   running: RunningBot;
 }
@@ -95,6 +95,7 @@ export async function startInProcess(opts: SpawnBotOptions): Promise<InProcessBo
   const url = `http://127.0.0.1:${running.port}`;
   return {
     running,
+    pid: process.pid,
     port: running.port,
     url,
     dataDir: opts.dataDir,

@@ -1,7 +1,12 @@
 /**
- * Boots the real CLI (`node dist/main.js …`) as a child process for integration tests: a
- * `serve` that is waited on until it logs its port, and one-shot commands with their exit
- * status and output. Every child is tracked so a test's afterEach can end whatever it left.
+ * Runs the real CLI for integration tests: a `serve` that is waited on until it logs its port,
+ * and one-shot commands with their exit status and output. By default both run in the test's
+ * own process (the CLI's entry on captured buffers, see cli-in-process.ts): the same config
+ * loading, `startBot`, HTTP port, control socket, transcript and log lines, without a cold node
+ * start. `process: true` runs `node dist/main.js …` as a child instead, for what only a process
+ * boundary shows: a crash (`kill()`), signals, another process holding the store lock, the
+ * pid, the exit status and stdio of the built artifact. Every bot and child is tracked so a
+ * test's afterEach ends whatever it left.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -10,6 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TranscriptLine } from '../../../src/adapters/console/console-transport.js';
 import { GiveUp, waitFor } from '../../helpers/wait-for.js';
+import { runInProcess } from '../../helpers/cli-in-process.js';
 
 /** @deprecated Import `waitFor` from test/helpers/wait-for.ts (kept for branches not yet merged). */
 export { waitFor } from '../../helpers/wait-for.js';
@@ -72,7 +78,15 @@ function exitOf(child: ChildProcess): Promise<ExitInfo> {
 export type LogLine = Record<string, unknown> & { level?: number; msg?: string };
 
 export interface BotProcess {
+  /**
+   * The child process; only with `spawnBot({ process: true })` (in process, reading it throws
+   * with that fix).
+   */
   child: ChildProcess;
+  /** The pid the bot runs as (announced in serve.json and by the CLI): the test's own in process. */
+  pid: number;
+  /** Whether `serve` is still running (it has not exited or been stopped). */
+  alive(): boolean;
   port: number;
   /** `http://127.0.0.1:<port>` */
   url: string;
@@ -103,7 +117,7 @@ export interface BotProcess {
   readyz(): Promise<ReadyzBody>;
   /** SIGTERM, then SIGKILL if it has not exited after a while; resolves with how it ended. */
   stop(): Promise<ExitInfo>;
-  /** SIGKILL, no grace: a crash. */
+  /** SIGKILL, no grace: a crash. Only with `spawnBot({ process: true })`; in process it throws with that fix. */
   kill(): Promise<ExitInfo>;
   exited: Promise<ExitInfo>;
 }
@@ -148,6 +162,13 @@ export interface SpawnBotOptions {
   /** Extra `serve` arguments, e.g. `['--config', file]`. */
   args?: string[];
   cwd?: string;
+  /**
+   * Run `node dist/main.js serve` as a child process (needs `npm run build`) instead of in this
+   * process. Only where a process boundary is under test: a crash (`kill()`), a signal
+   * (`child.kill('SIGSTOP')`), the store lock held by another process, serve's own exit status or
+   * stdio. Everything else runs in process: faster, and the source under test without a build.
+   */
+  process?: boolean;
 }
 
 /**
@@ -177,17 +198,127 @@ function parseLogs(text: string): LogLine[] {
   return out;
 }
 
+const isListening = (l: LogLine): boolean => typeof l.msg === 'string' && l.msg.startsWith('listening on http') && typeof l.port === 'number';
+
+/** The parts of {@link BotProcess} that read what the bot wrote or ask its HTTP port. */
+function observe(
+  port: number,
+  opts: SpawnBotOptions,
+  transcript: string,
+  out: () => string,
+  err: () => string,
+): Pick<
+  BotProcess,
+  'port' | 'url' | 'dataDir' | 'transcript' | 'stdout' | 'stderr' | 'logs' | 'waitForLog' | 'transcriptLines' | 'waitForTranscript' | 'settled' | 'readyz'
+> {
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    port,
+    url,
+    dataDir: opts.dataDir,
+    transcript,
+    stdout: out,
+    stderr: err,
+    logs: () => parseLogs(err()),
+    waitForLog: (match, timeoutMs) =>
+      waitFor(() => parseLogs(err()).find(match), { what: `a log line matching ${String(match)}`, ...(timeoutMs ? { timeoutMs } : {}) }),
+    transcriptLines: () => readTranscript(transcript),
+    waitForTranscript: (match, timeoutMs) =>
+      waitFor(
+        () => {
+          const lines = readTranscript(transcript);
+          return match(lines) ? lines : undefined;
+        },
+        { what: `transcript lines matching ${String(match)}`, ...(timeoutMs ? { timeoutMs } : {}) },
+      ),
+    settled: (timeoutMs) => settled(url, timeoutMs),
+    readyz: () => readyz(url),
+  };
+}
+
+/** What the bot's env is: the defaults here (its data dir, transcript, info logs), then `opts.env`. */
+function serveEnv(opts: SpawnBotOptions, transcript: string): NodeJS.ProcessEnv {
+  return childEnv({ REPRISE_DATA_DIR: opts.dataDir, REPRISE_TRANSCRIPT: transcript, REPRISE_LOG_LEVEL: 'info', ...opts.env });
+}
+
+const SERVE_ARGS = ['serve', '--port', '0', '--host', '127.0.0.1'];
+
 /**
- * Starts `node dist/main.js serve --port 0` and resolves once it logged
- * `listening on http://…:PORT` (after the ledger opened and the serve lock was written).
- * @throws when the child exits first or does not listen in time, with its stderr.
+ * Starts `reprise serve --port 0 --host 127.0.0.1 [args]` and resolves once it logged
+ * `listening on http://…:PORT` (after the ledger opened and the serve lock was written): in
+ * this process, or as `node dist/main.js` with `process: true` (see {@link SpawnBotOptions.process}).
+ * @throws when serve exits first or does not listen in time, with its stderr.
  */
 export async function spawnBot(opts: SpawnBotOptions): Promise<BotProcess> {
+  return opts.process ? spawnChild(opts) : serveInProcess(opts);
+}
+
+/** Fails a test reading what only a child process has, with the fix. */
+function needsProcess(what: string): never {
+  throw new Error(`${what} needs a process of its own: start this bot with spawnBot({ ..., process: true })`);
+}
+
+async function serveInProcess(opts: SpawnBotOptions): Promise<BotProcess> {
+  const transcript = opts.transcript ?? join(opts.dataDir, 't.jsonl');
+  const run = runInProcess([...SERVE_ARGS, ...(opts.args ?? [])], { env: serveEnv(opts, transcript), cwd: opts.cwd ?? REPO_ROOT });
+  let gone: ExitInfo | undefined;
+  const exited = run.status.then((code) => (gone = { code, signal: null }));
+  let port: number;
+  try {
+    port = await waitFor(
+      () => {
+        if (gone) throw new GiveUp(`serve exited (${gone.code}) before listening:\n${run.stderr()}`);
+        const l = parseLogs(run.stderr()).find(isListening);
+        return l ? (l.port as number) : undefined;
+      },
+      { what: 'the "listening on" log line', timeoutMs: START_TIMEOUT_MS },
+    );
+  } catch (e) {
+    // Still starting after the deadline: stop it once it listens, whatever the test does next.
+    if (!gone)
+      void waitFor(() => gone !== undefined || run.requestStop(), { what: 'serve to take a stop', timeoutMs: START_TIMEOUT_MS }).catch(() => undefined);
+    throw new Error(`${(e as Error).message}\nstderr so far:\n${run.stderr()}`, { cause: e });
+  }
+  let stopping: Promise<ExitInfo> | undefined;
+  // What SIGTERM does to serve: it stops the bot (drains the outbox, closes the store) and exits 0.
+  const stop = (): Promise<ExitInfo> =>
+    (stopping ??= (async () => {
+      if (gone) return gone;
+      // serve waits for its stop right after it logged "listening on": a moment, not a window.
+      await waitFor(() => gone !== undefined || run.requestStop(), { what: 'serve to wait for its stop' });
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`serve did not stop within ${STOP_TIMEOUT_MS} ms of its stop:\n${run.stderr()}`)), STOP_TIMEOUT_MS);
+      });
+      try {
+        return await Promise.race([exited, late]);
+      } finally {
+        clearTimeout(timer);
+      }
+    })());
+  const unregister = onCleanup(async () => void (await stop()));
+  return {
+    get child(): ChildProcess {
+      return needsProcess('bot.child');
+    },
+    pid: process.pid,
+    alive: () => gone === undefined,
+    ...observe(port, opts, transcript, run.stdout, run.stderr),
+    exited,
+    stop: async () => {
+      unregister();
+      return stop();
+    },
+    kill: () => needsProcess('bot.kill() (a crash)'),
+  };
+}
+
+async function spawnChild(opts: SpawnBotOptions): Promise<BotProcess> {
   assertBuilt();
   const transcript = opts.transcript ?? join(opts.dataDir, 't.jsonl');
-  const child = spawn(process.execPath, [MAIN_JS, 'serve', '--port', '0', '--host', '127.0.0.1', ...(opts.args ?? [])], {
+  const child = spawn(process.execPath, [MAIN_JS, ...SERVE_ARGS, ...(opts.args ?? [])], {
     cwd: opts.cwd ?? REPO_ROOT,
-    env: childEnv({ REPRISE_DATA_DIR: opts.dataDir, REPRISE_TRANSCRIPT: transcript, REPRISE_LOG_LEVEL: 'info', ...opts.env }),
+    env: serveEnv(opts, transcript),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   live.add(child);
@@ -202,13 +333,12 @@ export async function spawnBot(opts: SpawnBotOptions): Promise<BotProcess> {
   let gone: ExitInfo | undefined;
   void exited.then((e) => (gone = e));
 
-  const listening = (l: LogLine): boolean => typeof l.msg === 'string' && l.msg.startsWith('listening on http') && typeof l.port === 'number';
   let port: number;
   try {
     port = await waitFor(
       () => {
         if (gone) throw new GiveUp(`serve exited (${gone.code ?? gone.signal}) before listening:\n${err}`);
-        const l = parseLogs(err).find(listening);
+        const l = parseLogs(err).find(isListening);
         return l ? (l.port as number) : undefined;
       },
       { what: 'the "listening on" log line', timeoutMs: START_TIMEOUT_MS },
@@ -221,26 +351,15 @@ export async function spawnBot(opts: SpawnBotOptions): Promise<BotProcess> {
 
   const bot: BotProcess = {
     child,
-    port,
-    url: `http://127.0.0.1:${port}`,
-    dataDir: opts.dataDir,
-    transcript,
-    stdout: () => out,
-    stderr: () => err,
-    logs: () => parseLogs(err),
-    waitForLog: (match, timeoutMs) =>
-      waitFor(() => parseLogs(err).find(match), { what: `a log line matching ${String(match)}`, ...(timeoutMs ? { timeoutMs } : {}) }),
-    transcriptLines: () => readTranscript(transcript),
-    waitForTranscript: (match, timeoutMs) =>
-      waitFor(
-        () => {
-          const lines = readTranscript(transcript);
-          return match(lines) ? lines : undefined;
-        },
-        { what: `transcript lines matching ${String(match)}`, ...(timeoutMs ? { timeoutMs } : {}) },
-      ),
-    settled: (timeoutMs) => settled(`http://127.0.0.1:${port}`, timeoutMs),
-    readyz: () => readyz(`http://127.0.0.1:${port}`),
+    pid: child.pid!,
+    alive: () => gone === undefined,
+    ...observe(
+      port,
+      opts,
+      transcript,
+      () => out,
+      () => err,
+    ),
     exited,
     stop: async () => {
       if (gone) return gone;
@@ -270,10 +389,45 @@ export interface RunCliOptions {
   /** Written to the child's stdin, then closed. */
   input?: string;
   timeoutMs?: number;
+  /**
+   * Run `node dist/main.js <args>` as a child process (needs `npm run build`) instead of calling
+   * the CLI's entry in this process. Only where the process is under test: what the built
+   * artifact's exit code and stdio are, a signal, a lock held by another process.
+   */
+  process?: boolean;
 }
 
-/** Runs `node dist/main.js <args>` to completion; killed (and reported) if it overruns. */
+const CLI_TIMEOUT_MS = 20_000;
+
+/**
+ * Runs `reprise <args>` to completion, in this process or (`process: true`) as
+ * `node dist/main.js <args>`; a run that overruns is stopped (a child killed) and reported.
+ */
 export function runCli(args: string[], opts: RunCliOptions = {}): Promise<CliResult> {
+  return opts.process ? runChild(args, opts) : runCliInProcess(args, opts);
+}
+
+async function runCliInProcess(args: string[], opts: RunCliOptions): Promise<CliResult> {
+  const run = runInProcess(args, { env: childEnv(opts.env), cwd: opts.cwd ?? REPO_ROOT, ...(opts.input === undefined ? {} : { input: opts.input }) });
+  const timeoutMs = opts.timeoutMs ?? CLI_TIMEOUT_MS;
+  let timer: NodeJS.Timeout | undefined;
+  const overran = new Promise<'overran'>((resolve) => (timer = setTimeout(() => resolve('overran'), timeoutMs)));
+  const end = onCleanup(async () => void (run.requestStop() && (await run.status)));
+  try {
+    const code = await Promise.race([run.status, overran]);
+    if (code === 'overran') {
+      // A command still serving is asked to stop; one stuck elsewhere is left to the test's end.
+      run.requestStop();
+      throw new Error(`reprise ${args.join(' ')} did not finish in ${timeoutMs} ms\nstdout:\n${run.stdout()}\nstderr:\n${run.stderr()}`);
+    }
+    return { code, signal: null, stdout: run.stdout(), stderr: run.stderr() };
+  } finally {
+    clearTimeout(timer);
+    end();
+  }
+}
+
+function runChild(args: string[], opts: RunCliOptions): Promise<CliResult> {
   assertBuilt();
   const child = spawn(process.execPath, [MAIN_JS, ...args], {
     cwd: opts.cwd ?? REPO_ROOT,
@@ -287,7 +441,7 @@ export function runCli(args: string[], opts: RunCliOptions = {}): Promise<CliRes
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   child.stdin!.on('error', () => {}); // a command that never reads stdin may close it first
   child.stdin!.end(opts.input ?? '');
-  const timeoutMs = opts.timeoutMs ?? 20_000;
+  const timeoutMs = opts.timeoutMs ?? CLI_TIMEOUT_MS;
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
@@ -311,11 +465,12 @@ function once(stream: NodeJS.ReadableStream & { readableEnded?: boolean; destroy
   });
 }
 
-/** Kills every child still running (SIGKILL) and removes the temp folders. For afterEach/afterAll. */
+/** Stops every bot still running in this process, kills every child (SIGKILL) and removes the temp folders. For afterEach/afterAll. */
 export async function cleanup(): Promise<void> {
+  const failed: unknown[] = [];
   for (const end of [...enders]) {
     enders.delete(end);
-    await end().catch(() => undefined);
+    await end().catch((err: unknown) => failed.push(err));
   }
   const waits = [...live].map((c) => {
     const done = exitOf(c);
@@ -325,4 +480,6 @@ export async function cleanup(): Promise<void> {
   await Promise.all(waits);
   live.clear();
   for (const d of tmpDirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  // A bot in this process that would not stop is a leak into every later test: said, not hidden.
+  if (failed.length > 0) throw new AggregateError(failed, `cleanup: ${failed.map((e) => (e instanceof Error ? e.message : String(e))).join('; ')}`);
 }

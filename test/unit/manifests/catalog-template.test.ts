@@ -3,34 +3,35 @@
  * clean with the built CLI in the GitHub format its workflow uses, a broken entry must turn
  * into `::error` annotations and a failing exit, and the workflow must run what this says.
  */
-import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { runInProcess } from '../../helpers/cli-in-process.js';
 import { root } from './k8s-objects.js';
 
 const TEMPLATE = 'templates/catalog-repo';
-const MAIN = resolve(root, 'dist/main.js');
 
-function lint(dir: string, cwd = root): { status: number | null; stdout: string; stderr: string } {
-  if (!existsSync(MAIN)) throw new Error('dist/main.js is missing: run `npm run build` first (npm test does)');
-  return spawnSync(process.execPath, [MAIN, 'catalog', 'lint', '--format', 'github', dir], { cwd, encoding: 'utf8' });
+/** `reprise catalog lint --format github DIR` from `cwd`: the CLI's own entry, in this process. */
+async function lint(dir: string, cwd = root): Promise<{ status: number; stdout: string; stderr: string }> {
+  const run = runInProcess(['catalog', 'lint', '--format', 'github', dir], { env: {}, cwd });
+  const status = await run.status;
+  return { status, stdout: run.stdout(), stderr: run.stderr() };
 }
 
 describe('templates/catalog-repo', () => {
   const tmp = mkdtempSync(join(tmpdir(), 'reprise-catalog-template-'));
   afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-  it('lints clean: its example entries load, and README and .github/ are not entries', () => {
-    const out = lint(TEMPLATE);
+  it('lints clean: its example entries load, and README and .github/ are not entries', async () => {
+    const out = await lint(TEMPLATE);
     expect(out.status, out.stdout + out.stderr).toBe(0);
     expect(out.stdout).not.toMatch(/^::(error|warning)/m);
     expect(out.stdout).toMatch(/^2 entries loaded, 0 errors, 0 warnings$/m);
   });
 
-  it('a broken copy gives ::error annotations on the files at fault and a non-zero exit', () => {
+  it('a broken copy gives ::error annotations on the files at fault and a non-zero exit', async () => {
     const copy = join(tmp, 'broken');
     cpSync(resolve(root, TEMPLATE), copy, { recursive: true });
     const incident = join(copy, 'incidents/orders-api-oomkilled-after-heap-change.md');
@@ -39,7 +40,7 @@ describe('templates/catalog-repo', () => {
     const playbook = join(copy, 'playbooks/KubeJobFailed.md');
     writeFileSync(playbook, readFileSync(playbook, 'utf8').replace('type: Playbook', 'type: Runbook'));
     // Linted from inside the repository, as the workflow does (`.`): paths relative to its root.
-    const out = lint('.', copy);
+    const out = await lint('.', copy);
     expect(out.status).toBe(1);
     const errors = out.stdout.split('\n').filter((l) => l.startsWith('::error '));
     expect(errors.some((l) => l.startsWith('::error file=incidents/orders-api-oomkilled-after-heap-change.md,line='))).toBe(true);

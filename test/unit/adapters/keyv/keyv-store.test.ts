@@ -98,12 +98,19 @@ describe.runIf(redisAvailable())('a Redis store, once closed', () => {
       // A long connect timeout: a timer left behind by the connect race would hold the child
       // for a minute; closed properly, it exits as soon as its work is done.
       const script = `
-        const { createStore } = await import(${JSON.stringify(pathToFileURL(join(REPO_ROOT, 'dist/adapters/keyv/keyv-store.js')).href)});
+        const { createStore } = await import(${JSON.stringify(pathToFileURL(join(REPO_ROOT, 'src/adapters/keyv/keyv-store.ts')).href)});
         const s = createStore(${JSON.stringify(redis.url)}, '.', { connectTimeoutMs: 60000 });
         await s.set('k', 1);
         if ((await s.get('k')) !== 1) process.exit(3);
         await s.close();`;
-      const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: 'ignore' });
+      // The source under test, not a build that may be stale (the unit tests run without one).
+      const fromSource = [
+        '--experimental-transform-types',
+        '--disable-warning=ExperimentalWarning',
+        '--import',
+        pathToFileURL(join(REPO_ROOT, 'bench/ts-resolve.js')).href,
+      ];
+      const child = spawn(process.execPath, [...fromSource, '--input-type=module', '-e', script], { stdio: 'ignore' });
       const exited = await new Promise<number | null | 'held'>((resolve) => {
         const timer = setTimeout(() => {
           child.kill('SIGKILL');
