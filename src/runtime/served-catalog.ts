@@ -6,7 +6,6 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { GitMirror } from '../adapters/git/git-mirror.js';
 import type { Config } from '../config/schema.js';
 import { CatalogSync, type SyncResult } from '../core/catalog/catalog-sync.js';
 import { RepriseError } from '../core/errors.js';
@@ -112,6 +111,8 @@ export async function staticCatalog(dir: string, bundled: boolean, logger: Logge
 export async function gitCatalog(config: Config, clock: Clock, logger: Logger): Promise<ServedCatalog> {
   const git = config.catalog.git!;
   const log = logger.child({ component: 'catalog-sync' });
+  // simple-git is loaded only for a git-synced catalog: a folder catalog never pays for it.
+  const { GitMirror } = await import('../adapters/git/git-mirror.js');
   const mirror = new GitMirror({ url: git.url, branch: git.branch, dir: cloneDir(config) });
   const empty = buildCatalogSnapshot([], new PostingsIndex([]), clock.now());
   let current = empty;

@@ -214,7 +214,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
       }
     : undefined;
   const catalog = (): CatalogSnapshot => served.current();
-  const curationPart = startCuration(config, { ledger, catalog, clock, logger });
+  const curationPart = await startCuration(config, { ledger, catalog, clock, logger });
   const model = config.model
     ? await startModel(config, { catalog, ledger, clock, logger, observer: loop, ...(modelMetrics ? { meterModels: modelMetrics.meter } : {}) })
     : undefined;
