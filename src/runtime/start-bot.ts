@@ -6,7 +6,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { userInfo } from 'node:os';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { ensurePrivateDir, looseModes } from '../adapters/keyv/private-files.js';
 import type { StoreLock } from '../adapters/keyv/store-lock.js';
 import { AlertmanagerApi } from '../adapters/alertmanager/alertmanager-api.js';
@@ -41,6 +41,7 @@ import { buildLoop } from './build-loop.js';
 import { buildSurfaces } from './build-surfaces.js';
 import { loopOptions, pagerDutyOptions } from './loop-options.js';
 import { startNoiseTimers } from './noise-timers.js';
+import { CATALOG_INDEX_FILE } from './catalog-index-file.js';
 import { catalogFolder } from './open-catalog.js';
 import { createStore } from '../adapters/keyv/keyv-store.js';
 import { openInbox } from './open-inbox.js';
@@ -88,7 +89,7 @@ async function servedCatalog(config: Config, clock: Clock, logger: Logger): Prom
   if (config.catalog.git) return gitCatalog(config, clock, logger);
   const { dir, bundled } = catalogFolder(config);
   if (bundled) logger.warn({ configured: config.catalog.dir, serving: dir }, 'catalog.dir does not exist; serving the bundled starter catalog');
-  return staticCatalog(dir, bundled, logger);
+  return staticCatalog(dir, bundled, logger, join(config.store.data_dir, CATALOG_INDEX_FILE));
 }
 
 /** Builds and starts everything `serve` runs; tests call this in-process. */
