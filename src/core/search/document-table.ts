@@ -184,7 +184,7 @@ export class DocumentTable {
       if (!(d >= 0 && d < n && t >= 0 && t < terms && counts.length === FIELDS)) throw new Error('saved field counts are out of range');
       let byTerm = byDoc.get(d);
       if (!byTerm) byDoc.set(d, (byTerm = new Map()));
-      byTerm.set(t, counts);
+      byTerm.set(t, counts.slice());
     }
     this.ids.clear();
     entries.forEach((e, d) => this.ids.set(e.id, d));
@@ -193,9 +193,10 @@ export class DocumentTable {
     this.count = n;
     this.live = n;
     this.alive = new Uint8Array(n).fill(1);
-    this.uniq = uniq;
-    this.termHash = termHash;
-    this.lens = lens;
+    // Copies: a deserialized array is a view into the whole saved file, which would stay alive.
+    this.uniq = uniq.slice();
+    this.termHash = termHash.slice();
+    this.lens = lens.map((a) => a.slice());
     this.#overflow = byDoc;
     for (let f = 0; f < FIELDS; f++) {
       let sum = 0;

@@ -217,12 +217,14 @@ export class TermPostings {
     this.#terms.clear();
     terms.forEach((term, t) => this.#terms.set(term, t));
     this.termCount = n;
-    this.df = df;
-    this.maxTf = maxTf;
-    this.baseStart = start.subarray(0, n);
-    this.baseEnd = start.subarray(1, n + 1);
-    this.baseDocs = docs;
-    this.basePacked = packed;
+    // Copies: a deserialized array is a view into the whole saved file, which would stay alive.
+    const own = start.slice();
+    this.df = df.slice();
+    this.maxTf = maxTf.slice();
+    this.baseStart = own.subarray(0, n);
+    this.baseEnd = own.subarray(1, n + 1);
+    this.baseDocs = docs.slice();
+    this.basePacked = packed.slice();
     this.basePostings = total;
     this.baseDocLimit = live;
     this.dHead = new Int32Array(n).fill(-1);
