@@ -5,7 +5,6 @@
  */
 import { parseOneShot, type Config, type ModelConfig, type ToolsConfig } from '../config/schema.js';
 import { createOpenAIModel } from '../adapters/openai/openai-model.js';
-import { connectMcpServer } from '../adapters/mcp/mcp-tool-provider.js';
 import type { Clock } from '../ports/clock.js';
 import { systemClock } from '../ports/clock.js';
 import type { FindingStore, RecurrenceSource, TokenMeter } from '../ports/investigation-memory.js';
@@ -32,6 +31,9 @@ export function modelSetFromConfig(m: ModelConfig): ModelSet {
 export async function connectToolServers(tools: ToolsConfig, cwd: string): Promise<{ providers: ToolProvider[]; problems: string[] }> {
   const providers: ToolProvider[] = [];
   const problems: string[] = [];
+  if (tools.servers.length === 0) return { providers, problems };
+  // The MCP SDK (and its JSON-schema validators) loads only when a tool server is configured.
+  const { connectMcpServer } = await import('../adapters/mcp/mcp-tool-provider.js');
   await Promise.all(
     tools.servers.map(async (s) => {
       try {

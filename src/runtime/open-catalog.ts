@@ -2,10 +2,12 @@ import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config/schema.js';
-import { loadCatalog } from '../core/catalog/load-catalog.js';
-import { buildCatalogSnapshot, type CatalogSnapshot } from '../core/recall/catalog-snapshot.js';
+import { loadCatalog, parseCatalogFiles, readCatalogFiles } from '../core/catalog/load-catalog.js';
+import { buildCatalogSnapshot, restoreCatalogSnapshot, savedTables, type CatalogSnapshot } from '../core/recall/catalog-snapshot.js';
 import { PostingsIndex } from '../core/search/postings-index.js';
-import type { LintProblem } from '../core/types.js';
+import type { Entry, LintProblem } from '../core/types.js';
+import type { Logger } from '../ports/logger.js';
+import { catalogKey, readSavedCatalog, writeSavedCatalog } from './catalog-index-file.js';
 
 /** The starter catalog shipped with the package (`catalog/` beside `dist/`). */
 export const BUNDLED_CATALOG = fileURLToPath(new URL('../../catalog', import.meta.url));
@@ -29,17 +31,57 @@ export interface LoadedSnapshot {
   problems: LintProblem[];
   /** Problems of severity error: the entries they name were skipped. */
   skipped: LintProblem[];
+  /** With an index file: `saved` when it was read back, else `built` and why. */
+  index?: { from: 'saved' } | { from: 'built'; reason: string };
+}
+
+export interface LoadSnapshotOptions {
+  /**
+   * The saved index (catalog-index-file.ts): read back when it was built from the very same
+   * files, else the catalog is indexed and the file (re)written. Absent: always indexed.
+   */
+  indexFile?: string;
+  /** Where a failed write of the index file is reported (it never fails the load). */
+  logger?: Logger;
 }
 
 /**
  * Loads a catalog folder and indexes it for recall; broken entries are skipped and reported,
  * never fatal. The index is the exact postings index, updatable in place: a sync applies its
- * changes with `updateCatalogSnapshot` instead of re-indexing.
+ * changes with `updateCatalogSnapshot` instead of re-indexing. With `indexFile`, a catalog whose
+ * files have not changed since the index was saved is read back instead of parsed and indexed.
  */
-export async function loadSnapshot(dir: string): Promise<LoadedSnapshot> {
-  const { entries, problems } = await loadCatalog(dir);
-  const snapshot = buildCatalogSnapshot(entries, new PostingsIndex(entries));
-  return { snapshot, problems, skipped: problems.filter((p) => p.severity === 'error') };
+export async function loadSnapshot(dir: string, opts: LoadSnapshotOptions = {}): Promise<LoadedSnapshot> {
+  if (opts.indexFile === undefined) {
+    const { entries, problems } = await loadCatalog(dir);
+    return loaded(entries, new PostingsIndex(entries), problems);
+  }
+  const files = await readCatalogFiles(dir);
+  const key = catalogKey(files);
+  const read = readSavedCatalog(opts.indexFile, key);
+  let reason: string;
+  if ('saved' in read) {
+    try {
+      const { entries, problems, index, tables } = read.saved;
+      const snapshot = restoreCatalogSnapshot(entries, PostingsIndex.fromSaved(entries, index), tables);
+      return { snapshot, problems, skipped: problems.filter((p) => p.severity === 'error'), index: { from: 'saved' } };
+    } catch (err) {
+      reason = `the saved index does not fit its entries (${err instanceof Error ? err.message : String(err)})`;
+    }
+  } else reason = read.reason;
+  const { entries, problems } = parseCatalogFiles(files);
+  const index = new PostingsIndex(entries);
+  const built = loaded(entries, index, problems);
+  try {
+    writeSavedCatalog(opts.indexFile, { key, entries, problems, index: index.saved(), tables: savedTables(built.snapshot) });
+  } catch (err) {
+    opts.logger?.warn({ err, file: opts.indexFile }, 'the catalog index could not be saved; the next start indexes the catalog again');
+  }
+  return { ...built, index: { from: 'built', reason } };
+}
+
+function loaded(entries: Entry[], index: PostingsIndex, problems: LintProblem[]): LoadedSnapshot {
+  return { snapshot: buildCatalogSnapshot(entries, index), problems, skipped: problems.filter((p) => p.severity === 'error') };
 }
 
 /**

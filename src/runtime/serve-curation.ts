@@ -11,8 +11,9 @@ import { RepriseError } from '../core/errors.js';
 import type { Ledger } from '../core/ledger/ledger.js';
 import type { Clock, Timer } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
+import type { BranchPusher } from '../core/curate/run-sweeps.js';
+import type { ForgePort } from '../ports/forge.js';
 import type { KeyValueStore } from '../ports/store.js';
-import { draftPusher, forgeFromConfig, runCuration } from './curate-context.js';
 import type { ServedCatalog } from './served-catalog.js';
 
 export interface ServeCuration {
@@ -35,23 +36,30 @@ export function serveCuration(o: {
   isLeader?: () => boolean;
 }): ServeCuration {
   const log = o.logger.child({ component: 'curate' });
-  const forge = forgeFromConfig(o.config, o.logger);
-  const pusher = draftPusher(o.config, log);
+  const forgeConfig = o.config.forge;
+  // The forge's SDKs (Octokit, simple-git) load at the first sweep: a bot without a forge never
+  // loads them, and one with a forge does not pay for them before it is ready.
+  let parts: Promise<typeof import('./curate-context.js')> | undefined;
+  const context = (): Promise<typeof import('./curate-context.js')> => (parts ??= import('./curate-context.js'));
+  let built: { forge: ForgePort; pusher: BranchPusher | undefined } | undefined;
   const audit = new CurateAudit(o.store);
   let queue: Promise<unknown> = Promise.resolve();
   let timer: Timer | undefined;
   let stopped = false;
 
   const run = (apply: boolean): Promise<SweepReport> => {
-    if (!forge) {
+    if (!forgeConfig) {
       return Promise.reject(
         new RepriseError('not_found', 'no forge configured', {
           userMessage: 'no forge configured in the running bot: set the `forge` config block (or GITHUB_TOKEN and REPRISE_GITHUB_REPO) for it and restart it',
         }),
       );
     }
-    const next = queue.then(() =>
-      runCuration({
+    const sweep = async (): Promise<SweepReport> => {
+      const { draftPusher, forgeFromConfig, runCuration } = await context();
+      built ??= { forge: forgeFromConfig(o.config, o.logger)!, pusher: draftPusher(o.config, log) };
+      const { forge, pusher } = built;
+      return runCuration({
         config: o.config,
         forge,
         ledger: o.ledger.read,
@@ -61,7 +69,10 @@ export function serveCuration(o: {
         apply,
         logger: log,
         now: o.clock.now(),
-      }).catch((err: unknown) => {
+      });
+    };
+    const next = queue.then(() =>
+      sweep().catch((err: unknown) => {
         const message = err instanceof Error ? err.message : String(err);
         throw new RepriseError('unavailable', message, { userMessage: `the sweep could not run: ${message}` });
       }),
@@ -83,8 +94,8 @@ export function serveCuration(o: {
   return {
     run,
     start: () => {
-      if (!forge) return;
-      log.info({ repo: forge.repo, interval: o.config.curate.interval, mode: o.config.curate.mode }, 'grooming sweeps scheduled');
+      if (!forgeConfig) return;
+      log.info({ repo: forgeConfig.repo, interval: o.config.curate.interval, mode: o.config.curate.mode }, 'grooming sweeps scheduled');
       timer = o.clock.setTimeout(tick, Math.min(FIRST_RUN_MS, o.config.curate.interval_ms)).unref();
     },
     stop: async () => {

@@ -6,7 +6,6 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { GitMirror } from '../adapters/git/git-mirror.js';
 import type { Config } from '../config/schema.js';
 import { CatalogSync, type SyncResult } from '../core/catalog/catalog-sync.js';
 import { RepriseError } from '../core/errors.js';
@@ -78,13 +77,25 @@ export function servedCatalogFolder(config: Config, given?: string): ServedFolde
   return existsSync(dir) ? { dir, bundled } : `catalog ${dir} does not exist; pass --catalog DIR or set catalog.dir in --config`;
 }
 
-/** A folder read once at start (broken entries skipped and logged by the caller). */
-export async function staticCatalog(dir: string, bundled: boolean, logger: Logger): Promise<ServedCatalog> {
-  const { snapshot, problems, skipped } = await loadSnapshot(dir);
+/**
+ * A folder read once at start (broken entries skipped and logged by the caller). With
+ * `indexFile`, an unchanged catalog is read back from the index saved by an earlier start.
+ */
+export async function staticCatalog(dir: string, bundled: boolean, logger: Logger, indexFile?: string): Promise<ServedCatalog> {
+  const { snapshot, problems, skipped, index } = await loadSnapshot(dir, { ...(indexFile !== undefined ? { indexFile } : {}), logger });
   for (const p of problems.filter((x) => x.severity === 'warning' && x.rule === 'file-outside-catalog')) logger.warn({ file: p.file, rule: p.rule }, p.message);
   for (const p of skipped) logger.warn({ file: p.file, line: p.line, rule: p.rule }, `catalog entry skipped: ${p.message}`);
   const skippedFiles = new Set(skipped.map((p) => p.file)).size;
-  logger.info({ catalog: dir, entries: snapshot.entries.length, skippedFiles, problems: problems.length }, 'catalog indexed');
+  logger.info(
+    {
+      catalog: dir,
+      entries: snapshot.entries.length,
+      skippedFiles,
+      problems: problems.length,
+      ...(index ? { index: index.from, ...('reason' in index ? { why: index.reason } : {}) } : {}),
+    },
+    'catalog indexed',
+  );
   return {
     source: 'dir',
     sync: undefined,
@@ -112,6 +123,8 @@ export async function staticCatalog(dir: string, bundled: boolean, logger: Logge
 export async function gitCatalog(config: Config, clock: Clock, logger: Logger): Promise<ServedCatalog> {
   const git = config.catalog.git!;
   const log = logger.child({ component: 'catalog-sync' });
+  // simple-git is loaded only for a git-synced catalog: a folder catalog never pays for it.
+  const { GitMirror } = await import('../adapters/git/git-mirror.js');
   const mirror = new GitMirror({ url: git.url, branch: git.branch, dir: cloneDir(config) });
   const empty = buildCatalogSnapshot([], new PostingsIndex([]), clock.now());
   let current = empty;

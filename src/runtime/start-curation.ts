@@ -4,8 +4,6 @@
  * stay in the ledger as before.
  */
 import { join } from 'node:path';
-import { GitDrafts } from '../adapters/git/git-drafts.js';
-import { GitHubForge } from '../adapters/github/github-forge.js';
 import type { Config } from '../config/schema.js';
 import type { Intent } from '../core/bot/intent.js';
 import { CurationWorker } from '../core/curate/curation-worker.js';
@@ -22,13 +20,15 @@ export interface StartedCuration {
   minConfidence: number;
 }
 
-export function startCuration(
+export async function startCuration(
   config: Config,
   deps: { ledger: Pick<Ledger, 'read'>; catalog: () => CatalogSnapshot; clock: Clock; logger: Logger },
-): StartedCuration | undefined {
+): Promise<StartedCuration | undefined> {
   const f = config.forge;
   const remote = config.catalog.git?.url;
   if (!f || !remote) return undefined;
+  // Loaded only with a forge: Octokit and simple-git are no part of a bot that files nothing.
+  const [{ GitDrafts }, { GitHubForge }] = await Promise.all([import('../adapters/git/git-drafts.js'), import('../adapters/github/github-forge.js')]);
   const log = deps.logger.child({ component: 'curation' });
   const app =
     f.app_id && f.app_private_key && f.app_installation_id

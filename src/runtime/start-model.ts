@@ -19,7 +19,6 @@ import type { Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
 import type { LoopObserver } from '../ports/loop-observer.js';
 import type { ModelPort, ModelSet } from '../ports/model.js';
-import { buildInvestigator, modelSetFromConfig, rerankOptions } from './build-investigator.js';
 
 export interface StartedModel {
   /** Makes the job scheduler for the loop's entrance (see `buildLoop`). */
@@ -45,6 +44,9 @@ export async function startModel(
   },
 ): Promise<StartedModel> {
   const log = deps.logger.child({ component: 'investigator' });
+  // Loaded here, not at the top: the model's SDKs (openai, MCP) cost a bot without a model
+  // ~40 MB and a second of start-up, so only a configured model pays for them.
+  const { buildInvestigator, modelSetFromConfig, rerankOptions } = await import('./build-investigator.js');
   const models = deps.meterModels && config.model ? deps.meterModels(modelSetFromConfig(config.model)) : undefined;
   const built = await buildInvestigator(config, {
     ...(models ? { models } : {}),

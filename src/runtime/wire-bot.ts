@@ -4,6 +4,7 @@
  * behind the inbox chosen with it, the chat surfaces, the loop (`buildLoop`) and the leader's
  * work, metrics and readiness, and the HTTP edge. `startBot` starts what this builds.
  */
+import { join } from 'node:path';
 import { ensurePrivateDir, looseModes } from '../adapters/keyv/private-files.js';
 import type { StoreLock } from '../adapters/keyv/store-lock.js';
 import { AlertmanagerApi } from '../adapters/alertmanager/alertmanager-api.js';
@@ -41,6 +42,7 @@ import { catalogFolder } from './open-catalog.js';
 import { openInbox } from './open-inbox.js';
 import { describeStore, lockStore, openLedger, storeWarnings } from './open-store.js';
 import { gitCatalog, staticCatalog, type ServedCatalog } from './served-catalog.js';
+import { CATALOG_INDEX_FILE } from './catalog-index-file.js';
 import { serveCuration, type ServeCuration } from './serve-curation.js';
 import { removeServeOwner } from './serve-owner.js';
 import { startCuration } from './start-curation.js';
@@ -71,7 +73,7 @@ async function servedCatalog(config: Config, clock: Clock, logger: Logger): Prom
   if (config.catalog.git) return gitCatalog(config, clock, logger);
   const { dir, bundled } = catalogFolder(config);
   if (bundled) logger.warn({ configured: config.catalog.dir, serving: dir }, 'catalog.dir does not exist; serving the bundled starter catalog');
-  return staticCatalog(dir, bundled, logger);
+  return staticCatalog(dir, bundled, logger, join(config.store.data_dir, CATALOG_INDEX_FILE));
 }
 
 /** The store, its ledger and the inbox in front of the loop, opened under the store's one-writer lock. */
@@ -205,7 +207,7 @@ export async function wireBot(config: Config, io: CliIO, logger: Logger, clock: 
       }
     : undefined;
   const catalog = (): CatalogSnapshot => served.current();
-  const curationPart = startCuration(config, { ledger, catalog, clock, logger });
+  const curationPart = await startCuration(config, { ledger, catalog, clock, logger });
   const model = config.model
     ? await startModel(config, { catalog, ledger, clock, logger, observer: loop, ...(modelMetrics ? { meterModels: modelMetrics.meter } : {}) })
     : undefined;

@@ -2,11 +2,11 @@
  * The `KeyValueStore` port over keyv (SPEC §8): the embedded sqlite file by default, Redis for
  * more than one replica, an in-memory Map for tests.
  */
+import { createRequire } from 'node:module';
 import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Keyv from 'keyv';
 import type KeyvRedis from '@keyv/redis';
-import { createKeyv } from '@keyv/redis';
 import {
   APPEND_ID_TTL_MS,
   CorruptRecordError,
@@ -207,10 +207,21 @@ function sqliteStore(path: string, readOnly = false): KeyValueStore {
   });
 }
 
+/**
+ * `@keyv/redis`, loaded the first time a Redis store is built: with its Redis client it is
+ * ~400 modules and ~25 MB that a bot on the embedded store never uses. `createStore` stays
+ * synchronous (ninety callers), so it is required (the package's CommonJS build), not imported.
+ */
+let redisModule: typeof import('@keyv/redis') | undefined;
+function keyvRedis(): typeof import('@keyv/redis') {
+  redisModule ??= createRequire(import.meta.url)('@keyv/redis') as typeof import('@keyv/redis');
+  return redisModule;
+}
+
 function redisStore(url: string, opts: CreateStoreOptions): KeyValueStore {
   // Without a connection timeout a write to an unreachable Redis waits forever, and so
   // would the webhook acknowledging it.
-  const keyv = createKeyv(url, {
+  const keyv = keyvRedis().createKeyv(url, {
     namespace: STORE_NAMESPACE,
     throwOnErrors: true,
     throwOnConnectError: true,

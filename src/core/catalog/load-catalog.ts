@@ -43,10 +43,10 @@ export function isEntryPath(rel: string): boolean {
   return segs.every((s) => s !== '' && !s.startsWith('.')) && /\.md$/i.test(name) && !SKIPPED_FILES.has(name.toLowerCase());
 }
 
-/** Relative paths (with `/`) of candidate entry files under `root`, sorted. */
-async function listEntryFiles(root: string, rel = ''): Promise<string[]> {
+/** Candidate entry files under `root`: relative paths (with `/`), sorted, and whether each is a link. */
+async function listEntryFiles(root: string, rel = ''): Promise<Array<{ rel: string; link: boolean }>> {
   const dirents = await readdir(join(root, rel), { withFileTypes: true });
-  const out: string[] = [];
+  const out: Array<{ rel: string; link: boolean }> = [];
   for (const d of dirents) {
     if (d.name.startsWith('.')) continue;
     if (rel === '' && d.isDirectory() && SKIPPED_DIRS.has(d.name.toLowerCase())) continue;
@@ -54,21 +54,23 @@ async function listEntryFiles(root: string, rel = ''): Promise<string[]> {
     // Symlinked directories are not followed: a link cycle must not hang the loader.
     if (d.isDirectory()) out.push(...(await listEntryFiles(root, path)));
     else if ((d.isFile() || d.isSymbolicLink()) && /\.md$/i.test(d.name) && !SKIPPED_FILES.has(d.name.toLowerCase())) {
-      out.push(path);
+      out.push({ rel: path, link: d.isSymbolicLink() });
     }
   }
-  return out.sort();
+  return out.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
 }
 
 /**
  * Reads one entry. `realRoot` is the catalog root with links resolved: a file whose real path
  * leaves it (a symlink to /etc/passwd, to another repo) is skipped with a warning — the
- * catalog is what its repository holds, nothing else on the machine.
+ * catalog is what its repository holds, nothing else on the machine. `link` false: the walk
+ * found a plain file through plain folders (it follows no linked folder), so its real path is
+ * the root's plus `rel` and needs no lookup.
  */
-async function readEntryFile(root: string, realRoot: string, rel: string): Promise<{ text?: string; problem?: LintProblem }> {
+async function readEntryFile(root: string, realRoot: string, rel: string, link = true): Promise<{ text?: string; problem?: LintProblem }> {
   const fail = (rule: string, message: string) => ({ problem: { file: rel, line: 1, rule, severity: 'error' as const, message } });
   try {
-    const real = await realpath(join(root, rel));
+    const real = link ? await realpath(join(root, rel)) : realRoot;
     if (real !== realRoot && !real.startsWith(realRoot.endsWith(sep) ? realRoot : realRoot + sep)) {
       const shown = relative(realRoot, real).startsWith('..') ? real : relative(realRoot, real);
       return { problem: { file: rel, line: 1, rule: 'file-outside-catalog', severity: 'warning', message: `links outside the catalog (to ${shown}); skipped — keep entries inside the catalog folder` } };
@@ -95,25 +97,54 @@ function byFileThenLine(a: LintProblem, b: LintProblem): number {
   return a.file < b.file ? -1 : a.file > b.file ? 1 : a.line - b.line || (a.rule < b.rule ? -1 : a.rule > b.rule ? 1 : 0);
 }
 
+/** One candidate entry file as read from disk: its text, or why it could not be used. */
+export interface CatalogFile {
+  /** Path relative to the catalog root, with `/`. */
+  rel: string;
+  text?: string;
+  problem?: LintProblem;
+}
+
 /**
- * Load every entry under `dir` (SPEC §5): `.md` files, recursively, skipping dotfiles,
- * dot-directories and README.md / index.md / _index.md / log.md. A broken entry is left out
- * with its problems recorded; only an unusable root rejects (with a CatalogError).
+ * Reads every candidate entry file under `dir` (SPEC §5): `.md` files, recursively, skipping
+ * dotfiles, dot-directories and README.md / index.md / _index.md / log.md; each with the checks
+ * of one entry file (links out of the catalog, size, encoding). Nothing is parsed: what was read
+ * is what a saved index is keyed by (its content), and `parseCatalogFiles` makes the entries.
+ * @throws CatalogError when the root itself is unusable.
  */
-export async function loadCatalog(dir: string): Promise<LoadedCatalog> {
+export async function readCatalogFiles(dir: string): Promise<CatalogFile[]> {
   const s = await stat(dir).catch(() => undefined);
   if (s === undefined) throw new CatalogError('catalog_not_found', `catalog directory ${dir} does not exist`);
   if (!s.isDirectory()) throw new CatalogError('catalog_not_directory', `catalog path ${dir} is not a directory`);
+  const realRoot = await realpath(dir);
+  const listed = await listEntryFiles(dir);
+  const files: CatalogFile[] = Array.from({ length: listed.length });
+  // Several reads in flight: one at a time, 10,000 small files cost a thread-pool round trip
+  // each in turn (seconds on a busy machine); in order of the listing all the same.
+  let next = 0;
+  const reader = async (): Promise<void> => {
+    while (next < listed.length) {
+      const i = next++;
+      const { rel, link } = listed[i]!;
+      files[i] = { rel, ...(await readEntryFile(dir, realRoot, rel, link)) };
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(READS_IN_FLIGHT, listed.length) }, reader));
+  return files;
+}
 
+/** Entry files read at once (the thread pool has four threads; a few more keep it busy). */
+const READS_IN_FLIGHT = 16;
+
+/** The entries and problems of files `readCatalogFiles` read (in its order). */
+export function parseCatalogFiles(files: readonly CatalogFile[]): LoadedCatalog {
   const entries: Entry[] = [];
   const problems: LintProblem[] = [];
   const byTitle = new Map<string, string>();
-  const realRoot = await realpath(dir);
-  for (const rel of await listEntryFiles(dir)) {
-    const read = await readEntryFile(dir, realRoot, rel);
-    if (read.problem) problems.push(read.problem);
-    if (read.text === undefined) continue;
-    const parsed = parseEntry(rel, read.text);
+  for (const { rel, text, problem } of files) {
+    if (problem) problems.push(problem);
+    if (text === undefined) continue;
+    const parsed = parseEntry(rel, text);
     problems.push(...parsed.problems);
     if (!parsed.entry) continue;
     entries.push(parsed.entry);
@@ -128,6 +159,15 @@ export async function loadCatalog(dir: string): Promise<LoadedCatalog> {
     }
   }
   return { entries, problems: problems.sort(byFileThenLine) };
+}
+
+/**
+ * Load every entry under `dir` (SPEC §5): `readCatalogFiles`, then `parseCatalogFiles`. A
+ * broken entry is left out with its problems recorded; only an unusable root rejects (with a
+ * CatalogError).
+ */
+export async function loadCatalog(dir: string): Promise<LoadedCatalog> {
+  return parseCatalogFiles(await readCatalogFiles(dir));
 }
 
 /**

@@ -2,9 +2,10 @@
  * Opening a stored ledger: the store's schema (refused when newer, migrated by the writer) and
  * the read model (the latest snapshot, then the log after it).
  */
+import { createHash } from 'node:crypto';
 import type { Fence, KeyValueStore } from '../../ports/store.js';
 import type { Logger } from '../../ports/logger.js';
-import { readHead, replayInto, SNAPSHOT_KEY, type CorruptRecord } from './ledger-records.js';
+import { eventKey, readHead, replayInto, SNAPSHOT_KEY, type CorruptRecord } from './ledger-records.js';
 import { createLedgerState, restoreLedgerState } from './ledger-state.js';
 import type { LedgerLimits, LedgerState } from './ledger-types.js';
 import { migrateStoreSchema } from './store-schema.js';
@@ -18,6 +19,24 @@ export interface Snapshot {
   seq: number;
   json?: string;
   state?: unknown;
+  /**
+   * Digest of the event stored at `seq` when the snapshot was taken ({@link tipOf}): a log that
+   * holds another event there (a store restored or replaced under the snapshot) is not the
+   * history the snapshot folded, and the snapshot is discarded. Absent in older snapshots.
+   */
+  tip?: string;
+}
+
+/** A short digest of the record stored at `seq` ('' for seq 0 or a record that cannot be read). */
+export async function tipOf(store: KeyValueStore, seq: number): Promise<string> {
+  if (seq <= 0) return '';
+  let v: unknown;
+  try {
+    v = await store.get<unknown>(eventKey(seq));
+  } catch {
+    return '';
+  }
+  return v === undefined ? '' : createHash('sha256').update(JSON.stringify(v)).digest('hex').slice(0, 32);
 }
 
 /** The state inside a stored snapshot, whichever form it was written in. */
@@ -41,8 +60,9 @@ export interface Loaded {
 }
 
 /**
- * Load the latest snapshot and replay the events after it. A snapshot of another state
- * version, with other limits, or ahead of the head is ignored (full replay instead).
+ * Load the latest snapshot and replay only the events after its seq. A snapshot of another
+ * state version, with other limits, ahead of the head, or taken over another event at its seq
+ * than the log holds now is discarded (full replay instead, said in the log).
  */
 export async function load(store: KeyValueStore, limits: Partial<LedgerLimits> | undefined, log: Logger): Promise<Loaded> {
   const head = await readHead(store);
@@ -57,8 +77,14 @@ export async function load(store: KeyValueStore, limits: Partial<LedgerLimits> |
   let from = 0;
   const restored = snap && typeof snap.seq === 'number' ? restoreLedgerState(snapshotState(snap)) : undefined;
   if (restored && snap && snap.seq <= head && JSON.stringify(restored.limits) === JSON.stringify(fresh.limits)) {
-    state = restored;
-    from = snap.seq;
+    if (typeof snap.tip === 'string' && snap.tip !== (await tipOf(store, snap.seq))) {
+      log.warn({ seq: snap.seq, head }, `the ledger snapshot at #${snap.seq} does not match the event stored there; replaying the whole log`);
+    } else {
+      state = restored;
+      from = snap.seq;
+    }
+  } else if (snap) {
+    log.info({ seq: snap.seq, head }, 'the ledger snapshot is of another version, other limits or ahead of the log; replaying the whole log');
   }
   const corrupt: CorruptRecord[] = [];
   await replayInto(store, state, from, head, corrupt);

@@ -15,7 +15,7 @@ import { RepriseError } from '../errors.js';
 import { ledgerEventProblem } from './ledger-event-problem.js';
 import { eventKey, LEDGER_LOG, readHead, readLedgerRecords, replayInto, SNAPSHOT_KEY, type CorruptRecord } from './ledger-records.js';
 import { LedgerReader } from './ledger-reader.js';
-import { load, migrateAsWriter, type Loaded, type Snapshot } from './ledger-load.js';
+import { load, migrateAsWriter, tipOf, type Loaded, type Snapshot } from './ledger-load.js';
 import { assertNoUnfinishedImport, checkStoreSchemaForReading, readStoreSchema } from './store-schema.js';
 
 export { eventKey, HEAD_KEY, LEDGER_LOG, readLedgerRecords, SNAPSHOT_KEY, type CorruptRecord, type LedgerRecord } from './ledger-records.js';
@@ -343,7 +343,8 @@ export class Ledger {
     if (this.#opts.fence && this.#opts.fence() === undefined) return;
     const seq = this.#seq;
     try {
-      await this.#store.set(SNAPSHOT_KEY, { seq, json: JSON.stringify(this.#state) } satisfies Snapshot);
+      const json = JSON.stringify(this.#state);
+      await this.#store.set(SNAPSHOT_KEY, { seq, json, tip: await tipOf(this.#store, seq) } satisfies Snapshot);
       this.#snapshotSeq = seq;
     } catch (err) {
       this.#log.warn({ err, seq }, 'ledger snapshot failed; the tail will be replayed on restart');

@@ -175,6 +175,68 @@ export function buildCatalogSnapshot(entries: readonly Entry[], index: SearchInd
   return snapshotOf(entries, buildTables(entries), index, builtAt);
 }
 
+/** A snapshot's lookup tables as plain data, entries named by id (a saved catalog index). */
+export interface SavedTables {
+  byAlert: Array<[string, string[]]>;
+  knownAlerts: string[];
+  sources: Array<[string, string[]]>;
+  nameWords: Array<[string, string[][]]>;
+  family: Array<[string, string]>;
+  nameFrequency: Array<[string, number]>;
+  pointerPages: number;
+  sorted: boolean;
+}
+
+/** The tables of a snapshot built here, to save beside its index. */
+export function savedTables(snapshot: CatalogSnapshot): SavedTables {
+  const t = tablesOf.get(snapshot);
+  if (!t) throw new Error('savedTables: the snapshot was not built by buildCatalogSnapshot');
+  const ids = (list: readonly Entry[]): string[] => list.map((e) => e.id);
+  return {
+    byAlert: [...t.byAlert].map(([a, list]) => [a, ids(list)]),
+    knownAlerts: [...t.knownAlerts],
+    sources: [...t.sources].map(([s, list]) => [s, ids(list)]),
+    nameWords: [...t.nameWords],
+    family: [...t.family],
+    nameFrequency: [...t.nameFrequency],
+    pointerPages: t.pointerPages,
+    sorted: t.sorted,
+  };
+}
+
+/**
+ * The snapshot `savedTables` described, over the very entries it was built from: no
+ * tokenizing of names, no pointer resolution. Equal to `buildCatalogSnapshot(entries, index)`.
+ * @throws Error when the tables name an entry that is not there (a damaged save).
+ */
+export function restoreCatalogSnapshot(entries: readonly Entry[], index: SearchIndex, saved: SavedTables, builtAt = new Date()): CatalogSnapshot {
+  const byIdMap = new Map(entries.map((e) => [e.id, e]));
+  const entry = (id: string): Entry => {
+    const e = byIdMap.get(id);
+    if (!e) throw new Error(`saved tables name entry ${JSON.stringify(id)}, which is not in the catalog`);
+    return e;
+  };
+  const sources = new Map(saved.sources.map(([s, list]) => [s, list.map(entry)]));
+  const bySource = new Map<string, Entry>();
+  for (const [s, list] of sources) {
+    const last = list.at(-1);
+    if (last) bySource.set(s, last);
+  }
+  const t: Tables = {
+    byId: byIdMap,
+    byAlert: new Map(saved.byAlert.map(([a, list]) => [a, list.map(entry)])),
+    knownAlerts: new Set(saved.knownAlerts),
+    sources,
+    bySource,
+    nameWords: new Map(saved.nameWords),
+    family: new Map(saved.family),
+    nameFrequency: new Map(saved.nameFrequency),
+    pointerPages: saved.pointerPages,
+    sorted: saved.sorted,
+  };
+  return snapshotOf(entries, t, index, builtAt);
+}
+
 /** Whether `index` can follow catalog changes in place. */
 export function isUpdatable(index: SearchIndex): index is UpdatableSearchIndex {
   return typeof (index as Partial<UpdatableSearchIndex>).update === 'function';

@@ -161,6 +161,55 @@ export class DocumentTable {
     return { newDoc, live };
   }
 
+  /** The documents of a compacted table as plain arrays (a saved index); entries are saved apart. */
+  saved(): SavedDocuments {
+    if (this.live !== this.count) throw new Error('only a compacted document table can be saved; compact first');
+    const n = this.count;
+    const overflow: SavedDocuments['overflow'] = [];
+    for (const [d, byTerm] of this.#overflow) for (const [t, counts] of byTerm) overflow.push([d, t, counts.slice()]);
+    return { uniq: this.uniq.slice(0, n), termHash: this.termHash.slice(0, n), lens: this.lens.map((a) => a.slice(0, n)), overflow };
+  }
+
+  /**
+   * Takes a saved table whose documents are `entries`, in order (as `compact` leaves them).
+   * @throws Error when the arrays do not fit `entries` (a damaged save).
+   */
+  restore(entries: readonly Entry[], saved: SavedDocuments, terms: number): void {
+    const n = entries.length;
+    const { uniq, termHash, lens, overflow } = saved;
+    if (uniq.length !== n || termHash.length !== n || lens.length !== FIELDS || lens.some((a) => a.length !== n))
+      throw new Error('saved documents do not fit the entries');
+    const byDoc = new Map<number, Map<number, Uint32Array>>();
+    for (const [d, t, counts] of overflow) {
+      if (!(d >= 0 && d < n && t >= 0 && t < terms && counts.length === FIELDS)) throw new Error('saved field counts are out of range');
+      let byTerm = byDoc.get(d);
+      if (!byTerm) byDoc.set(d, (byTerm = new Map()));
+      byTerm.set(t, counts.slice());
+    }
+    this.ids.clear();
+    entries.forEach((e, d) => this.ids.set(e.id, d));
+    if (this.ids.size !== n) throw new Error('saved entries repeat an id');
+    this.entries = entries.slice();
+    this.count = n;
+    this.live = n;
+    this.alive = new Uint8Array(n).fill(1);
+    // Copies: a deserialized array is a view into the whole saved file, which would stay alive.
+    this.uniq = uniq.slice();
+    this.termHash = termHash.slice();
+    this.lens = lens.map((a) => a.slice());
+    this.#overflow = byDoc;
+    for (let f = 0; f < FIELDS; f++) {
+      let sum = 0;
+      let max = 0;
+      for (const len of lens[f]!) {
+        sum += len;
+        if (len > max) max = len;
+      }
+      this.lenSum[f] = sum;
+      this.#maxLen[f] = max;
+    }
+  }
+
   /** Drop dead documents and renumber the others (`renumbering`); term ids change by `newTerm`. */
   compact(newDoc: Int32Array, live: number, newTerm: Int32Array): void {
     const entries: Entry[] = [];
@@ -187,4 +236,14 @@ export class DocumentTable {
     this.count = live;
     for (let f = 0; f < FIELDS; f++) this.#maxLen[f] = lens[f]!.reduce((a, b) => (b > a ? b : a), 0);
   }
+}
+
+/** What `DocumentTable.saved` returns and `restore` takes. */
+export interface SavedDocuments {
+  uniq: Uint32Array<ArrayBuffer>;
+  termHash: Uint32Array<ArrayBuffer>;
+  /** Field lengths, BM25_FIELDS order. */
+  lens: Uint32Array<ArrayBuffer>[];
+  /** Counts too large to pack: [document, term, counts per field]. */
+  overflow: Array<[number, number, Uint32Array<ArrayBuffer>]>;
 }

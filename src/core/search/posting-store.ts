@@ -2,10 +2,10 @@ import { BM25_FIELDS, saturate } from '../bm25.js';
 import type { Bm25Document, Bm25Params } from '../bm25.js';
 import { entryDocument } from '../catalog/search-corpus.js';
 import type { Entry } from '../types.js';
-import { BODY, DocumentTable, repeatAdd } from './document-table.js';
+import { BODY, DocumentTable, repeatAdd, type SavedDocuments } from './document-table.js';
 import { BODY_ONLY_LIMIT, OVERFLOW, packCounts } from './field-counts.js';
 import { grow } from './grow.js';
-import { gallop, TermPostings } from './term-postings.js';
+import { gallop, TermPostings, type SavedPostings } from './term-postings.js';
 
 const FIELDS = BM25_FIELDS.length;
 
@@ -70,6 +70,24 @@ export class PostingStore {
 
   get live(): number {
     return this.docs.live;
+  }
+
+  /** The store as plain arrays (compacted first when it is not): what a saved index holds. */
+  saved(): SavedStore {
+    if (this.postings.churn > 0 || this.docs.live !== this.docs.count || this.boundsStale) this.compact();
+    return { postings: this.postings.saved(), docs: this.docs.saved(), avgRef: this.avgRef.slice() };
+  }
+
+  /**
+   * Takes a saved store whose documents are `entries`, in order: no tokenizing, no counting.
+   * @throws Error when the save does not fit together (the store is then unusable: discard it).
+   */
+  restore(entries: readonly Entry[], saved: SavedStore): void {
+    if (saved.avgRef.length !== FIELDS) throw new Error('saved reference averages do not fit');
+    this.postings.restore(saved.postings, entries.length);
+    this.docs.restore(entries, saved.docs, saved.postings.terms.length);
+    this.avgRef.set(saved.avgRef);
+    this.boundsStale = false;
   }
 
   /**
@@ -263,4 +281,11 @@ export class PostingStore {
     this.#hash = hash;
     return slots;
   }
+}
+
+/** What `PostingStore.saved` returns and `restore` takes. */
+export interface SavedStore {
+  postings: SavedPostings;
+  docs: SavedDocuments;
+  avgRef: Float64Array<ArrayBuffer>;
 }

@@ -4,7 +4,7 @@ import type { Candidate, Entry } from '../types.js';
 import type { TermWeights, UpdatableSearchIndex } from '../../ports/search-index.js';
 import { exhaustiveTopK, prunedTopK } from './exact-top-k.js';
 import type { ScoredQuery } from './exact-top-k.js';
-import { PostingStore, StaleEntryError } from './posting-store.js';
+import { PostingStore, StaleEntryError, type SavedStore } from './posting-store.js';
 import { QueryScratch } from './query-scratch.js';
 import { topCandidates } from './select.js';
 
@@ -40,13 +40,33 @@ export class PostingsIndex implements UpdatableSearchIndex {
   readonly #scratch = new QueryScratch();
   readonly #churnShare: number;
 
-  constructor(entries: readonly Entry[], opts: PostingsIndexOptions = {}) {
+  constructor(entries: readonly Entry[], opts: PostingsIndexOptions = {}, saved?: SavedIndex) {
     this.#params = opts.bm25 ?? DEFAULT_BM25_PARAMS;
     this.#churnShare = opts.churnShare ?? 1 / 8;
     const { k1, b, weights } = this.#params;
     this.#boundable = k1 >= 0 && b >= 0 && b <= 1 && Object.values(weights).every((w) => w >= 0);
     this.#store = new PostingStore(this.#params);
-    this.#store.build(entries, opts.onDocument);
+    if (saved === undefined) this.#store.build(entries, opts.onDocument);
+    else {
+      if (JSON.stringify(saved.params) !== JSON.stringify(this.#params)) throw new Error('the saved index was built with other BM25 parameters');
+      this.#store.restore(entries, saved.store);
+    }
+  }
+
+  /**
+   * The index as plain data (typed arrays, strings): with the same entries, `fromSaved` gives
+   * back an index that answers every query exactly as this one does, without re-tokenizing.
+   */
+  saved(): SavedIndex {
+    return { params: this.#params, store: this.#store.saved() };
+  }
+
+  /**
+   * The index `saved()` described, over `entries` (the very entries it indexed, in order).
+   * @throws Error when the save is damaged or made with other parameters: build afresh instead.
+   */
+  static fromSaved(entries: readonly Entry[], saved: SavedIndex, opts: Omit<PostingsIndexOptions, 'onDocument'> = {}): PostingsIndex {
+    return new PostingsIndex(entries, opts, saved);
   }
 
   get size(): number {
@@ -148,4 +168,10 @@ export class PostingsIndex implements UpdatableSearchIndex {
     }
     return q;
   }
+}
+
+/** A `PostingsIndex` as plain data (see `PostingsIndex.saved`). */
+export interface SavedIndex {
+  params: Readonly<Bm25Params>;
+  store: SavedStore;
 }

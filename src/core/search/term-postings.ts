@@ -167,6 +167,80 @@ export class TermPostings {
     this.deadPostings = 0;
     return newTerm;
   }
+
+  /**
+   * The compacted postings as plain arrays (a saved index): terms in id order, then per term
+   * its df, bound and base postings. Only a compacted store (no delta, nothing dead) is saved.
+   */
+  saved(): SavedPostings {
+    if (this.dLen !== 0 || this.deadPostings !== 0) throw new Error('only compacted postings can be saved; compact first');
+    const terms = Array.from<string>({ length: this.termCount });
+    for (const [term, t] of this.#terms) terms[t] = term;
+    const start = new Uint32Array(this.termCount + 1);
+    start.set(this.baseStart.subarray(0, this.termCount));
+    start[this.termCount] = this.basePostings;
+    return {
+      terms,
+      df: this.df.slice(0, this.termCount),
+      maxTf: this.maxTf.slice(0, this.termCount),
+      start,
+      docs: this.baseDocs.slice(0, this.basePostings),
+      packed: this.basePacked.slice(0, this.basePostings),
+    };
+  }
+
+  /**
+   * Takes the postings of a saved index over `live` documents, as `compact` leaves them.
+   * @throws Error when the arrays do not fit together (a damaged save): nothing is kept.
+   */
+  restore(saved: SavedPostings, live: number): void {
+    const { terms, df, maxTf, start, docs, packed } = saved;
+    const n = terms.length;
+    const total = start[n];
+    const fits =
+      df.length === n &&
+      maxTf.length === n &&
+      start.length === n + 1 &&
+      total === docs.length &&
+      packed.length === total &&
+      start[0] === 0 &&
+      new Set(terms).size === n;
+    if (!fits) throw new Error('saved postings are inconsistent');
+    for (let t = 0; t < n; t++) {
+      const from = start[t]!;
+      const to = start[t + 1]!;
+      if (to - from !== df[t] || df[t]! <= 0) throw new Error(`saved postings of term ${t} disagree with its df`);
+      // Each term's documents ascend and exist: what every search assumes.
+      for (let i = from; i < to; i++)
+        if (docs[i]! >= live || (i > from && docs[i]! <= docs[i - 1]!)) throw new Error(`saved postings of term ${t} are out of order`);
+    }
+    this.#terms.clear();
+    terms.forEach((term, t) => this.#terms.set(term, t));
+    this.termCount = n;
+    // Copies: a deserialized array is a view into the whole saved file, which would stay alive.
+    const own = start.slice();
+    this.df = df.slice();
+    this.maxTf = maxTf.slice();
+    this.baseStart = own.subarray(0, n);
+    this.baseEnd = own.subarray(1, n + 1);
+    this.baseDocs = docs.slice();
+    this.basePacked = packed.slice();
+    this.basePostings = total;
+    this.baseDocLimit = live;
+    this.dHead = new Int32Array(n).fill(-1);
+    this.#dTail = new Int32Array(n).fill(-1);
+  }
+}
+
+/** What `TermPostings.saved` returns and `restore` takes. */
+export interface SavedPostings {
+  terms: string[];
+  df: Int32Array<ArrayBuffer>;
+  maxTf: Float64Array<ArrayBuffer>;
+  /** Term t's postings are docs/packed[start[t] .. start[t + 1]). */
+  start: Uint32Array<ArrayBuffer>;
+  docs: Uint32Array<ArrayBuffer>;
+  packed: Uint32Array<ArrayBuffer>;
 }
 
 /** First index in [lo, end) whose document is ≥ `target` (or `end`): exponential then binary search. */
