@@ -11,6 +11,7 @@ import { ensurePrivateDir, looseModes } from '../adapters/keyv/private-files.js'
 import type { StoreLock } from '../adapters/keyv/store-lock.js';
 import { AlertmanagerApi } from '../adapters/alertmanager/alertmanager-api.js';
 import { pagerDutyRest } from '../adapters/pagerduty/pagerduty-rest.js';
+import { configRedactor } from '../config/config-secrets.js';
 import type { Config } from '../config/schema.js';
 import { ackRequest, feedbackIntent, noteRequest, recordedOrThrow } from '../core/bot/feedback-request.js';
 import { ackIntent, fixedIntent, incidentIntents, noteIntent, postmortemIntent, type Intent } from '../core/bot/intent.js';
@@ -186,7 +187,11 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     throw err;
   }
   const transports = new Map(surfaces.transports.map((t) => [t.name, t]));
+  // The one redactor of everything this process says: logs (serve's logger), the ledger (and so
+  // chat), /metrics and /ui know the same secrets.
+  const redactor = configRedactor(config);
   const metrics = createBotMetrics({
+    redact: redactor.text,
     ledgerSeq: () => ledger.seq,
     ledgerSkipped: () => ledger.read.skipped,
     isReady: () => readiness().ready,
@@ -327,6 +332,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
             logger: logger.child({ component: 'ui' }),
             outcomeFloor: config.recall.outcome_floor,
             staleAfterMs: config.recall.stale_after_ms,
+            redact: redactor.text,
             ...(config.ui.token ? { token: config.ui.token } : {}),
             ...(config.ui.trusted_header ? { trustedHeader: config.ui.trusted_header, trustedProxies: config.ui.trusted_proxies } : {}),
           }),

@@ -5,6 +5,7 @@
  * token, an unknown incident or a bad request cannot.
  */
 import { PagerDutyCallError, type PagerDutyPort } from '../../core/bot/pagerduty-flow.js';
+import { createRedactor } from '../../core/redact.js';
 
 export interface PagerDutyRestOptions {
   /** `https://api.pagerduty.com`, or a stand-in's. */
@@ -28,6 +29,9 @@ function retryAfterMs(header: string | null, now: number): number | undefined {
 export function pagerDutyRest(opts: PagerDutyRestOptions): PagerDutyPort {
   const base = opts.apiUrl.replace(/\/+$/, '');
   const doFetch = opts.fetch ?? fetch;
+  // An error body (PagerDuty's, or a proxy's in front of it) may echo the request: its
+  // `Authorization: Token token=…` never leaves this adapter.
+  const redact = createRedactor([opts.token]).text;
   return {
     async acknowledge(incidentId: string): Promise<void> {
       let res: Response;
@@ -44,18 +48,19 @@ export function pagerDutyRest(opts: PagerDutyRestOptions): PagerDutyPort {
           signal: AbortSignal.timeout(opts.timeoutMs),
         });
       } catch (err) {
-        throw new PagerDutyCallError(`PagerDuty unreachable: ${(err as Error).message}`, { retryable: true, cause: err });
+        throw new PagerDutyCallError(`PagerDuty unreachable: ${redact((err as Error).message)}`, { retryable: true, cause: err });
       }
       if (res.ok) {
         await res.body?.cancel().catch(() => undefined);
         return;
       }
-      const text = (await res.text().catch(() => '')).slice(0, 300);
+      // Masked whole before it is cut: a cut through a secret would leave its start readable.
+      const text = redact(await res.text().catch(() => '')).slice(0, 300);
       let message = text;
       try {
         const body = JSON.parse(text) as { error?: { message?: unknown; errors?: unknown } };
         if (typeof body.error?.message === 'string')
-          message = body.error.message + (Array.isArray(body.error.errors) ? `: ${body.error.errors.join('; ')}` : '');
+          message = body.error.message + (Array.isArray(body.error.errors) ? `: ${body.error.errors.map(String).join('; ')}` : '');
       } catch {
         // Not JSON: the text itself says what went wrong.
       }

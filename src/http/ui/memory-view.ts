@@ -42,6 +42,8 @@ export interface MemoryViewOptions extends AccessOptions {
   staleAfterMs: number;
   /** A chat message's permalink, when its surface can make one. */
   permalink?: (transport: string, channel: string, id: string) => string | undefined;
+  /** Masks secrets in every page (the one redactor); the ledger's events are masked already. */
+  redact?: (text: string) => string;
 }
 
 type UiEnv = { Variables: { who?: string } };
@@ -115,7 +117,7 @@ export function memoryView(opts: MemoryViewOptions): Hono<UiEnv> {
   const overviews = new Memo<ReturnType<typeof overview>>(opts.read, true);
   // Gaps scan every tracked trigger: at most once a minute.
   const gapViews = new Memo<ReturnType<typeof gaps>>(opts.read, false);
-  const html = (c: Context<UiEnv>, body: string, status = 200): Response => c.html(body, status as 200);
+  const html = (c: Context<UiEnv>, body: string, status = 200): Response => c.html(opts.redact ? opts.redact(body) : body, status as 200);
 
   // Headers on every response under /ui, refusals included.
   app.use('*', safetyHeaders);
