@@ -327,7 +327,7 @@ const ledger = z
 const allowUsers = (surface: string, example: string) =>
   doc(
     z.array(str(), { error: 'must be a list of user ids' }).default([]),
-    `${surface} users who may vote, silence and write notes; empty = everyone in the channel.`,
+    `${surface} users who may vote, silence, write notes and see incidents through commands (others are told they are not on it); empty = everyone in the channel.`,
     { example: [example] },
   );
 
@@ -338,10 +338,14 @@ const slack = z.strictObject({
     env: ['SLACK_SIGNING_SECRET'],
   }),
   app_token: doc(str().optional(), 'App-level token (xapp-…): when set, Socket Mode — no public ingress needed.', { secret: true, env: ['SLACK_APP_TOKEN'] }),
-  channel: doc(str().optional(), 'Channel id the RCA threads are posted to (unless a routing rule or ?channel= says otherwise).', {
-    example: 'C0123456789',
-    env: ['SLACK_CHANNEL'],
-  }),
+  channel: doc(
+    str().optional(),
+    "Channel id the RCA threads are posted to (unless a routing rule or ?channel= says otherwise); commands are taken here, in routing rules' channels and in incident threads only.",
+    {
+      example: 'C0123456789',
+      env: ['SLACK_CHANNEL'],
+    },
+  ),
   api_url: doc(httpUrl().optional(), 'Slack Web API base URL (tests point it at a fake).', { example: 'https://slack.com/api/', env: ['SLACK_API_URL'] }),
   allow_users: allowUsers('Slack', 'U0123456789'),
 });
@@ -351,10 +355,14 @@ const matrix = z.strictObject({
     env: ['MATRIX_HOMESERVER_URL'],
   }),
   access_token: doc(str().optional(), 'Access token of the bot user.', { secret: true, env: ['MATRIX_ACCESS_TOKEN'] }),
-  room_id: doc(str().optional(), 'Room the RCA threads are posted to (unless a routing rule or ?room= says otherwise).', {
-    example: '!abc123:example.org',
-    env: ['MATRIX_ROOM_ID'],
-  }),
+  room_id: doc(
+    str().optional(),
+    "Room the RCA threads are posted to (unless a routing rule or ?room= says otherwise); commands are taken here, in routing rules' rooms and in incident threads only.",
+    {
+      example: '!abc123:example.org',
+      env: ['MATRIX_ROOM_ID'],
+    },
+  ),
   rooms: doc(
     z.array(str(), { error: 'must be a list of room ids' }).default([]),
     'More rooms the bot may post in and listen to (routing targets); events from any other room are ignored.',
