@@ -29,6 +29,9 @@ import { startControlServer, type ControlServer } from '../http/control-server.j
 import { createHttpServer, type HttpServer } from '../http/create-server.js';
 import { hostNames } from '../http/host-guard.js';
 import { memoryView, uiSignIn, UI_SIGN_IN } from '../http/ui/memory-view.js';
+import { SignInLimiter } from '../http/ui/sign-in-limiter.js';
+import { answerSessions, UiSessions } from '../http/ui/ui-sessions.js';
+import { RepriseError } from '../core/errors.js';
 import { isReplayStore } from '../http/replay-guard.js';
 import { registerLoopMetrics, type LoopMetrics } from '../http/loop-metrics.js';
 import { createBotMetrics } from '../http/metrics.js';
@@ -297,6 +300,13 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     },
   });
   if (served.sync) registerCatalogSyncMetrics(metrics.registry, () => served.sync!.status(), clock);
+  // Memory-view sign-ins: one session per sign-in in the configured store (durable when it is),
+  // and wrong tokens slowed per address — the form's and the bearer header's alike.
+  const uiLog = logger.child({ component: 'ui' });
+  const uiAuth = {
+    sessions: new UiSessions(store, { idleMs: config.ui.session_idle_ms, maxMs: config.ui.session_max_ms }),
+    limiter: new SignInLimiter({ freeAttempts: config.ui.sign_in_attempts, maxBackoffMs: config.ui.sign_in_backoff_max_ms }),
+  };
   const grooming = serveCuration({ config, logger, served, ledger, store, clock, isLeader: () => inbox.isLeader });
   const http: HttpServer = createHttpServer({
     ...(config.server.bearer_token ? { bearerToken: config.server.bearer_token } : {}),
@@ -322,14 +332,15 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
       for (const m of surfaces.mounts) m(app);
       // The read-only memory view (issue 23): loopback only unless ui.token / ui.trusted_header.
       if (config.ui.enabled) {
-        app.route(UI_SIGN_IN, uiSignIn(config.ui.token ? { token: config.ui.token } : {}));
+        app.route(UI_SIGN_IN, uiSignIn({ ...(config.ui.token ? { token: config.ui.token } : {}), ...uiAuth, clock, logger: uiLog }));
         app.route(
           '/ui',
           memoryView({
             read: ledger.read,
             catalog,
             clock,
-            logger: logger.child({ component: 'ui' }),
+            logger: uiLog,
+            ...uiAuth,
             outcomeFloor: config.recall.outcome_floor,
             staleAfterMs: config.recall.stale_after_ms,
             redact: redactor.text,
@@ -411,6 +422,14 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
           return { seq: o.seq, event: o.event, ...(draft ? { draft: { path: draft.path, content: draft.content } } : {}) };
         },
         catalogSync: () => served.syncNow(),
+        uiSessions: async (body) => {
+          try {
+            return await answerSessions(uiAuth.sessions, body, clock.now());
+          } catch (err) {
+            // A session id that names none (or several) is the caller's to fix: said, not a 500.
+            throw new RepriseError('invalid_payload', (err as Error).message);
+          }
+        },
         curate: async (body) => grooming.run(typeof body === 'object' && body !== null && (body as { apply?: unknown }).apply === true),
       },
       logger,
