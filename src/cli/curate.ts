@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { configRedactor } from '../config/config-secrets.js';
 import { createLogger } from '../runtime/create-logger.js';
 import { createStore } from '../adapters/keyv/keyv-store.js';
 import { loadCatalog } from '../core/catalog/load-catalog.js';
@@ -48,7 +49,7 @@ export const curateCommand: CliCommand = async (argv, io) => {
   const loaded = loadCliConfig(parsed.values.config, io);
   if ('exit' in loaded) return loaded.exit;
   const { config } = loaded;
-  const logger = createLogger({ level: 'warn', env: io.env, ...(io.log ? { destination: io.log } : {}) });
+  const logger = createLogger({ level: 'warn', env: io.env, redactor: configRedactor(config), ...(io.log ? { destination: io.log } : {}) });
   const print = (r: SweepReport): number => {
     io.stdout(parsed.values.json ? `${JSON.stringify(r)}\n` : formatReport(r));
     return r.actions.some((a) => a.outcome === 'failed') ? 1 : 0;

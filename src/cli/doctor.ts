@@ -11,6 +11,7 @@ import { ensurePrivateDir, looseModes } from '../adapters/keyv/private-files.js'
 import { storeLockPath, tryLockStore } from '../adapters/keyv/store-lock.js';
 import type { Config } from '../config/schema.js';
 import { CatalogError } from '../core/catalog/load-catalog.js';
+import { createRedactor } from '../core/redact.js';
 import { lintCatalog, lintSummary } from '../core/catalog/lint-catalog.js';
 import { assertNoUnfinishedImport, readStoreSchema, STORE_SCHEMA_VERSION } from '../core/ledger/store-schema.js';
 import { silentLogger } from '../ports/logger.js';
@@ -57,9 +58,7 @@ const message = (err: unknown): string => (err instanceof Error ? err.message : 
 
 /** Removes anything that looks like a credential from text we print (URLs with userinfo, bearer tokens, known secrets). */
 function redact(text: string, secrets: readonly (string | undefined)[]): string {
-  let out = text.replace(/\/\/[^/@\s]*@/g, '//***@');
-  for (const s of secrets) if (s && s.length >= 4) out = out.split(s).join('***');
-  return out;
+  return createRedactor(secrets).text(text);
 }
 
 async function checkCatalog(config: Config, io: CliIO): Promise<CheckResult> {

@@ -1,4 +1,5 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { configRedactor } from '../config/config-secrets.js';
 import { createLogger } from '../runtime/create-logger.js';
 import { createCatalogMcpServer } from '../adapters/mcp/catalog-mcp-server.js';
 import { hostNames } from '../http/host-guard.js';
@@ -79,7 +80,7 @@ export const mcpCommand: CliCommand = async (argv, io) => {
   if ('exit' in loaded) return loaded.exit;
   const { config } = loaded;
   // stdout is the stdio protocol channel: every log line goes to standard error.
-  const logger = createLogger({ level: config.log.level, env: io.env, ...(io.log ? { destination: io.log } : {}) });
+  const logger = createLogger({ level: config.log.level, env: io.env, redactor: configRedactor(config), ...(io.log ? { destination: io.log } : {}) });
 
   const where = mcpCatalogFolder(values.catalog, config, io.cwd);
   if (typeof where === 'string') {

@@ -112,6 +112,12 @@ const COMMANDS: ReadonlyArray<{ name: string; synopsis: string; summary: string;
     load: async () => (await import('./doctor.js')).doctor,
   },
   {
+    name: 'ui',
+    synopsis: 'sessions [--json] | sessions revoke <id>|--all [--config FILE]',
+    summary: "the memory view's signed-in sessions: list them, revoke one or all",
+    load: async () => (await import('./ui.js')).uiCommand,
+  },
+  {
     name: 'mcp',
     synopsis: '[--catalog DIR] [--config FILE] [--http [HOST:]PORT]',
     summary: 'serve the catalog to other agents as a read-only MCP server (stdio, or HTTP)',

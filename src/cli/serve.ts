@@ -1,6 +1,7 @@
 import type { Config } from '../config/schema.js';
 import { describeListen, startBot, type RunningBot } from '../runtime/start-bot.js';
 import { StoreLockedError } from '../runtime/open-store.js';
+import { configRedactor } from '../config/config-secrets.js';
 import { createLogger } from '../runtime/create-logger.js';
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
@@ -47,7 +48,7 @@ export const serve: CliCommand = async (argv, io) => {
     config.server.port = port;
   }
   if (values.host) config.server.host = values.host;
-  const logger = createLogger({ level: config.log.level, ...(io.log ? { destination: io.log } : {}) });
+  const logger = createLogger({ level: config.log.level, redactor: configRedactor(config), ...(io.log ? { destination: io.log } : {}) });
   let running: RunningBot;
   try {
     running = await startBot(config, io, logger);

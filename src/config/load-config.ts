@@ -14,6 +14,7 @@ import type { Config } from './schema.js';
 import { configSchema, parseOneShot } from './schema.js';
 import { configFields, normalizePath } from './schema-fields.js';
 import { formatPath, issuesToProblems } from './to-problems.js';
+import { maskUrl } from '../core/redact.js';
 
 /** A top-level section of the config file (`store`, `catalog`, `transport`, …). */
 export type ConfigSection = keyof Config;
@@ -164,7 +165,7 @@ export function maskSecrets(config: Config): Config {
   }
   // A git remote may carry a token in its userinfo (https://x-access-token:…@host/…).
   const git = (copy['catalog'] as { git?: { url?: string } } | undefined)?.git;
-  if (git?.url) git.url = git.url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^@/\s]+@/i, `$1${MASK}@`);
+  if (git?.url) git.url = maskUrl(git.url);
   // Secrets inside a name → source map: the field walk above does not reach into records.
   const generic = (copy['server'] as { generic_webhooks?: Record<string, { hmac_secret?: string }> } | undefined)?.generic_webhooks;
   for (const g of Object.values(generic ?? {})) if (g.hmac_secret !== undefined) g.hmac_secret = MASK;

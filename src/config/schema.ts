@@ -327,7 +327,7 @@ const ledger = z
 const allowUsers = (surface: string, example: string) =>
   doc(
     z.array(str(), { error: 'must be a list of user ids' }).default([]),
-    `${surface} users who may vote, silence and write notes; empty = everyone in the channel.`,
+    `${surface} users who may vote, silence, write notes and see incidents through commands (others are told they are not on it); empty = everyone in the channel.`,
     { example: [example] },
   );
 
@@ -338,10 +338,14 @@ const slack = z.strictObject({
     env: ['SLACK_SIGNING_SECRET'],
   }),
   app_token: doc(str().optional(), 'App-level token (xapp-…): when set, Socket Mode — no public ingress needed.', { secret: true, env: ['SLACK_APP_TOKEN'] }),
-  channel: doc(str().optional(), 'Channel id the RCA threads are posted to (unless a routing rule or ?channel= says otherwise).', {
-    example: 'C0123456789',
-    env: ['SLACK_CHANNEL'],
-  }),
+  channel: doc(
+    str().optional(),
+    "Channel id the RCA threads are posted to (unless a routing rule or ?channel= says otherwise); commands are taken here, in routing rules' channels and in incident threads only.",
+    {
+      example: 'C0123456789',
+      env: ['SLACK_CHANNEL'],
+    },
+  ),
   api_url: doc(httpUrl().optional(), 'Slack Web API base URL (tests point it at a fake).', { example: 'https://slack.com/api/', env: ['SLACK_API_URL'] }),
   allow_users: allowUsers('Slack', 'U0123456789'),
 });
@@ -351,10 +355,14 @@ const matrix = z.strictObject({
     env: ['MATRIX_HOMESERVER_URL'],
   }),
   access_token: doc(str().optional(), 'Access token of the bot user.', { secret: true, env: ['MATRIX_ACCESS_TOKEN'] }),
-  room_id: doc(str().optional(), 'Room the RCA threads are posted to (unless a routing rule or ?room= says otherwise).', {
-    example: '!abc123:example.org',
-    env: ['MATRIX_ROOM_ID'],
-  }),
+  room_id: doc(
+    str().optional(),
+    "Room the RCA threads are posted to (unless a routing rule or ?room= says otherwise); commands are taken here, in routing rules' rooms and in incident threads only.",
+    {
+      example: '!abc123:example.org',
+      env: ['MATRIX_ROOM_ID'],
+    },
+  ),
   rooms: doc(
     z.array(str(), { error: 'must be a list of room ids' }).default([]),
     'More rooms the bot may post in and listen to (routing targets); events from any other room are ignored.',
@@ -653,7 +661,7 @@ const ui = z
     ),
     token: doc(
       token().optional(),
-      'Lets remote browsers into `/ui`: sent as `Authorization: Bearer …`, or typed once into `/ui/login` (the cookie holds an HMAC of it, never the token). At least 16 characters, never an example from the docs: `openssl rand -hex 24`.',
+      'Lets remote browsers into `/ui`: sent as `Authorization: Bearer …`, or typed once into `/ui/login` (each sign-in gets a random session cookie, kept server-side with `session_idle` / `session_max` and revocable with `reprise ui sessions revoke`; never the token). At least 16 characters, never an example from the docs: `openssl rand -hex 24`.',
       { secret: true, env: ['REPRISE_UI_TOKEN'], example: '<openssl rand -hex 24>' },
     ),
     allowed_hosts: doc(
@@ -680,7 +688,17 @@ const ui = z
       "Addresses or CIDR blocks of the proxies whose `trusted_header` is believed (both or neither); the peer address is the TCP connection's, never a forwarded header. Once any is set, loopback gets no implicit pass: every request needs the header from a listed proxy, or the token. From the environment: comma-separated.",
       { env: ['REPRISE_UI_TRUSTED_PROXIES'], example: ['10.0.0.0/8'] },
     ),
+    session_idle: dur('2h', 'A signed-in session unused this long is refused (sign in again); each sign-in is its own session, kept in the configured store.', {
+      positive: true,
+    }),
+    session_max: dur('12h', 'A session is refused this long after its sign-in, however much it is used.', { positive: true }),
+    sign_in_attempts: doc(
+      int(1, 1000).default(5),
+      'Wrong tokens one address may try (at `/auth/ui` or as a bearer on `/ui`) before each further try must wait: 1 s, doubling, up to `sign_in_backoff_max` (429 with Retry-After); a right one resets it.',
+    ),
+    sign_in_backoff_max: dur('15m', 'Longest wait between two sign-in tries from one address after too many wrong tokens.', { positive: true }),
   })
+  .transform((v) => withMs(v, ['session_idle', 'session_max', 'sign_in_backoff_max']))
   .superRefine((v, ctx) => {
     // Half a proxy setup is never what was meant: a header believed from nobody, or proxies
     // whose traffic (loopback's, for a sidecar) gets in with no way to tell who sent it.

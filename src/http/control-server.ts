@@ -33,6 +33,8 @@ export interface ControlHandlers {
   ack?: (body: unknown) => Promise<unknown>;
   /** `POST /v1/postmortem`: a postmortem draft of a trigger's newest thread (`reprise postmortem`). */
   postmortem?: (body: unknown) => Promise<unknown>;
+  /** `POST /v1/ui/sessions` `{action: list|revoke, id?|all?}`: the memory view's sessions (`reprise ui sessions`). */
+  uiSessions?: (body: unknown) => Promise<unknown>;
 }
 
 export interface ControlServer {
@@ -73,6 +75,8 @@ export async function startControlServer(path: string, handlers: ControlHandlers
   if (ack) app.post('/v1/ack', async (c) => answer(c, async () => ack(await jsonBody(c))));
   const postmortem = handlers.postmortem;
   if (postmortem) app.post('/v1/postmortem', async (c) => answer(c, async () => postmortem(await jsonBody(c))));
+  const uiSessions = handlers.uiSessions;
+  if (uiSessions) app.post('/v1/ui/sessions', async (c) => answer(c, async () => uiSessions(await jsonBody(c))));
   finishHttpApp(app, errorResponse, {
     '/v1/feedback': 'POST',
     '/v1/status': 'GET',
@@ -82,6 +86,7 @@ export async function startControlServer(path: string, handlers: ControlHandlers
     ...(fixed ? { '/v1/fixed': 'POST' } : {}),
     ...(ack ? { '/v1/ack': 'POST' } : {}),
     ...(postmortem ? { '/v1/postmortem': 'POST' } : {}),
+    ...(uiSessions ? { '/v1/ui/sessions': 'POST' } : {}),
   });
 
   const node = serveNode(app, { logger: log });

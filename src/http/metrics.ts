@@ -59,6 +59,8 @@ export interface BotMetricsOptions {
   catalogEntries?: () => number;
   /** Whether this replica runs the loop (always, on the embedded store). */
   isLeader?: () => boolean;
+  /** Masks secrets in the exposition (a label value quoting an upstream error); default: as is. */
+  redact?: (text: string) => string;
 }
 
 /** Builds the registry and every series the bot exposes. */
@@ -196,7 +198,7 @@ export function createBotMetrics(opts: BotMetricsOptions = {}): BotMetrics {
     ledgerEvents,
     ledgerSkipped,
     ready,
-    render: () => registry.metrics(),
+    render: async () => (opts.redact ?? ((t: string) => t))(await registry.metrics()),
     contentType: registry.contentType,
   };
 }

@@ -10,6 +10,8 @@ import type { Ledger } from '../core/ledger/ledger.js';
 import type { ControlHandlers } from '../http/control-server.js';
 import type { Readiness } from '../http/readiness.js';
 import type { Clock } from '../ports/clock.js';
+import { RepriseError } from '../core/errors.js';
+import { answerSessions, type UiSessions } from '../http/ui/ui-sessions.js';
 import type { ServeCuration } from './serve-curation.js';
 import type { ServedCatalog } from './served-catalog.js';
 
@@ -26,6 +28,7 @@ export function controlApi(deps: {
   clock: Clock;
   served: Pick<ServedCatalog, 'syncNow'>;
   grooming: Pick<ServeCuration, 'run'>;
+  uiSessions: UiSessions;
   readiness: () => Readiness;
   /** The HTTP port, for `status`. */
   port: number;
@@ -58,6 +61,14 @@ export function controlApi(deps: {
       return { seq: o.seq, event: o.event, ...(draft ? { draft: { path: draft.path, content: draft.content } } : {}) };
     },
     catalogSync: () => deps.served.syncNow(),
+    uiSessions: async (body) => {
+      try {
+        return await answerSessions(deps.uiSessions, body, clock.now());
+      } catch (err) {
+        // A session id that names none (or several) is the caller's to fix: said, not a 500.
+        throw new RepriseError('invalid_payload', (err as Error).message);
+      }
+    },
     curate: async (body) => deps.grooming.run(typeof body === 'object' && body !== null && (body as { apply?: unknown }).apply === true),
   };
 }

@@ -1,8 +1,12 @@
 /**
  * The root logger (STYLE.md "Logging"): pino to stderr, with one redaction list for every
- * command — a secret in a config object, a request or an error never reaches a log line.
+ * command — a secret in a config object, a request or an error never reaches a log line. Keys
+ * are censored by path; every line is then put through the one redactor (src/core/redact.ts),
+ * so a configured secret or a credential quoted inside a message or an upstream error body is
+ * masked wherever it sits.
  */
 import { pino } from 'pino';
+import { shapeRedactor, type Redactor } from '../core/redact.js';
 import type { Logger } from '../ports/logger.js';
 
 /** Keys whose values are secrets wherever they appear (one level deep in a logged object, or at its top). */
@@ -41,9 +45,18 @@ export function createLogger(opts: {
   level: string;
   env?: Readonly<Record<string, string | undefined>>;
   destination?: { write(line: string): void };
+  /** Masks every line (the config's secrets and every secret shape); default: shapes only. */
+  redactor?: Redactor;
 }): Logger & { flush(): void } {
+  const redactor = opts.redactor ?? shapeRedactor;
   return pino(
-    { level: opts.env?.['REPRISE_LOG_LEVEL'] ?? opts.level, base: { app: 'reprise' }, redact: { paths: [...REDACT_PATHS], censor: '[redacted]' } },
+    {
+      level: opts.env?.['REPRISE_LOG_LEVEL'] ?? opts.level,
+      base: { app: 'reprise' },
+      redact: { paths: [...REDACT_PATHS], censor: '[redacted]' },
+      // The serialized JSON line: a mask never adds a quote or a backslash, so it stays JSON.
+      hooks: { streamWrite: (line) => redactor.text(line) },
+    },
     opts.destination ?? pino.destination(2),
   );
 }

@@ -1,7 +1,9 @@
 import { statSync } from 'node:fs';
 import { createStore, embeddedStoreFile } from '../adapters/keyv/keyv-store.js';
 import { storeLockPath, tryLockStore, type StoreLock } from '../adapters/keyv/store-lock.js';
+import { configRedactor } from '../config/config-secrets.js';
 import type { Config } from '../config/schema.js';
+import { maskUrl } from '../core/redact.js';
 import { isRepriseError } from '../core/errors.js';
 import { Ledger } from '../core/ledger/ledger.js';
 import type { LedgerEvent } from '../core/ledger-events.js';
@@ -12,7 +14,7 @@ import { readServeOwner } from './serve-owner.js';
 /** Where the configured store lives, for messages (`store.url` or the embedded file). */
 export function describeStore(config: Config): string {
   // A Redis URL may carry a password (redis://:secret@host): never into a log or a message.
-  const url = config.store.url?.replace(/\/\/[^/@]*@/, '//***@');
+  const url = config.store.url === undefined ? undefined : maskUrl(config.store.url);
   return url ?? embeddedStoreFile(undefined, config.store.data_dir) ?? config.store.data_dir;
 }
 
@@ -82,6 +84,8 @@ export async function openLedger(
       ...(logger ? { logger } : {}),
       ...(opts.fence ? { fence: opts.fence } : {}),
       ...(opts.onAppend ? { onAppend: opts.onAppend } : {}),
+      // Every event (chat messages are outbox events) is masked before it is kept or sent.
+      redact: configRedactor(config).value,
     });
     return { store, ledger };
   } catch (err) {

@@ -13,6 +13,7 @@ import { Ledger } from '../core/ledger/ledger.js';
 import type { Logger } from '../ports/logger.js';
 import type { KeyValueStore } from '../ports/store.js';
 import { describeStore } from './open-store.js';
+import { maskUrl } from '../core/redact.js';
 
 export interface ReadOnlyLedger {
   /** Where it reads (a Redis password masked). */
@@ -31,7 +32,7 @@ export interface ReadOnlyLedger {
 export function openReadOnlyLedger(config: Config, logger: Logger, storeUrl?: string): ReadOnlyLedger {
   const url = storeUrl ?? config.store.url;
   const file = embeddedStoreFile(url, config.store.data_dir);
-  const source = storeUrl === undefined ? describeStore(config) : (file ?? url?.replace(/\/\/[^/@]*@/, '//***@') ?? '');
+  const source = storeUrl === undefined ? describeStore(config) : (file ?? (url === undefined ? '' : maskUrl(url)));
   const windowMs = config.ledger.resolve_window_ms;
   const empty = LedgerReader.empty(windowMs);
   let store: KeyValueStore | undefined;

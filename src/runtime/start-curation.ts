@@ -11,6 +11,7 @@ import type { Ledger } from '../core/ledger/ledger.js';
 import type { CatalogSnapshot } from '../core/recall/catalog-snapshot.js';
 import type { Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
+import { maskUrl } from '../core/redact.js';
 
 export interface StartedCuration {
   /** Makes the curation worker for the loop's entrance (see `buildLoop`). */
@@ -67,6 +68,6 @@ export async function startCuration(
         maxAgeMs: f.max_age_ms,
       },
     });
-  log.info({ repo: forge.repo, remote: remote.replace(/(https?:\/\/)[^@\s/]+@/, '$1***@') }, 'curation on: findings and notes are filed as pull requests');
+  log.info({ repo: forge.repo, remote: maskUrl(remote) }, 'curation on: findings and notes are filed as pull requests');
   return { worker, repo: forge.repo, minConfidence: f.min_confidence };
 }

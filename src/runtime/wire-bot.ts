@@ -25,6 +25,9 @@ import { registerCatalogSyncMetrics } from '../http/catalog-metrics.js';
 import { createHttpServer, type HttpServer } from '../http/create-server.js';
 import { hostNames } from '../http/host-guard.js';
 import { memoryView, uiSignIn, UI_SIGN_IN } from '../http/ui/memory-view.js';
+import { SignInLimiter } from '../http/ui/sign-in-limiter.js';
+import { UiSessions } from '../http/ui/ui-sessions.js';
+import { configRedactor } from '../config/config-secrets.js';
 import { isReplayStore } from '../http/replay-guard.js';
 import { registerLoopMetrics, type LoopMetrics } from '../http/loop-metrics.js';
 import { createBotMetrics } from '../http/metrics.js';
@@ -62,6 +65,8 @@ export interface WiredBot {
   curation?: CurationWorker;
   transports: ReadonlyMap<string, ChatTransport>;
   grooming: ServeCuration;
+  /** The memory view's sign-in sessions (`reprise ui sessions` through the control socket). */
+  uiSessions: UiSessions;
   http: HttpServer;
   readiness(): Readiness;
   /** Stops and closes everything built, in order; the store lock goes last. */
@@ -179,7 +184,11 @@ export async function wireBot(config: Config, io: CliIO, logger: Logger, clock: 
   let outbox: OutboxWorker | undefined;
   let curation: { repo: string; worker: CurationWorker } | undefined;
   const readiness = botReadiness({ config, served, probe, inbox, ledger, transports, outbox: () => outbox!, curation: () => curation });
+  // The one redactor of everything this process says: logs (serve's logger), the ledger (and so
+  // chat), /metrics and /ui know the same secrets.
+  const redactor = configRedactor(config);
   const metrics = createBotMetrics({
+    redact: redactor.text,
     ledgerSeq: () => ledger.seq,
     ledgerSkipped: () => ledger.read.skipped,
     isReady: () => readiness().ready,
@@ -256,6 +265,13 @@ export async function wireBot(config: Config, io: CliIO, logger: Logger, clock: 
     },
   });
   if (served.sync) registerCatalogSyncMetrics(metrics.registry, () => served.sync!.status(), clock);
+  // Memory-view sign-ins: one session per sign-in in the configured store (durable when it is),
+  // and wrong tokens slowed per address — the form's and the bearer header's alike.
+  const uiLog = logger.child({ component: 'ui' });
+  const uiAuth = {
+    sessions: new UiSessions(store, { idleMs: config.ui.session_idle_ms, maxMs: config.ui.session_max_ms }),
+    limiter: new SignInLimiter({ freeAttempts: config.ui.sign_in_attempts, maxBackoffMs: config.ui.sign_in_backoff_max_ms }),
+  };
   const grooming = serveCuration({ config, logger, served, ledger, store, clock, isLeader: () => inbox.isLeader });
   const http: HttpServer = createHttpServer({
     ...(config.server.bearer_token ? { bearerToken: config.server.bearer_token } : {}),
@@ -281,16 +297,18 @@ export async function wireBot(config: Config, io: CliIO, logger: Logger, clock: 
       for (const m of surfaces.mounts) m(app);
       // The read-only memory view (issue 23): loopback only unless ui.token / ui.trusted_header.
       if (config.ui.enabled) {
-        app.route(UI_SIGN_IN, uiSignIn(config.ui.token ? { token: config.ui.token } : {}));
+        app.route(UI_SIGN_IN, uiSignIn({ ...(config.ui.token ? { token: config.ui.token } : {}), ...uiAuth, clock, logger: uiLog }));
         app.route(
           '/ui',
           memoryView({
             read: ledger.read,
             catalog,
             clock,
-            logger: logger.child({ component: 'ui' }),
+            logger: uiLog,
+            ...uiAuth,
             outcomeFloor: config.recall.outcome_floor,
             staleAfterMs: config.recall.stale_after_ms,
+            redact: redactor.text,
             ...(config.ui.token ? { token: config.ui.token } : {}),
             ...(config.ui.trusted_header ? { trustedHeader: config.ui.trusted_header, trustedProxies: config.ui.trusted_proxies } : {}),
           }),
@@ -323,5 +341,18 @@ export async function wireBot(config: Config, io: CliIO, logger: Logger, clock: 
     removeServeOwner(config.store.data_dir, process.pid);
     lock?.release();
   };
-  return { served, ledger, inbox, bot, outbox, ...(curation ? { curation: curation.worker } : {}), transports, grooming, http, readiness, release };
+  return {
+    served,
+    ledger,
+    inbox,
+    bot,
+    outbox,
+    ...(curation ? { curation: curation.worker } : {}),
+    transports,
+    grooming,
+    uiSessions: uiAuth.sessions,
+    http,
+    readiness,
+    release,
+  };
 }

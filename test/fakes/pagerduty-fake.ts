@@ -2,7 +2,9 @@
  * A PagerDuty REST API v2 stand-in on 127.0.0.1, port 0: `PUT /incidents/{id}` (status
  * acknowledged) checked as PagerDuty checks it — `Authorization: Token token=…`, a `From` header,
  * the v2 Accept header, a JSON incident reference — with scripted failures (status codes,
- * Retry-After). Records every request, so tests assert on the wire.
+ * Retry-After). Records every request, so tests assert on the wire. With `echo`, a refusal quotes
+ * the request's headers back in its error body, as some proxies and API gateways do (issue 29:
+ * the token must not travel on from there).
  */
 import { createServer, type Server } from 'node:http';
 
@@ -27,7 +29,7 @@ export interface PagerDutyFake {
   close(): Promise<void>;
 }
 
-export async function startPagerDutyFake(opts: { token: string; incidents?: string[] } = { token: 'pd-token' }): Promise<PagerDutyFake> {
+export async function startPagerDutyFake(opts: { token: string; incidents?: string[]; echo?: boolean } = { token: 'pd-token' }): Promise<PagerDutyFake> {
   const known = opts.incidents ? new Set(opts.incidents) : undefined;
   const requests: PagerDutyRequest[] = [];
   const acknowledged: string[] = [];
@@ -49,7 +51,9 @@ export async function startPagerDutyFake(opts: { token: string; incidents?: stri
         rec.status = status;
         res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(payload));
       };
-      const error = (status: number, message: string, errors: string[] = []) => send(status, { error: { message, code: status, errors } });
+      const echoed = opts.echo ? ` (request: Authorization: ${String(req.headers['authorization'])}; headers ${JSON.stringify(req.headers)})` : '';
+      const error = (status: number, message: string, errors: string[] = []) =>
+        send(status, { error: { message: status >= 400 ? `${message}${echoed}` : message, code: status, errors } });
       const scripted = script(requests.length - 1);
       if (scripted) {
         send(

@@ -43,7 +43,7 @@ describe('a postmortem asked for outside the thread (no forge)', () => {
 
       const ask = async (text: string): Promise<string> => {
         const before = s.calls('response_url').length + s.calls('chat.postEphemeral').length;
-        expect((await deliver(`${bot.url}/slack/events`, s.signed.command({ text, user: 'U0ANN', channel: 'C0ELSEWHERE' }))).status).toBe(200);
+        expect((await deliver(`${bot.url}/slack/events`, s.signed.command({ text, user: 'U0ANN', channel: CHANNEL }))).status).toBe(200);
         const answer = await s.waitFor(() => [...s.calls('response_url'), ...s.calls('chat.postEphemeral')][before]);
         return JSON.stringify(answer.body);
       };

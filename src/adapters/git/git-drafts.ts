@@ -9,6 +9,7 @@ import { dirname, join, normalize, sep } from 'node:path';
 import { simpleGit, type SimpleGit } from 'simple-git';
 import type { DraftBranchPort, DraftFile } from '../../ports/forge.js';
 import type { Logger } from '../../ports/logger.js';
+import { maskUrl, redactText, urlSecrets } from '../../core/redact.js';
 
 export interface GitDraftsOptions {
   /** The catalog remote (https, ssh, or a path / file:// URL). */
@@ -59,14 +60,8 @@ export class GitDrafts implements DraftBranchPort {
 
   #fail(what: string, err: unknown): GitDraftError {
     const raw = err instanceof Error ? err.message : String(err);
-    const text = raw
-      .replace(/(https?:\/\/)[^@\s/]+@/g, '$1***@')
-      .replace(/Basic [A-Za-z0-9+/=]+/g, 'Basic ***')
-      .split('\n')
-      .filter(Boolean)
-      .slice(0, 3)
-      .join(' / ');
-    return new GitDraftError(`git could not ${what} (${safeUrl(this.#opts.remoteUrl)}): ${text}`, { cause: err });
+    const text = redactText(raw, urlSecrets(this.#opts.remoteUrl)).split('\n').filter(Boolean).slice(0, 3).join(' / ');
+    return new GitDraftError(`git could not ${what} (${maskUrl(this.#opts.remoteUrl)}): ${text}`, { cause: err });
   }
 
   /** The work clone, fetched; returns the branch drafts start from. */
@@ -144,9 +139,4 @@ export class GitDrafts implements DraftBranchPort {
       });
     return out.trim() !== '';
   }
-}
-
-/** The remote without credentials, for messages. */
-export function safeUrl(url: string): string {
-  return url.replace(/(https?:\/\/)[^@\s/]+@/, '$1***@');
 }

@@ -10,6 +10,7 @@ import { mkdir } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { simpleGit, type SimpleGit } from 'simple-git';
 import type { CatalogMirror, MirrorChange } from '../../ports/catalog-mirror.js';
+import { maskUrl, redactText, urlSecrets } from '../../core/redact.js';
 
 export interface GitMirrorOptions {
   url: string;
@@ -36,34 +37,15 @@ export class GitMirrorError extends Error {
   }
 }
 
-/**
- * The URL as safe to show: user and password masked (`https://***@host/…`). Anything that is
- * not a URL (scp-like `git@host:org/repo.git`) carries no secret and is shown as is.
- */
-export function maskUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.username === '' && u.password === '') return url;
-    u.username = '***';
-    u.password = '';
-    return u.toString();
-  } catch {
-    return url;
-  }
-}
+/** The URL as safe to show (the one redactor's URL mask): `https://***@host/…`. */
+export { maskUrl };
 
 /** Removes every trace of the URL's credentials from a text (git echoes URLs in errors). */
 function scrub(text: string, url: string): string {
-  let out = text.split(url).join(maskUrl(url));
-  try {
-    const u = new URL(url);
-    for (const secret of [u.password, decodeURIComponent(u.password), u.username, decodeURIComponent(u.username)]) {
-      if (secret.length >= 4) out = out.split(secret).join('***');
-    }
-  } catch {
-    // not a URL: nothing to scrub
-  }
-  return out;
+  return redactText(
+    text.split(url).join(maskUrl(url)),
+    urlSecrets(url).filter((s) => s.length >= 4),
+  );
 }
 
 /** Git's own variables the operator may set for authentication; every other GIT_* is dropped. */

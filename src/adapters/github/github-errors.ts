@@ -4,6 +4,7 @@
  * validation), and a message that says how to fix it.
  */
 import { ForgeError } from '../../ports/forge.js';
+import { redactText } from '../../core/redact.js';
 
 interface HttpLike {
   status?: number;
@@ -34,7 +35,8 @@ export function toForgeError(err: unknown, repo: string, what: string, now: Date
   if (err instanceof ForgeError) return err;
   const e = err as HttpLike;
   const status = e.status;
-  const detail = (e.message ?? String(err)).split('\n')[0]!.slice(0, 300);
+  // GitHub (or a proxy) may echo the request in its answer: masked before it is quoted anywhere.
+  const detail = redactText((e.message ?? String(err)).split('\n')[0]!).slice(0, 300);
   const limited = rateLimitRetryAt(err, now);
   if (limited !== 'not_rate_limited') {
     return new ForgeError(`GitHub rate limit while trying to ${what}${limited ? `; it resets at ${limited.toISOString()}` : ''} (${detail})`, {
@@ -70,6 +72,6 @@ export function toForgeError(err: unknown, repo: string, what: string, now: Date
     );
   }
   const data = e.response?.data as { errors?: Array<{ message?: string; code?: string; field?: string }> } | undefined;
-  const why = data?.errors?.map((x) => x.message ?? [x.field, x.code].filter(Boolean).join(' ')).join('; ');
+  const why = data?.errors ? redactText(data.errors.map((x) => x.message ?? [x.field, x.code].filter(Boolean).join(' ')).join('; ')) : undefined;
   return new ForgeError(`GitHub refused to ${what} (${status} ${detail}${why ? `: ${why}` : ''})`, { status, retryable: false, cause: err });
 }

@@ -20,6 +20,7 @@ import {
 import { SqliteKeyvStore } from './sqlite-keyv-store.js';
 import { redisAppendLog, redisSetFenced, redisSetIfAbsent, type RedisEvalClient } from './redis-append-log.js';
 import { redisLease } from './redis-lease.js';
+import { maskUrl } from '../../core/redact.js';
 
 /** Namespace every key lives under (keeps our keys apart on a shared Redis). */
 export const STORE_NAMESPACE = 'reprise';
@@ -307,13 +308,8 @@ export function createStore(url: string | undefined, dataDir: string, opts: Crea
       return new KeyvStore(new Keyv({ namespace: STORE_NAMESPACE }));
     default:
       throw new Error(
-        `unsupported store URL ${JSON.stringify(redactUrl(u))}: use sqlite://<file>, file:<file>, ` +
+        `unsupported store URL ${JSON.stringify(maskUrl(u))}: use sqlite://<file>, file:<file>, ` +
           `redis://<host>:<port>, rediss://…, or memory:// (empty = embedded sqlite in the data dir)`,
       );
   }
-}
-
-/** Drop credentials from a URL before it goes into an error message. */
-function redactUrl(u: string): string {
-  return u.replace(/\/\/[^/@]*@/, '//***@');
 }

@@ -6,6 +6,7 @@
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { ModelError, type ChatMessage, type ChatRequest, type ChatResponse, type ModelPort } from '../../ports/model.js';
+import { redactText } from '../../core/redact.js';
 
 export interface OpenAIModelOptions {
   baseUrl: string;
@@ -36,14 +37,15 @@ function toWire(m: ChatMessage): ChatCompletionMessageParam {
   }
 }
 
+/** A model server's (or its proxy's) error may echo the request; masked before it is kept. */
 function toError(err: unknown): ModelError {
   if (err instanceof ModelError) return err;
   if (err instanceof APIUserAbortError) return new ModelError('aborted', 'the call was aborted', { cause: err });
   if (err instanceof APIConnectionTimeoutError) return new ModelError('timeout', 'the model call timed out', { cause: err });
-  if (err instanceof APIConnectionError) return new ModelError('connection', `cannot reach the model endpoint: ${err.message}`, { cause: err });
+  if (err instanceof APIConnectionError) return new ModelError('connection', `cannot reach the model endpoint: ${redactText(err.message)}`, { cause: err });
   if (err instanceof APIError && typeof err.status === 'number')
-    return new ModelError('http', `the model endpoint answered HTTP ${err.status}: ${err.message}`, { status: err.status, cause: err });
-  return new ModelError('bad_response', err instanceof Error ? err.message : String(err), { cause: err });
+    return new ModelError('http', `the model endpoint answered HTTP ${err.status}: ${redactText(err.message)}`, { status: err.status, cause: err });
+  return new ModelError('bad_response', redactText(err instanceof Error ? err.message : String(err)), { cause: err });
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 import type { PagerDutyPort } from '../../core/bot/bot-context.js';
 import { PagerDutyCallError } from '../../core/bot/pagerduty-flow.js';
+import { createRedactor } from '../../core/redact.js';
 
 export interface PagerDutyRestOptions {
   /** `https://api.pagerduty.com`, or a stand-in's. */
@@ -29,6 +30,9 @@ function retryAfterMs(header: string | null, now: number): number | undefined {
 export function pagerDutyRest(opts: PagerDutyRestOptions): PagerDutyPort {
   const base = opts.apiUrl.replace(/\/+$/, '');
   const doFetch = opts.fetch ?? fetch;
+  // An error body (PagerDuty's, or a proxy's in front of it) may echo the request: its
+  // `Authorization: Token token=…` never leaves this adapter.
+  const redact = createRedactor([opts.token]).text;
   return {
     async acknowledge(incidentId: string): Promise<void> {
       let res: Response;
@@ -45,18 +49,19 @@ export function pagerDutyRest(opts: PagerDutyRestOptions): PagerDutyPort {
           signal: AbortSignal.timeout(opts.timeoutMs),
         });
       } catch (err) {
-        throw new PagerDutyCallError(`PagerDuty unreachable: ${(err as Error).message}`, { retryable: true, cause: err });
+        throw new PagerDutyCallError(`PagerDuty unreachable: ${redact((err as Error).message)}`, { retryable: true, cause: err });
       }
       if (res.ok) {
         await res.body?.cancel().catch(() => undefined);
         return;
       }
-      const text = (await res.text().catch(() => '')).slice(0, 300);
+      // Masked whole before it is cut: a cut through a secret would leave its start readable.
+      const text = redact(await res.text().catch(() => '')).slice(0, 300);
       let message = text;
       try {
         const body = JSON.parse(text) as { error?: { message?: unknown; errors?: unknown } };
         if (typeof body.error?.message === 'string')
-          message = body.error.message + (Array.isArray(body.error.errors) ? `: ${body.error.errors.join('; ')}` : '');
+          message = body.error.message + (Array.isArray(body.error.errors) ? `: ${body.error.errors.map(String).join('; ')}` : '');
       } catch {
         // Not JSON: the text itself says what went wrong.
       }

@@ -16,6 +16,7 @@ import { incidentTimeline, timelineAnswer } from './incident-timeline.js';
 import { namedInText, rankTextQuery } from '../search/text-query.js';
 import { adHocIncident, helpAnswer, parseCommand, plainAnswer, recallAnswer, silenceTarget, statusAnswer } from './commands.js';
 import { previewRecall } from './firing-flow.js';
+import { commandRefusal } from './command-gate.js';
 
 type Command = Extract<ChatIntent, { type: 'command' }>;
 
@@ -39,6 +40,13 @@ export function decideCommand(c: Ctx, e: Command): CommandOutcome {
     answer(c, e.actor.via, e.replyTo, view, e.eventId);
     return { status: 'answered', command: cmd.name };
   };
+  // Where and by whom before anything is read: a refused command learns nothing (not even which triggers exist).
+  const refused = commandRefusal(c, e);
+  if (refused) {
+    answer(c, e.actor.via, e.replyTo, { kind: 'ephemeral', title: refused.title, body: [refused.line] }, e.eventId);
+    c.log.info({ user: e.actor.id, via: e.actor.via, channel: e.channel, command: e.name, why: refused.kind }, 'command refused');
+    return { status: 'refused', reason: refused.reason };
+  }
   const parsed = parseCommand(e.name, e.args);
   let cmd = parsed;
   if ('triggerKey' in parsed && parsed.triggerKey !== undefined) {

@@ -59,6 +59,18 @@ export class Routing {
     return this.#transports.map((t) => ({ transport: t.name, channel: hint[t.param] || rule?.channels[t.name] || t.defaultChannel }));
   }
 
+  /**
+   * The channels (rooms) configured for a surface: its default and every routing rule's. Commands
+   * act only there (issue 29 item 3); undefined for a surface routing does not know (the CLI).
+   */
+  configuredChannels(transport: string): string[] | undefined {
+    const t = this.#transports.find((x) => x.name === transport);
+    if (!t) return undefined;
+    const out = new Set([t.defaultChannel]);
+    for (const r of this.#rules) if (r.channels[transport]) out.add(r.channels[transport]);
+    return [...out];
+  }
+
   /** Whether the first rule matching the incident says to ask "what fixed it?" (undefined: it does not say). */
   askFix(incident: Incident): boolean | undefined {
     return this.#rules.find((r) => r.test(incident))?.askFix;

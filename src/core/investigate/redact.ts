@@ -2,26 +2,13 @@
  * Steps keep tool output and model text; secrets that leak into either are masked before a
  * Step is recorded, and every Step is bounded.
  */
+import { createRedactor } from '../redact.js';
 
-const PATTERNS: readonly RegExp[] = [
-  /\b(?:sk|rk|pk)-[A-Za-z0-9_-]{16,}\b/g, // API keys of the sk-… family
-  /\bxox[abposr]-[A-Za-z0-9-]{10,}\b/g, // Slack tokens
-  /\b(?:AKIA|ASIA)[A-Z0-9]{16}\b/g, // AWS access key ids
-  /\bgh[pousr]_[A-Za-z0-9]{20,}\b/g, // GitHub tokens
-  /\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b/g, // JWTs
-  /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g,
-];
-/** `password=…`, `"token": "…"`, `Authorization: Bearer …` — the value is masked, the key kept. */
-const KEYED = /((?:password|passwd|secret|token|api[_-]?key|authorization|credential)s?["']?\s*[:=]\s*["']?)(?:bearer\s+)?[^\s"',;]{4,}/gi;
+export { REDACTED } from '../redact.js';
 
-export const REDACTED = '[redacted]';
-
-/** Masks known secret values and secret-shaped strings. */
+/** Masks known secret values and secret-shaped strings (the one redactor, src/core/redact.ts). */
 export function redactSecrets(text: string, known: readonly string[] = []): string {
-  let out = text;
-  for (const k of known) if (k.length >= 6) out = out.split(k).join(REDACTED);
-  for (const p of PATTERNS) out = out.replace(p, REDACTED);
-  return out.replace(KEYED, `$1${REDACTED}`);
+  return createRedactor(known).text(text);
 }
 
 /** Cuts text to `maxBytes` of UTF-8 without splitting a character; says how much was cut. */

@@ -34,6 +34,11 @@ export interface LedgerOptions {
    * open refuses a store with that mark (a half-finished import).
    */
   importing?: boolean;
+  /**
+   * Masks secrets in each event as it is recorded (the one redactor's `value`): what the ledger
+   * keeps — and the chat messages its outbox events become — never carries a known secret.
+   */
+  redact?: (event: LedgerEvent) => LedgerEvent;
 }
 
 /** Options of one {@link Ledger.transaction}. */

@@ -220,7 +220,8 @@ export class Ledger {
       const from = staged.length;
       const state = this.#state;
       const tx: LedgerTx = {
-        record: (event) => {
+        record: (given) => {
+          const event = this.#opts.redact ? this.#opts.redact(given) : given;
           const problem = ledgerEventProblem(event);
           if (problem !== undefined) throw new RepriseError('invalid_payload', `ledger event rejected: ${problem}`);
           staged.push(event);

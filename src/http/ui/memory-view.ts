@@ -11,7 +11,9 @@ import { bodyLimit } from 'hono/body-limit';
 import type { CatalogSnapshot } from '../../core/recall/catalog-snapshot.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Logger } from '../../ports/logger.js';
-import { accessGate, SESSION_COOKIE, sameSecret, sessionValue, type AccessOptions } from './ui-access.js';
+import { accessGate, cookieValue, SESSION_COOKIE, sameSecret, type AccessOptions } from './ui-access.js';
+import type { SignInLimiter } from './sign-in-limiter.js';
+import type { UiSessions } from './ui-sessions.js';
 import { UI_CSS } from './ui-css.js';
 import {
   FLAGS,
@@ -42,6 +44,12 @@ export interface MemoryViewOptions extends AccessOptions {
   staleAfterMs: number;
   /** A chat message's permalink, when its surface can make one. */
   permalink?: (transport: string, channel: string, id: string) => string | undefined;
+  /** Where sign-ins are kept: a cookie names one of its sessions. */
+  sessions?: UiSessions;
+  /** Wrong bearer tokens count against the peer's sign-in limit. */
+  limiter?: SignInLimiter;
+  /** Masks secrets in every page (the one redactor); the ledger's events are masked already. */
+  redact?: (text: string) => string;
 }
 
 type UiEnv = { Variables: { who?: string } };
@@ -87,22 +95,78 @@ const safetyHeaders = async (c: Context, next: () => Promise<void>): Promise<voi
   c.res.headers.set('X-Frame-Options', 'DENY');
 };
 
-/** The sign-in form's target as a hono app, to mount at {@link UI_SIGN_IN}. */
-export function uiSignIn(opts: Pick<MemoryViewOptions, 'token'>): Hono {
+/** The request id the public port gave this request (http-app.ts), for the log line of a refusal. */
+const requestIdOf = (c: Context): string | undefined => (c.get as (k: string) => unknown)('requestId') as string | undefined;
+
+/** A refusal under /ui or /auth/ui, logged with its request id (issue 29 item 6). */
+function logRefusal(logger: Logger, c: Context, status: number, why: string, peer: string | undefined): void {
+  logger.warn({ requestId: requestIdOf(c), status, peer, path: c.req.path.slice(0, 200), why }, 'memory view request refused');
+}
+
+export interface SignInOptions {
+  token?: string;
+  /** Where each sign-in's session is kept; without it no cookie is issued (bearer only). */
+  sessions?: UiSessions;
+  limiter?: SignInLimiter;
+  clock: Clock;
+  logger: Logger;
+}
+
+/**
+ * The sign-in form's target as a hono app, to mount at {@link UI_SIGN_IN}: `POST /` takes the
+ * token and starts a new session (its own random cookie); `POST /logout` ends the cookie's.
+ * Wrong tokens from one address are slowed, then refused (429 with Retry-After), and logged.
+ */
+export function uiSignIn(opts: SignInOptions): Hono {
   const app = new Hono();
   app.use('*', safetyHeaders);
-  app.post('/', bodyLimit({ maxSize: 4096, onError: (c) => c.html(loginPage('That form was too large.'), 413) }), async (c) => {
-    if (!opts.token) return c.html(messagePage('No sign-in', 'Set ui.token to sign in from other hosts (docs/memory-view.md).'), 404);
+  const refuse = (c: Context, status: number, why: string, body: string): Response => {
+    logRefusal(opts.logger, c, status, why, peerOf(c));
+    return c.html(body, status as 401);
+  };
+  const secureOf = (c: Context): boolean => new URL(c.req.url).protocol === 'https:' || c.req.header('x-forwarded-proto') === 'https';
+  app.post('/logout', async (c) => {
+    await opts.sessions?.signOut(cookieValue(c.req.header('cookie'), SESSION_COOKIE));
+    c.header('Set-Cookie', `${SESSION_COOKIE}=; Path=/ui; HttpOnly; SameSite=Strict; Max-Age=0${secureOf(c) ? '; Secure' : ''}`);
+    return c.redirect('/ui/login', 303);
+  });
+  app.post('/', bodyLimit({ maxSize: 4096, onError: (c) => refuse(c, 413, 'sign-in form too large', loginPage('That form was too large.')) }), async (c) => {
+    if (!opts.token || !opts.sessions)
+      return refuse(c, 404, 'no ui.token configured', messagePage('No sign-in', 'Set ui.token to sign in from other hosts (docs/memory-view.md).'));
+    const now = opts.clock.now();
+    const peer = peerOf(c);
+    const wait = opts.limiter?.waitMs(peer, now) ?? 0;
+    if (wait > 0) {
+      c.header('Retry-After', String(Math.ceil(wait / 1000)));
+      return refuse(
+        c,
+        429,
+        'too many wrong tokens from this address',
+        loginPage(`Too many wrong tokens from this address: try again in ${Math.ceil(wait / 1000)} s.`),
+      );
+    }
     const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
     const given = typeof form['token'] === 'string' ? form['token'] : '';
-    if (!given || !sameSecret(given.trim(), opts.token)) return c.html(loginPage('That token is not the UI token.'), 401);
-    const secure = new URL(c.req.url).protocol === 'https:' || c.req.header('x-forwarded-proto') === 'https';
-    c.header('Set-Cookie', `${SESSION_COOKIE}=${sessionValue(opts.token)}; Path=/ui; HttpOnly; SameSite=Strict; Max-Age=43200${secure ? '; Secure' : ''}`);
+    if (!given || !sameSecret(given.trim(), opts.token)) {
+      const f = opts.limiter?.failed(peer, now);
+      if (f && f.waitMs > 0) c.header('Retry-After', String(Math.ceil(f.waitMs / 1000)));
+      return refuse(c, 401, `wrong token${f ? ` (${f.failures} in a row from this address)` : ''}`, loginPage('That token is not the UI token.'));
+    }
+    opts.limiter?.succeeded(peer);
+    const id = await opts.sessions.create(now, { ...(peer ? { peer } : {}), ...(c.req.header('user-agent') ? { agent: c.req.header('user-agent')! } : {}) });
+    const maxAge = Math.floor(opts.sessions.options.maxMs / 1000);
+    c.header('Set-Cookie', `${SESSION_COOKIE}=${id}; Path=/ui; HttpOnly; SameSite=Strict; Max-Age=${maxAge}${secureOf(c) ? '; Secure' : ''}`);
+    opts.logger.info({ requestId: requestIdOf(c), peer }, 'memory view: signed in');
     return c.redirect('/ui', 303);
   });
   app.all('*', (c) => {
     c.header('Allow', 'POST');
-    return c.html(messagePage('Method not allowed', 'This is where the sign-in form posts; sign in at /ui/login.'), 405);
+    return refuse(
+      c,
+      405,
+      `${c.req.method} on the sign-in route`,
+      messagePage('Method not allowed', 'This is where the sign-in form posts; sign in at /ui/login.'),
+    );
   });
   return app;
 }
@@ -115,7 +179,7 @@ export function memoryView(opts: MemoryViewOptions): Hono<UiEnv> {
   const overviews = new Memo<ReturnType<typeof overview>>(opts.read, true);
   // Gaps scan every tracked trigger: at most once a minute.
   const gapViews = new Memo<ReturnType<typeof gaps>>(opts.read, false);
-  const html = (c: Context<UiEnv>, body: string, status = 200): Response => c.html(body, status as 200);
+  const html = (c: Context<UiEnv>, body: string, status = 200): Response => c.html(opts.redact ? opts.redact(body) : body, status as 200);
 
   // Headers on every response under /ui, refusals included.
   app.use('*', safetyHeaders);
@@ -124,6 +188,7 @@ export function memoryView(opts: MemoryViewOptions): Hono<UiEnv> {
   app.use('*', async (c, next) => {
     if (READ.includes(c.req.method)) return next();
     c.header('Allow', 'GET, HEAD');
+    logRefusal(opts.logger, c, 405, `${c.req.method.slice(0, 20)} on the read-only view`, peerOf(c));
     return html(c, messagePage('Method not allowed', `The memory view is read-only: ${c.req.method.slice(0, 20)} is not allowed here; use GET.`), 405);
   });
 
@@ -136,9 +201,16 @@ export function memoryView(opts: MemoryViewOptions): Hono<UiEnv> {
 
   // Everything else needs access.
   app.use('*', async (c, next) => {
-    const a = gate({ peer: peerOf(c), header: (n) => c.req.header(n) });
+    const peer = peerOf(c);
+    const a = await gate({ peer, header: (n) => c.req.header(n), now: opts.clock.now() });
     if (!a.ok) {
+      if (a.retryAfterMs !== undefined) {
+        c.header('Retry-After', String(Math.ceil(a.retryAfterMs / 1000)));
+        logRefusal(opts.logger, c, 429, a.why, peer);
+        return html(c, messagePage('Too many tries', `Too many wrong tokens from this address: try again in ${Math.ceil(a.retryAfterMs / 1000)} s.`), 429);
+      }
       c.header('WWW-Authenticate', 'Bearer realm="reprise-ui"');
+      logRefusal(opts.logger, c, 401, a.why, peer);
       return html(c, deniedPage({ token: loginOn, ...(opts.trustedHeader ? { header: opts.trustedHeader } : {}) }), 401);
     }
     if (a.who) c.set('who', a.who);

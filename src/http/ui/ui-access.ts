@@ -1,7 +1,8 @@
 /**
- * Who may read the memory view (issue 23 deliverable 2, issue 29 deliverable 2). Loopback peers
- * get in while no proxy is configured; anyone else needs the UI token (a bearer header, or the
- * cookie `/ui/login` sets, which holds an HMAC of the token and never the token) or the user
+ * Who may read the memory view (issue 23 deliverable 2, issue 29 deliverables 2 and 6). Loopback
+ * peers get in while no proxy is configured; anyone else needs the UI token (a bearer header —
+ * wrong ones count against the peer's sign-in limit — or the session cookie a sign-in at
+ * `/auth/ui` set: a random id checked against the session store, ui-sessions.ts) or the user
  * header of an authenticating proxy, believed only when the TCP peer is exactly one of the
  * configured proxies (addresses or CIDR blocks). Once any proxy is configured, loopback gets no
  * implicit pass: a proxy on this host connects from loopback, and its traffic would walk in.
@@ -10,6 +11,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { BlockList, isIP } from 'node:net';
 import { isLoopback } from '../http-app.js';
+import type { SignInLimiter } from './sign-in-limiter.js';
+import type { UiSessions } from './ui-sessions.js';
 
 export const SESSION_COOKIE = 'reprise_ui';
 
@@ -17,14 +20,14 @@ export interface AccessOptions {
   token?: string;
   trustedHeader?: string;
   trustedProxies?: readonly string[];
+  /** Where sign-ins are kept (required for the cookie to mean anything; without it only bearers count). */
+  sessions?: UiSessions;
+  /** Wrong bearer tokens count here too: a guess is a guess, by form or by header. */
+  limiter?: SignInLimiter;
 }
 
-export type Access = { ok: true; who?: string } | { ok: false };
-
-/** The cookie value for a token: a keyed hash, so the cookie never carries the token itself. */
-export function sessionValue(token: string): string {
-  return createHmac('sha256', token).update('reprise-ui-session-v1').digest('base64url');
-}
+/** `session`: the id (as `reprise ui sessions` lists it) the request came in on. */
+export type Access = { ok: true; who?: string; session?: string } | { ok: false; why: string; retryAfterMs?: number };
 
 /** Constant-time equality of two strings (hashed first, so their lengths leak nothing either). */
 export function sameSecret(a: string, b: string): boolean {
@@ -72,34 +75,50 @@ export function cookieValue(header: string | undefined, name: string): string | 
 export interface AccessRequest {
   peer: string | undefined;
   header(name: string): string | undefined;
+  /** Default: the wall clock. */
+  now?: Date;
 }
 
 /** Decides access for one request. */
-export function accessGate(opts: AccessOptions): (r: AccessRequest) => Access {
+export function accessGate(opts: AccessOptions): (r: AccessRequest) => Promise<Access> {
   const proxies = blockList(opts.trustedProxies ?? []);
   const anyProxy = (opts.trustedProxies ?? []).length > 0;
-  const session = opts.token ? sessionValue(opts.token) : undefined;
   const trusted = (peer: string | undefined): boolean => {
     const p = peer === undefined ? undefined : peerOf(peer);
     return p !== undefined && proxies.check(p.addr, p.family);
   };
-  return (r) => {
+  return async (r) => {
+    const now = r.now ?? new Date();
     const fromProxy = opts.trustedHeader !== undefined && trusted(r.peer);
     if (fromProxy) {
       const user = r.header(opts.trustedHeader!)?.trim();
       if (user) return { ok: true, who: user.slice(0, 200) };
     }
+    let why = opts.token ? 'no token and no session' : 'not from this host, and no ui.token or trusted proxy is configured';
     if (opts.token) {
       const auth = r.header('authorization');
       const m = auth === undefined ? null : /^Bearer\s+(.+)$/i.exec(auth.trim());
-      if (m && sameSecret(m[1]!.trim(), opts.token)) return { ok: true };
+      if (m) {
+        const wait = opts.limiter?.waitMs(r.peer, now) ?? 0;
+        if (wait > 0) return { ok: false, why: 'too many wrong tokens from this address', retryAfterMs: wait };
+        if (sameSecret(m[1]!.trim(), opts.token)) {
+          opts.limiter?.succeeded(r.peer);
+          return { ok: true };
+        }
+        const f = opts.limiter?.failed(r.peer, now);
+        why = `wrong bearer token${f ? ` (${f.failures} in a row from this address)` : ''}`;
+      }
       const cookie = cookieValue(r.header('cookie'), SESSION_COOKIE);
-      if (cookie !== undefined && session !== undefined && sameSecret(cookie, session)) return { ok: true };
+      if (cookie !== undefined && opts.sessions) {
+        const s = await opts.sessions.check(cookie, now);
+        if (s.ok) return { ok: true, session: s.id };
+        why = s.why;
+      }
     }
     // Loopback is the operator only while no proxy is configured: a sidecar (or anything else
     // on this host a proxy might be) connects from loopback too, from 127.0.0.2 or [::1] as
     // well as from the address listed, and must not walk in without the header.
     if (!anyProxy && isLoopback(r.peer)) return { ok: true };
-    return { ok: false };
+    return { ok: false, why };
   };
 }

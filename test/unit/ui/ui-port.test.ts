@@ -123,7 +123,15 @@ describe('the ui config section', () => {
   const parse = (ui: unknown) => configSchema.safeParse({ ui });
   it('defaults to on, loopback only', () => {
     const r = configSchema.parse({});
-    expect(r.ui).toEqual({ enabled: true, allowed_hosts: [], trusted_proxies: [] });
+    expect(r.ui).toMatchObject({
+      enabled: true,
+      allowed_hosts: [],
+      trusted_proxies: [],
+      session_idle_ms: 7_200_000,
+      session_max_ms: 43_200_000,
+      sign_in_attempts: 5,
+    });
+    expect(r.ui.token).toBeUndefined();
   });
   it('refuses a weak token, a trusted header without proxies, and a proxy that is not an address', () => {
     expect(parse({ token: 'short' }).success).toBe(false);
