@@ -28,6 +28,7 @@ import { startControlServer, type ControlServer } from '../http/control-server.j
 import { createHttpServer, type HttpServer } from '../http/create-server.js';
 import { hostNames } from '../http/host-guard.js';
 import { memoryView, uiSignIn, UI_SIGN_IN } from '../http/ui/memory-view.js';
+import { ServedSince } from './served-since.js';
 import { isReplayStore } from '../http/replay-guard.js';
 import { registerLoopMetrics, type LoopMetrics } from '../http/loop-metrics.js';
 import { createBotMetrics } from '../http/metrics.js';
@@ -213,7 +214,14 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
         }),
       }
     : undefined;
-  const catalog = (): CatalogSnapshot => served.current();
+  // When each entry was first served: the memory view's stale flag counts from it (a bundled entry is not stale on day one).
+  const servedSince = await ServedSince.open(store, logger.child({ component: 'ui' }));
+  const catalog = (): CatalogSnapshot => {
+    const snapshot = served.current();
+    servedSince.note(snapshot, clock.now());
+    return snapshot;
+  };
+  catalog();
   const curationPart = startCuration(config, { ledger, catalog, clock, logger });
   const model = config.model
     ? await startModel(config, { catalog, ledger, clock, logger, observer: loop, ...(modelMetrics ? { meterModels: modelMetrics.meter } : {}) })
@@ -327,6 +335,8 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
             logger: logger.child({ component: 'ui' }),
             outcomeFloor: config.recall.outcome_floor,
             staleAfterMs: config.recall.stale_after_ms,
+            servedSince,
+            permalink: async (transport, channel, id) => [...transports.values()].find((t) => t.name === transport)?.permalink?.({ channel, id }),
             ...(config.ui.token ? { token: config.ui.token } : {}),
             ...(config.ui.trusted_header ? { trustedHeader: config.ui.trusted_header, trustedProxies: config.ui.trusted_proxies } : {}),
           }),
@@ -356,6 +366,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     await outbox.stop();
     await outbox.dispose();
     for (const t of transports.values()) await t.close().catch((err: unknown) => logger.warn({ err, transport: t.name }, 'closing a transport failed'));
+    await servedSince.flushed();
     await ledger.close();
     await store.close();
     removeServeOwner(config.store.data_dir, process.pid);
