@@ -201,6 +201,11 @@ describe.skipIf(CHROMIUM === undefined)(`the memory view in chromium${CHROMIUM =
     await open(page, '/ui/knowledge');
     const figures = await figuresOn(page);
     expect(figures['entries-total'], 'data-figure="entries-total" on /ui/knowledge').toBe(46);
+    // Emoji-only column labels carry words; the seeded catalog's 2025 dates do not make it stale on the day it is first served.
+    const headers = await page.locator('th').allTextContents();
+    for (const th of headers) expect(th.trim(), 'a column label in words').not.toMatch(/^\p{Extended_Pictographic}+$/u);
+    expect(headers).toEqual(expect.arrayContaining(['👍 up', '👎 down']));
+    expect(await page.locator('[data-flag="stale"]').count()).toBe(0);
     expect(await page.locator('[data-entry]').count()).toBeGreaterThan(0);
     await expectInert(page);
 
@@ -281,6 +286,13 @@ describe.skipIf(CHROMIUM === undefined)(`the memory view in chromium${CHROMIUM =
     const gapFigures = await figuresOn(page);
     for (const [name, n] of Object.entries(decisions)) expect(gapFigures[name], `data-figure="${name}" on /ui/gaps`).toBe(n);
     expect(await page.locator(`a[href="${seed.prs[0]!}"]`).count(), 'the open KB PR is linked').toBeGreaterThan(0);
+    // Each KB PR says what it was filed for, as the curated event's subject has it.
+    const subjects = new Map(rows.filter((r) => r.type === 'curated' && typeof r['url'] === 'string').map((r) => [String(r['url']), String(r['subject'])]));
+    const kinds = await page
+      .locator('tr[data-pr-kind]')
+      .evaluateAll((els) => els.map((e) => [e.querySelector('a')?.getAttribute('href') ?? '', e.getAttribute('data-pr-kind') ?? ''] as const));
+    expect(kinds.length, 'the gaps page lists KB PRs with their kind').toBeGreaterThan(0);
+    for (const [url, kind] of kinds) expect(kind.split(' · ')[0], url).toBe(subjects.get(url));
     await expectInert(page);
     await shot(page, 'gaps');
     await ctx.close();

@@ -179,6 +179,8 @@ export interface KnowledgeRow {
   trend: Trend;
   lastRecalled?: string;
   lastValidated?: string;
+  /** When this bot first served it (staleness counts from the later of this and its own date). */
+  servedSince?: string;
   flags: Flag[];
 }
 
@@ -227,7 +229,8 @@ export function knowledgeRow(read: ViewReader, e: Entry, now: Date, o: Knowledge
   if (!tr.withheld && tr.factor < 1 && !below && (trend === 'falling' || tr.failed > 0 || tr.effectiveDown > 0)) flags.push('decaying');
   if (below) flags.push('below-floor');
   if (tr.effectiveDown > 0 && tr.down >= tr.up) flags.push('contested');
-  if (isStale(e, now, o.staleAfterMs, o.servedSince?.of(e.id))) flags.push('stale');
+  const servedSince = o.servedSince?.of(e.id);
+  if (isStale(e, now, o.staleAfterMs, servedSince)) flags.push('stale');
   if (tr.recalls === 0 && (hist?.opens.length ?? 0) === 0) flags.push('never-recalled');
   if (e.status === 'retired') flags.push('retired');
   const row: KnowledgeRow = {
@@ -248,6 +251,7 @@ export function knowledgeRow(read: ViewReader, e: Entry, now: Date, o: Knowledge
   };
   if (hist?.lastRecalled) row.lastRecalled = hist.lastRecalled;
   if (e.lastValidated) row.lastValidated = e.lastValidated;
+  if (servedSince) row.servedSince = servedSince;
   return row;
 }
 

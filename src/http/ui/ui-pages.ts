@@ -286,9 +286,9 @@ export function entryPage(d: EntryPageData, who?: string): string {
 <p class="muted">${r.id} · ${r.type} · ${r.status} · answers as ${r.answerKind === 'incident' ? '⚡ instant recall' : '📚 runbook'} ${flagChips(r.flags)}</p>
 <div class="cards">
 ${card('recalls', 'recalls', r.recalls)}${card('resolved', 'resolved', r.resolved)}${card('👍 up votes', 'up', r.up)}${card('👎 down votes', 'down', r.down)}
-${card('gate rate', 'rate', Math.round(r.rate * 1000) / 1000, r.rate.toFixed(2))}${card('factor', 'factor', Math.round(r.factor * 1000) / 1000, r.factor.toFixed(2))}
+${card('gate rate', 'rate', Math.round(r.rate * 1000) / 1000)}${card('factor', 'factor', Math.round(r.factor * 1000) / 1000)}
 </div>
-<p class="muted">last recalled ${when(r.lastRecalled)} · last validated ${r.lastValidated ?? 'never'} · trend ${TREND[r.trend]}</p>
+<p class="muted">last recalled ${when(r.lastRecalled)} · last validated ${r.lastValidated ?? 'never'}${r.servedSince ? ` · first served by this bot ${when(r.servedSince)}` : ''} · trend ${TREND[r.trend]}</p>
 <h2>History (per week)</h2>
 ${
   d.weeks.length > 0
