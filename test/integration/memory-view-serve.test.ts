@@ -6,15 +6,19 @@
  * "on it … after it fired" and "resolved after 3 h 20 min" from the alert's own start, and the
  * overview shows the resolve time in words, never as seconds. The bundled entries — written
  * in 2025 — are not stale on the day the bot first serves them, and still are not after a
- * restart; with a `stale_after` of seconds they go stale that long after first being served.
+ * restart; with a `stale_after` of seconds they go stale that long after first being served. A
+ * Matrix thread links through `matrix.to`; a Slack message the Web API does not know is named,
+ * not linked, and not asked about again at once.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSlackTransport } from '../../src/adapters/slack/slack-transport.js';
+import { startMatrixFake } from '../fakes/matrix-homeserver.js';
 import { startSlackFake, type SlackFake } from '../fakes/slack-fake.js';
 import { recordingLogger } from '../fakes/slack-recording-logger.js';
 import { deliver, reactionEvent } from '../fakes/slack-requests.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { crashLoopPayload, postAlert } from './helpers/alerts.js';
 import { eventsOf } from './helpers/chat-e2e.js';
 import { cleanup, makeTmpDir, spawnBot, type BotProcess } from './helpers/spawn-bot.js';
@@ -131,5 +135,26 @@ describe('/ui through a real reprise serve, read as a lead reads it', () => {
     s.failNext({ method: 'chat.getPermalink', status: 500 });
     expect(await transport.permalink({ channel: CHANNEL, id: '1700000000.000200' })).toBeUndefined();
     await transport.close();
+  });
+
+  it('links a Matrix thread through matrix.to', { timeout: 60_000 }, async () => {
+    const fake = await startMatrixFake({ rooms: [{}] });
+    try {
+      const dir = makeTmpDir();
+      const bot = await spawnBot({ dataDir: dir, env: { MATRIX_HOMESERVER_URL: fake.url, MATRIX_ACCESS_TOKEN: fake.botToken, MATRIX_ROOM_ID: fake.room } });
+      await bot.waitForLog((l) => l.msg === 'matrix: syncing', 15_000);
+      expect((await postAlert(bot.url, crashLoopPayload({ status: 'firing', startsAt: new Date(Date.now() - 90_000).toISOString() }))).status).toBe(202);
+      const card = await waitFor(
+        () => fake.sent.find((x) => !x.replay && x.room === fake.room && x.type === 'm.room.message' && x.content['m.relates_to'] === undefined),
+        'the card',
+      );
+      const [open] = await eventsOf(dir, 'open', 1);
+      const html = await page(bot, `/ui/incidents/${encodeURIComponent(String(open!['id']))}`);
+      const link = `https://matrix.to/#/${encodeURIComponent(fake.room).replace(/!/g, '%21')}/${encodeURIComponent(card.eventId)}?via=${encodeURIComponent(fake.room.slice(fake.room.indexOf(':') + 1))}`;
+      expect(html).toContain(`href="${link.replace(/&/g, '&amp;')}"`);
+      expect(await bot.stop()).toEqual({ code: 0, signal: null });
+    } finally {
+      await fake.close();
+    }
   });
 });
