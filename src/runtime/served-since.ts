@@ -7,7 +7,8 @@
  * Kept in the store under one key (embedded or Redis, so it outlives restarts and every
  * replica reads the same), written only when a snapshot brings ids never seen before. A record
  * that cannot be read is replaced, never trusted: the worst case is that the view counts from
- * now. Bounded: ids beyond {@link MAX_IDS} are not remembered (they count from their own date).
+ * now. Bounded: past {@link MAX_IDS} ids, those the served catalog no longer has are forgotten;
+ * ids beyond it are not remembered (they count from their own date).
  */
 import type { CatalogSnapshot } from '../core/recall/catalog-snapshot.js';
 import type { Logger } from '../ports/logger.js';
@@ -57,6 +58,11 @@ export class ServedSince implements ServedSinceReader {
     this.#last = snapshot;
     const at = now.toISOString();
     let added = 0;
+    if (this.#since.size + snapshot.entries.length > MAX_IDS) {
+      // Full: forget the ids this catalog no longer has before remembering new ones.
+      const live = new Set(snapshot.entries.map((e) => e.id));
+      for (const id of [...this.#since.keys()]) if (!live.has(id)) this.#since.delete(id);
+    }
     for (const e of snapshot.entries) {
       if (this.#since.has(e.id) || this.#since.size >= MAX_IDS) continue;
       this.#since.set(e.id, at);

@@ -18,7 +18,7 @@ import { CHART_MAX_HEIGHT, stackedBars } from '../../../src/http/ui/ui-charts.js
 import { gaps, knowledgeRow, type KnowledgeRow, type ViewReader } from '../../../src/http/ui/ui-data.js';
 import { duration } from '../../../src/http/ui/ui-html.js';
 import { entryPage, gapsPage, incidentPage, knowledgePage, overviewPage, prKind } from '../../../src/http/ui/ui-pages.js';
-import { SERVED_SINCE_KEY, ServedSince } from '../../../src/runtime/served-since.js';
+import { MAX_IDS, SERVED_SINCE_KEY, ServedSince } from '../../../src/runtime/served-since.js';
 import { recordingLogger } from '../bot/bot-harness.js';
 import { fixedSnapshot, incidentEntry, playbook } from '../recall/recall-fixtures.js';
 
@@ -339,6 +339,15 @@ describe('staleness', () => {
     expect(reopened.of(b.id)).toBe('2026-02-01T00:00:00.000Z');
     expect(await store.get(SERVED_SINCE_KEY)).toEqual({ [a.id]: '2026-01-01T00:00:00.000Z', [b.id]: '2026-02-01T00:00:00.000Z' });
     await store.close();
+  });
+
+  it('stays bounded: when full, it forgets ids the served catalog no longer has', async () => {
+    const ids = Array.from({ length: MAX_IDS }, (_, i) => [`gone/${i}.md`, '2026-01-01T00:00:00.000Z'] as const);
+    const full = await ServedSince.open({ get: async () => Object.fromEntries(ids), set: async () => undefined } as never, recordingLogger([]));
+    const a = incidentEntry('incidents/a.md', { resource: 'ns/a', title: 'a', cause: 'c', resolution: 'r' });
+    full.note(fixedSnapshot([a], { [a.id]: 1 }), new Date('2026-03-01T00:00:00Z'));
+    expect(full.of(a.id)).toBe('2026-03-01T00:00:00.000Z');
+    expect(full.of('gone/0.md')).toBeUndefined();
   });
 
   it('a record it cannot read is not trusted: it warns and counts from now', async () => {
