@@ -11,6 +11,7 @@
  * ids beyond it are not remembered (they count from their own date).
  */
 import type { CatalogSnapshot } from '../core/recall/catalog-snapshot.js';
+import type { Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
 import type { KeyValueStore } from '../ports/store.js';
 
@@ -69,6 +70,15 @@ export class ServedSince implements ServedSinceReader {
       added += 1;
     }
     if (added > 0) this.#persist();
+  }
+
+  /** `current` (the served catalog), noting every snapshot it hands out — the bot's `catalog()`. */
+  serving(current: () => CatalogSnapshot, clock: Clock): () => CatalogSnapshot {
+    return () => {
+      const snapshot = current();
+      this.note(snapshot, clock.now());
+      return snapshot;
+    };
   }
 
   of(id: string): string | undefined {

@@ -27,7 +27,7 @@ import { registerCatalogSyncMetrics } from '../http/catalog-metrics.js';
 import { startControlServer, type ControlServer } from '../http/control-server.js';
 import { createHttpServer, type HttpServer } from '../http/create-server.js';
 import { hostNames } from '../http/host-guard.js';
-import { memoryView, uiSignIn, UI_SIGN_IN } from '../http/ui/memory-view.js';
+import { memoryView, transportPermalinks, uiSignIn, UI_SIGN_IN } from '../http/ui/memory-view.js';
 import { ServedSince } from './served-since.js';
 import { isReplayStore } from '../http/replay-guard.js';
 import { registerLoopMetrics, type LoopMetrics } from '../http/loop-metrics.js';
@@ -216,11 +216,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
     : undefined;
   // When each entry was first served: the memory view's stale flag counts from it (a bundled entry is not stale on day one).
   const servedSince = await ServedSince.open(store, logger.child({ component: 'ui' }));
-  const catalog = (): CatalogSnapshot => {
-    const snapshot = served.current();
-    servedSince.note(snapshot, clock.now());
-    return snapshot;
-  };
+  const catalog: () => CatalogSnapshot = servedSince.serving(() => served.current(), clock);
   catalog();
   const curationPart = startCuration(config, { ledger, catalog, clock, logger });
   const model = config.model
@@ -336,7 +332,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
             outcomeFloor: config.recall.outcome_floor,
             staleAfterMs: config.recall.stale_after_ms,
             servedSince,
-            permalink: async (transport, channel, id) => [...transports.values()].find((t) => t.name === transport)?.permalink?.({ channel, id }),
+            permalink: transportPermalinks(transports.values()),
             ...(config.ui.token ? { token: config.ui.token } : {}),
             ...(config.ui.trusted_header ? { trustedHeader: config.ui.trusted_header, trustedProxies: config.ui.trusted_proxies } : {}),
           }),

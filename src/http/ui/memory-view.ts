@@ -9,6 +9,7 @@ import { getConnInfo } from '@hono/node-server/conninfo';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { CatalogSnapshot } from '../../core/recall/catalog-snapshot.js';
+import type { ChatTransport } from '../../ports/chat-transport.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Logger } from '../../ports/logger.js';
 import { accessGate, SESSION_COOKIE, sameSecret, sessionValue, type AccessOptions } from './ui-access.js';
@@ -102,6 +103,12 @@ const safetyHeaders = async (c: Context, next: () => Promise<void>): Promise<voi
   c.res.headers.set('Cache-Control', 'no-store');
   c.res.headers.set('X-Frame-Options', 'DENY');
 };
+
+/** The permalink option from the bot's chat transports: each surface that can make a link is asked. */
+export function transportPermalinks(transports: Iterable<Pick<ChatTransport, 'name' | 'permalink'>>): NonNullable<MemoryViewOptions['permalink']> {
+  const all = [...transports];
+  return async (transport, channel, id) => all.find((t) => t.name === transport)?.permalink?.({ channel, id });
+}
 
 /** The sign-in form's target as a hono app, to mount at {@link UI_SIGN_IN}. */
 export function uiSignIn(opts: Pick<MemoryViewOptions, 'token'>): Hono {
