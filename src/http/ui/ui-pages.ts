@@ -222,7 +222,7 @@ function traceBlock(trace: DeepReadonly<OpenTrace> | undefined, answered?: strin
   if (!trace) return h`<div class="trace" data-gate-trace="none"><p class="muted">no trace recorded (this open predates gate traces in the ledger)</p></div>`;
   const verdict = trace.answer === 'incident' ? '⚡ an instant recall fired' : whyWords(trace);
   return h`<div class="trace" data-gate-trace="${trace.stoppedBy ?? trace.answer}">
-<p><strong>${verdict}</strong>${trace.model ? ' · a model decided the instant part afterwards (rerank, confirm, verify)' : ''}${answered ? h` · answered with <a href="${UI_BASE}/knowledge/${encodeURIComponent(answered)}">${answered}</a>` : ''}</p>
+<p>${trace.model ? 'Gates before the model: ' : ''}<strong>${verdict}</strong>${trace.model ? ' · then a model decided the instant part (rerank, confirm, verify)' : ''}${answered ? h` · answered with <a href="${UI_BASE}/knowledge/${encodeURIComponent(answered)}">${answered}</a>` : ''}</p>
 ${
   trace.nearMiss
     ? h`<p>🔎 near miss: <a href="${UI_BASE}/knowledge/${encodeURIComponent(trace.nearMiss.entry)}">${trace.nearMiss.entry}</a> stopped by the <strong>${trace.nearMiss.gate}</strong> gate — ${trace.nearMiss.reason}${
