@@ -49,6 +49,12 @@ export interface ChatTransport {
    * Absent where {@link find} is (nothing to take back).
    */
   remove?(ref: MessageRef): Promise<void>;
+  /**
+   * A link a person can open to the message `ref` names (a thread root), for the memory view:
+   * Slack's `chat.getPermalink`, a Matrix `matrix.to` link. Undefined when the surface cannot
+   * say; absent where it has no links (the console).
+   */
+  permalink?(ref: { channel: string; id: string }): Promise<string | undefined>;
   /** Answer one user privately (a command's answer, a click's acknowledgement); the outbox delivers it. */
   ephemeral(to: ResponseTarget, view: EphemeralView, opts: DeliveryOptions): Promise<void>;
   close(): Promise<void>;

@@ -24,7 +24,8 @@ import type { CatalogSnapshot } from '../core/recall/catalog-snapshot.js';
 import { registerCatalogSyncMetrics } from '../http/catalog-metrics.js';
 import { createHttpServer, type HttpServer } from '../http/create-server.js';
 import { hostNames } from '../http/host-guard.js';
-import { memoryView, uiSignIn, UI_SIGN_IN } from '../http/ui/memory-view.js';
+import { memoryView, transportPermalinks, uiSignIn, UI_SIGN_IN } from '../http/ui/memory-view.js';
+import { ServedSince } from './served-since.js';
 import { SignInLimiter } from '../http/ui/sign-in-limiter.js';
 import { UiSessions } from '../http/ui/ui-sessions.js';
 import { configRedactor } from '../config/config-secrets.js';
@@ -215,7 +216,10 @@ export async function wireBot(config: Config, io: CliIO, logger: Logger, clock: 
         }),
       }
     : undefined;
-  const catalog = (): CatalogSnapshot => served.current();
+  // When each entry was first served: the memory view's stale flag counts from it (a bundled entry is not stale on day one).
+  const servedSince = await ServedSince.open(store, logger.child({ component: 'ui' }));
+  const catalog: () => CatalogSnapshot = servedSince.serving(() => served.current(), clock);
+  catalog();
   const curationPart = await startCuration(config, { ledger, catalog, clock, logger });
   const model = config.model
     ? await startModel(config, { catalog, ledger, clock, logger, observer: loop, ...(modelMetrics ? { meterModels: modelMetrics.meter } : {}) })
@@ -309,6 +313,8 @@ export async function wireBot(config: Config, io: CliIO, logger: Logger, clock: 
             outcomeFloor: config.recall.outcome_floor,
             staleAfterMs: config.recall.stale_after_ms,
             redact: redactor.text,
+            servedSince,
+            permalink: transportPermalinks(transports.values()),
             ...(config.ui.token ? { token: config.ui.token } : {}),
             ...(config.ui.trusted_header ? { trustedHeader: config.ui.trusted_header, trustedProxies: config.ui.trusted_proxies } : {}),
           }),
@@ -336,6 +342,7 @@ export async function wireBot(config: Config, io: CliIO, logger: Logger, clock: 
     await outbox!.stop();
     await outbox!.dispose();
     for (const t of transports.values()) await t.close().catch((err: unknown) => logger.warn({ err, transport: t.name }, 'closing a transport failed'));
+    await servedSince.flushed();
     await ledger.close();
     await store.close();
     removeServeOwner(config.store.data_dir, process.pid);

@@ -89,7 +89,8 @@ async function open(page: Page, path: string): Promise<Response> {
  */
 async function figuresOn(page: Page): Promise<Record<string, number>> {
   const pairs = await page.$$eval('[data-figure]:not([data-entry] [data-figure]):not([data-open] [data-figure])', (els) =>
-    els.map((e) => [e.getAttribute('data-figure') ?? '', (e.textContent ?? '').trim()] as const),
+    // A duration is a <data> element: its text is words (`3 h 20 min`), its value the seconds.
+    els.map((e) => [e.getAttribute('data-figure') ?? '', (e.tagName === 'DATA' ? (e.getAttribute('value') ?? '') : (e.textContent ?? '')).trim()] as const),
   );
   const out: Record<string, number> = {};
   for (const [name, text] of pairs) {
@@ -173,6 +174,18 @@ describe.skipIf(CHROMIUM === undefined)(`the memory view in chromium${CHROMIUM =
     for (const [name, n] of Object.entries(want)) expect(shown[name], `data-figure="${name}" on /ui`).toBe(n);
     await expectInert(page);
     await shot(page, 'overview');
+    // Durations read as words; their seconds are only the <data> values.
+    const visible = (await page.evaluate(() => (document.body as unknown as { innerText: string }).innerText)) ?? '';
+    for (const name of ['ack-median-s', 'resolve-median-s']) {
+      const secs = shown[name];
+      if (secs !== undefined && secs >= 120) expect(visible, `${name} = ${secs} s is not shown as seconds`).not.toContain(`${secs}`);
+    }
+    expect(visible).toMatch(/\d+ (s|min|h|d)\b/);
+    const chartHeight = await page
+      .locator('svg.chart')
+      .first()
+      .evaluate((e) => (e as unknown as { getBoundingClientRect(): { height: number } }).getBoundingClientRect().height);
+    expect(chartHeight, 'the overview chart is bounded').toBeLessThanOrEqual(200);
 
     await open(page, '/ui?days=7');
     const week = await figuresOn(page);
@@ -188,6 +201,11 @@ describe.skipIf(CHROMIUM === undefined)(`the memory view in chromium${CHROMIUM =
     await open(page, '/ui/knowledge');
     const figures = await figuresOn(page);
     expect(figures['entries-total'], 'data-figure="entries-total" on /ui/knowledge').toBe(46);
+    // Emoji-only column labels carry words; the seeded catalog's 2025 dates do not make it stale on the day it is first served.
+    const headers = await page.locator('th').allTextContents();
+    for (const th of headers) expect(th.trim(), 'a column label in words').not.toMatch(/^\p{Extended_Pictographic}+$/u);
+    expect(headers).toEqual(expect.arrayContaining(['👍 up', '👎 down']));
+    expect(await page.locator('[data-flag="stale"]').count()).toBe(0);
     expect(await page.locator('[data-entry]').count()).toBeGreaterThan(0);
     await expectInert(page);
 
@@ -199,6 +217,19 @@ describe.skipIf(CHROMIUM === undefined)(`the memory view in chromium${CHROMIUM =
     await Promise.all([page.waitForURL(/\/ui\/knowledge\/.+/), row.first().locator('a').first().click()]);
     expect(decodeURIComponent(new URL(page.url()).pathname)).toBe(`/ui/knowledge/${OOM_ENTRY}`);
     await expect.poll(() => page.locator('svg').count()).toBeGreaterThan(0);
+    // The weekly history: one chart per count (one series each), each of bounded height however wide the page.
+    const charts = page.locator('figure.chart svg.chart');
+    expect(await charts.count()).toBe(4);
+    for (const box of await charts.evaluateAll((els) =>
+      els.map((e) => (e as unknown as { getBoundingClientRect(): { height: number } }).getBoundingClientRect().height),
+    )) {
+      expect(box, 'a weekly chart is at most 200 px tall').toBeLessThanOrEqual(200);
+      expect(box).toBeGreaterThan(20);
+    }
+    expect(
+      await page.locator('figure.chart svg.chart [class^="k-"]').evaluateAll((els) => new Set(els.map((e) => e.getAttribute('class'))).size),
+    ).toBeGreaterThan(1);
+    for (const series of await charts.evaluateAll((els) => els.map((e) => e.getAttribute('data-series') ?? ''))) expect(series).not.toContain('|');
     const answered = page.locator('[data-open]');
     const recalled = new Set(seed.opens.recalled);
     const ids = await answered.evaluateAll((els) => els.map((e) => e.getAttribute('data-open') ?? ''));
@@ -255,6 +286,13 @@ describe.skipIf(CHROMIUM === undefined)(`the memory view in chromium${CHROMIUM =
     const gapFigures = await figuresOn(page);
     for (const [name, n] of Object.entries(decisions)) expect(gapFigures[name], `data-figure="${name}" on /ui/gaps`).toBe(n);
     expect(await page.locator(`a[href="${seed.prs[0]!}"]`).count(), 'the open KB PR is linked').toBeGreaterThan(0);
+    // Each KB PR says what it was filed for, as the curated event's subject has it.
+    const subjects = new Map(rows.filter((r) => r.type === 'curated' && typeof r['url'] === 'string').map((r) => [String(r['url']), String(r['subject'])]));
+    const kinds = await page
+      .locator('tr[data-pr-kind]')
+      .evaluateAll((els) => els.map((e) => [e.querySelector('a')?.getAttribute('href') ?? '', e.getAttribute('data-pr-kind') ?? ''] as const));
+    expect(kinds.length, 'the gaps page lists KB PRs with their kind').toBeGreaterThan(0);
+    for (const [url, kind] of kinds) expect(kind.split(' · ')[0], url).toBe(subjects.get(url));
     await expectInert(page);
     await shot(page, 'gaps');
     await ctx.close();

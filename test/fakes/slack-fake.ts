@@ -1,7 +1,7 @@
 /**
  * A Slack Web API on 127.0.0.1, port 0, speaking the real protocol: `POST /api/<method>` with a
  * Bearer token and a form or JSON body, answered `{ok, …}` — `auth.test`, `chat.postMessage`,
- * `chat.update`, `chat.delete` (the bot's own messages only), `chat.postEphemeral`, `conversations.history` / `conversations.replies` (with
+ * `chat.update`, `chat.delete` (the bot's own messages only), `chat.postEphemeral`, `chat.getPermalink`, `conversations.history` / `conversations.replies` (with
  * message metadata when `include_all_metadata` is set), `apps.connections.open` (Socket Mode, see
  * slack-socket-fake.ts) — plus `response_url` endpoints. It records every request and keeps the
  * messages the bot posted, and can be slow, rate limit (429 + Retry-After), fail (5xx, `ok:false`
@@ -300,6 +300,13 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
         }));
         const more = from + limit < ordered.length;
         return { ok: true, messages: page, has_more: more, response_metadata: { next_cursor: more ? String(from + limit) : '' } };
+      }
+      case 'chat.getPermalink': {
+        // Slack: a link to any message in a channel the bot can read; a reply's carries its thread.
+        const m = messages.find((x) => x.channel === body['channel'] && x.ts === body['message_ts']);
+        if (!m) return { ok: false, error: 'message_not_found' };
+        const thread = m.thread_ts && m.thread_ts !== m.ts ? `?thread_ts=${m.thread_ts}&cid=${m.channel}` : '';
+        return { ok: true, channel: m.channel, permalink: `https://reprise-test.slack.com/archives/${m.channel}/p${m.ts.replace('.', '')}${thread}` };
       }
       case 'chat.postEphemeral':
         if (typeof body['channel'] !== 'string' || typeof body['user'] !== 'string') return { ok: false, error: 'invalid_arguments' };

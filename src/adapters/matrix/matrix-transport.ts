@@ -266,6 +266,11 @@ export class MatrixTransport implements ChatTransport {
     await this.#send(room, content, opts.idempotencyKey, `answer in ${room}`, thread);
   }
 
+  /** `https://matrix.to/#/<room>/<event>?via=<the room's server>` (the Matrix spec's matrix.to form, identifiers encoded). */
+  permalink(ref: { channel: string; id: string }): Promise<string | undefined> {
+    return Promise.resolve(matrixPermalink(ref.channel, ref.id));
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
@@ -323,4 +328,12 @@ export class MatrixTransport implements ChatTransport {
 export function createMatrixTransport(opts: MatrixTransportOptions): ChatTransport {
   routeSdkLogs(opts.logger);
   return new MatrixTransport(opts);
+}
+
+/** The matrix.to link to event `eventId` in room `roomId`; undefined for ids that are not a room's and an event's. */
+export function matrixPermalink(roomId: string, eventId: string): string | undefined {
+  if (!/^[!#][^:\s]+:\S+$/.test(roomId) || !/^\$\S+$/.test(eventId)) return undefined;
+  const enc = (id: string): string => encodeURIComponent(id).replace(/!/g, '%21');
+  const server = roomId.slice(roomId.indexOf(':') + 1);
+  return `https://matrix.to/#/${enc(roomId)}/${enc(eventId)}?via=${encodeURIComponent(server)}`;
 }

@@ -4,6 +4,7 @@
  * app-level token is given (no public ingress). Inbound payloads become intents (what the person meant) for
  * the bot's sink; sends go through the App's Web API client and fail as DeliveryErrors.
  */
+import { LRUCache } from 'lru-cache';
 import { App, SocketModeReceiver, type webApi } from '@slack/bolt';
 import type { Destination, IntentSink, MessageRef, ResponseTarget } from '../../core/chat/chat-types.js';
 import { DeliveryError } from '../../core/chat/chat-types.js';
@@ -101,6 +102,9 @@ function guardedFetch(mayDeliver: () => boolean): typeof fetch {
 }
 
 /** Events the transport handles: what the app manifest must subscribe to. */
+/** How long a failed permalink lookup is remembered before it is asked again. */
+const PERMALINK_RETRY_MS = 5 * 60_000;
+
 export const SLACK_EVENTS = ['reaction_added', 'reaction_removed', 'message', 'app_mention'] as const;
 
 export class SlackTransport implements ChatTransport {
@@ -114,6 +118,7 @@ export class SlackTransport implements ChatTransport {
   readonly #inbound: Inbound;
   readonly #http: HonoReceiver | undefined;
   #self: Promise<SlackSelf> | undefined;
+  readonly #permalinks = new LRUCache<string, Promise<string | undefined>>({ max: 5000, ttlAutopurge: false });
   #running = false;
   #reconnect: NodeJS.Timeout | undefined;
 
@@ -317,6 +322,28 @@ export class SlackTransport implements ChatTransport {
         unfurl_media: false,
       }),
     );
+  }
+
+  /**
+   * The message's permalink (`chat.getPermalink`), asked once per message and kept: a link does
+   * not change. A failure is remembered for a few minutes (a page view is not a retry loop).
+   */
+  permalink(ref: { channel: string; id: string }): Promise<string | undefined> {
+    const key = `${ref.channel}|${ref.id}`;
+    const known = this.#permalinks.get(key);
+    if (known) return known;
+    const asked = this.#call('chat.getPermalink', () =>
+      this.#app.client.chat.getPermalink({ token: this.#opts.botToken, channel: ref.channel, message_ts: ref.id }),
+    ).then(
+      (r) => (typeof r.permalink === 'string' && /^https:\/\//.test(r.permalink) ? r.permalink : undefined),
+      (err: unknown) => {
+        this.#log.debug({ err, channel: ref.channel }, 'chat.getPermalink failed');
+        this.#permalinks.set(key, Promise.resolve(undefined), { ttl: PERMALINK_RETRY_MS });
+        return undefined;
+      },
+    );
+    this.#permalinks.set(key, asked);
+    return asked;
   }
 
   async close(): Promise<void> {

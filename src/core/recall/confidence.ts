@@ -70,12 +70,14 @@ export function deriveConfidence(i: ConfidenceInput, o: RecallOptions): number {
   return Math.round(Math.min(o.confidenceCap, c) * 100) / 100;
 }
 
-/** An entry is stale when neither `last_validated` nor `timestamp` is within `stale_after`. */
-export function isStale(entry: Entry, now: Date, staleAfterMs: number): boolean {
+/**
+ * An entry is stale when neither `last_validated` nor `timestamp` is within `stale_after` —
+ * nor, when given, `servedSince` (when this bot first served it: an entry installed today is
+ * not stale today, whatever date it was written on). With no date at all it is not stale.
+ */
+export function isStale(entry: Entry, now: Date, staleAfterMs: number, servedSince?: string): boolean {
   if (staleAfterMs <= 0) return false;
-  const ref = entry.lastValidated ?? entry.timestamp;
-  if (!ref) return false;
-  const t = Date.parse(ref);
-  if (Number.isNaN(t)) return false;
-  return now.getTime() - t > staleAfterMs;
+  const refs = [entry.lastValidated ?? entry.timestamp, servedSince].map((r) => (r ? Date.parse(r) : NaN)).filter((t) => !Number.isNaN(t));
+  if (refs.length === 0) return false;
+  return now.getTime() - Math.max(...refs) > staleAfterMs;
 }

@@ -9,6 +9,7 @@ import { getConnInfo } from '@hono/node-server/conninfo';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { CatalogSnapshot } from '../../core/recall/catalog-snapshot.js';
+import type { ChatTransport } from '../../ports/chat-transport.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Logger } from '../../ports/logger.js';
 import { accessGate, cookieValue, SESSION_COOKIE, sameSecret, type AccessOptions } from './ui-access.js';
@@ -25,6 +26,7 @@ import {
   PERIODS,
   Memo,
   type Flag,
+  type KnowledgeOptions,
   type Period,
   type ViewReader,
 } from './ui-data.js';
@@ -42,17 +44,32 @@ export interface MemoryViewOptions extends AccessOptions {
   /** The outcome gate's floor and the staleness age (the knowledge flags). */
   outcomeFloor: number;
   staleAfterMs: number;
-  /** A chat message's permalink, when its surface can make one. */
-  permalink?: (transport: string, channel: string, id: string) => string | undefined;
   /** Where sign-ins are kept: a cookie names one of its sessions. */
   sessions?: UiSessions;
   /** Wrong bearer tokens count against the peer's sign-in limit. */
   limiter?: SignInLimiter;
   /** Masks secrets in every page (the one redactor); the ledger's events are masked already. */
   redact?: (text: string) => string;
+  /** When this bot first served each entry (the *stale* flag counts from it too). */
+  servedSince?: KnowledgeOptions['servedSince'];
+  /** A chat message's permalink, when its surface can make one (Slack asks its Web API: cached, bounded in time). */
+  permalink?: (transport: string, channel: string, id: string) => Promise<string | undefined>;
 }
 
 type UiEnv = { Variables: { who?: string } };
+
+/** How long an incident page waits for a surface's permalink before showing the thread unlinked. */
+export const PERMALINK_WAIT_MS = 1500;
+
+function withTimeout<T>(p: Promise<T> | undefined, ms: number): Promise<T | undefined> {
+  if (!p) return Promise.resolve(undefined);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+    timer.unref();
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
 
 const READ = ['GET', 'HEAD'];
 /** Paths of the view and the methods each takes (the 405's `Allow`). */
@@ -94,6 +111,12 @@ const safetyHeaders = async (c: Context, next: () => Promise<void>): Promise<voi
   c.res.headers.set('Cache-Control', 'no-store');
   c.res.headers.set('X-Frame-Options', 'DENY');
 };
+
+/** The permalink option from the bot's chat transports: each surface that can make a link is asked. */
+export function transportPermalinks(transports: Iterable<Pick<ChatTransport, 'name' | 'permalink'>>): NonNullable<MemoryViewOptions['permalink']> {
+  const all = [...transports];
+  return async (transport, channel, id) => all.find((t) => t.name === transport)?.permalink?.({ channel, id });
+}
 
 /** The request id the public port gave this request (http-app.ts), for the log line of a refusal. */
 const requestIdOf = (c: Context): string | undefined => (c.get as (k: string) => unknown)('requestId') as string | undefined;
@@ -175,7 +198,12 @@ export function uiSignIn(opts: SignInOptions): Hono {
 export function memoryView(opts: MemoryViewOptions): Hono<UiEnv> {
   const app = new Hono<UiEnv>();
   const gate = accessGate(opts);
-  const rows = new KnowledgeRows(opts.read, { outcomeFloor: opts.outcomeFloor, staleAfterMs: opts.staleAfterMs });
+  const knowledge: KnowledgeOptions = {
+    outcomeFloor: opts.outcomeFloor,
+    staleAfterMs: opts.staleAfterMs,
+    ...(opts.servedSince ? { servedSince: opts.servedSince } : {}),
+  };
+  const rows = new KnowledgeRows(opts.read, knowledge);
   const overviews = new Memo<ReturnType<typeof overview>>(opts.read, true);
   // Gaps scan every tracked trigger: at most once a minute.
   const gapViews = new Memo<ReturnType<typeof gaps>>(opts.read, false);
@@ -258,7 +286,7 @@ export function memoryView(opts: MemoryViewOptions): Hono<UiEnv> {
       entryPage(
         {
           entry,
-          row: knowledgeRow(opts.read, entry, now, opts),
+          row: knowledgeRow(opts.read, entry, now, knowledge),
           weeks: (hist?.weeks ?? []) as unknown as ReadonlyArray<readonly [string, number, number, number, number]>,
           incidents,
         },
@@ -277,16 +305,25 @@ export function memoryView(opts: MemoryViewOptions): Hono<UiEnv> {
     return html(c, incidentsPage(items, total, opts.read.viewIncidentCount(), page, f, c.get('who')));
   });
 
-  app.on(READ, '/incidents/:openId', (c) => {
+  app.on(READ, '/incidents/:openId', async (c) => {
     const openId = c.req.param('openId');
     const incident = opts.read.viewIncident(openId);
     if (!incident) return html(c, messagePage('No such incident', 'The read model keeps the newest 10,000 opens; this one is not among them.'), 404);
     const thread = opts.read.thread(openId);
-    const permalinks = Object.entries(thread?.roots ?? {}).map(([transport, r]) => {
-      const url = opts.permalink?.(transport, r.channel, r.id);
-      return { transport, channel: r.channel, id: r.id, ...(url ? { url } : {}) };
-    });
-    return html(c, incidentPage({ incident, thread, permalinks }, c.get('who')));
+    const permalinks = await Promise.all(
+      Object.entries(thread?.roots ?? {}).map(async ([transport, r]) => {
+        // A surface that cannot say (down, slow, no such message) leaves the thread named, not linked.
+        const url = await withTimeout(opts.permalink?.(transport, r.channel, r.id), PERMALINK_WAIT_MS).catch(() => undefined);
+        return { transport, channel: r.channel, id: r.id, ...(url ? { url } : {}) };
+      }),
+    );
+    // The kind of each KB PR (note, fix, postmortem, finding): the curation item that filed or commented on it.
+    const prKinds = new Map<string, { subject: string; decision: string }>();
+    const cur = opts.read.viewCuration();
+    // What the PR was filed for first; a PR known only by this incident's comment on it, as that comment.
+    for (const x of cur.prs) if (x.url && !prKinds.has(x.url)) prKinds.set(x.url, { subject: x.subject, decision: x.decision });
+    for (const x of cur.recent) if (x.url && x.openId === openId && !prKinds.has(x.url)) prKinds.set(x.url, { subject: x.subject, decision: x.decision });
+    return html(c, incidentPage({ incident, thread, permalinks, prKinds }, c.get('who')));
   });
 
   app.on(READ, '/gaps', (c) =>

@@ -47,6 +47,9 @@ button { cursor: pointer; background: var(--card); }
 .pager { display: flex; gap: 1rem; margin: .8rem 0; }
 .legend { list-style: none; padding: 0; display: flex; flex-wrap: wrap; gap: .3rem 1rem; font-size: .85rem; margin: .3rem 0; }
 svg.chart { max-width: 100%; height: auto; display: block; }
+.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(16rem, 1fr)); gap: .6rem 1rem; }
+figure.chart { margin: 0; min-width: 0; }
+figure.chart figcaption { font-size: .85rem; margin-bottom: .2rem; }
 svg .axis { stroke: var(--line); }
 svg .tick { fill: var(--muted); font-size: 9px; }
 .k-instant { fill: var(--instant); } .k-runbook { fill: var(--runbook); } .k-investigation { fill: var(--investigation); }

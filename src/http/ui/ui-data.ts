@@ -179,12 +179,16 @@ export interface KnowledgeRow {
   trend: Trend;
   lastRecalled?: string;
   lastValidated?: string;
+  /** When this bot first served it (staleness counts from the later of this and its own date). */
+  servedSince?: string;
   flags: Flag[];
 }
 
 export interface KnowledgeOptions {
   outcomeFloor: number;
   staleAfterMs: number;
+  /** When this bot first served an entry (runtime/served-since.ts): staleness counts from it too. */
+  servedSince?: { of(id: string): string | undefined };
 }
 
 /** The answer kind an entry's track record is kept under: a resource-scoped entry recalls instantly, a resource-less one is a runbook (SPEC §6). */
@@ -225,7 +229,8 @@ export function knowledgeRow(read: ViewReader, e: Entry, now: Date, o: Knowledge
   if (!tr.withheld && tr.factor < 1 && !below && (trend === 'falling' || tr.failed > 0 || tr.effectiveDown > 0)) flags.push('decaying');
   if (below) flags.push('below-floor');
   if (tr.effectiveDown > 0 && tr.down >= tr.up) flags.push('contested');
-  if (isStale(e, now, o.staleAfterMs)) flags.push('stale');
+  const servedSince = o.servedSince?.of(e.id);
+  if (isStale(e, now, o.staleAfterMs, servedSince)) flags.push('stale');
   if (tr.recalls === 0 && (hist?.opens.length ?? 0) === 0) flags.push('never-recalled');
   if (e.status === 'retired') flags.push('retired');
   const row: KnowledgeRow = {
@@ -246,6 +251,7 @@ export function knowledgeRow(read: ViewReader, e: Entry, now: Date, o: Knowledge
   };
   if (hist?.lastRecalled) row.lastRecalled = hist.lastRecalled;
   if (e.lastValidated) row.lastValidated = e.lastValidated;
+  if (servedSince) row.servedSince = servedSince;
   return row;
 }
 
@@ -363,6 +369,8 @@ export interface Gaps {
 }
 
 const GAP_ROWS = 50;
+/** Gates whose refusals are correct answers, not gaps: a candidate on another workload (or retired, or a draft). */
+const NOT_GAPS = new Set(['structural', 'status']);
 
 export function gaps(read: ViewReader): Gaps {
   const unanswered: Gaps['unanswered'] = [];
@@ -371,6 +379,9 @@ export function gaps(read: ViewReader): Gaps {
     if (t.opens >= 2 && t.answered === 0)
       unanswered.push({ triggerKey: key, opens: t.opens, lastAt: t.lastAt, ...(t.alertname ? { alertname: t.alertname } : {}) });
     for (const gate in t.nearMiss) {
+      // A structural refusal is the gate doing its job (SPEC §6: two different named workloads
+      // never agree): the past incident on another workload is pointed at, not missing knowledge.
+      if (NOT_GAPS.has(gate)) continue;
       const n = t.nearMiss[gate]!;
       const g = gates.get(gate) ?? { total: 0, triggers: [] };
       g.total += n;

@@ -65,14 +65,24 @@ export function fmt(n: number): string {
   return Number.isInteger(n) ? n.toLocaleString('en-US') : n.toLocaleString('en-US', { maximumFractionDigits: 2 });
 }
 
-/** Seconds as `42 s`, `7 min`, `3.2 h`, `2.1 d`. */
+/**
+ * Seconds as a person says them, in the two largest units: `42 s`, `7 min 30 s`, `3 h 20 min`,
+ * `2 d 4 h` (rounded to the smaller unit; a negative span, clocks disagreeing, is `0 s`). The one
+ * place the view formats a duration.
+ */
 export function duration(seconds: number | undefined): string {
   if (seconds === undefined || !Number.isFinite(seconds)) return '—';
-  if (seconds < 120) return `${Math.round(seconds)} s`;
-  if (seconds < 7200) return `${Math.round(seconds / 60)} min`;
-  if (seconds < 172_800) return `${(seconds / 3600).toFixed(1)} h`;
-  return `${(seconds / 86_400).toFixed(1)} d`;
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return two(Math.floor(s / 60), 'min', s % 60, 's');
+  const min = Math.round(s / 60);
+  if (min < 1440) return two(Math.floor(min / 60), 'h', min % 60, 'min');
+  const hours = Math.round(s / 3600);
+  return two(Math.floor(hours / 24), 'd', hours % 24, 'h');
 }
+
+const two = (big: number, bigUnit: string, small: number, smallUnit: string): string =>
+  small > 0 ? `${big} ${bigUnit} ${small} ${smallUnit}` : `${big} ${bigUnit}`;
 
 /** An ISO time as `2026-03-01 12:07 UTC`. */
 export function when(iso: string | undefined): string {

@@ -46,6 +46,23 @@ export const CLASS_LABEL: Record<string, string> = {
   silenced: '🔕 silenced',
 };
 
+/** What a KB pull request is for, by the curation item that filed it (its subject) — in words a lead reads. */
+export const PR_KIND: Record<string, string> = {
+  finding: 'finding',
+  note: 'note',
+  fix: 'fix',
+  postmortem: 'postmortem',
+};
+
+/** A KB PR's kind label: its subject (`fix`), and `comment` when it was a comment on an open PR rather than one it filed. */
+export function prKind(subject: string | undefined, decision: string | undefined): string {
+  const kind = subject === undefined ? (decision === undefined ? 'KB' : (DECISION_KIND[decision] ?? 'KB')) : (PR_KIND[subject] ?? subject);
+  return decision === 'pr_comment' || decision === 'duplicate_pr' ? `${kind} · comment` : kind;
+}
+
+/** The subject a filed decision implies, when the subject is not known (a thread's own curation). */
+const DECISION_KIND: Record<string, string> = { novel: 'finding', concept_pr: 'note', fix_pr: 'fix', postmortem_pr: 'postmortem' };
+
 const ANSWER_SERIES: Series[] = [
   { cls: 'k-instant', label: CLASS_LABEL['instant']! },
   { cls: 'k-runbook', label: CLASS_LABEL['runbook']! },
@@ -69,10 +86,18 @@ function figure(name: string, value: number | undefined, shown?: string): Html {
 }
 
 /** A figure card: the `data-figure` element holds the plain number (empty when there is none); a friendlier form may follow. */
-function card(label: string, name: string, value: number | undefined, display?: string): Html {
+function card(label: Html | string, name: string, value: number | undefined, display?: string): Html {
   return h`<div class="card"><div class="label">${label}</div><div class="value"><span data-figure="${name}">${value === undefined ? '' : String(value)}</span>${
     value === undefined ? '—' : display !== undefined ? h` <span class="muted">${display}</span>` : ''
   }</div></div>`;
+}
+
+/**
+ * A duration card: a person reads `3 h 20 min`; the seconds are the `value` of the `<data>`
+ * element that carries `data-figure` (its text is the words), so nothing shows `12000 s`.
+ */
+function durationCard(label: string, name: string, seconds: number | undefined): Html {
+  return h`<div class="card"><div class="label">${label}</div><div class="value"><data data-figure="${name}" value="${seconds === undefined ? '' : String(seconds)}">${duration(seconds)}</data></div></div>`;
 }
 
 function pct(n: number | undefined): string {
@@ -120,7 +145,7 @@ ${card('tokens spent', 'tokens-spent', o.tokensSpent)}
 ${card('tokens avoided (estimate)', 'tokens-avoided', o.tokensAvoided)}
 ${card('investigations', 'investigations', o.investigations)}
 </div>
-<p class="note">Tokens avoided = instant recalls that needed no model (${figure('recalls-no-model', o.instantNoModel)}) × the mean tokens of an investigation in this period (${
+<p class="note">Tokens avoided = instant recalls that needed no model (${figure('recalls-no-model', o.instantNoModel)}: opens recorded as recalls, not the ones a model verified later) × the mean tokens of an investigation in this period — fresh investigations that called the model, rounded (${
     o.meanInvestigationTokens === undefined
       ? 'no investigation in the period to estimate from, so 0'
       : h`${figure('mean-investigation-tokens', o.meanInvestigationTokens)} tokens`
@@ -128,13 +153,13 @@ ${card('investigations', 'investigations', o.investigations)}
 <h2>Time to acknowledge and to resolve</h2>
 <div class="cards">
 ${card('acknowledged threads', 'acks', o.acks)}
-${card('ack median', 'ack-median-s', o.ackMedianS, duration(o.ackMedianS))}
-${card('ack p90', 'ack-p90-s', o.ackP90S, duration(o.ackP90S))}
+${durationCard('ack median', 'ack-median-s', o.ackMedianS)}
+${durationCard('ack p90', 'ack-p90-s', o.ackP90S)}
 ${card('resolved', 'resolves', o.resolves)}
-${card('resolve median', 'resolve-median-s', o.resolveMedianS, duration(o.resolveMedianS))}
-${card('resolve p90', 'resolve-p90-s', o.resolveP90S, duration(o.resolveP90S))}
+${durationCard('resolve median', 'resolve-median-s', o.resolveMedianS)}
+${durationCard('resolve p90', 'resolve-p90-s', o.resolveP90S)}
 </div>
-<p class="note">From the alert's start to a thread's first 👀 ack, and to its resolve (a sample of up to 500 a day).</p>
+<p class="note">From the alert's start (its <code>startsAt</code>, else when the bot opened it) to a thread's first ack (👀, the On it button, <code>ack</code>, PagerDuty), and to the resolve that closed the episode. Median and p90 by nearest rank over a sample of up to 500 a day, counted on the day of the ack or the resolve.</p>
 <h2>Recall precision</h2>
 <div class="cards">
 ${card('precision (👍 share)', 'precision', o.precision === undefined ? undefined : Math.round(o.precision * 1000) / 1000, pct(o.precision))}
@@ -160,6 +185,10 @@ function pager(base: string, query: Record<string, string | undefined>, page: nu
   }</div>`;
 }
 
+/** How the knowledge figures are computed: the same words as docs/memory-view.md, the same formulas as ledger-reads.ts trackRecord and ui-data.ts knowledgeRow. */
+const TRACK_RECORD_NOTE = h`<p class="note">The outcome gate's track record. Successes S = resolved + 👍 and observations N = resolved + failed + 👍 + 👎′ for an entry that answers as an instant recall; S = 👍 and N = 👍 + 👎′ for a runbook (it claims no resolve). 👎′ is 👎 less one per two confirmations (independent re-investigations that reached the same finding); <em>failed</em> counts recalls not resolved within <code>ledger.resolve_window</code>, once the ledger has seen any resolve. <strong>Gate rate</strong> = (S + 1) / (N + 2): the outcome gate refuses the entry below <code>recall.outcome_floor</code>. <strong>Factor</strong> = (S + 1) / (N + 1): what recall multiplies confidence by (1 until anything graded it). <strong>Trend</strong>: (resolves + 👍) / (answers + 👍 + 👎) in the last 4 weeks against the 4 before, ±10 points.</p>
+<p class="note">Flags: <em>decaying</em> — graded, factor below 1 and gate rate not below the floor, with a failure, a 👎′ or a falling trend; <em>below the floor</em> — gate rate below <code>recall.outcome_floor</code>, the outcome gate refuses it; <em>contested</em> — 👎 at least as many as 👍, and not all offset by confirmations; <em>stale</em> — neither its own date (<code>last_validated</code>, else <code>timestamp</code>) nor the day this bot first served it is within <code>recall.stale_after</code>; <em>never recalled</em> — no recall and no answer recorded; <em>retired</em> — its status says so.</p>`;
+
 export function knowledgePage(
   rows: readonly KnowledgeRow[],
   total: number,
@@ -178,14 +207,14 @@ export function knowledgePage(
 <label>type <select name="kind"><option value="">any</option>${kinds.map((k) => h`<option value="${k}"${f.kind === k ? h` selected` : ''}>${k}</option>`)}</select></label>
 <button type="submit">Filter</button></form>
 <div class="scroll"><table>
-<thead><tr><th>entry</th><th class="num">recalls</th><th class="num">resolved</th><th class="num">👍</th><th class="num">👎</th><th class="num">factor</th><th>trend</th><th class="hide-narrow">last recalled</th><th class="hide-narrow">last validated</th><th>flags</th></tr></thead>
+<thead><tr><th>entry</th><th class="num">recalls</th><th class="num">resolved</th><th class="num">👍 up</th><th class="num">👎 down</th><th class="num">gate rate</th><th class="num">factor</th><th>trend</th><th class="hide-narrow">last recalled</th><th class="hide-narrow">last validated</th><th>flags</th></tr></thead>
 <tbody>${rows.map(
     (r) => h`<tr data-entry="${r.id}"><td><a href="${UI_BASE}/knowledge/${encodeURIComponent(r.id)}">${r.id}</a><br><span class="muted">${r.title}</span></td>
 <td class="num" data-figure="recalls">${r.recalls}</td><td class="num" data-figure="resolved">${r.resolved}</td><td class="num" data-figure="up">${r.up}</td><td class="num" data-figure="down">${r.down}</td>
-<td class="num" data-figure="factor">${r.factor.toFixed(2)}</td><td>${TREND[r.trend]}</td><td class="hide-narrow">${when(r.lastRecalled)}</td><td class="hide-narrow">${r.lastValidated ?? '—'}</td><td>${flagChips(r.flags)}</td></tr>`,
-  )}${rows.length === 0 ? h`<tr><td colspan="10" class="muted">no entry matches</td></tr>` : ''}</tbody></table></div>
+<td class="num" data-figure="rate">${r.rate.toFixed(2)}</td><td class="num" data-figure="factor">${r.factor.toFixed(2)}</td><td>${TREND[r.trend]}</td><td class="hide-narrow">${when(r.lastRecalled)}</td><td class="hide-narrow">${r.lastValidated ?? '—'}</td><td>${flagChips(r.flags)}</td></tr>`,
+  )}${rows.length === 0 ? h`<tr><td colspan="11" class="muted">no entry matches</td></tr>` : ''}</tbody></table></div>
 ${pager(`${UI_BASE}/knowledge`, query, page, total)}
-<p class="note">Factor = (resolved + 👍 + 1) / (recalls + 👍 + 👎 + 2), the outcome gate's track record. Flags: <em>decaying</em> — graded, factor below 1 but above the floor, losing (a failure, a 👎 or a falling trend); <em>below the floor</em> — the outcome gate refuses it; <em>contested</em> — 👎 (less confirmations) at least as many as 👍; <em>stale</em> — not validated within recall.stale_after; <em>never recalled</em>; <em>retired</em>.</p>`;
+${TRACK_RECORD_NOTE}`;
   return layout('Knowledge', '/knowledge', body, who);
 }
 
@@ -193,8 +222,14 @@ function traceBlock(trace: DeepReadonly<OpenTrace> | undefined, answered?: strin
   if (!trace) return h`<div class="trace" data-gate-trace="none"><p class="muted">no trace recorded (this open predates gate traces in the ledger)</p></div>`;
   const verdict = trace.answer === 'incident' ? '⚡ an instant recall fired' : whyWords(trace);
   return h`<div class="trace" data-gate-trace="${trace.stoppedBy ?? trace.answer}">
-<p><strong>${verdict}</strong>${trace.model ? ' · a model decided the instant part afterwards (rerank, confirm, verify)' : ''}${answered ? h` · answered with <a href="${UI_BASE}/knowledge/${encodeURIComponent(answered)}">${answered}</a>` : ''}</p>
-${trace.nearMiss ? h`<p>🔎 near miss: <a href="${UI_BASE}/knowledge/${encodeURIComponent(trace.nearMiss.entry)}">${trace.nearMiss.entry}</a> stopped by the <strong>${trace.nearMiss.gate}</strong> gate — ${trace.nearMiss.reason}</p>` : ''}
+<p>${trace.model ? 'Gates before the model: ' : ''}<strong>${verdict}</strong>${trace.model ? ' · then a model decided the instant part (rerank, confirm, verify)' : ''}${answered ? h` · answered with <a href="${UI_BASE}/knowledge/${encodeURIComponent(answered)}">${answered}</a>` : ''}</p>
+${
+  trace.nearMiss
+    ? h`<p>🔎 near miss: <a href="${UI_BASE}/knowledge/${encodeURIComponent(trace.nearMiss.entry)}">${trace.nearMiss.entry}</a> stopped by the <strong>${trace.nearMiss.gate}</strong> gate — ${trace.nearMiss.reason}${
+        trace.nearMiss.gate === 'structural' ? h` <span class="muted">(a correct refusal: it is about another workload, so not counted as a gap)</span>` : ''
+      }</p>`
+    : ''
+}
 ${trace.margin !== undefined ? h`<p>margin between the first two candidates: <span data-figure="margin">${trace.margin}</span></p>` : ''}
 ${
   trace.candidates.length > 0
@@ -221,12 +256,28 @@ export interface EntryPageData {
   incidents: DeepReadonly<ViewIncident>[];
 }
 
-const WEEK_SERIES: Series[] = [
-  { cls: 'k-runbook', label: 'answers' },
-  { cls: 'k-instant', label: 'resolves' },
-  { cls: 'k-up', label: '👍' },
-  { cls: 'k-down', label: '👎' },
+/** The weekly history's counts, one chart each: resolves are a part of answers, votes another count again, so none of them stack. */
+const WEEK_SERIES: Array<Series & { index: 1 | 2 | 3 | 4; what: string }> = [
+  { cls: 'k-runbook', label: 'answers', index: 1, what: 'times it was the answer shown' },
+  { cls: 'k-instant', label: 'resolves', index: 2, what: 'of its instant recalls, resolved' },
+  { cls: 'k-up', label: '👍 helpful votes', index: 3, what: '👍 votes on its threads' },
+  { cls: 'k-down', label: '👎 unhelpful votes', index: 4, what: '👎 votes on its threads' },
 ];
+
+function weekCharts(id: string, weeks: EntryPageData['weeks']): Html {
+  return h`<div class="charts">${WEEK_SERIES.map(
+    (s) =>
+      h`<figure class="chart" data-chart="${s.label}"><figcaption>${s.label} per week <span class="muted">(${fmt(weeks.reduce((n, w) => n + w[s.index], 0))} in all)</span></figcaption>${stackedBars(
+        {
+          title: `${id}: ${s.what}, per week`,
+          columns: weeks.map((w) => w[0]),
+          series: [s],
+          values: weeks.map((w) => [w[s.index]]),
+          height: 120,
+        },
+      )}</figure>`,
+  )}</div>`;
+}
 
 export function entryPage(d: EntryPageData, who?: string): string {
   const r = d.row;
@@ -234,14 +285,14 @@ export function entryPage(d: EntryPageData, who?: string): string {
 <h1 data-entry="${r.id}">${r.title}</h1>
 <p class="muted">${r.id} · ${r.type} · ${r.status} · answers as ${r.answerKind === 'incident' ? '⚡ instant recall' : '📚 runbook'} ${flagChips(r.flags)}</p>
 <div class="cards">
-${card('recalls', 'recalls', r.recalls)}${card('resolved', 'resolved', r.resolved)}${card('👍', 'up', r.up)}${card('👎', 'down', r.down)}
-${card('factor', 'factor', Math.round(r.factor * 1000) / 1000, r.factor.toFixed(2))}
+${card('recalls', 'recalls', r.recalls)}${card('resolved', 'resolved', r.resolved)}${card('👍 up votes', 'up', r.up)}${card('👎 down votes', 'down', r.down)}
+${card('gate rate', 'rate', Math.round(r.rate * 1000) / 1000)}${card('factor', 'factor', Math.round(r.factor * 1000) / 1000)}
 </div>
-<p class="muted">last recalled ${when(r.lastRecalled)} · last validated ${r.lastValidated ?? 'never'} · trend ${TREND[r.trend]}</p>
+<p class="muted">last recalled ${when(r.lastRecalled)} · last validated ${r.lastValidated ?? 'never'}${r.servedSince ? ` · first served by this bot ${when(r.servedSince)}` : ''} · trend ${TREND[r.trend]}</p>
 <h2>History (per week)</h2>
 ${
   d.weeks.length > 0
-    ? h`${legend(WEEK_SERIES)}${stackedBars({ title: `${r.id}: answers, resolves and votes per week`, columns: d.weeks.map((w) => w[0]), series: WEEK_SERIES, values: d.weeks.map((w) => [w[1], w[2], w[3], w[4]]), height: 120 })}`
+    ? h`${weekCharts(r.id, d.weeks)}<p class="note">Weeks start on Monday (UTC). Answers count the opens it answered; resolves, the episodes recalled with it that resolved that week; votes, the 👍 and 👎 cast on its threads.</p>`
     : h`<p class="muted">no history recorded yet</p>`
 }
 <h2>Incidents it answered</h2>
@@ -297,6 +348,8 @@ export interface IncidentPageData {
   thread: Thread | undefined;
   /** A chat permalink per surface, when the surface makes one. */
   permalinks: Array<{ transport: string; channel: string; id: string; url?: string }>;
+  /** The curation item behind each KB PR URL it knows (subject and decision), for the PR's kind. */
+  prKinds?: ReadonlyMap<string, { subject?: string; decision?: string }>;
 }
 
 const TIMELINE_ICON: Record<string, string> = {
@@ -313,6 +366,23 @@ const TIMELINE_ICON: Record<string, string> = {
   resolved: '✅',
 };
 
+/** Seconds from `from` to `to` (ISO times), or undefined when either is missing or unreadable. */
+function secondsBetween(from: string | undefined, to: string | undefined): number | undefined {
+  const a = from === undefined ? NaN : Date.parse(from);
+  const b = to === undefined ? NaN : Date.parse(to);
+  return Number.isNaN(a) || Number.isNaN(b) ? undefined : (b - a) / 1000;
+}
+
+/** How long it took, measured from the alert's own start: to the first 👀, to the resolve. */
+function spans(start: string, ackAt: string | undefined, resolvedAt: string | undefined): Html {
+  const ack = secondsBetween(start, ackAt);
+  const resolved = secondsBetween(start, resolvedAt);
+  if (ack === undefined && resolved === undefined) return h``;
+  return h`<p class="spans">${ack !== undefined ? h`👀 on it <data data-figure="incident-ack-s" value="${String(ack)}">${duration(ack)}</data> after it fired` : ''}${
+    ack !== undefined && resolved !== undefined ? ' · ' : ''
+  }${resolved !== undefined ? h`✅ resolved after <data data-figure="incident-resolve-s" value="${String(resolved)}">${duration(resolved)}</data>` : ''}</p>`;
+}
+
 export function incidentPage(d: IncidentPageData, who?: string): string {
   const i = d.incident;
   const t = d.thread;
@@ -322,9 +392,12 @@ export function incidentPage(d: IncidentPageData, who?: string): string {
   const body = h`<p><a href="${UI_BASE}/incidents">← incidents</a></p>
 <h1 data-open="${i.openId}">${i.alertname ?? i.triggerKey}</h1>
 ${i.title ? h`<p>${i.title}</p>` : ''}
-<p class="muted">trigger <code>${i.triggerKey}</code> · opened ${when(i.at)} · ${i.resolvedAt ? `resolved ${when(i.resolvedAt)}` : 'not resolved'}${i.source ? ` · from ${i.source}` : ''}${
+<p class="muted">trigger <code>${i.triggerKey}</code>${t?.firedAt && t.firedAt !== i.at ? ` · fired ${when(t.firedAt)}` : ''} · opened ${when(i.at)} · ${
+    i.resolvedAt ? `resolved ${when(i.resolvedAt)}` : 'not resolved'
+  }${i.source ? ` · from ${i.source}` : ''}${
     i.threadOf ? h` · joined the storm thread <a href="${UI_BASE}/incidents/${encodeURIComponent(i.threadOf)}">${i.threadOf}</a>` : ''
   }</p>
+${spans(t?.firedAt ?? i.at, t?.acks?.[0]?.at, i.resolvedAt)}
 <h2>Answer</h2>
 <p data-figure-kind="${i.cls}">${CLASS_LABEL[i.cls]}${i.entry ? h` · <a href="${UI_BASE}/knowledge/${encodeURIComponent(i.entry)}">${i.entry}</a>` : ''}${i.findingStatus ? ` · finding ${i.findingStatus}` : ''} · model calls ${figure('incident-calls', i.calls)} · tokens ${figure('incident-tokens', i.tokens)}</p>
 <h2>Why (gate trace)</h2>
@@ -343,7 +416,10 @@ ${t?.acks && t.acks.length > 0 ? h`<p>On it: ${t.acks.map((a, n) => h`${n > 0 ? 
 <ul>${d.permalinks.map((p) => h`<li>${p.transport}: ${p.url ? outsideLink(p.url, `${p.channel} · open the thread`) : `${p.channel} · message ${p.id}`}</li>`)}${
     d.permalinks.length === 0 ? h`<li class="muted">no thread recorded</li>` : ''
   }
-${prs.map((u) => h`<li>KB PR: ${outsideLink(u, u)}</li>`)}
+${prs.map((u) => {
+  const k = d.prKinds?.get(u) ?? (u === t?.curation?.url ? { decision: t.curation.decision } : undefined);
+  return h`<li data-pr-kind="${prKind(k?.subject, k?.decision)}">KB PR (${prKind(k?.subject, k?.decision)}): ${outsideLink(u, u)}</li>`;
+})}
 ${t?.curation ? h`<li>curation: ${t.curation.decision}${t.curation.detail ? ` (${t.curation.detail})` : ''}</li>` : ''}</ul>`;
   return layout(i.alertname ?? i.openId, '/incidents', body, who);
 }
@@ -379,11 +455,11 @@ ${
 <h2>Drafts humans closed unmerged</h2>
 <p class="note">The ledger does not see a pull request close: the grooming sweeps read that from the forge (<code>reprise curate</code> lists them, and never re-drafts one).</p>
 <h2>KB pull requests filed</h2>
-<p class="note">Filed by the curator; their merge or close is the forge's to say.</p>
-<div class="scroll"><table><thead><tr><th>filed</th><th>PR</th><th>decision</th><th>trigger</th></tr></thead><tbody>${c.prs.map(
+<p class="note">Filed by the curator; their merge or close is the forge's to say. Kind: <em>finding</em> — a new entry drafted from an investigation's finding; <em>note</em> — an operator's note (a Concept entry); <em>fix</em> — the fix a person said in the thread; <em>postmortem</em> — a postmortem of the episode.</p>
+<div class="scroll"><table><thead><tr><th>filed</th><th>PR</th><th>kind</th><th>decision</th><th>trigger</th></tr></thead><tbody>${c.prs.map(
     (p) =>
-      h`<tr><td>${when(p.at)}</td><td>${outsideLink(p.url, p.number !== undefined ? `#${p.number}` : (p.url ?? ''))}</td><td>${p.decision}</td><td><a href="${UI_BASE}/incidents/${encodeURIComponent(p.openId)}">${p.triggerKey}</a></td></tr>`,
-  )}${c.prs.length === 0 ? h`<tr><td colspan="4" class="muted">none</td></tr>` : ''}</tbody></table></div>
+      h`<tr data-pr-kind="${prKind(p.subject, p.decision)}"><td>${when(p.at)}</td><td>${outsideLink(p.url, p.number !== undefined ? `#${p.number}` : (p.url ?? ''))}</td><td>${prKind(p.subject, p.decision)}</td><td>${p.decision}</td><td><a href="${UI_BASE}/incidents/${encodeURIComponent(p.openId)}">${p.triggerKey}</a></td></tr>`,
+  )}${c.prs.length === 0 ? h`<tr><td colspan="5" class="muted">none</td></tr>` : ''}</tbody></table></div>
 <h2>The curator's decisions</h2>
 <ul>${decisions.map(([d, n]) => h`<li>${d}: <span data-figure="decision-${d}">${n}</span></li>`)}${decisions.length === 0 ? h`<li class="muted">none yet</li>` : ''}</ul>
 <div class="scroll"><table><thead><tr><th>when</th><th>subject</th><th>decision</th><th>detail</th><th>incident</th></tr></thead><tbody>${c.recent.map(

@@ -107,7 +107,14 @@ afterAll(async () => {
   await h?.outbox.stop();
 });
 
-const figure = (html: string, name: string): string | undefined => new RegExp(`data-figure="${name}"[^>]*>([^<]*)<`).exec(html)?.[1];
+/** A figure's plain number: a `<data>` element's `value` (durations: its text is words), else the element's text. */
+const figure = (html: string, name: string): string | undefined => {
+  const m = new RegExp(`<(\\w+) [^>]*data-figure="${name}"[^>]*>([^<]*)<`).exec(html) ?? new RegExp(`data-figure="${name}"[^>]*>([^<]*)<`).exec(html);
+  if (!m) return undefined;
+  const tag = m[0];
+  const value = /^<data /.test(tag) ? / value="([^"]*)"/.exec(tag)?.[1] : undefined;
+  return value ?? m[m.length - 1];
+};
 const get = async (path: string): Promise<{ status: number; text: string; headers: Headers }> => {
   const res = await fetch(base + path);
   return { status: res.status, text: await res.text(), headers: res.headers };

@@ -24,6 +24,8 @@ const METHOD_SCOPES: Record<string, readonly string[]> = {
   // A bot deletes its own messages (a late duplicate) with chat:write alone.
   'chat.delete': ['chat:write'],
   'chat.postEphemeral': ['chat:write'],
+  // The memory view's thread links: Slack's reference lists no scope for it.
+  'chat.getPermalink': [],
   'conversations.info': ['channels:read', 'groups:read'],
   // The lookup of a send whose outcome is unknown (exactly once).
   'conversations.history': ['channels:history', 'groups:history'],
