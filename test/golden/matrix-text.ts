@@ -1,7 +1,7 @@
 /**
  * What a Matrix client shows for a message (issue 28 item 1): clients that render HTML show the
  * `formatted_body` (here as text, through html-to-text: code in backticks, links as
- * `label [url]`, quotes with `>`), the others the plain `body`. The golden shift shows both,
+ * `label [url]`, a `matrix.to` pill as the person it names, quotes with `>`), the others the plain `body`. The golden shift shows both,
  * since both are what some person reads.
  */
 import { convert } from 'html-to-text';
@@ -11,6 +11,8 @@ export function matrixHtmlText(html: string): string {
     wordwrap: false,
     selectors: [
       { selector: 'a', options: { hideLinkHrefIfSameAsText: true } },
+      // A pill: clients show the person, not the link.
+      { selector: 'a[href^="https://matrix.to/#/"]', format: 'inline' },
       { selector: 'code', format: 'inlineSurround', options: { prefix: '`', suffix: '`' } },
       { selector: 'pre', format: 'block' },
       { selector: 'ul', options: { itemPrefix: '• ' } },

@@ -328,6 +328,9 @@ export async function playShift(surface: Surface): Promise<ShiftText> {
         webhook('firing', [alertOf(POD[1]!, 'firing', '2026-11-29T04:25:00Z'), alertOf(POD[2]!, 'firing', '2026-11-29T04:27:00Z')]),
       ),
     );
+    // Acknowledged 8 min after the group's first alert fired (04:25), 2 min after Reprise posted it.
+    at('04:33');
+    await step(d.ack(bob, 2));
     at('04:48');
     await step(
       alert(

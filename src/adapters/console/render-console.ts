@@ -28,7 +28,19 @@ export { confidenceDot };
 /** Multi-line text as a human reads it: inline code in backticks (the console has no other markup). */
 function para(p: RichText): string {
   return escapeControl(
-    p.map((r) => (typeof r === 'string' ? r : 'code' in r ? `\`${r.code}\`` : 'strong' in r ? r.strong : `${r.link.label} <${r.link.url}>`)).join(''),
+    p
+      .map((r) =>
+        typeof r === 'string'
+          ? r
+          : 'code' in r
+            ? `\`${r.code}\``
+            : 'strong' in r
+              ? r.strong
+              : 'person' in r
+                ? `@${r.person.name}`
+                : `${r.link.label} <${r.link.url}>`,
+      )
+      .join(''),
   );
 }
 

@@ -98,7 +98,18 @@ function inlineRun(r: Inline, max: number): { text: string; html: string } {
   if (typeof r === 'string') return { text: plain(r, max), html: html(r, max) };
   if ('code' in r) return { text: `\`${plainLine(r.code, max)}\``, html: `<code>${htmlLine(r.code, max)}</code>` };
   if ('strong' in r) return { text: plain(r.strong, max), html: `<strong>${html(r.strong, max)}</strong>` };
+  if ('person' in r) return person(r.person, max);
   return link(r.link.label, r.link.url, max);
+}
+
+/**
+ * A person the bot names: a Matrix user as a pill (a `matrix.to` link, which clients show as the
+ * person; no `m.mentions`, so nobody is notified), anyone else as `@name` text.
+ */
+function person(p: { name: string; via: string }, max: number): { text: string; html: string } {
+  const id = p.name.startsWith('@') ? p.name : `@${p.name}`;
+  if (p.via === 'matrix' && isUserId(id)) return { text: plainLine(id, max), html: `<a href="${escapeHtml(userPermalink(id))}">${htmlLine(id, max)}</a>` };
+  return { text: plainLine(id, max), html: htmlLine(id, max) };
 }
 
 /** A link when the URL is safe; otherwise its label and URL as text. */

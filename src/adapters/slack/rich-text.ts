@@ -34,7 +34,17 @@ export function inline(run: Inline): RichTextElement {
   if (typeof run === 'string') return text(run);
   if ('code' in run) return text(run.code, { code: true });
   if ('strong' in run) return text(run.strong, { bold: true });
+  if ('person' in run) return person(run.person);
   return link(run.link.url, run.link.label);
+}
+
+const SLACK_USER_ID = /^[UW][A-Z0-9]{2,30}$/;
+
+/** A person the bot names: a Slack user id as a mention (Slack shows their name), anyone else as `@name` text. */
+export function person(p: { name: string; via: string }): RichTextElement {
+  const bare = p.name.replace(/^@+/, '');
+  if (p.via === 'slack' && SLACK_USER_ID.test(bare)) return { type: 'user', user_id: bare };
+  return text(`@${bare}`, undefined, true);
 }
 
 /** A paragraph of a view as rich-text elements (empty text runs dropped: Slack rejects them). */

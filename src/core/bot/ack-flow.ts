@@ -8,6 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Actor, ChatIntent, ResponseTarget, Target } from '../chat/chat-types.js';
+import { spanStart } from '../chat/incident-span.js';
 import { RepriseError } from '../errors.js';
 import type { AckEvent } from '../ledger-events.js';
 import { answer, displayName, enqueue, ledgerUser, type ChatOutcome, type Ctx, type ThreadInfo } from './bot-context.js';
@@ -107,7 +108,10 @@ export function recordOn(c: Ctx, thread: ThreadInfo, actor: Actor, eventId: stri
   const index = c.tx.size;
   c.tx.record(event);
   const after = c.read.thread(thread.openId) ?? thread;
-  const line = ackLine(after.acks ?? [], after.firedAt);
+  // From when the alert fired: a group's earliest alert (a reopened thread: its reopen, in firedAt).
+  const reopened = (after.episodes?.length ?? 0) > 0;
+  const firedAt = reopened ? after.firedAt : spanStart({ startsAt: after.firedAt, group: after.storm });
+  const line = ackLine(after.acks ?? [], firedAt);
   for (const transport of thread.transports) {
     enqueue(c.tx, c.now, { transport, op: 'update', openId: thread.openId, view: { kind: 'card_patch', ack: line ?? '' } }, c.out);
     if (line)
@@ -123,7 +127,7 @@ export function recordOn(c: Ctx, thread: ThreadInfo, actor: Actor, eventId: stri
         c.out,
       );
   }
-  if (acks.length === 0 && after.firedAt) c.effects.push({ type: 'acknowledged', seconds: Math.max(0, (c.now.getTime() - Date.parse(after.firedAt)) / 1000) });
+  if (acks.length === 0 && firedAt) c.effects.push({ type: 'acknowledged', seconds: Math.max(0, (c.now.getTime() - Date.parse(firedAt)) / 1000) });
   if (event.pagerduty) c.effects.push({ type: 'pagerduty_ack', req: { ...event.pagerduty, openId: thread.openId, attempt: 1 } });
   c.log.info({ trigger: thread.triggerKey, user, via: actor.via, pagerduty: event.pagerduty !== undefined }, 'ack recorded');
   return { status: 'recorded', kind: 'ack', triggerKey: thread.triggerKey, event, index };

@@ -6,6 +6,7 @@
  * never echoed and never change what is looked up: the answer is about the thread's trigger.
  */
 import type { ChatIntent } from '../chat/chat-types.js';
+import { entrySection, plainText } from '../chat/entry-text.js';
 import { spanResolvedNote, spanStart } from '../chat/incident-span.js';
 import type { RichText } from '../chat/thread-view.js';
 import { utcDay } from '../investigate/budget.js';
@@ -26,6 +27,25 @@ const HOUR = 3_600_000;
 const QUOTE = 500;
 
 type Question = Extract<ChatIntent, { type: 'question' }>;
+
+/** An entry section's paragraphs on one line, as their rich text (code stays code), bounded like a quote. */
+function quotedRuns(paragraphs: readonly RichText[]): RichText {
+  const runs: RichText = [];
+  let left = QUOTE;
+  for (const [i, p] of paragraphs.entries()) {
+    if (i > 0) runs.push(' ');
+    for (const r of p) {
+      const t = typeof r === 'string' ? r : plainText([r]);
+      if (t.length > left) {
+        runs.push(`${plainText([r]).slice(0, Math.max(0, left - 1))}…`);
+        return runs;
+      }
+      runs.push(r);
+      left -= t.length;
+    }
+  }
+  return runs;
+}
 
 const quote = (text: string): string => {
   const one = text.replace(/\s+/g, ' ').trim();
@@ -53,7 +73,8 @@ export function knownAnswer(c: Ctx, thread: ThreadInfo): RichText[] {
   const fix = c.read.humanFixes(key).at(-1);
   if (fix)
     lines.push([`🛠 What fixed it last time (@${fix.user.replace(/^[a-z]+:/, '').replace(/^@+/, '')}, ${shortTime(fix.at, c.now)}): “${quote(fix.text)}”`]);
-  else if (recalled?.sections['resolution']) lines.push(['🛠 Resolution from ', { code: recalled.id }, `: ${quote(recalled.sections['resolution'])}`]);
+  else if (recalled?.sections['resolution'])
+    lines.push(['🛠 Resolution from ', { code: recalled.id }, ': ', ...quotedRuns(entrySection(recalled.sections['resolution']) ?? [])]);
   else lines.push(['🛠 No fix is recorded for this alert yet; once you know, reply ', { code: '@reprise fixed: …' }]);
   // 2. How often and when.
   const occ = c.read.occurrences(key);
@@ -74,7 +95,8 @@ export function knownAnswer(c: Ctx, thread: ThreadInfo): RichText[] {
   }
   // 4. What was tried and failed: the entry's section, notes that say so, a 👎 on the answer.
   const tried: string[] = [];
-  if (recalled?.sections['tried and failed']) tried.push(quote(recalled.sections['tried and failed']));
+  const triedSection = entrySection(recalled?.sections['tried and failed']);
+  if (triedSection) tried.push(quote(triedSection.map(plainText).join(' ')));
   for (const n of c.read.humanNotes(key)) if (TRIED.test(n.text)) tried.push(quote(n.text));
   if (occ.down > 0 && thread.entry) tried.push(`the answer from ${thread.entry} was judged off-base (👎 ${occ.down})`);
   if (tried.length > 0) lines.push([`❌ Tried and failed: ${tried.slice(-3).join(' · ')}`]);

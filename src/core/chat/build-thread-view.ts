@@ -8,6 +8,7 @@ import type { Verdict } from '../verdict.js';
 import type { RecalledAnswer, RecallResult } from '../recall/recall.js';
 import { describe } from '../recall/structural.js';
 import type { Entry, Incident } from '../types.js';
+import { entrySection } from './entry-text.js';
 import { markdownParagraphs, type AlertSaid, type CardView, type DetailSection, type DetailView, type LinkView, type StepView } from './thread-view.js';
 
 /** Recurrence facts for the trigger, read from the ledger before this firing was recorded. */
@@ -170,12 +171,14 @@ function instantSection(a: RecalledAnswer, link: (id: string) => string | undefi
   const section: DetailSection = { kind: 'instant', title: e.title, entry: e.id, track: trackLine(a) };
   const url = link(e.id);
   if (url) section.entryUrl = url;
-  const cause = excerpt(e.sections['cause']);
-  const resolution = excerpt(e.sections['resolution']);
-  const tried = excerpt(e.sections['tried and failed'], 400);
-  if (cause) section.cause = markdownParagraphs(cause);
-  if (resolution) section.resolution = markdownParagraphs(resolution);
-  if (tried) section.triedBefore = markdownParagraphs(tried);
+  // Each section as its rich text, parsed from the entry's markdown (never its escaped source); a
+  // section that only says nothing was recorded is left out.
+  const cause = entrySection(excerpt(e.sections['cause']));
+  const resolution = entrySection(excerpt(e.sections['resolution']));
+  const tried = entrySection(excerpt(e.sections['tried and failed'], 400));
+  if (cause) section.cause = cause;
+  if (resolution) section.resolution = resolution;
+  if (tried) section.triedBefore = tried;
   return section;
 }
 

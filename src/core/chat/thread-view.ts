@@ -11,7 +11,18 @@ import type { GateTraceStep, Severity } from '../types.js';
 import type { Verdict } from '../verdict.js';
 
 /** One run of inline content. A bare string is plain text. */
-export type Inline = string | { code: string } | { strong: string } | { link: { url: string; label: string } };
+export type Inline =
+  | string
+  | { code: string }
+  | { strong: string }
+  | { link: { url: string; label: string } }
+  /**
+   * A person named in text the bot shows (a recalled fix's credit line): `name` as it was
+   * recorded and the surface it came from (`slack`, `matrix`, `the cli`…). A surface names them
+   * its own way — a Slack mention for a Slack user id on Slack — and shows `@name` as text
+   * everywhere else.
+   */
+  | { person: { name: string; via: string } };
 /** A paragraph of inline runs. */
 export type RichText = Inline[];
 
@@ -214,6 +225,7 @@ export function inlineText(r: Inline): string {
   if (typeof r === 'string') return r;
   if ('code' in r) return r.code;
   if ('strong' in r) return r.strong;
+  if ('person' in r) return `@${r.person.name.replace(/^@+/, '')}`;
   return r.link.label;
 }
 

@@ -11,11 +11,32 @@ import { stripUnsafe } from '../render/escape-text.js';
 
 /** Word joiner: invisible, and breaks GitHub's mention and reference autolinking. */
 const WJ = '\u2060';
+
+/**
+ * A code span a person wrote (`journalctl --vacuum-size=500M`) stays one: GitHub shows its
+ * content literally — no mention, reference, link, emphasis or HTML inside it — so it is as inert
+ * as escaped text and reads as code. One without markup characters only (`<`, `>`, `&`, a
+ * backtick), on one line: anything else is escaped with the rest.
+ */
+const CODE_SPAN = /`([^`<>&\n]{1,300})`/g;
+
 export function neutraliseMarkdown(text: string): string {
   // Control, bidi and every invisible character go first (escape-text.ts): they could hide or
   // reorder text; the word joiners added below are ours.
+  const clean = stripUnsafe(text.replace(/\r\n?/g, '\n'));
+  let out = '';
+  let last = 0;
+  for (const m of clean.matchAll(CODE_SPAN)) {
+    if (m[1]!.trim() === '') continue;
+    out += neutraliseText(clean.slice(last, m.index)) + m[0];
+    last = m.index + m[0].length;
+  }
+  return out + neutraliseText(clean.slice(last));
+}
+
+function neutraliseText(text: string): string {
   return (
-    stripUnsafe(text.replace(/\r\n?/g, '\n'))
+    text
       .replace(/&/g, '&amp;')
       .replace(/</g, '&lt;')
       .replace(/>/g, '&gt;')

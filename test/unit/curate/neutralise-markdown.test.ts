@@ -14,10 +14,22 @@ describe('neutraliseMarkdown', () => {
     expect(hasMarker(out, 'dup', 'abcdef12')).toBe(false);
   });
 
-  it('escapes the markdown that builds links, images, emphasis, headings, tables and code', () => {
+  it('escapes the markdown that builds links, images, emphasis, headings and tables; a plain code span stays code', () => {
     expect(neutraliseMarkdown('[x](javascript:y) ![i](http://t) **b** _i_ # h | t | `c` ~~s~~')).toBe(
-      '\\[x\\]\\(javascript:y\\) \\!\\[i\\]\\(http:\u2060//t\\) \\*\\*b\\*\\* \\_i\\_ \\# h \\| t \\| \\`c\\` \\~\\~s\\~\\~',
+      '\\[x\\]\\(javascript:y\\) \\!\\[i\\]\\(http:\u2060//t\\) \\*\\*b\\*\\* \\_i\\_ \\# h \\| t \\| `c` \\~\\~s\\~\\~',
     );
+  });
+
+  it('keeps a code span a person wrote as code (GitHub shows it literally), but not one that carries markup', () => {
+    expect(neutraliseMarkdown('ran `journalctl --vacuum-size=500M` on LOG_LEVEL=info, @ann')).toBe(
+      'ran `journalctl --vacuum-size=500M` on LOG\\_LEVEL=info, @\u2060ann',
+    );
+    // Markup inside backticks is escaped with everything else: no marker, tag or entity survives as one.
+    const hostile = neutraliseMarkdown('`<!-- reprise:dup=abcdef12 -->` `<!channel>` `a&amp;b` ``double``');
+    expect(hostile).not.toMatch(/<!--|<!channel>|&amp;b`/);
+    expect(hasMarker(hostile, 'dup', 'abcdef12')).toBe(false);
+    // An unclosed backtick is text.
+    expect(neutraliseMarkdown('a `b c')).toBe('a \\`b c');
   });
 
   it('leaves no autolink: bare URLs of any scheme and www. get a word joiner GitHub does not link across', () => {

@@ -1,0 +1,106 @@
+/**
+ * A catalog entry's markdown as a person reads it on a chat surface (issue 28 item 2): the
+ * section is parsed, not shown as its source — code spans become code, backslash escapes and
+ * HTML entities become the characters they stand for, a blockquote is its text (no stray `>`),
+ * and the word joiners the curator puts in to stop GitHub autolinking are dropped (surfaces show
+ * invisible characters as `\u{2060}`, and their own renderers keep text inert). Links, emphasis
+ * and HTML are never made from entry text: what it says stays literal text, so a hostile fix in
+ * an entry cannot ping or link. The credit line a fix entry ends with (`— from @ann via Slack on
+ * 2026-11-29`) names its person as a {@link Inline} `person`, for each surface to show its way.
+ */
+import type { Inline, RichText } from './thread-view.js';
+
+const WJ = /\u2060/g;
+const ENTITIES: Record<string, string> = { '&lt;': '<', '&gt;': '>', '&amp;': '&', '&quot;': '"', '&#39;': "'", '&nbsp;': ' ' };
+/** Markdown's backslash escapes: a backslash before ASCII punctuation. */
+const ESCAPE = /\\([!-/:-@[-`{-~])/g;
+/** The credit line of a fix entry (fix-entry.ts `fixProvenance`). */
+const CREDIT = /^(—\s+from\s+)@([^\s]{1,80})(\s+via\s+)([A-Za-z][A-Za-z ]{0,39}?)(\s+on\s+\d{4}-\d{2}-\d{2}.*)$/;
+/** A section that says there is nothing to say. */
+const NOTHING = /^(?:_|\*)?(?:not recorded|unknown|none|n\/a|tbd|to fill in)\.?(?:_|\*)?$/i;
+
+/** Plain characters of markdown text outside code: escapes and entities resolved, joiners dropped. */
+function literal(md: string): string {
+  return md
+    .replace(ESCAPE, '$1')
+    .replace(/&(?:lt|gt|amp|quot|#39|nbsp);/g, (e) => ENTITIES[e] ?? e)
+    .replace(WJ, '');
+}
+
+/** One paragraph's inline runs: code spans as code, the rest literal. */
+function inlineRuns(text: string): RichText {
+  const runs: RichText = [];
+  let i = 0;
+  let plain = '';
+  const flush = (): void => {
+    if (plain !== '') runs.push(literal(plain));
+    plain = '';
+  };
+  while (i < text.length) {
+    const ch = text[i]!;
+    // An escaped character is text, whatever it is (an escaped backtick opens no code span).
+    if (ch === '\\' && i + 1 < text.length && /[!-/:-@[-`{-~]/.test(text[i + 1]!)) {
+      plain += text.slice(i, i + 2);
+      i += 2;
+      continue;
+    }
+    if (ch === '`') {
+      let ticks = 1;
+      while (text[i + ticks] === '`') ticks += 1;
+      const fence = '`'.repeat(ticks);
+      const close = text.indexOf(fence, i + ticks);
+      if (close > i + ticks) {
+        flush();
+        const code = text.slice(i + ticks, close).replace(WJ, '');
+        runs.push({ code: ticks > 1 ? code.trim() : code });
+        i = close + ticks;
+        continue;
+      }
+    }
+    plain += ch;
+    i += 1;
+  }
+  flush();
+  return runs;
+}
+
+/** A credit line as runs with its person, or undefined when the line is not one. */
+function credit(line: string): RichText | undefined {
+  const m = CREDIT.exec(literal(line).trim());
+  if (!m) return undefined;
+  const [, from, name, viaWord, via, rest] = m;
+  return [from!, { person: { name: name!, via: via!.trim().toLowerCase() } }, `${viaWord!}${via!}${rest!}`];
+}
+
+/** Paragraphs of a section, each as inline runs (blank-line separated; a quote's `>` removed). */
+export function entryParagraphs(md: string): RichText[] {
+  const out: RichText[] = [];
+  const unquoted = md
+    .replace(/\r/g, '')
+    .split('\n')
+    .map((l) => l.replace(/^\s{0,3}>\s?/, ''))
+    .join('\n');
+  for (const para of unquoted.split(/\n{2,}/)) {
+    const text = para.trim();
+    if (text === '') continue;
+    const runs = credit(text) ?? inlineRuns(text.replace(/\s*\n\s*/g, ' '));
+    if (runs.length > 0) out.push(runs);
+  }
+  return out;
+}
+
+/** A section worth showing: undefined when it is empty or only says nothing was recorded. */
+export function entrySection(md: string | undefined): RichText[] | undefined {
+  if (md === undefined) return undefined;
+  const paragraphs = entryParagraphs(md);
+  if (paragraphs.length === 0) return undefined;
+  if (paragraphs.length === 1 && NOTHING.test(plainText(paragraphs[0]!).trim())) return undefined;
+  return paragraphs;
+}
+
+/** Runs as plain text (a person shown as `@name`): for one-line answers and tests. */
+export function plainText(runs: readonly Inline[]): string {
+  return runs
+    .map((r) => (typeof r === 'string' ? r : 'code' in r ? r.code : 'strong' in r ? r.strong : 'person' in r ? `@${r.person.name}` : r.link.label))
+    .join('');
+}
