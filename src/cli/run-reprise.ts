@@ -58,6 +58,12 @@ const COMMANDS: ReadonlyArray<{ name: string; synopsis: string; summary: string;
     load: async () => (await import('./postmortem.js')).postmortem,
   },
   {
+    name: 'import',
+    synopsis: 'postmortems <DIR|GIT-URL> [--dry-run] [--json] [--batch N]',
+    summary: "a team's existing postmortems as Incident entry drafts, deduplicated and filed as PRs",
+    load: async () => (await import('./import.js')).importCommand,
+  },
+  {
     name: 'incident',
     synopsis: 'show <trigger…> [--json] [--store URL|DIR]',
     summary: "the newest episode's timeline: fired, posted, acknowledged, votes, notes, silences, resolved",

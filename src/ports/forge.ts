@@ -90,13 +90,15 @@ export interface DraftFile {
   /** Path inside the catalog (`incidents/<slug>-<fp8>.md`). */
   path: string;
   content: string;
+  /** Further files of the same commit (an import's batch of entries). */
+  more?: ReadonlyArray<{ path: string; content: string }>;
   /** Commit message. */
   message: string;
 }
 
 /** Pushes draft branches to the catalog remote; the git adapter implements it. */
 export interface DraftBranchPort {
-  /** Creates (or replaces) `branch` off the remote's default branch with one commit adding the file. */
+  /** Creates (or replaces) `branch` off the remote's default branch with one commit adding the file (and `more`). */
   push(file: DraftFile): Promise<{ branch: string; commit: string }>;
 }
 

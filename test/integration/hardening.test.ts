@@ -245,6 +245,8 @@ describe('the command line', () => {
     ['catalog', '--help'],
     ['catalog', 'lint', '--help'],
     ['feedback', '--help'],
+    ['import', '--help'],
+    ['import', 'postmortems', '--help'],
     ['demo', '--help'],
     ['eval', '--help'],
     ['eval', 'recall', '--help'],
@@ -270,7 +272,7 @@ describe('the command line', () => {
   ];
 
   /** Commands that group subcommands answer with their own list; every other one with commander's generated help. */
-  const GROUPS = new Set(['--help', 'catalog --help', 'eval --help', 'config --help', 'ledger --help']);
+  const GROUPS = new Set(['--help', 'import --help', 'catalog --help', 'eval --help', 'config --help', 'ledger --help']);
 
   it('answers --help on every command and subcommand with its usage and exit 0', { timeout: 120_000 }, async () => {
     const dir = makeTmpDir();

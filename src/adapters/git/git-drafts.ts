@@ -101,18 +101,26 @@ export class GitDrafts implements DraftBranchPort {
   /** Pushes `file` on a new branch off the base; returns the commit. */
   push(file: DraftFile): Promise<{ branch: string; commit: string; base: string }> {
     return this.#serial(async () => {
-      const rel = normalize(file.path);
-      if (rel.startsWith('..') || rel.startsWith(sep) || rel.includes(`${sep}..${sep}`) || rel.split(sep).includes('.git'))
-        throw new GitDraftError(`refusing draft path ${file.path}: it leaves the catalog`);
+      const files = [{ path: file.path, content: file.content }, ...(file.more ?? [])].map((f) => ({
+        rel: normalize(f.path),
+        path: f.path,
+        content: f.content,
+      }));
+      for (const { rel, path } of files)
+        if (rel.startsWith('..') || rel.startsWith(sep) || rel.includes(`${sep}..${sep}`) || rel.split(sep).includes('.git'))
+          throw new GitDraftError(`refusing draft path ${path}: it leaves the catalog`);
+      const rel = files.length === 1 ? files[0]!.rel : `${files.length} files`;
       if (!/^[A-Za-z0-9._/-]+$/.test(file.branch) || file.branch.includes('..')) throw new GitDraftError(`refusing branch name ${file.branch}`);
       const { git, base } = await this.#prepare();
       try {
         await git.raw(['checkout', '--force', '-B', file.branch, `origin/${base}`]);
         await git.raw(['clean', '-fdx']);
-        const abs = join(this.#opts.workDir, rel);
-        await mkdir(dirname(abs), { recursive: true });
-        await writeFile(abs, file.content, 'utf8');
-        await git.add([rel]);
+        for (const f of files) {
+          const abs = join(this.#opts.workDir, f.rel);
+          await mkdir(dirname(abs), { recursive: true });
+          await writeFile(abs, f.content, 'utf8');
+        }
+        await git.add(files.map((f) => f.rel));
         await git.raw(['-c', `user.name=${this.#author.name}`, '-c', `user.email=${this.#author.email}`, 'commit', '--no-verify', '-m', file.message]);
       } catch (err) {
         throw this.#fail(`prepare branch ${file.branch} from origin/${base}`, err);
