@@ -149,7 +149,7 @@ async function importPostmortems(argv: string[], io: CliIO): Promise<number> {
   const loaded = loadCliConfig(values.config, io, { sections: ['store', 'log', 'catalog', 'forge'] });
   if ('exit' in loaded) return loaded.exit;
   const config = loaded.config;
-  const logger = createLogger({ level: 'warn', env: io.env });
+  const logger = createLogger({ level: 'warn', env: io.env, ...(io.log ? { destination: io.log } : {}) });
   const forge = forgeFromConfig(config, logger);
   if (!dryRun && (!forge || !config.catalog.git))
     return fail(

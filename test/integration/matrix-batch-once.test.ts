@@ -95,11 +95,22 @@ async function batch(m: MatrixFake, bot: BotProcess): Promise<{ ids: string[]; n
 /** Chat events a bot process applied, counted in its log (its stderr). */
 const applied = (stderr: string): number => stderr.match(/"msg":"(?:feedback|silence|note) recorded"/g)?.length ?? 0;
 
-/** Waits until `count()` reaches `n` (polled every second: the test shares the two cores with the bot). */
-async function waitApplied(count: () => number, n: number, ms = 240_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (let got = count(); got < n; got = count()) {
-    if (Date.now() > deadline) throw new Error(`only ${got} of ${n} events applied`);
+/** How long the count may stand still before the wait fails: the bot stopped, not a slow machine. */
+const STALL_MS = 90_000;
+
+/**
+ * Waits until `count()` reaches `n`, for as long as the work moves (`moving`, default the count
+ * itself, keeps changing; polled every second: the test shares the two cores with the bot);
+ * fails once it stood still for {@link STALL_MS}. A loaded machine is slower, never wrong: only
+ * a stall is.
+ */
+async function waitApplied(count: () => number | Promise<number>, n: number, what = 'events applied', moving?: () => number): Promise<void> {
+  let last: number | undefined;
+  let movedAt = Date.now();
+  for (let got = await count(); got < n; got = await count()) {
+    const now = moving ? moving() : got;
+    if (now !== last) [last, movedAt] = [now, Date.now()];
+    else if (Date.now() - movedAt > STALL_MS) throw new Error(`only ${got} of ${n} ${what}, and nothing moved for ${STALL_MS} ms`);
     await new Promise((r) => setTimeout(r, 1000));
   }
 }
@@ -138,24 +149,27 @@ async function expectOnce(
   await waitApplied(appliedSoFar, BATCH - 100);
   const inLedger = async (): Promise<LedgerRow[]> => (await ledgerEvents(dataDir)).filter((e) => typeof e['eventId'] === 'string');
   let rows = await inLedger();
-  for (const deadline = Date.now() + 120_000; new Set(rows.map((e) => e['eventId'])).size < BATCH && Date.now() < deadline; rows = await inLedger()) {
-    await new Promise((r) => setTimeout(r, 2000));
-  }
+  await waitApplied(async () => new Set((rows = await inLedger()).map((e) => e['eventId'])).size, BATCH, 'event ids in the ledger').catch(() => undefined); // what is missing is asserted, id by id, below
   const count = new Map<string, number>();
   for (const r of rows) count.set(String(r['eventId']), (count.get(String(r['eventId'])) ?? 0) + 1);
   expect(b.ids.filter((id) => count.get(id) !== 1).slice(0, 5), 'events not recorded exactly once').toEqual([]);
   expect(rows).toHaveLength(BATCH);
   const thread = (): RecordedSend[] =>
     m.sent.filter((s) => !s.replay && s.type === 'm.room.message' && relation(s).rel_type === 'm.thread' && relation(s).event_id === b.card);
-  // Answers wait in the thread's lane behind the card's edits (one per vote).
-  await until('every note answered', () => (thread().filter((s) => body(s).includes('saved — note from')).length >= NOTES ? true : undefined), 240_000);
+  // Answers wait in the thread's lane behind the card's edits: the bot is moving while it sends anything.
+  await waitApplied(
+    () => thread().filter((s) => body(s).includes('saved — note from')).length,
+    NOTES,
+    'notes answered',
+    () => m.sent.length,
+  );
   // Each note is recorded once (above), and its answer is recorded with it: no second one can come.
   expect(thread().filter((s) => body(s).includes('saved — note from'))).toHaveLength(NOTES);
   expect(thread().filter((s) => /silenced by/.test(body(s))).length).toBeLessThanOrEqual(SILENCES);
 }
 
 describe('a 6,000-event Matrix batch read again records each event once', () => {
-  it('after one failed event lookup mid-batch (the batch is read again from its start)', { timeout: 300_000 }, async () => {
+  it('after one failed event lookup mid-batch (the batch is read again from its start)', { timeout: 900_000 }, async () => {
     fake = await startFake();
     const dataDir = makeTmpDir();
     const bot = await start(fake, dataDir);
@@ -167,7 +181,7 @@ describe('a 6,000-event Matrix batch read again records each event once', () => 
     expect(bot.logs().some((l) => l.msg === 'matrix: sync failed; retrying from the last handled position')).toBe(true);
   });
 
-  it('after kill -9 of the bot mid-batch (the next process reads it again)', { timeout: 300_000 }, async () => {
+  it('after kill -9 of the bot mid-batch (the next process reads it again)', { timeout: 900_000 }, async () => {
     fake = await startFake();
     const dataDir = makeTmpDir();
     const first = await start(fake, dataDir, { process: true }); // killed below

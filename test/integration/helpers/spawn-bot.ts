@@ -309,7 +309,7 @@ async function serveInProcess(opts: SpawnBotOptions): Promise<BotProcess> {
       unregister();
       return stop();
     },
-    kill: () => needsProcess('bot.kill() (a crash)'),
+    kill: async () => needsProcess('bot.kill() (a crash)'),
   };
 }
 
@@ -412,19 +412,23 @@ async function runCliInProcess(args: string[], opts: RunCliOptions): Promise<Cli
   const timeoutMs = opts.timeoutMs ?? CLI_TIMEOUT_MS;
   let timer: NodeJS.Timeout | undefined;
   const overran = new Promise<'overran'>((resolve) => (timer = setTimeout(() => resolve('overran'), timeoutMs)));
-  const end = onCleanup(async () => void (run.requestStop() && (await run.status)));
-  try {
-    const code = await Promise.race([run.status, overran]);
-    if (code === 'overran') {
-      // A command still serving is asked to stop; one stuck elsewhere is left to the test's end.
-      run.requestStop();
-      throw new Error(`reprise ${args.join(' ')} did not finish in ${timeoutMs} ms\nstdout:\n${run.stdout()}\nstderr:\n${run.stderr()}`);
-    }
-    return { code, signal: null, stdout: run.stdout(), stderr: run.stderr() };
-  } finally {
-    clearTimeout(timer);
-    end();
+  // Whatever is still running when the test ends is asked to stop, and waited for (a while).
+  const end = onCleanup(async () => {
+    run.requestStop();
+    let late: NodeJS.Timeout | undefined;
+    const gaveUp = new Promise<never>((_, reject) => {
+      late = setTimeout(() => reject(new Error(`reprise ${args.join(' ')} did not end within ${STOP_TIMEOUT_MS} ms of its stop`)), STOP_TIMEOUT_MS);
+    });
+    await Promise.race([run.status, gaveUp]).finally(() => clearTimeout(late));
+  });
+  const code = await Promise.race([run.status, overran]).finally(() => clearTimeout(timer));
+  if (code === 'overran') {
+    // A command still serving (serve, mcp --http) is asked to stop now; cleanup waits for it.
+    run.requestStop();
+    throw new Error(`reprise ${args.join(' ')} did not finish in ${timeoutMs} ms\nstdout:\n${run.stdout()}\nstderr:\n${run.stderr()}`);
   }
+  end();
+  return { code, signal: null, stdout: run.stdout(), stderr: run.stderr() };
 }
 
 function runChild(args: string[], opts: RunCliOptions): Promise<CliResult> {
