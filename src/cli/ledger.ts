@@ -81,6 +81,7 @@ function triggerOf(e: LedgerEvent, seen: Map<string, string>): string | undefine
     case 'question_answered':
     case 'postmortem':
     case 'ack':
+    case 'refusal':
       return e.triggerKey;
     case 'pagerduty_call':
       return e.openId === undefined ? undefined : seen.get(`open:${e.openId}`);

@@ -393,12 +393,19 @@ const mentionRule = z.strictObject({
   slack: doc(z.array(str()).default([]), 'Slack user (U…) or user-group (S…) ids to ping.', { example: ['S0ONCALL'] }),
   matrix: doc(z.array(str()).default([]), 'Matrix user ids to ping.', { example: ['@oncall:example.org'] }),
 });
-const thread = z.strictObject({
-  ask_fix: doc(z.boolean().default(true), 'Ask "what fixed it?" once in the thread when an incident no instant recall answered resolves.'),
-  fix_max_bytes: doc(int(64).default(8192), 'Longest `fixed:` reply accepted, in bytes; a longer one is refused with a reply.'),
-  fixes_per_thread: doc(int(1).default(5), 'Fixes recorded per incident thread.'),
-  questions_per_hour: doc(int(1).default(5), 'Questions answered per incident thread per rolling hour.'),
-});
+const thread = z
+  .strictObject({
+    ask_fix: doc(z.boolean().default(true), 'Ask "what fixed it?" once in the thread when an incident no instant recall answered resolves.'),
+    fix_max_bytes: doc(int(64).default(8192), 'Longest `fixed:` reply accepted, in bytes; a longer one is refused with a reply.'),
+    fixes_per_thread: doc(int(1).default(5), 'Fixes recorded per incident thread.'),
+    questions_per_hour: doc(int(1).default(5), 'Questions answered per incident thread per rolling hour.'),
+    refusal_window: dur(
+      '10m',
+      'A note, fix or question refused (past its cap, too long, empty) is answered to that person privately once per thread in this window, saying further ones are ignored; the rest are not answered, so refusals never crowd the channel.',
+      { positive: true },
+    ),
+  })
+  .transform((v) => withMs(v, ['refusal_window']));
 const routing = z.strictObject({
   rules: doc(
     z.array(routeRule, { error: 'must be a list of routing rules' }).default([]),

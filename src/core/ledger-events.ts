@@ -299,6 +299,23 @@ export const questionEventSchema = humanActionSchema.extend({
 });
 export type QuestionEvent = z.infer<typeof questionEventSchema>;
 
+/**
+ * A refusal told to someone in a thread (issue 29 item 5): a note, fix or question past its cap
+ * (or unusable). Further refusals to that person in that thread inside the window are not said.
+ */
+export const refusalEventSchema = z.object({
+  type: z.literal('refusal'),
+  triggerKey: nonEmpty,
+  openId: nonEmpty,
+  user: nonEmpty,
+  via: nonEmpty,
+  /** What was refused: `note`, `fix`, `question`. */
+  kind: nonEmpty,
+  eventId: nonEmpty.optional(),
+  at: timestamp,
+});
+export type RefusalEvent = z.infer<typeof refusalEventSchema>;
+
 /** `@reprise postmortem` in a thread (issue 21 item 5): a draft was asked for (the chat event, applied once). */
 export const postmortemEventSchema = humanActionSchema.extend({
   type: z.literal('postmortem'),
@@ -586,6 +603,7 @@ export const ledgerEventSchema = z.discriminatedUnion('type', [
   postmortemEventSchema,
   ackEventSchema,
   pagerDutyCallEventSchema,
+  refusalEventSchema,
 ]);
 export type LedgerEvent = z.infer<typeof ledgerEventSchema>;
 export type LedgerEventType = LedgerEvent['type'];

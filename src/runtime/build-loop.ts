@@ -62,6 +62,8 @@ export interface LoopParts<W extends { kick(): void } = { kick(): void }, J exte
   notes?: NoteLimits;
   fixes?: FixOptions;
   questions?: QuestionOptions;
+  /** A refusal in a thread is said to a person once in this window (default 10 min). */
+  refusalWindowMs?: number;
   investigateAfterMs?: number;
   noise?: NoiseOptions;
   alertmanager?: AlertmanagerSilencer;
@@ -110,6 +112,7 @@ export function buildLoop<W extends { kick(): void } = { kick(): void }, J exten
     ...(p.notes ? { notes: p.notes } : {}),
     ...(p.fixes ? { fixes: p.fixes } : {}),
     ...(p.questions ? { questions: p.questions } : {}),
+    ...(p.refusalWindowMs !== undefined ? { refusalWindowMs: p.refusalWindowMs } : {}),
     ...(p.investigateAfterMs !== undefined ? { investigateAfterMs: p.investigateAfterMs } : {}),
     ...(p.noise ? { noise: p.noise } : {}),
     ...(p.alertmanager ? { alertmanager: p.alertmanager } : {}),

@@ -27,12 +27,13 @@ export function pagerDutyOptions(config: Config): LoopParts['pagerDuty'] {
 
 export function loopOptions(
   config: Config,
-): Pick<LoopParts, 'recall' | 'policy' | 'noise' | 'investigateAfterMs' | 'outbox' | 'pagerDuty' | 'fixes' | 'questions'> {
+): Pick<LoopParts, 'recall' | 'policy' | 'noise' | 'investigateAfterMs' | 'outbox' | 'pagerDuty' | 'fixes' | 'questions' | 'refusalWindowMs'> {
   const pagerDuty = pagerDutyOptions(config);
   return {
     ...(pagerDuty ? { pagerDuty } : {}),
     fixes: { ask: config.thread.ask_fix, maxBytes: config.thread.fix_max_bytes, perThread: config.thread.fixes_per_thread },
     questions: { perThreadPerHour: config.thread.questions_per_hour },
+    refusalWindowMs: config.thread.refusal_window_ms,
     recall: recallOptions(config),
     policy: new TriggerPolicy({ match: config.trigger.match, ignore: config.trigger.ignore, dedupWindowMs: config.trigger.dedup_window_ms }),
     noise: noiseOptions(config),

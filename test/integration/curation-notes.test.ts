@@ -9,7 +9,7 @@ import { incidentIntents } from '../../src/core/bot/intent.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dupFingerprint } from '../../src/core/bot/dup-fingerprint.js';
 import type { MessageRef } from '../../src/core/chat/chat-types.js';
-import { richText, type NoticeView } from '../../src/core/chat/thread-view.js';
+import { richText, type EphemeralView, type NoticeView } from '../../src/core/chat/thread-view.js';
 import { startControlServer } from '../../src/http/control-server.js';
 import { controlRequest } from '../../src/runtime/control-client.js';
 import { noteRequest, recordedOrThrow } from '../../src/core/bot/feedback-request.js';
@@ -42,6 +42,8 @@ const notices = (x: CurationHarness): string[] =>
   x.transport.replies
     .filter((r) => (r.view as NoticeView).kind === 'notice')
     .map((r) => `${(r.view as NoticeView).icon} ${richText((r.view as NoticeView).text)}`);
+/** What was said privately (refusals are: issue 29 item 5), line by line. */
+const refusals = (x: CurationHarness): string[] => x.transport.ephemerals.flatMap((e) => (e.view as EphemeralView).body.map((l) => richText(l)));
 const links = (x: CurationHarness): string[] =>
   x.transport.replies.flatMap((r) =>
     (r.view as NoticeView).kind === 'notice' ? (r.view as NoticeView).text.flatMap((i) => (typeof i === 'object' && 'link' in i ? [i.link.url] : [])) : [],
@@ -128,8 +130,9 @@ describe('notes with a forge', () => {
     expect(body).toContain('&lt;script&gt;');
     expect(body).toContain('\\[click\\]\\(javascript:alert\\(1\\)\\)');
     expect(body).toContain('\\!\\[t\\]');
-    // The 100 KiB note: refused in the thread, recorded nowhere, nothing sent to the forge.
-    expect(notices(h)).toContain('⚠️ note not saved: it is longer than 8 KiB; shorten it or link to a document');
+    // The 100 KiB note: refused to its writer (privately, once), recorded nowhere, nothing sent to the forge.
+    expect(refusals(h)).toContain('⚠️ note not saved: it is longer than 8 KiB; shorten it or link to a document');
+    expect(notices(h).join('\n')).not.toContain('note not saved');
     expect((await h.events()).filter((e) => e.type === 'note')).toHaveLength(1);
     expect(h.fake.writes().filter((w) => w.method === 'POST' && w.path.endsWith('/pulls'))).toHaveLength(1);
     // The forged marker did not make the Concept PR "the finding's PR": the next verified finding opens its own.

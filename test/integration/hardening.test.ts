@@ -269,6 +269,8 @@ describe('the command line', () => {
     ['ack', '--help'],
     ['incident', '--help'],
     ['postmortem', '--help'],
+    ['ui', '--help'],
+    ['ui', 'sessions', '--help'],
   ];
 
   /** Commands that group subcommands answer with their own list; every other one with commander's generated help. */

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { incidentIntents } from '../../src/core/bot/intent.js';
 import type { MessageRef } from '../../src/core/chat/chat-types.js';
-import type { CardView, NoticeView, RichText } from '../../src/core/chat/thread-view.js';
+import type { CardView, EphemeralView, NoticeView, RichText } from '../../src/core/chat/thread-view.js';
 import type { CuratedEvent, OpenEvent } from '../../src/core/ledger-events.js';
 import type { Incident } from '../../src/core/types.js';
 import { alert } from '../unit/recall/recall-fixtures.js';
@@ -95,7 +95,11 @@ describe('teach it what fixed it, no model in the loop', () => {
       // A fix of 100 KiB is refused with a clear reply, nothing filed.
       await say(h, root1, 'big', `fixed: ${'x'.repeat(100 * 1024)}`);
       await h.settle();
-      expect(notices(h).at(-1)).toBe('⚠️ fix not saved: it is longer than 8 KiB; say what fixed it in a few lines and link to a document');
+      // Said privately to its writer (issue 29 item 5), not in the thread.
+      expect(h.transport.ephemerals.flatMap((e) => (e.view as EphemeralView).body.map((l) => inline(l)))).toContain(
+        '⚠️ fix not saved: it is longer than 8 KiB; say what fixed it in a few lines and link to a document',
+      );
+      expect(notices(h).join('\n')).not.toContain('fix not saved');
       expect(h.fake.pulls()).toHaveLength(0);
 
       // A cause note and a "tried" note, then the fix.

@@ -10,7 +10,7 @@ import { afterEach, beforeAll, afterAll, describe, expect, it } from 'vitest';
 import { createOpenAIModel } from '../../src/adapters/openai/openai-model.js';
 import { incidentIntents } from '../../src/core/bot/intent.js';
 import type { MessageRef } from '../../src/core/chat/chat-types.js';
-import type { NoticeView, RichText } from '../../src/core/chat/thread-view.js';
+import type { EphemeralView, NoticeView, RichText } from '../../src/core/chat/thread-view.js';
 import { QUESTION_SYSTEM } from '../../src/core/investigate/question-prompt.js';
 import type { LedgerEvent } from '../../src/core/ledger-events.js';
 import { silentLogger } from '../../src/ports/logger.js';
@@ -176,9 +176,22 @@ describe('a thread question answered by the model', () => {
     const root = await fire(h, crashLoop('cccc3'));
     await ask(h, root, 'one?');
     await ask(h, root, 'two?');
-    const refused = await ask(h, root, 'three?');
-    expect(refused.icon).toBe('⏳');
-    expect(text(refused.text)).toMatch(/this thread had 2 questions in the last hour/);
+    // Refused privately to its asker, once (issue 29 item 5): the thread gets no post.
+    const replies = h.transport.replies.length;
+    await h.transport.inject({
+      type: 'message',
+      eventId: 'q-three',
+      transport: h.transport.name,
+      user: { id: 'U-carol', name: 'carol' },
+      thread: root,
+      channel: '#rec',
+      text: 'three?',
+      addressed: true,
+    });
+    await h.settle();
+    expect(h.transport.replies.length).toBe(replies);
+    const refused = h.transport.ephemerals.at(-1)!.view as EphemeralView;
+    expect(refused.body.map((l) => text(l)).join('\n')).toMatch(/⏳ question not answered: this thread had 2 questions in the last hour/);
     expect(model.requests).toHaveLength(2);
     // An hour later it answers again.
     h.clock.advance(3_600_001);

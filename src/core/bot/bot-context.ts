@@ -131,6 +131,8 @@ export interface RepriseBotDeps {
   fixes?: FixOptions;
   /** Questions in a thread (issue 21 item 3): the per-thread hourly limit, and the model's answer when one is configured. */
   questions?: QuestionOptions;
+  /** A refused note, fix or question is said to its person once per thread in this window (default {@link DEFAULT_REFUSAL_WINDOW_MS}). */
+  refusalWindowMs?: number;
   /** A model that answers thread questions (absent: answered from the ledger and the catalog only). */
   questionModel?: QuestionModel;
   /**

@@ -6,7 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { feedbackLine } from '../chat/build-thread-view.js';
-import type { Actor, ChatIntent, ResponseTarget, Target } from '../chat/chat-types.js';
+import type { Actor, ChatIntent, MessageRef, ResponseTarget, Target } from '../chat/chat-types.js';
+import { tellRefusal } from './refusal.js';
 import type { EphemeralView } from '../chat/thread-view.js';
 import { RepriseError } from '../errors.js';
 import type { FeedbackEvent, SilenceEvent } from '../ledger-events.js';
@@ -168,24 +169,26 @@ export function decideNote(c: Ctx, e: Loose<Note>): ChatOutcome {
     if (e.target.message || e.target.fingerprint) return { status: 'ignored', reason: 'not a thread the bot started' };
     throw new RepriseError('not_found', `no incident thread for trigger ${e.target.triggerKey ?? '?'}; notes are written on an incident the bot posted`);
   }
-  return recordNote(c, thread, e, e.target.message ? [e.target.message.transport] : thread.transports);
+  return recordNote(c, thread, e, e.target.message ? [e.target.message.transport] : thread.transports, e.target.message);
 }
 
-function recordNote(c: Ctx, thread: ThreadInfo, e: { actor: Actor; text: string; eventId?: string }, tell: readonly string[]): ChatOutcome {
+function recordNote(c: Ctx, thread: ThreadInfo, e: { actor: Actor; text: string; eventId?: string }, tell: readonly string[], where?: MessageRef): ChatOutcome {
   const notes = c.d.notes ?? DEFAULT_NOTES;
   const reply = (text: string, icon: string): void => {
     for (const transport of tell)
       enqueue(c.tx, c.now, { transport, op: 'reply', openId: thread.openId, view: { kind: 'notice', topic: 'note', icon, text: [text] } }, c.out);
   };
+  const refuse = (line: string, reason: string): ChatOutcome => {
+    tellRefusal(c, { thread, actor: e.actor, ...(where ? { where } : {}), kind: 'note', ...(e.eventId ? { eventId: e.eventId } : {}), text: [`⚠️ ${line}`] });
+    return { status: 'refused', reason };
+  };
   if (e.text.trim() === '') return { status: 'refused', reason: 'empty note' };
-  if (Buffer.byteLength(e.text) > notes.maxBytes) {
-    reply(`note not saved: it is longer than ${Math.round(notes.maxBytes / 1024)} KiB; shorten it or link to a document`, '⚠️');
-    return { status: 'refused', reason: `note too long: more than ${Math.round(notes.maxBytes / 1024)} KiB` };
-  }
-  if (thread.notes >= notes.perThread) {
-    reply(`note not saved: this thread already has ${notes.perThread} notes`, '⚠️');
-    return { status: 'refused', reason: 'too many notes in this thread' };
-  }
+  if (Buffer.byteLength(e.text) > notes.maxBytes)
+    return refuse(
+      `note not saved: it is longer than ${Math.round(notes.maxBytes / 1024)} KiB; shorten it or link to a document`,
+      `note too long: more than ${Math.round(notes.maxBytes / 1024)} KiB`,
+    );
+  if (thread.notes >= notes.perThread) return refuse(`note not saved: this thread already has ${notes.perThread} notes`, 'too many notes in this thread');
   const at = c.now.toISOString();
   const user = ledgerUser(e.actor);
   const index = c.tx.size;

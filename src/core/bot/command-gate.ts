@@ -39,7 +39,12 @@ export function commandRefusal(c: Pick<Ctx, 'd' | 'read'>, e: Command): CommandR
         kind: 'channel',
         reason: `${e.actor.via} ${direct ? 'direct message' : `channel ${e.channel}`} is not a configured incident channel`,
         title: 'Not here',
-        line: [direct ? 'Reprise takes no commands in direct messages: ask in ' : 'Reprise takes commands only in its incident channels: ask in ', ...where, ...more, '.'],
+        line: [
+          direct ? 'Reprise takes no commands in direct messages: ask in ' : 'Reprise takes commands only in its incident channels: ask in ',
+          ...where,
+          ...more,
+          '.',
+        ],
       };
     }
   }

@@ -4,6 +4,7 @@
  * forge is configured — becomes an Incident entry draft through the curator, like a Finding. When
  * an incident no instant recall answered resolves, the thread asks for it once.
  */
+import { tellRefusal } from './refusal.js';
 import { randomUUID } from 'node:crypto';
 import type { Actor, ChatIntent, Target } from '../chat/chat-types.js';
 import type { RichText } from '../chat/thread-view.js';
@@ -98,19 +99,26 @@ export function decideFixed(c: Ctx, e: Fixed): ChatOutcome {
   };
   const opts = c.d.fixes ?? DEFAULT_FIXES;
   const text = e.text.trim();
-  if (text === '') {
-    reply('⚠️', ['fix not saved: say what fixed it, e.g. ', { code: 'fixed: rolled back deploy 4f2a1c' }]);
-    return { status: 'refused', reason: 'empty fix: say what fixed it' };
-  }
+  const refuse = (line: RichText, reason: string): ChatOutcome => {
+    tellRefusal(c, {
+      thread,
+      actor: e.actor,
+      ...(e.target.message ? { where: e.target.message } : {}),
+      kind: 'fix',
+      ...(e.eventId ? { eventId: e.eventId } : {}),
+      text: ['⚠️ ', ...line],
+    });
+    return { status: 'refused', reason };
+  };
+  if (text === '') return refuse(['fix not saved: say what fixed it, e.g. ', { code: 'fixed: rolled back deploy 4f2a1c' }], 'empty fix: say what fixed it');
   if (Buffer.byteLength(text) > opts.maxBytes) {
     const kib = Math.round(opts.maxBytes / 1024);
-    reply('⚠️', [`fix not saved: it is longer than ${kib} KiB; say what fixed it in a few lines and link to a document`]);
-    return { status: 'refused', reason: `fix too long: more than ${kib} KiB` };
+    return refuse(
+      [`fix not saved: it is longer than ${kib} KiB; say what fixed it in a few lines and link to a document`],
+      `fix too long: more than ${kib} KiB`,
+    );
   }
-  if ((thread.fixes ?? 0) >= opts.perThread) {
-    reply('⚠️', [`fix not saved: this thread already has ${opts.perThread} fixes`]);
-    return { status: 'refused', reason: 'too many fixes in this thread' };
-  }
+  if ((thread.fixes ?? 0) >= opts.perThread) return refuse([`fix not saved: this thread already has ${opts.perThread} fixes`], 'too many fixes in this thread');
   const at = c.now.toISOString();
   const user = ledgerUser(e.actor);
   // Gathered before the fix is recorded: the material is what the thread knew when it was said.

@@ -9,6 +9,7 @@ import type { ChatIntent } from '../chat/chat-types.js';
 import { entrySection, plainText } from '../chat/entry-text.js';
 import { spanResolvedNote, spanStart } from '../chat/incident-span.js';
 import type { RichText } from '../chat/thread-view.js';
+import { tellRefusal } from './refusal.js';
 import { utcDay } from '../investigate/budget.js';
 import { questionAnswerText, questionMessages } from '../investigate/question-prompt.js';
 import type { Entry } from '../types.js';
@@ -117,7 +118,14 @@ export function decideQuestion(c: Ctx, e: Question): ChatOutcome {
   const recent = (thread.questionTimes ?? []).filter((t) => c.now.getTime() - Date.parse(t) < HOUR);
   if (recent.length >= limit) {
     const next = new Date(Date.parse(recent[0]!) + HOUR).toISOString();
-    reply('⏳', [`question not answered: this thread had ${limit} questions in the last hour; ask again after ${shortTime(next, c.now)}`]);
+    tellRefusal(c, {
+      thread,
+      actor: e.actor,
+      where: e.target.message,
+      kind: 'question',
+      eventId: e.eventId,
+      text: [`⏳ question not answered: this thread had ${limit} questions in the last hour; ask again after ${shortTime(next, c.now)}`],
+    });
     return { status: 'refused', reason: `question limit: ${limit} per thread per hour` };
   }
   const index = c.tx.size;

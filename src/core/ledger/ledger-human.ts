@@ -4,7 +4,7 @@
  * "what fixed it last time?" and a fix's entry draft), and the questions asked per thread (the
  * hourly limit survives restarts).
  */
-import type { FixEvent, NoteEvent, QuestionEvent } from '../ledger-events.js';
+import type { FixEvent, NoteEvent, QuestionEvent, RefusalEvent } from '../ledger-events.js';
 import { rememberChatEvent } from './ledger-chat.js';
 import type { HumanTextRecord, LedgerState, TriggerState } from './ledger-types.js';
 
@@ -39,4 +39,18 @@ export function applyQuestion(state: LedgerState, e: QuestionEvent): void {
   const times = (thread.questionTimes ??= []);
   times.push(e.at);
   while (times.length > QUESTION_TIMES) times.shift();
+}
+
+/** People remembered per thread for the once-per-window refusal (the oldest forgotten first). */
+const REFUSAL_PEOPLE = 50;
+
+export function applyRefusal(state: LedgerState, e: RefusalEvent): void {
+  rememberChatEvent(state, e.eventId, e.at);
+  const thread = state.threads[e.openId];
+  if (!thread) return;
+  const told = (thread.refusalsTold ??= {});
+  delete told[e.user];
+  told[e.user] = e.at;
+  const people = Object.keys(told);
+  for (const u of people.slice(0, Math.max(0, people.length - REFUSAL_PEOPLE))) delete told[u];
 }

@@ -9,7 +9,7 @@ import { applyFinding, countTokens, queueInvestigation } from './ledger-findings
 import { applyCurate, applyCurated } from './ledger-curation.js';
 import { applyChatDelivered, applyNote, applyOutbox, applyOutboxFailed, registerThread, rememberChatEvent, threadOf } from './ledger-chat.js';
 import { applyNoise, stormResolved } from './ledger-noise.js';
-import { applyFix, applyQuestion, keepNote } from './ledger-human.js';
+import { applyFix, applyQuestion, applyRefusal, keepNote } from './ledger-human.js';
 import { noteAdded, oldestKey } from './key-order.js';
 import { applyAck, applyPagerDutyCall, foldTimeline } from './ledger-timeline.js';
 import { createMemoryView, foldView, restoreMemoryView, viewBefore } from './ledger-view.js';
@@ -453,6 +453,9 @@ function applyKnown(state: LedgerState, e: LedgerEvent, seq: number | undefined)
       return undefined;
     case 'question':
       applyQuestion(state, e);
+      return undefined;
+    case 'refusal':
+      applyRefusal(state, e);
       return undefined;
     case 'postmortem':
       rememberChatEvent(state, e.eventId, e.at);

@@ -248,6 +248,8 @@ export interface ThreadRecord {
   fixes?: number;
   /** When questions were asked in it, recent ones only (the per-thread hourly limit). */
   questionTimes?: string[];
+  /** When each person (ledger user) was last told a refusal in it (issue 29 item 5); recent people only. */
+  refusalsTold?: Record<string, string>;
   /** What the alert said, when the open recorded it. */
   alert?: OpenAlert;
   /** The alert's source (`alertmanager`, …), when the open said. */

@@ -219,12 +219,13 @@ describe('notes from threads', () => {
     await say('e', 'note: third');
     await settle();
     expect((await events()).filter((e) => e.type === 'note').map((e) => (e as { text: string }).text)).toEqual(['first', 'second']);
-    expect(notices(transport.replies)).toEqual([
-      '⚠️ note not saved: it is longer than 8 KiB; shorten it or link to a document',
-      expect.stringMatching(/^📝 saved/),
-      expect.stringMatching(/^📝 saved/),
-      '⚠️ note not saved: this thread already has 2 notes',
+    // Refusals are said privately, once per person per thread per window (issue 29 item 5): the
+    // note past the cap, from the same person minutes later, is refused without another answer.
+    expect(notices(transport.replies)).toEqual([expect.stringMatching(/^📝 saved/), expect.stringMatching(/^📝 saved/)]);
+    expect(transport.ephemerals.map((e) => (e.view as EphemeralView).body.map((l) => l.join('')))).toEqual([
+      ['⚠️ note not saved: it is longer than 8 KiB; shorten it or link to a document', 'Further refusals to you in this thread are not answered for 10 min.'],
     ]);
+    expect((await events()).filter((e) => e.type === 'refusal')).toHaveLength(1);
   });
 });
 
