@@ -10,6 +10,7 @@ import { dirname } from 'node:path';
 import { ensurePrivateDir, looseModes } from '../adapters/keyv/private-files.js';
 import type { StoreLock } from '../adapters/keyv/store-lock.js';
 import { AlertmanagerApi } from '../adapters/alertmanager/alertmanager-api.js';
+import { textIndexFor } from '../adapters/flexsearch/text-index.js';
 import { pagerDutyRest } from '../adapters/pagerduty/pagerduty-rest.js';
 import type { Config } from '../config/schema.js';
 import { ackRequest, feedbackIntent, noteRequest, recordedOrThrow } from '../core/bot/feedback-request.js';
@@ -327,6 +328,7 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
             logger: logger.child({ component: 'ui' }),
             outcomeFloor: config.recall.outcome_floor,
             staleAfterMs: config.recall.stale_after_ms,
+            textIndex: textIndexFor(),
             ...(config.ui.token ? { token: config.ui.token } : {}),
             ...(config.ui.trusted_header ? { trustedHeader: config.ui.trusted_header, trustedProxies: config.ui.trusted_proxies } : {}),
           }),

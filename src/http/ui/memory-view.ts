@@ -23,6 +23,7 @@ import {
   PERIODS,
   Memo,
   type Flag,
+  type KnowledgeOptions,
   type Period,
   type ViewReader,
 } from './ui-data.js';
@@ -40,6 +41,8 @@ export interface MemoryViewOptions extends AccessOptions {
   /** The outcome gate's floor and the staleness age (the knowledge flags). */
   outcomeFloor: number;
   staleAfterMs: number;
+  /** The typo-tolerant index `?q=` searches with (absent: a substring match on id and title). */
+  textIndex?: KnowledgeOptions['textIndex'];
   /** A chat message's permalink, when its surface can make one. */
   permalink?: (transport: string, channel: string, id: string) => string | undefined;
 }
@@ -111,7 +114,11 @@ export function uiSignIn(opts: Pick<MemoryViewOptions, 'token'>): Hono {
 export function memoryView(opts: MemoryViewOptions): Hono<UiEnv> {
   const app = new Hono<UiEnv>();
   const gate = accessGate(opts);
-  const rows = new KnowledgeRows(opts.read, { outcomeFloor: opts.outcomeFloor, staleAfterMs: opts.staleAfterMs });
+  const rows = new KnowledgeRows(opts.read, {
+    outcomeFloor: opts.outcomeFloor,
+    staleAfterMs: opts.staleAfterMs,
+    ...(opts.textIndex ? { textIndex: opts.textIndex } : {}),
+  });
   const overviews = new Memo<ReturnType<typeof overview>>(opts.read, true);
   // Gaps scan every tracked trigger: at most once a minute.
   const gapViews = new Memo<ReturnType<typeof gaps>>(opts.read, false);
