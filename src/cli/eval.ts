@@ -91,7 +91,7 @@ export function runCrossValidation(
 }
 
 function table(metrics: readonly VariantMetrics[]): string {
-  const head = ['variant', 'cases', 'R@1', 'R@3', 'MRR', 'fire', 'precision', 'coverage', 'false-fire'];
+  const head = ['variant', 'cases', 'R@1', 'R@3', 'MRR', 'fire', 'precision', 'coverage', 'false-fire', 'one of N (right)'];
   const rows = metrics.map((m) => [
     m.variant,
     String(m.cases),
@@ -102,6 +102,7 @@ function table(metrics: readonly VariantMetrics[]): string {
     fmt(m.precision),
     fmt(m.coverage),
     fmt(m.falseFireRate),
+    m.related > 0 ? `${m.related} (${m.relatedCorrect})` : '—',
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   return [head, ...rows].map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ')).join('\n');

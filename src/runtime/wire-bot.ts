@@ -26,6 +26,7 @@ import { createHttpServer, type HttpServer } from '../http/create-server.js';
 import { hostNames } from '../http/host-guard.js';
 import { memoryView, transportPermalinks, uiSignIn, UI_SIGN_IN } from '../http/ui/memory-view.js';
 import { ServedSince } from './served-since.js';
+import { textIndexFor } from '../adapters/flexsearch/text-index.js';
 import { SignInLimiter } from '../http/ui/sign-in-limiter.js';
 import { UiSessions } from '../http/ui/ui-sessions.js';
 import { configRedactor } from '../config/config-secrets.js';
@@ -314,6 +315,7 @@ export async function wireBot(config: Config, io: CliIO, logger: Logger, clock: 
             staleAfterMs: config.recall.stale_after_ms,
             redact: redactor.text,
             servedSince,
+            textIndex: textIndexFor(),
             permalink: transportPermalinks(transports.values()),
             ...(config.ui.token ? { token: config.ui.token } : {}),
             ...(config.ui.trusted_header ? { trustedHeader: config.ui.trusted_header, trustedProxies: config.ui.trusted_proxies } : {}),

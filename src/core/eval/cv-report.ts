@@ -56,6 +56,12 @@ export function cvTable(inSample: readonly VariantMetrics[], cv: readonly Varian
   return pad([head, ...rows]);
 }
 
+/** "answered as one of N related runbooks (in-sample): name-hidden 2 (2 right) · …", or "" when none was. */
+export function relatedLine(ms: readonly VariantMetrics[]): string {
+  const parts = ms.filter((m) => m.related > 0).map((m) => `${m.variant} ${m.related} (${m.relatedCorrect} right)`);
+  return parts.length === 0 ? 'answered as one of N related runbooks (in-sample): none' : `answered as one of N related runbooks (in-sample): ${parts.join(' · ')}`;
+}
+
 /** Text summary of a cross-validation run: the table, each fold's choice, the consensus. */
 export function cvText(cv: CrossValidation, inSample: readonly VariantMetrics[], inSampleLabel: string): string {
   const lines = [
@@ -63,6 +69,7 @@ export function cvText(cv: CrossValidation, inSample: readonly VariantMetrics[],
     `in-sample: ${inSampleLabel}`,
     '',
     cvTable(inSample, cv.byVariant),
+    relatedLine(inSample),
     '',
     'settings chosen per fold, and what they give on the held-out fold (precision / coverage per hard variant):',
     ...cv.folds.flatMap((f) => [`  fold ${f.fold + 1} (${f.testCases} held-out cases): ${fmtSetting(f.chosen)}`, `    held out: ${heldOutLine(f.test)}`]),
@@ -95,6 +102,8 @@ function cvSection(cv: CrossValidation, inSample: readonly VariantMetrics[], hea
     '',
     ...head,
     ...inSample.map((m) => row(m, cv.byVariant.find((v) => v.variant === m.variant))),
+    '',
+    `${relatedLine(inSample)}.`,
     '',
     '### Settings chosen per fold',
     '',

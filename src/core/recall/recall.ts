@@ -212,7 +212,11 @@ export function recall(incident: Incident, catalog: CatalogSnapshot, track: Trac
           offerNearMiss({
             entry: top.cand.entry.id,
             gate: 'sibling',
-            reason: against ? why.reason : `${why.reason}; ${refused.length + 1} runbooks cannot be told apart, more than the ${RELATED_MAX} a card may offer`,
+            reason: !against
+              ? `${why.reason}; ${refused.length + 1} runbooks cannot be told apart, more than the ${RELATED_MAX} a card may offer`
+              : Math.abs(why.ownShare - why.rivalShare) < 1e-9
+                ? `${why.reason}; nor does it say enough of what their names share (${Math.round(why.sharedShare * 100)}% of it, weighted, against ${RELATED_SHARED * 100}%) to be about either`
+                : why.reason,
           });
           return null;
         }

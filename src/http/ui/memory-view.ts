@@ -54,6 +54,8 @@ export interface MemoryViewOptions extends AccessOptions {
   servedSince?: KnowledgeOptions['servedSince'];
   /** A chat message's permalink, when its surface can make one (Slack asks its Web API: cached, bounded in time). */
   permalink?: (transport: string, channel: string, id: string) => Promise<string | undefined>;
+  /** The typo-tolerant index `?q=` searches with (absent: a substring match on id and title). */
+  textIndex?: KnowledgeOptions['textIndex'];
 }
 
 type UiEnv = { Variables: { who?: string } };
@@ -202,6 +204,7 @@ export function memoryView(opts: MemoryViewOptions): Hono<UiEnv> {
     outcomeFloor: opts.outcomeFloor,
     staleAfterMs: opts.staleAfterMs,
     ...(opts.servedSince ? { servedSince: opts.servedSince } : {}),
+    ...(opts.textIndex ? { textIndex: opts.textIndex } : {}),
   };
   const rows = new KnowledgeRows(opts.read, knowledge);
   const overviews = new Memo<ReturnType<typeof overview>>(opts.read, true);

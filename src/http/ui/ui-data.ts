@@ -10,6 +10,7 @@ import type { DeepReadonly } from '../../core/ledger/ledger-reader.js';
 import { isStale } from '../../core/recall/confidence.js';
 import type { CatalogSnapshot } from '../../core/recall/catalog-snapshot.js';
 import type { AnswerKind, Entry } from '../../core/types.js';
+import { rankTextQuery, type FuzzyTextIndex } from '../../core/search/text-query.js';
 
 /** What the view reads: the read model only (no `events`). */
 export type ViewReader = Pick<
@@ -189,6 +190,11 @@ export interface KnowledgeOptions {
   staleAfterMs: number;
   /** When this bot first served an entry (runtime/served-since.ts): staleness counts from it too. */
   servedSince?: { of(id: string): string | undefined };
+  /**
+   * The typo-tolerant index for `?q=` (issue 28 item 3): with it, a search lists what the words
+   * name first, then FlexSearch's matches; without it, entries whose id or title contains `q`.
+   */
+  textIndex?: (snapshot: CatalogSnapshot) => FuzzyTextIndex;
 }
 
 /** The answer kind an entry's track record is kept under: a resource-scoped entry recalls instantly, a resource-less one is a runbook (SPEC §6). */
@@ -296,15 +302,23 @@ export class KnowledgeRows {
 
   /** One page of the rows matching `f` (the page clamped to the last), and how many match in all. */
   page(snapshot: CatalogSnapshot, now: Date, f: KnowledgeQuery, page: number): { rows: KnowledgeRow[]; total: number; page: number } {
-    const { entries, text } = this.#sortedOf(snapshot);
+    const { entries: sorted, text } = this.#sortedOf(snapshot);
     const q = f.q?.trim().toLowerCase();
+    // Typed text ranks as people mean it (names, then fuzzy matches); the id/title filter is
+    // then done, so the substring test below is skipped.
+    const ranked = q && this.opts.textIndex ? rankTextQuery(q, snapshot.entries, this.opts.textIndex(snapshot), snapshot.entries.length) : undefined;
+    const found = new Set(ranked?.map((h) => h.entry.id));
+    // Then any other entry whose id or title holds the text as typed (a part of a name).
+    const entries = ranked ? [...ranked.map((h) => h.entry), ...sorted.filter((e, i) => !found.has(e.id) && text[i]!.includes(q!))] : sorted;
+    const position = ranked ? new Map(sorted.map((e, i) => [e.id, i])) : undefined;
     const flags = f.flag ? this.#flagsOf(snapshot, now) : undefined;
     const matched: Entry[] = [];
     for (let i = 0; i < entries.length; i++) {
       const e = entries[i]!;
       if (f.kind && e.type !== f.kind) continue;
-      if (q && !text[i]!.includes(q)) continue;
-      if (flags && f.flag && !flags[i]!.includes(f.flag)) continue;
+      const at = position ? position.get(e.id)! : i;
+      if (q && !ranked && !text[at]!.includes(q)) continue;
+      if (flags && f.flag && !flags[at]!.includes(f.flag)) continue;
       matched.push(e);
     }
     const pages = Math.max(1, Math.ceil(matched.length / PAGE_SIZE));

@@ -67,6 +67,7 @@ describe('sibling rule (margin gate)', () => {
     const r = recall(i, snap, noHistory, opts, NOW);
     expect(r.answer).toBeNull();
     expect(r.nearMiss).toMatchObject({ entry: scheduler.id, gate: 'sibling' });
+    expect(r.nearMiss?.reason).toMatch(/nor does it say enough of what their names share \(\d+% of it, weighted, against 50%\)/);
     // Said plainly, the same pair answers together.
     const down = recall(hidden('A Kubernetes component is down.'), snap, noHistory, opts, NOW);
     expect(down.answer?.related).toEqual([controller.id]);

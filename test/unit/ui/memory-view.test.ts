@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Hono } from 'hono';
+import { textIndexFor } from '../../../src/adapters/flexsearch/text-index.js';
 import { incidentIntents, ackIntent } from '../../../src/core/bot/intent.js';
 import type { LedgerEvent } from '../../../src/core/ledger-events.js';
 import { serveNode, type NodeServer } from '../../../src/http/node-server.js';
@@ -163,6 +164,19 @@ describe('memory view pages', () => {
     expect(q.text).toContain(`data-entry="${disk.id}"`);
     expect(q.text).not.toContain(`data-entry="${oom.id}"`);
     expect((await get('/ui/knowledge?page=99')).status).toBe(200);
+  });
+
+  it('?q= with the text index lists what the words name first, then FlexSearch matches (prefix, typo), then id/title matches', async () => {
+    const app = view({ textIndex: textIndexFor() });
+    const page = async (q: string): Promise<string> => (await app.request(`/ui/knowledge?q=${encodeURIComponent(q)}`, {}, LOOPBACK)).text();
+    const order = (text: string): string[] => [...text.matchAll(/data-entry="([^"]+)"/g)].map((m) => m[1]!);
+    // The resource the words name, above the runbook that matches a word of the text.
+    expect(order(await page('other/never-used disk'))[0]).toBe(unused.id);
+    expect(order(await page('NodeDiskFull'))[0]).toBe(disk.id);
+    // A prefix and a typo still find the runbook; the substring filter alone would not.
+    expect(order(await page('diagnos'))).toContain(disk.id);
+    expect(order(await page('dsik'))).toContain(disk.id);
+    expect(order(await page('zzzqqq'))).toEqual([]);
   });
 
   it("an entry's page shows its body, history and the incidents it answered with their traces", async () => {
