@@ -11,6 +11,7 @@ import type { EphemeralView } from '../chat/thread-view.js';
 import { RepriseError } from '../errors.js';
 import type { FeedbackEvent, SilenceEvent } from '../ledger-events.js';
 import {
+  notify,
   answer,
   atName,
   displayName,
@@ -173,10 +174,7 @@ export function decideNote(c: Ctx, e: Loose<Note>): ChatOutcome {
 
 function recordNote(c: Ctx, thread: ThreadInfo, e: { actor: Actor; text: string; eventId?: string }, tell: readonly string[]): ChatOutcome {
   const notes = c.d.notes ?? DEFAULT_NOTES;
-  const reply = (text: string, icon: string): void => {
-    for (const transport of tell)
-      enqueue(c.tx, c.now, { transport, op: 'reply', openId: thread.openId, view: { kind: 'notice', topic: 'note', icon, text: [text] } }, c.out);
-  };
+  const reply = (text: string, icon: string): void => notify(c, thread.openId, tell, { topic: 'note', icon, text: [text] });
   if (e.text.trim() === '') return { status: 'refused', reason: 'empty note' };
   if (Buffer.byteLength(e.text) > notes.maxBytes) {
     reply(`note not saved: it is longer than ${Math.round(notes.maxBytes / 1024)} KiB; shorten it or link to a document`, '⚠️');
