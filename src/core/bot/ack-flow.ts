@@ -11,7 +11,7 @@ import type { Actor, ChatIntent, ResponseTarget, Target } from '../chat/chat-typ
 import { spanStart } from '../chat/incident-span.js';
 import { RepriseError } from '../errors.js';
 import type { AckEvent } from '../ledger-events.js';
-import { answer, displayName, enqueue, ledgerUser, type ChatOutcome, type Ctx, type ThreadInfo } from './bot-context.js';
+import { notify, answer, displayName, enqueue, ledgerUser, type ChatOutcome, type Ctx, type ThreadInfo } from './bot-context.js';
 import { shortDuration } from '../duration.js';
 import { plainAnswer } from './commands.js';
 
@@ -114,18 +114,7 @@ export function recordOn(c: Ctx, thread: ThreadInfo, actor: Actor, eventId: stri
   const line = ackLine(after.acks ?? [], firedAt);
   for (const transport of thread.transports) {
     enqueue(c.tx, c.now, { transport, op: 'update', openId: thread.openId, view: { kind: 'card_patch', ack: line ?? '' } }, c.out);
-    if (line)
-      enqueue(
-        c.tx,
-        c.now,
-        {
-          transport,
-          op: 'reply',
-          openId: thread.openId,
-          view: { kind: 'notice', topic: 'status', icon: '👀', text: [`${ackerName({ user, name: actor.name })} is on it`] },
-        },
-        c.out,
-      );
+    if (line) notify(c, thread.openId, [transport], { topic: 'status', icon: '👀', text: [`${ackerName({ user, name: actor.name })} is on it`] });
   }
   if (acks.length === 0 && firedAt) c.effects.push({ type: 'acknowledged', seconds: Math.max(0, (c.now.getTime() - Date.parse(firedAt)) / 1000) });
   if (event.pagerduty) c.effects.push({ type: 'pagerduty_ack', req: { ...event.pagerduty, openId: thread.openId, attempt: 1 } });

@@ -5,7 +5,7 @@
  * inhibited or dropped.
  */
 import type { Logger } from '../../ports/logger.js';
-import { enqueue, restate, shortTime, type AlertmanagerSilencer, type Ctx, type ThreadInfo } from './bot-context.js';
+import { notify, restate, shortTime, type AlertmanagerSilencer, type Ctx, type ThreadInfo } from './bot-context.js';
 import { threadMarks, type AlertmanagerAlertState } from './alertmanager-reconcile.js';
 import type { AmSilenceRequest } from './effects.js';
 import { stormCard } from './noise-gate.js';
@@ -83,8 +83,7 @@ export function decideAmSilenceOutcome(c: Ctx, o: AmSilenceOutcome): { status: '
     openId: o.req.openId,
     at: c.now.toISOString(),
   });
-  for (const transport of thread?.transports ?? [])
-    enqueue(c.tx, c.now, { transport, op: 'reply', openId: o.req.openId, view: { kind: 'notice', topic: 'silenced', icon: o.icon, text: [o.text] } }, c.out);
+  notify(c, o.req.openId, thread?.transports ?? [], { topic: 'silenced', icon: o.icon, text: [o.text] });
   return { status: 'recorded', reason: o.reason };
 }
 

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../ports/clock.js';
 import type { Logger } from '../../ports/logger.js';
 import type { LoopObserver } from '../../ports/loop-observer.js';
-import type { CardPatch, EphemeralView, CardView, ReplyView } from '../chat/thread-view.js';
+import type { CardPatch, EphemeralView, CardView, NoticeView, ReplyView } from '../chat/thread-view.js';
 import type { ResponseTarget } from '../chat/chat-types.js';
 import type { LedgerEvent } from '../ledger-events.js';
 import type { LedgerReader, Occurrences, PendingJob, Thread } from '../ledger/ledger-reader.js';
@@ -226,6 +226,14 @@ export function enqueue(
 }
 
 /**
+ * A notice in an incident's thread, one reply per surface in `transports`, through the outbox:
+ * the one way flows tell a thread something ("✅ resolved", "📝 saved", "👀 on it").
+ */
+export function notify(c: Pick<Ctx, 'tx' | 'now' | 'out'>, openId: string, transports: readonly string[], notice: Omit<NoticeView, 'kind'>): void {
+  for (const transport of transports) enqueue(c.tx, c.now, { transport, op: 'reply', openId, view: { kind: 'notice', ...notice } }, c.out);
+}
+
+/**
  * Everything one decision works with (SPEC §3 "events in, effects out"): the loop's
  * configuration, the ledger as it stands (with what this transaction recorded so far), where
  * events are recorded, the time of the decision, and where effects go. Decisions read nothing
@@ -267,12 +275,7 @@ export function restate(
   for (const transport of thread.transports) {
     const patch: CardPatch = { kind: 'card_patch', state: change.state, stateNote: change.note };
     enqueue(tx, now, { transport, op: 'update', openId: thread.openId, view: patch }, out);
-    enqueue(
-      tx,
-      now,
-      { transport, op: 'reply', openId: thread.openId, view: { kind: 'notice', topic: change.topic, icon: change.icon, text: [change.note] } },
-      out,
-    );
+    notify({ tx, now, out }, thread.openId, [transport], { topic: change.topic, icon: change.icon, text: [change.note] });
   }
 }
 

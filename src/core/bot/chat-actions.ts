@@ -12,6 +12,7 @@ import type { EphemeralView } from '../chat/thread-view.js';
 import { RepriseError } from '../errors.js';
 import type { FeedbackEvent, SilenceEvent } from '../ledger-events.js';
 import {
+  notify,
   answer,
   atName,
   displayName,
@@ -174,10 +175,7 @@ export function decideNote(c: Ctx, e: Loose<Note>): ChatOutcome {
 
 function recordNote(c: Ctx, thread: ThreadInfo, e: { actor: Actor; text: string; eventId?: string }, tell: readonly string[], where?: MessageRef): ChatOutcome {
   const notes = c.d.notes ?? DEFAULT_NOTES;
-  const reply = (text: string, icon: string): void => {
-    for (const transport of tell)
-      enqueue(c.tx, c.now, { transport, op: 'reply', openId: thread.openId, view: { kind: 'notice', topic: 'note', icon, text: [text] } }, c.out);
-  };
+  const reply = (text: string, icon: string): void => notify(c, thread.openId, tell, { topic: 'note', icon, text: [text] });
   const refuse = (line: string, reason: string): ChatOutcome => {
     tellRefusal(c, { thread, actor: e.actor, ...(where ? { where } : {}), kind: 'note', ...(e.eventId ? { eventId: e.eventId } : {}), text: [`⚠️ ${line}`] });
     return { status: 'refused', reason };

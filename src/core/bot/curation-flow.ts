@@ -4,11 +4,11 @@
  * reply for a note), or — once per note — word in the thread that the forge is down and the note
  * is kept.
  */
-import type { NoticeView, RichText } from '../chat/thread-view.js';
+import type { RichText } from '../chat/thread-view.js';
 import { curationLine } from '../curate/curation-line.js';
 import { fixNotice, noteNotice, postmortemNotice, type Outcome } from '../curate/file-item.js';
 import type { CurateItem } from '../ledger/ledger-types.js';
-import { enqueue, type Ctx } from './bot-context.js';
+import { notify, enqueue, type Ctx } from './bot-context.js';
 
 export type CurationResult =
   /** The forge answered (or refused for good): the intent is settled. */
@@ -22,10 +22,7 @@ const named = (item: CurateItem): string => (item.note?.name ?? item.fix?.name ?
 export function decideCuration(c: Ctx, e: CurationResult): { status: 'recorded'; decision?: string } {
   const { item } = e;
   const thread = c.read.thread(item.openId);
-  const reply = (icon: string, text: RichText): void => {
-    const view: NoticeView = { kind: 'notice', topic: 'note', icon, text };
-    for (const transport of thread?.transports ?? []) enqueue(c.tx, c.now, { transport, op: 'reply', openId: item.openId, view }, c.out);
-  };
+  const reply = (icon: string, text: RichText): void => notify(c, item.openId, thread?.transports ?? [], { topic: 'note', icon, text });
   if (e.type === 'curation_retrying') {
     reply('⏳', [
       `${item.subject === 'fix' ? 'fix' : item.subject === 'postmortem' ? 'postmortem request' : 'note'} from @${named(item)} kept: the knowledge base forge is not reachable right now (${e.message.slice(0, 160)}); it will be filed when it is back`,

@@ -10,7 +10,7 @@ import type { InvestigationResult } from '../investigate/investigation-types.js'
 import type { FindingEvent } from '../ledger-events.js';
 import type { InvestigationEndReason } from '../../ports/loop-observer.js';
 import type { Entry, Incident } from '../types.js';
-import { enqueue, type Ctx } from './bot-context.js';
+import { notify, enqueue, type Ctx } from './bot-context.js';
 import { confirmation, curateFinding } from './finding-knowledge.js';
 
 /** The job an ending belongs to. */
@@ -57,12 +57,7 @@ export function decideInvestigationEnded(c: Ctx, e: InvestigationEnded): { statu
     const thread = c.read.thread(job.openId);
     for (const transport of thread?.transports ?? []) {
       enqueue(c.tx, c.now, { transport, op: 'update', openId: job.openId, view: { kind: 'card_patch', headline: { answer: 'none' } } }, c.out);
-      enqueue(
-        c.tx,
-        c.now,
-        { transport, op: 'reply', openId: job.openId, view: { kind: 'notice', topic: 'info', icon: '⏸', text: [`investigation not started — ${e.reason}`] } },
-        c.out,
-      );
+      notify(c, job.openId, [transport], { topic: 'info', icon: '⏸', text: [`investigation not started — ${e.reason}`] });
     }
     c.effects.push({ type: 'investigation_ended', end: { status: 'skipped', reason: e.code } });
     c.log.warn({ trigger: job.incident.triggerKey, openId: job.openId, reason: e.reason }, 'investigation skipped');

@@ -14,7 +14,7 @@ import { HOST_KINDS, NOT_WORKLOAD_KINDS } from '../identity.js';
 import type { FixMaterial, OpenAlert } from '../ledger-events.js';
 import { catalogResource } from '../curate/plan-curation.js';
 import type { Incident } from '../types.js';
-import { atName, displayName, enqueue, ledgerUser, type Ctx, type ThreadInfo } from './bot-context.js';
+import { notify, atName, displayName, ledgerUser, type Ctx, type ThreadInfo } from './bot-context.js';
 import type { ChatOutcome, FixOptions } from './bot-context.js';
 import { episodeFacts } from './episode-facts.js';
 
@@ -93,10 +93,7 @@ export function decideFixed(c: Ctx, e: Fixed): ChatOutcome {
     throw new RepriseError('not_found', `no incident thread for trigger ${e.target.triggerKey ?? '?'}; a fix is written on an incident the bot posted`);
   }
   const tell = e.target.message ? [e.target.message.transport] : thread.transports;
-  const reply = (icon: string, text: RichText): void => {
-    for (const transport of tell)
-      enqueue(c.tx, c.now, { transport, op: 'reply', openId: thread.openId, view: { kind: 'notice', topic: 'note', icon, text } }, c.out);
-  };
+  const reply = (icon: string, text: RichText): void => notify(c, thread.openId, tell, { topic: 'note', icon, text });
   const opts = c.d.fixes ?? DEFAULT_FIXES;
   const text = e.text.trim();
   const refuse = (line: RichText, reason: string): ChatOutcome => {
@@ -163,16 +160,7 @@ export function askWhatFixed(c: Ctx, thread: ThreadInfo, resolvedNote: string, i
   if (thread.answerKind === 'incident' && thread.entry) return;
   if ((thread.fixes ?? 0) > 0) return;
   const mention = (transport: string): string => (transport === 'matrix' ? '!reprise fixed …' : '@reprise fixed: …');
+  // Each surface is told how to mention the bot there.
   for (const transport of thread.transports)
-    enqueue(
-      c.tx,
-      c.now,
-      {
-        transport,
-        op: 'reply',
-        openId: thread.openId,
-        view: { kind: 'notice', topic: 'note', icon: '✅', text: [`${resolvedNote} — what fixed it? Reply `, { code: mention(transport) }] },
-      },
-      c.out,
-    );
+    notify(c, thread.openId, [transport], { topic: 'note', icon: '✅', text: [`${resolvedNote} — what fixed it? Reply `, { code: mention(transport) }] });
 }

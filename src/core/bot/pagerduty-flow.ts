@@ -6,7 +6,7 @@
  * tried again with backoff (never blocking chat) until it succeeds or the attempts run out.
  */
 import type { Logger } from '../../ports/logger.js';
-import { enqueue, type Ctx, type PagerDutyPort } from './bot-context.js';
+import { notify, type Ctx, type PagerDutyPort } from './bot-context.js';
 import type { PagerDutyAckRequest } from './effects.js';
 
 /** A PagerDuty call that failed; `retryable` false when trying again cannot help (401, 403, 404, 400). */
@@ -77,12 +77,6 @@ export function decidePagerDutyCall(c: Ctx, o: PagerDutyCallOutcome): { status: 
   }
   const thread = o.req.openId ? c.read.thread(o.req.openId) : undefined;
   const text = o.outcome === 'done' ? 'also acknowledged in PagerDuty' : `not acknowledged in PagerDuty: ${o.detail ?? 'the call failed'}`;
-  for (const transport of thread?.transports ?? [])
-    enqueue(
-      c.tx,
-      c.now,
-      { transport, op: 'reply', openId: thread!.openId, view: { kind: 'notice', topic: 'status', icon: o.outcome === 'done' ? '👀' : '⚠️', text: [text] } },
-      c.out,
-    );
+  if (thread) notify(c, thread.openId, thread.transports, { topic: 'status', icon: o.outcome === 'done' ? '👀' : '⚠️', text: [text] });
   return { status: 'recorded', reason: o.outcome };
 }

@@ -14,7 +14,7 @@ import { spanEnd, spanStart } from '../chat/incident-span.js';
 import { renderPostmortem, type PostmortemDraft } from '../curate/postmortem.js';
 import { RepriseError } from '../errors.js';
 import type { PostmortemMaterial } from '../ledger-events.js';
-import { answer, atName, enqueue, ledgerUser, type Ctx, type ThreadInfo } from './bot-context.js';
+import { notify, answer, atName, ledgerUser, type Ctx, type ThreadInfo } from './bot-context.js';
 import type { ChatOutcome } from './bot-context.js';
 import { plainAnswer } from './commands.js';
 import { episodeFacts } from './episode-facts.js';
@@ -95,10 +95,7 @@ export function decidePostmortem(c: Ctx, e: Postmortem): PostmortemOutcome {
   }
   // In the thread it was asked in; a command or the CLI is answered on its own, the thread told only of a PR.
   const inThread = e.target.message?.transport;
-  const reply = (icon: string, text: RichText, transports: readonly string[]): void => {
-    for (const transport of transports)
-      enqueue(c.tx, c.now, { transport, op: 'reply', openId: thread.openId, view: { kind: 'notice', topic: 'note', icon, text } }, c.out);
-  };
+  const reply = (icon: string, text: RichText, transports: readonly string[]): void => notify(c, thread.openId, transports, { topic: 'note', icon, text });
   const material = postmortemMaterial(c, thread, e);
   const at = c.now.toISOString();
   const index = c.tx.size;

@@ -13,7 +13,7 @@ import { tellRefusal } from './refusal.js';
 import { utcDay } from '../investigate/budget.js';
 import { questionAnswerText, questionMessages } from '../investigate/question-prompt.js';
 import type { Entry } from '../types.js';
-import { enqueue, ledgerUser, shortTime, type Ctx, type ThreadInfo } from './bot-context.js';
+import { notify, ledgerUser, shortTime, type Ctx, type ThreadInfo } from './bot-context.js';
 import type { ChatOutcome, QuestionOptions, QuestionReply } from './bot-context.js';
 
 /** The model's answer to a thread question came back (or the call failed). */
@@ -112,7 +112,7 @@ export function decideQuestion(c: Ctx, e: Question): ChatOutcome {
   const transport = e.target.message.transport;
   const reply = (icon: string, text: RichText | RichText[]): void => {
     const lines = Array.isArray(text[0]) ? (text as RichText[]) : [text as RichText];
-    enqueue(c.tx, c.now, { transport, op: 'reply', openId: thread.openId, view: { kind: 'notice', topic: 'note', icon, text: lines.flat() } }, c.out);
+    notify(c, thread.openId, [transport], { topic: 'note', icon, text: lines.flat() });
   };
   const limit = (c.d.questions ?? DEFAULT_QUESTIONS).perThreadPerHour;
   const recent = (thread.questionTimes ?? []).filter((t) => c.now.getTime() - Date.parse(t) < HOUR);
@@ -201,16 +201,6 @@ export function decideQuestionAnswered(c: Ctx, e: QuestionAnswered): { status: '
     lines.push([`🤖 ${text}`]);
     lines.push([`(model ${reply.model} · 1 call · ${tokens} tokens${reply.costUsd !== null ? ` · ${usd(reply.costUsd)}` : ''})`]);
   } else lines.push([`🤖 the model could not answer (${'error' in e ? e.error.slice(0, 160) : 'no reply'}); this is what the ledger and the catalog know`]);
-  enqueue(
-    c.tx,
-    c.now,
-    {
-      transport: e.transport,
-      op: 'reply',
-      openId: thread.openId,
-      view: { kind: 'notice', topic: 'note', icon: '💬', text: lines.flatMap((l, i) => (i === 0 ? l : ['\n', ...l])) },
-    },
-    c.out,
-  );
+  notify(c, thread.openId, [e.transport], { topic: 'note', icon: '💬', text: lines.flatMap((l, i) => (i === 0 ? l : ['\n', ...l])) });
   return { status: 'recorded' };
 }

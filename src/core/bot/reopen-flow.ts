@@ -15,7 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import { spanResolvedNote } from '../chat/incident-span.js';
 import type { Incident } from '../types.js';
-import { enqueue, restate, shortTime, type Ctx } from './bot-context.js';
+import { notify, enqueue, restate, shortTime, type Ctx } from './bot-context.js';
 import { dupFingerprint } from './dup-fingerprint.js';
 import { openAlert } from './fix-flow.js';
 import { recordDrop, type NoiseOutcome } from './noise-gate.js';
@@ -76,17 +76,11 @@ export function decideReopen(c: Ctx, reopened: Incident): ReopenOutcome | undefi
       { transport, op: 'update', openId: thread.openId, view: { kind: 'card_patch', state: 'firing', stateNote: `🔁 ${what}`, ack: '' } },
       c.out,
     );
-    enqueue(
-      tx,
-      now,
-      {
-        transport,
-        op: 'reply',
-        openId: thread.openId,
-        view: { kind: 'notice', topic: 'status', icon: '🔁', text: [`${what} — a new episode of this incident; what is said here from now on is its own`] },
-      },
-      c.out,
-    );
+    notify({ tx, now, out: c.out }, thread.openId, [transport], {
+      topic: 'status',
+      icon: '🔁',
+      text: [`${what} — a new episode of this incident; what is said here from now on is its own`],
+    });
   }
   const after = read.thread(openId);
   if (closed && after) {
