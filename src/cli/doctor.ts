@@ -2,6 +2,10 @@
  * `reprise doctor`: one line per dependency the configured bot needs — config, catalog, store,
  * Slack, Matrix, model, MCP servers, GitHub — each ✓, ✗ with how to fix it, or skipped when not
  * configured. Every network check is bounded by a short timeout; secrets are never printed.
+ *
+ * Over 450 lines on purpose: one short, independent check per dependency, in the order doctor
+ * prints them, sharing its line format and timeouts; split by check they would be a dozen files
+ * read only together.
  */
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';

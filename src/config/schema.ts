@@ -6,6 +6,10 @@
  * Durations: YAML holds human strings (`stale_after: 180d`); the parsed config keeps that
  * text and adds the milliseconds beside it (`stale_after_ms: 15552000000`). Code reads the
  * `_ms` field; logs and `config show` read the text.
+ *
+ * Over 450 lines on purpose: it is the one config schema, every key beside its default and its doc
+ * line; split, `config defaults` and the reference would walk several files and a key could drift
+ * from its doc.
  */
 import { isIP } from 'node:net';
 import { z } from 'zod';

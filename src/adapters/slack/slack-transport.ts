@@ -3,6 +3,9 @@
  * slash commands on the bot's own port, through {@link HonoReceiver}) or Socket Mode when an
  * app-level token is given (no public ingress). Inbound payloads become intents (what the person meant) for
  * the bot's sink; sends go through the App's Web API client and fail as DeliveryErrors.
+ * Over 450 lines on purpose: it is the one adapter between the Slack API and the ChatTransport
+ * port — receiver, sends, edits, lookups for exactly-once, permalinks and user names — and each
+ * part is small; split it when a part grows its own state.
  */
 import { LRUCache } from 'lru-cache';
 import { App, SocketModeReceiver, type webApi } from '@slack/bolt';

@@ -2,6 +2,10 @@
  * The ledger's read model (SPEC §8), folded one event at a time. Pure and deterministic: the
  * state is plain JSON (null-prototype dictionaries, no Maps, no undefined-valued fields), so a
  * snapshot round-trips through JSON and a full replay yields a deep-equal state.
+ *
+ * Over 450 lines on purpose: the fold is one switch over the event kinds, kept in one
+ * place so a new kind cannot be folded in one path and not another; the per-kind work already lives
+ * in ledger-chat, -findings, -curation, -noise and -human.
  */
 import type { LedgerEvent, OpenEvent } from '../ledger-events.js';
 import { ledgerEventProblem } from './ledger-event-problem.js';

@@ -3,6 +3,8 @@
  * escaped HTML (ui-html.ts). Figures a browser test compares carry `data-figure="<name>"`
  * holding the plain number; entry rows `data-entry`, incident rows `data-open`, the gate trace
  * `data-gate-trace`.
+ * Over 450 lines on purpose: one short template function per page of the memory view, side by
+ * side so their markup and figures stay alike; split it by page when one grows past a screen.
  */
 import type { DeepReadonly, Thread, ViewCuration, ViewIncident } from '../../core/ledger/ledger-reader.js';
 import type { OpenTrace } from '../../core/ledger-events.js';
