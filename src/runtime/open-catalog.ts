@@ -7,7 +7,7 @@ import { buildCatalogSnapshot, restoreCatalogSnapshot, savedTables, type Catalog
 import { PostingsIndex } from '../core/search/postings-index.js';
 import type { Entry, LintProblem } from '../core/types.js';
 import type { Logger } from '../ports/logger.js';
-import { catalogKey, readSavedCatalog, writeSavedCatalog } from './catalog-index-file.js';
+import { catalogKey, decodeSavedCatalog, readSavedBytes, writeSavedCatalog } from './catalog-index-file.js';
 
 /** The starter catalog shipped with the package (`catalog/` beside `dist/`). */
 export const BUNDLED_CATALOG = fileURLToPath(new URL('../../catalog', import.meta.url));
@@ -58,9 +58,9 @@ export async function loadSnapshot(dir: string, opts: LoadSnapshotOptions = {}):
     const { entries, problems } = await loadCatalog(dir);
     return loaded(entries, new PostingsIndex(entries), problems, opts.builtAt);
   }
-  const files = await readCatalogFiles(dir);
+  const [files, bytes] = await Promise.all([readCatalogFiles(dir), readSavedBytes(opts.indexFile)]);
   const key = catalogKey(files);
-  const read = readSavedCatalog(opts.indexFile, key);
+  const read = Buffer.isBuffer(bytes) ? decodeSavedCatalog(bytes, key) : bytes;
   let reason: string;
   if ('saved' in read) {
     try {
