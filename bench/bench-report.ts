@@ -2,7 +2,7 @@ import type { PromptBenchResult } from './prompt-bench.js';
 import type { Engine, EngineResult, Series } from './engine-bench.js';
 import { fmtCount, fmtNum, formatTable, speedRatio } from './format-table.js';
 import type { LedgerResult } from './ledger-bench.js';
-import type { ServeResult } from './serve-bench.js';
+import { serveRows, type ServeResult } from './serve-bench.js';
 import type { StormResult } from './storm-bench.js';
 import type { GrowthResult } from './growth-bench.js';
 import type { HostileServeResult } from './hostile-serve-bench.js';
@@ -289,32 +289,7 @@ export function renderReport(r: BenchReport): string {
     '',
   ]);
   const s = r.serve;
-  const size = `${fmtCount(s.entries)} + ${fmtCount(s.events)} ev`;
-  const plus = (ours: number, base: number): string => `+${fmtNum(ours - base)} MB for the catalog`;
-  rows.push([
-    'reprise serve RSS MB, idle',
-    size,
-    fmtNum(s.ours.idleRssMb),
-    `${fmtNum(s.emptyCatalog.idleRssMb)} (empty catalog)`,
-    '–',
-    '–',
-    plus(s.ours.idleRssMb, s.emptyCatalog.idleRssMb),
-    '–',
-    '–',
-    '',
-  ]);
-  rows.push([
-    `reprise serve RSS MB, after ${s.webhooks} webhooks`,
-    size,
-    `${fmtNum(s.ours.afterRssMb)} (${s.ours.accepted} accepted)`,
-    `${fmtNum(s.emptyCatalog.afterRssMb)} (empty catalog)`,
-    '–',
-    '–',
-    plus(s.ours.afterRssMb, s.emptyCatalog.afterRssMb),
-    '–',
-    '–',
-    '',
-  ]);
+  for (const [metric, size, ours, baseline, ratio, target] of serveRows(s)) rows.push([metric!, size!, ours!, baseline!, '–', '–', ratio!, '–', '–', target!]);
 
   const recallAnswered = r.sizes.map((sz) => `${fmtCount(sz)} ${Math.round((at('postings', sz)?.answered ?? 0) * 100)}%`).join(', ');
   const terms = at('postings', r.sizes[0] ?? 0)?.meanQueryTerms;
@@ -329,7 +304,7 @@ export function renderReport(r: BenchReport): string {
     `- recall(): structural+margin+outcome gates, empty ledger, Alertmanager-shaped incidents; answered: ${recallAnswered}. Baseline column = the same recall() over the full-scan index. FlexSearch is not a recall index any more (its top 20 is not exact), so it has no recall() rows.`,
     "- top 20 = exhaustive scan: the first queries' top 20 from each engine's own process, compared with the full scan's (ids in order; score Δ = largest score difference where they agree).",
     `- Catalog update: ${at('postings', r.sizes[0] ?? 0)?.update?.updates ?? 0} successive changes (6 entries rewritten, 2 added, 2 deleted) applied with updateCatalogSnapshot (index updated in place, lookup tables patched); max includes the compactions that churn triggers. Rebuild = our index build + buildCatalogSnapshot.`,
-    `- reprise serve: the built CLI (node dist/main.js serve --port 0) over ${fmtCount(s.entries)} generated markdown entries and a data dir holding ${fmtCount(s.events)} ledger events with the snapshot a running bot leaves; VmRSS 2 s after /readyz and 2 s after ${s.webhooks} webhooks (8 in flight). Ready in ${fmtNum(s.ours.readyMs / 1000)} s (empty catalog ${fmtNum(s.emptyCatalog.readyMs / 1000)} s); peak RSS ${fmtNum(s.ours.peakRssMb)} MB (empty catalog ${fmtNum(s.emptyCatalog.peakRssMb)} MB).`,
+    `- reprise serve: the built CLI (node dist/main.js serve --port 0) over ${fmtCount(s.entries)} generated markdown entries and a data dir holding ${fmtCount(s.events)} ledger events with the snapshot a running bot leaves, started twice (the first start indexes the catalog and saves the index; the restart reads it and the ledger snapshot back); ready = spawn to /readyz 200; VmRSS 2 s after ready and 2 s after ${s.webhooks} webhooks (8 in flight). Baseline: the same serve over an empty catalog and an empty data dir, in the same run.`,
     "- Memory: RSS Δ can read low where the catalog's freed pages are reused; heap Δ is the steadier number (ours keeps its postings in typed arrays, outside the heap).",
     '- Each row: lower is better; ratios are baseline ÷ ours.',
   ].join('\n');

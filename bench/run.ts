@@ -12,6 +12,8 @@
  * REPRISE_BENCH_ONLY=hostile: only the served bot under a 1 MiB alertname and a 10,000-alert group.
  * REPRISE_BENCH_ONLY=ledger: only the ledger rows, over 200k events (in memory and through sqlite).
  * REPRISE_BENCH_ONLY=ui: only the memory view's pages, 10k entries / 1M events against a near-empty store.
+ * REPRISE_BENCH_ONLY=serve: only `reprise serve`'s ready time and RSS over 10k entries and 1M events
+ * (200k with --quick), first start and restart, beside an empty store.
  */
 import { cpus } from 'node:os';
 import { renderReport } from './bench-report.js';
@@ -24,7 +26,7 @@ import { ENGINES } from './engine-bench.js';
 import type { EngineResult } from './engine-bench.js';
 import { renderLedgerBench, runLedgerBench } from './ledger-bench.js';
 import { renderPromptBench, runPromptBench } from './prompt-bench.js';
-import { runServeBench } from './serve-bench.js';
+import { renderServeBench, runServeBench } from './serve-bench.js';
 import { renderStormBench, runStormBench } from './storm-bench.js';
 import { renderUiBench, runUiBench } from './ui-bench.js';
 
@@ -83,8 +85,13 @@ async function main(argv: readonly string[]): Promise<number> {
       process.stdout.write(argv.includes('--json') ? `${JSON.stringify(result, null, 2)}\n` : `${renderUiBench(result)}\n`);
       return 0;
     }
+    if (only === 'serve') {
+      const result = await runServeBench({ entries: 10_000, events: quick ? 200_000 : 1_000_000, webhooks: 1000, log });
+      process.stdout.write(argv.includes('--json') ? `${JSON.stringify(result, null, 2)}\n` : `${renderServeBench(result)}\n`);
+      return 0;
+    }
     if (only !== 'storm') {
-      log(`bench: REPRISE_BENCH_ONLY=${only} is not a part that runs alone (supported: storm, growth, hostile, ledger, ui)`);
+      log(`bench: REPRISE_BENCH_ONLY=${only} is not a part that runs alone (supported: storm, growth, hostile, ledger, ui, serve)`);
       return 2;
     }
     const result = await runStormBench(storm);

@@ -17,6 +17,7 @@
  */
 import { createHash } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { deserialize, serialize } from 'node:v8';
@@ -108,9 +109,23 @@ export function readSavedCatalog(file: string, key: string): { saved: SavedCatal
   try {
     bytes = readFileSync(file);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    return { reason: code === 'ENOENT' ? 'no saved index yet' : `the saved index cannot be read (${code ?? String(err)})` };
+    return unreadable(err);
   }
+  return decodeSavedCatalog(bytes, key);
+}
+
+/** The bytes of the saved index, read while the catalog's files are (a start reads both at once). */
+export async function readSavedBytes(file: string): Promise<Buffer | { reason: string }> {
+  return readFile(file).catch(unreadable);
+}
+
+function unreadable(err: unknown): { reason: string } {
+  const code = (err as NodeJS.ErrnoException).code;
+  return { reason: code === 'ENOENT' ? 'no saved index yet' : `the saved index cannot be read (${code ?? String(err)})` };
+}
+
+/** The saved catalog in `bytes` (a whole index file) for `key`, or why it is not usable. */
+export function decodeSavedCatalog(bytes: Buffer, key: string): { saved: SavedCatalog } | { reason: string } {
   const head = MAGIC.length + DIGEST_BYTES;
   if (bytes.length < head || !bytes.subarray(0, MAGIC.length).equals(MAGIC)) return { reason: 'the saved index is not one this build writes' };
   const payload = bytes.subarray(head);

@@ -7,7 +7,7 @@ import { buildCatalogSnapshot, restoreCatalogSnapshot, savedTables, type Catalog
 import { PostingsIndex } from '../core/search/postings-index.js';
 import type { Entry, LintProblem } from '../core/types.js';
 import type { Logger } from '../ports/logger.js';
-import { catalogKey, readSavedCatalog, writeSavedCatalog } from './catalog-index-file.js';
+import { catalogKey, decodeSavedCatalog, readSavedBytes, writeSavedCatalog } from './catalog-index-file.js';
 
 /** The starter catalog shipped with the package (`catalog/` beside `dist/`). */
 export const BUNDLED_CATALOG = fileURLToPath(new URL('../../catalog', import.meta.url));
@@ -43,6 +43,8 @@ export interface LoadSnapshotOptions {
   indexFile?: string;
   /** Where a failed write of the index file is reported (it never fails the load). */
   logger?: Logger;
+  /** The snapshot's `builtAt` (default: now). */
+  builtAt?: Date;
 }
 
 /**
@@ -54,16 +56,16 @@ export interface LoadSnapshotOptions {
 export async function loadSnapshot(dir: string, opts: LoadSnapshotOptions = {}): Promise<LoadedSnapshot> {
   if (opts.indexFile === undefined) {
     const { entries, problems } = await loadCatalog(dir);
-    return loaded(entries, new PostingsIndex(entries), problems);
+    return loaded(entries, new PostingsIndex(entries), problems, opts.builtAt);
   }
-  const files = await readCatalogFiles(dir);
+  const [files, bytes] = await Promise.all([readCatalogFiles(dir), readSavedBytes(opts.indexFile)]);
   const key = catalogKey(files);
-  const read = readSavedCatalog(opts.indexFile, key);
+  const read = Buffer.isBuffer(bytes) ? decodeSavedCatalog(bytes, key) : bytes;
   let reason: string;
   if ('saved' in read) {
     try {
       const { entries, problems, index, tables } = read.saved;
-      const snapshot = restoreCatalogSnapshot(entries, PostingsIndex.fromSaved(entries, index), tables);
+      const snapshot = restoreCatalogSnapshot(entries, PostingsIndex.fromSaved(entries, index), tables, opts.builtAt);
       return { snapshot, problems, skipped: problems.filter((p) => p.severity === 'error'), index: { from: 'saved' } };
     } catch (err) {
       reason = `the saved index does not fit its entries (${err instanceof Error ? err.message : String(err)})`;
@@ -71,7 +73,7 @@ export async function loadSnapshot(dir: string, opts: LoadSnapshotOptions = {}):
   } else reason = read.reason;
   const { entries, problems } = parseCatalogFiles(files);
   const index = new PostingsIndex(entries);
-  const built = loaded(entries, index, problems);
+  const built = loaded(entries, index, problems, opts.builtAt);
   try {
     writeSavedCatalog(opts.indexFile, { key, entries, problems, index: index.saved(), tables: savedTables(built.snapshot) });
   } catch (err) {
@@ -80,8 +82,8 @@ export async function loadSnapshot(dir: string, opts: LoadSnapshotOptions = {}):
   return { ...built, index: { from: 'built', reason } };
 }
 
-function loaded(entries: Entry[], index: PostingsIndex, problems: LintProblem[]): LoadedSnapshot {
-  return { snapshot: buildCatalogSnapshot(entries, index), problems, skipped: problems.filter((p) => p.severity === 'error') };
+function loaded(entries: Entry[], index: PostingsIndex, problems: LintProblem[], builtAt = new Date()): LoadedSnapshot {
+  return { snapshot: buildCatalogSnapshot(entries, index, builtAt), problems, skipped: problems.filter((p) => p.severity === 'error') };
 }
 
 /**

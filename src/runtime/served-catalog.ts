@@ -14,6 +14,8 @@ import { PostingsIndex } from '../core/search/postings-index.js';
 import type { ReadinessCheck } from '../http/readiness.js';
 import type { Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
+import type { LintProblem } from '../core/types.js';
+import { CATALOG_INDEX_FILE } from './catalog-index-file.js';
 import { catalogFolder, loadSnapshot } from './open-catalog.js';
 
 /** What `reprise catalog sync` prints. */
@@ -128,7 +130,14 @@ export async function gitCatalog(config: Config, clock: Clock, logger: Logger): 
   const mirror = new GitMirror({ url: git.url, branch: git.branch, dir: cloneDir(config) });
   const empty = buildCatalogSnapshot([], new PostingsIndex([]), clock.now());
   let current = empty;
-  const sync = new CatalogSync({ mirror, path: git.path, clock, logger: log, onSnapshot: (s) => (current = s) });
+  // A restart over an unchanged clone reads the index saved for it back (catalog-index-file.ts).
+  const indexFile = join(config.store.data_dir, CATALOG_INDEX_FILE);
+  const indexFolder = async (root: string): Promise<{ snapshot: CatalogSnapshot; problems: LintProblem[] }> => {
+    const { snapshot, problems, index } = await loadSnapshot(root, { indexFile, logger: log, builtAt: clock.now() });
+    if (index?.from === 'saved') log.info({ file: indexFile }, 'catalog index read back from the data dir');
+    return { snapshot, problems };
+  };
+  const sync = new CatalogSync({ mirror, path: git.path, clock, logger: log, onSnapshot: (s) => (current = s), indexFolder });
   const local = await sync.indexLocal();
   if (local) log.info({ head: local.head, dir: mirror.dir }, 'serving the local clone until the first fetch');
   log.info({ remote: mirror.remote, branch: mirror.branch, dir: mirror.dir, pollInterval: git.poll_interval }, 'catalog synced from git');

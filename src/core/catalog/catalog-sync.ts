@@ -25,6 +25,11 @@ export interface CatalogSyncOptions {
   incrementalLimit?: number;
   /** Called with every new snapshot (the previous one is spent when it was updated in place). */
   onSnapshot?: (snapshot: CatalogSnapshot, result: SyncResult) => void;
+  /**
+   * Reads and indexes the whole catalog folder for a full rebuild (default: parse every entry
+   * and index it). `serve` passes one that reads back an index saved for the same files.
+   */
+  indexFolder?: (root: string) => Promise<{ snapshot: CatalogSnapshot; problems: LintProblem[] }>;
 }
 
 export type RebuildMode = 'none' | 'full' | 'incremental';
@@ -75,6 +80,7 @@ export class CatalogSync {
   readonly #log: Logger;
   readonly #limit: number;
   readonly #onSnapshot: ((s: CatalogSnapshot, r: SyncResult) => void) | undefined;
+  readonly #indexFolder: (root: string) => Promise<{ snapshot: CatalogSnapshot; problems: LintProblem[] }>;
   #snapshot: CatalogSnapshot | undefined;
   /** Lint problems by file, for the files in the served index's tree. */
   #problems = new Map<string, LintProblem[]>();
@@ -94,6 +100,10 @@ export class CatalogSync {
     this.#log = opts.logger;
     this.#limit = opts.incrementalLimit ?? 200;
     this.#onSnapshot = opts.onSnapshot;
+    this.#indexFolder = opts.indexFolder ?? (async (root) => {
+      const { entries, problems } = await loadCatalog(root);
+      return { snapshot: buildCatalogSnapshot(entries, new PostingsIndex(entries), this.#clock.now()), problems };
+    });
     this.#status = { remote: opts.mirror.remote, branch: opts.mirror.branch, indexed: false, entries: 0, skippedFiles: 0, consecutiveFailures: 0, fetches: 0, failures: 0, rebuilds: { full: 0, incremental: 0 }, unchanged: 0 };
   }
 
@@ -257,9 +267,9 @@ export class CatalogSync {
 
   async #full(head: string, oldHead?: string): Promise<SyncResult> {
     if (!(await this.#rootInside())) throw new Error(`catalog folder ${this.#path || '.'} is missing from the repository or links outside it`);
-    const { entries, problems } = await loadCatalog(this.root);
+    const { snapshot, problems } = await this.#indexFolder(this.root);
+    const { entries } = snapshot;
     const prev = this.#snapshot;
-    const snapshot = buildCatalogSnapshot(entries, new PostingsIndex(entries), this.#clock.now());
     let entriesChanged = entries.length;
     if (prev) {
       const before = new Map(prev.entries.map((e) => [e.id, JSON.stringify(e)]));
