@@ -31,7 +31,8 @@ const OPTIONAL = [
 async function packagesLoaded(env: Record<string, string>): Promise<string[]> {
   const dir = makeTmpDir();
   const file = join(dir, 'packages.json');
-  const bot = await spawnBot({ dataDir: join(dir, 'data'), env: { NODE_OPTIONS: `--import=${RECORDER}`, RECORD_PACKAGES_FILE: file, ...env } });
+  // A process of its own: what it loads is what is measured (process: true).
+  const bot = await spawnBot({ process: true, dataDir: join(dir, 'data'), env: { NODE_OPTIONS: `--import=${RECORDER}`, RECORD_PACKAGES_FILE: file, ...env } });
   await waitFor(async () => (await fetch(`${bot.url}/readyz`)).status === 200 || undefined, { what: '/readyz to answer 200' });
   const exit = await bot.stop();
   expect(exit.code, bot.stderr()).toBe(0);

@@ -52,8 +52,10 @@ const command = (via: string, eventId: string, args: string) => ({
   actor: { id: 'U-bob', name: 'bob', via },
   name: 'postmortem',
   args,
-  channel: 'C-elsewhere',
-  replyTo: { kind: 'ephemeral' as const, channel: 'C-elsewhere', user: 'U-bob' },
+  // Typed at top level in the bot's configured channel, not in the thread (commands act only in
+  // configured channels, issue 29 item 3).
+  channel: '#rec',
+  replyTo: { kind: 'ephemeral' as const, channel: '#rec', user: 'U-bob' },
 });
 const TK = 'kubepodcrashlooping|payments|deployment|checkout-api|';
 const answered = (t: { ephemerals: Array<{ view: unknown }> }) =>
