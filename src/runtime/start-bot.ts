@@ -65,7 +65,11 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   const socketPath = controlSocketPath(config.store.data_dir);
   try {
     mkdirSync(dirname(socketPath), { recursive: true });
-    control = await startControlServer(socketPath, controlApi({ inbox, ledger, clock, served, grooming, uiSessions: wired.uiSessions, readiness, port }), logger);
+    control = await startControlServer(
+      socketPath,
+      controlApi({ inbox, ledger, clock, served, grooming, uiSessions: wired.uiSessions, readiness, port }),
+      logger,
+    );
   } catch (err) {
     await release().catch(() => undefined);
     throw new Error(
