@@ -22,6 +22,7 @@ import { recallOptions } from '../runtime/recall-options.js';
 export { parseCases, withLeaveOneOut, type EvalCase } from '../core/eval/eval-cases.js';
 
 const USAGE = `reprise eval recall --catalog DIR --cases FILE [--cases FILE …] [--loo [--loo-hidden]] [--cv K [--seed N] [--without SIGNAL …]] [--out FILE] [--json] [--report DIR] [--config FILE]
+reprise eval recurrence [--histories FILE|DIR] [--catalog DIR] [--json] [--config FILE]
   SIGNAL: ${SIGNALS.join(', ')}`;
 
 /** margin_gap values swept (the gate that trades coverage for precision). */
@@ -126,6 +127,7 @@ export const evalCommand: CliCommand = async (argv, io) => {
     return 0;
   }
   if (sub === 'investigate') return (await import('./eval-investigate.js')).evalInvestigate(rest, io);
+  if (sub === 'recurrence') return (await import('./eval-recurrence.js')).evalRecurrence(rest, io);
   if (sub !== 'recall') {
     io.stderr(`reprise eval: unknown subcommand ${sub ?? '(none)'}\nusage: ${USAGE}\n`);
     return 2;

@@ -59,6 +59,7 @@ export interface LoopParts<W extends { kick(): void } = { kick(): void }, J exte
   policy?: TriggerPolicy;
   allow?: (actor: Actor) => boolean;
   linkFor?: (entryId: string) => string | undefined;
+  uiLink?: (path: string) => string | undefined;
   notes?: NoteLimits;
   fixes?: FixOptions;
   questions?: QuestionOptions;
@@ -109,6 +110,7 @@ export function buildLoop<W extends { kick(): void } = { kick(): void }, J exten
     ...(p.policy ? { policy: p.policy } : {}),
     ...(p.allow ? { allow: p.allow } : {}),
     ...(p.linkFor ? { linkFor: p.linkFor } : {}),
+    ...(p.uiLink ? { uiLink: p.uiLink } : {}),
     ...(p.notes ? { notes: p.notes } : {}),
     ...(p.fixes ? { fixes: p.fixes } : {}),
     ...(p.questions ? { questions: p.questions } : {}),

@@ -27,10 +27,13 @@ export function pagerDutyOptions(config: Config): LoopParts['pagerDuty'] {
 
 export function loopOptions(
   config: Config,
-): Pick<LoopParts, 'recall' | 'policy' | 'noise' | 'investigateAfterMs' | 'outbox' | 'pagerDuty' | 'fixes' | 'questions' | 'refusalWindowMs'> {
+): Pick<LoopParts, 'recall' | 'policy' | 'noise' | 'investigateAfterMs' | 'outbox' | 'pagerDuty' | 'fixes' | 'questions' | 'refusalWindowMs' | 'uiLink'> {
   const pagerDuty = pagerDutyOptions(config);
+  const publicUrl = config.server.public_url;
   return {
     ...(pagerDuty ? { pagerDuty } : {}),
+    // The card's "N more" links into /ui at the address people reach it by.
+    ...(publicUrl ? { uiLink: (path: string) => `${publicUrl.replace(/\/+$/, '')}${path}` } : {}),
     fixes: { ask: config.thread.ask_fix, maxBytes: config.thread.fix_max_bytes, perThread: config.thread.fixes_per_thread },
     questions: { perThreadPerHour: config.thread.questions_per_hour },
     refusalWindowMs: config.thread.refusal_window_ms,

@@ -6,6 +6,8 @@
 import { escapeControl, escapeLine } from '../../core/render/escape-text.js';
 import {
   confidenceDot,
+  SEEN_BEFORE_LABEL,
+  seenBeforeMore,
   richText,
   type CardView,
   type DetailSection,
@@ -64,6 +66,11 @@ export function renderConsoleCard(card: CardView): string[] {
   else if (h.answer === 'finding') out.push(`${VERDICT[card.verdict]} · ${confidenceDot(h.confidence ?? 0)} 🧭 ${escapeLine(h.title ?? '')}`);
   else if (h.answer === 'checking') out.push(`${VERDICT[card.verdict]} · 🔎 ${escapeLine(h.title ?? 'checking with the model…')}`);
   else out.push(`${VERDICT[card.verdict]} · no trusted memory for this alert`);
+  if (card.seenBefore && card.seenBefore.lines.length > 0) {
+    const h = card.seenBefore;
+    out.push(SEEN_BEFORE_LABEL, ...h.lines.map((l) => `  • ${escapeLine(l)}`));
+    if (h.more) out.push(`  ${seenBeforeMore(h.more)}: ${escapeLine(h.more.url ?? h.more.path)}`);
+  }
   if (card.curation)
     out.push(
       `📚 ${escapeLine(card.curation.text)}${card.curation.link ? ` ${escapeLine(card.curation.link.label)} <${escapeLine(card.curation.link.url)}>` : ''}`,

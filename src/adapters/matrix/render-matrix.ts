@@ -10,6 +10,8 @@
  */
 import {
   confidenceDot,
+  SEEN_BEFORE_LABEL,
+  seenBeforeMore,
   type CardView,
   type DetailSection,
   type DetailView,
@@ -132,6 +134,15 @@ function said(card: CardView): Block[] {
   return out;
 }
 
+/** "Seen before": the label, one line per past episode (escaped text), and the link to the rest. */
+function seenBeforeBlocks(card: CardView): Block[] {
+  const h = card.seenBefore;
+  if (!h || h.lines.length === 0) return [];
+  const out = [para(em(trusted(SEEN_BEFORE_LABEL))), ...h.lines.map((l) => para(cat(trusted('• '), line(l))))];
+  if (h.more) out.push(para(h.more.url ? link(seenBeforeMore(h.more), h.more.url, CAP.line) : line(`${seenBeforeMore(h.more)} (${h.more.path})`)));
+  return out;
+}
+
 /**
  * The thread root: header, severity and state, what the alert says, verdict and headline, links, the reaction hint,
  * and the owners to ping (critical firings only; the caller decides, this only renders).
@@ -148,6 +159,7 @@ export function renderCard(card: CardView, opts: RenderOptions = {}): MatrixMess
   blocks.push(para(cat(trusted(`${VERDICT[card.verdict] ?? card.verdict} · `), headline(card))));
   const links = card.links.slice(0, 12).map((l) => link(l.label, l.url, CAP.line));
   if (links.length > 0) blocks.push(para(cat(trusted('🔗 '), ...links.flatMap((l, i) => (i === 0 ? [l] : [trusted(' · '), l])))));
+  blocks.push(...seenBeforeBlocks(card));
   if (card.curation)
     blocks.push(
       para(

@@ -6,7 +6,7 @@
  */
 import type { types } from '@slack/bolt';
 import type { CardView, Headline } from '../../core/chat/thread-view.js';
-import { confidenceDot } from '../../core/chat/thread-view.js';
+import { confidenceDot, SEEN_BEFORE_LABEL, seenBeforeMore } from '../../core/chat/thread-view.js';
 import type { Verdict } from '../../core/verdict.js';
 import type { Severity } from '../../core/types.js';
 import { link, plain, richTextBlocks, section, text, type RichTextElement, type RichTextSection } from './rich-text.js';
@@ -98,6 +98,15 @@ function controls(card: CardView): types.ActionsBlock {
   return blockId ? { ...block, block_id: blockId } : block;
 }
 
+/** "Seen before": the label, one line per past episode (literal text), and the link to the rest. */
+function seenBeforeSections(card: CardView): RichTextSection[] {
+  const h = card.seenBefore;
+  if (!h || h.lines.length === 0) return [];
+  const out = [section([text(SEEN_BEFORE_LABEL, { italic: true })]), ...h.lines.map((l) => section([text(`• ${l}`, undefined, true)]))];
+  if (h.more) out.push(section([h.more.url ? link(h.more.url, seenBeforeMore(h.more)) : text(`${seenBeforeMore(h.more)} (${h.more.path})`, undefined, true)]));
+  return out;
+}
+
 /** The card: blocks plus the notification text (escaped, with the mentions that should ping). */
 export function renderCard(card: CardView): SlackMessage {
   const mentions = card.state === 'firing' ? card.mentions : [];
@@ -116,6 +125,7 @@ export function renderCard(card: CardView): SlackMessage {
   const paragraphs = [...saidParagraphs(card), section(summary)];
   const links = card.links.slice(0, MAX_LINKS).flatMap((l, i) => (i === 0 ? [link(l.url, l.label)] : [text(' · '), link(l.url, l.label)]));
   if (links.length > 0) paragraphs.push(section(links));
+  paragraphs.push(...seenBeforeSections(card));
   const c = card.curation;
   if (c) paragraphs.push(section([text(`📚 ${c.text}`), ...(c.link ? [text(' '), link(c.link.url, c.link.label)] : [])]));
   if (card.feedback) paragraphs.push(section([text(`🗳 ${card.feedback}`, undefined, true)]));

@@ -52,6 +52,7 @@ export type BotReads = Pick<
   | 'openEpisodes'
   | 'knowsTrigger'
   | 'triggerKeys'
+  | 'siblingTriggers'
   | 'thread'
   | 'threadByMessage'
   | 'newestThread'
@@ -126,6 +127,8 @@ export interface RepriseBotDeps {
   allow?: (actor: Actor) => boolean;
   /** Web link of a catalog entry, when one is configured. */
   linkFor?: (entryId: string) => string | undefined;
+  /** Absolute link to a `/ui` path (`server.public_url`), when one is configured: the card's "N more". */
+  uiLink?: (path: string) => string | undefined;
   notes?: NoteLimits;
   /** Human fixes (issue 21 item 4): the ask on resolve, size and count limits (default: {@link DEFAULT_FIXES}). */
   fixes?: FixOptions;

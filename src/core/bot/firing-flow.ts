@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { openAlert } from './fix-flow.js';
 import { buildCard, buildDetail } from '../chat/build-thread-view.js';
 import { spanResolvedNote } from '../chat/incident-span.js';
+import { seenBefore } from '../chat/seen-before.js';
 import { RepriseError } from '../errors.js';
 import type { Verdict } from '../verdict.js';
 import { recall, type RecallResult } from '../recall/recall.js';
@@ -83,6 +84,9 @@ export function decideFiring(c: Ctx, incident: Incident, route: Record<string, s
       }
     : recalled;
   const occ = read.occurrences(incident.triggerKey);
+  // History, read before this firing is recorded and after the gates decided: it changes nothing they did.
+  const firedAt = Number.isFinite(Date.parse(incident.startsAt)) && Date.parse(incident.startsAt) <= now.getTime() ? new Date(incident.startsAt) : now;
+  const history = seenBefore(read, incident.triggerKey, firedAt, seenBeforeLink(c, incident.triggerKey));
   const lead = result.instant ?? result.runbook;
   const verdict: Verdict = result.instant ? 'action_suggested' : 'inconclusive';
   const openId = randomUUID();
@@ -127,6 +131,7 @@ export function decideFiring(c: Ctx, incident: Incident, route: Record<string, s
     if (checking && card.headline.answer === 'none') card.headline = { answer: 'checking', title: checking };
     if (c.d.alertmanager && incident.source === 'alertmanager') card.amSilence = true;
     if (groupNote) card.stateNote = groupNote;
+    if (history) card.seenBefore = history;
     enqueue(tx, now, { transport: dest.transport, op: 'post', openId, channel: dest.channel, view: card, ...(surface?.inlineDetail ? { detail } : {}) }, c.out);
     if (!surface?.inlineDetail) enqueue(tx, now, { transport: dest.transport, op: 'reply', openId, view: detail }, c.out);
   }
@@ -178,6 +183,11 @@ export function jobFor(
     ...(storm ? { storm } : {}),
     ...(recalled.runbook ? { runbook: true } : {}),
   };
+}
+
+/** The absolute `/ui` link of a trigger's incidents, when a public URL is configured. */
+function seenBeforeLink(c: Ctx, triggerKey: string): string | undefined {
+  return c.d.uiLink?.(`/ui/incidents?trigger=${encodeURIComponent(triggerKey)}`);
 }
 
 /** What the thread says while the model works. */

@@ -93,6 +93,27 @@ export interface CardView {
   feedback?: string;
   /** Who is on it: "👀 @alice is on it · 4 min after it fired" (text; names are never mentions). */
   ack?: string;
+  /** The trigger's (or a sibling's) past episodes, as history (issue 31): never an answer, never a gate. */
+  seenBefore?: SeenBeforeView;
+}
+
+/**
+ * "Seen before": the last episodes of the trigger (or of the same alert on a sibling workload or
+ * host), one line of text each, newest first — when, how long, who acked, what fixed it in the
+ * person's words, whether it held. Renderers label it as history and escape every line.
+ */
+export interface SeenBeforeView {
+  lines: string[];
+  /** Episodes not shown, and where `/ui` lists them all (`path`; `url` when a public URL is configured). */
+  more?: { count: number; path: string; url?: string };
+}
+
+/** The label every surface shows before the lines: history, not a trusted answer. */
+export const SEEN_BEFORE_LABEL = '🕘 Seen before (history, not a diagnosis):';
+
+/** "2 more in /ui" — the text of the more-link. */
+export function seenBeforeMore(more: { count: number }): string {
+  return `${more.count} more in /ui`;
 }
 
 /** The card's knowledge-base line: "📚 KB draft opened" with its link, "📚 not drafted: …". Text. */

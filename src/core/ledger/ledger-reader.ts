@@ -50,6 +50,7 @@ import type {
   Vote,
 } from './ledger-types.js';
 import type { LedgerRecord } from './ledger-records.js';
+import { siblingFamilyKey } from '../chat/seen-before.js';
 import { createLedgerState } from './ledger-state.js';
 import type { MemoryViewState, ViewCuration, ViewDay, ViewEntry, ViewIncident, ViewTrigger } from './memory-view-state.js';
 
@@ -225,6 +226,25 @@ export class LedgerReader {
   /** Every trigger key the ledger has seen. */
   triggerKeys(): string[] {
     return Object.keys(this.#state().triggers);
+  }
+
+  /**
+   * Trigger keys of the same alert on sibling workloads or hosts (`web-01` / `web-02`): every
+   * part of the key equal but the name, and the names of one family (see `siblingFamilyKey`).
+   * One pass over the trigger keys with a prefix check (no event is read); `triggerKey` itself
+   * is not listed.
+   */
+  siblingTriggers(triggerKey: string, limit = 20): string[] {
+    const family = siblingFamilyKey(triggerKey);
+    if (family === undefined) return [];
+    const prefix = triggerKey.split('|').slice(0, 3).join('|') + '|';
+    const out: string[] = [];
+    for (const key in this.#state().triggers) {
+      if (key === triggerKey || !key.startsWith(prefix)) continue;
+      if (siblingFamilyKey(key) === family) out.push(key);
+      if (out.length >= limit) break;
+    }
+    return out;
   }
 
   /** Recurrence facts per trigger key; `count` 0 for a trigger never opened. */
