@@ -166,3 +166,23 @@ describe('sibling families', () => {
     expect(siblingFamilyKey('a|b')).toBeUndefined();
   });
 });
+
+describe('sibling lookup is cheap', () => {
+  it('one prefix-checked pass over 50,000 trigger keys finds the siblings and nothing else, in a few ms (bound 250 ms on a loaded machine)', async () => {
+    const { createLedgerState } = await import('../../../src/core/ledger/ledger-state.js');
+    const { LedgerReader } = await import('../../../src/core/ledger/ledger-reader.js');
+    const state = createLedgerState();
+    const t = () => ({ count: 1, resolved: 1, votes: {}, up: 0, down: 0, episodes: [] });
+    for (let i = 0; i < 50_000; i++) state.triggers[`kubepodcrashlooping|ns${i % 500}|deployment|svc${i.toString(36)}x|prod`] = t();
+    state.triggers['nodefilesystemspacefillingup||host|web-01|'] = t();
+    state.triggers['nodefilesystemspacefillingup||host|web-02|'] = t();
+    state.triggers['nodefilesystemspacefillingup||host|db-01|'] = t();
+    const read = new LedgerReader(() => state, { resolveWindowMs: Number.POSITIVE_INFINITY });
+    const started = performance.now();
+    const found = read.siblingTriggers('nodefilesystemspacefillingup||host|web-03|');
+    const ms = performance.now() - started;
+    expect(found.sort()).toEqual(['nodefilesystemspacefillingup||host|web-01|', 'nodefilesystemspacefillingup||host|web-02|']);
+    expect(read.siblingTriggers('kubepodcrashlooping|ns7|deployment|svc7x|prod')).toEqual([]);
+    expect(ms).toBeLessThan(250);
+  });
+});
