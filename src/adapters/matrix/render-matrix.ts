@@ -7,6 +7,8 @@
  * `m.mentions` — empty unless the card names owners to ping — so `@room` or a display name in
  * an alert's annotations notifies nobody. Content is laid out within {@link CONTENT_BUDGET_BYTES}
  * (matrix-layout), cut with "…" and a link when it would not fit.
+ * Over 450 lines on purpose: one renderer per thread view kind, kept together so every view
+ * gets the same escaping and size budget; split it by view kind when one grows its own helpers.
  */
 import {
   confidenceDot,
