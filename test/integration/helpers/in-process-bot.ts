@@ -12,19 +12,7 @@ import { loadCliConfig } from '../../../src/cli/cli-config.js';
 import type { CliIO } from '../../../src/cli/io.js';
 import { createLogger } from '../../../src/runtime/create-logger.js';
 import { startBot, type RunningBot } from '../../../src/runtime/start-bot.js';
-import { waitFor } from '../../helpers/wait-for.js';
-import {
-  childEnv,
-  onCleanup,
-  readTranscript,
-  readyz,
-  REPO_ROOT,
-  settled,
-  type BotProcess,
-  type ExitInfo,
-  type LogLine,
-  type SpawnBotOptions,
-} from './spawn-bot.js';
+import { childEnv, observers, onCleanup, REPO_ROOT, type BotProcess, type ExitInfo, type LogLine, type SpawnBotOptions } from './spawn-bot.js';
 
 export interface InProcessBot extends Omit<BotProcess, 'child' | 'kill' | 'alive'> {
   /** What `startBot` returned: the loop's inbox, the ledger, the outbox. */
@@ -102,20 +90,7 @@ export async function startInProcess(opts: SpawnBotOptions): Promise<InProcessBo
     transcript,
     stdout: () => out,
     stderr: () => `${err}${logLines.join('\n')}`,
-    logs: () => parseLines(logLines),
-    waitForLog: (match, timeoutMs) =>
-      waitFor(() => parseLines(logLines).find(match), { what: `a log line matching ${String(match)}`, ...(timeoutMs ? { timeoutMs } : {}) }),
-    transcriptLines: () => readTranscript(transcript),
-    waitForTranscript: (match, timeoutMs) =>
-      waitFor(
-        () => {
-          const lines = readTranscript(transcript);
-          return match(lines) ? lines : undefined;
-        },
-        { what: `transcript lines matching ${String(match)}`, ...(timeoutMs ? { timeoutMs } : {}) },
-      ),
-    settled: (timeoutMs) => settled(url, timeoutMs),
-    readyz: () => readyz(url),
+    ...observers(url, transcript, () => parseLines(logLines)),
     exited,
     stop: async () => {
       unregister();

@@ -185,6 +185,29 @@ export function readTranscript(file: string): TranscriptLine[] {
     .map((l) => JSON.parse(l) as TranscriptLine);
 }
 
+/** What every bot handle reads the same way, spawned or in process: its log lines, its transcript, /readyz. */
+export function observers(
+  url: string,
+  transcript: string,
+  logs: () => LogLine[],
+): Pick<BotProcess, 'logs' | 'waitForLog' | 'transcriptLines' | 'waitForTranscript' | 'settled' | 'readyz'> {
+  return {
+    logs,
+    waitForLog: (match, timeoutMs) => waitFor(() => logs().find(match), { what: `a log line matching ${String(match)}`, ...(timeoutMs ? { timeoutMs } : {}) }),
+    transcriptLines: () => readTranscript(transcript),
+    waitForTranscript: (match, timeoutMs) =>
+      waitFor(
+        () => {
+          const lines = readTranscript(transcript);
+          return match(lines) ? lines : undefined;
+        },
+        { what: `transcript lines matching ${String(match)}`, ...(timeoutMs ? { timeoutMs } : {}) },
+      ),
+    settled: (timeoutMs) => settled(url, timeoutMs),
+    readyz: () => readyz(url),
+  };
+}
+
 function parseLogs(text: string): LogLine[] {
   const out: LogLine[] = [];
   for (const line of text.split('\n')) {
@@ -219,20 +242,7 @@ function observe(
     transcript,
     stdout: out,
     stderr: err,
-    logs: () => parseLogs(err()),
-    waitForLog: (match, timeoutMs) =>
-      waitFor(() => parseLogs(err()).find(match), { what: `a log line matching ${String(match)}`, ...(timeoutMs ? { timeoutMs } : {}) }),
-    transcriptLines: () => readTranscript(transcript),
-    waitForTranscript: (match, timeoutMs) =>
-      waitFor(
-        () => {
-          const lines = readTranscript(transcript);
-          return match(lines) ? lines : undefined;
-        },
-        { what: `transcript lines matching ${String(match)}`, ...(timeoutMs ? { timeoutMs } : {}) },
-      ),
-    settled: (timeoutMs) => settled(url, timeoutMs),
-    readyz: () => readyz(url),
+    ...observers(url, transcript, () => parseLogs(err())),
   };
 }
 
