@@ -66,6 +66,7 @@ export async function startCuration(
         baseDelayMs: f.retry_base_ms,
         maxDelayMs: f.retry_max_ms,
         maxAgeMs: f.max_age_ms,
+        ...(config.catalog.git?.path ? { catalogPath: config.catalog.git.path } : {}),
       },
     });
   log.info({ repo: forge.repo, remote: maskUrl(remote) }, 'curation on: findings and notes are filed as pull requests');

@@ -17,6 +17,7 @@ import type { Incident } from '../types.js';
 import { notify, atName, displayName, ledgerUser, type Ctx, type ThreadInfo } from './bot-context.js';
 import type { ChatOutcome, FixOptions } from './bot-context.js';
 import { episodeFacts } from './episode-facts.js';
+import { fixOutcomes } from '../curate/fix-outcomes.js';
 
 export const DEFAULT_FIXES: FixOptions = { ask: true, maxBytes: 8 * 1024, perThread: 5 };
 
@@ -63,15 +64,24 @@ export function fixMaterial(c: Pick<Ctx, 'read' | 'now'>, thread: ThreadInfo, e:
     if (standing) tried.push(`${standing.cause} (the investigation's answer, judged off-base with 👎)`);
   }
   for (const n of notes) if (TRIED.test(n.text) && !afterKeyword(n.text.trim(), 'cause')) tried.push(n.text.trim().slice(0, 1000));
+  const at = c.now.toISOString();
+  // How often each of the trigger's fixes worked, this one included: the order of the entry's list.
+  const outcomes = fixOutcomes(c.read, thread.triggerKey, c.now, { name: displayName(e.actor), via: e.actor.via, text: e.text, at, openId: thread.openId });
   return {
     user: ledgerUser(e.actor),
     name: displayName(e.actor),
     via: e.actor.via,
     text: e.text,
-    at: c.now.toISOString(),
+    at,
     alert: alertOf(thread),
-    ...(cause ? { cause: cause.slice(0, 2000) } : {}),
+    ...(cause
+      ? {
+          cause: cause.slice(0, 2000),
+          causeBy: causeNote ? { name: causeNote.user.replace(/^[a-z][a-z0-9_-]*:(?=.)/, ''), via: causeNote.via } : { model: '' },
+        }
+      : {}),
     triedAndFailed: tried.slice(-5),
+    outcomes: outcomes.slice(-20),
   };
 }
 

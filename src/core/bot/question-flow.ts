@@ -74,8 +74,13 @@ export function knownAnswer(c: Ctx, thread: ThreadInfo): RichText[] {
   const fix = c.read.humanFixes(key).at(-1);
   if (fix)
     lines.push([`🛠 What fixed it last time (@${fix.user.replace(/^[a-z]+:/, '').replace(/^@+/, '')}, ${shortTime(fix.at, c.now)}): “${quote(fix.text)}”`]);
-  else if (recalled?.sections['resolution'])
-    lines.push(['🛠 Resolution from ', { code: recalled.id }, ': ', ...quotedRuns(entrySection(recalled.sections['resolution']) ?? [])]);
+  else if (recalled?.sections['what has fixed it'] || recalled?.sections['resolution'])
+    lines.push([
+      '🛠 Resolution from ',
+      { code: recalled.id },
+      ': ',
+      ...quotedRuns(entrySection(recalled.sections['what has fixed it']) ?? entrySection(recalled.sections['resolution']) ?? []),
+    ]);
   else lines.push(['🛠 No fix is recorded for this alert yet; once you know, reply ', { code: '@reprise fixed: …' }]);
   // 2. How often and when.
   const occ = c.read.occurrences(key);

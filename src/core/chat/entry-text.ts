@@ -72,18 +72,40 @@ function credit(line: string): RichText | undefined {
   return [from!, { person: { name: name!, via: via!.trim().toLowerCase() } }, `${viaWord!}${via!}${rest!}`];
 }
 
-/** Paragraphs of a section, each as inline runs (blank-line separated; a quote's `>` removed). */
+/**
+ * A list item that ends with its credit (`… — from @ann via Slack on 2026-11-29 · worked 2 of 2
+ * times`, the "What has fixed it" list amend-entry.ts writes): the words, then the person.
+ */
+const ITEM_CREDIT = /^(.*?\S)(\s+—\s+from\s+)@([^\s]{1,80})(\s+via\s+)([A-Za-z][A-Za-z ]{0,39}?)(\s+on\s+\d{4}-\d{2}-\d{2}.*)$/;
+
+function itemRuns(text: string): RichText {
+  const m = ITEM_CREDIT.exec(text);
+  if (!m) return ['• ', ...inlineRuns(text)];
+  const [, words, from, name, viaWord, via, rest] = m;
+  return [
+    '• ',
+    ...inlineRuns(words!),
+    literal(from!),
+    { person: { name: literal(name!), via: via!.trim().toLowerCase() } },
+    `${viaWord!}${via!}${literal(rest!)}`,
+  ];
+}
+
+/** Paragraphs of a section, each as inline runs (blank-line separated; a quote's `>` removed; each list item its own, with a bullet). */
 export function entryParagraphs(md: string): RichText[] {
   const out: RichText[] = [];
   const unquoted = md
     .replace(/\r/g, '')
     .split('\n')
     .map((l) => l.replace(/^\s{0,3}>\s?/, ''))
+    // A list item starts a paragraph of its own: items read one per line, not run together.
+    .map((l) => (/^\s{0,3}[-*+]\s+\S/.test(l) ? `\n${l}` : l))
     .join('\n');
   for (const para of unquoted.split(/\n{2,}/)) {
     const text = para.trim();
     if (text === '') continue;
-    const runs = credit(text) ?? inlineRuns(text.replace(/\s*\n\s*/g, ' '));
+    const item = /^[-*+]\s+(\S[\s\S]*)$/.exec(text);
+    const runs = item ? itemRuns(item[1]!.replace(/\s*\n\s*/g, ' ')) : (credit(text) ?? inlineRuns(text.replace(/\s*\n\s*/g, ' ')));
     if (runs.length > 0) out.push(runs);
   }
   return out;

@@ -35,6 +35,8 @@ export interface CurationOptions {
   maxAgeMs: number;
   /** Catalog neighbours listed under "Related knowledge". */
   neighbours: number;
+  /** The catalog's folder in the repository (`catalog.git.path`): where an entry edit finds the file. */
+  catalogPath?: string;
 }
 
 export const DEFAULT_CURATION_OPTIONS: CurationOptions = {

@@ -56,14 +56,17 @@ export const PR_KIND: Record<string, string> = {
   postmortem: 'postmortem',
 };
 
-/** A KB PR's kind label: its subject (`fix`), and `comment` when it was a comment on an open PR rather than one it filed. */
+/** A KB PR's kind label: its subject (`fix`), and how it was filed when not as a PR of its own (a comment, an edit of an entry, added to an open PR). */
 export function prKind(subject: string | undefined, decision: string | undefined): string {
   const kind = subject === undefined ? (decision === undefined ? 'KB' : (DECISION_KIND[decision] ?? 'KB')) : (PR_KIND[subject] ?? subject);
-  return decision === 'pr_comment' || decision === 'duplicate_pr' ? `${kind} · comment` : kind;
+  if (decision === 'pr_comment' || decision === 'duplicate_pr') return `${kind} · comment`;
+  if (decision === 'amend_pr') return `${kind} · edits an entry`;
+  if (decision === 'pr_update') return `${kind} · added to an open PR`;
+  return kind;
 }
 
 /** The subject a filed decision implies, when the subject is not known (a thread's own curation). */
-const DECISION_KIND: Record<string, string> = { novel: 'finding', concept_pr: 'note', fix_pr: 'fix', postmortem_pr: 'postmortem' };
+const DECISION_KIND: Record<string, string> = { novel: 'finding', concept_pr: 'note', fix_pr: 'fix', postmortem_pr: 'postmortem', amend_pr: 'fix' };
 
 const ANSWER_SERIES: Series[] = [
   { cls: 'k-instant', label: CLASS_LABEL['instant']! },
