@@ -80,10 +80,10 @@ const ITEM_CREDIT = /^(.*?\S)(\s+—\s+from\s+)@([^\s]{1,80})(\s+via\s+)([A-Za-z
 
 function itemRuns(text: string): RichText {
   const m = ITEM_CREDIT.exec(text);
-  if (!m) return ['• ', ...inlineRuns(text)];
+  if (!m) return ['- ', ...inlineRuns(text)];
   const [, words, from, name, viaWord, via, rest] = m;
   return [
-    '• ',
+    '- ',
     ...inlineRuns(words!),
     literal(from!),
     { person: { name: literal(name!), via: via!.trim().toLowerCase() } },

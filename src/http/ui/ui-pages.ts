@@ -460,7 +460,7 @@ ${
 <h2>Drafts humans closed unmerged</h2>
 <p class="note">The ledger does not see a pull request close: the grooming sweeps read that from the forge (<code>reprise curate</code> lists them, and never re-drafts one).</p>
 <h2>KB pull requests filed</h2>
-<p class="note">Filed by the curator; their merge or close is the forge's to say. Kind: <em>finding</em> — a new entry drafted from an investigation's finding; <em>note</em> — an operator's note (a Concept entry); <em>fix</em> — the fix a person said in the thread; <em>postmortem</em> — a postmortem of the episode.</p>
+<p class="note">Filed by the curator; their merge or close is the forge's to say. Kind: <em>finding</em> — a new entry drafted from an investigation's finding; <em>note</em> — an operator's note (a Concept entry); <em>fix</em> — the fix a person said in the thread; <em>postmortem</em> — a postmortem of the episode; <em>· edits an entry</em> — a later fix or cause written into the catalog's existing entry for its alert; <em>· added to an open PR</em> — written into the entry on the PR already open for it (one open PR per entry).</p>
 <div class="scroll"><table><thead><tr><th>filed</th><th>PR</th><th>kind</th><th>decision</th><th>trigger</th></tr></thead><tbody>${c.prs.map(
     (p) =>
       h`<tr data-pr-kind="${prKind(p.subject, p.decision)}"><td>${when(p.at)}</td><td>${outsideLink(p.url, p.number !== undefined ? `#${p.number}` : (p.url ?? ''))}</td><td>${prKind(p.subject, p.decision)}</td><td>${p.decision}</td><td><a href="${UI_BASE}/incidents/${encodeURIComponent(p.openId)}">${p.triggerKey}</a></td></tr>`,

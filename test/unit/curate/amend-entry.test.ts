@@ -107,12 +107,12 @@ describe('amendEntry: a second fix joins the entry', () => {
     expect(parsed.entry?.fingerprint).toBe(FP);
   });
 
-  it('reads well on a card: one line per fix, with its bullet, the person as a person and the counts', () => {
+  it('reads well on a card: one line per fix, each its own item, the person as a person and the counts', () => {
     const out = amendEntry(entry, { fixes: tally })!;
     const paras = entryParagraphs(section(out, 'What has fixed it'));
     expect(paras.map(plainText)).toEqual([
-      '• rolled back deploy 4f2a1c — from @U0ANN via Slack on 2026-11-29 · worked 1 of 1 time',
-      '• drained node-7 and moved the pods off it — from @U0BOB via Slack on 2026-11-30 · not graded yet',
+      '- rolled back deploy 4f2a1c — from @U0ANN via Slack on 2026-11-29 · worked 1 of 1 time',
+      '- drained node-7 and moved the pods off it — from @U0BOB via Slack on 2026-11-30 · not graded yet',
     ]);
     expect(paras[0]).toContainEqual({ person: { name: 'U0ANN', via: 'slack' } });
   });
