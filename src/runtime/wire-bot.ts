@@ -53,6 +53,9 @@ import { removeServeOwner } from './serve-owner.js';
 import { startCuration } from './start-curation.js';
 import { startModel } from './start-model.js';
 import { startStoreProbe, type StoreProbe } from './store-probe.js';
+import { learnOnMiss } from './people-directory.js';
+import { TranscriptFile } from '../adapters/console/transcript-file.js';
+import type { PeopleDirectory } from '../ports/people.js';
 
 /** How long a shutdown waits for queued chat messages before leaving them for the next start. */
 const DRAIN_MS = 5000;
@@ -66,6 +69,8 @@ export interface WiredBot {
   outbox: OutboxWorker;
   curation?: CurationWorker;
   transports: ReadonlyMap<string, ChatTransport>;
+  /** Display names of the surfaces' people: whoever acts is looked up as they act. */
+  people: PeopleDirectory;
   grooming: ServeCuration;
   /** The memory view's sign-in sessions (`reprise ui sessions` through the control socket). */
   uiSessions: UiSessions;
@@ -236,6 +241,8 @@ export async function wireBot(config: Config, io: CliIO, logger: Logger, clock: 
     mayDeliver,
     allow: surfaces.allow,
     observer: loop,
+    people: learnOnMiss(surfaces.people),
+    ...(config.transport.transcript ? { transcript: new TranscriptFile(config.transport.transcript, logger.child({ component: 'transcript' })) } : {}),
     ...(alertmanager ? { alertmanager } : {}),
     ...(pagerDuty ? { pagerDuty } : {}),
     ...(model ? { model } : {}),
@@ -358,6 +365,7 @@ export async function wireBot(config: Config, io: CliIO, logger: Logger, clock: 
     outbox,
     ...(curation ? { curation: curation.worker } : {}),
     transports,
+    people: surfaces.people,
     grooming,
     uiSessions: uiAuth.sessions,
     http,

@@ -129,8 +129,8 @@ export function fromCommand(body: Obj): Translation {
   const url = str(body, 'response_url');
   const trigger = str(body, 'trigger_id');
   if (!user || !channel || !url || !trigger) return { skip: 'slash command without user, channel, response_url or trigger_id' };
-  const name = str(body, 'user_name');
-  const actor: Actor = name ? { id: user, name, via: TRANSPORT } : { id: user, via: TRANSPORT };
+  // `user_name` is the legacy handle, not the name people see: a person is their id (core/people.ts).
+  const actor: Actor = { id: user, via: TRANSPORT };
   const text = slackTextToPlain(typeof body['text'] === 'string' ? body['text'] : '').text;
   return { intent: commandIntent(text, { eventId: `command:${trigger}`, actor, channel, replyTo: { kind: 'response_url', url } }) };
 }
@@ -152,10 +152,9 @@ export function fromBlockAction(body: Obj): Translation {
   if (!user || !channel || !ts || !url) return { skip: 'click without user, channel, message or response_url' };
   const value = control === 'silence' ? str(obj(action?.['selected_option']), 'value') : undefined;
   if (control === 'silence' && !isSilenceChoice(value)) return { skip: `silence choice ${value ?? '(none)'} is not one the card offers` };
-  const name = str(userObj, 'username') ?? str(userObj, 'name');
   const controlsId = parseControlsBlockId(str(action, 'block_id'));
   const eventId = `action:${channel}:${ts}:${user}:${actionId}:${value ?? ''}:${str(action, 'action_ts') ?? str(body, 'trigger_id') ?? ''}`;
-  const actor: Actor = name ? { id: user, name, via: TRANSPORT } : { id: user, via: TRANSPORT };
+  const actor: Actor = { id: user, via: TRANSPORT };
   const target = { message: { transport: TRANSPORT, channel, id: ts }, ...(controlsId ? { controlsId } : {}) };
   const replyTo = { kind: 'response_url', url } as const;
   if (control === 'silence') {

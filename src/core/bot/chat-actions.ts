@@ -8,13 +8,13 @@ import { randomUUID } from 'node:crypto';
 import { feedbackLine } from '../chat/build-thread-view.js';
 import type { Actor, ChatIntent, MessageRef, ResponseTarget, Target } from '../chat/chat-types.js';
 import { tellRefusal } from './refusal.js';
-import type { EphemeralView } from '../chat/thread-view.js';
+import type { EphemeralView, RichText } from '../chat/thread-view.js';
 import { RepriseError } from '../errors.js';
 import type { FeedbackEvent, SilenceEvent } from '../ledger-events.js';
 import {
+  actorRun,
   notify,
   answer,
-  atName,
   displayName,
   enqueue,
   ledgerUser,
@@ -147,7 +147,7 @@ function recordSilence(c: Ctx, e: Loose<Silence>): ChatOutcome {
       c.tx,
       c.now,
       thread,
-      { state: 'silenced', note: `silenced by ${atName(e.actor)} until ${shortTime(event.until, c.now)}`, icon: '🔕', topic: 'silenced' },
+      { state: 'silenced', note: ['silenced by ', actorRun(e.actor), ` until ${shortTime(event.until, c.now)}`], icon: '🔕', topic: 'silenced' },
       c.out,
     );
   if (event.alertmanager) {
@@ -175,7 +175,7 @@ export function decideNote(c: Ctx, e: Loose<Note>): ChatOutcome {
 
 function recordNote(c: Ctx, thread: ThreadInfo, e: { actor: Actor; text: string; eventId?: string }, tell: readonly string[], where?: MessageRef): ChatOutcome {
   const notes = c.d.notes ?? DEFAULT_NOTES;
-  const reply = (text: string, icon: string): void => notify(c, thread.openId, tell, { topic: 'note', icon, text: [text] });
+  const reply = (text: RichText, icon: string): void => notify(c, thread.openId, tell, { topic: 'note', icon, text });
   const refuse = (line: string, reason: string): ChatOutcome => {
     tellRefusal(c, { thread, actor: e.actor, ...(where ? { where } : {}), kind: 'note', ...(e.eventId ? { eventId: e.eventId } : {}), text: [`⚠️ ${line}`] });
     return { status: 'refused', reason };
@@ -213,8 +213,8 @@ function recordNote(c: Ctx, thread: ThreadInfo, e: { actor: Actor; text: string;
       at,
     });
     c.effects.push({ type: 'curate' });
-    reply(`saved — note from ${atName(e.actor)} recorded; filing it to the knowledge base`, '📝');
-  } else reply(`saved — note from ${atName(e.actor)} filed with this incident`, '📝');
+    reply(['saved — note from ', actorRun(e.actor), ' recorded; filing it to the knowledge base'], '📝');
+  } else reply(['saved — note from ', actorRun(e.actor), ' filed with this incident'], '📝');
   c.log.info({ trigger: thread.triggerKey, user, bytes: Buffer.byteLength(e.text) }, 'note recorded');
   return { status: 'recorded', kind: 'note', triggerKey: thread.triggerKey, event: { type: 'note' }, index };
 }

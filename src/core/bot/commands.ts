@@ -8,7 +8,7 @@ import { deriveWorkload, triggerKey } from '../identity.js';
 import type { RecallResult } from '../recall/recall.js';
 import type { Incident } from '../types.js';
 import type { NamedInText, TextHit } from '../search/text-query.js';
-import { shortTime, type BotReads } from './bot-context.js';
+import { recordedRun, shortTime, type BotReads } from './bot-context.js';
 import { shortDuration } from '../duration.js';
 
 export type ParsedCommand =
@@ -131,7 +131,7 @@ export function statusAnswer(read: Pick<BotReads, 'openIncidents' | 'activeSilen
   body.push([`${open.length === 0 ? 'No' : open.length} open incident${open.length === 1 ? '' : 's'}${open.length === 10 ? ' (newest 10)' : ''}.`]);
   for (const o of open) body.push(['• ', { code: o.triggerKey }, ` since ${shortTime(o.openedAt, now)}`]);
   body.push([`${silences.length === 0 ? 'No' : silences.length} silence${silences.length === 1 ? '' : 's'} in force.`]);
-  for (const s of silences) body.push(['• ', { code: s.triggerKey }, ` until ${shortTime(s.until, now)} (by ${s.user})`]);
+  for (const s of silences) body.push(['• ', { code: s.triggerKey }, ` until ${shortTime(s.until, now)} (by `, recordedRun({ user: s.user }), ')']);
   body.push([ackFigure(read.ackSeconds())]);
   return { kind: 'ephemeral', title: 'Reprise status', body };
 }

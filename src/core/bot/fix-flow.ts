@@ -14,7 +14,7 @@ import { HOST_KINDS, NOT_WORKLOAD_KINDS } from '../identity.js';
 import type { FixMaterial, OpenAlert } from '../ledger-events.js';
 import { catalogResource } from '../curate/plan-curation.js';
 import type { Incident } from '../types.js';
-import { notify, atName, displayName, ledgerUser, type Ctx, type ThreadInfo } from './bot-context.js';
+import { notify, actorRun, displayName, ledgerUser, type Ctx, type ThreadInfo } from './bot-context.js';
 import type { ChatOutcome, FixOptions } from './bot-context.js';
 import { episodeFacts } from './episode-facts.js';
 
@@ -143,8 +143,8 @@ export function decideFixed(c: Ctx, e: Fixed): ChatOutcome {
       at,
     });
     c.effects.push({ type: 'curate' });
-    reply('🛠', [`saved — fix from ${atName(e.actor)} recorded; drafting an Incident entry for the knowledge base`]);
-  } else reply('🛠', [`saved — fix from ${atName(e.actor)} recorded with this incident; the next time it fires, the thread can say what fixed it`]);
+    reply('🛠', ['saved — fix from ', actorRun(e.actor), ' recorded; drafting an Incident entry for the knowledge base']);
+  } else reply('🛠', ['saved — fix from ', actorRun(e.actor), ' recorded with this incident; the next time it fires, the thread can say what fixed it']);
   c.log.info({ trigger: thread.triggerKey, user, bytes: Buffer.byteLength(text) }, 'fix recorded');
   return { status: 'recorded', kind: 'fixed', triggerKey: thread.triggerKey, event: { type: 'fix' }, index };
 }

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { DraftBranchPort, ForgePort, ForgePullRequest } from '../../ports/forge.js';
-import type { RichText } from '../chat/thread-view.js';
+import type { Inline, RichText } from '../chat/thread-view.js';
 import type { CuratedEvent } from '../ledger-events.js';
 import type { CurateItem } from '../ledger/ledger-types.js';
 import { HOST_KINDS, NOT_WORKLOAD_KINDS } from '../identity.js';
@@ -187,13 +187,13 @@ export function postmortemNotice(o: Outcome): RichText {
 }
 
 /** What the thread is told about a fix: where it went, with the link. */
-export function fixNotice(name: string, o: Outcome): RichText {
+export function fixNotice(who: Inline, o: Outcome): RichText {
   const link = o.url && o.number !== undefined ? [{ link: { url: o.url, label: `PR #${o.number}` } }] : [];
-  if (o.decision === 'fix_pr') return [`fix from @${name} drafted as a new Incident entry for review: `, ...link];
-  if (o.decision === 'pr_comment') return [`fix from @${name} added as a comment on the open draft `, ...link];
+  if (o.decision === 'fix_pr') return ['fix from ', who, ' drafted as a new Incident entry for review: ', ...link];
+  if (o.decision === 'pr_comment') return ['fix from ', who, ' added as a comment on the open draft ', ...link];
   if (o.decision === 'duplicate_entry')
-    return [`fix from @${name}: the catalog already has this incident's entry (${o.detail ?? ''}); it stays recorded with this incident`];
-  return [`fix from @${name} could not be filed on the forge: ${o.detail ?? 'unknown error'}; it stays recorded with this incident`];
+    return ['fix from ', who, `: the catalog already has this incident's entry (${o.detail ?? ''}); it stays recorded with this incident`];
+  return ['fix from ', who, ` could not be filed on the forge: ${o.detail ?? 'unknown error'}; it stays recorded with this incident`];
 }
 
 function pr(decision: Outcome['decision'], p: ForgePullRequest): Outcome {
@@ -201,9 +201,9 @@ function pr(decision: Outcome['decision'], p: ForgePullRequest): Outcome {
 }
 
 /** What the thread is told about a note (SPEC §9: "📝 note filed as a comment on PR #12"). */
-export function noteNotice(name: string, o: Outcome): RichText {
+export function noteNotice(who: Inline, o: Outcome): RichText {
   const link = o.url && o.number !== undefined ? [{ link: { url: o.url, label: `PR #${o.number}` } }] : [];
-  if (o.decision === 'pr_comment') return [`note from @${name} filed as a comment on `, ...link];
-  if (o.decision === 'concept_pr') return [`note from @${name} filed as a new Concept entry for review: `, ...link];
-  return [`note from @${name} could not be filed on the forge: ${o.detail ?? 'unknown error'}; it stays recorded with this incident`];
+  if (o.decision === 'pr_comment') return ['note from ', who, ' filed as a comment on ', ...link];
+  if (o.decision === 'concept_pr') return ['note from ', who, ' filed as a new Concept entry for review: ', ...link];
+  return ['note from ', who, ` could not be filed on the forge: ${o.detail ?? 'unknown error'}; it stays recorded with this incident`];
 }

@@ -7,8 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { ackIntent, incidentIntents } from '../../../src/core/bot/intent.js';
 import { ackLine } from '../../../src/core/bot/ack-flow.js';
 import { incidentTimeline, timelineSummary } from '../../../src/core/bot/incident-timeline.js';
-import type { CardView, EphemeralView, NoticeView } from '../../../src/core/chat/thread-view.js';
-import { richText } from '../../../src/core/chat/thread-view.js';
+import type { CardView, EphemeralView, NoticeView, RichText } from '../../../src/core/chat/thread-view.js';
+import { asRichText, richText } from '../../../src/core/chat/thread-view.js';
 import { threadReplyIntent } from '../../../src/core/chat/thread-text.js';
 import type { MessageRef } from '../../../src/core/chat/chat-types.js';
 import { renderCard } from '../../../src/adapters/slack/render-slack-card.js';
@@ -56,15 +56,16 @@ describe('ack', () => {
     const [o] = await h.bot.handle(ack(h.root, 'U1', 'ev-1', 'alice'));
     expect(o).toMatchObject({ status: 'recorded', kind: 'ack', triggerKey: TK });
     await h.settle();
-    expect(lastCard(h).ack).toBe('👀 @alice is on it · 4 min after it fired');
+    expect(richText(asRichText(lastCard(h).ack))).toBe('👀 alice is on it · 4 min after it fired');
     h.clock.advance(60_000);
     await h.bot.handle(ack(h.root, 'U2', 'ev-2', 'bob'));
     await h.settle();
-    expect(lastCard(h).ack).toBe('👀 @alice and @bob are on it · 4 min after it fired');
+    expect(richText(asRichText(lastCard(h).ack))).toBe('👀 alice and bob are on it · 4 min after it fired');
+    expect(asRichText(lastCard(h).ack)).toContainEqual({ person: { via: 'rec', id: 'U2', name: 'bob' } });
     // The card keeps its state: an ack is not a silence.
     expect(lastCard(h).state).toBe('firing');
     const notices = h.transport.replies.map((r) => r.view).filter((v): v is NoticeView => v.kind === 'notice');
-    expect(notices.map((n) => `${n.icon} ${richText(n.text)}`)).toEqual(['👀 @alice is on it', '👀 @bob is on it']);
+    expect(notices.map((n) => `${n.icon} ${richText(n.text)}`)).toEqual(['👀 alice is on it', '👀 bob is on it']);
   });
 
   it('counts once per event and once per person; never a vote, never a silence', async () => {
@@ -73,7 +74,7 @@ describe('ack', () => {
     const [again] = await h.bot.handle(ack(h.root, 'U1', 'ev-1', 'alice')); // a retried delivery
     const [twice] = await h.bot.handle(ack(h.root, 'U1', 'ev-9', 'alice')); // the same person again
     expect(again).toMatchObject({ status: 'duplicate' });
-    expect(twice).toMatchObject({ status: 'ignored', reason: '@alice is already on it' });
+    expect(twice).toMatchObject({ status: 'ignored', reason: 'alice is already on it' });
     expect((await h.events()).filter((e) => e.type === 'ack')).toHaveLength(1);
     expect(h.ledger.read.votes(TK)).toEqual({});
     expect(h.ledger.read.entryStats(oom.id)).toMatchObject({ up: 0, down: 0 });
@@ -96,7 +97,7 @@ describe('ack', () => {
     const [o] = await h.bot.handle(ackIntent({ triggerKey: TK, user: 'carol' }));
     expect(o).toMatchObject({ status: 'recorded', kind: 'ack' });
     await h.settle();
-    expect(lastCard(h).ack).toMatch(/^👀 @carol is on it/);
+    expect(richText(asRichText(lastCard(h).ack))).toMatch(/^👀 carol is on it/);
     await expect(h.bot.handle(ackIntent({ triggerKey: 'nope|x', user: 'carol' }))).rejects.toThrow(/no incident thread for trigger nope\|x/);
   });
 
@@ -155,8 +156,8 @@ describe('ack', () => {
   });
 });
 
-describe('the card names people as text, never as mentions', () => {
-  const card = (line: string): CardView => ({
+describe("the card names people the surface's way; a display name is never markup", () => {
+  const card = (line: RichText): CardView => ({
     kind: 'card',
     state: 'firing',
     alertname: 'A',
@@ -171,27 +172,42 @@ describe('the card names people as text, never as mentions', () => {
     mentions: [],
     ack: line,
   });
-  const hostile = ackLine([{ user: 'slack:U1', name: '<!channel> <@U999> *bold* <b>x</b> @room', at: '2026-01-01T00:04:00Z' }], '2026-01-01T00:00:00Z')!;
+  const HOSTILE = '<!channel> <@U999> *bold* <b>x</b> @room [x](https://evil.example)';
+  const slackAck = ackLine([{ user: 'slack:U0ANN', via: 'slack', name: HOSTILE, at: '2026-01-01T00:04:00Z' }], '2026-01-01T00:00:00Z')!;
+  const matrixAck = ackLine([{ user: 'matrix:@ann:example.org', via: 'matrix', name: HOSTILE, at: '2026-01-01T00:04:00Z' }], '2026-01-01T00:00:00Z')!;
+  const cliAck = ackLine([{ user: 'ops', via: 'cli', name: HOSTILE, at: '2026-01-01T00:04:00Z' }], '2026-01-01T00:00:00Z')!;
 
-  it('Slack: one literal text run, no broadcast or user mention element, nothing in the fallback', () => {
-    const msg = renderCard(card(hostile));
+  it('Slack: the Slack person is their own mention (Slack shows their name); nothing else pings', () => {
+    const msg = renderCard(card(slackAck));
     const json = JSON.stringify(msg.blocks);
     expect(json).toContain('is on it · 4 min after it fired');
-    expect(json).not.toMatch(/"type":"(broadcast|user|usergroup)"/);
+    expect(json).toContain('{"type":"user","user_id":"U0ANN"}');
+    expect(json).not.toContain('U999');
+    expect(json).not.toMatch(/"type":"(broadcast|usergroup)"/);
     expect(msg.text).not.toContain('<!channel>');
   });
 
-  it('Matrix: HTML escaped, no pill and no m.mentions', () => {
-    const m = renderCardMatrix(card(hostile));
-    expect(m.formatted_body).toContain('&lt;!channel&gt;');
+  it('Slack: someone from another surface is literal text, never a mention', () => {
+    const json = JSON.stringify(renderCard(card(cliAck)).blocks);
+    expect(json).not.toMatch(/"type":"(broadcast|user|usergroup|link)"/);
+    expect(json).toContain('<!channel>');
+  });
+
+  it('Matrix: a Matrix person is a pill, the name escaped; no m.mentions, no other link', () => {
+    const m = renderCardMatrix(card(matrixAck));
+    expect(m.formatted_body).toContain('<a href="https://matrix.to/#/%40ann%3Aexample.org">&lt;!channel&gt;');
     expect(m.formatted_body).not.toContain('<b>x</b>');
-    expect(m.formatted_body).not.toContain('matrix.to');
-    expect(JSON.stringify(m['m.mentions'] ?? {})).not.toContain('room');
+    expect(m.formatted_body).not.toContain('evil.example"');
+    expect(m.body).toContain('@\u2060room');
+    expect(JSON.stringify(m['m.mentions'] ?? {})).toBe('{}');
+    const other = renderCardMatrix(card(slackAck));
+    expect(other.formatted_body).not.toContain('matrix.to');
   });
 
   it('console: escaped like every other line', () => {
-    const out = renderConsoleCard(card(hostile)).join('\n');
+    const out = renderConsoleCard(card(cliAck)).join('\n');
     expect(out).toContain('is on it · 4 min after it fired');
+    expect(richText(slackAck)).toContain('is on it');
   });
 });
 

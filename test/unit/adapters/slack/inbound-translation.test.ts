@@ -192,9 +192,12 @@ describe('acknowledge on Slack (issue 21)', () => {
       response_url: 'https://hooks.slack.com/a',
       actions: [{ action_id: 'reprise_ack', block_id: controlsBlockId('firing', 'inc:7'), action_ts: '9.9' }],
     };
-    expect(fromBlockAction(click)).toMatchObject({
-      intent: { type: 'ack', actor: { id: 'U1', name: '<!channel>', via: 'slack' }, target: { controlsId: 'inc:7' }, replyTo: { kind: 'response_url' } },
+    const t = fromBlockAction(click);
+    expect(t).toMatchObject({
+      intent: { type: 'ack', actor: { id: 'U1', via: 'slack' }, target: { controlsId: 'inc:7' }, replyTo: { kind: 'response_url' } },
     });
+    // The legacy handle is not a name people see: a person is their id (core/people.ts).
+    expect('intent' in t && t.intent.actor).toEqual({ id: 'U1', via: 'slack' });
   });
 
   it('@reprise ack in a thread and /reprise ack are acks', () => {
