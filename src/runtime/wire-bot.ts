@@ -226,7 +226,7 @@ export async function wireBot(config: Config, io: CliIO, logger: Logger, clock: 
   const servedSince = await ServedSince.open(store, logger.child({ component: 'ui' }));
   const catalog: () => CatalogSnapshot = servedSince.serving(() => served.current(), clock);
   catalog();
-  const curationPart = await startCuration(config, { ledger, catalog, clock, logger });
+  const curationPart = await startCuration(config, { ledger, catalog, clock, logger, people: surfaces.people });
   const model = config.model
     ? await startModel(config, { catalog, ledger, clock, logger, observer: loop, ...(modelMetrics ? { meterModels: modelMetrics.meter } : {}) })
     : undefined;
@@ -324,6 +324,7 @@ export async function wireBot(config: Config, io: CliIO, logger: Logger, clock: 
             servedSince,
             textIndex: textIndexFor(),
             permalink: transportPermalinks(transports.values()),
+            people: learnOnMiss(surfaces.people),
             ...(config.ui.token ? { token: config.ui.token } : {}),
             ...(config.ui.trusted_header ? { trustedHeader: config.ui.trusted_header, trustedProxies: config.ui.trusted_proxies } : {}),
           }),

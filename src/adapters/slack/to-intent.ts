@@ -6,7 +6,7 @@
  * rather than throwing.
  */
 import type { Actor, ChatIntent, MessageRef } from '../../core/chat/chat-types.js';
-import { commandIntent, parseSilenceChoice, threadReplyIntent } from '../../core/chat/thread-text.js';
+import { commandIntent, parseSilenceChoice, plainThreadReplyIntent, threadReplyIntent } from '../../core/chat/thread-text.js';
 import { controlFor, isSilenceChoice, parseControlsBlockId } from './slack-controls.js';
 import { mentionsUser, slackTextToPlain } from './slack-text.js';
 
@@ -82,7 +82,8 @@ function fromBot(ev: Obj | undefined, self: SlackSelf): boolean {
 
 /**
  * `message`: a person's reply in a thread. A message that mentions the bot is left to
- * `app_mention` (Slack sends both for it), and top-level chatter is not the bot's business.
+ * `app_mention` (Slack sends both for it), top-level chatter is not the bot's business, and a
+ * reply that does not mention it counts only as `ack` or `fixed: …`.
  */
 export function fromMessage(body: Obj, self: SlackSelf): Translation {
   const ev = obj(body['event']);
@@ -98,8 +99,13 @@ export function fromMessage(body: Obj, self: SlackSelf): Translation {
   const thread = threadOf(ev, channel);
   if (!thread) return { skip: 'top-level message that does not address the bot' };
   const { text, addressed } = slackTextToPlain(raw, self.userId);
-  if (!addressed) return { skip: 'thread reply that does not address the bot' };
-  return reply(text, { eventId: eventIdOf(body, `message:${channel}:${ts}`), actor: { id: user, via: TRANSPORT }, thread });
+  const ctx = { eventId: eventIdOf(body, `message:${channel}:${ts}`), actor: { id: user, via: TRANSPORT }, thread };
+  if (!addressed) {
+    // `ack` and `fixed: …` count in a bot thread without the mention (the bot ignores them elsewhere).
+    const plain = plainThreadReplyIntent(text, ctx);
+    return plain ? { intent: plain } : { skip: 'thread reply that does not address the bot' };
+  }
+  return reply(text, ctx);
 }
 
 /** A reply addressed to the bot in a thread: a silence or an operator note. */

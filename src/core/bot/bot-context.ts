@@ -273,14 +273,24 @@ export function restate(
   tx: BotTx,
   now: Date,
   thread: ThreadInfo,
-  change: { state: CardView['state']; note: string | RichText; icon: string; topic: 'resolved' | 'silenced' },
+  change: {
+    state: CardView['state'];
+    note: string | RichText;
+    icon: string;
+    topic: 'resolved' | 'silenced';
+    /** More of the card that changed with it (the track record a resolve moved): one edit, not two. */
+    patch?: Omit<CardPatch, 'kind' | 'state' | 'stateNote'>;
+    /** The thread's one notice, per surface, when it says more than the note (a resolve asking what fixed it). */
+    notice?: (transport: string) => RichText;
+  },
   out: Enqueued,
 ): void {
   for (const transport of thread.transports) {
     const note = typeof change.note === 'string' ? [change.note] : change.note;
-    const patch: CardPatch = { kind: 'card_patch', state: change.state, stateNote: change.note };
+    const patch: CardPatch = { ...change.patch, kind: 'card_patch', state: change.state, stateNote: change.note };
     enqueue(tx, now, { transport, op: 'update', openId: thread.openId, view: patch }, out);
-    notify({ tx, now, out }, thread.openId, [transport], { topic: change.topic, icon: change.icon, text: note });
+    const text = change.notice?.(transport) ?? note;
+    notify({ tx, now, out }, thread.openId, [transport], { topic: change.topic, icon: change.icon, text });
   }
 }
 

@@ -94,18 +94,40 @@ function recordVote(c: Ctx, e: Loose<Vote>): ChatOutcome {
     ...(e.eventId ? { eventId: e.eventId } : {}),
     at: c.now.toISOString(),
   };
+  const silenced = thread?.state === 'silenced';
   const index = c.tx.size;
   c.tx.record(event);
   c.log.info({ trigger: triggerKey, user: event.user, vote: e.vote, via: e.actor.via }, 'feedback recorded');
-  // The card shows the vote at once: its tally and the track record it moved.
+  // The card shows the vote at once: its tally and the track record it moved — and, when a 👎
+  // ended the silence it was under, that it pages again (the card must say what `status` says).
   if (thread) {
-    const votes = c.read.occurrences(triggerKey);
-    const track = thread.entry ? c.read.trackRecord(thread.entry, thread.answerKind ?? 'incident', c.now) : undefined;
-    const line = feedbackLine({ up: votes.up, down: votes.down }, thread.entry && track ? { kind: thread.answerKind ?? 'incident', track } : undefined);
-    for (const transport of thread.transports)
-      enqueue(c.tx, c.now, { transport, op: 'update', openId: thread.openId, view: { kind: 'card_patch', feedback: line } }, c.out);
+    const after = c.read.thread(thread.openId) ?? thread;
+    if (silenced && after.state === 'firing')
+      restate(
+        c.tx,
+        c.now,
+        thread,
+        {
+          state: 'firing',
+          note: ['silence ended by a 👎 from ', actorRun(e.actor)],
+          icon: '🔔',
+          topic: 'silenced',
+          patch: { feedback: cardFeedback(c, thread) },
+        },
+        c.out,
+      );
+    else
+      for (const transport of thread.transports)
+        enqueue(c.tx, c.now, { transport, op: 'update', openId: thread.openId, view: { kind: 'card_patch', feedback: cardFeedback(c, thread) } }, c.out);
   }
   return { status: 'recorded', kind: 'vote', triggerKey, event, index };
+}
+
+/** The card's feedback line as the ledger stands: the thread's 👍/👎 and, when it recalled an entry, that entry's track record. */
+export function cardFeedback(c: Pick<Ctx, 'read' | 'now'>, thread: ThreadInfo): string {
+  const votes = c.read.occurrences(thread.triggerKey);
+  const track = thread.entry ? c.read.trackRecord(thread.entry, thread.answerKind ?? 'incident', c.now) : undefined;
+  return feedbackLine({ up: votes.up, down: votes.down }, thread.entry && track ? { kind: thread.answerKind ?? 'incident', track } : undefined);
 }
 
 export function decideSilence(c: Ctx, e: Loose<Silence>): ChatOutcome {

@@ -150,17 +150,21 @@ export function decideFixed(c: Ctx, e: Fixed): ChatOutcome {
 }
 
 /**
- * Asked once, when the incident's thread resolves: an incident no instant recall answered and
- * no one has said the fix of yet, when asking is on (the config, and the routing rule's say).
+ * The resolve notice's question, per surface, when the thread should ask what fixed it: an
+ * incident no instant recall answered, no one has said the fix of yet, asking on (the config,
+ * and the routing rule's say). Undefined when it should not ask. It is part of the resolve's
+ * one notice ("✅ resolved after 23 min — what fixed it? Reply …"), never a second message.
  */
-export function askWhatFixed(c: Ctx, thread: ThreadInfo, resolvedNote: string, incident: Incident): void {
+export function askWhatFixed(c: Ctx, thread: ThreadInfo, resolvedNote: string, incident: Incident): ((transport: string) => RichText) | undefined {
   const opts = c.d.fixes ?? DEFAULT_FIXES;
   const rule = c.d.routing.askFix?.(incident);
-  if (!(rule ?? opts.ask)) return;
-  if (thread.answerKind === 'incident' && thread.entry) return;
-  if ((thread.fixes ?? 0) > 0) return;
-  const mention = (transport: string): string => (transport === 'matrix' ? '!reprise fixed …' : '@reprise fixed: …');
-  // Each surface is told how to mention the bot there.
-  for (const transport of thread.transports)
-    notify(c, thread.openId, [transport], { topic: 'note', icon: '✅', text: [`${resolvedNote} — what fixed it? Reply `, { code: mention(transport) }] });
+  if (!(rule ?? opts.ask)) return undefined;
+  if (thread.answerKind === 'incident' && thread.entry) return undefined;
+  if ((thread.fixes ?? 0) > 0) return undefined;
+  return (transport) => [`${resolvedNote} — what fixed it? Reply `, { code: fixSyntax(transport) }];
+}
+
+/** How a person says what fixed it on a surface: `!reprise fixed …` on Matrix, the CLI's command on the console, else a mention. */
+export function fixSyntax(transport: string): string {
+  return transport === 'matrix' ? '!reprise fixed …' : transport === 'console' ? 'reprise fixed <trigger> …' : '@reprise fixed: …';
 }

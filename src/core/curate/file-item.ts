@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DraftBranchPort, ForgePort, ForgePullRequest } from '../../ports/forge.js';
 import type { Inline, RichText } from '../chat/thread-view.js';
+import type { PeopleNames } from '../people.js';
 import type { CuratedEvent } from '../ledger-events.js';
 import type { CurateItem } from '../ledger/ledger-types.js';
 import { HOST_KINDS, NOT_WORKLOAD_KINDS } from '../identity.js';
@@ -26,6 +27,8 @@ export interface FilingDeps {
   drafts: DraftBranchPort;
   catalog: () => CatalogSnapshot;
   options: { labels: readonly string[]; dupScore: number; neighbours: number };
+  /** Display names of the people a draft names, looked up before it is written. */
+  names?: PeopleNames;
 }
 
 /** Counts forge write calls, so one item's cost is known before the budget is spent. */
@@ -168,7 +171,7 @@ export async function filePostmortem(deps: FilingDeps, item: CurateItem, forge: 
   const open = await deps.forge.listPullRequests('open');
   const mine = open.find((p) => hasMarker(p.body, 'postmortem', item.id));
   if (mine) return pr('postmortem_pr', mine);
-  const draft = renderPostmortem(m, item.id.replace(/[^0-9a-f]/g, '') || randomUUID().replace(/-/g, ''));
+  const draft = renderPostmortem(m, item.id.replace(/[^0-9a-f]/g, '') || randomUUID().replace(/-/g, ''), deps.names);
   await deps.drafts.push({ branch: draft.branch, path: draft.path, content: draft.content, message: draft.title });
   const created = await forge.createPullRequest({
     title: draft.title,

@@ -385,3 +385,45 @@ describe('routing, mentions and several surfaces', () => {
     expect(matrix!.updates).toHaveLength(1);
   });
 });
+
+describe('the card always shows the state (issue 28 item 2)', () => {
+  it('a 👎 that ends a silence edits the card back to firing, names who, and the thread reads firing as status does', async () => {
+    const { transport, ledger, root, clock, settle } = await withThread();
+    await transport.inject(reaction(root, 'no_bell', 'r-1'));
+    await settle();
+    expect((transport.updates.at(-1)!.view as CardView).state).toBe('silenced');
+    clock.advance(60_000);
+    await transport.inject(reaction(root, '-1', 'r-2', 'U2'));
+    await settle();
+    expect(ledger.read.silence(TK, clock.now())).toMatchObject({ active: false });
+    const card = transport.updates.at(-1)!.view as CardView;
+    expect(card.state).toBe('firing');
+    expect(richText(asRichText(card.stateNote))).toBe('silence ended by a 👎 from U2');
+    expect(asRichText(card.stateNote)).toContainEqual({ person: { via: 'rec', id: 'U2' } });
+    expect(card.feedback).toMatch(/👎 1/);
+    expect(notices(transport.replies).at(-1)).toBe('🔔 silence ended by a 👎 from U2');
+    expect(ledger.read.newestThread(TK)?.state).toBe('firing');
+  });
+
+  it('a 👎 with no silence in force only moves the tally: no state change, no notice', async () => {
+    const { transport, root, settle } = await withThread();
+    const before = transport.replies.length;
+    await transport.inject(reaction(root, '-1', 'r-9'));
+    await settle();
+    expect((transport.updates.at(-1)!.view as CardView).state).toBe('firing');
+    expect(transport.replies.length).toBe(before);
+  });
+
+  it('a resolve of a recalled incident is one message, and the same card edit shows the track record it moved', async () => {
+    const { bot, transport, clock, settle } = await withThread();
+    const replies = transport.replies.length;
+    clock.advance(7 * 60_000);
+    await bot.handle(incidentIntents([{ ...firing(), status: 'resolved' }]));
+    await settle();
+    expect(transport.replies.length - replies).toBe(1);
+    expect(notices(transport.replies).at(-1)).toMatch(/^✅ resolved after \d+ min$/);
+    const card = transport.updates.at(-1)!.view as CardView;
+    expect(card.state).toBe('resolved');
+    expect(card.feedback).toMatch(/track record: resolved 1 of 1/);
+  });
+});

@@ -64,6 +64,25 @@ describe('payloads to intents (what the person meant)', () => {
     expect(fromMessage(msg({ bot_id: 'B9' }), self)).toEqual({ skip: 'message from a bot' });
     expect(fromMessage(msg({ subtype: 'message_deleted' }), self)).toHaveProperty('skip');
     expect(fromMessage(msg({ subtype: 'thread_broadcast' }), self)).toHaveProperty('skip');
+    // A plain reply in a thread counts as `ack` or `fixed: …` (README: "`ack` in the thread"), nothing else.
+    const root = { transport: 'slack', channel: 'C1', id: '1.2' };
+    expect(fromMessage(msg({ text: 'ack' }), self)).toEqual({
+      intent: { type: 'ack', eventId: 'Ev2', actor: { id: 'U1', via: 'slack' }, target: { message: root } },
+    });
+    expect(fromMessage(msg({ text: 'ACK!' }), self)).toMatchObject({ intent: { type: 'ack' } });
+    expect(fromMessage(msg({ text: 'fixed: restarted `journald` &amp; set LOG_LEVEL=info <https://wiki.example/x|runbook>' }), self)).toEqual({
+      intent: {
+        type: 'fixed',
+        eventId: 'Ev2',
+        actor: { id: 'U1', via: 'slack' },
+        text: 'restarted `journald` & set LOG_LEVEL=info runbook (https://wiki.example/x)',
+        target: { message: root },
+      },
+    });
+    for (const chatter of ['ack the deploy first?', 'fixed it myself', 'fixed:', 'fixed:   ', 'note: x', 'silence 4h', 'acknowledged', 'postmortem'])
+      expect(fromMessage(msg({ text: chatter }), self), chatter).toEqual({ skip: 'thread reply that does not address the bot' });
+    // Top-level `ack` is not in a thread: not the bot's business.
+    expect(fromMessage(msg({ text: 'ack', thread_ts: undefined }), self)).toHaveProperty('skip');
     const mention = (text: string, thread = true) => ({
       event_id: 'Ev3',
       event: { type: 'app_mention', user: 'U1', channel: 'C1', ts: '3.1', ...(thread ? { thread_ts: '1.2' } : {}), text },

@@ -59,6 +59,7 @@ describe('manifests/slack-app.yaml', () => {
       'groups:history',
       'groups:read',
       'reactions:read',
+      'users:read',
     ]);
   });
 
