@@ -22,7 +22,7 @@ describe('reprise ack / reprise incident show', () => {
     const ok = await runCli(['ack', TRIGGER, '--user', '<!channel>bob'], { env });
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stdout).toMatch(/^ack recorded via the running bot \(pid \d+\) as event #\d+: <!channel>bob is on kubepodcrashlooping/);
-    await bot.waitForTranscript((ls) => ls.some((l) => /👀 @<!channel>bob is on it · [0-9dhmin ]+ after it fired/.test(l.text)));
+    await bot.waitForTranscript((ls) => ls.some((l) => /👀 <!channel>bob is on it · [0-9dhmin ]+ after it fired/.test(l.text)));
     const again = await runCli(['ack', TRIGGER, '--user', '<!channel>bob'], { env });
     expect(again.code).toBe(2);
     expect(again.stderr).toMatch(/already on it/);
