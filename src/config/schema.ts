@@ -389,7 +389,7 @@ const people = z
 const CONSOLE_MODES = ['auto', 'on', 'off'] as const;
 const transport = z.strictObject({
   console: doc(oneOf(CONSOLE_MODES).default('auto'), 'Print threads to stdout: auto = only when neither Slack nor Matrix is configured.'),
-  transcript: doc(str().optional(), 'Also append every console message to this file (JSON lines).', {
+  transcript: doc(str().optional(), 'Also append every message sent on every surface (Slack, Matrix, console) to this file (JSON lines).', {
     fsPath: true,
     env: ['REPRISE_TRANSCRIPT'],
     example: './transcript.jsonl',
