@@ -42,7 +42,7 @@ describe('entry markdown as rich text', () => {
       { code: 'journalctl --vacuum-size=500M' },
       ', set LOG_LEVEL=info (see https://wiki.example.com/x), thanks @bob',
     ]);
-    expect(creditLine).toEqual(['— from ', { person: { name: 'U0ANN', via: 'slack' } }, ' via Slack on 2026-11-29']);
+    expect(creditLine).toEqual(['— from ', { person: { via: 'slack', id: 'U0ANN' } }, ' via Slack on 2026-11-29']);
     const shown = JSON.stringify(entrySection(s['resolution']));
     expect(shown).not.toMatch(/\\\\|\u2060|\["> /);
   });
