@@ -70,7 +70,7 @@ export function renderConsoleCard(card: CardView): string[] {
   else out.push(`${VERDICT[card.verdict]} · no trusted memory for this alert`);
   if (card.seenBefore && card.seenBefore.lines.length > 0) {
     const h = card.seenBefore;
-    out.push(SEEN_BEFORE_LABEL, ...h.lines.map((l) => `  • ${escapeLine(l)}`));
+    out.push(SEEN_BEFORE_LABEL, ...h.lines.map((l) => `  • ${escapeLine(richText(asRichText(l)))}`));
     if (h.more) out.push(`  ${seenBeforeMore(h.more)}: ${escapeLine(h.more.url ?? h.more.path)}`);
   }
   if (card.curation)

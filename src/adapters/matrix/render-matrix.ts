@@ -141,7 +141,7 @@ function said(card: CardView): Block[] {
 function seenBeforeBlocks(card: CardView): Block[] {
   const h = card.seenBefore;
   if (!h || h.lines.length === 0) return [];
-  const out = [para(em(trusted(SEEN_BEFORE_LABEL))), ...h.lines.map((l) => para(cat(trusted('• '), line(l))))];
+  const out = [para(em(trusted(SEEN_BEFORE_LABEL))), ...h.lines.map((l) => para(cat(trusted('• '), typeof l === 'string' ? line(l) : inline(l, CAP.line))))];
   if (h.more) out.push(para(h.more.url ? link(seenBeforeMore(h.more), h.more.url, CAP.line) : line(`${seenBeforeMore(h.more)} (${h.more.path})`)));
   return out;
 }

@@ -125,7 +125,7 @@ function controls(card: CardView): types.ActionsBlock {
 function seenBeforeSections(card: CardView): RichTextSection[] {
   const h = card.seenBefore;
   if (!h || h.lines.length === 0) return [];
-  const out = [section([text(SEEN_BEFORE_LABEL, { italic: true })]), ...h.lines.map((l) => section([text(`• ${l}`, undefined, true)]))];
+  const out = [section([text(SEEN_BEFORE_LABEL, { italic: true })]), ...h.lines.map((l) => section([text('• '), ...inlines(asRichText(l))]))];
   if (h.more) out.push(section([h.more.url ? link(h.more.url, seenBeforeMore(h.more)) : text(`${seenBeforeMore(h.more)} (${h.more.path})`, undefined, true)]));
   return out;
 }

@@ -73,7 +73,9 @@ export function decideResolve(c: Ctx, incident: Incident): ResolveOutcome {
     const said = thread.storm && thread.storm.count > 1 ? `all ${thread.storm.count} alerts ${note}` : note;
     const ask = askWhatFixed(c, thread, said, incident);
     // A recalled entry's track record moved with the resolve: the card says so in the same edit.
+    // A runbook's record is its votes alone, which a resolve does not move: that card is left as it was.
     const after = c.read.thread(thread.openId) ?? thread;
+    const trackMoved = after.entry !== undefined && (after.answerKind ?? 'incident') !== 'runbook';
     restate(
       tx,
       now,
@@ -83,7 +85,7 @@ export function decideResolve(c: Ctx, incident: Incident): ResolveOutcome {
         note: said,
         icon: '✅',
         topic: 'resolved',
-        ...(after.entry ? { patch: { feedback: cardFeedback(c, after) } } : {}),
+        ...(trackMoved ? { patch: { feedback: cardFeedback(c, after) } } : {}),
         ...(ask ? { notice: ask } : {}),
       },
       out,

@@ -93,10 +93,11 @@ export interface CardView {
 /**
  * "Seen before": the last episodes of the trigger (or of the same alert on a sibling workload or
  * host), one line of text each, newest first — when, how long, who acked, what fixed it in the
- * person's words, whether it held. Renderers label it as history and escape every line.
+ * person's words, whether it held. Renderers label it as history and escape every line; people
+ * are person runs (a string line is a card recorded before they were).
  */
 export interface SeenBeforeView {
-  lines: string[];
+  lines: Array<RichText | string>;
   /** Episodes not shown, and where `/ui` lists them all (`path`; `url` when a public URL is configured). */
   more?: { count: number; path: string; url?: string };
 }
