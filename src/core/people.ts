@@ -39,6 +39,8 @@ export interface PeopleNames {
 export const MAX_NAME = 64;
 
 const SURFACES = new Set(['slack', 'matrix', 'console', 'pagerduty', 'cli']);
+/** What a surface's name looks like (a transport's `name`). */
+const SURFACE_NAME = /^[a-z][a-z0-9_-]{0,31}$/;
 
 /** The ledger's `user` for a person: surface-qualified (`slack:U0ANN`), the CLI's name as is. */
 export function personKey(p: PersonRef): string {
@@ -53,8 +55,10 @@ export function personFromKey(user: string, via?: string): PersonRef {
   if (via !== undefined && via !== 'cli' && user.startsWith(`${via}:`)) return { via, id: user.slice(via.length + 1) };
   const colon = user.indexOf(':');
   const prefix = colon > 0 ? user.slice(0, colon) : '';
-  // Without the event's surface (or from the CLI, naming a chat person), a known surface's prefix says it.
-  if (SURFACES.has(prefix) && prefix !== 'cli' && (via === undefined || via === 'cli')) return { via: prefix, id: user.slice(colon + 1) };
+  // Without the event's surface (or from the CLI, naming a chat person), the prefix says it: a known
+  // surface's, or any surface name's (`rec:U-alice`) — a CLI user name is never surface-qualified.
+  const named = SURFACES.has(prefix) || SURFACE_NAME.test(prefix);
+  if (named && prefix !== 'cli' && (via === undefined || via === 'cli') && colon < user.length - 1) return { via: prefix, id: user.slice(colon + 1) };
   return { via: via ?? 'cli', id: user };
 }
 

@@ -214,7 +214,7 @@ describe('teach it what fixed it, end to end through reprise serve (no model)', 
       const question = appMentionEvent({ user: ANN, text: `<@${BOT}> ${QUESTION}`, channel: PAYMENTS, ts: ts2, threadTs: card2.ts });
       expect((await deliver(`${bot.url}/slack/events`, s.signed.event(question))).status).toBe(200);
       const answer = await s.waitFor(() => replies(card2).find((m) => shown(m).includes('What fixed it last time')));
-      expectFixAnswer(String(answer.text), `@${ANN}`);
+      expectFixAnswer(String(answer.text), `<@${ANN}>`);
       // Slack's markup in the fix is text there: no broadcast, no bold.
       expect(String(answer.text)).not.toMatch(/<!channel>|<b>/);
       expect((await postAlert(bot.url, resolved(1))).status).toBe(202);
@@ -271,7 +271,7 @@ describe('teach it what fixed it, end to end through reprise serve (no model)', 
       expect((await eventsOf(w.dir, 'ack', 1))[0]).toMatchObject({ triggerKey: TRIGGER, user: `matrix:${ALICE}`, via: 'matrix' });
       expect((await postAlert(bot.url, resolved(0))).status).toBe(202);
       const asked = await waitFor(() => threadOf(card).find((x) => body(x).includes('what fixed it?')), 'the question');
-      expect(body(asked)).toContain('!reprise fixed …');
+      expect(body(asked)).toContain('!reprise fixed: …');
 
       m.replyInThread(PAYMENTS, ALICE, card.eventId, `!reprise fixed ${HOSTILE}`);
       const [fix] = await eventsOf(w.dir, 'fix', 1);

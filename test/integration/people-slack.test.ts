@@ -83,7 +83,8 @@ describe('people on Slack while users.info is rate limited', () => {
       expect(lines.filter((l) => l.surface === 'slack').map((l) => l.kind)).toEqual(expect.arrayContaining(['rca', 'detail', 'update', 'status']));
       expect(lines.every((l) => l.surface === 'slack')).toBe(true);
       expect(lines.find((l) => l.kind === 'rca')?.threadId).toBe(card.ts);
-      expect(bot.child.exitCode).toBeNull();
+      // Still serving: a rate-limited directory never stops the bot.
+      expect((await fetch(`${bot.url}/healthz`)).status).toBe(200);
     },
   );
 });

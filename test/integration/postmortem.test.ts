@@ -200,7 +200,9 @@ describe('a postmortem draft from the thread', () => {
       const content1 = (await h.remote.show(pm1.head, `postmortems/${pm1.head.slice('reprise/postmortem/'.length)}.md`))!;
       expect(content1).toContain('judged off-base with 👎');
       expect(content1).toContain('tried restarting the pods, it did not help');
-      expect(content1).toMatch(/@\u2060alice acknowledged it after 10 min/);
+      // People by name, else id: never the ledger's surface-qualified key, never an @ GitHub would link.
+      expect(content1).toMatch(/— alice acknowledged it after 10 min/);
+      expect(content1).not.toMatch(/rec:|@\u2060?(alice|U-alice)/);
       expect(content1).toMatch(/— resolved after 20 min/);
       // Both drafts are of one trigger: the facts were kept apart by episode, not by trigger.
       expect(content1).toContain(content.split('- **Trigger:** ')[1]!.split('\n')[0]!);

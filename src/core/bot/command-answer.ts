@@ -4,6 +4,7 @@
  * Each is answered once, privately, through the outbox; `investigate` is a background job whose
  * answer follows when the model is done — the surface that handed the command in never waits.
  */
+import { postmortemSyntax } from '../chat/surface-syntax.js';
 import type { ChatIntent } from '../chat/chat-types.js';
 import type { EphemeralView } from '../chat/thread-view.js';
 import { resolveTriggerName, triggerNameSaid } from '../trigger-name.js';
@@ -121,7 +122,7 @@ export function decideCommand(c: Ctx, e: Command): CommandOutcome {
         return reply(
           plainAnswer(
             'Postmortem',
-            'Name the trigger: `postmortem <trigger key>` (`status` lists open incidents), or mention the bot in its thread: `@reprise postmortem`.',
+            `Name the trigger: \`postmortem <trigger key>\` (\`status\` lists open incidents), or ask in its thread: \`${postmortemSyntax(e.actor.via)}\`.`,
           ),
         );
       try {
@@ -135,8 +136,8 @@ export function decideCommand(c: Ctx, e: Command): CommandOutcome {
       }
     }
     case 'help':
-      return reply(helpAnswer());
+      return reply(helpAnswer(e.actor.via));
     case 'unknown':
-      return reply({ ...helpAnswer(), title: `Unknown command “${cmd.word}” — Reprise commands` });
+      return reply({ ...helpAnswer(e.actor.via), title: `Unknown command “${cmd.word}” — Reprise commands` });
   }
 }

@@ -4,6 +4,7 @@
  * forge is configured — becomes an Incident entry draft through the curator, like a Finding. When
  * an incident no instant recall answered resolves, the thread asks for it once.
  */
+import { fixSyntax } from '../chat/surface-syntax.js';
 import { tellRefusal } from './refusal.js';
 import { randomUUID } from 'node:crypto';
 import type { Actor, ChatIntent, Target } from '../chat/chat-types.js';
@@ -162,9 +163,4 @@ export function askWhatFixed(c: Ctx, thread: ThreadInfo, resolvedNote: string, i
   if (thread.answerKind === 'incident' && thread.entry) return undefined;
   if ((thread.fixes ?? 0) > 0) return undefined;
   return (transport) => [`${resolvedNote} — what fixed it? Reply `, { code: fixSyntax(transport) }];
-}
-
-/** How a person says what fixed it on a surface: `!reprise fixed …` on Matrix, the CLI's command on the console, else a mention. */
-export function fixSyntax(transport: string): string {
-  return transport === 'matrix' ? '!reprise fixed …' : transport === 'console' ? 'reprise fixed <trigger> …' : '@reprise fixed: …';
 }

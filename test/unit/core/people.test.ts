@@ -18,6 +18,10 @@ describe('people (one person, one way per surface)', () => {
     expect(personFromKey('ann')).toEqual({ via: 'cli', id: 'ann' });
     // A CLI user named like a chat person is that chat person (reprise ack --user slack:U0ANN).
     expect(personFromKey('slack:U0ANN', 'cli')).toEqual({ via: 'slack', id: 'U0ANN' });
+    // Any surface's key reads as that surface's person, never as a CLI user called `rec:U-alice`.
+    expect(personFromKey('rec:U-alice')).toEqual({ via: 'rec', id: 'U-alice' });
+    expect(personFromKey('ann:')).toEqual({ via: 'cli', id: 'ann:' });
+    expect(personFromKey('@ann:example.org')).toEqual({ via: 'cli', id: '@ann:example.org' });
   });
 
   it('a display name is one bounded line; nothing else is changed (renderers escape it)', () => {
