@@ -373,6 +373,9 @@ export async function playShift(surface: Surface): Promise<ShiftText> {
     await step(d.command(ann, 'status'));
     at('06:10');
     await step(d.command(ann, `status ${TRIGGER_WORDS}`));
+    // Ann judges the recalled answer off-base after all: a 👎 ends the silence, and the card says it pages again.
+    at('06:12');
+    await step(d.voteDown(ann, 3));
     at('06:20');
     await step(alert('resolved (endsAt 06:19)', webhook('resolved', [alertOf(POD[3]!, 'resolved', '2026-11-29T06:00:00Z', '2026-11-29T06:19:00Z')])));
 

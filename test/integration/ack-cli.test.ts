@@ -32,7 +32,7 @@ describe('reprise ack / reprise incident show', () => {
 
     const shown = await runCli(['incident', 'show', TRIGGER], { env });
     expect(shown.code, shown.stderr).toBe(0);
-    expect(shown.stdout).toMatch(/acknowledged after [0-9dhmin ]+ · still firing · on it: @<!channel>bob/);
+    expect(shown.stdout).toMatch(/acknowledged after [0-9dhmin ]+ · still firing · on it: <!channel>bob/);
     expect(shown.stdout).toMatch(/🚨 fired/);
     expect(shown.stdout).toMatch(/💬 posted to console/);
     expect(shown.stdout).toMatch(/👀 acknowledged by <!channel>bob via cli/);
