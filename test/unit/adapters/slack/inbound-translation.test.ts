@@ -62,6 +62,10 @@ describe('payloads to intents (what the person meant)', () => {
     expect(fromMessage(msg({ thread_ts: undefined }), self)).toHaveProperty('skip');
     expect(fromMessage(msg({ thread_ts: '2.1' }), self)).toHaveProperty('skip');
     expect(fromMessage(msg({ bot_id: 'B9' }), self)).toEqual({ skip: 'message from a bot' });
+    // The bot's own replies (`ack` in a notice it wrote, a fix it quoted) never count as a person's.
+    expect(fromMessage(msg({ user: 'UBOT', text: 'ack' }), self)).toEqual({ skip: 'message from a bot' });
+    expect(fromMessage(msg({ user: 'UOTHER', bot_id: 'B7', text: 'fixed: restarted it' }), self)).toEqual({ skip: 'message from a bot' });
+    expect(fromMessage(msg({ subtype: 'bot_message', text: 'ack' }), self)).toHaveProperty('skip');
     expect(fromMessage(msg({ subtype: 'message_deleted' }), self)).toHaveProperty('skip');
     expect(fromMessage(msg({ subtype: 'thread_broadcast' }), self)).toHaveProperty('skip');
     // A plain reply in a thread counts as `ack` or `fixed: …` (README: "`ack` in the thread"), nothing else.
