@@ -293,6 +293,61 @@ describe('reconciling threads with Alertmanager', () => {
     expect(outs).toEqual([expect.objectContaining({ status: 'dropped', reason: expect.stringMatching(/^duplicate resolve/) })]);
   });
 
+  it('concludes a thread silenced in Alertmanager from its card even when no round listed the alert before it went', async () => {
+    // Silenced from the card and resolved within one reconcile interval: no round ever listed
+    // it, but this Alertmanager accepted the silence, so it holds the alert.
+    const { silencer } = recordingSilencer();
+    const h = await botHarness({ snapshot, alertmanager: silencer });
+    const reconcile = reconciler(h);
+    await h.bot.handle(incidentIntents([firing('fp-brief')]));
+    await h.settle();
+    const root = h.transport.posts[0]!.ref!;
+    const controlsId = (h.transport.posts[0]!.view as CardView).controlsId;
+    await h.transport.inject({
+      type: 'action',
+      eventId: 'sel-b',
+      transport: 'rec',
+      user: { id: 'U1', name: 'ann' },
+      action: 'silence',
+      value: '4h+am',
+      target: root,
+      controlsId,
+      respond,
+    });
+    await h.bot.idle();
+    await h.settle();
+    h.clock.advance(60_000);
+    expect(await reconcile([])).toBe(1);
+    expect((await h.events()).filter((e) => e.type === 'resolve')).toEqual([expect.objectContaining({ fingerprint: 'fp-brief', reason: 'am_gone' })]);
+    expect(h.ledger.read.openIncidents(10)).toHaveLength(0);
+  });
+
+  it('a silence Alertmanager refused does not make the thread its own: unlisted, it is left alone', async () => {
+    const { silencer } = recordingSilencer('connection refused');
+    const h = await botHarness({ snapshot, alertmanager: silencer });
+    const reconcile = reconciler(h);
+    await h.bot.handle(incidentIntents([firing('fp-other')]));
+    await h.settle();
+    const root = h.transport.posts[0]!.ref!;
+    const controlsId = (h.transport.posts[0]!.view as CardView).controlsId;
+    await h.transport.inject({
+      type: 'action',
+      eventId: 'sel-c',
+      transport: 'rec',
+      user: { id: 'U1', name: 'ann' },
+      action: 'silence',
+      value: '4h+am',
+      target: root,
+      controlsId,
+      respond,
+    });
+    await h.bot.idle();
+    await h.settle();
+    h.clock.advance(60_000);
+    expect(await reconcile([])).toBe(0);
+    expect(h.ledger.read.openIncidents(10)).toHaveLength(1);
+  });
+
   it('reconciles a group thread alert by alert: the ones Alertmanager dropped are concluded, the thread goes on for the rest', async () => {
     const h = await botHarness({
       snapshot,
