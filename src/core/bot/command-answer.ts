@@ -107,6 +107,8 @@ export function decideCommand(c: Ctx, e: Command): CommandOutcome {
         o = { status: 'refused', reason: err.message };
       }
       if (o.status === 'duplicate') return o;
+      // Typed in the incident's own thread (`!reprise ack`), the card's edit and the thread's notice answer it: no third message.
+      if (o.status === 'recorded' && !cmd.triggerKey && e.replyTo.kind === 'thread') return o;
       answer(
         c,
         e.actor.via,

@@ -132,6 +132,24 @@ describe('ack', () => {
     expect((await h.events()).filter((e) => e.type === 'ack')).toHaveLength(1);
   });
 
+  it('`!reprise ack` typed in the thread is answered by the card and the notice alone (no third message)', async () => {
+    const h = await withThread();
+    await h.bot.handle({
+      type: 'command',
+      eventId: 'c-t',
+      actor: { id: 'U1', name: 'alice', via: 'rec' },
+      name: 'ack',
+      args: '',
+      channel: '#rec',
+      thread: h.root,
+      replyTo: { kind: 'thread', ref: h.root },
+    });
+    await h.settle();
+    expect(h.transport.ephemerals).toHaveLength(0);
+    expect(richText(asRichText(lastCard(h).ack))).toMatch(/^👀 alice is on it/);
+    expect(h.transport.replies.map((r) => r.view).filter((v) => v.kind === 'notice' && richText(v.text).includes('is on it'))).toHaveLength(1);
+  });
+
   it('time to acknowledge: the first ack of a thread on the metrics port once, and a figure in /reprise status', async () => {
     const seen: number[] = [];
     const observer: LoopObserver = { recallDecided() {}, investigationEnded() {}, deliveryEnded() {}, acknowledged: (s) => void seen.push(s) };
