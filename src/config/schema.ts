@@ -374,16 +374,29 @@ const matrix = z.strictObject({
   ),
   allow_users: allowUsers('Matrix', '@oncall:example.org'),
 });
+const people = z
+  .strictObject({
+    cache_size: doc(int(1).default(5000), 'Display names kept in memory (Slack users.info, Matrix profiles); past this the least recently used is dropped.'),
+    ttl: dur('6h', 'How long a looked-up display name is shown before it is asked for again.', { positive: true }),
+    retry_after: dur('5m', 'A lookup that failed (not found, refused, unreachable) is not tried again for this long; the id is shown meanwhile.', {
+      positive: true,
+    }),
+    lookup_timeout: dur('3s', 'Longest wait for one display-name lookup; a card never waits for one, a PR body or postmortem at most this long.', {
+      positive: true,
+    }),
+  })
+  .transform((v) => withMs(v, ['ttl', 'retry_after', 'lookup_timeout']));
 const CONSOLE_MODES = ['auto', 'on', 'off'] as const;
 const transport = z.strictObject({
   console: doc(oneOf(CONSOLE_MODES).default('auto'), 'Print threads to stdout: auto = only when neither Slack nor Matrix is configured.'),
-  transcript: doc(str().optional(), 'Also append every console message to this file (JSON lines).', {
+  transcript: doc(str().optional(), 'Also append every message sent on every surface (Slack, Matrix, console) to this file (JSON lines).', {
     fsPath: true,
     env: ['REPRISE_TRANSCRIPT'],
     example: './transcript.jsonl',
   }),
   slack: doc(block(slack.prefault({})), 'Slack app settings; see manifests/slack-app.yaml.'),
   matrix: doc(block(matrix.prefault({})), 'Matrix bot settings (end-to-end encrypted rooms are not supported).'),
+  people: doc(block(people.prefault({})), 'Display names where text cannot mention a person (PR bodies, postmortems, /ui, the console, the other surface).'),
 });
 
 const routeRule = z.strictObject({

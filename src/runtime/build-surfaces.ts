@@ -9,6 +9,8 @@ import type { Actor } from '../core/chat/chat-types.js';
 import type { RoutedTransport, RoutingOptions } from '../core/bot/routing.js';
 import type { HttpApp } from '../http/create-server.js';
 import type { ChatTransport } from '../ports/chat-transport.js';
+import type { NameLookup, PeopleDirectory } from '../ports/people.js';
+import { CachedPeopleDirectory } from './people-directory.js';
 import { matrixEnabled, slackEnabled, type SurfaceDeps } from './surface-deps.js';
 
 export interface Surfaces {
@@ -18,6 +20,8 @@ export interface Surfaces {
   routing: RoutingOptions;
   /** Who may vote, silence and write notes, per surface. */
   allow: (actor: Actor) => boolean;
+  /** Display names of the surfaces' people (Slack users.info, Matrix profiles), cached. */
+  people: PeopleDirectory;
 }
 
 export async function buildSurfaces(config: Config, deps: SurfaceDeps): Promise<Surfaces> {
@@ -25,15 +29,17 @@ export async function buildSurfaces(config: Config, deps: SurfaceDeps): Promise<
   const routed: RoutedTransport[] = [];
   const mounts: Array<(app: HttpApp) => void> = [];
   const chat = slackEnabled(config) || matrixEnabled(config);
+  let lookups: Record<string, NameLookup> = {};
   if (slackEnabled(config) || matrixEnabled(config)) {
     const { chatSurfaces } = await import('./chat-surfaces.js');
     const built = await chatSurfaces(config, deps);
     transports.push(...built.transports);
     routed.push(...built.routed);
     mounts.push(...built.mounts);
+    lookups = built.lookups;
   }
   if (config.transport.console === 'on' || (config.transport.console === 'auto' && !chat)) {
-    transports.push(new ConsoleTransport({ write: deps.write, ...(config.transport.transcript ? { transcriptFile: config.transport.transcript } : {}) }));
+    transports.push(new ConsoleTransport({ write: deps.write }));
     routed.push({ name: 'console', defaultChannel: 'console', param: 'console' });
   }
   const allowLists: Record<string, Set<string>> = {
@@ -52,6 +58,14 @@ export async function buildSurfaces(config: Config, deps: SurfaceDeps): Promise<
       })),
       mentions: config.routing.mentions.map((m) => ({ match: m.match, ids: { slack: m.slack, matrix: m.matrix } })),
     },
+    people: new CachedPeopleDirectory({
+      lookups,
+      cacheSize: config.transport.people.cache_size,
+      ttlMs: config.transport.people.ttl_ms,
+      retryAfterMs: config.transport.people.retry_after_ms,
+      lookupTimeoutMs: config.transport.people.lookup_timeout_ms,
+      logger: deps.logger.child({ component: 'people' }),
+    }),
     allow: (actor) => {
       const list = allowLists[actor.via];
       return !list || list.size === 0 || list.has(actor.id);

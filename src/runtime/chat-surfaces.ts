@@ -6,13 +6,15 @@ import type { Config } from '../config/schema.js';
 import type { RoutedTransport } from '../core/bot/routing.js';
 import type { HttpApp } from '../http/create-server.js';
 import type { ChatTransport } from '../ports/chat-transport.js';
+import type { NameLookup } from '../ports/people.js';
 import { matrixEnabled, slackEnabled, type SurfaceDeps } from './surface-deps.js';
 
 export async function chatSurfaces(
   config: Config,
   deps: SurfaceDeps,
-): Promise<{ transports: ChatTransport[]; routed: RoutedTransport[]; mounts: Array<(app: HttpApp) => void> }> {
+): Promise<{ transports: ChatTransport[]; routed: RoutedTransport[]; mounts: Array<(app: HttpApp) => void>; lookups: Record<string, NameLookup> }> {
   const transports: ChatTransport[] = [];
+  const lookups: Record<string, NameLookup> = {};
   const routed: RoutedTransport[] = [];
   const mounts: Array<(app: HttpApp) => void> = [];
   if (matrixEnabled(config)) {
@@ -20,16 +22,16 @@ export async function chatSurfaces(
     const m = config.transport.matrix;
     // Every room routing may send to is a room the bot serves (and listens to).
     const rooms = [...new Set([m.room_id!, ...m.rooms, ...config.routing.rules.flatMap((r) => (r.matrix ? [r.matrix] : []))])];
-    transports.push(
-      createMatrixTransport({
-        homeserverUrl: m.homeserver_url!,
-        accessToken: m.access_token!,
-        rooms,
-        defaultRoom: m.room_id!,
-        store: deps.store,
-        logger: deps.logger.child({ component: 'matrix' }),
-      }),
-    );
+    const matrix = createMatrixTransport({
+      homeserverUrl: m.homeserver_url!,
+      accessToken: m.access_token!,
+      rooms,
+      defaultRoom: m.room_id!,
+      store: deps.store,
+      logger: deps.logger.child({ component: 'matrix' }),
+    });
+    transports.push(matrix);
+    lookups['matrix'] = (id) => matrix.displayName(id);
     routed.push({ name: 'matrix', defaultChannel: m.room_id!, param: 'room' });
   }
   if (slackEnabled(config)) {
@@ -48,8 +50,9 @@ export async function chatSurfaces(
       ...(deps.mayDeliver ? { mayDeliver: deps.mayDeliver } : {}),
     });
     transports.push(slack.transport);
+    lookups['slack'] = (id) => slack.transport.displayName(id);
     routed.push({ name: 'slack', defaultChannel: s.channel!, param: 'channel' });
     if (slack.mount) mounts.push(slack.mount);
   }
-  return { transports, routed, mounts };
+  return { transports, routed, mounts, lookups };
 }

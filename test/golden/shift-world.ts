@@ -87,7 +87,14 @@ export async function startWorld(surface: Surface, start: string): Promise<World
   let slack: SlackFake | undefined;
   let matrix: MatrixFake | undefined;
   if (surface === 'slack') {
-    slack = await startSlackFake({ botUserId: SLACK.bot });
+    // The workspace's people as users.info answers: where text cannot mention (PR bodies, /ui), the bot names them so.
+    slack = await startSlackFake({
+      botUserId: SLACK.bot,
+      users: {
+        [SLACK.ann]: { name: 'ann.example', realName: 'Ann Example', displayName: SLACK_NAMES[SLACK.ann]! },
+        [SLACK.bob]: { name: 'bob.r', realName: 'Bob R', displayName: SLACK_NAMES[SLACK.bob]! },
+      },
+    });
     lines.push(
       'transport:',
       '  slack:',

@@ -7,7 +7,7 @@
  */
 import { convert } from 'html-to-text';
 import type { SlackFakeRequest } from '../fakes/slack-fake.js';
-import { deliver, appMentionEvent, reactionEvent } from '../fakes/slack-requests.js';
+import { deliver, appMentionEvent, messageEvent, reactionEvent } from '../fakes/slack-requests.js';
 import type { RecordedSend } from '../fakes/matrix-homeserver.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { matrixMessageText } from './matrix-text.js';
@@ -65,6 +65,8 @@ interface Person {
 /** How people act on one surface; `thread` is the n-th card (1-based). */
 interface Driver {
   ack(p: Person, thread: number): Promise<string>;
+  /** "ack" typed in the card's thread, the surface's way: a plain reply on Slack, `!reprise ack` on Matrix, the CLI. */
+  typedAck(p: Person, thread: number): Promise<string>;
   /** Something addressed to the bot in the card's thread (surface syntax added here). */
   say(p: Person, thread: number, text: string): Promise<string>;
   voteDown(p: Person, thread: number): Promise<string>;
@@ -144,6 +146,11 @@ function slackDriver(w: World): Driver {
       await react(p, t, 'eyes');
       return `${p.name} reacts 👀 on card ${t}`;
     },
+    typedAck: async (p, t) => {
+      // No mention: a plain thread reply (a `message` event) counts as `ack` in the bot's thread.
+      await send(s.signed.event(messageEvent({ user: id(p), text: 'ack', channel: SLACK.channel, ts: ts(), threadTs: card(t) }), { timestamp: sec() }));
+      return `${p.name} replies in thread ${t}: ack`;
+    },
     say: async (p, t, text) => {
       const typed = `<@${SLACK.bot}> ${text}`;
       await send(s.signed.event(appMentionEvent({ user: id(p), text: typed, channel: SLACK.channel, ts: ts(), threadTs: card(t) }), { timestamp: sec() }));
@@ -214,6 +221,10 @@ function matrixDriver(w: World): Driver {
       m.react(MATRIX.room, who(p), card(t), '👀');
       return `${p.name} reacts 👀 on card ${t}`;
     },
+    typedAck: async (p, t) => {
+      m.replyInThread(MATRIX.room, who(p), card(t), '!reprise ack');
+      return `${p.name} writes in thread ${t}: !reprise ack`;
+    },
     say: async (p, t, text) => {
       m.replyInThread(MATRIX.room, who(p), card(t), `!reprise ${text}`);
       return `${p.name} writes in thread ${t}: !reprise ${text}`;
@@ -250,6 +261,7 @@ function consoleDriver(w: World, cliLog: string[]): Driver {
   };
   return {
     ack: (p) => run(p, ['ack', TRIGGER_WORDS]),
+    typedAck: (p) => run(p, ['ack', TRIGGER_WORDS]),
     say: (p, _t, text) => {
       const [word, ...rest] = text.split(' ');
       if (word === 'note:') return run(p, ['note', TRIGGER_WORDS, rest.join(' ')]);
@@ -330,7 +342,7 @@ export async function playShift(surface: Surface): Promise<ShiftText> {
     );
     // Acknowledged 8 min after the group's first alert fired (04:25), 2 min after Reprise posted it.
     at('04:33');
-    await step(d.ack(bob, 2));
+    await step(d.typedAck(bob, 2));
     at('04:48');
     await step(
       alert(
@@ -373,6 +385,9 @@ export async function playShift(surface: Surface): Promise<ShiftText> {
     await step(d.command(ann, 'status'));
     at('06:10');
     await step(d.command(ann, `status ${TRIGGER_WORDS}`));
+    // Ann judges the recalled answer off-base after all: a 👎 ends the silence, and the card says it pages again.
+    at('06:12');
+    await step(d.voteDown(ann, 3));
     at('06:20');
     await step(alert('resolved (endsAt 06:19)', webhook('resolved', [alertOf(POD[3]!, 'resolved', '2026-11-29T06:00:00Z', '2026-11-29T06:19:00Z')])));
 

@@ -10,6 +10,7 @@ import { parseCommand } from '../../../src/core/bot/commands.js';
 import { parseSilenceChoice, threadReplyIntent } from '../../../src/core/chat/thread-text.js';
 import { rememberListed, threadMarks, type AlertmanagerAlertState } from '../../../src/core/bot/alertmanager-reconcile.js';
 import type { CardView, NoticeView } from '../../../src/core/chat/thread-view.js';
+import { richText } from '../../../src/core/chat/thread-view.js';
 import type { NoiseEvent } from '../../../src/core/ledger-events.js';
 import type { Incident } from '../../../src/core/types.js';
 import { alert, fixedSnapshot } from '../recall/recall-fixtures.js';
@@ -21,7 +22,7 @@ const firing = (fp: string, source = 'alertmanager'): Incident => ({
   source,
 });
 const notices = (sent: Array<{ view: unknown }>): string[] =>
-  sent.filter((s) => (s.view as NoticeView).kind === 'notice').map((s) => `${(s.view as NoticeView).icon} ${(s.view as NoticeView).text.join('')}`);
+  sent.filter((s) => (s.view as NoticeView).kind === 'notice').map((s) => `${(s.view as NoticeView).icon} ${richText((s.view as NoticeView).text)}`);
 const respond = { kind: 'ephemeral' as const, channel: '#rec', user: 'U1' };
 
 function recordingSilencer(fail?: string) {
@@ -92,7 +93,7 @@ describe('"silence in Alertmanager too"', () => {
         comment: 'Silenced from Reprise by ann. Thread: rec thread t-1',
       },
     ]);
-    expect(notices(h.transport.replies)).toEqual(['🔕 silenced by @ann until 04:00 UTC', '🔕 also silenced in Alertmanager until 04:00 UTC (silence sil-1)']);
+    expect(notices(h.transport.replies)).toEqual(['🔕 silenced by ann until 04:00 UTC', '🔕 also silenced in Alertmanager until 04:00 UTC (silence sil-1)']);
   });
 
   it('the Alertmanager silence covers the alerts the Reprise one does (every pod of the deployment firing now), and says which', async () => {
