@@ -1,12 +1,12 @@
 /**
- * Slack and Matrix, built from config. Loaded only when one is configured, so a console-only
+ * Slack, Matrix and Mattermost, built from config. Loaded only when one is configured, so a console-only
  * bot never pays for the chat SDKs.
  */
 import type { Config } from '../config/schema.js';
 import type { RoutedTransport } from '../core/bot/routing.js';
 import type { HttpApp } from '../http/create-server.js';
 import type { ChatTransport } from '../ports/chat-transport.js';
-import { matrixEnabled, slackEnabled, type SurfaceDeps } from './surface-deps.js';
+import { matrixEnabled, mattermostEnabled, slackEnabled, type SurfaceDeps } from './surface-deps.js';
 
 export async function chatSurfaces(
   config: Config,
@@ -31,6 +31,23 @@ export async function chatSurfaces(
       }),
     );
     routed.push({ name: 'matrix', defaultChannel: m.room_id!, param: 'room' });
+  }
+  if (mattermostEnabled(config)) {
+    const { createMattermostTransport } = await import('../adapters/mattermost/mattermost-transport.js');
+    const m = config.transport.mattermost;
+    // Every channel routing may send to is one the bot serves (and listens to).
+    const channels = [...new Set([m.channel!, ...config.routing.rules.flatMap((r) => (r.mattermost ? [r.mattermost] : []))])];
+    transports.push(
+      createMattermostTransport({
+        url: m.url!,
+        token: m.token!,
+        channels,
+        store: deps.store,
+        logger: deps.logger.child({ component: 'mattermost' }),
+        ...(deps.mayDeliver ? { mayDeliver: deps.mayDeliver } : {}),
+      }),
+    );
+    routed.push({ name: 'mattermost', defaultChannel: m.channel!, param: 'mattermost' });
   }
   if (slackEnabled(config)) {
     const { createSlackTransport } = await import('../adapters/slack/slack-transport.js');
