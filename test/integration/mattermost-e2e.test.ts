@@ -141,4 +141,25 @@ describe('Mattermost, end to end through reprise serve', () => {
     expect(await countOf('ack')).toBe(before.ack + 1);
     expect(await countOf('feedback')).toBe(before.feedback + 2);
   });
+
+  it('posts a card once when the server stored it but the answer was lost, and waits out a 429', { timeout: 40_000 }, async () => {
+    const before = fake.roots(fake.channels.incidents).length;
+    fake.setBehaviour({ failPosts: { times: 1, status: 502, afterStore: true } });
+    expect(
+      (await postAlert(bot.url, crashLoopPayload({ status: 'firing', pod: 'checkout-api-7d9f8c6b5-lost1', startsAt: '2026-11-29T05:00:00Z' }))).status,
+    ).toBe(202);
+    const lost = await waitFor(() => fake.roots(fake.channels.incidents)[before], 'the card the server stored');
+    // The analysis goes under the card the lookup found: nothing is posted twice.
+    await waitFor(() => fake.thread(lost.id)[0], 'its analysis');
+    fake.setBehaviour({ rateLimit: { times: 1, resetSeconds: 1 } });
+    expect(
+      (await postAlert(bot.url, crashLoopPayload({ status: 'resolved', pod: 'checkout-api-7d9f8c6b5-lost1', startsAt: '2026-11-29T05:00:00Z' }))).status,
+    ).toBe(202);
+    await waitFor(() => (fake.post(lost.id)!.message.includes('✅ resolved') ? true : undefined), 'the card edited after the 429');
+    await bot.settled();
+    expect(fake.roots(fake.channels.incidents)).toHaveLength(before + 1);
+    expect(fake.requests.some((r) => r.status === 429)).toBe(true);
+    const keys = fake.posts.filter((p) => p.user_id === fake.bot.id).map((p) => String(p.props['reprise_outbox_id']));
+    expect(new Set(keys).size).toBe(keys.length);
+  });
 });
