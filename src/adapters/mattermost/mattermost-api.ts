@@ -11,6 +11,9 @@
  */
 import { DeliveryError } from '../../core/chat/chat-types.js';
 
+/** A Mattermost id: 26 lower-case letters and digits. */
+export const MATTERMOST_ID = /^[a-z0-9]{26}$/;
+
 /** A post as the server returns it (only the fields the bot reads; everything else is ignored). */
 export interface MmPost {
   id: string;

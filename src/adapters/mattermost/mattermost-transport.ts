@@ -16,7 +16,7 @@ import type { CardView, DetailView, EphemeralView, ReplyView } from '../../core/
 import type { ChatTransport, DeliveryOptions } from '../../ports/chat-transport.js';
 import type { Logger } from '../../ports/logger.js';
 import type { KeyValueStore } from '../../ports/store.js';
-import { asDeliveryError, MattermostApi, type MmPost, type MmUser, type NewPost } from './mattermost-api.js';
+import { asDeliveryError, MattermostApi, MATTERMOST_ID, type MmPost, type MmUser, type NewPost } from './mattermost-api.js';
 import { TRANSPORT } from './mattermost-inbound.js';
 import { MattermostReceiver } from './mattermost-receiver.js';
 import { MattermostSocket } from './mattermost-socket.js';
@@ -45,8 +45,6 @@ export interface MattermostTransportOptions {
 /** The `props` key that carries a post's outbox id. */
 export const OUTBOX_PROP = 'reprise_outbox_id';
 const LOOKUP_SKEW_MS = 2 * 60_000;
-/** A Mattermost id: 26 lower-case letters and digits. */
-export const MATTERMOST_ID = /^[a-z0-9]{26}$/;
 
 export class MattermostTransport implements ChatTransport {
   readonly name = TRANSPORT;
