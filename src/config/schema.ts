@@ -385,6 +385,11 @@ const mattermost = z.strictObject({
     "Channel the RCA threads are posted to: its id or `team-name/channel-name` (unless a routing rule says otherwise); commands are taken here, in routing rules' channels and in incident threads only.",
     { example: 'ops/incidents', env: ['MATTERMOST_CHANNEL'] },
   ),
+  slash_token: doc(
+    str().optional(),
+    'Token of a `/reprise` slash command whose request URL is `<server.public_url>/mattermost/command` (taken only with `server.public_url` set; without it there is no slash command).',
+    { secret: true, env: ['MATTERMOST_SLASH_TOKEN'] },
+  ),
   allow_users: allowUsers('Mattermost', 'k9x3m4c1n7bqdp8rj2w5ty6fze'),
 });
 const CONSOLE_MODES = ['auto', 'on', 'off'] as const;

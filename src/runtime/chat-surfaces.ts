@@ -37,16 +37,19 @@ export async function chatSurfaces(
     const m = config.transport.mattermost;
     // Every channel routing may send to is one the bot serves (and listens to).
     const channels = [...new Set([m.channel!, ...config.routing.rules.flatMap((r) => (r.mattermost ? [r.mattermost] : []))])];
-    transports.push(
-      createMattermostTransport({
-        url: m.url!,
-        token: m.token!,
-        channels,
-        store: deps.store,
-        logger: deps.logger.child({ component: 'mattermost' }),
-        ...(deps.mayDeliver ? { mayDeliver: deps.mayDeliver } : {}),
-      }),
-    );
+    const publicUrl = config.server.public_url;
+    const mm = createMattermostTransport({
+      url: m.url!,
+      token: m.token!,
+      channels,
+      store: deps.store,
+      logger: deps.logger.child({ component: 'mattermost' }),
+      ...(deps.mayDeliver ? { mayDeliver: deps.mayDeliver } : {}),
+      // Buttons and the slash command only when Mattermost can reach the bot; otherwise no ingress.
+      ...(publicUrl ? { ingress: { publicUrl, ...(m.slash_token ? { slashToken: m.slash_token } : {}), bodyLimitBytes: config.server.body_limit_bytes } } : {}),
+    });
+    transports.push(mm.transport);
+    if (mm.mount) mounts.push(mm.mount);
     routed.push({ name: 'mattermost', defaultChannel: m.channel!, param: 'mattermost' });
   }
   if (slackEnabled(config)) {

@@ -3,6 +3,7 @@
  * protocol the bot uses: `users/me`, users, channels by id and by `team/name`, channel members,
  * `POST /posts`, `PUT /posts/{id}/patch`, `POST /posts/ephemeral`, `GET`/`DELETE /posts/{id}`,
  * `GET /channels/{id}/posts?since=` (with `metadata.reactions` and `acknowledgements`), and
+ * `POST /hooks/commands/{id}` (a slash command's response_url), and
  * `/api/v4/websocket` (an `authentication_challenge`, then `hello` and events numbered by `seq`
  * per connection: `posted`, `post_edited`, `reaction_added`, `reaction_removed`,
  * `post_acknowledgement_added`).
@@ -70,6 +71,8 @@ export interface MattermostFake {
   /** Every post, in order of creation. */
   posts: FakePost[];
   ephemerals: FakeEphemeral[];
+  /** What was posted to a slash command's `response_url` (`<url>/hooks/commands/…`). */
+  responses: Array<{ path: string; body: Record<string, unknown> }>;
   /** WebSocket connections that authenticated, in total. */
   readonly authenticated: number;
   /** Open, authenticated WebSocket connections. */
@@ -109,6 +112,7 @@ export async function startMattermostFake(): Promise<MattermostFake> {
   const byId = new Map<string, FakePost>();
   const requests: RecordedRequest[] = [];
   const ephemerals: FakeEphemeral[] = [];
+  const responses: Array<{ path: string; body: Record<string, unknown> }> = [];
   let behaviour: MattermostFakeBehaviour = {};
   let lastTime = 0;
   const now = (): number => (lastTime = Math.max(Date.now(), lastTime + 1));
@@ -160,6 +164,12 @@ export async function startMattermostFake(): Promise<MattermostFake> {
         return;
       }
       const record = (status: number): void => void requests.push({ method, path: url.pathname + url.search, status, ...(chunks.length ? { body } : {}) });
+      // A slash command's response_url: no token, the id in the path is the credential.
+      if (method === 'POST' && url.pathname.startsWith('/hooks/commands/')) {
+        responses.push({ path: url.pathname, body });
+        record(200);
+        return send(res, 200, {});
+      }
       const path = url.pathname.replace(/^\/api\/v4/, '');
       if (req.headers.authorization !== `Bearer ${botToken}`) {
         record(401);
@@ -317,6 +327,7 @@ export async function startMattermostFake(): Promise<MattermostFake> {
     requests,
     posts,
     ephemerals,
+    responses,
     get authenticated() {
       return authenticated;
     },

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMattermostFake, type FakePost, type MattermostFake } from '../fakes/mattermost-server.js';
-import { CHECKOUT_ENTRY, crashLoopPayload, postAlert } from './helpers/alerts.js';
+import { CHECKOUT_ENTRY, crashLoopPayload, postAlert, request } from './helpers/alerts.js';
 import { eventsOf, ledgerEvents, ofType, searchPayload } from './helpers/chat-e2e.js';
 import { cleanup, makeTmpDir, spawnBot, type BotProcess } from './helpers/spawn-bot.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -62,6 +62,10 @@ describe('Mattermost, end to end through reprise serve', () => {
     expect(detail.root_id).toBe(card.id);
     // Escaped markdown: the entry's name with its backslashes taken out.
     expect(detail.message.replace(/\\/g, '')).toContain(CHECKOUT_ENTRY);
+    // Zero ingress without a public URL: no buttons on the card, no route on the bot.
+    expect(card.props['attachments']).toBeUndefined();
+    expect((await request(bot.url, { path: '/mattermost/actions', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(404);
+    expect((await request(bot.url, { path: '/mattermost/command', body: 'token=x' })).status).toBe(404);
     for (const p of [card, detail]) {
       expect(typeof p.props['reprise_outbox_id']).toBe('string');
       expect(p.props['disable_group_highlight']).toBe(true);

@@ -20,14 +20,14 @@ const events: ChatIntent[] = [];
 beforeEach(async () => {
   fake = await startMattermostFake();
   events.length = 0;
-  transport = createMattermostTransport({
+  ({ transport } = createMattermostTransport({
     url: fake.url,
     token: fake.botToken,
     channels: [`${fake.team}/incidents`, fake.channels.payments],
     store: createStore('memory://', '/nonexistent'),
     logger: silentLogger,
     backoff: { initialMs: 50, maxMs: 200 },
-  });
+  }));
   await transport.start(async (e) => void events.push(e));
   await waitFor(() => fake.open > 0 || undefined, 'the WebSocket');
 });
@@ -96,7 +96,7 @@ describe('Mattermost transport on the wire', () => {
   });
 
   it('fails to start with a refused token, saying what to do', async () => {
-    const bad = createMattermostTransport({
+    const { transport: bad } = createMattermostTransport({
       url: fake.url,
       token: 'nope',
       channels: [fake.channels.incidents],

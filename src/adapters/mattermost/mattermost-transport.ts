@@ -13,11 +13,13 @@ import type { Destination, IntentSink, MessageRef, ResponseTarget } from '../../
 import { backoffDelay } from '../../core/backoff.js';
 import { DeliveryError } from '../../core/chat/chat-types.js';
 import type { CardView, DetailView, EphemeralView, ReplyView } from '../../core/chat/thread-view.js';
+import type { HttpApp } from '../../http/create-server.js';
 import type { ChatTransport, DeliveryOptions } from '../../ports/chat-transport.js';
 import type { Logger } from '../../ports/logger.js';
 import type { KeyValueStore } from '../../ports/store.js';
 import { asDeliveryError, MattermostApi, MATTERMOST_ID, type MmPost, type MmUser, type NewPost } from './mattermost-api.js';
 import { TRANSPORT } from './mattermost-inbound.js';
+import { MattermostIngress } from './mattermost-ingress.js';
 import { MattermostReceiver } from './mattermost-receiver.js';
 import { MattermostSocket } from './mattermost-socket.js';
 import { MattermostStore } from './mattermost-store.js';
@@ -40,6 +42,11 @@ export interface MattermostTransportOptions {
   backoff?: { initialMs: number; maxMs: number };
   /** A WebSocket silent this long is made again. Default 60 s. */
   idleMs?: number;
+  /**
+   * When the bot is reachable (`server.public_url`): buttons on the card, and the `/reprise`
+   * slash command when its token is given. Absent: no ingress at all.
+   */
+  ingress?: { publicUrl: string; slashToken?: string; bodyLimitBytes: number };
 }
 
 /** The `props` key that carries a post's outbox id. */
@@ -55,6 +62,7 @@ export class MattermostTransport implements ChatTransport {
   readonly #store: MattermostStore;
   readonly #receiver: MattermostReceiver;
   readonly #socket: MattermostSocket;
+  readonly #ingress: MattermostIngress | undefined;
   /** Configured name (`team/name`) → channel id, once resolved. */
   readonly #ids = new Map<string, string>();
   readonly #names = new Map<string, string>();
@@ -88,6 +96,26 @@ export class MattermostTransport implements ChatTransport {
       onConnected: () => this.#receiver.catchUp(),
     });
     for (const c of opts.channels) if (MATTERMOST_ID.test(c)) this.#served.add(c);
+    this.#ingress = opts.ingress
+      ? new MattermostIngress({
+          ...opts.ingress,
+          serverUrl: opts.url,
+          botToken: opts.token,
+          logger: this.#log,
+          channelName: (id) => this.#names.get(id) ?? id,
+          sink: () => this.#receiver.sink,
+        })
+      : undefined;
+  }
+
+  /** With ingress: the button (and slash command) routes for the bot's HTTP port. */
+  mount(app: HttpApp): void {
+    if (!this.#ingress) throw new Error('the Mattermost transport has no ingress: set server.public_url');
+    this.#ingress.mount(app);
+  }
+
+  get hasIngress(): boolean {
+    return this.#ingress !== undefined;
   }
 
   /**
@@ -156,7 +184,8 @@ export class MattermostTransport implements ChatTransport {
 
   async post(to: Destination, card: CardView, _detail: DetailView | undefined, opts: DeliveryOptions): Promise<MessageRef> {
     const channel = this.#channel(to.channel, 'post');
-    const p = await this.#create({ channel_id: channel, message: renderCard(card), props: this.#props(opts.idempotencyKey) }, 'post');
+    const buttons = this.#ingress && card.controls ? { attachments: this.#ingress.attachments(card.controlsId) } : {};
+    const p = await this.#create({ channel_id: channel, message: renderCard(card), props: { ...this.#props(opts.idempotencyKey), ...buttons } }, 'post');
     return { transport: TRANSPORT, channel, id: p.id };
   }
 
@@ -294,6 +323,8 @@ export class MattermostTransport implements ChatTransport {
   }
 }
 
-export function createMattermostTransport(opts: MattermostTransportOptions): ChatTransport {
-  return new MattermostTransport(opts);
+/** Builds the Mattermost transport; with ingress also the `mount` the HTTP server takes. */
+export function createMattermostTransport(opts: MattermostTransportOptions): { transport: ChatTransport; mount?: (app: HttpApp) => void } {
+  const transport = new MattermostTransport(opts);
+  return transport.hasIngress ? { transport, mount: (app) => transport.mount(app) } : { transport };
 }
