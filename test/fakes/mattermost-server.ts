@@ -63,7 +63,7 @@ export interface MattermostFake {
   url: string;
   botToken: string;
   bot: { id: string; username: string };
-  users: Record<'alice' | 'bob' | 'eve', { id: string; username: string }>;
+  users: Record<'alice' | 'bob' | 'eve' | 'ann', { id: string; username: string }>;
   team: string;
   /** Channel ids by name; `incidents` is the default channel. */
   channels: Record<'incidents' | 'payments' | 'elsewhere', string>;
@@ -97,7 +97,12 @@ const id = (): string => randomBytes(13).toString('hex').slice(0, 26);
 export async function startMattermostFake(): Promise<MattermostFake> {
   const botToken = `mmtoken${randomBytes(12).toString('hex')}`;
   const bot = { id: id(), username: 'reprise' };
-  const users = { alice: { id: id(), username: 'alice' }, bob: { id: id(), username: 'bob' }, eve: { id: id(), username: 'eve' } };
+  const users = {
+    alice: { id: id(), username: 'alice' },
+    bob: { id: id(), username: 'bob' },
+    eve: { id: id(), username: 'eve' },
+    ann: { id: id(), username: 'ann' },
+  };
   const teamId = id();
   const team = 'ops';
   const channels = { incidents: id(), payments: id(), elsewhere: id() };

@@ -46,8 +46,18 @@ afterAll(async () => {
 });
 
 const countOf = async (type: string): Promise<number> => ofType(await ledgerEvents(dataDir), type).length;
-/** Every mention the server would notify for: `@word` in the raw message (the server's own rule). */
-const mentions = (text: string): string[] => [...text.matchAll(/\B@([a-z0-9][a-z0-9._-]*)/gi)].map((m) => m[1]!.toLowerCase());
+/**
+ * Every mention the server would notify for: `@word` in the message's text after markdown (a
+ * backslash escape is text too), code spans and blocks skipped — the server's own reading.
+ */
+const mentions = (text: string): string[] =>
+  [
+    ...text
+      .replace(/^(`{3,})\n[\s\S]*?\n\1$/gm, '')
+      .replace(/(?<!\\)(`+) [\s\S]*? \1/g, '')
+      .replace(/\\(?=[!-/:-@[-`{-~])/g, '')
+      .matchAll(/\B@([a-z0-9][a-z0-9._-]*)/gi),
+  ].map((m) => m[1]!.toLowerCase());
 
 let card: FakePost;
 let other: FakePost;

@@ -48,6 +48,14 @@ export interface InboundContext {
   channelName(id: string): string;
   /** Undefined when the post does not exist or the bot cannot see it. */
   lookup(postId: string): Promise<PostInfo | undefined>;
+  /** A user's username (what cards and credit lines show), when the server says. */
+  userName?(userId: string): Promise<string | undefined>;
+}
+
+/** Who did it: the user id, and the username when it can be had (never trusted as markup). */
+async function actorOf(user: string, ctx: InboundContext): Promise<Actor> {
+  const name = await ctx.userName?.(user).catch(() => undefined);
+  return name ? { id: user, name, via: TRANSPORT } : { id: user, via: TRANSPORT };
 }
 
 export type Translation = { intent: ChatIntent } | { skip: string };
@@ -98,7 +106,7 @@ export async function fromPost(post: MmPost, ctx: InboundContext): Promise<Trans
     const root = await ctx.lookup(rootId);
     if (root?.user_id === ctx.botUserId) thread = ref(post.channel_id, rootId);
   }
-  const actor: Actor = { id: post.user_id, via: TRANSPORT };
+  const actor = await actorOf(post.user_id, ctx);
   const eventId = `post:${post.id}`;
   if (a.prefixed) {
     const verb = /^(\S+)/.exec(a.text)?.[1]?.toLowerCase() ?? '';
@@ -133,7 +141,7 @@ export async function fromReaction(r: MmReaction, removed: boolean, ctx: Inbound
   if (!ctx.channels.has(post.channel_id)) return { skip: 'a channel the bot does not serve' };
   const at = removed ? (since ?? 0) : typeof r.create_at === 'number' ? r.create_at : 0;
   const eventId = `${removed ? 'unreaction' : 'reaction'}:${postId}:${user}:${emoji}:${at}`;
-  const actor: Actor = { id: user, via: TRANSPORT };
+  const actor = await actorOf(user, ctx);
   const target = { message: ref(post.channel_id, postId, str(post.root_id)) };
   if (removed) return { intent: { type: 'vote', eventId, actor, vote: 'clear', target } };
   if (meaning === 'silence') return { intent: { type: 'silence', eventId, actor, duration: REACTION_SILENCE, target } };
@@ -155,7 +163,7 @@ export async function fromAcknowledgement(a: MmAcknowledgement, ctx: InboundCont
     intent: {
       type: 'ack',
       eventId: `acknowledgement:${postId}:${user}:${at}`,
-      actor: { id: user, via: TRANSPORT },
+      actor: await actorOf(user, ctx),
       target: { message: ref(post.channel_id, postId, str(post.root_id)) },
     },
   };

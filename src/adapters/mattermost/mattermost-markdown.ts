@@ -2,8 +2,9 @@
  * Untrusted text as inert Mattermost markdown. Every string a view carries (alert labels and
  * annotations, catalog text, notes, model output) goes through here before it is put in a post:
  *
- * - `@` becomes `＠` (U+FF20): the server finds mentions in the raw message (`\B@word`), before
- *   any markdown, so a backslash would not stop `@channel`, `@here`, `@all` or `@someone`;
+ * - `@` becomes `＠` (U+FF20): the server finds mentions in the message's text nodes after
+ *   markdown (a backslash escape is text too), so `\@channel` would still notify everyone; code
+ *   spans and blocks are never read for mentions, so code keeps its `@`;
  * - every markdown character is backslash-escaped (CommonMark escapes any ASCII punctuation), so
  *   no heading, table, list, quote, emphasis, code fence, link, image or HTML takes effect;
  * - autolinks are defanged (`https[:]//…`, `www[.]…`): Mattermost links bare URLs by itself;
@@ -45,13 +46,14 @@ export function mdLine(s: string, max = 300): string {
 }
 
 /**
- * Several lines of untrusted text: each line escaped, leading blanks dropped (four spaces would
- * make an indented code block), at most `max` code points in all.
+ * Several lines of untrusted text: each line escaped, the leading blanks of every line after the
+ * first dropped (four spaces would make an indented code block) and those of the first kept as
+ * one space (it may follow other text on its line), at most `max` code points in all.
  */
 export function mdText(s: string, max = 2_000): string {
   return escapeControl(cap(s.replace(/\r\n?/g, '\n').replace(/\t/g, ' '), max))
     .split('\n')
-    .map((l) => inert(l.trimStart()))
+    .map((l, i) => inert(i === 0 ? l.replace(/^ +/, ' ') : l.trimStart()))
     .join('\n');
 }
 
@@ -62,16 +64,19 @@ function fenceFor(s: string, min: number): string {
   return '`'.repeat(Math.max(min, longest + 1));
 }
 
-/** Inline code: shown as typed, never markup; `@` still cannot mention. */
+/**
+ * Inline code: shown as typed, never markup. `@` stays (a command must copy and paste): the
+ * server reads mentions from text nodes only, never from code spans or blocks.
+ */
 export function mdCode(s: string, max = 300): string {
-  const body = escapeLine(cap(s, max)).replace(/@/g, '＠');
+  const body = escapeLine(cap(s, max));
   const f = fenceFor(body, 1);
   return `${f} ${body} ${f}`;
 }
 
 /** A fenced code block (a runbook step's command). */
 export function mdCodeBlock(s: string, max = 4_000): string[] {
-  const body = escapeControl(cap(s.replace(/\r\n?/g, '\n'), max)).replace(/@/g, '＠');
+  const body = escapeControl(cap(s.replace(/\r\n?/g, '\n'), max));
   const f = fenceFor(body, 3);
   return [f, ...body.split('\n'), f];
 }

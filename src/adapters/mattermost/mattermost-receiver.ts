@@ -27,7 +27,7 @@ import type { SocketEvent } from './mattermost-socket.js';
 const CATCH_UP_OVERLAP_MS = 60_000;
 
 export interface ReceiverDeps {
-  api: Pick<MattermostApi, 'post' | 'postsSince'>;
+  api: Pick<MattermostApi, 'post' | 'postsSince'> & Partial<Pick<MattermostApi, 'user'>>;
   store: MattermostStore;
   log: Logger;
   /** Retry of a catch-up after a failure. */
@@ -37,6 +37,8 @@ export interface ReceiverDeps {
 export class MattermostReceiver {
   readonly #deps: ReceiverDeps;
   readonly #info = new LRUCache<string, PostInfo>({ max: 5_000 });
+  /** Usernames by user id; a failed lookup is asked again after a while, never per event. */
+  readonly #names = new LRUCache<string, Promise<string | undefined>>({ max: 5_000, ttl: 3_600_000 });
   #ctx: InboundContext | undefined;
   #chain: Promise<void> = Promise.resolve();
   #closed = false;
@@ -50,7 +52,7 @@ export class MattermostReceiver {
   }
 
   identify(ctx: Omit<InboundContext, 'lookup'>): void {
-    this.#ctx = { ...ctx, lookup: (id) => this.#lookup(id) };
+    this.#ctx = { ...ctx, lookup: (id) => this.#lookup(id), userName: (id) => this.#userName(id) };
   }
 
   /** The bot made `post`: reactions on it count with no lookup. */
@@ -207,6 +209,23 @@ export class MattermostReceiver {
 
   #remember(post: MmPost): void {
     this.#info.set(post.id, { user_id: post.user_id, channel_id: post.channel_id, ...(post.root_id ? { root_id: post.root_id } : {}) });
+  }
+
+  #userName(id: string): Promise<string | undefined> {
+    const known = this.#names.get(id);
+    if (known) return known;
+    const user = this.#deps.api.user;
+    const asked = user
+      ? user.call(this.#deps.api, id).then(
+          (u) => (typeof u.username === 'string' && u.username !== '' ? u.username : undefined),
+          () => {
+            this.#names.set(id, Promise.resolve(undefined), { ttl: 300_000 });
+            return undefined;
+          },
+        )
+      : Promise.resolve(undefined);
+    this.#names.set(id, asked);
+    return asked;
   }
 
   async #lookup(id: string): Promise<PostInfo | undefined> {

@@ -26,10 +26,18 @@ const HOSTILE = [
   'gpj.\u202Eexe',
 ].join('\n');
 
-/** Every mention the server would notify for: `@word` in the raw message (its rule: `\B@[[:alnum:]]…`). */
-const mentions = (text: string): string[] => [...text.matchAll(/\B@([a-z0-9][a-z0-9._-]*)/gi)].map((m) => m[1]!.toLowerCase());
 /** Code as the client shows it: literal, never linked (fenced blocks and spans taken out). */
 const outsideCode = (text: string): string => text.replace(/^(`{3,})\n[\s\S]*?\n\1$/gm, '').replace(/(?<!\\)(`+) [\s\S]*? \1/g, '');
+/**
+ * Every mention the server would notify for: `@word` in the message's text, with markdown's
+ * backslash escapes taken as text (the server reads text nodes after markdown; code is skipped).
+ */
+const mentions = (text: string): string[] =>
+  [
+    ...outsideCode(text)
+      .replace(/\\(?=[!-/:-@[-`{-~])/g, '')
+      .matchAll(/\B@([a-z0-9][a-z0-9._-]*)/gi),
+  ].map((m) => m[1]!.toLowerCase());
 /** Markdown links and images, and bare URLs a client would link, outside code. */
 const links = (text: string): string[] =>
   [...outsideCode(text).matchAll(/(?<!\\)\]\((\S+?)\)|(?<![\\[])\bhttps?:\/\/\S+|\bwww\.\S+/g)].map((m) => m[1] ?? m[0]);
@@ -45,6 +53,8 @@ describe('mattermost markdown neutralisation', () => {
   it('escapes every markdown character so the text renders as typed', () => {
     expect(mdLine('**bold** [x](y) #1 a|b')).toBe('\\*\\*bold\\*\\* \\[x\\]\\(y\\) \\#1 a\\|b');
     expect(mdText('# h\n    code\n> q')).toBe('\\# h\ncode\n\\> q');
+    // A run that follows other text keeps one leading space; never four (an indented code block).
+    expect(mdText('    (the Events section)')).toBe(' \\(the Events section\\)');
   });
 
   it('never mentions: @channel, @here, @all and @user become ＠, which the server does not read as a mention', () => {
@@ -55,7 +65,9 @@ describe('mattermost markdown neutralisation', () => {
     // Code stays as typed (a command must copy and paste), and is never linked by the client.
     expect(mdCode('curl https://x.example/')).toBe('` curl https://x.example/ `');
     expect(links(mdCode('curl https://x.example/'))).toEqual([]);
-    expect(mentions(mdCodeBlock('ssh @all').join('\n'))).toEqual([]);
+    // In code `@` stays as typed: the server never reads code for mentions.
+    expect(mdCode('@reprise fixed: …')).toBe('` @reprise fixed: … `');
+    expect(mdCodeBlock('ssh @all')).toEqual(['```', 'ssh @all', '```']);
   });
 
   it('makes no link or image from text: markdown links escaped, bare URLs defanged', () => {
