@@ -1,6 +1,6 @@
 /**
- * The chat surfaces `serve` runs, from config: each is on when its credentials are set (Slack
- * and Matrix can run at once, each incident goes to each); the console when neither is, or when
+ * The chat surfaces `serve` runs, from config: each is on when its credentials are set (Slack,
+ * Matrix and Mattermost can run at once, each incident goes to each); the console when none is, or when
  * `transport.console: on`.
  */
 import { ConsoleTransport } from '../adapters/console/console-transport.js';
@@ -11,7 +11,7 @@ import type { HttpApp } from '../http/create-server.js';
 import type { ChatTransport } from '../ports/chat-transport.js';
 import type { NameLookup, PeopleDirectory } from '../ports/people.js';
 import { CachedPeopleDirectory } from './people-directory.js';
-import { matrixEnabled, slackEnabled, type SurfaceDeps } from './surface-deps.js';
+import { matrixEnabled, mattermostEnabled, slackEnabled, type SurfaceDeps } from './surface-deps.js';
 
 export interface Surfaces {
   transports: ChatTransport[];
@@ -28,9 +28,9 @@ export async function buildSurfaces(config: Config, deps: SurfaceDeps): Promise<
   const transports: ChatTransport[] = [];
   const routed: RoutedTransport[] = [];
   const mounts: Array<(app: HttpApp) => void> = [];
-  const chat = slackEnabled(config) || matrixEnabled(config);
+  const chat = slackEnabled(config) || matrixEnabled(config) || mattermostEnabled(config);
   let lookups: Record<string, NameLookup> = {};
-  if (slackEnabled(config) || matrixEnabled(config)) {
+  if (chat) {
     const { chatSurfaces } = await import('./chat-surfaces.js');
     const built = await chatSurfaces(config, deps);
     transports.push(...built.transports);
@@ -45,6 +45,7 @@ export async function buildSurfaces(config: Config, deps: SurfaceDeps): Promise<
   const allowLists: Record<string, Set<string>> = {
     slack: new Set(config.transport.slack.allow_users),
     matrix: new Set(config.transport.matrix.allow_users),
+    mattermost: new Set(config.transport.mattermost.allow_users),
   };
   return {
     transports,
@@ -53,10 +54,10 @@ export async function buildSurfaces(config: Config, deps: SurfaceDeps): Promise<
       transports: routed,
       rules: config.routing.rules.map((r) => ({
         match: r.match,
-        channels: { ...(r.slack ? { slack: r.slack } : {}), ...(r.matrix ? { matrix: r.matrix } : {}) },
+        channels: { ...(r.slack ? { slack: r.slack } : {}), ...(r.matrix ? { matrix: r.matrix } : {}), ...(r.mattermost ? { mattermost: r.mattermost } : {}) },
         ...(r.ask_fix !== undefined ? { askFix: r.ask_fix } : {}),
       })),
-      mentions: config.routing.mentions.map((m) => ({ match: m.match, ids: { slack: m.slack, matrix: m.matrix } })),
+      mentions: config.routing.mentions.map((m) => ({ match: m.match, ids: { slack: m.slack, matrix: m.matrix, mattermost: m.mattermost } })),
     },
     people: new CachedPeopleDirectory({
       lookups,

@@ -1,5 +1,5 @@
 /**
- * Slack and Matrix, built from config. Loaded only when one is configured, so a console-only
+ * Slack, Matrix and Mattermost, built from config. Loaded only when one is configured, so a console-only
  * bot never pays for the chat SDKs.
  */
 import type { Config } from '../config/schema.js';
@@ -7,7 +7,7 @@ import type { RoutedTransport } from '../core/bot/routing.js';
 import type { HttpApp } from '../http/create-server.js';
 import type { ChatTransport } from '../ports/chat-transport.js';
 import type { NameLookup } from '../ports/people.js';
-import { matrixEnabled, slackEnabled, type SurfaceDeps } from './surface-deps.js';
+import { matrixEnabled, mattermostEnabled, slackEnabled, type SurfaceDeps } from './surface-deps.js';
 
 export async function chatSurfaces(
   config: Config,
@@ -33,6 +33,26 @@ export async function chatSurfaces(
     transports.push(matrix);
     lookups['matrix'] = (id) => matrix.displayName(id);
     routed.push({ name: 'matrix', defaultChannel: m.room_id!, param: 'room' });
+  }
+  if (mattermostEnabled(config)) {
+    const { createMattermostTransport } = await import('../adapters/mattermost/mattermost-transport.js');
+    const m = config.transport.mattermost;
+    // Every channel routing may send to is one the bot serves (and listens to).
+    const channels = [...new Set([m.channel!, ...config.routing.rules.flatMap((r) => (r.mattermost ? [r.mattermost] : []))])];
+    const publicUrl = config.server.public_url;
+    const mm = createMattermostTransport({
+      url: m.url!,
+      token: m.token!,
+      channels,
+      store: deps.store,
+      logger: deps.logger.child({ component: 'mattermost' }),
+      ...(deps.mayDeliver ? { mayDeliver: deps.mayDeliver } : {}),
+      // Buttons and the slash command only when Mattermost can reach the bot; otherwise no ingress.
+      ...(publicUrl ? { ingress: { publicUrl, ...(m.slash_token ? { slashToken: m.slash_token } : {}), bodyLimitBytes: config.server.body_limit_bytes } } : {}),
+    });
+    transports.push(mm.transport);
+    if (mm.mount) mounts.push(mm.mount);
+    routed.push({ name: 'mattermost', defaultChannel: m.channel!, param: 'mattermost' });
   }
   if (slackEnabled(config)) {
     const { createSlackTransport } = await import('../adapters/slack/slack-transport.js');
