@@ -53,6 +53,7 @@ export async function chatSurfaces(
     transports.push(mm.transport);
     if (mm.mount) mounts.push(mm.mount);
     routed.push({ name: 'mattermost', defaultChannel: m.channel!, param: 'mattermost' });
+    lookups['mattermost'] = (id) => mm.username(id);
   }
   if (slackEnabled(config)) {
     const { createSlackTransport } = await import('../adapters/slack/slack-transport.js');

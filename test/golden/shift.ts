@@ -285,6 +285,10 @@ function mattermostDriver(w: World): Driver {
       m.react(who(p), card(t), 'eyes');
       return `${p.name} reacts 👀 on card ${t}`;
     },
+    typedAck: async (p, t) => {
+      m.say(channel, who(p), '@reprise ack', card(t));
+      return `${p.name} writes in thread ${t}: @reprise ack`;
+    },
     say: async (p, t, text) => {
       m.say(channel, who(p), `@reprise ${text}`, card(t));
       return `${p.name} writes in thread ${t}: @reprise ${text}`;

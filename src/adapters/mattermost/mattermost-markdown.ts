@@ -13,6 +13,7 @@
  * Markup comes only from the view's structure, through the helpers below (links only to
  * http(s) URLs, mentions only of names a routing rule configured).
  */
+import { personLabel } from '../../core/people.js';
 import { escapeControl, escapeLine } from '../../core/render/escape-text.js';
 import type { Inline, RichText } from '../../core/chat/thread-view.js';
 
@@ -117,7 +118,7 @@ function inline(r: Inline): string {
   if ('code' in r) return mdCode(r.code);
   if ('strong' in r) return mdStrong(r.strong);
   // A credited person is named, never pinged (a recalled fix's credit line).
-  if ('person' in r) return mdLine(`@${r.person.name.replace(/^@+/, '')}`, 120);
+  if ('person' in r) return mdLine(`@${personLabel(r.person).replace(/^@+/, '')}`, 120);
   return mdLink(r.link.label, r.link.url);
 }
 

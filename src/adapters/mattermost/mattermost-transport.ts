@@ -252,6 +252,16 @@ export class MattermostTransport implements ChatTransport {
   }
 
   /** `<server>/_redirect/pl/<post id>`: Mattermost's own permalink, team-independent. */
+  /** A user's username, for text that cannot mention (PR bodies, /ui, other surfaces); undefined when the server will not say. */
+  async username(userId: string): Promise<string | undefined> {
+    try {
+      const u = await this.#api.user(userId);
+      return typeof u.username === 'string' && u.username !== '' ? u.username : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
   permalink(ref: { channel: string; id: string }): Promise<string | undefined> {
     if (!MATTERMOST_ID.test(ref.id)) return Promise.resolve(undefined);
     return Promise.resolve(`${this.#opts.url.replace(/\/+$/, '')}/_redirect/pl/${ref.id}`);
@@ -324,7 +334,12 @@ export class MattermostTransport implements ChatTransport {
 }
 
 /** Builds the Mattermost transport; with ingress also the `mount` the HTTP server takes. */
-export function createMattermostTransport(opts: MattermostTransportOptions): { transport: ChatTransport; mount?: (app: HttpApp) => void } {
+export function createMattermostTransport(opts: MattermostTransportOptions): {
+  transport: ChatTransport;
+  mount?: (app: HttpApp) => void;
+  username: (id: string) => Promise<string | undefined>;
+} {
   const transport = new MattermostTransport(opts);
-  return transport.hasIngress ? { transport, mount: (app) => transport.mount(app) } : { transport };
+  const username = (id: string): Promise<string | undefined> => transport.username(id);
+  return transport.hasIngress ? { transport, mount: (app) => transport.mount(app), username } : { transport, username };
 }

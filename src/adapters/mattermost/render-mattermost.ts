@@ -5,6 +5,7 @@
  * {@link POST_BUDGET_CHARS} with "…" (the server refuses longer messages).
  */
 import {
+  asRichText,
   confidenceDot,
   SEEN_BEFORE_LABEL,
   seenBeforeMore,
@@ -50,7 +51,7 @@ function headline(card: CardView): string {
 /** The card's lines (markdown). */
 export function renderCard(card: CardView): string {
   const out = [
-    `🔍 ${mdStrong(card.alertname)} — ${mdCode(card.where)} · ${SEVERITY[card.severity]} · ${STATE[card.state]}${card.stateNote ? ` (${mdLine(card.stateNote)})` : ''}`,
+    `🔍 ${mdStrong(card.alertname)} — ${mdCode(card.where)} · ${SEVERITY[card.severity]} · ${STATE[card.state]}${card.stateNote ? ` (${mdRich(asRichText(card.stateNote))})` : ''}`,
   ];
   const s = card.said;
   if (s?.summary) out.push(mdStrong(s.summary));
@@ -59,12 +60,12 @@ export function renderCard(card: CardView): string {
   out.push(headline(card));
   const sb = card.seenBefore;
   if (sb && sb.lines.length > 0) {
-    out.push('', mdLine(SEEN_BEFORE_LABEL), ...sb.lines.map((l) => `• ${mdLine(l)}`));
+    out.push('', mdLine(SEEN_BEFORE_LABEL), ...sb.lines.map((l) => `• ${mdRich(asRichText(l))}`));
     if (sb.more) out.push(sb.more.url ? mdLink(seenBeforeMore(sb.more), sb.more.url) : `${mdLine(seenBeforeMore(sb.more))}: ${mdCode(sb.more.path)}`);
   }
   if (card.curation) out.push(`📚 ${mdLine(card.curation.text)}${card.curation.link ? ` ${mdLink(card.curation.link.label, card.curation.link.url)}` : ''}`);
   if (card.feedback) out.push(`🗳 ${mdLine(card.feedback)}`);
-  if (card.ack) out.push(mdLine(card.ack));
+  if (card.ack) out.push(mdRich(asRichText(card.ack)));
   if (card.links.length > 0) out.push(`Links: ${card.links.map((l) => mdLink(l.label, l.url)).join(' · ')}`);
   const mentions = card.mentions.map(mdMention).filter((m): m is string => m !== undefined);
   if (mentions.length > 0) out.push(`cc ${mentions.join(' ')}`);

@@ -124,7 +124,7 @@ describe('render-mattermost', () => {
       kind: 'notice',
       topic: 'note',
       icon: '📝',
-      text: [HOSTILE, { code: HOSTILE }, { strong: HOSTILE }, { person: { name: '@channel', via: 'slack' } }],
+      text: [HOSTILE, { code: HOSTILE }, { strong: HOSTILE }, { person: { id: 'U1', name: '@channel', via: 'slack' } }],
     });
     const e = renderEphemeral({ kind: 'ephemeral', title: HOSTILE, body: [[HOSTILE]] });
     for (const out of [c, d, n, e]) {
