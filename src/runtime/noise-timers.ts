@@ -82,6 +82,8 @@ export function startNoiseTimers(deps: NoiseTimerDeps): { stop(): Promise<void> 
       if (o?.status === 'reconciled' && o.marked > 0) logger.info({ marked: o.marked }, 'threads marked from Alertmanager');
     });
     rounds.push(reconcile);
+    // At once, then every interval: what was listed before a restart is known again soonest.
+    void reconcile.run();
     timers.push(clock.setInterval(() => void reconcile.run(), config.alertmanager.reconcile_interval_ms));
   }
   for (const t of timers) t.unref();

@@ -53,6 +53,9 @@ import { removeServeOwner } from './serve-owner.js';
 import { startCuration } from './start-curation.js';
 import { startModel } from './start-model.js';
 import { startStoreProbe, type StoreProbe } from './store-probe.js';
+import { learnOnMiss } from './people-directory.js';
+import { TranscriptFile } from '../adapters/console/transcript-file.js';
+import type { PeopleDirectory } from '../ports/people.js';
 
 /** How long a shutdown waits for queued chat messages before leaving them for the next start. */
 const DRAIN_MS = 5000;
@@ -66,6 +69,8 @@ export interface WiredBot {
   outbox: OutboxWorker;
   curation?: CurationWorker;
   transports: ReadonlyMap<string, ChatTransport>;
+  /** Display names of the surfaces' people: whoever acts is looked up as they act. */
+  people: PeopleDirectory;
   grooming: ServeCuration;
   /** The memory view's sign-in sessions (`reprise ui sessions` through the control socket). */
   uiSessions: UiSessions;
@@ -221,7 +226,7 @@ export async function wireBot(config: Config, io: CliIO, logger: Logger, clock: 
   const servedSince = await ServedSince.open(store, logger.child({ component: 'ui' }));
   const catalog: () => CatalogSnapshot = servedSince.serving(() => served.current(), clock);
   catalog();
-  const curationPart = await startCuration(config, { ledger, catalog, clock, logger });
+  const curationPart = await startCuration(config, { ledger, catalog, clock, logger, people: surfaces.people });
   const model = config.model
     ? await startModel(config, { catalog, ledger, clock, logger, observer: loop, ...(modelMetrics ? { meterModels: modelMetrics.meter } : {}) })
     : undefined;
@@ -236,6 +241,8 @@ export async function wireBot(config: Config, io: CliIO, logger: Logger, clock: 
     mayDeliver,
     allow: surfaces.allow,
     observer: loop,
+    people: learnOnMiss(surfaces.people),
+    ...(config.transport.transcript ? { transcript: new TranscriptFile(config.transport.transcript, logger.child({ component: 'transcript' })) } : {}),
     ...(alertmanager ? { alertmanager } : {}),
     ...(pagerDuty ? { pagerDuty } : {}),
     ...(model ? { model } : {}),
@@ -317,6 +324,7 @@ export async function wireBot(config: Config, io: CliIO, logger: Logger, clock: 
             servedSince,
             textIndex: textIndexFor(),
             permalink: transportPermalinks(transports.values()),
+            people: learnOnMiss(surfaces.people),
             ...(config.ui.token ? { token: config.ui.token } : {}),
             ...(config.ui.trusted_header ? { trustedHeader: config.ui.trusted_header, trustedProxies: config.ui.trusted_proxies } : {}),
           }),
@@ -358,6 +366,7 @@ export async function wireBot(config: Config, io: CliIO, logger: Logger, clock: 
     outbox,
     ...(curation ? { curation: curation.worker } : {}),
     transports,
+    people: surfaces.people,
     grooming,
     uiSessions: uiAuth.sessions,
     http,

@@ -128,11 +128,7 @@ afterAll(async () => {
 });
 
 describe.runIf(installed)('Alertmanager as a partner (real Alertmanager)', () => {
-  // KNOWN BUG (2026-12-02, open): after the merges of this day the reconciler misses the silenced
-  // alert's conclusion (am_gone) — Alertmanager no longer lists it and the thread stays open; it
-  // fails on the strangers2 and startfast branches alone, passes on golden and lean. Skipped so
-  // the rest lands; the first thing to mend next session (the closing note says so).
-  it.skip(
+  it(
     'a 🔕 "4 h + Alertmanager" on the card creates a silence in Alertmanager matching the alert, its comment naming the thread',
     { timeout: 60_000 },
     async () => {

@@ -26,7 +26,6 @@ const BOT = 'U0REPRISE';
 const ANN = 'U0ANN';
 const BOB = 'U0BOB';
 const PAYMENTS = 'C0PAYMENTS';
-const WJ = '\u2060';
 const HOSTILE =
   'drained node-7 @channel <!here> <b>now</b> <!-- reprise:dup=0123456789abcdef --> [wiki](https://evil.example)\n## Cause\nand let the pods reschedule';
 const pods = ['checkout-api-7d9f8c6b5-aaaa1', 'checkout-api-7d9f8c6b5-bbbb2'];
@@ -131,10 +130,8 @@ describe('a second fix amends the entry, through reprise serve', () => {
       const list = section(edited, 'What has fixed it').trim().split('\n');
       // Ranked by the outcome ledger: Ann's fix held (no recurrence within a day of its end); Bob's is too new to grade.
       expect(list).toHaveLength(2);
-      expect(list[0]).toBe(`- rolled back deploy 4f2a1c — from @${WJ}${ANN} via Slack on ${first.createdAt.slice(0, 10)} · worked 1 of 1 time`);
-      expect(list[1]).toMatch(
-        new RegExp(`^- drained node-7 .* and let the pods reschedule — from @${WJ}${BOB} via Slack on \\d{4}-\\d{2}-\\d{2} · not graded yet$`),
-      );
+      expect(list[0]).toBe(`- rolled back deploy 4f2a1c — from ${ANN} via Slack on ${first.createdAt.slice(0, 10)} · worked 1 of 1 time`);
+      expect(list[1]).toMatch(new RegExp(`^- drained node-7 .* and let the pods reschedule — from ${BOB} via Slack on \\d{4}-\\d{2}-\\d{2} · not graded yet$`));
       expect(list[1]).not.toMatch(/@channel|<!here>|<b>|<!--|\]\(|https:\/\//);
       expect(edited.match(/^## Cause$/gm)).toHaveLength(1);
       expect(section(edited, 'Resolution')).toBe(section(merged, 'Resolution'));
@@ -155,7 +152,7 @@ describe('a second fix amends the entry, through reprise serve', () => {
       const cause = section(withCause, 'Cause');
       expect(cause).not.toContain('Not recorded');
       expect(cause).toContain('node-7 ran out of disk under the journal');
-      expect(cause).toContain(`— from @${WJ}${ANN} via Slack on`);
+      expect(cause).toContain(`— from ${ANN} via Slack on`);
       expect(cause).not.toContain('<!channel>');
       expect(section(withCause, 'What has fixed it')).toBe(section(edited, 'What has fixed it'));
       expect(g.commentsOn(amend.number).map((c) => c.body)).toEqual([expect.stringContaining('The cause added to this PR')]);

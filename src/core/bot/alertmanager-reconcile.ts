@@ -37,8 +37,9 @@ export interface ThreadMark {
  * thread's state (it sends no resolve for a silenced alert) — and, on a firing thread, alerts
  * it holds silenced or inhibited. Only threads of Alertmanager alerts opened before the list was
  * read are judged (a newer one may simply not be in it yet). "No longer listed" needs the alert
- * to have been listed by this Alertmanager before (`seen`): an alert another Alertmanager sent
- * was never in this one's list, and is left alone. `firingOf`: the thread's alerts still open.
+ * to have been listed by this Alertmanager before (`seen`), or the thread to be held by it
+ * (`amHeld`: it accepted a silence for it, or listed it silenced): an alert another Alertmanager
+ * sent was never in this one's list, and is left alone. `firingOf`: the thread's alerts still open.
  */
 export function threadMarks(
   threads: readonly ThreadInfo[],
@@ -54,7 +55,7 @@ export function threadMarks(
     if (t.openedAt === undefined || Date.parse(t.openedAt) >= listedAt.getTime()) continue;
     const fps = firingOf(t);
     if (fps.length === 0) continue;
-    const gone = fps.filter((fp) => !byFp.has(fp) && seen.has(fp));
+    const gone = fps.filter((fp) => !byFp.has(fp) && (seen.has(fp) || t.amHeld === true));
     if (gone.length > 0) {
       const all = gone.length === fps.length;
       out.push({

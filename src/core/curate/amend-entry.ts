@@ -16,7 +16,7 @@ export const FIX_LIST_HEADING = 'What has fixed it';
 /** Who wrote a cause, and when. */
 export interface CauseChange {
   text: string;
-  /** `from @ann via Slack` for a person, `from a verified investigation` for a model's. */
+  /** `from ann via Slack` for a person, `from a verified investigation` for a model's. */
   by: { name: string; via: string } | { model: string };
   at: string;
 }
@@ -44,8 +44,8 @@ interface Item {
 const WJ = /\u2060/g;
 const NOTHING = /^(?:_|\*)?(?:not recorded|unknown|none|n\/a|tbd|to fill in)\.?(?:_|\*)?$/i;
 const COUNTS = /\s·\s(?:worked (\d+) of (\d+) times?(?:, (\d+) not graded yet)?|not graded yet(?: \((\d+)×\))?)$/;
-const CREDIT = /\s—\sfrom\s@\u2060?([^\s]{1,80})\svia\s([A-Za-z][A-Za-z ]{0,39}?)\son\s(\d{4}-\d{2}-\d{2})$/;
-const LINE_CREDIT = /^—\s+from\s+@\u2060?([^\s]{1,80})\s+via\s+([A-Za-z][A-Za-z ]{0,39}?)\s+on\s+(\d{4}-\d{2}-\d{2})/;
+const CREDIT = /\s—\sfrom\s@?\u2060?(\S.{0,79}?)\svia\s([A-Za-z][A-Za-z ]{0,39}?)\son\s(\d{4}-\d{2}-\d{2})$/;
+const LINE_CREDIT = /^—\s+from\s+@?\u2060?(\S.{0,79}?)\s+via\s+([A-Za-z][A-Za-z ]{0,39}?)\s+on\s+(\d{4}-\d{2}-\d{2})/;
 
 const day = (iso: string): string => (Number.isNaN(Date.parse(iso)) ? iso.slice(0, 10) : new Date(iso).toISOString().slice(0, 10));
 const surface = (via: string): string => (via === 'cli' ? 'the CLI' : via.charAt(0).toUpperCase() + via.slice(1));
@@ -71,7 +71,7 @@ export function countsText(o: Pick<FixOutcome, 'held' | 'cameBack' | 'pending'>)
 
 /** A fix's line in the list: its words (one line, neutralised), its credit, its counts. */
 function itemLine(i: Item): string {
-  return `- ${i.md} — from @\u2060${i.name} via ${i.via} on ${i.day} · ${countsText(i)}`;
+  return `- ${i.md} — from ${i.name} via ${i.via} on ${i.day} · ${countsText(i)}`;
 }
 
 /** A list line read back: undefined when it is not one of ours (a human's own bullet is kept as is). */
@@ -174,7 +174,7 @@ function mergeFixes(sections: Section[], fixes: readonly FixOutcome[]): void {
       items.push({
         key,
         md,
-        name: neutraliseLine(f.name.replace(/^@+/, ''), 80).replace(/\s/g, '') || 'someone',
+        name: neutraliseLine(f.name.replace(/^@+/, ''), 80).replace(/\s+/g, ' ').trim() || 'someone',
         via: surface(f.via),
         day: day(f.at),
         held: f.held,
@@ -200,7 +200,7 @@ function mergeCause(sections: Section[], c: CauseChange): void {
   const by =
     'model' in c.by
       ? `— from a verified investigation${c.by.model ? ` (${neutraliseLine(c.by.model, 120)})` : ''} on ${day(c.at)}`
-      : `— from @\u2060${neutraliseLine(c.by.name.replace(/^@+/, ''), 80).replace(/\s/g, '')} via ${surface(c.by.via)} on ${day(c.at)}`;
+      : `— from ${neutraliseLine(c.by.name.replace(/^@+/, ''), 80).replace(/\s+/g, ' ').trim()} via ${surface(c.by.via)} on ${day(c.at)}`;
   let cause = find(sections, 'cause');
   if (!cause) {
     cause = { heading: 'Cause', body: [] };

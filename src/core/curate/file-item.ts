@@ -6,7 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { DraftBranchPort, ForgePort, ForgePullRequest } from '../../ports/forge.js';
-import type { RichText } from '../chat/thread-view.js';
+import type { Inline, RichText } from '../chat/thread-view.js';
+import type { PeopleNames } from '../people.js';
 import type { CuratedEvent } from '../ledger-events.js';
 import type { CurateItem } from '../ledger/ledger-types.js';
 import { HOST_KINDS, NOT_WORKLOAD_KINDS } from '../identity.js';
@@ -30,6 +31,8 @@ export interface FilingDeps {
   drafts: DraftBranchPort;
   catalog: () => CatalogSnapshot;
   options: { labels: readonly string[]; dupScore: number; neighbours: number; catalogPath?: string };
+  /** Display names of the people a draft names, looked up before it is written. */
+  names?: PeopleNames;
 }
 
 /** Counts forge write calls, so one item's cost is known before the budget is spent. */
@@ -231,7 +234,7 @@ export async function filePostmortem(deps: FilingDeps, item: CurateItem, forge: 
   const open = await deps.forge.listPullRequests('open');
   const mine = open.find((p) => hasMarker(p.body, 'postmortem', item.id));
   if (mine) return pr('postmortem_pr', mine);
-  const draft = renderPostmortem(m, item.id.replace(/[^0-9a-f]/g, '') || randomUUID().replace(/-/g, ''));
+  const draft = renderPostmortem(m, item.id.replace(/[^0-9a-f]/g, '') || randomUUID().replace(/-/g, ''), deps.names);
   await deps.drafts.push({ branch: draft.branch, path: draft.path, content: draft.content, message: draft.title });
   const created = await forge.createPullRequest({
     title: draft.title,
@@ -250,20 +253,20 @@ export function postmortemNotice(o: Outcome): RichText {
 }
 
 /** What the thread is told about a fix: where it went, with the link. */
-export function fixNotice(name: string, o: Outcome): RichText {
+export function fixNotice(who: Inline, o: Outcome): RichText {
   const link = o.url && o.number !== undefined ? [{ link: { url: o.url, label: `PR #${o.number}` } }] : [];
   const entry: RichText = o.detail ? [' (', { code: o.detail }, ')'] : [];
-  if (o.decision === 'fix_pr') return [`fix from @${name} drafted as a new Incident entry for review: `, ...link];
+  if (o.decision === 'fix_pr') return ['fix from ', who, ' drafted as a new Incident entry for review: ', ...link];
   if (o.decision === 'amend_pr')
-    return [`fix from @${name} added to the catalog's entry for this alert`, ...entry, ' — its "What has fixed it" list, in ', ...link, ' for review'];
+    return ['fix from ', who, " added to the catalog's entry for this alert", ...entry, ' — its "What has fixed it" list, in ', ...link, ' for review'];
   if (o.decision === 'pr_update')
-    return [`fix from @${name} added to the open `, ...link, " for this alert's entry", ...entry, ' — its "What has fixed it" list'];
+    return ['fix from ', who, ' added to the open ', ...link, " for this alert's entry", ...entry, ' — its "What has fixed it" list'];
   if (o.decision === 'duplicate_pr')
-    return [`fix from @${name}: the open `, ...link, " for this alert's entry already lists it; it stays recorded with this incident"];
-  if (o.decision === 'pr_comment') return [`fix from @${name} added as a comment on the open draft `, ...link];
+    return ['fix from ', who, ': the open ', ...link, " for this alert's entry already lists it; it stays recorded with this incident"];
+  if (o.decision === 'pr_comment') return ['fix from ', who, ' added as a comment on the open draft ', ...link];
   if (o.decision === 'duplicate_entry')
-    return [`fix from @${name}: the catalog already has this incident's entry (${o.detail ?? ''}); it stays recorded with this incident`];
-  return [`fix from @${name} could not be filed on the forge: ${o.detail ?? 'unknown error'}; it stays recorded with this incident`];
+    return ['fix from ', who, `: the catalog already has this incident's entry (${o.detail ?? ''}); it stays recorded with this incident`];
+  return ['fix from ', who, ` could not be filed on the forge: ${o.detail ?? 'unknown error'}; it stays recorded with this incident`];
 }
 
 function pr(decision: Outcome['decision'], p: ForgePullRequest): Outcome {
@@ -271,15 +274,15 @@ function pr(decision: Outcome['decision'], p: ForgePullRequest): Outcome {
 }
 
 /** What the thread is told about a note (SPEC §9: "📝 note filed as a comment on PR #12"). */
-export function noteNotice(name: string, o: Outcome): RichText {
+export function noteNotice(who: Inline, o: Outcome): RichText {
   const link = o.url && o.number !== undefined ? [{ link: { url: o.url, label: `PR #${o.number}` } }] : [];
   const entry: RichText = o.detail ? [' (', { code: o.detail }, ')'] : [];
-  if (o.decision === 'pr_update') return [`cause from @${name} written into the entry's Cause on the open `, ...link, ...entry];
+  if (o.decision === 'pr_update') return ['cause from ', who, " written into the entry's Cause on the open ", ...link, ...entry];
   if (o.decision === 'amend_pr')
-    return [`cause from @${name} written into the Cause of the catalog's entry for this alert`, ...entry, ', in ', ...link, ' for review'];
-  if (o.decision === 'duplicate_pr') return [`cause from @${name}: the entry on the open `, ...link, ' already says it'];
-  if (o.decision === 'duplicate_entry') return [`cause from @${name}: the catalog's entry already says it (${o.detail ?? ''})`];
-  if (o.decision === 'pr_comment') return [`note from @${name} filed as a comment on `, ...link];
-  if (o.decision === 'concept_pr') return [`note from @${name} filed as a new Concept entry for review: `, ...link];
-  return [`note from @${name} could not be filed on the forge: ${o.detail ?? 'unknown error'}; it stays recorded with this incident`];
+    return ['cause from ', who, " written into the Cause of the catalog's entry for this alert", ...entry, ', in ', ...link, ' for review'];
+  if (o.decision === 'duplicate_pr') return ['cause from ', who, ': the entry on the open ', ...link, ' already says it'];
+  if (o.decision === 'duplicate_entry') return ['cause from ', who, `: the catalog's entry already says it (${o.detail ?? ''})`];
+  if (o.decision === 'pr_comment') return ['note from ', who, ' filed as a comment on ', ...link];
+  if (o.decision === 'concept_pr') return ['note from ', who, ' filed as a new Concept entry for review: ', ...link];
+  return ['note from ', who, ` could not be filed on the forge: ${o.detail ?? 'unknown error'}; it stays recorded with this incident`];
 }

@@ -96,6 +96,7 @@ function reopenThread(state: LedgerState, e: OpenEvent): boolean {
   delete thread.acks;
   delete thread.pagerDutyAsked;
   delete thread.amMark;
+  delete thread.amHeld;
   if (e.alert !== undefined) thread.alert = e.alert;
   return true;
 }

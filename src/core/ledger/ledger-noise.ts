@@ -59,15 +59,19 @@ export function applyNoise(
       const thread = e.openId === undefined ? undefined : state.threads[e.openId];
       if (!thread) return;
       thread.amMark = e.reason;
+      if (e.reason === 'am_silenced' || e.reason === 'am_inhibited') thread.amHeld = true;
       // What Alertmanager holds decides how the thread reads: gone (no resolve came) or silenced
       // there. A gone alert's open is concluded by its own resolve (`reason: am_gone`); older
       // ledgers recorded the mark alone.
       if (thread.state === 'firing') thread.state = e.reason === 'am_gone' ? 'resolved' : 'silenced';
       return;
     }
-    case 'am_silence':
+    case 'am_silence': {
       if (e.requestId !== undefined) delete state.amSilences[e.requestId];
+      const thread = e.openId === undefined ? undefined : state.threads[e.openId];
+      if (thread && e.reason === 'created') thread.amHeld = true;
       return;
+    }
   }
 }
 

@@ -7,7 +7,7 @@ import type { CurateEvent, OpenAlert, OpenEvent, OutboxEvent } from '../ledger-e
 import type { MemoryViewState } from './memory-view-state.js';
 
 /** Bumped whenever the shape or the folding rules change: older snapshots are then ignored. */
-export const LEDGER_STATE_VERSION = 11;
+export const LEDGER_STATE_VERSION = 12;
 
 /** Bounds that keep memory finite however long the ledger runs. */
 export interface LedgerLimits {
@@ -260,6 +260,12 @@ export interface ThreadRecord {
   storm?: StormRecord;
   /** What the Alertmanager reconciler last marked it (so it marks once). */
   amMark?: string;
+  /**
+   * The configured Alertmanager holds this thread's alerts: it listed them silenced or inhibited,
+   * or accepted a silence Reprise made for them. Its alerts no longer listed are then gone even
+   * when no reconcile round listed them first (an alert silenced and resolved between two rounds).
+   */
+  amHeld?: boolean;
   /** The file-time curation decision of its Finding (SPEC §10), once made. */
   curation?: { decision: string; detail?: string; url?: string; number?: number };
   /**
