@@ -159,11 +159,27 @@ function botReadiness(deps: {
 export async function wireBot(config: Config, io: CliIO, logger: Logger, clock: Clock): Promise<WiredBot> {
   // Before anything writes there (the catalog clone comes first): 0700 when new.
   ensurePrivateDir(config.store.data_dir);
-  // A folder read once, or a git remote re-indexed when its HEAD moves (/readyz waits for the first index).
-  const served = await servedCatalog(config, clock, logger);
   // Registered once the surfaces are known; nothing is appended before then.
   let loop: LoopMetrics | undefined;
-  const { store, ledger, inbox, lock } = await openStoreAndInbox(config, clock, logger, (events) => loop?.ledgerAppended(events));
+  // The catalog (a folder read once, or a git remote re-indexed when its HEAD moves; /readyz
+  // waits for the first index) and the store load side by side: one's file reads overlap the
+  // other's work. The store's lock is taken before either writes anything.
+  const [catalogOpened, storeOpened] = await Promise.allSettled([
+    servedCatalog(config, clock, logger),
+    openStoreAndInbox(config, clock, logger, (events) => loop?.ledgerAppended(events)),
+  ]);
+  if (catalogOpened.status === 'rejected' || storeOpened.status === 'rejected') {
+    if (storeOpened.status === 'fulfilled') {
+      await storeOpened.value.ledger.close().catch(() => undefined);
+      await storeOpened.value.store.close().catch(() => undefined);
+      storeOpened.value.lock?.release();
+    }
+    if (catalogOpened.status === 'fulfilled') await catalogOpened.value.stop().catch(() => undefined);
+    // The store's refusal (held by another serve, newer schema) first: it is what to fix before anything else.
+    throw storeOpened.status === 'rejected' ? storeOpened.reason : (catalogOpened as PromiseRejectedResult).reason;
+  }
+  const served = catalogOpened.value;
+  const { store, ledger, inbox, lock } = storeOpened.value;
   logger.info({ seq: ledger.seq, skipped: ledger.read.skipped, dataDir: config.store.data_dir }, 'ledger opened');
   // The store's own files are 0600 by now; whatever else others can read is said, with the fix.
   for (const l of looseModes(config.store.data_dir)) logger.warn({ path: l.path, mode: l.mode }, `others can read ${l.path} (mode ${l.mode}); fix: ${l.fix}`);
