@@ -9,7 +9,6 @@ import { ensurePrivateDir, looseModes } from '../adapters/keyv/private-files.js'
 import type { StoreLock } from '../adapters/keyv/store-lock.js';
 import { AlertmanagerApi } from '../adapters/alertmanager/alertmanager-api.js';
 import { pagerDutyRest } from '../adapters/pagerduty/pagerduty-rest.js';
-import { createStore } from '../adapters/keyv/keyv-store.js';
 import type { Config } from '../config/schema.js';
 import { incidentIntents, type Intent } from '../core/bot/intent.js';
 import type { BotOutcome, RepriseBot } from '../core/bot/reprise-bot.js';
@@ -45,7 +44,7 @@ import { leaderWork } from './leader-work.js';
 import { loopOptions, pagerDutyOptions } from './loop-options.js';
 import { catalogFolder } from './open-catalog.js';
 import { openInbox } from './open-inbox.js';
-import { describeStore, lockStore, openLedger, storeWarnings } from './open-store.js';
+import { describeStore, lockStore, openLedger, openStore, storeWarnings } from './open-store.js';
 import { gitCatalog, staticCatalog, type ServedCatalog } from './served-catalog.js';
 import { CATALOG_INDEX_FILE } from './catalog-index-file.js';
 import { serveCuration, type ServeCuration } from './serve-curation.js';
@@ -94,7 +93,7 @@ async function openStoreAndInbox(
   const lock = lockStore(config, 'reprise serve');
   for (const w of storeWarnings(config)) logger.warn({ store: describeStore(config) }, w);
   try {
-    const store = createStore(config.store.url, config.store.data_dir);
+    const store = openStore(config, 'write');
     // The one way into the loop, chosen with the store: the embedded store's one writer runs the
     // loop itself; on Redis, replicas elect a leader, and only its writes carry a current fence.
     const inbox = openInbox(config, store, clock, logger);
