@@ -1,6 +1,6 @@
 /**
  * `reprise doctor`: one line per dependency the configured bot needs — config, catalog, store,
- * Slack, Matrix, model, MCP servers, GitHub — each ✓, ✗ with how to fix it, or skipped when not
+ * Slack, Matrix, Mattermost, model, MCP servers, GitHub — each ✓, ✗ with how to fix it, or skipped when not
  * configured. Every network check is bounded by a short timeout; secrets are never printed.
  *
  * Over 450 lines on purpose: one short, independent check per dependency, in the order doctor
@@ -30,7 +30,7 @@ import { describeStore, openStore } from '../runtime/open-store.js';
 const USAGE = `reprise doctor [--config FILE] [--json] [--timeout SECONDS]
 
 Checks what the configured bot depends on, one line each: config, catalog (lint, git sync),
-store (writable, lock holder), file modes (the data dir 0700, its files 0600), Slack (auth.test, channel), Matrix (whoami, room), model (a tiny
+store (writable, lock holder), file modes (the data dir 0700, its files 0600), Slack (auth.test, channel), Matrix (whoami, room), Mattermost (users/me, channel, WebSocket), model (a tiny
 call), MCP servers (list tools), GitHub (repo access, push rights). ✓ ok, ✗ with the fix,
 – skipped when not configured. Exit status 1 on any ✗, 2 on a usage or config error.
   --timeout SECONDS   limit of each network check (default 5)`;
@@ -311,6 +311,14 @@ async function checkMatrix(config: Config, timeoutMs: number): Promise<CheckResu
   }
 }
 
+async function checkMattermostSurface(config: Config, timeoutMs: number): Promise<CheckResult> {
+  const m = config.transport.mattermost;
+  if (!m.url || !m.token || !m.channel) return skip('mattermost');
+  const { checkMattermost } = await import('../adapters/mattermost/mattermost-doctor.js');
+  const r = await checkMattermost({ url: m.url, token: m.token, channel: m.channel, timeoutMs });
+  return r.status === 'ok' ? ok('mattermost', r.detail) : fail('mattermost', r.detail, r.fix ?? '');
+}
+
 async function checkModel(config: Config, timeoutMs: number): Promise<CheckResult> {
   const m = config.model;
   if (!m) return skip('model');
@@ -512,6 +520,7 @@ export const doctor: CliCommand = async (argv, io) => {
     guard('file modes', async () => checkModes(config)),
     guard('slack', () => checkSlack(config, timeoutMs)),
     guard('matrix', () => checkMatrix(config, timeoutMs)),
+    guard('mattermost', () => checkMattermostSurface(config, timeoutMs)),
     guard('model', () => checkModel(config, timeoutMs)),
     guard('mcp', () => checkMcp(config, io, timeoutMs)),
     guard('github', () => checkGitHub(config, timeoutMs)),

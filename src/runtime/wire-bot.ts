@@ -52,6 +52,9 @@ import { removeServeOwner } from './serve-owner.js';
 import { startCuration } from './start-curation.js';
 import { startModel } from './start-model.js';
 import { startStoreProbe, type StoreProbe } from './store-probe.js';
+import { learnOnMiss } from './people-directory.js';
+import { TranscriptFile } from '../adapters/console/transcript-file.js';
+import type { PeopleDirectory } from '../ports/people.js';
 
 /** How long a shutdown waits for queued chat messages before leaving them for the next start. */
 const DRAIN_MS = 5000;
@@ -65,6 +68,8 @@ export interface WiredBot {
   outbox: OutboxWorker;
   curation?: CurationWorker;
   transports: ReadonlyMap<string, ChatTransport>;
+  /** Display names of the surfaces' people: whoever acts is looked up as they act. */
+  people: PeopleDirectory;
   grooming: ServeCuration;
   /** The memory view's sign-in sessions (`reprise ui sessions` through the control socket). */
   uiSessions: UiSessions;
@@ -236,7 +241,7 @@ export async function wireBot(config: Config, io: CliIO, logger: Logger, clock: 
   const servedSince = await ServedSince.open(store, logger.child({ component: 'ui' }));
   const catalog: () => CatalogSnapshot = servedSince.serving(() => served.current(), clock);
   catalog();
-  const curationPart = await startCuration(config, { ledger, catalog, clock, logger });
+  const curationPart = await startCuration(config, { ledger, catalog, clock, logger, people: surfaces.people });
   const model = config.model
     ? await startModel(config, { catalog, ledger, clock, logger, observer: loop, ...(modelMetrics ? { meterModels: modelMetrics.meter } : {}) })
     : undefined;
@@ -251,6 +256,8 @@ export async function wireBot(config: Config, io: CliIO, logger: Logger, clock: 
     mayDeliver,
     allow: surfaces.allow,
     observer: loop,
+    people: learnOnMiss(surfaces.people),
+    ...(config.transport.transcript ? { transcript: new TranscriptFile(config.transport.transcript, logger.child({ component: 'transcript' })) } : {}),
     ...(alertmanager ? { alertmanager } : {}),
     ...(pagerDuty ? { pagerDuty } : {}),
     ...(model ? { model } : {}),
@@ -332,6 +339,7 @@ export async function wireBot(config: Config, io: CliIO, logger: Logger, clock: 
             servedSince,
             textIndex: textIndexFor(),
             permalink: transportPermalinks(transports.values()),
+            people: learnOnMiss(surfaces.people),
             ...(config.ui.token ? { token: config.ui.token } : {}),
             ...(config.ui.trusted_header ? { trustedHeader: config.ui.trusted_header, trustedProxies: config.ui.trusted_proxies } : {}),
           }),
@@ -373,6 +381,7 @@ export async function wireBot(config: Config, io: CliIO, logger: Logger, clock: 
     outbox,
     ...(curation ? { curation: curation.worker } : {}),
     transports,
+    people: surfaces.people,
     grooming,
     uiSessions: uiAuth.sessions,
     http,

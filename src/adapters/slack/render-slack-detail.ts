@@ -5,13 +5,13 @@
  */
 import type { types } from '@slack/bolt';
 import type { DetailSection, DetailView, EphemeralView, FindingSection, LinkView, NoticeView, RichText } from '../../core/chat/thread-view.js';
-import { confidenceDot, richText } from '../../core/chat/thread-view.js';
+import { confidenceDot } from '../../core/chat/thread-view.js';
 import { escapeLine } from '../../core/render/escape-text.js';
 import type { GateTraceStep } from '../../core/types.js';
 import { VERDICT_TEXT } from './render-slack-card.js';
 import { inlines, link, plain, preformatted, richTextBlocks, section, text, type RichTextBlockElement, type RichTextElement } from './rich-text.js';
 import { clip, SLACK_LIMITS } from './slack-limits.js';
-import { fallbackText, fitBlocks, type SlackMessage } from './slack-message.js';
+import { fallbackRichText, fallbackText, fitBlocks, type SlackMessage } from './slack-message.js';
 
 /** A label or a value in the labels table: one line, and short enough to keep the table a table. */
 const CELL = 200;
@@ -171,7 +171,7 @@ export function renderDetail(view: DetailView): SlackMessage {
 /** A one-line note in the thread ("✅ resolved after 23 min", "📝 saved"). */
 export function renderNotice(view: NoticeView): SlackMessage {
   const blocks = richTextBlocks([section([text(`${view.icon} `), ...inlines(view.text)])]);
-  return { text: fallbackText(`${view.icon} ${richText(view.text)}`), blocks: fitBlocks(blocks) };
+  return { text: `${fallbackText(`${view.icon} `)}${fallbackRichText(view.text)}`, blocks: fitBlocks(blocks) };
 }
 
 function traceLine(t: GateTraceStep): string {

@@ -8,6 +8,7 @@
  * an entry cannot ping or link. The credit line a fix entry ends with (`— from @ann via Slack on
  * 2026-11-29`) names its person as a {@link Inline} `person`, for each surface to show its way.
  */
+import { personLabel, type PersonRun } from '../people.js';
 import type { Inline, RichText } from './thread-view.js';
 
 const WJ = /\u2060/g;
@@ -15,7 +16,9 @@ const ENTITIES: Record<string, string> = { '&lt;': '<', '&gt;': '>', '&amp;': '&
 /** Markdown's backslash escapes: a backslash before ASCII punctuation. */
 const ESCAPE = /\\([!-/:-@[-`{-~])/g;
 /** The credit line of a fix entry (fix-entry.ts `fixProvenance`). */
-const CREDIT = /^(—\s+from\s+)@([^\s]{1,80})(\s+via\s+)([A-Za-z][A-Za-z ]{0,39}?)(\s+on\s+\d{4}-\d{2}-\d{2}.*)$/;
+const CREDIT = /^(—\s+from\s+)(\S.{0,79}?)(\s+via\s+)([A-Za-z][A-Za-z ]{0,39}?)(\s+on\s+\d{4}-\d{2}-\d{2}.*)$/;
+const SLACK_ID = /^[UW][A-Z0-9]{2,30}$/;
+const MATRIX_ID = /^@[^:\s]+:\S+$/;
 /** A section that says there is nothing to say. */
 const NOTHING = /^(?:_|\*)?(?:not recorded|unknown|none|n\/a|tbd|to fill in)\.?(?:_|\*)?$/i;
 
@@ -69,7 +72,20 @@ function credit(line: string): RichText | undefined {
   const m = CREDIT.exec(literal(line).trim());
   if (!m) return undefined;
   const [, from, name, viaWord, via, rest] = m;
-  return [from!, { person: { name: name!, via: via!.trim().toLowerCase() } }, `${viaWord!}${via!}${rest!}`];
+  return [from!, creditPerson(name!, via!.trim().toLowerCase()), `${viaWord!}${via!}${rest!}`];
+}
+
+/**
+ * The person a credit line names. An id the entry recorded (`@U0ANN` via Slack, a Matrix id) is
+ * that surface's person, shown its way (a mention, a pill); a display name (what fix entries
+ * record now) is shown as written and never looked up — it is no surface's id.
+ */
+function creditPerson(name: string, via: string): PersonRun {
+  // A Matrix id keeps its one `@`; elsewhere the `@` the credit line put before a name is not the name's.
+  const bare = via === 'matrix' ? name.replace(/^@+/, '@') : name.replace(/^@+/, '');
+  if (via === 'slack' && SLACK_ID.test(bare)) return { person: { via: 'slack', id: bare } };
+  if (via === 'matrix' && MATRIX_ID.test(bare)) return { person: { via: 'matrix', id: bare } };
+  return { person: { via: 'entry', id: bare, name: bare } };
 }
 
 /** Paragraphs of a section, each as inline runs (blank-line separated; a quote's `>` removed). */
@@ -98,9 +114,9 @@ export function entrySection(md: string | undefined): RichText[] | undefined {
   return paragraphs;
 }
 
-/** Runs as plain text (a person shown as `@name`): for one-line answers and tests. */
+/** Runs as plain text (a person by display name, else id): for one-line answers and tests. */
 export function plainText(runs: readonly Inline[]): string {
   return runs
-    .map((r) => (typeof r === 'string' ? r : 'code' in r ? r.code : 'strong' in r ? r.strong : 'person' in r ? `@${r.person.name}` : r.link.label))
+    .map((r) => (typeof r === 'string' ? r : 'code' in r ? r.code : 'strong' in r ? r.strong : 'person' in r ? personLabel(r.person) : r.link.label))
     .join('');
 }

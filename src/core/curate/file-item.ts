@@ -6,7 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { DraftBranchPort, ForgePort, ForgePullRequest } from '../../ports/forge.js';
-import type { RichText } from '../chat/thread-view.js';
+import type { Inline, RichText } from '../chat/thread-view.js';
+import type { PeopleNames } from '../people.js';
 import type { CuratedEvent } from '../ledger-events.js';
 import type { CurateItem } from '../ledger/ledger-types.js';
 import { HOST_KINDS, NOT_WORKLOAD_KINDS } from '../identity.js';
@@ -26,6 +27,8 @@ export interface FilingDeps {
   drafts: DraftBranchPort;
   catalog: () => CatalogSnapshot;
   options: { labels: readonly string[]; dupScore: number; neighbours: number };
+  /** Display names of the people a draft names, looked up before it is written. */
+  names?: PeopleNames;
 }
 
 /** Counts forge write calls, so one item's cost is known before the budget is spent. */
@@ -168,7 +171,7 @@ export async function filePostmortem(deps: FilingDeps, item: CurateItem, forge: 
   const open = await deps.forge.listPullRequests('open');
   const mine = open.find((p) => hasMarker(p.body, 'postmortem', item.id));
   if (mine) return pr('postmortem_pr', mine);
-  const draft = renderPostmortem(m, item.id.replace(/[^0-9a-f]/g, '') || randomUUID().replace(/-/g, ''));
+  const draft = renderPostmortem(m, item.id.replace(/[^0-9a-f]/g, '') || randomUUID().replace(/-/g, ''), deps.names);
   await deps.drafts.push({ branch: draft.branch, path: draft.path, content: draft.content, message: draft.title });
   const created = await forge.createPullRequest({
     title: draft.title,
@@ -187,13 +190,13 @@ export function postmortemNotice(o: Outcome): RichText {
 }
 
 /** What the thread is told about a fix: where it went, with the link. */
-export function fixNotice(name: string, o: Outcome): RichText {
+export function fixNotice(who: Inline, o: Outcome): RichText {
   const link = o.url && o.number !== undefined ? [{ link: { url: o.url, label: `PR #${o.number}` } }] : [];
-  if (o.decision === 'fix_pr') return [`fix from @${name} drafted as a new Incident entry for review: `, ...link];
-  if (o.decision === 'pr_comment') return [`fix from @${name} added as a comment on the open draft `, ...link];
+  if (o.decision === 'fix_pr') return ['fix from ', who, ' drafted as a new Incident entry for review: ', ...link];
+  if (o.decision === 'pr_comment') return ['fix from ', who, ' added as a comment on the open draft ', ...link];
   if (o.decision === 'duplicate_entry')
-    return [`fix from @${name}: the catalog already has this incident's entry (${o.detail ?? ''}); it stays recorded with this incident`];
-  return [`fix from @${name} could not be filed on the forge: ${o.detail ?? 'unknown error'}; it stays recorded with this incident`];
+    return ['fix from ', who, `: the catalog already has this incident's entry (${o.detail ?? ''}); it stays recorded with this incident`];
+  return ['fix from ', who, ` could not be filed on the forge: ${o.detail ?? 'unknown error'}; it stays recorded with this incident`];
 }
 
 function pr(decision: Outcome['decision'], p: ForgePullRequest): Outcome {
@@ -201,9 +204,9 @@ function pr(decision: Outcome['decision'], p: ForgePullRequest): Outcome {
 }
 
 /** What the thread is told about a note (SPEC §9: "📝 note filed as a comment on PR #12"). */
-export function noteNotice(name: string, o: Outcome): RichText {
+export function noteNotice(who: Inline, o: Outcome): RichText {
   const link = o.url && o.number !== undefined ? [{ link: { url: o.url, label: `PR #${o.number}` } }] : [];
-  if (o.decision === 'pr_comment') return [`note from @${name} filed as a comment on `, ...link];
-  if (o.decision === 'concept_pr') return [`note from @${name} filed as a new Concept entry for review: `, ...link];
-  return [`note from @${name} could not be filed on the forge: ${o.detail ?? 'unknown error'}; it stays recorded with this incident`];
+  if (o.decision === 'pr_comment') return ['note from ', who, ' filed as a comment on ', ...link];
+  if (o.decision === 'concept_pr') return ['note from ', who, ' filed as a new Concept entry for review: ', ...link];
+  return ['note from ', who, ` could not be filed on the forge: ${o.detail ?? 'unknown error'}; it stays recorded with this incident`];
 }

@@ -9,6 +9,7 @@
 import type { DeepReadonly, Thread, ViewCuration, ViewIncident } from '../../core/ledger/ledger-reader.js';
 import type { OpenTrace } from '../../core/ledger-events.js';
 import type { Entry } from '../../core/types.js';
+import { personFromKey, personKey, personLabel, type PeopleNames } from '../../core/people.js';
 import { legend, stackedBars, type Series } from './ui-charts.js';
 import {
   CLASSES,
@@ -352,6 +353,15 @@ export interface IncidentPageData {
   permalinks: Array<{ transport: string; channel: string; id: string; url?: string }>;
   /** The curation item behind each KB PR URL it knows (subject and decision), for the PR's kind. */
   prKinds?: ReadonlyMap<string, { subject?: string; decision?: string }>;
+  /** Display names of the people the page names (the bot's cache; absent: ids). */
+  names?: PeopleNames;
+}
+
+/** A person on the page: their display name, the surface id (`slack:U0ANN`) on hover — one way everywhere the view names someone. */
+function personHtml(user: string, via: string | undefined, names: PeopleNames | undefined, hint?: string): Html {
+  const p = personFromKey(user, via);
+  const name = names?.nameOf(p) ?? (hint && hint !== p.id ? hint : undefined);
+  return h`<span class="person" title="${personKey(p)}">${personLabel(name ? { ...p, name } : p)}</span>`;
 }
 
 const TIMELINE_ICON: Record<string, string> = {
@@ -409,11 +419,11 @@ ${
   timeline.length > 0
     ? h`<ol class="timeline">${timeline.map(
         (x) =>
-          h`<li>${TIMELINE_ICON[x.kind] ?? '·'} <strong>${x.kind}</strong> ${when(x.at)}${x.user ? ` · ${x.user}` : ''}${x.via ? ` via ${x.via}` : ''}${x.detail ? h` — ${x.detail}` : ''}</li>`,
+          h`<li>${TIMELINE_ICON[x.kind] ?? '·'} <strong>${x.kind}</strong> ${when(x.at)}${x.user ? h` · ${personHtml(x.user, x.via, d.names)}` : ''}${x.via ? ` via ${x.via}` : ''}${x.detail ? h` — ${x.detail}` : ''}</li>`,
       )}</ol>`
     : h`<p class="muted">no timeline kept for this incident (older ledger, or its thread left the bounded registry)</p>`
 }
-${t?.acks && t.acks.length > 0 ? h`<p>On it: ${t.acks.map((a, n) => h`${n > 0 ? ', ' : ''}${a.name ?? a.user} (${a.via}, ${when(a.at)})`)}</p>` : ''}
+${t?.acks && t.acks.length > 0 ? h`<p>On it: ${t.acks.map((a, n) => h`${n > 0 ? ', ' : ''}${personHtml(a.user, a.via, d.names, a.name)} (${a.via}, ${when(a.at)})`)}</p>` : ''}
 <h2>Thread and KB</h2>
 <ul>${d.permalinks.map((p) => h`<li>${p.transport}: ${p.url ? outsideLink(p.url, `${p.channel} · open the thread`) : `${p.channel} · message ${p.id}`}</li>`)}${
     d.permalinks.length === 0 ? h`<li class="muted">no thread recorded</li>` : ''

@@ -30,6 +30,8 @@ const METHOD_SCOPES: Record<string, readonly string[]> = {
   // The lookup of a send whose outcome is unknown (exactly once).
   'conversations.history': ['channels:history', 'groups:history'],
   'conversations.replies': ['channels:history', 'groups:history'],
+  // Display names where text cannot mention a person.
+  'users.info': ['users:read'],
 };
 
 function sourceFiles(dir: string): string[] {
@@ -57,6 +59,7 @@ describe('manifests/slack-app.yaml', () => {
       'groups:history',
       'groups:read',
       'reactions:read',
+      'users:read',
     ]);
   });
 
