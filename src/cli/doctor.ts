@@ -10,7 +10,7 @@
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { webApi } from '@slack/bolt';
-import { createStore, embeddedStoreFile } from '../adapters/keyv/keyv-store.js';
+import { embeddedStoreFile } from '../adapters/keyv/keyv-store.js';
 import { ensurePrivateDir, looseModes } from '../adapters/keyv/private-files.js';
 import { storeLockPath, tryLockStore } from '../adapters/keyv/store-lock.js';
 import type { Config } from '../config/schema.js';
@@ -25,7 +25,7 @@ import { configFile } from '../config/load-config.js';
 import { controlRequest } from '../runtime/control-client.js';
 import type { CliCommand, CliIO } from './io.js';
 import { readServeOwner } from '../runtime/serve-owner.js';
-import { describeStore } from '../runtime/open-store.js';
+import { describeStore, openStore } from '../runtime/open-store.js';
 
 const USAGE = `reprise doctor [--config FILE] [--json] [--timeout SECONDS]
 
@@ -127,7 +127,7 @@ async function checkCatalogSync(config: Config, timeoutMs: number): Promise<Chec
 async function storeSchemaLine(config: Config): Promise<{ text: string } | { fail: string; fix: string }> {
   const file = embeddedStoreFile(config.store.url, config.store.data_dir);
   if (file === undefined || !existsSync(file)) return { text: `schema v${STORE_SCHEMA_VERSION} (new store)` };
-  const store = createStore(config.store.url, config.store.data_dir, { readOnly: true });
+  const store = openStore(config, 'read');
   try {
     await assertNoUnfinishedImport(store);
     const s = await readStoreSchema(store);
