@@ -156,3 +156,31 @@ export function peopleList<R>(runs: readonly R[], max = 5): Array<R | string> {
   if (more > 0) out.push(` and ${more} more`);
   return out;
 }
+
+/** A person a chat message names by id, as the adapters leave it in the text (`@U0BOB`, `@bob:example.org`). */
+const MENTIONED: Record<string, RegExp> = {
+  slack: /(?<![\w@])@([UW][A-Z0-9]{2,30})\b/g,
+  matrix: /(?<![\w@])(@[a-z0-9._=/+-]{1,255}:[a-z0-9.-]{1,255}(?::\d{1,5})?)/gi,
+};
+
+/** The people `text` (written on surface `via`) names by their surface id. */
+export function peopleMentioned(text: string, via: string): PersonRef[] {
+  const re = MENTIONED[via];
+  if (!re) return [];
+  const ids = new Set(Array.from(text.matchAll(re), (m) => m[1]!));
+  return [...ids].map((id) => ({ via, id }));
+}
+
+/**
+ * A person's words with the ids they mention replaced by display names where `names` knows
+ * them (`thanks @U0BOB` → `thanks @Bob Example`): what a document or a recalled entry shows in
+ * place of an id nobody reads. Still text: renderers keep it inert, so it pings no one.
+ */
+export function namesInText(text: string, via: string, names: PeopleNames): string {
+  const re = MENTIONED[via];
+  if (!re) return text;
+  return text.replace(re, (whole, id: string) => {
+    const name = cleanName(names.nameOf({ via, id }));
+    return name ? `@${name}` : whole;
+  });
+}

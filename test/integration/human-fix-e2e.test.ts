@@ -153,7 +153,10 @@ describe('teach it what fixed it, end to end through reprise serve (no model)', 
       const ANN = 'U0ANN';
       const PAYMENTS = 'C0PAYMENTS';
       // A display name that would ping, format and link if it were ever read as markup.
-      const s = (slack = await startSlackFake({ botUserId: BOT, users: { [ANN]: { name: 'u0ann', displayName: 'Ann <!channel> *Ops*' } } }));
+      const s = (slack = await startSlackFake({
+        botUserId: BOT,
+        users: { [ANN]: { name: 'u0ann', displayName: 'Ann <!channel> *Ops*' }, U0BOB: { displayName: 'Bob Example' } },
+      }));
       const w = await world([
         'transport:',
         '  slack:',
@@ -192,7 +195,7 @@ describe('teach it what fixed it, end to end through reprise serve (no model)', 
       expect(shown(asked)).toContain('@reprise fixed: …');
 
       const ts = `${Math.floor(Date.now() / 1000)}.000300`;
-      const mention = appMentionEvent({ user: ANN, text: `<@${BOT}> fixed: ${HOSTILE}`, channel: PAYMENTS, ts, threadTs: card.ts });
+      const mention = appMentionEvent({ user: ANN, text: `<@${BOT}> fixed: ${HOSTILE}, thanks <@U0BOB>`, channel: PAYMENTS, ts, threadTs: card.ts });
       expect((await deliver(`${bot.url}/slack/events`, s.signed.event(mention))).status).toBe(200);
       const [fix] = await eventsOf(w.dir, 'fix', 1);
       expect(fix).toMatchObject({ triggerKey: TRIGGER, user: `slack:${ANN}`, via: 'slack' });
@@ -200,6 +203,9 @@ describe('teach it what fixed it, end to end through reprise serve (no model)', 
       // A PR body cannot mention: the person's display name from users.info, neutralised, never an @ GitHub would link.
       expectEntry(fixed, /from Ann &lt;\\!channel&gt; \\\*Ops\\\* via Slack on \d{4}-\d{2}-\d{2}/);
       expect(fixed.pr.body).not.toMatch(/U0ANN|u0ann/);
+      // Someone the fix mentions is named by display name too (text, never a ping), not by the id nobody reads.
+      expect(fixed.pr.body).toContain('thanks @\u2060Bob Example');
+      expect(fixed.pr.body).not.toContain('U0BOB');
       expect(s.calls('users.info').length).toBeGreaterThanOrEqual(1);
       // The thread says where it went, with the link; nothing the person wrote pings there either.
       const told = await s.waitFor(() => replies(card).find((m) => shown(m).includes('drafted as a new Incident entry for review')));

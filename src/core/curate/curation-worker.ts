@@ -13,7 +13,7 @@ import type { Clock, Timer } from '../../ports/clock.js';
 import { ForgeError, type DraftBranchPort, type ForgePort } from '../../ports/forge.js';
 import type { Logger } from '../../ports/logger.js';
 import type { PeopleDirectory } from '../../ports/people.js';
-import { personFromKey } from '../people.js';
+import { namesInText, peopleMentioned, personFromKey } from '../people.js';
 import type { CurationResult } from '../bot/curation-flow.js';
 import type { CurateItem } from '../ledger/ledger-types.js';
 import type { CatalogSnapshot } from '../recall/catalog-snapshot.js';
@@ -199,10 +199,13 @@ export class CurationWorker {
     const who = [item.fix, item.note, item.postmortem, ...(item.postmortem?.said ?? [])].flatMap((x) =>
       x ? [personFromKey(x.user, 'via' in x && typeof x.via === 'string' ? x.via : undefined)] : [],
     );
-    await people.resolve(who);
-    const rename = <T extends { user: string; name: string; via: string }>(x: T): T => {
+    // …and the people their words name by id (`thanks <@U0BOB>` arrives as `thanks @U0BOB`).
+    const mentioned = [item.fix, item.note].flatMap((x) => (x ? peopleMentioned(x.text, x.via) : []));
+    await people.resolve([...who, ...mentioned]);
+    const rename = <T extends { user: string; name: string; via: string; text: string }>(x: T): T => {
       const name = people.nameOf(personFromKey(x.user, x.via));
-      return name ? { ...x, name } : x;
+      const text = namesInText(x.text, x.via, people);
+      return name || text !== x.text ? { ...x, ...(name ? { name } : {}), text } : x;
     };
     return { ...item, ...(item.fix ? { fix: rename(item.fix) } : {}), ...(item.note ? { note: rename(item.note) } : {}) };
   }

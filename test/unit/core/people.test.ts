@@ -1,5 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { cleanName, MAX_NAME, peopleIn, peopleList, personFromKey, personKey, personLabel, withNames } from '../../../src/core/people.js';
+import {
+  cleanName,
+  MAX_NAME,
+  namesInText,
+  peopleIn,
+  peopleList,
+  peopleMentioned,
+  personFromKey,
+  personKey,
+  personLabel,
+  withNames,
+} from '../../../src/core/people.js';
 import type { NoticeView } from '../../../src/core/chat/thread-view.js';
 
 const names = (m: Record<string, string>) => ({ nameOf: (p: { via: string; id: string }) => m[personKey(p)] });
@@ -64,5 +75,22 @@ describe('people (one person, one way per surface)', () => {
     expect(peopleList(['a', 'b'])).toEqual(['a', ' and ', 'b']);
     expect(peopleList(['a', 'b', 'c'])).toEqual(['a', ', ', 'b', ' and ', 'c']);
     expect(peopleList(['a', 'b', 'c'], 2)).toEqual(['a', ', ', 'b', ' and 1 more']);
+  });
+
+  it("a person's words name the people they mention by display name, never as a ping, and leave unknown ids and other text alone", () => {
+    const text = 'thanks @U0BOB and @U0BOB again; ask @W0CAROL, not @U0NOBODY or mail x@U0BOB.com; @here stays';
+    expect(peopleMentioned(text, 'slack')).toEqual([
+      { via: 'slack', id: 'U0BOB' },
+      { via: 'slack', id: 'W0CAROL' },
+      { via: 'slack', id: 'U0NOBODY' },
+    ]);
+    const known = names({ 'slack:U0BOB': 'Bob Example', 'slack:W0CAROL': '<@U0EVIL>\nCarol' });
+    expect(namesInText(text, 'slack', known)).toBe(
+      'thanks @Bob Example and @Bob Example again; ask @<@U0EVIL> Carol, not @U0NOBODY or mail x@U0BOB.com; @here stays',
+    );
+    // Matrix ids in Matrix text; another surface's ids are not this one's.
+    expect(namesInText('paged @bob:example.org and @U0BOB', 'matrix', names({ 'matrix:@bob:example.org': 'bob' }))).toBe('paged @bob and @U0BOB');
+    expect(peopleMentioned('thanks @U0BOB', 'mattermost')).toEqual([]);
+    expect(namesInText('thanks @U0BOB', 'cli', known)).toBe('thanks @U0BOB');
   });
 });
