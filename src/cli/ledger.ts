@@ -82,6 +82,7 @@ function triggerOf(e: LedgerEvent, seen: Map<string, string>): string | undefine
     case 'postmortem':
     case 'ack':
     case 'refusal':
+    case 'oncall_reminder':
       return e.triggerKey;
     case 'pagerduty_call':
       return e.openId === undefined ? undefined : seen.get(`open:${e.openId}`);

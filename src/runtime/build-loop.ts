@@ -70,6 +70,10 @@ export interface LoopParts<W extends { kick(): void } = { kick(): void }, J exte
   alertmanager?: AlertmanagerSilencer;
   /** PagerDuty's REST API (a chat ack acknowledges there too), when configured. */
   pagerDuty?: RepriseBotDeps['pagerDuty'];
+  /** Who is on call (issue 32): the reminder's delay. */
+  onCall?: RepriseBotDeps['onCall'];
+  /** `/reprise oncall [route]`, when an on-call source is configured. */
+  whoIsOnCall?: RepriseBotDeps['whoIsOnCall'];
   observer?: LoopObserver;
   model?: ModelPart<J>;
   curation?: CurationPart<W>;
@@ -119,6 +123,8 @@ export function buildLoop<W extends { kick(): void } = { kick(): void }, J exten
     ...(p.noise ? { noise: p.noise } : {}),
     ...(p.alertmanager ? { alertmanager: p.alertmanager } : {}),
     ...(p.pagerDuty ? { pagerDuty: p.pagerDuty } : {}),
+    ...(p.onCall ? { onCall: p.onCall } : {}),
+    ...(p.whoIsOnCall ? { whoIsOnCall: p.whoIsOnCall } : {}),
     ...(p.observer ? { observer: p.observer } : {}),
     ...(jobs ? { jobs } : {}),
     ...(p.model?.command ? { investigate: p.model.command } : {}),

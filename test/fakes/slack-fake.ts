@@ -33,6 +33,8 @@ export interface SlackFakeOptions {
   botId?: string;
   teamId?: string;
   apiAppId?: string;
+  /** Workspace members by email (`users.lookupByEmail`): email → user id. */
+  users?: Record<string, string>;
 }
 
 export interface SlackFakeRequest {
@@ -307,6 +309,13 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
         if (!m) return { ok: false, error: 'message_not_found' };
         const thread = m.thread_ts && m.thread_ts !== m.ts ? `?thread_ts=${m.thread_ts}&cid=${m.channel}` : '';
         return { ok: true, channel: m.channel, permalink: `https://reprise-test.slack.com/archives/${m.channel}/p${m.ts.replace('.', '')}${thread}` };
+      }
+      case 'users.lookupByEmail': {
+        // Slack: `users_not_found` for an email no member has.
+        const email = String(body['email'] ?? '').toLowerCase();
+        const id = Object.entries(opts.users ?? {}).find(([e]) => e.toLowerCase() === email)?.[1];
+        if (!id) return { ok: false, error: 'users_not_found' };
+        return { ok: true, user: { id, team_id: ws.teamId, name: email.split('@')[0], profile: { email } } };
       }
       case 'chat.postEphemeral':
         if (typeof body['channel'] !== 'string' || typeof body['user'] !== 'string') return { ok: false, error: 'invalid_arguments' };

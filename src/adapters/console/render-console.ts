@@ -4,6 +4,7 @@
  * and text meant for one line keeps its newlines escaped, so nothing can forge a line.
  */
 import { escapeControl, escapeLine } from '../../core/render/escape-text.js';
+import { onCallText } from '../../core/oncall/oncall-view.js';
 import {
   confidenceDot,
   SEEN_BEFORE_LABEL,
@@ -77,6 +78,7 @@ export function renderConsoleCard(card: CardView): string[] {
     );
   if (card.feedback) out.push(`🗳 ${escapeLine(card.feedback)}`);
   if (card.ack) out.push(escapeLine(card.ack));
+  if (card.onCall) out.push(escapeLine(richText(onCallText(card.onCall, 'console'))));
   if (card.links.length > 0) out.push(`Links: ${card.links.map((l) => `${l.label} ${escapeLine(l.url)}`).join(' · ')}`);
   if (card.mentions.length > 0) out.push(`cc ${card.mentions.map(escapeLine).join(' ')}`);
   return out;

@@ -9,7 +9,8 @@ import type { CardView, Headline } from '../../core/chat/thread-view.js';
 import { confidenceDot, SEEN_BEFORE_LABEL, seenBeforeMore } from '../../core/chat/thread-view.js';
 import type { Verdict } from '../../core/verdict.js';
 import type { Severity } from '../../core/types.js';
-import { link, plain, richTextBlocks, section, text, type RichTextElement, type RichTextSection } from './rich-text.js';
+import { onCallIds, onCallText } from '../../core/oncall/oncall-view.js';
+import { inlines, link, plain, richTextBlocks, section, text, type RichTextElement, type RichTextSection } from './rich-text.js';
 import { ACTION_IDS, AM_SILENCE_CHOICES, controlsBlockId, SILENCE_CHOICES } from './slack-controls.js';
 import { SLACK_LIMITS } from './slack-limits.js';
 import { fallbackText, fitBlocks, type SlackMessage } from './slack-message.js';
@@ -130,13 +131,14 @@ export function renderCard(card: CardView): SlackMessage {
   if (c) paragraphs.push(section([text(`📚 ${c.text}`), ...(c.link ? [text(' '), link(c.link.url, c.link.label)] : [])]));
   if (card.feedback) paragraphs.push(section([text(`🗳 ${card.feedback}`, undefined, true)]));
   if (card.ack) paragraphs.push(section([text(card.ack, undefined, true)]));
+  if (card.onCall) paragraphs.push(section(inlines(onCallText(card.onCall, 'slack'))));
   const who = mentionElements(mentions.slice(0, MAX_MENTIONS));
   if (who.length > 0) paragraphs.push(section([text('cc '), ...who]));
 
   const blocks: types.KnownBlock[] = [header, status, ...richTextBlocks(paragraphs)];
   if (card.controls) blocks.push(controls(card));
 
-  const ping = mentionMarkup(mentions.slice(0, MAX_MENTIONS));
+  const ping = mentionMarkup([...mentions.slice(0, MAX_MENTIONS), ...(card.state === 'firing' ? onCallIds(card.onCall) : [])]);
   const said = card.said?.summary ? ` · ${card.said.summary}` : '';
   const summaryLine = `🔍 ${card.alertname} — ${card.where}${said} · ${stateText(card)} · ${VERDICT_TEXT[card.verdict] ?? card.verdict} · ${headlineText(card.headline)}`;
   const fallback = fallbackText(summaryLine);

@@ -485,6 +485,11 @@ function applyKnown(state: LedgerState, e: LedgerEvent, seq: number | undefined)
     case 'pagerduty_call':
       applyPagerDutyCall(state, e);
       return undefined;
+    case 'oncall_reminder': {
+      const thread = threadOf(state, e.openId);
+      if (thread) thread.reminded = e.at;
+      return undefined;
+    }
   }
 }
 

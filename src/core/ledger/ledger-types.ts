@@ -280,6 +280,10 @@ export interface ThreadRecord {
   pagerDutyAsked?: boolean;
   /** Who is on it, in the order they said so (issue 21). */
   acks?: AckRecord[];
+  /** Who was on call on its cards, and when the reminder is due (issue 32). */
+  remind?: { at: string; cards: Record<string, import('../chat/thread-view.js').OnCallView> };
+  /** When the on-call reminder was said (it is said once). */
+  reminded?: string;
   /** What happened in the thread, oldest first, bounded (see `ledger-timeline.ts`). */
   timeline?: TimelineItem[];
   /**
