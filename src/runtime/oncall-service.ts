@@ -197,5 +197,6 @@ export class OnCallService {
 }
 
 function seconds(ms: number): string {
+  if (ms < 1000) return `${ms} ms`;
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
 }

@@ -30,6 +30,8 @@ const METHOD_SCOPES: Record<string, readonly string[]> = {
   // The lookup of a send whose outcome is unknown (exactly once).
   'conversations.history': ['channels:history', 'groups:history'],
   'conversations.replies': ['channels:history', 'groups:history'],
+  // Who is on call (docs/oncall.md): a person's id by email.
+  'users.lookupByEmail': ['users:read', 'users:read.email'],
 };
 
 function sourceFiles(dir: string): string[] {
@@ -57,6 +59,8 @@ describe('manifests/slack-app.yaml', () => {
       'groups:history',
       'groups:read',
       'reactions:read',
+      'users:read',
+      'users:read.email',
     ]);
   });
 
