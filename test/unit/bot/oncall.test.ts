@@ -61,6 +61,22 @@ describe('the on-call line on critical cards', () => {
     expect(m.formatted_body).toContain('https://matrix.to/#/%40ann%3Aexample.org');
   });
 
+  it('a person without an id on a surface is named as text there: hostile names stay text and ping nobody', async () => {
+    const h = await harness();
+    const hostile: OnCallAnswer = { known: true, people: [{ name: '@room <img src=x> <!here>', chat: {} }], source: 'grafana' };
+    await h.bot.handle(firing('critical', hostile));
+    await h.settle();
+    const [slack, matrix] = h.transports;
+    const s = renderCard(slack!.posts[0]!.view as CardView);
+    expect(s.text).not.toContain('<!here>');
+    expect(JSON.stringify(s.blocks)).not.toContain('"type":"user"');
+    const m = renderMatrixCard(matrix!.posts[0]!.view as CardView);
+    expect(m['m.mentions']).toEqual({});
+    expect(m.formatted_body).not.toContain('<img');
+    expect(m.formatted_body).toContain('&lt;img src=x&gt;');
+    expect(renderConsoleCard(slack!.posts[0]!.view as CardView)).toContain('📟 on call: @room <img src=x> <!here> (Grafana OnCall)');
+  });
+
   it('a warning gets no on-call line; a card with unknown says why and pings nobody', async () => {
     const h = await harness();
     await h.bot.handle(firing('warning'));

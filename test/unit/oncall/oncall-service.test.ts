@@ -104,4 +104,17 @@ describe('OnCallService', () => {
     expect(out[1]).toEqual(intents[1]);
     expect(out[2]).toEqual({ type: 'tick' });
   });
+
+  it('answers /reprise oncall for a route: the people its surface way, the routes it knows', async () => {
+    const s = service(
+      provider(() => Promise.resolve(ann)),
+      [{ surface: 'slack', userIdByEmail: () => Promise.resolve('U0ANN') }],
+    );
+    const v = await s.answerFor('payments', 'slack');
+    expect(v.title).toBe('📟 On call · payments');
+    expect(v.body[0]).toEqual(['📟 on call: ', { person: { name: 'U0ANN', via: 'slack' } }, ' (PagerDuty · until 17:00 UTC)']);
+    expect(v.body[1]).toEqual(['routes: payments, default']);
+    const none = await s.answerFor(undefined, 'matrix');
+    expect(none.body[0]).toEqual(['📟 on call: unknown (no on-call source for the default route)']);
+  });
 });
