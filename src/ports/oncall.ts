@@ -37,7 +37,9 @@ export interface OnCallProvider {
 /**
  * A chat surface's way from an email to its user id (Slack `users.lookupByEmail`, Mattermost
  * `GET /users/email/{email}`). Resolves undefined when the surface knows no such user; rejects
- * when it could not be asked (retried at the next shift).
+ * when it could not be asked (asked again with the next answer). A chat transport offers it by
+ * having a `userIdByEmail(email)` method (runtime/build-oncall.ts finds it, named by the
+ * transport's `name`): a surface adapter needs nothing else to have its people mentioned.
  */
 export interface ChatIdentityLookup {
   /** The surface (transport) name the ids are for. */
