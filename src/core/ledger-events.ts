@@ -109,6 +109,11 @@ export const openEventSchema = z.object({
    * means the thread mentions them once more (`oncall.remind_after`). Typed, not checked beyond the time.
    */
   remind: z.object({ at: timestamp, cards: unchecked<Record<string, OnCallView>>() }, { error: 'must be an object' }).optional(),
+  /**
+   * The on-call route asked for its cards and the answer was not in within the budget (issue 32):
+   * when it comes late, the cards are edited and the person mentioned in the thread (`oncall_found`).
+   */
+  oncallLate: z.object({ route: nonEmpty, service: nonEmpty.optional() }, { error: 'must be an object' }).optional(),
   /** What the alert said (capped): a human fix's entry draft and a question's answer quote it. */
   alert: z
     .object(
@@ -333,6 +338,16 @@ export const onCallReminderEventSchema = z.object({
   at: timestamp,
 });
 export type OnCallReminderEvent = z.infer<typeof onCallReminderEventSchema>;
+
+/** A late on-call answer reached a thread (issue 32): its cards were edited; `remind` as an open's. */
+export const onCallFoundEventSchema = z.object({
+  type: z.literal('oncall_found'),
+  triggerKey: nonEmpty,
+  openId: nonEmpty,
+  remind: z.object({ at: timestamp, cards: unchecked<Record<string, OnCallView>>() }, { error: 'must be an object' }).optional(),
+  at: timestamp,
+});
+export type OnCallFoundEvent = z.infer<typeof onCallFoundEventSchema>;
 
 /** `@reprise postmortem` in a thread (issue 21 item 5): a draft was asked for (the chat event, applied once). */
 export const postmortemEventSchema = humanActionSchema.extend({
@@ -623,6 +638,7 @@ export const ledgerEventSchema = z.discriminatedUnion('type', [
   pagerDutyCallEventSchema,
   refusalEventSchema,
   onCallReminderEventSchema,
+  onCallFoundEventSchema,
 ]);
 export type LedgerEvent = z.infer<typeof ledgerEventSchema>;
 export type LedgerEventType = LedgerEvent['type'];

@@ -13,7 +13,7 @@ import type { Rotation } from '../core/oncall/rotation.js';
 import type { Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
 import type { ChatIdentityLookup, OnCallProvider } from '../ports/oncall.js';
-import { OnCallService, type OnCallRoute } from './oncall-service.js';
+import { OnCallService, type OnCallRoute, type OnCallServiceOptions } from './oncall-service.js';
 
 type Source = Pick<Config['oncall'], 'rotation' | 'pagerduty' | 'grafana'>;
 
@@ -35,7 +35,7 @@ export function identityLookups(transports: Iterable<{ name: string }>): ChatIde
 
 export function buildOnCall(
   config: Config,
-  deps: { transports: Iterable<{ name: string }>; clock: Clock; logger: Logger; fetch?: typeof fetch },
+  deps: { transports: Iterable<{ name: string }>; clock: Clock; logger: Logger; fetch?: typeof fetch; onLate?: OnCallServiceOptions['onLate'] },
 ): OnCallService | undefined {
   if (!onCallConfigured(config)) return undefined;
   const o = config.oncall;
@@ -78,5 +78,6 @@ export function buildOnCall(
     logger: deps.logger.child({ component: 'oncall' }),
     budgetMs: o.timeout_ms,
     cacheMs: o.cache_ms,
+    ...(deps.onLate ? { onLate: deps.onLate } : {}),
   });
 }

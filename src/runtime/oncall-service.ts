@@ -41,6 +41,8 @@ export interface OnCallServiceOptions {
   budgetMs: number;
   /** How long an answer without a shift end, or an unknown one, is kept. */
   cacheMs: number;
+  /** Told when an answer a card could not wait for came in after all (the cards are edited). */
+  onLate?: (late: RoutedOnCall) => void;
 }
 
 interface Cached {
@@ -57,6 +59,7 @@ export class OnCallService {
   readonly #answers = new Map<string, Cached>();
   readonly #asking = new Map<string, Promise<OnCallAnswer>>();
   readonly #ids = new Map<string, { id: string | undefined; expires: number }>();
+  readonly #late = new Set<Promise<OnCallAnswer>>();
 
   constructor(o: OnCallServiceOptions) {
     this.#o = o;
@@ -77,32 +80,52 @@ export class OnCallService {
 
   /** Who is on call, within the budget: never rejects, never waits past it. */
   async lookup(q: OnCallQuery, budgetMs = this.#o.budgetMs): Promise<OnCallAnswer> {
+    return (await this.#timed(q, budgetMs)).answer;
+  }
+
+  /** The answer within the budget, and the provider's own answer still on its way when the budget won. */
+  async #timed(q: OnCallQuery, budgetMs: number): Promise<{ answer: OnCallAnswer; pending?: Promise<OnCallAnswer> }> {
     const now = this.#o.clock.now().getTime();
     const key = `${q.route}|${q.service ?? ''}`;
     const cached = this.#answers.get(key);
-    if (cached && cached.expires > now) return cached.answer;
+    if (cached && cached.expires > now) return { answer: cached.answer };
     const route = this.#routes.find((r) => r.name === q.route);
     const provider = route?.provider;
     if (!provider)
-      return { known: false, reason: route ? `no on-call source for the ${q.route} route` : `no on-call route named ${q.route}`, source: 'config' };
+      return { answer: { known: false, reason: route ? `no on-call source for the ${q.route} route` : `no on-call route named ${q.route}`, source: 'config' } };
     let asking = this.#asking.get(key);
     if (!asking) {
       asking = this.#ask(provider, q, key).finally(() => this.#asking.delete(key));
       this.#asking.set(key, asking);
     }
+    const pending = asking;
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<OnCallAnswer>((resolve) => {
+    const late = new Promise<{ answer: OnCallAnswer; pending: Promise<OnCallAnswer> }>((resolve) => {
       timer = setTimeout(
-        () => resolve({ known: false, reason: `${sourceLabel(provider.source)} did not answer within ${seconds(budgetMs)}`, source: provider.source }),
+        () =>
+          resolve({
+            answer: { known: false, reason: `${sourceLabel(provider.source)} did not answer within ${seconds(budgetMs)}`, source: provider.source },
+            pending,
+          }),
         budgetMs,
       );
       timer.unref?.();
     });
     try {
-      return await Promise.race([asking, late]);
+      return await Promise.race([pending.then((answer) => ({ answer })), late]);
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** A late answer (once per provider call, however many cards waited for it) is handed on when it names someone. */
+  #whenLate(q: OnCallQuery, pending: Promise<OnCallAnswer>): void {
+    if (this.#late.has(pending)) return;
+    this.#late.add(pending);
+    void pending.then((answer) => {
+      this.#late.delete(pending);
+      if (answer.known) this.#o.onLate?.({ route: q.route, ...(q.service ? { service: q.service } : {}), answer });
+    });
   }
 
   /**
@@ -118,7 +141,9 @@ export class OnCallService {
       wanted.map(async (w): Promise<RoutedOnCall | undefined> => {
         if (!w) return undefined;
         const q = this.queryOf(w.incident);
-        return { route: q.route, answer: await this.lookup(q) };
+        const { answer, pending } = await this.#timed(q, this.#o.budgetMs);
+        if (pending) this.#whenLate(q, pending);
+        return { route: q.route, ...(q.service ? { service: q.service } : {}), answer, ...(pending ? { late: true } : {}) };
       }),
     );
     return intents.map((intent, n) => {

@@ -227,7 +227,16 @@ export async function wireBot(config: Config, io: CliIO, logger: Logger, clock: 
     ? await startModel(config, { catalog, ledger, clock, logger, observer: loop, ...(modelMetrics ? { meterModels: modelMetrics.meter } : {}) })
     : undefined;
   // Who is on call (issue 32): asked before a critical firing is decided, within its budget.
-  const onCall = buildOnCall(config, { transports: surfaces.transports, clock, logger });
+  const onCall = buildOnCall(config, {
+    transports: surfaces.transports,
+    clock,
+    logger,
+    // A late answer edits the cards that said "unknown": through the inbox, like every intent.
+    onLate: (late) =>
+      void inbox
+        .push([{ type: 'oncall_answered', ...late }], { until: 'recorded' })
+        .catch((err: unknown) => logger.warn({ err }, 'a late on-call answer was not recorded')),
+  });
   const built = buildLoop({
     ...loopOptions(config),
     ...(onCall ? { whoIsOnCall: (route: string | undefined, via: string) => onCall.answerFor(route, via) } : {}),

@@ -168,4 +168,45 @@ describe('who is on call on critical cards, through reprise serve', () => {
     await s2.close();
     hang.closeAllConnections();
   });
+
+  it('an answer that comes after the budget edits the card that said unknown and mentions the person in its thread', { timeout: 60_000 }, async () => {
+    const s = (slack = await startSlackFake({ botUserId: BOT, users: { 'pat@example.org': 'U0PAT' } }));
+    // A PagerDuty that holds its /oncalls answer until the test lets it go (a slow provider, by state, not by time).
+    const held: Array<import('node:http').ServerResponse> = [];
+    hang = createServer((req, res) => {
+      if (req.url?.startsWith('/oncalls')) held.push(res);
+      else res.writeHead(404).end('{}');
+    });
+    await new Promise<void>((r) => hang!.listen(0, '127.0.0.1', r));
+    const port = (hang.address() as { port: number }).port;
+    const dir = makeTmpDir();
+    const bot = await spawnBot({
+      dataDir: dir,
+      args: ['--config', writeConfig(dir, 'oncall:\n  pagerduty: { escalation_policy: PSLOW }\n  timeout: 200ms\n')],
+      env: {
+        ...slackEnv(s),
+        REPRISE_PAGERDUTY_TOKEN: PD_TOKEN,
+        REPRISE_PAGERDUTY_FROM: 'oncall-bot@example.org',
+        REPRISE_PAGERDUTY_API_URL: `http://127.0.0.1:${port}`,
+      },
+    });
+    expect((await postAlert(bot.url, critical('checkout-api-6-x'))).status).toBe(202);
+    const card = await s.waitFor(() => cardsOf(s)[0]);
+    expect(shown(card)).toContain('📟 on call: unknown (PagerDuty did not answer within 200 ms)');
+    expect(held).toHaveLength(1);
+    held[0]!
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(
+        JSON.stringify({
+          oncalls: [{ escalation_level: 1, end: '2099-01-01T00:00:00Z', user: { id: 'PU1', type: 'user', name: 'Pat Primary', email: 'pat@example.org' } }],
+        }),
+      );
+    await s.waitFor(() => (card.updates.some((u) => shown(u).includes('PagerDuty · until 2099-01-01 00:00 UTC')) ? true : undefined), 30_000);
+    const told = await s.waitFor(() => s.messages.find((m) => m.thread_ts === card.ts && shown(m).includes('📟 on call')), 30_000);
+    expect(String(told.text).startsWith('<@U0PAT> ')).toBe(true);
+    expect(JSON.stringify(card.updates.at(-1)!.blocks)).toContain('{"type":"user","user_id":"U0PAT"}');
+    await bot.settled();
+    expect(ofType(await ledgerEvents(dir), 'oncall_found')).toHaveLength(1);
+    expect(await bot.stop()).toEqual({ code: 0, signal: null });
+  });
 });

@@ -81,6 +81,7 @@ export type BotReads = Pick<
   | 'ackSeconds'
   | 'pendingPagerDutyCalls'
   | 'dueOnCallReminders'
+  | 'awaitingOnCall'
 >;
 
 /** What the bot needs of the ledger: its reader, and transactions. */

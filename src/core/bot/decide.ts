@@ -6,7 +6,7 @@
  * anything. Every flow of the loop is one case here.
  */
 import type { RoutedOnCall } from '../oncall/oncall-view.js';
-import { remindOnCall } from './oncall-reminder.js';
+import { decideOnCallAnswered, remindOnCall } from './oncall-reminder.js';
 import type { Incident } from '../types.js';
 import { answer, type Ctx } from './bot-context.js';
 import { decideAmSilenceOutcome, decideReconcile } from './alertmanager-flow.js';
@@ -78,6 +78,8 @@ export function decide(c: Ctx, intent: Intent): BotOutcome {
       return decideReconcile(c, intent.alerts, intent.listedAt, intent.seen);
     case 'resume':
       return decideResume(c);
+    case 'oncall_answered':
+      return { status: 'recorded', decision: `${decideOnCallAnswered(c, intent)} card(s) told who is on call` };
     case 'answer':
       // A command answered late (`oncall`) is the command's one answer: a re-read of it answered nothing twice.
       if (intent.eventId !== undefined && c.read.seenChatEvent(intent.eventId))

@@ -117,6 +117,9 @@ export function decideFiring(c: Ctx, incident: Incident, route: Record<string, s
     ...(modelDecides ? { investigate: { incident: incident as unknown as Record<string, unknown> } } : {}),
     alert: openAlert(incident),
     ...(remind ? { remind } : {}),
+    ...(critical && onCall?.late && !onCall.answer.known
+      ? { oncallLate: { route: onCall.route, ...(onCall.service ? { service: onCall.service } : {}) } }
+      : {}),
     trace: openTrace(recalled, result, modelDecides),
     at,
   });

@@ -17,6 +17,7 @@ import type { QuestionAnswered } from './question-flow.js';
 import type { RouteHint } from './routing.js';
 import type { PagerDutyCallOutcome } from './pagerduty-flow.js';
 import type { RoutedOnCall } from '../oncall/oncall-view.js';
+import type { OnCallAnswer } from '../../ports/oncall.js';
 
 export type { Actor, ChatIntent, Target } from '../chat/chat-types.js';
 
@@ -47,7 +48,9 @@ export type Intent =
   | AmSilenceOutcome
   | QuestionAnswered
   /** What became of one attempt of a PagerDuty call an ack asked for. */
-  | PagerDutyCallOutcome;
+  | PagerDutyCallOutcome
+  /** Who is on call, come in after the cards that waited for it were posted (issue 32): they are edited. */
+  | { type: 'oncall_answered'; route: string; service?: string; answer: OnCallAnswer };
 
 /** A webhook's incidents as intents. */
 export function incidentIntents(incidents: readonly Incident[], route?: RouteHint): Intent[] {

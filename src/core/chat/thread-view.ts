@@ -105,7 +105,7 @@ export interface CardView {
  * named as text. Names, `detail` and `unknown` are text.
  */
 export interface OnCallView {
-  people: Array<{ name: string; id?: string }>;
+  people: ReadonlyArray<{ readonly name: string; readonly id?: string }>;
   /** Where the answer came from and until when: "PagerDuty · until 17:00 UTC". */
   detail: string;
   /** Why nobody is named. */
@@ -244,6 +244,8 @@ export interface CardPatch {
   feedback?: string;
   /** The card's ack line ('' removes it). */
   ack?: string;
+  /** Who is on call, when the answer came after the card was posted (issue 32). */
+  onCall?: OnCallView;
 }
 
 /** The card after a change of state or of answer. */
@@ -255,6 +257,7 @@ export function patchCard(card: CardView, patch: CardPatch): CardView {
   if (patch.verdict) out.verdict = patch.verdict;
   if (patch.curation) out.curation = patch.curation;
   if (patch.feedback !== undefined) out.feedback = patch.feedback;
+  if (patch.onCall) out.onCall = patch.onCall;
   if (patch.ack !== undefined) {
     if (patch.ack === '') delete out.ack;
     else out.ack = patch.ack;

@@ -57,6 +57,7 @@ export function registerThread(state: LedgerState, e: OpenEvent): void {
   if (e.source !== undefined) record.source = e.source;
   if (e.alert !== undefined) record.alert = e.alert;
   if (e.remind !== undefined) record.remind = e.remind;
+  if (e.oncallLate !== undefined) record.oncallLate = e.oncallLate;
   record.openedAt = e.at;
   const added = state.threads[e.id] === undefined;
   state.threads[e.id] = record;

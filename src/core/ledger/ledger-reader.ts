@@ -342,6 +342,18 @@ export class LedgerReader {
     return out;
   }
 
+  /** Firing threads still waiting for a late on-call answer of this route (and service), newest first, at most `limit`. */
+  awaitingOnCall(route: string, service: string | undefined, limit: number): Thread[] {
+    const threads = this.#state().threads;
+    const out: Thread[] = [];
+    const ids = Object.keys(threads);
+    for (let i = ids.length - 1; i >= 0 && out.length < limit; i--) {
+      const t = threads[ids[i]!]!;
+      if (t.state === 'firing' && t.oncallLate?.route === route && t.oncallLate.service === service) out.push(t);
+    }
+    return out;
+  }
+
   liveThreads(limit: number): Thread[] {
     const threads = this.#state().threads;
     const out: Thread[] = [];

@@ -284,6 +284,8 @@ export interface ThreadRecord {
   remind?: { at: string; cards: Record<string, import('../chat/thread-view.js').OnCallView> };
   /** When the on-call reminder was said (it is said once). */
   reminded?: string;
+  /** Its on-call answer was late: the route (and service) a late answer is for, until it came. */
+  oncallLate?: { route: string; service?: string };
   /** What happened in the thread, oldest first, bounded (see `ledger-timeline.ts`). */
   timeline?: TimelineItem[];
   /**

@@ -9,7 +9,11 @@ import { ON_CALL_LABEL, onCallTail, type NoticeView, type OnCallView, type RichT
 /** An answer and the on-call route it is for, as a firing intent carries it to the decision. */
 export interface RoutedOnCall {
   route: string;
+  /** The PagerDuty service asked about, when the incident named one. */
+  service?: string;
   answer: OnCallAnswer;
+  /** The answer did not come within the budget: a late one edits the cards (`oncall_answered`). */
+  late?: boolean;
 }
 
 const SOURCE_LABEL: Record<string, string> = { rotation: 'rotation', pagerduty: 'PagerDuty', grafana: 'Grafana OnCall' };

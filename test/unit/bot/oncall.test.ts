@@ -165,6 +165,46 @@ describe('the reminder', () => {
   });
 });
 
+describe('a late answer', () => {
+  it('edits the cards that said unknown, mentions the person once in the thread, and reminds from then', async () => {
+    const h = await harness();
+    const late: Intent = {
+      ...firing('critical', null),
+      onCall: { route: 'default', answer: { known: false, reason: 'PagerDuty did not answer within 1.5 s', source: 'pagerduty' }, late: true },
+    };
+    await h.bot.handle(late);
+    await h.settle();
+    const [slack, matrix] = h.transports;
+    expect((slack!.posts[0]!.view as CardView).onCall?.unknown).toBe('PagerDuty did not answer within 1.5 s');
+    // Another route's answer is not this thread's.
+    await h.bot.handle({ type: 'oncall_answered', route: 'payments', answer: ann });
+    await h.bot.handle({ type: 'oncall_answered', route: 'default', answer: ann });
+    await h.bot.handle({ type: 'oncall_answered', route: 'default', answer: ann });
+    await h.settle();
+    const edited = slack!.updates.map((u) => u.view as CardView);
+    expect(edited).toHaveLength(1);
+    expect(edited[0]!.onCall).toEqual({ people: [{ name: 'Ann <!channel>', id: 'U0ANN' }], detail: 'rotation · until 09:00 UTC' });
+    expect(edited[0]!.state).toBe('firing');
+    const told = slack!.replies.map((r) => r.view as NoticeView).filter((v) => v.kind === 'notice' && v.icon === '📟');
+    expect(told).toHaveLength(1);
+    expect(told[0]!.mentions).toEqual(['U0ANN']);
+    expect((matrix!.updates[0]!.view as CardView).onCall?.people).toEqual([{ name: 'Ann <!channel>', id: '@ann:example.org' }]);
+    // The reminder counts from the late answer.
+    h.clock.advance(TEN_MIN + 1000);
+    await tick(h.bot);
+    await h.settle();
+    expect(slack!.replies.filter((r) => (r.view as NoticeView).icon === '⏰')).toHaveLength(1);
+  });
+
+  it('a card that had its answer in time is not edited by a later one', async () => {
+    const h = await harness();
+    await h.bot.handle(firing('critical'));
+    await h.bot.handle({ type: 'oncall_answered', route: 'default', answer: ann });
+    await h.settle();
+    expect(h.transports[0]!.updates).toEqual([]);
+  });
+});
+
 describe('/reprise oncall', () => {
   it('answers from the configured lookup, once per command event; without one it says how to configure it', async () => {
     const asked: Array<[string | undefined, string]> = [];

@@ -9,6 +9,7 @@ import { ManualClock } from '../../../src/ports/clock.js';
 import { silentLogger } from '../../../src/ports/logger.js';
 import type { ChatIdentityLookup, OnCallAnswer, OnCallProvider } from '../../../src/ports/oncall.js';
 import { OnCallService } from '../../../src/runtime/oncall-service.js';
+import type { RoutedOnCall } from '../../../src/core/oncall/oncall-view.js';
 import { alert } from '../recall/recall-fixtures.js';
 
 const clock = new ManualClock('2026-12-02T10:00:00Z');
@@ -18,8 +19,9 @@ function provider(answer: () => Promise<OnCallAnswer>): OnCallProvider & { calls
   const p = { source: 'pagerduty', calls: 0, whoIsOnCall: () => (p.calls++, answer()) };
   return p;
 }
-function service(p: OnCallProvider, lookups: ChatIdentityLookup[] = [], budgetMs = 200) {
+function service(p: OnCallProvider, lookups: ChatIdentityLookup[] = [], budgetMs = 200, onLate?: (l: RoutedOnCall) => void) {
   return new OnCallService({
+    ...(onLate ? { onLate } : {}),
     routes: [
       { name: 'payments', match: { namespace: 'payments*' }, provider: p },
       { name: 'default', provider: undefined },
@@ -116,5 +118,30 @@ describe('OnCallService', () => {
     expect(v.body[1]).toEqual(['routes: payments, default']);
     const none = await s.answerFor(undefined, 'matrix');
     expect(none.body[0]).toEqual(['📟 on call: unknown (no on-call source for the default route)']);
+  });
+
+  it('enrich marks an answer the budget cut short as late, and hands the late answer on once', async () => {
+    let release: (a: OnCallAnswer) => void = () => undefined;
+    const lateOnes: RoutedOnCall[] = [];
+    const s = service(
+      provider(() => new Promise<OnCallAnswer>((r) => (release = r))),
+      [],
+      20,
+      (l) => lateOnes.push(l),
+    );
+    const out = await s.enrich([
+      { type: 'firing', incident: incident('payments') },
+      { type: 'firing', incident: { ...incident('payments'), fingerprint: 'fp-2' } },
+    ]);
+    expect(out.map((i) => i.type === 'firing' && i.onCall)).toEqual([
+      { route: 'payments', answer: expect.objectContaining({ known: false }), late: true },
+      { route: 'payments', answer: expect.objectContaining({ known: false }), late: true },
+    ]);
+    expect(lateOnes).toEqual([]);
+    release(ann);
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    expect(lateOnes).toHaveLength(1);
+    expect(lateOnes[0]).toMatchObject({ route: 'payments', answer: { known: true } });
   });
 });
