@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startMatrixFake, type MatrixFake, type RecordedSend } from '../fakes/matrix-homeserver.js';
 import { startPagerDutyFake, type PagerDutyFake } from '../fakes/pagerduty-fake.js';
 import { startSlackFake, type PostedMessage, type SlackFake } from '../fakes/slack-fake.js';
+import { deliver } from '../fakes/slack-requests.js';
 import { crashLoopPayload, postAlert } from './helpers/alerts.js';
 import { ledgerEvents, ofType, until, writeConfig } from './helpers/chat-e2e.js';
 import { cleanup, makeTmpDir, spawnBot } from './helpers/spawn-bot.js';
@@ -59,7 +60,7 @@ const ROTATION = `oncall:
 
 describe('who is on call on critical cards, through reprise serve', () => {
   it(
-    'a rotation in config: the card mentions the person on call on Slack (id by email) and Matrix (pill, m.mentions); a warning names nobody; one reminder',
+    'a rotation in config: the card mentions the person on call on Slack (id by email) and Matrix (pill, m.mentions); a warning names nobody; /reprise and !reprise oncall name her; one reminder',
     { timeout: 120_000 },
     async () => {
       const s = (slack = await startSlackFake({ botUserId: BOT, users: { 'ann@example.org': ANN_SLACK } }));
@@ -91,6 +92,19 @@ describe('who is on call on critical cards, through reprise serve', () => {
       const reminders = (): PostedMessage[] => s.messages.filter((x) => x.thread_ts === crit!.ts && shown(x).includes('nobody has acknowledged'));
       const [reminder] = await s.waitFor(() => (reminders().length > 0 ? reminders() : undefined), 30_000);
       expect(String(reminder!.text).startsWith(`<@${ANN_SLACK}> `)).toBe(true);
+      // /reprise oncall (Slack, privately) and !reprise oncall (Matrix, in a thread on the command) name her too.
+      const res = await deliver(`${bot.url}/slack/events`, s.signed.command({ text: 'oncall', user: 'U0BOB', channel: CHANNEL }));
+      expect(res.status).toBe(200);
+      const privately = await s.waitFor(() => s.calls('response_url').at(-1) ?? s.calls('chat.postEphemeral').at(-1), 30_000);
+      expect(JSON.stringify(privately.body)).toContain('On call · default');
+      expect(JSON.stringify(privately.body)).toContain(`"user_id":"${ANN_SLACK}"`);
+      const asked = m.say(m.room, '@bob:fake.test', '!reprise oncall');
+      const said = await until(
+        'the !reprise oncall answer',
+        () => m.sent.find((x) => !x.replay && (x.content['m.relates_to'] as { event_id?: string } | undefined)?.event_id === asked),
+        30_000,
+      );
+      expect(String(said.content['body'])).toContain('📟 on call: @ann:fake.test');
       await bot.settled();
       expect(ofType(await ledgerEvents(dir), 'oncall_reminder')).toHaveLength(1);
       expect(reminders()).toHaveLength(1);
@@ -194,13 +208,11 @@ describe('who is on call on critical cards, through reprise serve', () => {
     const card = await s.waitFor(() => cardsOf(s)[0]);
     expect(shown(card)).toContain('📟 on call: unknown (PagerDuty did not answer within 200 ms)');
     expect(held).toHaveLength(1);
-    held[0]!
-      .writeHead(200, { 'content-type': 'application/json' })
-      .end(
-        JSON.stringify({
-          oncalls: [{ escalation_level: 1, end: '2099-01-01T00:00:00Z', user: { id: 'PU1', type: 'user', name: 'Pat Primary', email: 'pat@example.org' } }],
-        }),
-      );
+    held[0]!.writeHead(200, { 'content-type': 'application/json' }).end(
+      JSON.stringify({
+        oncalls: [{ escalation_level: 1, end: '2099-01-01T00:00:00Z', user: { id: 'PU1', type: 'user', name: 'Pat Primary', email: 'pat@example.org' } }],
+      }),
+    );
     await s.waitFor(() => (card.updates.some((u) => shown(u).includes('PagerDuty · until 2099-01-01 00:00 UTC')) ? true : undefined), 30_000);
     const told = await s.waitFor(() => s.messages.find((m) => m.thread_ts === card.ts && shown(m).includes('📟 on call')), 30_000);
     expect(String(told.text).startsWith('<@U0PAT> ')).toBe(true);
