@@ -14,13 +14,14 @@ const PER_TICK = 50;
 /** Says every due reminder; how many were said. */
 export function remindOnCall(c: Pick<Ctx, 'd' | 'read' | 'tx' | 'now' | 'out' | 'log'>): number {
   const due = c.read.dueOnCallReminders(c.now, PER_TICK);
-  const minutes = Math.max(1, Math.round((c.d.onCall?.remindAfterMs ?? 0) / 60_000));
+  const after = c.d.onCall?.remindAfterMs ?? 0;
+  const waited = after < 60_000 ? `${Math.round(after / 1000)} s` : `${Math.round(after / 60_000)} min`;
   for (const t of due) {
     c.tx.record({ type: 'oncall_reminder', triggerKey: t.triggerKey, openId: t.openId, at: c.now.toISOString() });
     for (const transport of t.transports) {
       const card = t.remind?.cards[transport];
       if (!card) continue;
-      notify(c, t.openId, [transport], reminderNotice({ people: card.people.map((p) => ({ ...p })), detail: card.detail }, transport, minutes));
+      notify(c, t.openId, [transport], reminderNotice({ people: card.people.map((p) => ({ ...p })), detail: card.detail }, transport, waited));
     }
     c.log.info({ trigger: t.triggerKey, openId: t.openId }, 'nobody acknowledged: reminded the person on call');
   }

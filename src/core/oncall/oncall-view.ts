@@ -55,12 +55,12 @@ export function onCallText(view: OnCallView, via: string): RichText {
 }
 
 /** The thread's one reminder: nobody acknowledged; the person on call, mentioned again. */
-export function reminderNotice(view: OnCallView, via: string, minutes: number): Omit<NoticeView, 'kind'> {
+export function reminderNotice(view: OnCallView, via: string, waited: string): Omit<NoticeView, 'kind'> {
   const ids = onCallIds(view);
   return {
     topic: 'info',
     icon: '⏰',
-    text: [`nobody has acknowledged after ${minutes} min · `, ...onCallText(view, via)],
+    text: [`nobody has acknowledged after ${waited} · `, ...onCallText(view, via)],
     ...(ids.length > 0 ? { mentions: ids } : {}),
   };
 }
