@@ -90,8 +90,11 @@ async function sendWebhooks(port: number, payloads: readonly string[], concurren
 }
 
 async function measureServe(configPath: string, payloads: readonly string[], log: (line: string) => void, name: string): Promise<ServeMemory> {
+  // REPRISE_BENCH_CPU_PROF=DIR: each serve writes a V8 CPU profile there (serve-<name>.cpuprofile) at exit.
+  const profDir = process.env['REPRISE_BENCH_CPU_PROF'];
+  const prof = profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, `--cpu-prof-name=serve-${name.replace(/\W+/g, '-')}.cpuprofile`] : [];
   const started = performance.now();
-  const child = spawn(process.execPath, [MAIN, 'serve', '--config', configPath, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...prof, MAIN, 'serve', '--config', configPath, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
   const pid = child.pid;
   if (pid === undefined) throw new Error('serve bench: could not spawn reprise serve');
   let stderr = '';

@@ -2,7 +2,6 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { configRedactor } from '../config/config-secrets.js';
 import { createLogger } from '../runtime/create-logger.js';
-import { createStore } from '../adapters/keyv/keyv-store.js';
 import { loadCatalog } from '../core/catalog/load-catalog.js';
 import { CurateAudit, type StoredAudit } from '../core/curate/curate-audit.js';
 import type { SweepReport } from '../core/curate/curate-types.js';
@@ -14,7 +13,7 @@ import type { CliCommand, CliIO } from './io.js';
 import { catalogFolder } from '../runtime/open-catalog.js';
 import { cloneDir } from '../runtime/served-catalog.js';
 import { askOwner, withStoreLock } from '../runtime/owner-or-direct.js';
-import { openLedger } from '../runtime/open-store.js';
+import { openLedger, openStore } from '../runtime/open-store.js';
 
 const USAGE = `reprise curate [--apply] [--json] [--config FILE]
        reprise curate log [--json] [--verify] [--config FILE]
@@ -121,7 +120,8 @@ async function curateLog(argv: string[], io: CliIO): Promise<number> {
   if ('exit' in parsed) return parsed.exit;
   const loaded = loadCliConfig(parsed.values.config, io);
   if ('exit' in loaded) return loaded.exit;
-  const store = createStore(loaded.config.store.url, loaded.config.store.data_dir);
+  // Read-write, as it always was: a store that does not exist yet reads as an empty audit log.
+  const store = openStore(loaded.config, 'write');
   try {
     const audit = new CurateAudit(store);
     const records = await audit.read();

@@ -1,6 +1,6 @@
 /**
  * `reprise doctor`: one line per dependency the configured bot needs — config, catalog, store,
- * Slack, Matrix, model, MCP servers, GitHub — each ✓, ✗ with how to fix it, or skipped when not
+ * Slack, Matrix, Mattermost, model, MCP servers, GitHub — each ✓, ✗ with how to fix it, or skipped when not
  * configured. Every network check is bounded by a short timeout; secrets are never printed.
  *
  * Over 450 lines on purpose: one short, independent check per dependency, in the order doctor
@@ -10,7 +10,7 @@
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { webApi } from '@slack/bolt';
-import { createStore, embeddedStoreFile } from '../adapters/keyv/keyv-store.js';
+import { embeddedStoreFile } from '../adapters/keyv/keyv-store.js';
 import { ensurePrivateDir, looseModes } from '../adapters/keyv/private-files.js';
 import { storeLockPath, tryLockStore } from '../adapters/keyv/store-lock.js';
 import type { Config } from '../config/schema.js';
@@ -25,12 +25,12 @@ import { configFile } from '../config/load-config.js';
 import { controlRequest } from '../runtime/control-client.js';
 import type { CliCommand, CliIO } from './io.js';
 import { readServeOwner } from '../runtime/serve-owner.js';
-import { describeStore } from '../runtime/open-store.js';
+import { describeStore, openStore } from '../runtime/open-store.js';
 
 const USAGE = `reprise doctor [--config FILE] [--json] [--timeout SECONDS]
 
 Checks what the configured bot depends on, one line each: config, catalog (lint, git sync),
-store (writable, lock holder), file modes (the data dir 0700, its files 0600), Slack (auth.test, channel), Matrix (whoami, room), model (a tiny
+store (writable, lock holder), file modes (the data dir 0700, its files 0600), Slack (auth.test, channel), Matrix (whoami, room), Mattermost (users/me, channel, WebSocket), model (a tiny
 call), MCP servers (list tools), GitHub (repo access, push rights). ✓ ok, ✗ with the fix,
 – skipped when not configured. Exit status 1 on any ✗, 2 on a usage or config error.
   --timeout SECONDS   limit of each network check (default 5)`;
@@ -127,7 +127,7 @@ async function checkCatalogSync(config: Config, timeoutMs: number): Promise<Chec
 async function storeSchemaLine(config: Config): Promise<{ text: string } | { fail: string; fix: string }> {
   const file = embeddedStoreFile(config.store.url, config.store.data_dir);
   if (file === undefined || !existsSync(file)) return { text: `schema v${STORE_SCHEMA_VERSION} (new store)` };
-  const store = createStore(config.store.url, config.store.data_dir, { readOnly: true });
+  const store = openStore(config, 'read');
   try {
     await assertNoUnfinishedImport(store);
     const s = await readStoreSchema(store);
@@ -309,6 +309,14 @@ async function checkMatrix(config: Config, timeoutMs: number): Promise<CheckResu
   } catch (err) {
     return fail('matrix', `whoami ${userId}; joined_rooms: ${message(err)}`, 'check the homeserver is reachable');
   }
+}
+
+async function checkMattermostSurface(config: Config, timeoutMs: number): Promise<CheckResult> {
+  const m = config.transport.mattermost;
+  if (!m.url || !m.token || !m.channel) return skip('mattermost');
+  const { checkMattermost } = await import('../adapters/mattermost/mattermost-doctor.js');
+  const r = await checkMattermost({ url: m.url, token: m.token, channel: m.channel, timeoutMs });
+  return r.status === 'ok' ? ok('mattermost', r.detail) : fail('mattermost', r.detail, r.fix ?? '');
 }
 
 async function checkModel(config: Config, timeoutMs: number): Promise<CheckResult> {
@@ -512,6 +520,7 @@ export const doctor: CliCommand = async (argv, io) => {
     guard('file modes', async () => checkModes(config)),
     guard('slack', () => checkSlack(config, timeoutMs)),
     guard('matrix', () => checkMatrix(config, timeoutMs)),
+    guard('mattermost', () => checkMattermostSurface(config, timeoutMs)),
     guard('model', () => checkModel(config, timeoutMs)),
     guard('mcp', () => checkMcp(config, io, timeoutMs)),
     guard('github', () => checkGitHub(config, timeoutMs)),

@@ -1,4 +1,5 @@
 import { incidentTimeline, timelineLine, timelineSummary } from '../core/bot/incident-timeline.js';
+import { richText } from '../core/chat/thread-view.js';
 import { silentLogger } from '../ports/logger.js';
 import { openReadOnlyLedger } from '../runtime/read-only-ledger.js';
 import { parseCli } from './args.js';
@@ -50,7 +51,7 @@ export const incident: CliCommand = async (argv, io) => {
       io.stdout(`${JSON.stringify(t, null, 2)}\n`);
       return 0;
     }
-    io.stdout(`${t.triggerKey} — ${t.state ?? '?'}\n${timelineSummary(t)}\n\n`);
+    io.stdout(`${t.triggerKey} — ${t.state ?? '?'}\n${richText(timelineSummary(t))}\n\n`);
     for (const i of t.items) io.stdout(`${timelineLine(i, t.firedAt).replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '?')}\n`);
     return 0;
   } finally {

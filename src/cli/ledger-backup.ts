@@ -8,7 +8,6 @@ import { open, rename, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { createStore } from '../adapters/keyv/keyv-store.js';
 import type { Config } from '../config/schema.js';
 import { isRepriseError } from '../core/errors.js';
 import { exportLedger, importLedger } from '../core/ledger/ledger-backup.js';
@@ -18,7 +17,7 @@ import { parseCli } from './args.js';
 import { loadCliConfig, STORE_SECTIONS } from './cli-config.js';
 import type { CliIO } from './io.js';
 import { describeVerification, openForReading } from '../runtime/ledger-open.js';
-import { describeStore, isSharedStore, lockStore, StoreLockedError } from '../runtime/open-store.js';
+import { describeStore, isSharedStore, lockStore, openStore, StoreLockedError } from '../runtime/open-store.js';
 
 /** Output written per chunk. */
 const CHUNK = 64 * 1024;
@@ -145,7 +144,7 @@ export async function importCommand(argv: string[], io: CliIO, usage: string): P
     io.stderr(`${err.message} Nothing was imported.\n`);
     return 1;
   }
-  const store = createStore(config.store.url, config.store.data_dir);
+  const store = openStore(config, 'write');
   let lead: Lead | undefined;
   try {
     if (isSharedStore(config)) {

@@ -3,8 +3,8 @@
  * revoked one by one (`revoke <id>`) or all at once (`revoke --all`). Through the running bot's
  * control socket when one owns the store; directly on the store otherwise (under its lock).
  */
+import { openStore } from '../runtime/open-store.js';
 import type { Config } from '../config/schema.js';
-import { createStore } from '../adapters/keyv/keyv-store.js';
 import { answerSessions, UiSessions, type SessionsRequest, type SessionSummary } from '../http/ui/ui-sessions.js';
 import { systemClock } from '../ports/clock.js';
 import { askOwner, withStoreLock } from '../runtime/owner-or-direct.js';
@@ -85,7 +85,7 @@ export const uiCommand: CliCommand = async (argv, io) => {
   });
   if (viaBot !== undefined) return viaBot;
   return withStoreLock(config, io, 'reprise ui sessions', nothing, async () => {
-    const store = createStore(config.store.url, config.store.data_dir);
+    const store = openStore(config, 'write');
     try {
       const { sessions } = await answerSessions(sessionsOf(config, store), req, systemClock.now());
       print(io, req, sessions, json);

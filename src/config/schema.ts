@@ -375,16 +375,48 @@ const matrix = z.strictObject({
   ),
   allow_users: allowUsers('Matrix', '@oncall:example.org'),
 });
+const people = z
+  .strictObject({
+    cache_size: doc(int(1).default(5000), 'Display names kept in memory (Slack users.info, Matrix profiles); past this the least recently used is dropped.'),
+    ttl: dur('6h', 'How long a looked-up display name is shown before it is asked for again.', { positive: true }),
+    retry_after: dur('5m', 'A lookup that failed (not found, refused, unreachable) is not tried again for this long; the id is shown meanwhile.', {
+      positive: true,
+    }),
+    lookup_timeout: dur('3s', 'Longest wait for one display-name lookup; a card never waits for one, a PR body or postmortem at most this long.', {
+      positive: true,
+    }),
+  })
+  .transform((v) => withMs(v, ['ttl', 'retry_after', 'lookup_timeout']));
+const mattermost = z.strictObject({
+  url: doc(httpUrl().optional(), 'Server base URL. Mattermost is on when this, the token and the channel are set.', {
+    example: 'https://chat.example.org',
+    env: ['MATTERMOST_URL'],
+  }),
+  token: doc(str().optional(), 'Access token of the bot account (System Console → Integrations → Bot Accounts).', { secret: true, env: ['MATTERMOST_TOKEN'] }),
+  channel: doc(
+    str().optional(),
+    "Channel the RCA threads are posted to: its id or `team-name/channel-name` (unless a routing rule says otherwise); commands are taken here, in routing rules' channels and in incident threads only.",
+    { example: 'ops/incidents', env: ['MATTERMOST_CHANNEL'] },
+  ),
+  slash_token: doc(
+    str().optional(),
+    'Token of a `/reprise` slash command whose request URL is `<server.public_url>/mattermost/command` (taken only with `server.public_url` set; without it there is no slash command).',
+    { secret: true, env: ['MATTERMOST_SLASH_TOKEN'] },
+  ),
+  allow_users: allowUsers('Mattermost', 'k9x3m4c1n7bqdp8rj2w5ty6fze'),
+});
 const CONSOLE_MODES = ['auto', 'on', 'off'] as const;
 const transport = z.strictObject({
-  console: doc(oneOf(CONSOLE_MODES).default('auto'), 'Print threads to stdout: auto = only when neither Slack nor Matrix is configured.'),
-  transcript: doc(str().optional(), 'Also append every console message to this file (JSON lines).', {
+  console: doc(oneOf(CONSOLE_MODES).default('auto'), 'Print threads to stdout: auto = only when no chat surface (Slack, Matrix, Mattermost) is configured.'),
+  transcript: doc(str().optional(), 'Also append every message sent on every surface (Slack, Matrix, Mattermost, console) to this file (JSON lines).', {
     fsPath: true,
     env: ['REPRISE_TRANSCRIPT'],
     example: './transcript.jsonl',
   }),
   slack: doc(block(slack.prefault({})), 'Slack app settings; see manifests/slack-app.yaml.'),
   matrix: doc(block(matrix.prefault({})), 'Matrix bot settings (end-to-end encrypted rooms are not supported).'),
+  mattermost: doc(block(mattermost.prefault({})), 'Mattermost bot settings; see docs/mattermost.md.'),
+  people: doc(block(people.prefault({})), 'Display names where text cannot mention a person (PR bodies, postmortems, /ui, the console, the other surface).'),
 });
 
 const routeRule = z.strictObject({
@@ -392,11 +424,13 @@ const routeRule = z.strictObject({
   ask_fix: doc(z.boolean().optional(), 'Ask "what fixed it?" when a matching incident resolves (absent: `thread.ask_fix`).'),
   slack: doc(str().optional(), 'Slack channel id for matching alerts.', { example: 'C0PAYMENTS' }),
   matrix: doc(str().optional(), 'Matrix room id for matching alerts.', { example: '!payments:example.org' }),
+  mattermost: doc(str().optional(), 'Mattermost channel (id or team-name/channel-name) for matching alerts.', { example: 'ops/payments' }),
 });
 const mentionRule = z.strictObject({
   match: doc(rule, 'Matchers the critical alert must meet.'),
   slack: doc(z.array(str()).default([]), 'Slack user (U…) or user-group (S…) ids to ping.', { example: ['S0ONCALL'] }),
   matrix: doc(z.array(str()).default([]), 'Matrix user ids to ping.', { example: ['@oncall:example.org'] }),
+  mattermost: doc(z.array(str()).default([]), 'Mattermost usernames or group names to ping (never channel, here or all).', { example: ['oncall'] }),
 });
 const thread = z
   .strictObject({
@@ -853,7 +887,7 @@ const configShape = z.strictObject({
   pagerduty: doc(block(pagerduty.prefault({})), "PagerDuty's REST API as a partner: a chat ack acknowledges the PagerDuty incident too."),
   transport: doc(
     block(transport.prefault({})),
-    'Chat surfaces: each is on when its credentials are set (Slack and Matrix can run at once); the console otherwise.',
+    'Chat surfaces: each is on when its credentials are set (Slack, Matrix and Mattermost can run at once); the console otherwise.',
   ),
   routing: doc(block(routing.prefault({})), 'Which channel or room an incident goes to, and whom critical firings ping.'),
   oncall: doc(block(oncall.prefault({})), 'Who is on call (docs/oncall.md): named and mentioned on critical cards, reminded once, `/reprise oncall`.'),
@@ -918,6 +952,7 @@ interface Loose {
   transport?: {
     slack?: { bot_token?: unknown; signing_secret?: unknown; app_token?: unknown; channel?: unknown };
     matrix?: { homeserver_url?: unknown; access_token?: unknown; room_id?: unknown };
+    mattermost?: { url?: unknown; token?: unknown; channel?: unknown };
   };
 }
 
@@ -996,5 +1031,12 @@ function crossFieldRules(cfg: unknown, ctx: z.RefinementCtx<unknown>): void {
     need(mx?.homeserver_url, ['transport', 'matrix', 'homeserver_url'], 'is required when Matrix is on (or set MATRIX_HOMESERVER_URL)');
     need(mx?.access_token, ['transport', 'matrix', 'access_token'], 'is required when Matrix is on (or set MATRIX_ACCESS_TOKEN)');
     need(mx?.room_id, ['transport', 'matrix', 'room_id'], 'is required when Matrix is on (or set MATRIX_ROOM_ID)');
+  }
+  const mm = t?.mattermost;
+  const mmSet = ['url', 'token', 'channel'].filter((k) => mm && (mm as Record<string, unknown>)[k] !== undefined && (mm as Record<string, unknown>)[k] !== '');
+  if (mmSet.length > 0 && mmSet.length < 3) {
+    need(mm?.url, ['transport', 'mattermost', 'url'], 'is required when Mattermost is on (or set MATTERMOST_URL)');
+    need(mm?.token, ['transport', 'mattermost', 'token'], 'is required when Mattermost is on (or set MATTERMOST_TOKEN)');
+    need(mm?.channel, ['transport', 'mattermost', 'channel'], 'is required when Mattermost is on (or set MATTERMOST_CHANNEL)');
   }
 }

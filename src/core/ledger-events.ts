@@ -461,8 +461,12 @@ export type CurationDecision = 'recalled' | 'below_bar' | 'duplicate_entry' | 'd
 export type NoteFiling = 'pr_comment' | 'concept_pr';
 /** The forge refused an item for good (credentials, permissions, validation); `detail` says why. */
 export type CurationFailure = 'failed';
-/** Where a human fix went: a new Incident entry PR, or a comment on the trigger's open draft (`pr_comment`). */
-export type FixFiling = 'fix_pr' | 'postmortem_pr';
+/**
+ * Where a human fix went: a new Incident entry PR, or a comment on the trigger's open draft
+ * (`pr_comment`); a PR editing the catalog's existing entry (`amend_pr`), or an edit of the
+ * entry on the PR already open for it (`pr_update`) — a cause note goes the same two ways.
+ */
+export type FixFiling = 'fix_pr' | 'postmortem_pr' | 'amend_pr' | 'pr_update';
 
 /** What a KB draft is written from: the Finding and its incident, as recorded at file time. */
 export interface DraftMaterial {
@@ -499,8 +503,29 @@ export interface FixMaterial {
   alert: OpenAlert;
   /** From a `cause:` note, else the standing finding's cause; absent: "not recorded". */
   cause?: string;
+  /** Who said the cause: the person of the `cause:` note, or (`model`, may be empty) the verified finding standing for the trigger. */
+  causeBy?: { name: string; via: string } | { model: string };
   /** 👎'd answers and notes that say something did not work. */
   triedAndFailed: string[];
+  /** The trigger's fixes (this one included) with how often each worked: what orders an entry's "What has fixed it". */
+  outcomes?: FixOutcome[];
+}
+
+/** One human fix of a trigger as the outcome ledger counts it (issue 31 item 2). */
+export interface FixOutcome {
+  /** The person's words. */
+  text: string;
+  /** Display name and surface of whoever said it first. */
+  name: string;
+  via: string;
+  /** When it was first said. */
+  at: string;
+  /** Episodes it ended whose alert did not come back within a day. */
+  held: number;
+  /** Episodes it ended whose alert came back within a day. */
+  cameBack: number;
+  /** Episodes too recent (or still firing) to say. */
+  pending: number;
 }
 
 /** What a postmortem draft is written from (issue 21 item 5), gathered when it was asked for. */
@@ -568,6 +593,8 @@ const CURATED_DECISIONS = [
   'concept_pr',
   'fix_pr',
   'postmortem_pr',
+  'amend_pr',
+  'pr_update',
   'failed',
 ] as const satisfies ReadonlyArray<CurationDecision | NoteFiling | FixFiling | CurationFailure>;
 

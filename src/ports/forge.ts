@@ -100,6 +100,12 @@ export interface DraftFile {
 export interface DraftBranchPort {
   /** Creates (or replaces) `branch` off the remote's default branch with one commit adding the file (and `more`). */
   push(file: DraftFile): Promise<{ branch: string; commit: string }>;
+  /**
+   * The file at `path` on the remote's `branch` (its default branch when absent), freshly
+   * fetched; undefined when the branch or the file is not there. What an edit of an existing
+   * entry starts from.
+   */
+  read(path: string, branch?: string): Promise<string | undefined>;
 }
 
 /**

@@ -23,6 +23,8 @@ import type { ChatTransport } from '../ports/chat-transport.js';
 import type { Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
 import type { LoopObserver } from '../ports/loop-observer.js';
+import type { PeopleNames } from '../ports/people.js';
+import type { Transcript } from '../ports/transcript.js';
 
 /** A job scheduler as the loop runs it. */
 export type Jobs = InvestigationJobsPort & { stop(): Promise<void>; idle(): Promise<void> };
@@ -75,6 +77,10 @@ export interface LoopParts<W extends { kick(): void } = { kick(): void }, J exte
   /** `/reprise oncall [route]`, when an on-call source is configured. */
   whoIsOnCall?: RepriseBotDeps['whoIsOnCall'];
   observer?: LoopObserver;
+  /** Display names filled into views before each send (a cache: never waited for). */
+  people?: PeopleNames;
+  /** `REPRISE_TRANSCRIPT`: every message a surface took. */
+  transcript?: Transcript;
   model?: ModelPart<J>;
   curation?: CurationPart<W>;
 }
@@ -96,6 +102,8 @@ export function buildLoop<W extends { kick(): void } = { kick(): void }, J exten
     ...(p.outbox ? { options: p.outbox } : {}),
     ...(p.observer ? { observer: p.observer } : {}),
     ...(p.mayDeliver ? { mayDeliver: p.mayDeliver } : {}),
+    ...(p.people ? { people: p.people } : {}),
+    ...(p.transcript ? { transcript: p.transcript } : {}),
   });
   // Background work hands what it comes back with to the bot's one entrance (built just below).
   const handle = (intent: Intent): Promise<unknown> => bot.handle(intent);

@@ -6,6 +6,9 @@
  * Keyed by content: a SHA-256 over every candidate entry file (path and bytes, or why it was
  * refused) and over the code that turns files into entries and an index. A catalog edited, a
  * file added or removed, or a new build of reprise gives another key, and the index is rebuilt.
+ * Beside it, the files' stats when they were read (inode, size, modification and change
+ * times): a start over files that stand exactly as they did then serves the index without
+ * reading them (open-catalog.ts), and reads them after ready to confirm.
  *
  * File: a magic line, a checksum of the payload, then the payload (`node:v8` serialization:
  * typed arrays travel as bytes). The checksum is CRC-32 (it catches a torn or damaged file at a
@@ -22,7 +25,7 @@ import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { deserialize, serialize } from 'node:v8';
 import * as zlib from 'node:zlib';
-import type { CatalogFile } from '../core/catalog/load-catalog.js';
+import type { CatalogFile, CatalogFileStat } from '../core/catalog/load-catalog.js';
 import type { SavedTables } from '../core/recall/catalog-snapshot.js';
 import type { SavedIndex } from '../core/search/postings-index.js';
 import type { Entry, LintProblem } from '../core/types.js';
@@ -54,7 +57,21 @@ export interface SavedCatalog {
   index: SavedIndex;
   /** The recall lookup tables (alerts, sources, name words) built beside the index. */
   tables: SavedTables;
+  /**
+   * How the files stood on disk when they were read ({@link catalogStatKey}) and when that was
+   * (ms, taken before the stats): a start whose files stand the same, none of them changed
+   * within {@link RACY_MS} of `at`, serves this index without reading them. Absent in files
+   * written before it was recorded.
+   */
+  stat?: { key: string; at: number };
 }
+
+/**
+ * A file changed this close to the moment its stats were recorded may have changed again
+ * within the same file-system timestamp tick (git's "racily clean" entries): its stats prove
+ * nothing, and the catalog is read. Covers coarse timestamps and a little clock skew.
+ */
+export const RACY_MS = 2000;
 
 /**
  * Source folders of the code whose output is saved (parsing, tokenizing, indexing): any change
@@ -103,6 +120,24 @@ export function catalogKey(files: readonly CatalogFile[]): string {
   return h.digest('hex');
 }
 
+/** The key of a catalog as it stands on disk (`statCatalogFiles`): its folder, every file's path and stats, and the code. */
+export function catalogStatKey(root: string, files: readonly CatalogFileStat[]): string {
+  const h = createHash('sha256');
+  h.update(`${codeKey()}\0${root.length}:${root}\0${files.length}\0`);
+  for (const f of files) h.update(`${f.rel.length}:${f.rel}\0${f.id.length}:${f.id}\0`);
+  return h.digest('hex');
+}
+
+/**
+ * Whether `saved` may be served on the stats alone: recorded for the very same stats, and no
+ * file changed within {@link RACY_MS} of when they were recorded (nor has an unknown time).
+ */
+export function statsProve(saved: SavedCatalog, statKey: string, files: readonly CatalogFileStat[], racyMs = RACY_MS): boolean {
+  if (saved.stat?.key !== statKey) return false;
+  const before = saved.stat.at - racyMs;
+  return files.every((f) => f.changedMs < before);
+}
+
 /** A saved catalog for `key`, or why there is none usable (missing, another key, damaged). */
 export function readSavedCatalog(file: string, key: string): { saved: SavedCatalog } | { reason: string } {
   let bytes: Buffer;
@@ -126,6 +161,13 @@ function unreadable(err: unknown): { reason: string } {
 
 /** The saved catalog in `bytes` (a whole index file) for `key`, or why it is not usable. */
 export function decodeSavedCatalog(bytes: Buffer, key: string): { saved: SavedCatalog } | { reason: string } {
+  const read = decodeSavedBytes(bytes);
+  if ('saved' in read && read.saved.key !== key) return { reason: 'the catalog or the code changed since the index was saved' };
+  return read;
+}
+
+/** The saved catalog in `bytes` whatever catalog it was built from, or why it is not usable. */
+export function decodeSavedBytes(bytes: Buffer): { saved: SavedCatalog } | { reason: string } {
   const head = MAGIC.length + DIGEST_BYTES;
   if (bytes.length < head || !bytes.subarray(0, MAGIC.length).equals(MAGIC)) return { reason: 'the saved index is not one this build writes' };
   const payload = bytes.subarray(head);
@@ -137,7 +179,6 @@ export function decodeSavedCatalog(bytes: Buffer, key: string): { saved: SavedCa
     return { reason: 'the saved index is damaged (it does not deserialize)' };
   }
   if (!isSavedCatalog(value)) return { reason: 'the saved index has an unexpected shape' };
-  if (value.key !== key) return { reason: 'the catalog or the code changed since the index was saved' };
   return { saved: value };
 }
 
@@ -151,7 +192,8 @@ function isSavedCatalog(v: unknown): v is SavedCatalog {
     typeof s.index === 'object' &&
     s.index !== null &&
     typeof s.tables === 'object' &&
-    s.tables !== null
+    s.tables !== null &&
+    (s.stat === undefined || (typeof s.stat === 'object' && s.stat !== null && typeof s.stat.key === 'string' && Number.isFinite(s.stat.at)))
   );
 }
 

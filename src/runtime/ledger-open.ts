@@ -1,13 +1,13 @@
 /** Opening the configured store for the read-only ledger commands, and how they report it. */
 import { existsSync } from 'node:fs';
-import { createStore, embeddedStoreFile } from '../adapters/keyv/keyv-store.js';
+import { embeddedStoreFile } from '../adapters/keyv/keyv-store.js';
 import type { Config } from '../config/schema.js';
 import { isRepriseError } from '../core/errors.js';
 import type { LedgerVerification } from '../core/ledger/ledger-verify.js';
 import { checkStoreSchemaForReading, STORE_SCHEMA_VERSION, type StoreSchemaStatus } from '../core/ledger/store-schema.js';
 import type { KeyValueStore } from '../ports/store.js';
 import type { CliIO } from '../cli/io.js';
-import { describeStore } from './open-store.js';
+import { describeStore, openStore } from './open-store.js';
 
 /**
  * Opens the configured store for reading, after checking its schema version: `exit` (with a
@@ -23,7 +23,7 @@ export async function openForReading(
     io.stderr(`${command}: no ledger at ${file} yet (nothing recorded); set REPRISE_DATA_DIR or --config to read another\n`);
     return { exit: 0 };
   }
-  const store = createStore(config.store.url, config.store.data_dir);
+  const store = openStore(config, 'read');
   try {
     return { store, schema: await checkStoreSchemaForReading(store) };
   } catch (err) {

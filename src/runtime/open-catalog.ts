@@ -2,12 +2,21 @@ import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config/schema.js';
-import { loadCatalog, parseCatalogFiles, readCatalogFiles } from '../core/catalog/load-catalog.js';
+import { loadCatalog, parseCatalogFiles, readCatalogFiles, statCatalogFiles } from '../core/catalog/load-catalog.js';
 import { buildCatalogSnapshot, restoreCatalogSnapshot, savedTables, type CatalogSnapshot } from '../core/recall/catalog-snapshot.js';
 import { PostingsIndex } from '../core/search/postings-index.js';
 import type { Entry, LintProblem } from '../core/types.js';
 import type { Logger } from '../ports/logger.js';
-import { catalogKey, decodeSavedCatalog, readSavedBytes, writeSavedCatalog } from './catalog-index-file.js';
+import {
+  catalogKey,
+  catalogStatKey,
+  decodeSavedBytes,
+  RACY_MS,
+  readSavedBytes,
+  statsProve,
+  writeSavedCatalog,
+  type SavedCatalog,
+} from './catalog-index-file.js';
 
 /** The starter catalog shipped with the package (`catalog/` beside `dist/`). */
 export const BUNDLED_CATALOG = fileURLToPath(new URL('../../catalog', import.meta.url));
@@ -31,8 +40,18 @@ export interface LoadedSnapshot {
   problems: LintProblem[];
   /** Problems of severity error: the entries they name were skipped. */
   skipped: LintProblem[];
-  /** With an index file: `saved` when it was read back, else `built` and why. */
-  index?: { from: 'saved' } | { from: 'built'; reason: string };
+  /**
+   * With an index file: `saved` when it was read back — `checked: 'stat'` when the files'
+   * stats proved them unchanged (not read), `'content'` when they were read and hashed — else
+   * `built` and why.
+   */
+  index?: { from: 'saved'; checked: 'stat' | 'content' } | { from: 'built'; reason: string };
+  /**
+   * Set when the index was served on the files' stats: reads the files and hashes them, as a
+   * start over changed files would. Resolves `undefined` when they are what the index was
+   * built from, else with the catalog built from them (and saved again). Run after ready.
+   */
+  verify?: () => Promise<LoadedSnapshot | undefined>;
 }
 
 export interface LoadSnapshotOptions {
@@ -45,6 +64,8 @@ export interface LoadSnapshotOptions {
   logger?: Logger;
   /** The snapshot's `builtAt` (default: now). */
   builtAt?: Date;
+  /** How long before the stats were recorded a change still makes them prove nothing (default {@link RACY_MS}; tests). */
+  racyMs?: number;
 }
 
 /**
@@ -54,32 +75,67 @@ export interface LoadSnapshotOptions {
  * files have not changed since the index was saved is read back instead of parsed and indexed.
  */
 export async function loadSnapshot(dir: string, opts: LoadSnapshotOptions = {}): Promise<LoadedSnapshot> {
-  if (opts.indexFile === undefined) {
+  const indexFile = opts.indexFile;
+  if (indexFile === undefined) {
     const { entries, problems } = await loadCatalog(dir);
     return loaded(entries, new PostingsIndex(entries), problems, opts.builtAt);
   }
-  const [files, bytes] = await Promise.all([readCatalogFiles(dir), readSavedBytes(opts.indexFile)]);
-  const key = catalogKey(files);
-  const read = Buffer.isBuffer(bytes) ? decodeSavedCatalog(bytes, key) : bytes;
-  let reason: string;
-  if ('saved' in read) {
-    try {
-      const { entries, problems, index, tables } = read.saved;
-      const snapshot = restoreCatalogSnapshot(entries, PostingsIndex.fromSaved(entries, index), tables, opts.builtAt);
-      return { snapshot, problems, skipped: problems.filter((p) => p.severity === 'error'), index: { from: 'saved' } };
-    } catch (err) {
-      reason = `the saved index does not fit its entries (${err instanceof Error ? err.message : String(err)})`;
+  // The moment before the stats: a file changed after it may not show in them (RACY_MS).
+  const statAt = Date.now();
+  const [stats, bytes] = await Promise.all([statCatalogFiles(dir), readSavedBytes(indexFile)]);
+  const stat = { key: catalogStatKey(stats.root, stats.files), at: statAt };
+  const read = Buffer.isBuffer(bytes) ? decodeSavedBytes(bytes) : bytes;
+  const saved = 'saved' in read ? read.saved : undefined;
+  let reason = 'reason' in read ? read.reason : '';
+  if (saved && statsProve(saved, stat.key, stats.files, opts.racyMs ?? RACY_MS)) {
+    const restored = restore(saved, opts.builtAt);
+    if ('snapshot' in restored) {
+      // The files stand as they did when they were read: the index is theirs. Reading them
+      // again (most of a start's time over 10,000 entries) is left to `verify`, after ready.
+      const verify = async (): Promise<LoadedSnapshot | undefined> => {
+        if (catalogKey(await readCatalogFiles(dir)) === saved.key) return undefined;
+        return loadSnapshot(dir, { ...opts, racyMs: Number.POSITIVE_INFINITY });
+      };
+      return { ...restored, index: { from: 'saved', checked: 'stat' }, verify };
     }
-  } else reason = read.reason;
+    reason = restored.reason;
+  }
+  const files = await readCatalogFiles(dir);
+  const key = catalogKey(files);
+  if (saved && saved.key === key) {
+    const restored = restore(saved, opts.builtAt);
+    if ('snapshot' in restored) {
+      // The same files with other stats (touched, checked out again, copied): saved with these, the next start need not read them.
+      save(indexFile, { ...saved, stat }, opts.logger);
+      return { ...restored, index: { from: 'saved', checked: 'content' } };
+    }
+    reason = restored.reason;
+  } else if (saved) reason = 'the catalog or the code changed since the index was saved';
   const { entries, problems } = parseCatalogFiles(files);
   const index = new PostingsIndex(entries);
   const built = loaded(entries, index, problems, opts.builtAt);
-  try {
-    writeSavedCatalog(opts.indexFile, { key, entries, problems, index: index.saved(), tables: savedTables(built.snapshot) });
-  } catch (err) {
-    opts.logger?.warn({ err, file: opts.indexFile }, 'the catalog index could not be saved; the next start indexes the catalog again');
-  }
+  save(indexFile, { key, entries, problems, index: index.saved(), tables: savedTables(built.snapshot), stat }, opts.logger);
   return { ...built, index: { from: 'built', reason } };
+}
+
+/** The snapshot a saved catalog holds, or why it does not fit together. */
+function restore(saved: SavedCatalog, builtAt: Date | undefined): Omit<LoadedSnapshot, 'index'> | { reason: string } {
+  try {
+    const { entries, problems, index, tables } = saved;
+    const snapshot = restoreCatalogSnapshot(entries, PostingsIndex.fromSaved(entries, index), tables, builtAt);
+    return { snapshot, problems, skipped: problems.filter((p) => p.severity === 'error') };
+  } catch (err) {
+    return { reason: `the saved index does not fit its entries (${err instanceof Error ? err.message : String(err)})` };
+  }
+}
+
+/** Writes the index file; a failure is logged, never thrown (the catalog still serves). */
+function save(file: string, saved: SavedCatalog, logger: Logger | undefined): void {
+  try {
+    writeSavedCatalog(file, saved);
+  } catch (err) {
+    logger?.warn({ err, file }, 'the catalog index could not be saved; the next start indexes the catalog again');
+  }
 }
 
 function loaded(entries: Entry[], index: PostingsIndex, problems: LintProblem[], builtAt = new Date()): LoadedSnapshot {

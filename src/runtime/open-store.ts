@@ -64,6 +64,20 @@ export function isSharedStore(config: Config): boolean {
   return /^rediss?:/i.test(config.store.url?.trim() ?? '');
 }
 
+/** How a process uses the store it opens. */
+export type StoreMode = 'write' | 'read';
+
+/**
+ * The one way to open the configured store. `write`: the process that writes it (serve, an
+ * offline CLI write, an import — under the store lock or a replica's lease). `read`: a reader
+ * beside the bot — the embedded file opened read-only (nothing created, any write refused by
+ * sqlite itself), Redis never written. `url` opens another store than the configured one
+ * (`--store`).
+ */
+export function openStore(config: Config, mode: StoreMode, url: string | undefined = config.store.url): KeyValueStore {
+  return createStore(url, config.store.data_dir, mode === 'read' ? { readOnly: true } : {});
+}
+
 /**
  * Opens the configured store (or takes `opts.store`, already opened) and its ledger (the caller
  * holds the lock when it will write); the store is closed again when the ledger cannot open.
@@ -74,7 +88,7 @@ export async function openLedger(
   logger?: Logger,
   opts: { store?: KeyValueStore; fence?: () => Fence | undefined; onAppend?: (events: readonly LedgerEvent[]) => void } = {},
 ): Promise<{ store: KeyValueStore; ledger: Ledger }> {
-  const store = opts.store ?? createStore(config.store.url, config.store.data_dir);
+  const store = opts.store ?? openStore(config, 'write');
   try {
     const ledger = await Ledger.open(store, {
       snapshotEvery: config.store.snapshot_every,

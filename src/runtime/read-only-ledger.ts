@@ -5,14 +5,14 @@
  * the stored head moved, at most once per `refresh`.
  */
 import { existsSync } from 'node:fs';
-import { createStore, embeddedStoreFile } from '../adapters/keyv/keyv-store.js';
+import { embeddedStoreFile } from '../adapters/keyv/keyv-store.js';
 import type { Config } from '../config/schema.js';
 import { LedgerReader } from '../core/ledger/ledger-reader.js';
 import { readHead } from '../core/ledger/ledger-records.js';
 import { Ledger } from '../core/ledger/ledger.js';
 import type { Logger } from '../ports/logger.js';
 import type { KeyValueStore } from '../ports/store.js';
-import { describeStore } from './open-store.js';
+import { describeStore, openStore } from './open-store.js';
 import { maskUrl } from '../core/redact.js';
 
 export interface ReadOnlyLedger {
@@ -42,7 +42,7 @@ export function openReadOnlyLedger(config: Config, logger: Logger, storeUrl?: st
   const load = async (): Promise<void> => {
     if (!store && file !== undefined && !existsSync(file)) return;
     try {
-      store ??= createStore(url, config.store.data_dir, { readOnly: true });
+      store ??= openStore(config, 'read', url);
       if (ledger && (await readHead(store)) === ledger.seq) return;
       // Ledger.open only reads (snapshot, then the log after it); its writer side is never used.
       ledger = await Ledger.open(store, { resolveWindowMs: windowMs, logger });

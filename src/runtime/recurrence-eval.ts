@@ -16,7 +16,7 @@ import { incidentIntents } from '../core/bot/intent.js';
 import { Routing } from '../core/bot/routing.js';
 import { dupFingerprint } from '../core/bot/dup-fingerprint.js';
 import { openAlert } from '../core/bot/fix-flow.js';
-import type { CardView } from '../core/chat/thread-view.js';
+import { asRichText, richText, type CardView } from '../core/chat/thread-view.js';
 import type { MessageRef } from '../core/chat/chat-types.js';
 import { renderFixEntry } from '../core/curate/fix-entry.js';
 import { Ledger } from '../core/ledger/ledger.js';
@@ -240,7 +240,7 @@ export async function runRecurrence(histories: readonly History[], entries: read
           kind,
           alert: describeAlert(a),
           seenBefore: lines.length > 0,
-          quotesFix: lines.some((l) => l.includes(quoted(h.fix.text))),
+          quotesFix: lines.some((l) => richText(asRichText(l)).includes(quoted(h.fix.text))),
         };
         if (kind === 'later') c.instant = after.cards[n]?.headline.answer === 'instant' && after.cards[n]?.headline.entry === fixEntry.id;
         cases.push(c);

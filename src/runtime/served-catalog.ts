@@ -16,7 +16,7 @@ import type { Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
 import type { LintProblem } from '../core/types.js';
 import { CATALOG_INDEX_FILE } from './catalog-index-file.js';
-import { catalogFolder, loadSnapshot } from './open-catalog.js';
+import { catalogFolder, loadSnapshot, type LoadedSnapshot } from './open-catalog.js';
 
 /** What `reprise catalog sync` prints. */
 export interface SyncReply extends Omit<SyncResult, 'skipped'> {
@@ -84,20 +84,42 @@ export function servedCatalogFolder(config: Config, given?: string): ServedFolde
  * `indexFile`, an unchanged catalog is read back from the index saved by an earlier start.
  */
 export async function staticCatalog(dir: string, bundled: boolean, logger: Logger, indexFile?: string): Promise<ServedCatalog> {
-  const { snapshot, problems, skipped, index } = await loadSnapshot(dir, { ...(indexFile !== undefined ? { indexFile } : {}), logger });
-  for (const p of problems.filter((x) => x.severity === 'warning' && x.rule === 'file-outside-catalog')) logger.warn({ file: p.file, rule: p.rule }, p.message);
-  for (const p of skipped) logger.warn({ file: p.file, line: p.line, rule: p.rule }, `catalog entry skipped: ${p.message}`);
-  const skippedFiles = new Set(skipped.map((p) => p.file)).size;
+  const loaded = await loadSnapshot(dir, { ...(indexFile !== undefined ? { indexFile } : {}), logger });
+  let { snapshot, problems, skipped } = loaded;
+  const { index } = loaded;
+  const report = (): number => {
+    for (const p of problems.filter((x) => x.severity === 'warning' && x.rule === 'file-outside-catalog'))
+      logger.warn({ file: p.file, rule: p.rule }, p.message);
+    for (const p of skipped) logger.warn({ file: p.file, line: p.line, rule: p.rule }, `catalog entry skipped: ${p.message}`);
+    return new Set(skipped.map((p) => p.file)).size;
+  };
+  let skippedFiles = report();
   logger.info(
     {
       catalog: dir,
       entries: snapshot.entries.length,
       skippedFiles,
       problems: problems.length,
-      ...(index ? { index: index.from, ...('reason' in index ? { why: index.reason } : {}) } : {}),
+      ...(index ? { index: index.from, ...('reason' in index ? { why: index.reason } : { checked: index.checked }) } : {}),
     },
     'catalog indexed',
   );
+  // Served on the files' stats: their bytes are read once the bot is ready, and a catalog that
+  // differs after all (a file system whose stats lie) replaces the one served.
+  let verifying: Promise<void> | undefined;
+  const verify = (check: () => Promise<LoadedSnapshot | undefined>): Promise<void> =>
+    check().then(
+      (fresh) => {
+        if (!fresh) return void logger.debug({ catalog: dir }, 'catalog files read: the saved index is theirs');
+        ({ snapshot, problems, skipped } = fresh);
+        skippedFiles = report();
+        logger.warn(
+          { catalog: dir, entries: snapshot.entries.length },
+          'the catalog files differ from the saved index their stats matched; serving them as they are now',
+        );
+      },
+      (err: unknown) => logger.warn({ err, catalog: dir }, 'reading the catalog files to confirm the saved index failed; serving the saved index'),
+    );
   return {
     source: 'dir',
     sync: undefined,
@@ -113,8 +135,12 @@ export async function staticCatalog(dir: string, bundled: boolean, logger: Logge
           userMessage: `this bot serves the folder ${dir} as is: catalog sync needs catalog.git.url (or REPRISE_CATALOG_GIT_URL) in its config`,
         }),
       ),
-    start: () => undefined,
-    stop: async () => undefined,
+    start: () => {
+      if (loaded.verify) verifying ??= verify(loaded.verify);
+    },
+    stop: async () => {
+      if (verifying) await verifying;
+    },
   };
 }
 
@@ -130,7 +156,9 @@ export async function gitCatalog(config: Config, clock: Clock, logger: Logger): 
   const mirror = new GitMirror({ url: git.url, branch: git.branch, dir: cloneDir(config) });
   const empty = buildCatalogSnapshot([], new PostingsIndex([]), clock.now());
   let current = empty;
-  // A restart over an unchanged clone reads the index saved for it back (catalog-index-file.ts).
+  // A restart over an unchanged clone reads the index saved for it back (catalog-index-file.ts),
+  // on the files' stats alone: only this bot's checkouts write the clone, and each write moves
+  // a file's change time. (No read-after-ready check here: the sync owns the snapshot.)
   const indexFile = join(config.store.data_dir, CATALOG_INDEX_FILE);
   const indexFolder = async (root: string): Promise<{ snapshot: CatalogSnapshot; problems: LintProblem[] }> => {
     const { snapshot, problems, index } = await loadSnapshot(root, { indexFile, logger: log, builtAt: clock.now() });

@@ -46,7 +46,7 @@ export function describeListen(host: string, port: number): string {
 /** Builds and starts everything `serve` runs; tests call this in-process. */
 export async function startBot(config: Config, io: CliIO, logger: Logger, clock: Clock = systemClock): Promise<RunningBot> {
   const wired = await wireBot(config, io, logger, clock);
-  const { inbox, ledger, served, grooming, http, readiness, transports } = wired;
+  const { inbox, ledger, served, grooming, http, readiness, transports, people } = wired;
   let control: ControlServer | undefined;
   const release = async (): Promise<void> => {
     await control?.close();
@@ -79,7 +79,12 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   }
   try {
     // Recorded is enough for a surface: what it shows comes back through the outbox.
-    const sink = async (intent: ChatIntent): Promise<void> => void (await inbox.push([intent], { until: 'recorded' }));
+    // Whoever acts is looked up at once (in the background), so their name is known when a
+    // plain-text surface or document shows it.
+    const sink = async (intent: ChatIntent): Promise<void> => {
+      people.learn(intent.actor);
+      await inbox.push([intent], { until: 'recorded' });
+    };
     for (const t of transports.values()) await t.start(sink);
   } catch (err) {
     await release().catch(() => undefined);

@@ -12,6 +12,7 @@ import type { CatalogSnapshot } from '../core/recall/catalog-snapshot.js';
 import type { Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
 import { maskUrl } from '../core/redact.js';
+import type { PeopleDirectory } from '../ports/people.js';
 
 export interface StartedCuration {
   /** Makes the curation worker for the loop's entrance (see `buildLoop`). */
@@ -23,7 +24,7 @@ export interface StartedCuration {
 
 export async function startCuration(
   config: Config,
-  deps: { ledger: Pick<Ledger, 'read'>; catalog: () => CatalogSnapshot; clock: Clock; logger: Logger },
+  deps: { ledger: Pick<Ledger, 'read'>; catalog: () => CatalogSnapshot; clock: Clock; logger: Logger; people?: PeopleDirectory },
 ): Promise<StartedCuration | undefined> {
   const f = config.forge;
   const remote = config.catalog.git?.url;
@@ -59,6 +60,7 @@ export async function startCuration(
       clock: deps.clock,
       logger: log,
       handle,
+      ...(deps.people ? { people: deps.people } : {}),
       options: {
         labels: f.labels,
         dupScore: f.dup_score,
@@ -66,6 +68,7 @@ export async function startCuration(
         baseDelayMs: f.retry_base_ms,
         maxDelayMs: f.retry_max_ms,
         maxAgeMs: f.max_age_ms,
+        ...(config.catalog.git?.path ? { catalogPath: config.catalog.git.path } : {}),
       },
     });
   log.info({ repo: forge.repo, remote: maskUrl(remote) }, 'curation on: findings and notes are filed as pull requests');

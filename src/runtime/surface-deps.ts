@@ -25,3 +25,8 @@ export function matrixEnabled(config: Config): boolean {
   const m = config.transport.matrix;
   return Boolean(m.homeserver_url && m.access_token && m.room_id);
 }
+
+export function mattermostEnabled(config: Config): boolean {
+  const m = config.transport.mattermost;
+  return Boolean(m.url && m.token && m.channel);
+}

@@ -9,7 +9,6 @@ import { ensurePrivateDir, looseModes } from '../adapters/keyv/private-files.js'
 import type { StoreLock } from '../adapters/keyv/store-lock.js';
 import { AlertmanagerApi } from '../adapters/alertmanager/alertmanager-api.js';
 import { pagerDutyRest } from '../adapters/pagerduty/pagerduty-rest.js';
-import { createStore } from '../adapters/keyv/keyv-store.js';
 import type { Config } from '../config/schema.js';
 import { incidentIntents, type Intent } from '../core/bot/intent.js';
 import type { BotOutcome, RepriseBot } from '../core/bot/reprise-bot.js';
@@ -46,7 +45,7 @@ import { leaderWork } from './leader-work.js';
 import { loopOptions, pagerDutyOptions } from './loop-options.js';
 import { catalogFolder } from './open-catalog.js';
 import { openInbox } from './open-inbox.js';
-import { describeStore, lockStore, openLedger, storeWarnings } from './open-store.js';
+import { describeStore, lockStore, openLedger, openStore, storeWarnings } from './open-store.js';
 import { gitCatalog, staticCatalog, type ServedCatalog } from './served-catalog.js';
 import { CATALOG_INDEX_FILE } from './catalog-index-file.js';
 import { serveCuration, type ServeCuration } from './serve-curation.js';
@@ -54,6 +53,9 @@ import { removeServeOwner } from './serve-owner.js';
 import { startCuration } from './start-curation.js';
 import { startModel } from './start-model.js';
 import { startStoreProbe, type StoreProbe } from './store-probe.js';
+import { learnOnMiss } from './people-directory.js';
+import { TranscriptFile } from '../adapters/console/transcript-file.js';
+import type { PeopleDirectory } from '../ports/people.js';
 
 /** How long a shutdown waits for queued chat messages before leaving them for the next start. */
 const DRAIN_MS = 5000;
@@ -67,6 +69,8 @@ export interface WiredBot {
   outbox: OutboxWorker;
   curation?: CurationWorker;
   transports: ReadonlyMap<string, ChatTransport>;
+  /** Display names of the surfaces' people: whoever acts is looked up as they act. */
+  people: PeopleDirectory;
   grooming: ServeCuration;
   /** The memory view's sign-in sessions (`reprise ui sessions` through the control socket). */
   uiSessions: UiSessions;
@@ -95,7 +99,7 @@ async function openStoreAndInbox(
   const lock = lockStore(config, 'reprise serve');
   for (const w of storeWarnings(config)) logger.warn({ store: describeStore(config) }, w);
   try {
-    const store = createStore(config.store.url, config.store.data_dir);
+    const store = openStore(config, 'write');
     // The one way into the loop, chosen with the store: the embedded store's one writer runs the
     // loop itself; on Redis, replicas elect a leader, and only its writes carry a current fence.
     const inbox = openInbox(config, store, clock, logger);
@@ -160,11 +164,27 @@ function botReadiness(deps: {
 export async function wireBot(config: Config, io: CliIO, logger: Logger, clock: Clock): Promise<WiredBot> {
   // Before anything writes there (the catalog clone comes first): 0700 when new.
   ensurePrivateDir(config.store.data_dir);
-  // A folder read once, or a git remote re-indexed when its HEAD moves (/readyz waits for the first index).
-  const served = await servedCatalog(config, clock, logger);
   // Registered once the surfaces are known; nothing is appended before then.
   let loop: LoopMetrics | undefined;
-  const { store, ledger, inbox, lock } = await openStoreAndInbox(config, clock, logger, (events) => loop?.ledgerAppended(events));
+  // The catalog (a folder read once, or a git remote re-indexed when its HEAD moves; /readyz
+  // waits for the first index) and the store load side by side: one's file reads overlap the
+  // other's work. The store's lock is taken before either writes anything.
+  const [catalogOpened, storeOpened] = await Promise.allSettled([
+    servedCatalog(config, clock, logger),
+    openStoreAndInbox(config, clock, logger, (events) => loop?.ledgerAppended(events)),
+  ]);
+  if (catalogOpened.status === 'rejected' || storeOpened.status === 'rejected') {
+    if (storeOpened.status === 'fulfilled') {
+      await storeOpened.value.ledger.close().catch(() => undefined);
+      await storeOpened.value.store.close().catch(() => undefined);
+      storeOpened.value.lock?.release();
+    }
+    if (catalogOpened.status === 'fulfilled') await catalogOpened.value.stop().catch(() => undefined);
+    // The store's refusal (held by another serve, newer schema) first: it is what to fix before anything else.
+    throw storeOpened.status === 'rejected' ? storeOpened.reason : (catalogOpened as PromiseRejectedResult).reason;
+  }
+  const served = catalogOpened.value;
+  const { store, ledger, inbox, lock } = storeOpened.value;
   logger.info({ seq: ledger.seq, skipped: ledger.read.skipped, dataDir: config.store.data_dir }, 'ledger opened');
   // The store's own files are 0600 by now; whatever else others can read is said, with the fix.
   for (const l of looseModes(config.store.data_dir)) logger.warn({ path: l.path, mode: l.mode }, `others can read ${l.path} (mode ${l.mode}); fix: ${l.fix}`);
@@ -222,7 +242,7 @@ export async function wireBot(config: Config, io: CliIO, logger: Logger, clock: 
   const servedSince = await ServedSince.open(store, logger.child({ component: 'ui' }));
   const catalog: () => CatalogSnapshot = servedSince.serving(() => served.current(), clock);
   catalog();
-  const curationPart = await startCuration(config, { ledger, catalog, clock, logger });
+  const curationPart = await startCuration(config, { ledger, catalog, clock, logger, people: surfaces.people });
   const model = config.model
     ? await startModel(config, { catalog, ledger, clock, logger, observer: loop, ...(modelMetrics ? { meterModels: modelMetrics.meter } : {}) })
     : undefined;
@@ -249,6 +269,8 @@ export async function wireBot(config: Config, io: CliIO, logger: Logger, clock: 
     mayDeliver,
     allow: surfaces.allow,
     observer: loop,
+    people: learnOnMiss(surfaces.people),
+    ...(config.transport.transcript ? { transcript: new TranscriptFile(config.transport.transcript, logger.child({ component: 'transcript' })) } : {}),
     ...(alertmanager ? { alertmanager } : {}),
     ...(pagerDuty ? { pagerDuty } : {}),
     ...(model ? { model } : {}),
@@ -330,6 +352,7 @@ export async function wireBot(config: Config, io: CliIO, logger: Logger, clock: 
             servedSince,
             textIndex: textIndexFor(),
             permalink: transportPermalinks(transports.values()),
+            people: learnOnMiss(surfaces.people),
             ...(config.ui.token ? { token: config.ui.token } : {}),
             ...(config.ui.trusted_header ? { trustedHeader: config.ui.trusted_header, trustedProxies: config.ui.trusted_proxies } : {}),
           }),
@@ -371,6 +394,7 @@ export async function wireBot(config: Config, io: CliIO, logger: Logger, clock: 
     outbox,
     ...(curation ? { curation: curation.worker } : {}),
     transports,
+    people: surfaces.people,
     grooming,
     uiSessions: uiAuth.sessions,
     http,

@@ -28,6 +28,8 @@ export interface MatrixFakeOptions {
   rooms?: Array<{ id?: string; alias?: string; join?: boolean; invite?: boolean; encrypted?: boolean; public?: boolean }>;
   /** Clock of the fake (origin_server_ts, ages). */
   now?: () => number;
+  /** Other users' profile display names (`GET /profile/{user}`); anyone else has no profile (404). */
+  displayNames?: Record<string, string>;
 }
 
 /** How the fake misbehaves, changed at any time with `setBehaviour`. */
@@ -113,7 +115,7 @@ export async function startMatrixFake(opts: MatrixFakeOptions = {}): Promise<Mat
   const now = opts.now ?? (() => Date.now());
   const state = new FakeRooms(serverName, now);
   const tokens = new Map([[botToken, botUserId]]);
-  const displayNames = new Map([[botUserId, opts.botDisplayName ?? 'Reprise']]);
+  const displayNames = new Map([...Object.entries(opts.displayNames ?? {}), [botUserId, opts.botDisplayName ?? 'Reprise']]);
   const filters = new Map<string, unknown>();
   const accountData = new Map<string, unknown>();
   const txns = new Map<string, string>();

@@ -2,7 +2,7 @@
  * A Slack Web API on 127.0.0.1, port 0, speaking the real protocol: `POST /api/<method>` with a
  * Bearer token and a form or JSON body, answered `{ok, …}` — `auth.test`, `chat.postMessage`,
  * `chat.update`, `chat.delete` (the bot's own messages only), `chat.postEphemeral`, `chat.getPermalink`, `conversations.history` / `conversations.replies` (with
- * message metadata when `include_all_metadata` is set), `apps.connections.open` (Socket Mode, see
+ * message metadata when `include_all_metadata` is set), `users.info` (the workspace's people, see `users`), `apps.connections.open` (Socket Mode, see
  * slack-socket-fake.ts) — plus `response_url` endpoints. It records every request and keeps the
  * messages the bot posted, and can be slow, rate limit (429 + Retry-After), fail (5xx, `ok:false`
  * errors), reset connections, or be down (connection refused) and come back on the same port.
@@ -34,7 +34,17 @@ export interface SlackFakeOptions {
   teamId?: string;
   apiAppId?: string;
   /** Workspace members by email (`users.lookupByEmail`): email → user id. */
-  users?: Record<string, string>;
+  emails?: Record<string, string>;
+  /** The workspace's people, as `users.info` answers for them; anyone else is `user_not_found`. */
+  users?: Record<string, SlackUserProfile>;
+}
+
+/** A person's names as Slack keeps them (`users.info`'s `user.name`, `real_name`, `profile.display_name`). */
+export interface SlackUserProfile {
+  /** The legacy handle. */
+  name?: string;
+  realName?: string;
+  displayName?: string;
 }
 
 export interface SlackFakeRequest {
@@ -108,6 +118,8 @@ export interface SlackFake {
   requests: SlackFakeRequest[];
   calls(method: string): SlackFakeRequest[];
   messages: PostedMessage[];
+  /** The workspace's people (`users.info`); add or change one at any time. */
+  users: Map<string, SlackUserProfile>;
   /** Messages taken back with `chat.delete`, in the order they were deleted (gone from `messages`). */
   deleted: PostedMessage[];
   message(channel: string, ts: string): PostedMessage | undefined;
@@ -173,6 +185,7 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
   const requests: SlackFakeRequest[] = [];
   const messages: PostedMessage[] = [];
   const deleted: PostedMessage[] = [];
+  const users = new Map(Object.entries(opts.users ?? {}));
   const behaviour: SlackFakeBehaviour = { latencyMs: 0, failures: [] };
   const channelIds = new Map<string, string>();
   const responseUses = new Map<string, number>();
@@ -313,9 +326,32 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
       case 'users.lookupByEmail': {
         // Slack: `users_not_found` for an email no member has.
         const email = String(body['email'] ?? '').toLowerCase();
-        const id = Object.entries(opts.users ?? {}).find(([e]) => e.toLowerCase() === email)?.[1];
+        const id = Object.entries(opts.emails ?? {}).find(([e]) => e.toLowerCase() === email)?.[1];
         if (!id) return { ok: false, error: 'users_not_found' };
         return { ok: true, user: { id, team_id: ws.teamId, name: email.split('@')[0], profile: { email } } };
+      }
+      case 'users.info': {
+        const id = typeof body['user'] === 'string' ? body['user'] : '';
+        const u = users.get(id);
+        if (!u) return { ok: false, error: 'user_not_found' };
+        const handle = u.name ?? id.toLowerCase();
+        return {
+          ok: true,
+          user: {
+            id,
+            team_id: ws.teamId,
+            name: handle,
+            deleted: false,
+            real_name: u.realName ?? '',
+            is_bot: false,
+            profile: {
+              display_name: u.displayName ?? '',
+              real_name: u.realName ?? '',
+              display_name_normalized: u.displayName ?? '',
+              real_name_normalized: u.realName ?? '',
+            },
+          },
+        };
       }
       case 'chat.postEphemeral':
         if (typeof body['channel'] !== 'string' || typeof body['user'] !== 'string') return { ok: false, error: 'invalid_arguments' };
@@ -427,6 +463,7 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
     calls: (method) => requests.filter((r) => r.method === method),
     messages,
     deleted,
+    users,
     message: (channel, ts) => messages.find((m) => m.channel === channel && m.ts === ts),
     setBehaviour(b) {
       if (b.latencyMs !== undefined) behaviour.latencyMs = b.latencyMs;

@@ -1,6 +1,6 @@
 /**
  * Issue 28 item 1, "Done when": one shift, checked as a person reads it, on every surface. The
- * shift (shift.ts) plays on Slack, Matrix and the console; what each shows, the CLI's human
+ * shift (shift.ts) plays on Slack, Matrix, Mattermost and the console; what each shows, the CLI's human
  * output and the `/ui` pages are compared with the committed golden files in this folder.
  */
 import { describe, expect, it } from 'vitest';
@@ -23,6 +23,11 @@ describe('the golden shift, as people read it', () => {
   it('Matrix: formatted_body (as HTML renders) and body of every message', { timeout: 120_000 }, async () => {
     const shift = await playShift('matrix');
     expectNoChange([checkGolden('matrix.txt', shift.chat)]);
+  });
+
+  it('Mattermost: every post, edit and ephemeral answer as the client renders its markdown', { timeout: 120_000 }, async () => {
+    const shift = await playShift('mattermost');
+    expectNoChange([checkGolden('mattermost.txt', shift.chat)]);
   });
 
   it('console: what the bot prints, and the CLI commands people ran with their human output', { timeout: 120_000 }, async () => {

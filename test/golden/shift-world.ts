@@ -1,7 +1,7 @@
 /**
  * The golden shift's world (issue 28 item 1): the real `startBot` in this process with a stepped
  * clock, the served catalog on a bare git remote, the GitHub stand-in on it, and one chat surface
- * (the Slack Web API stand-in over HTTP, the Matrix homeserver stand-in, or the console). Every
+ * (the Slack Web API stand-in over HTTP, the Matrix homeserver stand-in, the Mattermost stand-in, or the console). Every
  * input goes through a real entrance: the webhook port, signed Slack requests, Matrix `/sync`,
  * the CLI commands (in-process, through the bot's control socket), and `/ui` over HTTP.
  */
@@ -17,10 +17,11 @@ import { startBot, type RunningBot } from '../../src/runtime/start-bot.js';
 import { createBareCatalogRepo, type BareCatalogRepo } from '../fakes/bare-catalog-repo.js';
 import { startGitHubFake, type GitHubFake } from '../fakes/github-fake.js';
 import { startMatrixFake, type MatrixFake } from '../fakes/matrix-homeserver.js';
+import { startMattermostFake, type MattermostFake } from '../fakes/mattermost-server.js';
 import { startSlackFake, type SlackFake } from '../fakes/slack-fake.js';
 import { waitFor } from '../helpers/wait-for.js';
 
-export type Surface = 'slack' | 'matrix' | 'console';
+export type Surface = 'slack' | 'matrix' | 'mattermost' | 'console';
 
 export const REPO_ROOT = new URL('../../', import.meta.url).pathname;
 
@@ -42,6 +43,7 @@ export interface World {
   github: GitHubFake;
   slack?: SlackFake;
   matrix?: MatrixFake;
+  mattermost?: MattermostFake;
   running: RunningBot;
   url: string;
   /** What the bot printed on stdout (the console surface). */
@@ -86,8 +88,16 @@ export async function startWorld(surface: Surface, start: string): Promise<World
   ];
   let slack: SlackFake | undefined;
   let matrix: MatrixFake | undefined;
+  let mattermost: MattermostFake | undefined;
   if (surface === 'slack') {
-    slack = await startSlackFake({ botUserId: SLACK.bot });
+    // The workspace's people as users.info answers: where text cannot mention (PR bodies, /ui), the bot names them so.
+    slack = await startSlackFake({
+      botUserId: SLACK.bot,
+      users: {
+        [SLACK.ann]: { name: 'ann.example', realName: 'Ann Example', displayName: SLACK_NAMES[SLACK.ann]! },
+        [SLACK.bob]: { name: 'bob.r', realName: 'Bob R', displayName: SLACK_NAMES[SLACK.bob]! },
+      },
+    });
     lines.push(
       'transport:',
       '  slack:',
@@ -110,6 +120,18 @@ export async function startWorld(surface: Surface, start: string): Promise<World
       `      matrix: '${MATRIX.room}'`,
     );
     Object.assign(env, { MATRIX_HOMESERVER_URL: matrix.url, MATRIX_ACCESS_TOKEN: matrix.botToken, MATRIX_ROOM_ID: matrix.room });
+  } else if (surface === 'mattermost') {
+    mattermost = await startMattermostFake();
+    lines.push(
+      'transport:',
+      '  mattermost:',
+      `    allow_users: ['${mattermost.users.ann.id}', '${mattermost.users.bob.id}']`,
+      'routing:',
+      '  rules:',
+      '    - match: { namespace: logging }',
+      `      mattermost: '${mattermost.team}/payments'`,
+    );
+    Object.assign(env, { MATTERMOST_URL: mattermost.url, MATTERMOST_TOKEN: mattermost.botToken, MATTERMOST_CHANNEL: `${mattermost.team}/incidents` });
   }
   const configFile = join(dir, 'reprise.yaml');
   writeFileSync(configFile, `${lines.join('\n')}\n`);
@@ -124,6 +146,8 @@ export async function startWorld(surface: Surface, start: string): Promise<World
   const running = await startBot(config, io, logger, clock);
   const url = `http://127.0.0.1:${running.port}`;
   await waitFor(async () => ((await fetch(`${url}/readyz`)).status === 200 ? true : undefined), { what: 'the first catalog index', timeoutMs: 30_000 });
+  // Mattermost: people's reactions reach the bot once its WebSocket is up.
+  if (mattermost) await waitFor(() => (mattermost.open > 0 ? true : undefined), { what: 'the Mattermost WebSocket', timeoutMs: 30_000 });
   const cli = async (argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> => {
     const [name, ...rest] = argv;
     const load = COMMANDS[name!];
@@ -144,6 +168,7 @@ export async function startWorld(surface: Surface, start: string): Promise<World
     github,
     ...(slack ? { slack } : {}),
     ...(matrix ? { matrix } : {}),
+    ...(mattermost ? { mattermost } : {}),
     running,
     url,
     stdout: () => out,
@@ -152,6 +177,7 @@ export async function startWorld(surface: Surface, start: string): Promise<World
       await running.stop();
       await slack?.close();
       await matrix?.close();
+      await mattermost?.close();
       await github.close();
       await remote.cleanup();
       rmSync(dir, { recursive: true, force: true });

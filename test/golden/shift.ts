@@ -7,10 +7,11 @@
  */
 import { convert } from 'html-to-text';
 import type { SlackFakeRequest } from '../fakes/slack-fake.js';
-import { deliver, appMentionEvent, reactionEvent } from '../fakes/slack-requests.js';
+import { deliver, appMentionEvent, messageEvent, reactionEvent } from '../fakes/slack-requests.js';
 import type { RecordedSend } from '../fakes/matrix-homeserver.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { matrixMessageText } from './matrix-text.js';
+import { mattermostPostText } from './mattermost-text.js';
 import { MATRIX, SLACK, SLACK_NAMES, startWorld, type Surface, type World } from './shift-world.js';
 import { slackMessageText } from './slack-text.js';
 
@@ -65,6 +66,8 @@ interface Person {
 /** How people act on one surface; `thread` is the n-th card (1-based). */
 interface Driver {
   ack(p: Person, thread: number): Promise<string>;
+  /** "ack" typed in the card's thread, the surface's way: a plain reply on Slack, `!reprise ack` on Matrix, the CLI. */
+  typedAck(p: Person, thread: number): Promise<string>;
   /** Something addressed to the bot in the card's thread (surface syntax added here). */
   say(p: Person, thread: number, text: string): Promise<string>;
   voteDown(p: Person, thread: number): Promise<string>;
@@ -144,6 +147,11 @@ function slackDriver(w: World): Driver {
       await react(p, t, 'eyes');
       return `${p.name} reacts 👀 on card ${t}`;
     },
+    typedAck: async (p, t) => {
+      // No mention: a plain thread reply (a `message` event) counts as `ack` in the bot's thread.
+      await send(s.signed.event(messageEvent({ user: id(p), text: 'ack', channel: SLACK.channel, ts: ts(), threadTs: card(t) }), { timestamp: sec() }));
+      return `${p.name} replies in thread ${t}: ack`;
+    },
     say: async (p, t, text) => {
       const typed = `<@${SLACK.bot}> ${text}`;
       await send(s.signed.event(appMentionEvent({ user: id(p), text: typed, channel: SLACK.channel, ts: ts(), threadTs: card(t) }), { timestamp: sec() }));
@@ -214,6 +222,10 @@ function matrixDriver(w: World): Driver {
       m.react(MATRIX.room, who(p), card(t), '👀');
       return `${p.name} reacts 👀 on card ${t}`;
     },
+    typedAck: async (p, t) => {
+      m.replyInThread(MATRIX.room, who(p), card(t), '!reprise ack');
+      return `${p.name} writes in thread ${t}: !reprise ack`;
+    },
     say: async (p, t, text) => {
       m.replyInThread(MATRIX.room, who(p), card(t), `!reprise ${text}`);
       return `${p.name} writes in thread ${t}: !reprise ${text}`;
@@ -239,6 +251,69 @@ function matrixDriver(w: World): Driver {
   };
 }
 
+function mattermostDriver(w: World): Driver {
+  const m = w.mattermost!;
+  const channel = m.channels.payments;
+  const who = (p: Person): string => m.users[p.name].id;
+  const names = new Map(Object.values(m.users).map((u) => [u.id, u.username]));
+  const cards = (): string[] => m.roots(channel).map((p) => p.id);
+  const card = (i: number): string => cards()[i - 1] ?? '';
+  const label = (postId: string): string => {
+    const i = cards().indexOf(postId);
+    return i >= 0 ? `${i + 1}` : '?';
+  };
+  let seen = 0;
+  const render = (r: (typeof m.requests)[number]): string | undefined => {
+    const b = (r.body ?? {}) as Record<string, unknown>;
+    const text = (message: unknown, props?: unknown): string => indent(mattermostPostText(String(message ?? ''), props as Record<string, unknown> | undefined));
+    if (r.method === 'POST' && r.path === '/api/v4/posts' && r.status === 201) {
+      const root = String(b['root_id'] ?? '');
+      const where = String(b['channel_id']) === channel ? '~payments' : `~${String(b['channel_id'])}`;
+      return `${root ? `reply in thread ${label(root)}` : `new post in ${where}`}:\n${text(b['message'], b['props'])}`;
+    }
+    const patch = /^\/api\/v4\/posts\/([a-z0-9]+)\/patch$/.exec(r.path);
+    if (r.method === 'PUT' && patch && r.status === 200) return `card ${label(patch[1]!)} edited to:\n${text(b['message'], m.post(patch[1]!)?.props)}`;
+    if (r.method === 'POST' && r.path === '/api/v4/posts/ephemeral') {
+      const post = (b['post'] ?? {}) as Record<string, unknown>;
+      return `only ${names.get(String(b['user_id'])) ?? String(b['user_id'])} sees${post['root_id'] ? ` (in thread ${label(String(post['root_id']))})` : ''}:\n${text(post['message'])}`;
+    }
+    if (r.method === 'DELETE') return `a post was deleted`;
+    return undefined;
+  };
+  return {
+    ack: async (p, t) => {
+      m.react(who(p), card(t), 'eyes');
+      return `${p.name} reacts 👀 on card ${t}`;
+    },
+    typedAck: async (p, t) => {
+      m.say(channel, who(p), '@reprise ack', card(t));
+      return `${p.name} writes in thread ${t}: @reprise ack`;
+    },
+    say: async (p, t, text) => {
+      m.say(channel, who(p), `@reprise ${text}`, card(t));
+      return `${p.name} writes in thread ${t}: @reprise ${text}`;
+    },
+    voteDown: async (p, t) => {
+      m.react(who(p), card(t), '-1');
+      return `${p.name} reacts 👎 on card ${t}`;
+    },
+    silence: async (p, t, duration) => {
+      m.say(channel, who(p), `@reprise silence ${duration}`, card(t));
+      return `${p.name} writes in thread ${t}: @reprise silence ${duration}`;
+    },
+    command: async (p, text) => {
+      m.say(channel, who(p), `@reprise ${text}`);
+      return `${p.name} writes in ~payments: @reprise ${text}`;
+    },
+    mention: (p) => `@${p.name}`,
+    shown: () => {
+      const out = m.requests.slice(seen).flatMap((r) => render(r) ?? []);
+      seen = m.requests.length;
+      return out;
+    },
+  };
+}
+
 /** The console: people act through the CLI (its human output is what they read back). */
 function consoleDriver(w: World, cliLog: string[]): Driver {
   let seen = 0;
@@ -250,6 +325,7 @@ function consoleDriver(w: World, cliLog: string[]): Driver {
   };
   return {
     ack: (p) => run(p, ['ack', TRIGGER_WORDS]),
+    typedAck: (p) => run(p, ['ack', TRIGGER_WORDS]),
     say: (p, _t, text) => {
       const [word, ...rest] = text.split(' ');
       if (word === 'note:') return run(p, ['note', TRIGGER_WORDS, rest.join(' ')]);
@@ -285,7 +361,8 @@ export async function playShift(surface: Surface): Promise<ShiftText> {
   const out: string[] = [];
   const cliLog: string[] = [];
   try {
-    const d = surface === 'slack' ? slackDriver(w) : surface === 'matrix' ? matrixDriver(w) : consoleDriver(w, cliLog);
+    const d =
+      surface === 'slack' ? slackDriver(w) : surface === 'matrix' ? matrixDriver(w) : surface === 'mattermost' ? mattermostDriver(w) : consoleDriver(w, cliLog);
     d.shown(); // nothing before the shift starts
     const step = async (what: string | Promise<string>, wait?: () => unknown): Promise<void> => {
       const said = await what;
@@ -330,7 +407,7 @@ export async function playShift(surface: Surface): Promise<ShiftText> {
     );
     // Acknowledged 8 min after the group's first alert fired (04:25), 2 min after Reprise posted it.
     at('04:33');
-    await step(d.ack(bob, 2));
+    await step(d.typedAck(bob, 2));
     at('04:48');
     await step(
       alert(
@@ -373,6 +450,9 @@ export async function playShift(surface: Surface): Promise<ShiftText> {
     await step(d.command(ann, 'status'));
     at('06:10');
     await step(d.command(ann, `status ${TRIGGER_WORDS}`));
+    // Ann judges the recalled answer off-base after all: a 👎 ends the silence, and the card says it pages again.
+    at('06:12');
+    await step(d.voteDown(ann, 3));
     at('06:20');
     await step(alert('resolved (endsAt 06:19)', webhook('resolved', [alertOf(POD[3]!, 'resolved', '2026-11-29T06:00:00Z', '2026-11-29T06:19:00Z')])));
 
@@ -421,6 +501,8 @@ function stableIds(): (text: string) => string {
       .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, name('open'))
       .replace(/\b\d{10}\.\d{6}\b/g, name('ts'))
       .replace(/\$[A-Za-z0-9_-]{8,}(?::[a-z0-9.]+)?/g, name('event'))
+      // Mattermost ids (posts, users, channels): 26 letters and digits.
+      .replace(/\b[0-9a-f]{26}\b/g, name('id'))
       .replace(/\(pid \d+\)/g, '(pid <pid>)');
 }
 

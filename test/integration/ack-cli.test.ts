@@ -22,7 +22,7 @@ describe('reprise ack / reprise incident show', () => {
     const ok = await runCli(['ack', TRIGGER, '--user', '<!channel>bob'], { env });
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stdout).toMatch(/^ack recorded via the running bot \(pid \d+\) as event #\d+: <!channel>bob is on kubepodcrashlooping/);
-    await bot.waitForTranscript((ls) => ls.some((l) => /👀 @<!channel>bob is on it · [0-9dhmin ]+ after it fired/.test(l.text)));
+    await bot.waitForTranscript((ls) => ls.some((l) => /👀 <!channel>bob is on it · [0-9dhmin ]+ after it fired/.test(l.text)));
     const again = await runCli(['ack', TRIGGER, '--user', '<!channel>bob'], { env });
     expect(again.code).toBe(2);
     expect(again.stderr).toMatch(/already on it/);
@@ -32,7 +32,7 @@ describe('reprise ack / reprise incident show', () => {
 
     const shown = await runCli(['incident', 'show', TRIGGER], { env });
     expect(shown.code, shown.stderr).toBe(0);
-    expect(shown.stdout).toMatch(/acknowledged after [0-9dhmin ]+ · still firing · on it: @<!channel>bob/);
+    expect(shown.stdout).toMatch(/acknowledged after [0-9dhmin ]+ · still firing · on it: <!channel>bob/);
     expect(shown.stdout).toMatch(/🚨 fired/);
     expect(shown.stdout).toMatch(/💬 posted to console/);
     expect(shown.stdout).toMatch(/👀 acknowledged by <!channel>bob via cli/);

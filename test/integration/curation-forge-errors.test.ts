@@ -83,7 +83,7 @@ describe('forge errors', () => {
     expect(h.fake.pulls()).toEqual([]);
     expect(h.pending()).toBe(1);
     expect(notices(h).at(-1)).toMatch(
-      /^⏳ note from @bob kept: the knowledge base forge is not reachable right now \(GitHub rate limit .* resets at 2026-01-01T00:30:00.000Z/,
+      /^⏳ note from bob kept: the knowledge base forge is not reachable right now \(GitHub rate limit .* resets at 2026-01-01T00:30:00.000Z/,
     );
     expect(h.logs.filter((l) => l.level === 'warn' && l.msg === 'curation item failed; kept and will retry')).toHaveLength(1);
     // Before the reset nothing is tried again.
@@ -99,7 +99,7 @@ describe('forge errors', () => {
     expect(h.fake.pulls()).toHaveLength(1);
     expect(h.pending()).toBe(0);
     expect(notices(h).filter((n) => n.startsWith('⏳'))).toHaveLength(1);
-    expect(notices(h).at(-1)).toMatch(/^📝 note from @bob filed as a new Concept entry for review: PR #1$/);
+    expect(notices(h).at(-1)).toMatch(/^📝 note from bob filed as a new Concept entry for review: PR #1$/);
   });
 
   it('a forge down across a restart: the note is kept in the ledger and filed by the next start', async () => {

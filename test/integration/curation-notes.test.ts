@@ -72,8 +72,8 @@ describe('notes with a forge', () => {
     expect(comments[0]!.body).toMatch(/^<!-- reprise:note=[0-9a-f-]+ -->\nOperator note from bob via rec:\n\n> the -Xmx flag came from the perf branch$/);
     expect(h.fake.pulls()).toHaveLength(1);
     expect(notices(h)).toEqual([
-      '📝 saved — note from @bob recorded; filing it to the knowledge base',
-      `📝 note from @bob filed as a comment on PR #${pr.number}`,
+      '📝 saved — note from bob recorded; filing it to the knowledge base',
+      `📝 note from bob filed as a comment on PR #${pr.number}`,
     ]);
     expect(links(h)).toEqual([expect.stringContaining(`/pull/${pr.number}#issuecomment-`)]);
     expect((await h.events()).filter((e) => e.type === 'curated' && e.subject === 'note')).toMatchObject([{ decision: 'pr_comment', number: pr.number }]);
@@ -96,7 +96,7 @@ describe('notes with a forge', () => {
     expect(file).toMatch(/^---\ntype: Concept\n/);
     expect(file).toContain('payments pods need 1.5Gi since the Java 21 upgrade');
     expect(file).not.toContain('last_validated');
-    expect(notices(h).at(-1)).toBe(`📝 note from @bob filed as a new Concept entry for review: PR #${pr!.number}`);
+    expect(notices(h).at(-1)).toBe(`📝 note from bob filed as a new Concept entry for review: PR #${pr!.number}`);
     // A second note of the thread joins that PR instead of opening another.
     await say(h, root, 'n-2', 'note: and the limit is in the helm values');
     await h.settle();
@@ -172,7 +172,7 @@ describe('notes with a forge', () => {
       expect(h.fake.commentsOn(pr.number).map((c) => c.body)).toEqual([
         expect.stringMatching(/Operator note from carol via cli:\n\n> restart fixed it last time$/),
       ]);
-      expect(notices(h).at(-1)).toBe(`📝 note from @carol filed as a comment on PR #${pr.number}`);
+      expect(notices(h).at(-1)).toBe(`📝 note from carol filed as a comment on PR #${pr.number}`);
       const missing = await controlRequest(server.path, 'POST', '/v1/note', { triggerKey: 'nope|x', text: 'hi' });
       expect(missing).toMatchObject({ ok: true, status: 404, body: { error: { message: expect.stringMatching(/no incident thread for trigger nope\|x/) } } });
       const empty = await controlRequest(server.path, 'POST', '/v1/note', { triggerKey: firing().triggerKey, text: ' ' });

@@ -94,7 +94,7 @@ describe('reprise feedback', () => {
     // delivers what the offline commands left: the card now says silenced, and the thread why.
     const bot = await spawnBot({ dataDir });
     await bot.waitForTranscript((ls) => ls.some((x) => x.kind === 'update' && /silenced/.test(String(x.text)) && /👎 1/.test(String(x.text))));
-    await bot.waitForTranscript((ls) => ls.some((x) => x.kind === 'silenced' && /silenced by @/.test(String(x.text))));
+    await bot.waitForTranscript((ls) => ls.some((x) => x.kind === 'silenced' && /silenced by \S+ until/.test(String(x.text))));
     const socket = join(dataDir, 'reprise.sock');
     expect(statSync(socket).mode & 0o777, 'control socket is owner-only').toBe(0o600);
     // The trigger named by a few of its words: the running bot records it on the whole key.

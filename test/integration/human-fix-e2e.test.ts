@@ -152,7 +152,11 @@ describe('teach it what fixed it, end to end through reprise serve (no model)', 
       const BOT = 'U0REPRISE';
       const ANN = 'U0ANN';
       const PAYMENTS = 'C0PAYMENTS';
-      const s = (slack = await startSlackFake({ botUserId: BOT }));
+      // A display name that would ping, format and link if it were ever read as markup.
+      const s = (slack = await startSlackFake({
+        botUserId: BOT,
+        users: { [ANN]: { name: 'u0ann', displayName: 'Ann <!channel> *Ops*' }, U0BOB: { displayName: 'Bob Example' } },
+      }));
       const w = await world([
         'transport:',
         '  slack:',
@@ -177,20 +181,32 @@ describe('teach it what fixed it, end to end through reprise serve (no model)', 
       // 👀: the card, edited in place, names who is on it.
       const eyes = reactionEvent({ user: ANN, reaction: 'eyes', channel: PAYMENTS, ts: card.ts, itemUser: BOT });
       expect((await deliver(`${bot.url}/slack/events`, s.signed.event(eyes))).status).toBe(200);
-      const acked = await s.waitFor(() => s.message(PAYMENTS, card.ts)?.updates.find((u) => shown(u).includes(`@${ANN} is on it`)));
-      expect(shown(acked)).toMatch(/👀 @U0ANN is on it · [\d a-z]+ after it fired/);
+      // The card names the acker as a Slack mention (Slack shows their name), never their handle or a typed name.
+      const acked = await s.waitFor(() => s.message(PAYMENTS, card.ts)?.updates.find((u) => shown(u).includes(' is on it')));
+      expect(JSON.stringify(acked.blocks)).toMatch(
+        /\{"type":"text","text":"👀 "\},\{"type":"user","user_id":"U0ANN"\},\{"type":"text","text":" is on it · [\d a-z]+ after it fired"\}/,
+      );
+      expect(shown(acked)).not.toMatch(/u0ann|@U0ANN|<!channel>/);
+      const onIt = await s.waitFor(() => replies(card).find((m) => shown(m).includes('is on it')));
+      expect(onIt.text).toBe(`👀 <@${ANN}> is on it`);
       expect((await eventsOf(w.dir, 'ack', 1))[0]).toMatchObject({ triggerKey: TRIGGER, user: `slack:${ANN}`, via: 'slack' });
       expect((await postAlert(bot.url, resolved(0))).status).toBe(202);
       const asked = await s.waitFor(() => replies(card).find((m) => shown(m).includes('what fixed it?')));
       expect(shown(asked)).toContain('@reprise fixed: …');
 
       const ts = `${Math.floor(Date.now() / 1000)}.000300`;
-      const mention = appMentionEvent({ user: ANN, text: `<@${BOT}> fixed: ${HOSTILE}`, channel: PAYMENTS, ts, threadTs: card.ts });
+      const mention = appMentionEvent({ user: ANN, text: `<@${BOT}> fixed: ${HOSTILE}, thanks <@U0BOB>`, channel: PAYMENTS, ts, threadTs: card.ts });
       expect((await deliver(`${bot.url}/slack/events`, s.signed.event(mention))).status).toBe(200);
       const [fix] = await eventsOf(w.dir, 'fix', 1);
       expect(fix).toMatchObject({ triggerKey: TRIGGER, user: `slack:${ANN}`, via: 'slack' });
       const fixed = await fixPr(w);
-      expectEntry(fixed, /from @\u2060\S+ via Slack on \d{4}-\d{2}-\d{2}/);
+      // A PR body cannot mention: the person's display name from users.info, neutralised, never an @ GitHub would link.
+      expectEntry(fixed, /from Ann &lt;\\!channel&gt; \\\*Ops\\\* via Slack on \d{4}-\d{2}-\d{2}/);
+      expect(fixed.pr.body).not.toMatch(/U0ANN|u0ann/);
+      // Someone the fix mentions is named by display name too (text, never a ping), not by the id nobody reads.
+      expect(fixed.pr.body).toContain('thanks @\u2060Bob Example');
+      expect(fixed.pr.body).not.toContain('U0BOB');
+      expect(s.calls('users.info').length).toBeGreaterThanOrEqual(1);
       // The thread says where it went, with the link; nothing the person wrote pings there either.
       const told = await s.waitFor(() => replies(card).find((m) => shown(m).includes('drafted as a new Incident entry for review')));
       expect(shown(told)).toContain(`/pull/${fixed.pr.number}`);
@@ -204,7 +220,7 @@ describe('teach it what fixed it, end to end through reprise serve (no model)', 
       const question = appMentionEvent({ user: ANN, text: `<@${BOT}> ${QUESTION}`, channel: PAYMENTS, ts: ts2, threadTs: card2.ts });
       expect((await deliver(`${bot.url}/slack/events`, s.signed.event(question))).status).toBe(200);
       const answer = await s.waitFor(() => replies(card2).find((m) => shown(m).includes('What fixed it last time')));
-      expectFixAnswer(String(answer.text), `@${ANN}`);
+      expectFixAnswer(String(answer.text), `<@${ANN}>`);
       // Slack's markup in the fix is text there: no broadcast, no bold.
       expect(String(answer.text)).not.toMatch(/<!channel>|<b>/);
       expect((await postAlert(bot.url, resolved(1))).status).toBe(202);
@@ -261,7 +277,7 @@ describe('teach it what fixed it, end to end through reprise serve (no model)', 
       expect((await eventsOf(w.dir, 'ack', 1))[0]).toMatchObject({ triggerKey: TRIGGER, user: `matrix:${ALICE}`, via: 'matrix' });
       expect((await postAlert(bot.url, resolved(0))).status).toBe(202);
       const asked = await waitFor(() => threadOf(card).find((x) => body(x).includes('what fixed it?')), 'the question');
-      expect(body(asked)).toContain('!reprise fixed …');
+      expect(body(asked)).toContain('!reprise fixed: …');
 
       m.replyInThread(PAYMENTS, ALICE, card.eventId, `!reprise fixed ${HOSTILE}`);
       const [fix] = await eventsOf(w.dir, 'fix', 1);
@@ -305,7 +321,7 @@ describe('teach it what fixed it, end to end through reprise serve (no model)', 
       // reprise ack through the running bot: the card names who is on it.
       const ack = await runCli(['ack', TRIGGER, '--user', 'alice', '--config', w.config], { env: w.env });
       expect(ack.code, ack.stderr).toBe(0);
-      await bot.waitForTranscript((ls) => ls.some((l) => l.text.includes('@alice is on it')));
+      await bot.waitForTranscript((ls) => ls.some((l) => l.text.includes('alice is on it')));
       expect((await postAlert(bot.url, resolved(0))).status).toBe(202);
       await bot.waitForTranscript((ls) => ls.some((l) => l.text.includes('what fixed it?')));
       expect(await bot.stop()).toEqual({ code: 0, signal: null });
@@ -327,7 +343,7 @@ describe('teach it what fixed it, end to end through reprise serve (no model)', 
       bot = await spawnBot({ dataDir: w.dir, args: ['--config', w.config] });
       await ready(bot);
       const fixed = await fixPr(w);
-      expectEntry(fixed, /from @\u2060alice via the CLI on \d{4}-\d{2}-\d{2}/);
+      expectEntry(fixed, /from alice via the CLI on \d{4}-\d{2}-\d{2}/);
       await bot.waitForTranscript((ls) =>
         ls.some((l) => l.text.includes('drafted as a new Incident entry for review') && l.text.includes(`/pull/${fixed.pr.number}`)),
       );

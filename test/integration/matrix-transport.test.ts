@@ -59,6 +59,18 @@ describe('Matrix transport: sending', () => {
     expect(fake.thread(root.id).map((e) => e.event_id)).toEqual([d.id, resolvedNote.id]);
   });
 
+  it("looks a person's display name up in their profile: none is undefined, a server error is a retryable DeliveryError", async () => {
+    fake = await startMatrixFake({ displayNames: { [ALICE]: 'Alice <b>Ops</b>' } });
+    const { transport } = await boot();
+    const matrix = transport as MatrixTransport;
+    // The name as the profile says it: renderers escape it, the directory cleans it.
+    expect(await matrix.displayName(ALICE)).toBe('Alice <b>Ops</b>');
+    expect(await matrix.displayName(BOB)).toBeUndefined();
+    fake.setBehaviour({ failEndpoint: { endpoint: /^GET \/profile/, times: 1, status: 502, errcode: 'M_UNKNOWN' } });
+    const err = await matrix.displayName(ALICE).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DeliveryError);
+  });
+
   it('makes a retried send one event: the idempotency key is the transaction id', async () => {
     fake = await startMatrixFake();
     const { transport } = await boot();

@@ -9,6 +9,7 @@
 import { createServer, type Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startMatrixFake, type MatrixFake, type RecordedSend } from '../fakes/matrix-homeserver.js';
+import { startMattermostFake, type MattermostFake } from '../fakes/mattermost-server.js';
 import { startPagerDutyFake, type PagerDutyFake } from '../fakes/pagerduty-fake.js';
 import { startSlackFake, type PostedMessage, type SlackFake } from '../fakes/slack-fake.js';
 import { deliver } from '../fakes/slack-requests.js';
@@ -25,15 +26,17 @@ const PD_TOKEN = 'pd-rest-token-0123456789';
 let slack: SlackFake | undefined;
 let matrix: MatrixFake | undefined;
 let pd: PagerDutyFake | undefined;
+let mm: MattermostFake | undefined;
 let hang: Server | undefined;
 afterEach(async () => {
   await cleanup();
   await slack?.close();
   await matrix?.close();
   await pd?.close();
+  await mm?.close();
   hang?.closeAllConnections();
   await new Promise<void>((r) => (hang ? hang.close(() => r()) : r()));
-  slack = matrix = pd = hang = undefined;
+  slack = matrix = pd = hang = mm = undefined;
 });
 
 const shown = (m: { text: unknown; blocks: unknown }): string => `${String(m.text)}\n${JSON.stringify(m.blocks)}`;
@@ -63,7 +66,7 @@ describe('who is on call on critical cards, through reprise serve', () => {
     'a rotation in config: the card mentions the person on call on Slack (id by email) and Matrix (pill, m.mentions); a warning names nobody; /reprise and !reprise oncall name her; one reminder',
     { timeout: 120_000 },
     async () => {
-      const s = (slack = await startSlackFake({ botUserId: BOT, users: { 'ann@example.org': ANN_SLACK } }));
+      const s = (slack = await startSlackFake({ botUserId: BOT, emails: { 'ann@example.org': ANN_SLACK } }));
       const m = (matrix = await startMatrixFake({}));
       const dir = makeTmpDir();
       const bot = await spawnBot({
@@ -104,7 +107,9 @@ describe('who is on call on critical cards, through reprise serve', () => {
         () => m.sent.find((x) => !x.replay && (x.content['m.relates_to'] as { event_id?: string } | undefined)?.event_id === asked),
         30_000,
       );
-      expect(String(said.content['body'])).toContain('📟 on call: @ann:fake.test');
+      // The body names her as a client shows a pill (her name); the formatted body is the pill.
+      expect(String(said.content['body'])).toContain('📟 on call: ann (rotation');
+      expect(String(said.content['formatted_body'])).toContain('https://matrix.to/#/%40ann%3Afake.test');
       await bot.settled();
       expect(ofType(await ledgerEvents(dir), 'oncall_reminder')).toHaveLength(1);
       expect(reminders()).toHaveLength(1);
@@ -114,7 +119,7 @@ describe('who is on call on critical cards, through reprise serve', () => {
   );
 
   it('PagerDuty: the card mentions the person GET /oncalls returns for the escalation policy', { timeout: 60_000 }, async () => {
-    const s = (slack = await startSlackFake({ botUserId: BOT, users: { 'pat@example.org': 'U0PAT' } }));
+    const s = (slack = await startSlackFake({ botUserId: BOT, emails: { 'pat@example.org': 'U0PAT' } }));
     const rest = (pd = await startPagerDutyFake({
       token: PD_TOKEN,
       oncalls: {
@@ -184,7 +189,7 @@ describe('who is on call on critical cards, through reprise serve', () => {
   });
 
   it('an answer that comes after the budget edits the card that said unknown and mentions the person in its thread', { timeout: 60_000 }, async () => {
-    const s = (slack = await startSlackFake({ botUserId: BOT, users: { 'pat@example.org': 'U0PAT' } }));
+    const s = (slack = await startSlackFake({ botUserId: BOT, emails: { 'pat@example.org': 'U0PAT' } }));
     // A PagerDuty that holds its /oncalls answer until the test lets it go (a slow provider, by state, not by time).
     const held: Array<import('node:http').ServerResponse> = [];
     hang = createServer((req, res) => {
@@ -221,4 +226,38 @@ describe('who is on call on critical cards, through reprise serve', () => {
     expect(ofType(await ledgerEvents(dir), 'oncall_found')).toHaveLength(1);
     expect(await bot.stop()).toEqual({ code: 0, signal: null });
   });
+
+  it(
+    'Mattermost: the critical card mentions the person on call by the username their email finds; one reminder in the thread mentions them again',
+    { timeout: 60_000 },
+    async () => {
+      const f = (mm = await startMattermostFake());
+      const dir = makeTmpDir();
+      const bot = await spawnBot({
+        dataDir: dir,
+        args: ['--config', writeConfig(dir, ROTATION)],
+        env: { MATTERMOST_URL: f.url, MATTERMOST_TOKEN: f.botToken, MATTERMOST_CHANNEL: `${f.team}/incidents` },
+      });
+      await bot.waitForLog((l) => l.msg === 'mattermost: WebSocket connected', 15_000);
+      expect((await postAlert(bot.url, crashLoopPayload({ status: 'firing', severity: 'warning', pod: 'checkout-api-1-x' }))).status).toBe(202);
+      expect((await postAlert(bot.url, critical('checkout-api-2-x'))).status).toBe(202);
+      const roots = (): ReturnType<MattermostFake['roots']> => f.roots(f.channels.incidents);
+      await until('both Mattermost cards', () => (roots().length === 2 ? roots() : undefined), 30_000);
+      const crit = roots().find((p) => p.message.includes('critical'))!;
+      const warn = roots().find((p) => p.id !== crit.id)!;
+      expect(warn.message).not.toContain('on call');
+      // Mattermost mentions by username: the line pings @ann (not her user id, not escaped).
+      const unescaped = (t: string): string => t.replace(/\\(?=[!-/:-@[-`{-~])/g, '');
+      expect(unescaped(crit.message)).toMatch(/📟 on call: @ann \(rotation · until /);
+      expect(crit.message).not.toContain('\\@ann');
+      expect(crit.message).not.toContain(f.users.ann.id);
+      const reminder = await until('the reminder', () => f.thread(crit.id).find((p) => p.message.includes('nobody has acknowledged')), 30_000);
+      expect(reminder.message).toMatch(/(^|\s)@ann(\s|$)/);
+      await bot.settled();
+      expect(ofType(await ledgerEvents(dir), 'oncall_reminder')).toHaveLength(1);
+      expect(f.thread(crit.id).filter((p) => p.message.includes('nobody has acknowledged'))).toHaveLength(1);
+      expect(f.thread(warn.id).filter((p) => p.message.includes('nobody has acknowledged'))).toEqual([]);
+      expect(await bot.stop()).toEqual({ code: 0, signal: null });
+    },
+  );
 });

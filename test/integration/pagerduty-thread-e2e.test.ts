@@ -89,14 +89,18 @@ describe('PagerDuty both ways, end to end through reprise serve with the Slack s
 
       // PagerDuty's incident.acknowledged: the card, edited in place, names the PagerDuty user.
       expect((await post(bot.url, event('pagerduty-incident-acknowledged.json', 'EV-ACK'))).status).toBe(202);
-      await s.waitFor(() => (lastEdit(card).includes('@Tenex Engineer is on it') ? true : undefined));
+      await s.waitFor(() => (lastEdit(card).includes('{"type":"text","text":"Tenex Engineer"},{"type":"text","text":" is on it') ? true : undefined));
       expect(rest.requests).toHaveLength(0);
 
       // A 👀 in chat: the card names the acker too, and PagerDuty gets one acknowledge call.
       const eyes = reactionEvent({ user: ANN, reaction: 'eyes', channel: CHANNEL, ts: card.ts, itemUser: BOT });
       expect((await deliver(`${bot.url}/slack/events`, s.signed.event(eyes))).status).toBe(200);
       await until('the acknowledge call', () => (rest.acknowledged.length > 0 ? true : undefined), 30_000);
-      await s.waitFor(() => (lastEdit(card).includes('@Tenex Engineer and @') ? true : undefined));
+      await s.waitFor(() =>
+        lastEdit(card).includes('{"type":"text","text":"Tenex Engineer"},{"type":"text","text":" and "},{"type":"user","user_id":"' + ANN + '"}')
+          ? true
+          : undefined,
+      );
       expect(rest.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['PUT /incidents/PGR0VU2']);
       expect(rest.requests[0]!.headers['from']).toBe('oncall-bot@example.com');
       await s.waitFor(() => (replies(card).some((m) => shown(m).includes('also acknowledged in PagerDuty')) ? true : undefined));

@@ -41,7 +41,11 @@ function crashLoop(fingerprint: string, status: 'firing' | 'resolved' = 'firing'
 }
 
 const inline = (t: RichText): string =>
-  t.map((x) => (typeof x === 'string' ? x : 'code' in x ? x.code : 'link' in x ? `${x.link.label} <${x.link.url}>` : '')).join('');
+  t
+    .map((x) =>
+      typeof x === 'string' ? x : 'code' in x ? x.code : 'link' in x ? `${x.link.label} <${x.link.url}>` : 'person' in x ? (x.person.name ?? x.person.id) : '',
+    )
+    .join('');
 type Sayer = { inject(e: unknown): Promise<void>; name: string };
 const say = (t: Sayer, thread: MessageRef, id: string, text: string) =>
   t.inject({ type: 'message', eventId: id, transport: t.name, user: { id: 'U-alice', name: 'alice' }, thread, channel: thread.channel, text, addressed: true });
@@ -132,7 +136,7 @@ describe('a postmortem draft from the thread', () => {
         .map((r) => r.view as NoticeView)
         .filter((v) => v.kind === 'notice')
         .map((v) => inline(v.text));
-      expect(told).toContain('postmortem asked for by @bob: drafting it as a pull request under postmortems/');
+      expect(told).toContain('postmortem asked for by bob: drafting it as a pull request under postmortems/');
       expect(told).toContain(`postmortem drafted for review: PR #${pms[0]!.number} <https://github.example/acme/kb/pull/${pms[0]!.number}>`);
       expect((await h.events()).filter((e) => e.type === 'postmortem')).toMatchObject([{ triggerKey: tk, user: `${h.transport.name}:U-bob` }]);
     },
@@ -196,7 +200,9 @@ describe('a postmortem draft from the thread', () => {
       const content1 = (await h.remote.show(pm1.head, `postmortems/${pm1.head.slice('reprise/postmortem/'.length)}.md`))!;
       expect(content1).toContain('judged off-base with 👎');
       expect(content1).toContain('tried restarting the pods, it did not help');
-      expect(content1).toMatch(/@\u2060alice acknowledged it after 10 min/);
+      // People by name, else id: never the ledger's surface-qualified key, never an @ GitHub would link.
+      expect(content1).toMatch(/— alice acknowledged it after 10 min/);
+      expect(content1).not.toMatch(/rec:|@\u2060?(alice|U-alice)/);
       expect(content1).toMatch(/— resolved after 20 min/);
       // Both drafts are of one trigger: the facts were kept apart by episode, not by trigger.
       expect(content1).toContain(content.split('- **Trigger:** ')[1]!.split('\n')[0]!);

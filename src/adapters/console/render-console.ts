@@ -5,7 +5,9 @@
  */
 import { escapeControl, escapeLine } from '../../core/render/escape-text.js';
 import { onCallText } from '../../core/oncall/oncall-view.js';
+import { personLabel } from '../../core/people.js';
 import {
+  asRichText,
   confidenceDot,
   SEEN_BEFORE_LABEL,
   seenBeforeMore,
@@ -40,7 +42,7 @@ function para(p: RichText): string {
             : 'strong' in r
               ? r.strong
               : 'person' in r
-                ? `@${r.person.name}`
+                ? escapeLine(personLabel(r.person))
                 : `${r.link.label} <${r.link.url}>`,
       )
       .join(''),
@@ -49,7 +51,7 @@ function para(p: RichText): string {
 
 export function renderConsoleCard(card: CardView): string[] {
   const out = [
-    `🔍 ${escapeLine(card.alertname)} — ${escapeLine(card.where)} · severity ${card.severity} · ${STATE[card.state]}${card.stateNote ? ` (${escapeLine(card.stateNote)})` : ''}`,
+    `🔍 ${escapeLine(card.alertname)} — ${escapeLine(card.where)} · severity ${card.severity} · ${STATE[card.state]}${card.stateNote ? ` (${escapeLine(richText(asRichText(card.stateNote)))})` : ''}`,
   ];
   const s = card.said;
   if (s?.summary) out.push(`  ${escapeLine(s.summary)}`);
@@ -69,7 +71,7 @@ export function renderConsoleCard(card: CardView): string[] {
   else out.push(`${VERDICT[card.verdict]} · no trusted memory for this alert`);
   if (card.seenBefore && card.seenBefore.lines.length > 0) {
     const h = card.seenBefore;
-    out.push(SEEN_BEFORE_LABEL, ...h.lines.map((l) => `  • ${escapeLine(l)}`));
+    out.push(SEEN_BEFORE_LABEL, ...h.lines.map((l) => `  • ${escapeLine(richText(asRichText(l)))}`));
     if (h.more) out.push(`  ${seenBeforeMore(h.more)}: ${escapeLine(h.more.url ?? h.more.path)}`);
   }
   if (card.curation)
@@ -77,7 +79,7 @@ export function renderConsoleCard(card: CardView): string[] {
       `📚 ${escapeLine(card.curation.text)}${card.curation.link ? ` ${escapeLine(card.curation.link.label)} <${escapeLine(card.curation.link.url)}>` : ''}`,
     );
   if (card.feedback) out.push(`🗳 ${escapeLine(card.feedback)}`);
-  if (card.ack) out.push(escapeLine(card.ack));
+  if (card.ack && card.ack.length > 0) out.push(escapeLine(richText(asRichText(card.ack))));
   if (card.onCall) out.push(escapeLine(richText(onCallText(card.onCall, 'console'))));
   if (card.links.length > 0) out.push(`Links: ${card.links.map((l) => `${l.label} ${escapeLine(l.url)}`).join(' · ')}`);
   if (card.mentions.length > 0) out.push(`cc ${card.mentions.map(escapeLine).join(' ')}`);

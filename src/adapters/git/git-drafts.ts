@@ -130,6 +130,22 @@ export class GitDrafts implements DraftBranchPort {
     });
   }
 
+  /** The file at `path` on the remote's `branch` (the base when absent); undefined when either is missing. */
+  read(path: string, branch?: string): Promise<string | undefined> {
+    return this.#serial(async () => {
+      const rel = normalize(path);
+      if (rel.startsWith('..') || rel.startsWith(sep) || rel.split(sep).includes('.git'))
+        throw new GitDraftError(`refusing draft path ${path}: it leaves the catalog`);
+      if (branch !== undefined && (!/^[A-Za-z0-9._/-]+$/.test(branch) || branch.includes('..'))) throw new GitDraftError(`refusing branch name ${branch}`);
+      const { git, base } = await this.#prepare();
+      const ref = `origin/${branch ?? base}`;
+      const known = await git.raw(['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]).catch(() => '');
+      if (known.trim() === '') return undefined;
+      // `git show` fails for a path the ref does not have: that is "no such file", not an error.
+      return git.show([`${ref}:${rel.split(sep).join('/')}`]).catch(() => undefined);
+    });
+  }
+
   /** True when the remote has `branch`. */
   async branchExists(branch: string): Promise<boolean> {
     const out = await this.#git()

@@ -10,6 +10,7 @@
  * `.m.rule.roomnotif` push rule (a body match on `@room`) on the ones that do not.
  */
 import type { Inline, RichText } from '../../core/chat/thread-view.js';
+import { MAX_NAME, personLabel, type Person } from '../../core/people.js';
 import { escapeControl, escapeLine } from '../../core/render/escape-text.js';
 
 const WORD_JOINER = '\u2060';
@@ -98,18 +99,21 @@ function inlineRun(r: Inline, max: number): { text: string; html: string } {
   if (typeof r === 'string') return { text: plain(r, max), html: html(r, max) };
   if ('code' in r) return { text: `\`${plainLine(r.code, max)}\``, html: `<code>${htmlLine(r.code, max)}</code>` };
   if ('strong' in r) return { text: plain(r.strong, max), html: `<strong>${html(r.strong, max)}</strong>` };
-  if ('person' in r) return person(r.person, max);
+  if ('person' in r) return person(r.person);
   return link(r.link.label, r.link.url, max);
 }
 
 /**
- * A person the bot names: a Matrix user as a pill (a `matrix.to` link, which clients show as the
- * person; no `m.mentions`, so nobody is notified), anyone else as `@name` text.
+ * A person: a Matrix user as a pill (a matrix.to link clients draw as the user's chip; the
+ * event's `m.mentions` does not list them, so it does not ping), anyone else by display name.
+ * `body` carries the display name, as a client's own pill would.
  */
-function person(p: { name: string; via: string }, max: number): { text: string; html: string } {
-  const id = p.name.startsWith('@') ? p.name : `@${p.name}`;
-  if (p.via === 'matrix' && isUserId(id)) return { text: plainLine(id, max), html: `<a href="${escapeHtml(userPermalink(id))}">${htmlLine(id, max)}</a>` };
-  return { text: plainLine(id, max), html: htmlLine(id, max) };
+export function person(p: Person): { text: string; html: string } {
+  const label = personLabel(p);
+  if (p.via === 'matrix' && isUserId(p.id)) {
+    return { text: plainLine(label, MAX_NAME + 1), html: `<a href="${escapeHtml(userPermalink(p.id))}">${htmlLine(label, MAX_NAME + 1)}</a>` };
+  }
+  return { text: plainLine(label, MAX_NAME + 1), html: htmlLine(label, MAX_NAME + 1) };
 }
 
 /** A link when the URL is safe; otherwise its label and URL as text. */

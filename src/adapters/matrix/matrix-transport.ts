@@ -182,6 +182,21 @@ export class MatrixTransport implements ChatTransport {
     }
   }
 
+  /**
+   * A person's display name (the profile API); undefined when they have none or no profile is
+   * visible (`M_NOT_FOUND`, 404). Any other failure throws a DeliveryError (429 with its delay).
+   */
+  async displayName(userId: string): Promise<string | undefined> {
+    try {
+      const profile = (await this.#client.getUserProfile(userId)) as { displayname?: unknown };
+      return typeof profile.displayname === 'string' && profile.displayname.trim() !== '' ? profile.displayname : undefined;
+    } catch (err) {
+      const e = err as { errcode?: unknown; statusCode?: unknown } | undefined;
+      if (e?.errcode === 'M_NOT_FOUND' || e?.statusCode === 404) return undefined;
+      throw toDeliveryError(err, `profile of ${userId}`);
+    }
+  }
+
   async #setup(): Promise<void> {
     const userId = await this.#client.getUserId();
     this.#store.bind(userId);
@@ -325,7 +340,7 @@ export class MatrixTransport implements ChatTransport {
 }
 
 /** Builds the Matrix transport; routes matrix-bot-sdk's logs into `opts.logger`. */
-export function createMatrixTransport(opts: MatrixTransportOptions): ChatTransport {
+export function createMatrixTransport(opts: MatrixTransportOptions): MatrixTransport {
   routeSdkLogs(opts.logger);
   return new MatrixTransport(opts);
 }

@@ -11,6 +11,7 @@
  * gets the same escaping and size budget; split it by view kind when one grows its own helpers.
  */
 import {
+  asRichText,
   confidenceDot,
   SEEN_BEFORE_LABEL,
   seenBeforeMore,
@@ -141,7 +142,7 @@ function said(card: CardView): Block[] {
 function seenBeforeBlocks(card: CardView): Block[] {
   const h = card.seenBefore;
   if (!h || h.lines.length === 0) return [];
-  const out = [para(em(trusted(SEEN_BEFORE_LABEL))), ...h.lines.map((l) => para(cat(trusted('• '), line(l))))];
+  const out = [para(em(trusted(SEEN_BEFORE_LABEL))), ...h.lines.map((l) => para(cat(trusted('• '), typeof l === 'string' ? line(l) : inline(l, CAP.line))))];
   if (h.more) out.push(para(h.more.url ? link(seenBeforeMore(h.more), h.more.url, CAP.line) : line(`${seenBeforeMore(h.more)} (${h.more.path})`)));
   return out;
 }
@@ -155,7 +156,7 @@ export function renderCard(card: CardView, opts: RenderOptions = {}): MatrixMess
   blocks.push(para(strong(cat(trusted('🔍 '), line(card.alertname), trusted(' — '), line(card.where)))));
   const state = cat(
     trusted(`${SEVERITY[card.severity] ?? SEVERITY.none} · ${STATE[card.state] ?? card.state}`),
-    card.stateNote ? cat(trusted(' — '), line(card.stateNote)) : trusted(''),
+    card.stateNote ? cat(trusted(' — '), inline(asRichText(card.stateNote), CAP.line)) : trusted(''),
   );
   blocks.push(para(state));
   blocks.push(...said(card));
@@ -174,7 +175,8 @@ export function renderCard(card: CardView, opts: RenderOptions = {}): MatrixMess
       ),
     );
   if (card.feedback) blocks.push(para(cat(trusted('🗳 '), line(card.feedback))));
-  if (card.ack) blocks.push(para(line(card.ack)));
+  const ack = asRichText(card.ack);
+  if (ack.length > 0) blocks.push(para(inline(ack, CAP.line)));
   if (card.onCall) blocks.push(para(inline(onCallText(card.onCall, 'matrix'), CAP.line)));
   if (card.controls) blocks.push(para(em(trusted(card.amSilence ? CONTROLS_HINT + AM_SILENCE_HINT : CONTROLS_HINT))));
   const users = card.mentions.filter(isUserId);

@@ -5,12 +5,12 @@
  * `card.mentions`), and the controls.
  */
 import type { types } from '@slack/bolt';
-import type { CardView, Headline } from '../../core/chat/thread-view.js';
-import { confidenceDot, SEEN_BEFORE_LABEL, seenBeforeMore } from '../../core/chat/thread-view.js';
+import type { CardView, Headline, RichText } from '../../core/chat/thread-view.js';
+import { asRichText, confidenceDot, richText, SEEN_BEFORE_LABEL, seenBeforeMore } from '../../core/chat/thread-view.js';
 import type { Verdict } from '../../core/verdict.js';
 import type { Severity } from '../../core/types.js';
 import { onCallIds, onCallText } from '../../core/oncall/oncall-view.js';
-import { inlines, link, plain, richTextBlocks, section, text, type RichTextElement, type RichTextSection } from './rich-text.js';
+import { inlines, link, mrkdwnText, plain, richTextBlocks, section, slackUserId, text, type RichTextElement, type RichTextSection } from './rich-text.js';
 import { ACTION_IDS, AM_SILENCE_CHOICES, controlsBlockId, SILENCE_CHOICES } from './slack-controls.js';
 import { SLACK_LIMITS } from './slack-limits.js';
 import { fallbackText, fitBlocks, type SlackMessage } from './slack-message.js';
@@ -30,6 +30,7 @@ const STATE_TEXT: Record<CardView['state'], string> = { firing: '🚨 Firing', r
 const MAX_LINKS = 10;
 const MAX_MENTIONS = 20;
 const USER_ID = /^[UW][A-Z0-9]{2,30}$/;
+type ContextElement = types.ContextBlock['elements'][number];
 const GROUP_ID = /^S[A-Z0-9]{2,30}$/;
 
 function headlineText(h: Headline): string {
@@ -46,7 +47,29 @@ function confidenceText(h: Headline): string {
 }
 
 function stateText(card: CardView): string {
-  return card.stateNote ? `${STATE_TEXT[card.state]} — ${card.stateNote}` : STATE_TEXT[card.state];
+  return card.stateNote ? `${STATE_TEXT[card.state]} — ${richText(asRichText(card.stateNote))}` : STATE_TEXT[card.state];
+}
+
+/**
+ * The state line as context elements: text as `plain_text` (shown literally), a Slack person as
+ * a one-mention `mrkdwn` element — the only markup in it, so a name or a note cannot format it.
+ */
+function stateElements(card: CardView): ContextElement[] {
+  const runs: RichText = [STATE_TEXT[card.state], ...(card.stateNote ? [' — ', ...asRichText(card.stateNote)] : [])];
+  const out: ContextElement[] = [];
+  let pending = '';
+  const flush = (): void => {
+    if (pending.trim() !== '') out.push(plain(pending.trim(), SLACK_LIMITS.text));
+    pending = '';
+  };
+  for (const r of runs) {
+    if (typeof r === 'object' && 'person' in r && slackUserId(r.person)) {
+      flush();
+      out.push({ type: 'mrkdwn', text: mrkdwnText([r]), verbatim: true });
+    } else pending += typeof r === 'string' ? r : richText([r]);
+  }
+  flush();
+  return out;
 }
 
 /** Mentions as real mention elements; ids that are not Slack user/group ids are dropped. */
@@ -103,7 +126,7 @@ function controls(card: CardView): types.ActionsBlock {
 function seenBeforeSections(card: CardView): RichTextSection[] {
   const h = card.seenBefore;
   if (!h || h.lines.length === 0) return [];
-  const out = [section([text(SEEN_BEFORE_LABEL, { italic: true })]), ...h.lines.map((l) => section([text(`• ${l}`, undefined, true)]))];
+  const out = [section([text(SEEN_BEFORE_LABEL, { italic: true })]), ...h.lines.map((l) => section([text('• '), ...inlines(asRichText(l))]))];
   if (h.more) out.push(section([h.more.url ? link(h.more.url, seenBeforeMore(h.more)) : text(`${seenBeforeMore(h.more)} (${h.more.path})`, undefined, true)]));
   return out;
 }
@@ -114,7 +137,7 @@ export function renderCard(card: CardView): SlackMessage {
   const header: types.HeaderBlock = { type: 'header', text: plain(`🔍 ${card.alertname} — ${card.where}`, SLACK_LIMITS.header) };
   const status: types.ContextBlock = {
     type: 'context',
-    elements: [plain(`${SEVERITY_EMOJI[card.severity] ?? '⚪'} ${card.severity}`, SLACK_LIMITS.text), plain(stateText(card), SLACK_LIMITS.text)],
+    elements: [plain(`${SEVERITY_EMOJI[card.severity] ?? '⚪'} ${card.severity}`, SLACK_LIMITS.text), ...stateElements(card)],
   };
 
   const confidence = confidenceText(card.headline);
@@ -130,7 +153,8 @@ export function renderCard(card: CardView): SlackMessage {
   const c = card.curation;
   if (c) paragraphs.push(section([text(`📚 ${c.text}`), ...(c.link ? [text(' '), link(c.link.url, c.link.label)] : [])]));
   if (card.feedback) paragraphs.push(section([text(`🗳 ${card.feedback}`, undefined, true)]));
-  if (card.ack) paragraphs.push(section([text(card.ack, undefined, true)]));
+  const ack = asRichText(card.ack);
+  if (ack.length > 0) paragraphs.push(section(inlines(ack)));
   if (card.onCall) paragraphs.push(section(inlines(onCallText(card.onCall, 'slack'))));
   const who = mentionElements(mentions.slice(0, MAX_MENTIONS));
   if (who.length > 0) paragraphs.push(section([text('cc '), ...who]));

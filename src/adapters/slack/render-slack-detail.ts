@@ -5,13 +5,13 @@
  */
 import type { types } from '@slack/bolt';
 import type { DetailSection, DetailView, EphemeralView, FindingSection, LinkView, NoticeView, RichText } from '../../core/chat/thread-view.js';
-import { confidenceDot, richText } from '../../core/chat/thread-view.js';
+import { confidenceDot } from '../../core/chat/thread-view.js';
 import { escapeLine } from '../../core/render/escape-text.js';
 import type { GateTraceStep } from '../../core/types.js';
 import { VERDICT_TEXT } from './render-slack-card.js';
 import { inlines, link, plain, preformatted, richTextBlocks, section, text, type RichTextBlockElement, type RichTextElement } from './rich-text.js';
 import { clip, SLACK_LIMITS } from './slack-limits.js';
-import { fallbackText, fitBlocks, type SlackMessage } from './slack-message.js';
+import { fallbackRichText, fallbackText, fitBlocks, type SlackMessage } from './slack-message.js';
 
 /** A label or a value in the labels table: one line, and short enough to keep the table a table. */
 const CELL = 200;
@@ -176,7 +176,7 @@ export function renderNotice(view: NoticeView): SlackMessage {
     .filter((id) => /^[UW][A-Z0-9]{2,30}$/.test(id))
     .map((id) => `<@${id}> `)
     .join('');
-  return { text: `${ping}${fallbackText(`${view.icon} ${richText(view.text)}`)}`, blocks: fitBlocks(blocks) };
+  return { text: `${ping}${fallbackText(`${view.icon} `)}${fallbackRichText(view.text)}`, blocks: fitBlocks(blocks) };
 }
 
 function traceLine(t: GateTraceStep): string {

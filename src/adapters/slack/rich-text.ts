@@ -6,6 +6,7 @@
  */
 import type { types } from '@slack/bolt';
 import type { Inline, RichText } from '../../core/chat/thread-view.js';
+import { personLabel, type Person } from '../../core/people.js';
 import { escapeControl, escapeLine } from '../../core/render/escape-text.js';
 import { clip, safeUrl, SLACK_LIMITS } from './slack-limits.js';
 
@@ -29,6 +30,20 @@ export function link(url: string, label: string): RichTextElement {
   return { type: 'link', url: href, text: shown };
 }
 
+/** A Slack user id (`U…`, or `W…` on Enterprise Grid): what a mention is built from. */
+export const SLACK_USER_ID = /^[UW][A-Z0-9]{2,30}$/;
+
+/** The Slack user id a person run can mention: a Slack person with a well-formed id. */
+export function slackUserId(p: Person): string | undefined {
+  return p.via === 'slack' && SLACK_USER_ID.test(p.id) ? p.id : undefined;
+}
+
+/** A person: a Slack person as a mention (Slack shows their current name), anyone else by display name, as text. */
+export function person(p: Person): RichTextElement {
+  const id = slackUserId(p);
+  return id ? { type: 'user', user_id: id } : text(personLabel(p), undefined, true);
+}
+
 /** One inline run of a view as rich-text elements. */
 export function inline(run: Inline): RichTextElement {
   if (typeof run === 'string') return text(run);
@@ -38,13 +53,27 @@ export function inline(run: Inline): RichTextElement {
   return link(run.link.url, run.link.label);
 }
 
-const SLACK_USER_ID = /^[UW][A-Z0-9]{2,30}$/;
+/**
+ * A paragraph as the plain notification `text` (mrkdwn): text escaped as {@link escapeMrkdwnText}
+ * does, a Slack person as `<@U…>` — the one markup a run may produce.
+ */
+export function mrkdwnText(p: RichText): string {
+  return p
+    .map((r) => {
+      if (typeof r === 'string') return escapeAngles(escapeControl(r));
+      if ('person' in r) {
+        const id = slackUserId(r.person);
+        return id ? `<@${id}>` : escapeAngles(escapeLine(personLabel(r.person)));
+      }
+      if ('code' in r) return escapeAngles(escapeLine(r.code));
+      if ('strong' in r) return escapeAngles(escapeControl(r.strong));
+      return escapeAngles(escapeLine(r.link.label));
+    })
+    .join('');
+}
 
-/** A person the bot names: a Slack user id as a mention (Slack shows their name), anyone else as `@name` text. */
-export function person(p: { name: string; via: string }): RichTextElement {
-  const bare = p.name.replace(/^@+/, '');
-  if (p.via === 'slack' && SLACK_USER_ID.test(bare)) return { type: 'user', user_id: bare };
-  return text(`@${bare}`, undefined, true);
+function escapeAngles(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
 /** A paragraph of a view as rich-text elements (empty text runs dropped: Slack rejects them). */

@@ -4,9 +4,9 @@
  * being cut — with "…" and a link where there is one — never by failing the post.
  */
 import type { types } from '@slack/bolt';
-import type { LinkView } from '../../core/chat/thread-view.js';
+import { inlineText, type LinkView, type RichText } from '../../core/chat/thread-view.js';
 import { escapeControl } from '../../core/render/escape-text.js';
-import { link, richTextBlocks, section, text, textLength, type RichTextElement } from './rich-text.js';
+import { link, mrkdwnText, richTextBlocks, section, text, textLength, type RichTextElement } from './rich-text.js';
 import { clip, SLACK_LIMITS } from './slack-limits.js';
 
 /** `chat.postMessage` / `chat.update` / `response_url` content. */
@@ -28,6 +28,24 @@ export function escapeMrkdwn(s: string): string {
 export function fallbackText(plainText: string): string {
   // Cut before escaping so an entity is never split in half.
   return escapeMrkdwn(clip(escapeControl(plainText), SLACK_LIMITS.fallback - 1000));
+}
+
+/**
+ * A fallback `text` from a paragraph of runs: as {@link fallbackText}, with a Slack person as
+ * `<@U…>` (the notification names them as the blocks do). Cut between runs, never inside one's markup.
+ */
+export function fallbackRichText(p: RichText): string {
+  const budget = SLACK_LIMITS.fallback - 1000;
+  let out = '';
+  for (const r of p) {
+    const part = typeof r === 'object' && 'person' in r ? mrkdwnText([r]) : escapeMrkdwn(escapeControl(inlineText(r)));
+    if (out.length + part.length > budget) {
+      out += typeof r === 'object' && 'person' in r ? '…' : escapeMrkdwn(clip(escapeControl(inlineText(r)), Math.max(1, budget - out.length)));
+      break;
+    }
+    out += part;
+  }
+  return out;
 }
 
 export interface FitOptions {

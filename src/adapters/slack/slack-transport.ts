@@ -370,6 +370,24 @@ export class SlackTransport implements ChatTransport {
     await this.#app.stop();
   }
 
+  /**
+   * A person's display name (`users.info`, scope `users:read`): their profile's display name,
+   * else their real name, else their handle; undefined when Slack knows no such user. Any other
+   * failure throws a DeliveryError (a rate limit carries its Retry-After).
+   */
+  async displayName(userId: string): Promise<string | undefined> {
+    try {
+      const r = await this.#app.client.users.info({ token: this.#opts.botToken, user: userId });
+      const u = r.user;
+      const pick = [u?.profile?.display_name, u?.profile?.real_name, u?.real_name, u?.name].find((n) => typeof n === 'string' && n.trim() !== '');
+      return pick;
+    } catch (err) {
+      const code = (err as { data?: { error?: unknown } } | undefined)?.data?.error;
+      if (code === 'user_not_found' || code === 'user_not_visible') return undefined;
+      throw toDeliveryError('users.info', err);
+    }
+  }
+
   /** The bot's user and bot ids (`auth.test`), asked once; a failure is asked again next time. */
   #identify(): Promise<SlackSelf> {
     this.#self ??= this.#app.client.auth.test({ token: this.#opts.botToken }).then(

@@ -6,7 +6,7 @@
  * rather than throwing.
  */
 import type { Actor, ChatIntent, MessageRef } from '../../core/chat/chat-types.js';
-import { commandIntent, parseSilenceChoice, threadReplyIntent } from '../../core/chat/thread-text.js';
+import { commandIntent, parseSilenceChoice, plainThreadReplyIntent, threadReplyIntent } from '../../core/chat/thread-text.js';
 import { controlFor, isSilenceChoice, parseControlsBlockId } from './slack-controls.js';
 import { mentionsUser, slackTextToPlain } from './slack-text.js';
 
@@ -82,7 +82,8 @@ function fromBot(ev: Obj | undefined, self: SlackSelf): boolean {
 
 /**
  * `message`: a person's reply in a thread. A message that mentions the bot is left to
- * `app_mention` (Slack sends both for it), and top-level chatter is not the bot's business.
+ * `app_mention` (Slack sends both for it), top-level chatter is not the bot's business, and a
+ * reply that does not mention it counts only as `ack` or `fixed: …`.
  */
 export function fromMessage(body: Obj, self: SlackSelf): Translation {
   const ev = obj(body['event']);
@@ -98,8 +99,13 @@ export function fromMessage(body: Obj, self: SlackSelf): Translation {
   const thread = threadOf(ev, channel);
   if (!thread) return { skip: 'top-level message that does not address the bot' };
   const { text, addressed } = slackTextToPlain(raw, self.userId);
-  if (!addressed) return { skip: 'thread reply that does not address the bot' };
-  return reply(text, { eventId: eventIdOf(body, `message:${channel}:${ts}`), actor: { id: user, via: TRANSPORT }, thread });
+  const ctx = { eventId: eventIdOf(body, `message:${channel}:${ts}`), actor: { id: user, via: TRANSPORT }, thread };
+  if (!addressed) {
+    // `ack` and `fixed: …` count in a bot thread without the mention (the bot ignores them elsewhere).
+    const plain = plainThreadReplyIntent(text, ctx);
+    return plain ? { intent: plain } : { skip: 'thread reply that does not address the bot' };
+  }
+  return reply(text, ctx);
 }
 
 /** A reply addressed to the bot in a thread: a silence or an operator note. */
@@ -129,8 +135,8 @@ export function fromCommand(body: Obj): Translation {
   const url = str(body, 'response_url');
   const trigger = str(body, 'trigger_id');
   if (!user || !channel || !url || !trigger) return { skip: 'slash command without user, channel, response_url or trigger_id' };
-  const name = str(body, 'user_name');
-  const actor: Actor = name ? { id: user, name, via: TRANSPORT } : { id: user, via: TRANSPORT };
+  // `user_name` is the legacy handle, not the name people see: a person is their id (core/people.ts).
+  const actor: Actor = { id: user, via: TRANSPORT };
   const text = slackTextToPlain(typeof body['text'] === 'string' ? body['text'] : '').text;
   return { intent: commandIntent(text, { eventId: `command:${trigger}`, actor, channel, replyTo: { kind: 'response_url', url } }) };
 }
@@ -152,10 +158,9 @@ export function fromBlockAction(body: Obj): Translation {
   if (!user || !channel || !ts || !url) return { skip: 'click without user, channel, message or response_url' };
   const value = control === 'silence' ? str(obj(action?.['selected_option']), 'value') : undefined;
   if (control === 'silence' && !isSilenceChoice(value)) return { skip: `silence choice ${value ?? '(none)'} is not one the card offers` };
-  const name = str(userObj, 'username') ?? str(userObj, 'name');
   const controlsId = parseControlsBlockId(str(action, 'block_id'));
   const eventId = `action:${channel}:${ts}:${user}:${actionId}:${value ?? ''}:${str(action, 'action_ts') ?? str(body, 'trigger_id') ?? ''}`;
-  const actor: Actor = name ? { id: user, name, via: TRANSPORT } : { id: user, via: TRANSPORT };
+  const actor: Actor = { id: user, via: TRANSPORT };
   const target = { message: { transport: TRANSPORT, channel, id: ts }, ...(controlsId ? { controlsId } : {}) };
   const replyTo = { kind: 'response_url', url } as const;
   if (control === 'silence') {

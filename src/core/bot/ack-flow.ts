@@ -11,7 +11,9 @@ import type { Actor, ChatIntent, ResponseTarget, Target } from '../chat/chat-typ
 import { spanStart } from '../chat/incident-span.js';
 import { RepriseError } from '../errors.js';
 import type { AckEvent } from '../ledger-events.js';
-import { notify, answer, displayName, enqueue, ledgerUser, type ChatOutcome, type Ctx, type ThreadInfo } from './bot-context.js';
+import { richText, type RichText } from '../chat/thread-view.js';
+import { peopleList } from '../people.js';
+import { actorRun, notify, answer, enqueue, ledgerUser, recordedRun, type ChatOutcome, type Ctx, type ThreadInfo } from './bot-context.js';
 import { shortDuration } from '../duration.js';
 import { plainAnswer } from './commands.js';
 
@@ -25,22 +27,15 @@ export function pagerDutyIncidentId(thread: Pick<ThreadInfo, 'source' | 'fingerp
   return id === '' ? undefined : id;
 }
 
-/** `@name` for an acker: the display name when known, one leading `@`. Text: renderers escape it. */
-function ackerName(a: { user: string; name?: string | undefined }): string {
-  const bare = a.name ?? a.user.replace(/^(slack|matrix|console|pagerduty):/, '');
-  return `@${bare.replace(/^@+/, '').slice(0, 80)}`;
-}
-
-/** The card's ack line: who is on it, and how long after the alert fired the first said so. */
-export function ackLine(acks: ReadonlyArray<{ user: string; name?: string | undefined; at: string }>, firedAt: string | undefined): string | undefined {
+/** The card's ack line: who is on it (person runs), and how long after the alert fired the first said so. */
+export function ackLine(
+  acks: ReadonlyArray<{ user: string; name?: string | undefined; via?: string | undefined; at: string }>,
+  firedAt: string | undefined,
+): RichText | undefined {
   const first = acks[0];
   if (!first) return undefined;
-  const names = acks.slice(0, 5).map(ackerName);
-  const more = acks.length - names.length;
-  const who =
-    more > 0 ? `${names.join(', ')} and ${more} more` : names.length === 1 ? names[0]! : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]!}`;
   const after = firedAt ? ` · ${shortDuration(Date.parse(first.at) - Date.parse(firedAt))} after it fired` : '';
-  return `👀 ${who} ${acks.length === 1 ? 'is' : 'are'} on it${after}`;
+  return ['👀 ', ...peopleList(acks.map(recordedRun)), ` ${acks.length === 1 ? 'is' : 'are'} on it${after}`];
 }
 
 function resolveThread(c: Ctx, target: Target): ThreadInfo | undefined {
@@ -90,7 +85,7 @@ export function recordOn(c: Ctx, thread: ThreadInfo, actor: Actor, eventId: stri
   const acks = thread.acks ?? [];
   // PagerDuty telling us of the acknowledgement Reprise asked it for is not a second person.
   if (actor.via === 'pagerduty' && thread.pagerDutyAsked) return { status: 'ignored', reason: 'PagerDuty acknowledged what a chat ack asked it to (its echo)' };
-  if (acks.some((a) => a.user === user)) return { status: 'ignored', reason: `${ackerName({ user, name: displayName(actor) })} is already on it` };
+  if (acks.some((a) => a.user === user)) return { status: 'ignored', reason: `${richText([actorRun(actor)])} is already on it` };
   const incidentId = pagerDutyIncidentId(thread);
   // PagerDuty's own acks are not sent back to it; and it is asked once per incident.
   const mirror = actor.via !== 'pagerduty' && incidentId !== undefined && c.d.pagerDuty !== undefined && !thread.pagerDutyAsked;
@@ -113,8 +108,8 @@ export function recordOn(c: Ctx, thread: ThreadInfo, actor: Actor, eventId: stri
   const firedAt = reopened ? after.firedAt : spanStart({ startsAt: after.firedAt, group: after.storm });
   const line = ackLine(after.acks ?? [], firedAt);
   for (const transport of thread.transports) {
-    enqueue(c.tx, c.now, { transport, op: 'update', openId: thread.openId, view: { kind: 'card_patch', ack: line ?? '' } }, c.out);
-    if (line) notify(c, thread.openId, [transport], { topic: 'status', icon: '👀', text: [`${ackerName({ user, name: actor.name })} is on it`] });
+    enqueue(c.tx, c.now, { transport, op: 'update', openId: thread.openId, view: { kind: 'card_patch', ack: line ?? [] } }, c.out);
+    if (line) notify(c, thread.openId, [transport], { topic: 'status', icon: '👀', text: [actorRun(actor), ' is on it'] });
   }
   if (acks.length === 0 && firedAt) c.effects.push({ type: 'acknowledged', seconds: Math.max(0, (c.now.getTime() - Date.parse(firedAt)) / 1000) });
   if (event.pagerduty) c.effects.push({ type: 'pagerduty_ack', req: { ...event.pagerduty, openId: thread.openId, attempt: 1 } });

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../ports/clock.js';
 import type { Logger } from '../../ports/logger.js';
 import type { LoopObserver } from '../../ports/loop-observer.js';
-import type { CardPatch, EphemeralView, CardView, NoticeView, ReplyView } from '../chat/thread-view.js';
+import type { CardPatch, EphemeralView, CardView, NoticeView, ReplyView, RichText } from '../chat/thread-view.js';
 import type { ResponseTarget } from '../chat/chat-types.js';
 import type { LedgerEvent } from '../ledger-events.js';
 import type { LedgerReader, Occurrences, PendingJob, Thread } from '../ledger/ledger-reader.js';
@@ -17,6 +17,7 @@ import type { Actor } from '../chat/chat-types.js';
 import type { Effect, JobRequest } from './effects.js';
 import type { ChatMessage } from '../../ports/model.js';
 import type { AckEvent, FeedbackEvent, SilenceEvent } from '../ledger-events.js';
+import { cleanName, personFromKey, personKey, type PersonRun } from '../people.js';
 import type { NoiseOptions } from './noise-control.js';
 import type { Routing } from './routing.js';
 import type { TriggerPolicy } from './trigger-policy.js';
@@ -278,13 +279,24 @@ export function restate(
   tx: BotTx,
   now: Date,
   thread: ThreadInfo,
-  change: { state: CardView['state']; note: string; icon: string; topic: 'resolved' | 'silenced' },
+  change: {
+    state: CardView['state'];
+    note: string | RichText;
+    icon: string;
+    topic: 'resolved' | 'silenced';
+    /** More of the card that changed with it (the track record a resolve moved): one edit, not two. */
+    patch?: Omit<CardPatch, 'kind' | 'state' | 'stateNote'>;
+    /** The thread's one notice, per surface, when it says more than the note (a resolve asking what fixed it). */
+    notice?: (transport: string) => RichText;
+  },
   out: Enqueued,
 ): void {
   for (const transport of thread.transports) {
-    const patch: CardPatch = { kind: 'card_patch', state: change.state, stateNote: change.note };
+    const note = typeof change.note === 'string' ? [change.note] : change.note;
+    const patch: CardPatch = { ...change.patch, kind: 'card_patch', state: change.state, stateNote: change.note };
     enqueue(tx, now, { transport, op: 'update', openId: thread.openId, view: patch }, out);
-    notify({ tx, now, out }, thread.openId, [transport], { topic: change.topic, icon: change.icon, text: [change.note] });
+    const text = change.notice?.(transport) ?? note;
+    notify({ tx, now, out }, thread.openId, [transport], { topic: change.topic, icon: change.icon, text });
   }
 }
 
@@ -293,19 +305,32 @@ export function previousEntry(o: Pick<Occurrences, 'newestOpen'>): string | unde
   return o.newestOpen?.curatedUrl ?? o.newestOpen?.entry;
 }
 
-/** `@name` for notices: the display name when the surface gave one. */
+/**
+ * The name recorded with an event: the display name the surface's event carried (PagerDuty's
+ * agent, the CLI's user), else the id. Kept for the ledger and old readers; views name people
+ * with {@link actorRun}, and renderers look their display names up.
+ */
 export function displayName(actor: Actor): string {
   return actor.name ?? actor.id;
 }
 
-/** `@name` for notices, with one `@` whatever the surface's ids look like (Matrix ids start with one). */
-export function atName(actor: Actor): string {
-  return `@${displayName(actor).replace(/^@+/, '')}`;
+/** The person run naming a chat actor in a view (each surface shows it its own way: core/people.ts). */
+export function actorRun(actor: Actor): PersonRun {
+  const name = cleanName(actor.name);
+  return { person: { via: actor.via, id: actor.id, ...(name ? { name } : {}) } };
+}
+
+/** The person run for someone the ledger recorded (`user` is {@link ledgerUser}'s, `name` what the event carried). */
+export function recordedRun(r: { user: string; via?: string | undefined; name?: string | undefined }): PersonRun {
+  const p = personFromKey(r.user, r.via);
+  const name = cleanName(r.name);
+  // A recorded name equal to the id says nothing (displayName's fallback).
+  return { person: { ...p, ...(name && name !== p.id ? { name } : {}) } };
 }
 
 /** The ledger's `user` for a chat actor: surface-qualified, so one person's vote is one vote. */
 export function ledgerUser(actor: Actor): string {
-  return actor.via === 'cli' ? actor.id : `${actor.via}:${actor.id}`;
+  return personKey(actor);
 }
 
 /** "14:05 UTC" (today) or "2026-12-01 14:05 UTC". */

@@ -8,13 +8,13 @@ import { randomUUID } from 'node:crypto';
 import { feedbackLine } from '../chat/build-thread-view.js';
 import type { Actor, ChatIntent, MessageRef, ResponseTarget, Target } from '../chat/chat-types.js';
 import { tellRefusal } from './refusal.js';
-import type { EphemeralView } from '../chat/thread-view.js';
+import type { EphemeralView, RichText } from '../chat/thread-view.js';
 import { RepriseError } from '../errors.js';
 import type { FeedbackEvent, SilenceEvent } from '../ledger-events.js';
 import {
+  actorRun,
   notify,
   answer,
-  atName,
   displayName,
   enqueue,
   ledgerUser,
@@ -94,18 +94,40 @@ function recordVote(c: Ctx, e: Loose<Vote>): ChatOutcome {
     ...(e.eventId ? { eventId: e.eventId } : {}),
     at: c.now.toISOString(),
   };
+  const silenced = thread?.state === 'silenced';
   const index = c.tx.size;
   c.tx.record(event);
   c.log.info({ trigger: triggerKey, user: event.user, vote: e.vote, via: e.actor.via }, 'feedback recorded');
-  // The card shows the vote at once: its tally and the track record it moved.
+  // The card shows the vote at once: its tally and the track record it moved — and, when a 👎
+  // ended the silence it was under, that it pages again (the card must say what `status` says).
   if (thread) {
-    const votes = c.read.occurrences(triggerKey);
-    const track = thread.entry ? c.read.trackRecord(thread.entry, thread.answerKind ?? 'incident', c.now) : undefined;
-    const line = feedbackLine({ up: votes.up, down: votes.down }, thread.entry && track ? { kind: thread.answerKind ?? 'incident', track } : undefined);
-    for (const transport of thread.transports)
-      enqueue(c.tx, c.now, { transport, op: 'update', openId: thread.openId, view: { kind: 'card_patch', feedback: line } }, c.out);
+    const after = c.read.thread(thread.openId) ?? thread;
+    if (silenced && after.state === 'firing')
+      restate(
+        c.tx,
+        c.now,
+        thread,
+        {
+          state: 'firing',
+          note: ['silence ended by a 👎 from ', actorRun(e.actor)],
+          icon: '🔔',
+          topic: 'silenced',
+          patch: { feedback: cardFeedback(c, thread) },
+        },
+        c.out,
+      );
+    else
+      for (const transport of thread.transports)
+        enqueue(c.tx, c.now, { transport, op: 'update', openId: thread.openId, view: { kind: 'card_patch', feedback: cardFeedback(c, thread) } }, c.out);
   }
   return { status: 'recorded', kind: 'vote', triggerKey, event, index };
+}
+
+/** The card's feedback line as the ledger stands: the thread's 👍/👎 and, when it recalled an entry, that entry's track record. */
+export function cardFeedback(c: Pick<Ctx, 'read' | 'now'>, thread: ThreadInfo): string {
+  const votes = c.read.occurrences(thread.triggerKey);
+  const track = thread.entry ? c.read.trackRecord(thread.entry, thread.answerKind ?? 'incident', c.now) : undefined;
+  return feedbackLine({ up: votes.up, down: votes.down }, thread.entry && track ? { kind: thread.answerKind ?? 'incident', track } : undefined);
 }
 
 export function decideSilence(c: Ctx, e: Loose<Silence>): ChatOutcome {
@@ -147,7 +169,7 @@ function recordSilence(c: Ctx, e: Loose<Silence>): ChatOutcome {
       c.tx,
       c.now,
       thread,
-      { state: 'silenced', note: `silenced by ${atName(e.actor)} until ${shortTime(event.until, c.now)}`, icon: '🔕', topic: 'silenced' },
+      { state: 'silenced', note: ['silenced by ', actorRun(e.actor), ` until ${shortTime(event.until, c.now)}`], icon: '🔕', topic: 'silenced' },
       c.out,
     );
   if (event.alertmanager) {
@@ -175,7 +197,7 @@ export function decideNote(c: Ctx, e: Loose<Note>): ChatOutcome {
 
 function recordNote(c: Ctx, thread: ThreadInfo, e: { actor: Actor; text: string; eventId?: string }, tell: readonly string[], where?: MessageRef): ChatOutcome {
   const notes = c.d.notes ?? DEFAULT_NOTES;
-  const reply = (text: string, icon: string): void => notify(c, thread.openId, tell, { topic: 'note', icon, text: [text] });
+  const reply = (text: RichText, icon: string): void => notify(c, thread.openId, tell, { topic: 'note', icon, text });
   const refuse = (line: string, reason: string): ChatOutcome => {
     tellRefusal(c, { thread, actor: e.actor, ...(where ? { where } : {}), kind: 'note', ...(e.eventId ? { eventId: e.eventId } : {}), text: [`⚠️ ${line}`] });
     return { status: 'refused', reason };
@@ -213,8 +235,8 @@ function recordNote(c: Ctx, thread: ThreadInfo, e: { actor: Actor; text: string;
       at,
     });
     c.effects.push({ type: 'curate' });
-    reply(`saved — note from ${atName(e.actor)} recorded; filing it to the knowledge base`, '📝');
-  } else reply(`saved — note from ${atName(e.actor)} filed with this incident`, '📝');
+    reply(['saved — note from ', actorRun(e.actor), ' recorded; filing it to the knowledge base'], '📝');
+  } else reply(['saved — note from ', actorRun(e.actor), ' filed with this incident'], '📝');
   c.log.info({ trigger: thread.triggerKey, user, bytes: Buffer.byteLength(e.text) }, 'note recorded');
   return { status: 'recorded', kind: 'note', triggerKey: thread.triggerKey, event: { type: 'note' }, index };
 }

@@ -4,6 +4,7 @@
  * Each is answered once, privately, through the outbox; `investigate` is a background job whose
  * answer follows when the model is done — the surface that handed the command in never waits.
  */
+import { postmortemSyntax } from '../chat/surface-syntax.js';
 import type { ChatIntent } from '../chat/chat-types.js';
 import type { EphemeralView } from '../chat/thread-view.js';
 import { resolveTriggerName, triggerNameSaid } from '../trigger-name.js';
@@ -106,6 +107,8 @@ export function decideCommand(c: Ctx, e: Command): CommandOutcome {
         o = { status: 'refused', reason: err.message };
       }
       if (o.status === 'duplicate') return o;
+      // Typed in the incident's own thread (`!reprise ack`), the card's edit and the thread's notice answer it: no third message.
+      if (o.status === 'recorded' && !cmd.triggerKey && e.replyTo.kind === 'thread') return o;
       answer(
         c,
         e.actor.via,
@@ -121,7 +124,7 @@ export function decideCommand(c: Ctx, e: Command): CommandOutcome {
         return reply(
           plainAnswer(
             'Postmortem',
-            'Name the trigger: `postmortem <trigger key>` (`status` lists open incidents), or mention the bot in its thread: `@reprise postmortem`.',
+            `Name the trigger: \`postmortem <trigger key>\` (\`status\` lists open incidents), or ask in its thread: \`${postmortemSyntax(e.actor.via)}\`.`,
           ),
         );
       try {
@@ -143,8 +146,8 @@ export function decideCommand(c: Ctx, e: Command): CommandOutcome {
       c.effects.push({ type: 'oncall_text', ...(cmd.route ? { route: cmd.route } : {}), actor: e.actor, replyTo: e.replyTo, eventId: e.eventId });
       return { status: 'answered', command: cmd.name };
     case 'help':
-      return reply(helpAnswer());
+      return reply(helpAnswer(e.actor.via));
     case 'unknown':
-      return reply({ ...helpAnswer(), title: `Unknown command “${cmd.word}” — Reprise commands` });
+      return reply({ ...helpAnswer(e.actor.via), title: `Unknown command “${cmd.word}” — Reprise commands` });
   }
 }

@@ -8,8 +8,9 @@ import { deriveWorkload, triggerKey } from '../identity.js';
 import type { RecallResult } from '../recall/recall.js';
 import type { Incident } from '../types.js';
 import type { NamedInText, TextHit } from '../search/text-query.js';
-import { shortTime, type BotReads } from './bot-context.js';
+import { recordedRun, shortTime, type BotReads } from './bot-context.js';
 import { shortDuration } from '../duration.js';
+import { postmortemSyntax } from '../chat/surface-syntax.js';
 
 export type ParsedCommand =
   | { name: 'recall'; text: string }
@@ -22,28 +23,39 @@ export type ParsedCommand =
   | { name: 'help' }
   | { name: 'unknown'; word: string };
 
-export const COMMAND_HELP: RichText[] = [
-  [{ code: 'recall <alertname or text>' }, ' — what memory answers, with the gate trace'],
-  [{ code: 'investigate <text>' }, ' — start an investigation with the model and read-only tools'],
-  [
-    { code: 'silence <duration>' },
-    ' (in a thread) or ',
-    { code: 'silence <trigger> <duration>' },
-    ' — 1h, 4h, 24h…; add ',
-    { code: 'am' },
-    ' to silence in Alertmanager too',
-  ],
-  [{ code: 'ack' }, ' (in a thread) or ', { code: 'ack <trigger>' }, ' — say you are on it (never silences, never a vote)'],
-  [
-    { code: 'postmortem <trigger>' },
-    ' — a postmortem draft of its newest incident (a pull request under postmortems/ with a forge, else the draft); in a thread, mention the bot: ',
-    { code: '@reprise postmortem' },
-  ],
-  [{ code: 'status' }, ' — open incidents, silences in force and time to acknowledge; ', { code: 'status <trigger>' }, ' — its timeline'],
-  ['A ', { code: '<trigger>' }, ' is its key, a unique part of it or a few of its words: ', { code: 'logs-02' }, ', ', { code: 'checkout-api crashloop' }, '.'],
-  [{ code: 'oncall' }, ' or ', { code: 'oncall <route>' }, ' — who is on call now, and until when'],
-  [{ code: 'help' }, ' — this list'],
-];
+/** The commands, with the in-thread hints in the syntax of `transport` (the surface that asked). */
+export function commandHelp(transport: string): RichText[] {
+  return [
+    [{ code: 'recall <alertname or text>' }, ' — what memory answers, with the gate trace'],
+    [{ code: 'investigate <text>' }, ' — start an investigation with the model and read-only tools'],
+    [
+      { code: 'silence <duration>' },
+      ' (in a thread) or ',
+      { code: 'silence <trigger> <duration>' },
+      ' — 1h, 4h, 24h…; add ',
+      { code: 'am' },
+      ' to silence in Alertmanager too',
+    ],
+    [{ code: 'ack' }, ' (in a thread) or ', { code: 'ack <trigger>' }, ' — say you are on it (never silences, never a vote)'],
+    [
+      { code: 'postmortem <trigger>' },
+      ' — a postmortem draft of its newest incident (a pull request under postmortems/ with a forge, else the draft); in its thread: ',
+      { code: postmortemSyntax(transport) },
+    ],
+    [{ code: 'status' }, ' — open incidents, silences in force and time to acknowledge; ', { code: 'status <trigger>' }, ' — its timeline'],
+    [
+      'A ',
+      { code: '<trigger>' },
+      ' is its key, a unique part of it or a few of its words: ',
+      { code: 'logs-02' },
+      ', ',
+      { code: 'checkout-api crashloop' },
+      '.',
+    ],
+    [{ code: 'oncall' }, ' or ', { code: 'oncall <route>' }, ' — who is on call now, and until when'],
+    [{ code: 'help' }, ' — this list'],
+  ];
+}
 
 /** A command word and its arguments (`silence`, `4h am`) as what they ask. An empty word is `help`. */
 export function parseCommand(word: string, args: string): ParsedCommand {
@@ -135,7 +147,7 @@ export function statusAnswer(read: Pick<BotReads, 'openIncidents' | 'activeSilen
   body.push([`${open.length === 0 ? 'No' : open.length} open incident${open.length === 1 ? '' : 's'}${open.length === 10 ? ' (newest 10)' : ''}.`]);
   for (const o of open) body.push(['• ', { code: o.triggerKey }, ` since ${shortTime(o.openedAt, now)}`]);
   body.push([`${silences.length === 0 ? 'No' : silences.length} silence${silences.length === 1 ? '' : 's'} in force.`]);
-  for (const s of silences) body.push(['• ', { code: s.triggerKey }, ` until ${shortTime(s.until, now)} (by ${s.user})`]);
+  for (const s of silences) body.push(['• ', { code: s.triggerKey }, ` until ${shortTime(s.until, now)} (by `, recordedRun({ user: s.user }), ')']);
   body.push([ackFigure(read.ackSeconds())]);
   return { kind: 'ephemeral', title: 'Reprise status', body };
 }
@@ -149,8 +161,8 @@ export function ackFigure(seconds: readonly number[]): string {
   return `👀 time to acknowledge: median ${shortDuration(at(0.5) * 1000)}, p90 ${shortDuration(at(0.9) * 1000)} over the last ${n} acknowledged incident${n === 1 ? '' : 's'}.`;
 }
 
-export function helpAnswer(): EphemeralView {
-  return { kind: 'ephemeral', title: 'Reprise commands', body: COMMAND_HELP };
+export function helpAnswer(transport: string): EphemeralView {
+  return { kind: 'ephemeral', title: 'Reprise commands', body: commandHelp(transport) };
 }
 
 export function plainAnswer(title: string, text: string): EphemeralView {

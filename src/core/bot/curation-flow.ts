@@ -4,11 +4,11 @@
  * reply for a note), or — once per note — word in the thread that the forge is down and the note
  * is kept.
  */
-import type { RichText } from '../chat/thread-view.js';
+import type { Inline, RichText } from '../chat/thread-view.js';
 import { curationLine } from '../curate/curation-line.js';
 import { fixNotice, noteNotice, postmortemNotice, type Outcome } from '../curate/file-item.js';
 import type { CurateItem } from '../ledger/ledger-types.js';
-import { notify, enqueue, type Ctx } from './bot-context.js';
+import { notify, enqueue, recordedRun, type Ctx } from './bot-context.js';
 
 export type CurationResult =
   /** The forge answered (or refused for good): the intent is settled. */
@@ -16,8 +16,11 @@ export type CurationResult =
   /** The forge is unreachable: the note is kept and retried; the thread is told once. */
   | { type: 'curation_retrying'; item: CurateItem; message: string };
 
-/** A name as a notice shows it: one `@`, whatever the surface's ids look like. */
-const named = (item: CurateItem): string => (item.note?.name ?? item.fix?.name ?? 'someone').replace(/^@+/, '');
+/** Who a notice about this item names: the person who wrote the note or the fix (a person run), else the one who asked. */
+const named = (item: CurateItem): Inline => {
+  const who = item.note ?? item.fix ?? (item.postmortem ? { user: item.postmortem.user } : undefined);
+  return who ? recordedRun(who) : 'someone';
+};
 
 export function decideCuration(c: Ctx, e: CurationResult): { status: 'recorded'; decision?: string } {
   const { item } = e;
@@ -25,7 +28,9 @@ export function decideCuration(c: Ctx, e: CurationResult): { status: 'recorded';
   const reply = (icon: string, text: RichText): void => notify(c, item.openId, thread?.transports ?? [], { topic: 'note', icon, text });
   if (e.type === 'curation_retrying') {
     reply('⏳', [
-      `${item.subject === 'fix' ? 'fix' : item.subject === 'postmortem' ? 'postmortem request' : 'note'} from @${named(item)} kept: the knowledge base forge is not reachable right now (${e.message.slice(0, 160)}); it will be filed when it is back`,
+      `${item.subject === 'fix' ? 'fix' : item.subject === 'postmortem' ? 'postmortem request' : 'note'} from `,
+      named(item),
+      ` kept: the knowledge base forge is not reachable right now (${e.message.slice(0, 160)}); it will be filed when it is back`,
     ]);
     return { status: 'recorded' };
   }

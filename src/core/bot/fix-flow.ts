@@ -4,6 +4,7 @@
  * forge is configured — becomes an Incident entry draft through the curator, like a Finding. When
  * an incident no instant recall answered resolves, the thread asks for it once.
  */
+import { fixSyntax } from '../chat/surface-syntax.js';
 import { tellRefusal } from './refusal.js';
 import { randomUUID } from 'node:crypto';
 import type { Actor, ChatIntent, Target } from '../chat/chat-types.js';
@@ -14,9 +15,10 @@ import { HOST_KINDS, NOT_WORKLOAD_KINDS } from '../identity.js';
 import type { FixMaterial, OpenAlert } from '../ledger-events.js';
 import { catalogResource } from '../curate/plan-curation.js';
 import type { Incident } from '../types.js';
-import { notify, atName, displayName, ledgerUser, type Ctx, type ThreadInfo } from './bot-context.js';
+import { notify, actorRun, displayName, ledgerUser, type Ctx, type ThreadInfo } from './bot-context.js';
 import type { ChatOutcome, FixOptions } from './bot-context.js';
 import { episodeFacts } from './episode-facts.js';
+import { fixOutcomes } from '../curate/fix-outcomes.js';
 
 export const DEFAULT_FIXES: FixOptions = { ask: true, maxBytes: 8 * 1024, perThread: 5 };
 
@@ -63,15 +65,24 @@ export function fixMaterial(c: Pick<Ctx, 'read' | 'now'>, thread: ThreadInfo, e:
     if (standing) tried.push(`${standing.cause} (the investigation's answer, judged off-base with 👎)`);
   }
   for (const n of notes) if (TRIED.test(n.text) && !afterKeyword(n.text.trim(), 'cause')) tried.push(n.text.trim().slice(0, 1000));
+  const at = c.now.toISOString();
+  // How often each of the trigger's fixes worked, this one included: the order of the entry's list.
+  const outcomes = fixOutcomes(c.read, thread.triggerKey, c.now, { name: displayName(e.actor), via: e.actor.via, text: e.text, at, openId: thread.openId });
   return {
     user: ledgerUser(e.actor),
     name: displayName(e.actor),
     via: e.actor.via,
     text: e.text,
-    at: c.now.toISOString(),
+    at,
     alert: alertOf(thread),
-    ...(cause ? { cause: cause.slice(0, 2000) } : {}),
+    ...(cause
+      ? {
+          cause: cause.slice(0, 2000),
+          causeBy: causeNote ? { name: causeNote.user.replace(/^[a-z][a-z0-9_-]*:(?=.)/, ''), via: causeNote.via } : { model: '' },
+        }
+      : {}),
     triedAndFailed: tried.slice(-5),
+    outcomes: outcomes.slice(-20),
   };
 }
 
@@ -143,24 +154,23 @@ export function decideFixed(c: Ctx, e: Fixed): ChatOutcome {
       at,
     });
     c.effects.push({ type: 'curate' });
-    reply('🛠', [`saved — fix from ${atName(e.actor)} recorded; drafting an Incident entry for the knowledge base`]);
-  } else reply('🛠', [`saved — fix from ${atName(e.actor)} recorded with this incident; the next time it fires, the thread can say what fixed it`]);
+    reply('🛠', ['saved — fix from ', actorRun(e.actor), ' recorded; drafting an Incident entry for the knowledge base']);
+  } else reply('🛠', ['saved — fix from ', actorRun(e.actor), ' recorded with this incident; the next time it fires, the thread can say what fixed it']);
   c.log.info({ trigger: thread.triggerKey, user, bytes: Buffer.byteLength(text) }, 'fix recorded');
   return { status: 'recorded', kind: 'fixed', triggerKey: thread.triggerKey, event: { type: 'fix' }, index };
 }
 
 /**
- * Asked once, when the incident's thread resolves: an incident no instant recall answered and
- * no one has said the fix of yet, when asking is on (the config, and the routing rule's say).
+ * The resolve notice's question, per surface, when the thread should ask what fixed it: an
+ * incident no instant recall answered, no one has said the fix of yet, asking on (the config,
+ * and the routing rule's say). Undefined when it should not ask. It is part of the resolve's
+ * one notice ("✅ resolved after 23 min — what fixed it? Reply …"), never a second message.
  */
-export function askWhatFixed(c: Ctx, thread: ThreadInfo, resolvedNote: string, incident: Incident): void {
+export function askWhatFixed(c: Ctx, thread: ThreadInfo, resolvedNote: string, incident: Incident): ((transport: string) => RichText) | undefined {
   const opts = c.d.fixes ?? DEFAULT_FIXES;
   const rule = c.d.routing.askFix?.(incident);
-  if (!(rule ?? opts.ask)) return;
-  if (thread.answerKind === 'incident' && thread.entry) return;
-  if ((thread.fixes ?? 0) > 0) return;
-  const mention = (transport: string): string => (transport === 'matrix' ? '!reprise fixed …' : '@reprise fixed: …');
-  // Each surface is told how to mention the bot there.
-  for (const transport of thread.transports)
-    notify(c, thread.openId, [transport], { topic: 'note', icon: '✅', text: [`${resolvedNote} — what fixed it? Reply `, { code: mention(transport) }] });
+  if (!(rule ?? opts.ask)) return undefined;
+  if (thread.answerKind === 'incident' && thread.entry) return undefined;
+  if ((thread.fixes ?? 0) > 0) return undefined;
+  return (transport) => [`${resolvedNote} — what fixed it? Reply `, { code: fixSyntax(transport) }];
 }

@@ -4,7 +4,9 @@
  * One reader function over the ledger's read API — `reprise incident show`, `/reprise status
  * <trigger>` and a postmortem draft all read it the same way.
  */
-import type { RichText, EphemeralView } from '../chat/thread-view.js';
+import { richText, type RichText, type EphemeralView } from '../chat/thread-view.js';
+import type { PersonRun } from '../people.js';
+import { recordedRun } from './bot-context.js';
 import type { LedgerReader } from '../ledger/ledger-reader.js';
 import type { TimelineItem } from '../ledger/ledger-types.js';
 import { shortDuration } from '../duration.js';
@@ -17,8 +19,8 @@ export interface IncidentTimeline {
   state?: 'firing' | 'resolved' | 'silenced';
   firedAt?: string;
   items: ReadonlyArray<Readonly<TimelineItem>>;
-  /** Who is on it, in order. */
-  ackers: string[];
+  /** Who is on it, in order (person runs: each surface names them its way). */
+  ackers: PersonRun[];
   /** ms from firing to the first ack / to the resolve, once they happened. */
   toAckMs?: number;
   toResolveMs?: number;
@@ -48,7 +50,7 @@ export function incidentTimeline(read: Pick<LedgerReader, 'newestThread'>, trigg
     state: thread.state,
     ...(firedAt ? { firedAt } : {}),
     items,
-    ackers: (thread.acks ?? []).map((a) => a.name ?? a.user),
+    ackers: (thread.acks ?? []).map(recordedRun),
     ...(toAckMs !== undefined ? { toAckMs } : {}),
     ...(toResolveMs !== undefined ? { toResolveMs } : {}),
   };
@@ -69,61 +71,67 @@ const ICON: Record<TimelineItem['kind'], string> = {
   reopened: '🔁',
 };
 
-/** One item as a line of text (names and notes are the people's own: shown as text). */
-export function timelineLine(i: Readonly<TimelineItem>, firedAt: string | undefined): string {
+/** One item as runs: people as person runs (each surface names them its way), notes as the people's own text. */
+export function timelineRuns(i: Readonly<TimelineItem>, firedAt: string | undefined): RichText {
   const offset = firedAt ? `+${shortDuration(Date.parse(i.at) - Date.parse(firedAt))}` : '';
-  const who = i.user ? ` ${i.user.replace(/^@+/, '@')}` : '';
+  // An ack's detail is the name its event carried.
+  const who: RichText = i.user ? [' ', recordedRun({ user: i.user, via: i.via, name: i.kind === 'ack' ? i.detail : undefined })] : [];
   const via = i.via && i.kind !== 'fired' ? ` via ${i.via}` : '';
-  let what: string;
+  let what: RichText;
   switch (i.kind) {
     case 'fired':
-      what = `fired${i.via ? ` (${i.via})` : ''}`;
+      what = [`fired${i.via ? ` (${i.via})` : ''}`];
       break;
     case 'opened':
-      what = `opened (${i.detail ?? 'fresh'})`;
+      what = [`opened (${i.detail ?? 'fresh'})`];
       break;
     case 'posted':
-      what = `posted to ${i.detail ?? 'chat'}`;
+      what = [`posted to ${i.detail ?? 'chat'}`];
       break;
     case 'ack':
-      what = `acknowledged by${i.detail ? ` @${i.detail.replace(/^@+/, '')}` : who}${via}`;
+      what = ['acknowledged by', ...who, via];
       break;
     case 'vote':
-      what = `vote ${i.detail === 'up' ? '👍' : i.detail === 'down' ? '👎' : 'cleared'} by${who}${via}`;
+      what = [`vote ${i.detail === 'up' ? '👍' : i.detail === 'down' ? '👎' : 'cleared'} by`, ...who, via];
       break;
     case 'note':
-      what = `note by${who}${via}: ${i.detail ?? ''}`;
+      what = ['note by', ...who, `${via}: ${i.detail ?? ''}`];
       break;
     case 'fix':
-      what = `what fixed it, by${who}${via}: ${i.detail ?? ''}`;
+      what = ['what fixed it, by', ...who, `${via}: ${i.detail ?? ''}`];
       break;
     case 'silence':
-      what = `silenced by${who}${via} until ${i.detail ?? '?'}`;
+      what = ['silenced by', ...who, `${via} until ${i.detail ?? '?'}`];
       break;
     case 'finding':
-      what = `finding ${i.detail ?? ''}`.trim();
+      what = [`finding ${i.detail ?? ''}`.trim()];
       break;
     case 'pagerduty':
-      what = `PagerDuty ${i.detail ?? ''}`.trim();
+      what = [`PagerDuty ${i.detail ?? ''}`.trim()];
       break;
     case 'resolved':
-      what = 'resolved';
+      what = ['resolved'];
       break;
     case 'reopened':
-      what = `reopened${i.via ? ` in ${i.via}` : ''}`;
+      what = [`reopened${i.via ? ` in ${i.via}` : ''}`];
       break;
   }
-  return `${i.at.slice(0, 19).replace('T', ' ')}Z ${offset.padEnd(9)} ${ICON[i.kind]} ${what}`;
+  return [`${i.at.slice(0, 19).replace('T', ' ')}Z ${offset.padEnd(9)} ${ICON[i.kind]} `, ...what.filter((r) => r !== '')];
 }
 
-/** The durations line: "acknowledged after 4 min · resolved after 23 min". */
-export function timelineSummary(t: IncidentTimeline): string {
+/** One item as a line of text (people by name, else id). */
+export function timelineLine(i: Readonly<TimelineItem>, firedAt: string | undefined): string {
+  return richText(timelineRuns(i, firedAt));
+}
+
+/** The durations line: "acknowledged after 4 min · resolved after 23 min · on it: Ann", people as person runs. */
+export function timelineSummary(t: IncidentTimeline): RichText {
   const parts = [
     t.toAckMs !== undefined ? `acknowledged after ${shortDuration(t.toAckMs)}` : 'not acknowledged',
     t.toResolveMs !== undefined ? `resolved after ${shortDuration(t.toResolveMs)}` : t.state === 'silenced' ? 'silenced' : 'still firing',
   ];
-  if (t.ackers.length > 0) parts.push(`on it: ${t.ackers.map((a) => `@${a.replace(/^(slack|matrix|console|pagerduty):/, '').replace(/^@+/, '')}`).join(', ')}`);
-  return parts.join(' · ');
+  if (t.ackers.length === 0) return [parts.join(' · ')];
+  return [`${parts.join(' · ')} · on it: `, ...t.ackers.flatMap((a, n) => (n > 0 ? [', ', a] : [a]))];
 }
 
 /** `/reprise status <trigger>`: the timeline as a private answer. */
@@ -134,7 +142,7 @@ export function timelineAnswer(t: IncidentTimeline, _now: Date): EphemeralView {
       title: `Timeline of ${t.triggerKey.slice(0, 120)}`,
       body: [['No incident thread for this trigger key; ', { code: 'status' }, ' lists open incidents.']],
     };
-  const body: RichText[] = [[timelineSummary(t)]];
-  for (const i of t.items.slice(-40)) body.push([timelineLine(i, t.firedAt)]);
+  const body: RichText[] = [timelineSummary(t)];
+  for (const i of t.items.slice(-40)) body.push(timelineRuns(i, t.firedAt));
   return { kind: 'ephemeral', title: `Timeline of ${t.triggerKey.slice(0, 120)}`, body };
 }

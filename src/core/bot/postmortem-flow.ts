@@ -14,7 +14,7 @@ import { spanEnd, spanStart } from '../chat/incident-span.js';
 import { renderPostmortem, type PostmortemDraft } from '../curate/postmortem.js';
 import { RepriseError } from '../errors.js';
 import type { PostmortemMaterial } from '../ledger-events.js';
-import { notify, answer, atName, ledgerUser, type Ctx, type ThreadInfo } from './bot-context.js';
+import { notify, answer, actorRun, ledgerUser, type Ctx, type ThreadInfo } from './bot-context.js';
 import type { ChatOutcome } from './bot-context.js';
 import { plainAnswer } from './commands.js';
 import { episodeFacts } from './episode-facts.js';
@@ -121,7 +121,11 @@ export function decidePostmortem(c: Ctx, e: Postmortem): PostmortemOutcome {
       at,
     });
     c.effects.push({ type: 'curate' });
-    reply('📄', [`postmortem asked for by ${atName(e.actor)}: drafting it as a pull request under postmortems/`], inThread ? [inThread] : thread.transports);
+    reply(
+      '📄',
+      ['postmortem asked for by ', actorRun(e.actor), ': drafting it as a pull request under postmortems/'],
+      inThread ? [inThread] : thread.transports,
+    );
     if (e.replyTo && !inThread)
       answer(
         c,

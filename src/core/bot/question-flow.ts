@@ -13,7 +13,9 @@ import { tellRefusal } from './refusal.js';
 import { utcDay } from '../investigate/budget.js';
 import { questionAnswerText, questionMessages } from '../investigate/question-prompt.js';
 import type { Entry } from '../types.js';
-import { notify, ledgerUser, shortTime, type Ctx, type ThreadInfo } from './bot-context.js';
+import { notify, ledgerUser, recordedRun, shortTime, type Ctx, type ThreadInfo } from './bot-context.js';
+import { fixSyntax } from '../chat/surface-syntax.js';
+import { personLabel } from '../people.js';
 import type { ChatOutcome, QuestionOptions, QuestionReply } from './bot-context.js';
 
 /** The model's answer to a thread question came back (or the call failed). */
@@ -64,7 +66,7 @@ function runbookOf(c: Ctx, thread: ThreadInfo, alertname: string): Entry | undef
 }
 
 /** The deterministic answer: what the ledger and the catalog know about the thread's trigger. */
-export function knownAnswer(c: Ctx, thread: ThreadInfo): RichText[] {
+export function knownAnswer(c: Ctx, thread: ThreadInfo, transport: string): RichText[] {
   const key = thread.triggerKey;
   const alertname = thread.alert?.alertname ?? key.split('|')[0] ?? 'alert';
   const lines: RichText[] = [];
@@ -72,11 +74,15 @@ export function knownAnswer(c: Ctx, thread: ThreadInfo): RichText[] {
   const recalled = thread.entry ? entries.find((e) => e.id === thread.entry) : undefined;
   // 1. What fixed it last time: the newest human fix, else the resolution of the entry recalled.
   const fix = c.read.humanFixes(key).at(-1);
-  if (fix)
-    lines.push([`🛠 What fixed it last time (@${fix.user.replace(/^[a-z]+:/, '').replace(/^@+/, '')}, ${shortTime(fix.at, c.now)}): “${quote(fix.text)}”`]);
-  else if (recalled?.sections['resolution'])
-    lines.push(['🛠 Resolution from ', { code: recalled.id }, ': ', ...quotedRuns(entrySection(recalled.sections['resolution']) ?? [])]);
-  else lines.push(['🛠 No fix is recorded for this alert yet; once you know, reply ', { code: '@reprise fixed: …' }]);
+  if (fix) lines.push(['🛠 What fixed it last time (', recordedRun(fix), `, ${shortTime(fix.at, c.now)}): “${quote(fix.text)}”`]);
+  else if (recalled?.sections['what has fixed it'] || recalled?.sections['resolution'])
+    lines.push([
+      '🛠 Resolution from ',
+      { code: recalled.id },
+      ': ',
+      ...quotedRuns(entrySection(recalled.sections['what has fixed it']) ?? entrySection(recalled.sections['resolution']) ?? []),
+    ]);
+  else lines.push(['🛠 No fix is recorded for this alert yet; once you know, reply ', { code: fixSyntax(transport) }]);
   // 2. How often and when.
   const occ = c.read.occurrences(key);
   const episodes = c.read.recentEpisodes(key).slice(0, 3);
@@ -143,7 +149,7 @@ export function decideQuestion(c: Ctx, e: Question): ChatOutcome {
     eventId: e.eventId,
     at: c.now.toISOString(),
   });
-  const lines = knownAnswer(c, thread);
+  const lines = knownAnswer(c, thread, transport);
   if (useModel) {
     // The model answers after this is durable (an effect, never here); the question, the alert and
     // what is known go to it as data only.
@@ -168,7 +174,7 @@ export function decideQuestion(c: Ctx, e: Question): ChatOutcome {
 
 /** A rich line as plain text (what the model is shown of it). */
 function plain(line: RichText): string {
-  return line.map((x) => (typeof x === 'string' ? x : 'code' in x ? x.code : 'link' in x ? x.link.label : '')).join('');
+  return line.map((x) => (typeof x === 'string' ? x : 'code' in x ? x.code : 'link' in x ? x.link.label : 'person' in x ? personLabel(x.person) : '')).join('');
 }
 
 const usd = (v: number): string => (v >= 0.01 ? `$${v.toFixed(2)}` : `$${v.toFixed(4)}`);
@@ -194,7 +200,7 @@ export function decideQuestionAnswered(c: Ctx, e: QuestionAnswered): { status: '
     at: c.now.toISOString(),
   });
   if (!thread) return { status: 'recorded', reason: 'the thread is no longer known' };
-  const lines = knownAnswer(c, thread);
+  const lines = knownAnswer(c, thread, e.transport);
   if (reply) {
     const text = questionAnswerText(reply.content) || 'the model gave no answer';
     const tokens = reply.tokensIn + reply.tokensOut;

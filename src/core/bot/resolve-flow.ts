@@ -6,6 +6,7 @@
 import { spanResolvedNote } from '../chat/incident-span.js';
 import type { Incident } from '../types.js';
 import { restate, type Ctx } from './bot-context.js';
+import { cardFeedback } from './chat-actions.js';
 import { askWhatFixed } from './fix-flow.js';
 import { recordDrop, stormCard, type NoiseOutcome } from './noise-gate.js';
 
@@ -68,15 +69,28 @@ export function decideResolve(c: Ctx, incident: Incident): ResolveOutcome {
     resolvedAt: at,
     group: thread?.storm,
   });
-  if (thread)
+  if (thread) {
+    const said = thread.storm && thread.storm.count > 1 ? `all ${thread.storm.count} alerts ${note}` : note;
+    const ask = askWhatFixed(c, thread, said, incident);
+    // A recalled entry's track record moved with the resolve: the card says so in the same edit.
+    // A runbook's record is its votes alone, which a resolve does not move: that card is left as it was.
+    const after = c.read.thread(thread.openId) ?? thread;
+    const trackMoved = after.entry !== undefined && (after.answerKind ?? 'incident') !== 'runbook';
     restate(
       tx,
       now,
       thread,
-      { state: 'resolved', note: thread.storm && thread.storm.count > 1 ? `all ${thread.storm.count} alerts ${note}` : note, icon: '✅', topic: 'resolved' },
+      {
+        state: 'resolved',
+        note: said,
+        icon: '✅',
+        topic: 'resolved',
+        ...(trackMoved ? { patch: { feedback: cardFeedback(c, after) } } : {}),
+        ...(ask ? { notice: ask } : {}),
+      },
       out,
     );
-  if (thread) askWhatFixed(c, thread, note, incident);
+  }
   log.info({ threadId }, 'resolved');
   return outcome;
 }

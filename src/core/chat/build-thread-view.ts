@@ -174,7 +174,8 @@ function instantSection(a: RecalledAnswer, link: (id: string) => string | undefi
   // Each section as its rich text, parsed from the entry's markdown (never its escaped source); a
   // section that only says nothing was recorded is left out.
   const cause = entrySection(excerpt(e.sections['cause']));
-  const resolution = entrySection(excerpt(e.sections['resolution']));
+  // An entry that has been fixed more than one way shows its ranked list (most reliable first) as what to do.
+  const resolution = entrySection(excerpt(e.sections['what has fixed it'])) ?? entrySection(excerpt(e.sections['resolution']));
   const tried = entrySection(excerpt(e.sections['tried and failed'], 400));
   if (cause) section.cause = cause;
   if (resolution) section.resolution = resolution;

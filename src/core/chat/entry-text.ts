@@ -8,6 +8,7 @@
  * an entry cannot ping or link. The credit line a fix entry ends with (`— from @ann via Slack on
  * 2026-11-29`) names its person as a {@link Inline} `person`, for each surface to show its way.
  */
+import { personLabel, type PersonRun } from '../people.js';
 import type { Inline, RichText } from './thread-view.js';
 
 const WJ = /\u2060/g;
@@ -15,7 +16,9 @@ const ENTITIES: Record<string, string> = { '&lt;': '<', '&gt;': '>', '&amp;': '&
 /** Markdown's backslash escapes: a backslash before ASCII punctuation. */
 const ESCAPE = /\\([!-/:-@[-`{-~])/g;
 /** The credit line of a fix entry (fix-entry.ts `fixProvenance`). */
-const CREDIT = /^(—\s+from\s+)@([^\s]{1,80})(\s+via\s+)([A-Za-z][A-Za-z ]{0,39}?)(\s+on\s+\d{4}-\d{2}-\d{2}.*)$/;
+const CREDIT = /^(—\s+from\s+)(\S.{0,79}?)(\s+via\s+)([A-Za-z][A-Za-z ]{0,39}?)(\s+on\s+\d{4}-\d{2}-\d{2}.*)$/;
+const SLACK_ID = /^[UW][A-Z0-9]{2,30}$/;
+const MATRIX_ID = /^@[^:\s]+:\S+$/;
 /** A section that says there is nothing to say. */
 const NOTHING = /^(?:_|\*)?(?:not recorded|unknown|none|n\/a|tbd|to fill in)\.?(?:_|\*)?$/i;
 
@@ -69,21 +72,50 @@ function credit(line: string): RichText | undefined {
   const m = CREDIT.exec(literal(line).trim());
   if (!m) return undefined;
   const [, from, name, viaWord, via, rest] = m;
-  return [from!, { person: { name: name!, via: via!.trim().toLowerCase() } }, `${viaWord!}${via!}${rest!}`];
+  return [from!, creditPerson(name!, via!.trim().toLowerCase()), `${viaWord!}${via!}${rest!}`];
 }
 
-/** Paragraphs of a section, each as inline runs (blank-line separated; a quote's `>` removed). */
+/**
+ * The person a credit line names. An id the entry recorded (`@U0ANN` via Slack, a Matrix id) is
+ * that surface's person, shown its way (a mention, a pill); a display name (what fix entries
+ * record now) is shown as written and never looked up — it is no surface's id.
+ */
+function creditPerson(name: string, via: string): PersonRun {
+  // A Matrix id keeps its one `@`; elsewhere the `@` the credit line put before a name is not the name's.
+  const bare = via === 'matrix' ? name.replace(/^@+/, '@') : name.replace(/^@+/, '');
+  if (via === 'slack' && SLACK_ID.test(bare)) return { person: { via: 'slack', id: bare } };
+  if (via === 'matrix' && MATRIX_ID.test(bare)) return { person: { via: 'matrix', id: bare } };
+  return { person: { via: 'entry', id: bare, name: bare } };
+}
+
+/**
+ * A list item that ends with its credit (`… — from @ann via Slack on 2026-11-29 · worked 2 of 2
+ * times`, the "What has fixed it" list amend-entry.ts writes): the words, then the person.
+ */
+const ITEM_CREDIT = /^(.*?\S)(\s+—\s+from\s+)@?(\S.{0,79}?)(\s+via\s+)([A-Za-z][A-Za-z ]{0,39}?)(\s+on\s+\d{4}-\d{2}-\d{2}.*)$/;
+
+function itemRuns(text: string): RichText {
+  const m = ITEM_CREDIT.exec(text);
+  if (!m) return ['- ', ...inlineRuns(text)];
+  const [, words, from, name, viaWord, via, rest] = m;
+  return ['- ', ...inlineRuns(words!), literal(from!), creditPerson(literal(name!), via!.trim().toLowerCase()), `${viaWord!}${via!}${literal(rest!)}`];
+}
+
+/** Paragraphs of a section, each as inline runs (blank-line separated; a quote's `>` removed; each list item its own, with a bullet). */
 export function entryParagraphs(md: string): RichText[] {
   const out: RichText[] = [];
   const unquoted = md
     .replace(/\r/g, '')
     .split('\n')
     .map((l) => l.replace(/^\s{0,3}>\s?/, ''))
+    // A list item starts a paragraph of its own: items read one per line, not run together.
+    .map((l) => (/^\s{0,3}[-*+]\s+\S/.test(l) ? `\n${l}` : l))
     .join('\n');
   for (const para of unquoted.split(/\n{2,}/)) {
     const text = para.trim();
     if (text === '') continue;
-    const runs = credit(text) ?? inlineRuns(text.replace(/\s*\n\s*/g, ' '));
+    const item = /^[-*+]\s+(\S[\s\S]*)$/.exec(text);
+    const runs = item ? itemRuns(item[1]!.replace(/\s*\n\s*/g, ' ')) : (credit(text) ?? inlineRuns(text.replace(/\s*\n\s*/g, ' ')));
     if (runs.length > 0) out.push(runs);
   }
   return out;
@@ -98,9 +130,9 @@ export function entrySection(md: string | undefined): RichText[] | undefined {
   return paragraphs;
 }
 
-/** Runs as plain text (a person shown as `@name`): for one-line answers and tests. */
+/** Runs as plain text (a person by display name, else id): for one-line answers and tests. */
 export function plainText(runs: readonly Inline[]): string {
   return runs
-    .map((r) => (typeof r === 'string' ? r : 'code' in r ? r.code : 'strong' in r ? r.strong : 'person' in r ? `@${r.person.name}` : r.link.label))
+    .map((r) => (typeof r === 'string' ? r : 'code' in r ? r.code : 'strong' in r ? r.strong : 'person' in r ? personLabel(r.person) : r.link.label))
     .join('');
 }

@@ -6,11 +6,13 @@
  * into the catalog or not) and whether that held (no recurrence within a day).
  *
  * History, never an answer: it is read after the gates decided and changes nothing they decide.
- * Every string is text; renderers escape it (a fix that says `<!channel>` stays inert).
+ * Every string is text; renderers escape it (a fix that says `<!channel>` stays inert). People are
+ * person runs, named the way the rest of the card names them (a Slack mention, a Matrix pill).
  * Reads the ledger's read model only (episodes, threads, fixes of a trigger): no event scan.
  */
 import { shortDuration } from '../duration.js';
-import type { SeenBeforeView } from './thread-view.js';
+import { cleanName, personFromKey, type PersonRun } from '../people.js';
+import type { RichText, SeenBeforeView } from './thread-view.js';
 import { spanEnd, spanStart } from './incident-span.js';
 
 /** Episodes shown, one line each; the rest is "N more". */
@@ -35,8 +37,10 @@ export interface SeenBeforeReads {
   recentEpisodes(triggerKey: string): ReadonlyArray<PastEpisode>;
   occurrences(triggerKey: string): { count: number; newestOpen?: { id?: string | undefined; at: string; startsAt?: string | undefined } | undefined };
   /** The thread of an open (a storm member's: the thread it joined). */
-  thread(openId: string): { openId: string; acks?: ReadonlyArray<{ user: string; name?: string | undefined }> | undefined } | undefined;
-  humanFixes(triggerKey: string): ReadonlyArray<{ user: string; text: string; at: string; openId?: string | undefined }>;
+  thread(
+    openId: string,
+  ): { openId: string; acks?: ReadonlyArray<{ user: string; name?: string | undefined; via?: string | undefined }> | undefined } | undefined;
+  humanFixes(triggerKey: string): ReadonlyArray<{ user: string; via?: string | undefined; text: string; at: string; openId?: string | undefined }>;
   /** Trigger keys of the same alert on sibling workloads or hosts (not `triggerKey` itself). */
   siblingTriggers(triggerKey: string): string[];
 }
@@ -78,8 +82,23 @@ function keyName(triggerKey: string): string {
   return (triggerKey.split('|')[3] ?? '').replaceAll('%7c', '|').replaceAll('%25', '%');
 }
 
-/** A ledger user without its surface (`slack:U0ANN` → `U0ANN`, `matrix:@ann:hs` → `ann:hs`). */
-const bare = (u: string): string => u.replace(/^[a-z][a-z0-9_-]*:(?=.)/, '').replace(/^@+/, '');
+/** The person a ledger user (`slack:U0ANN`, `matrix:@ann:hs`, a CLI name) is, with the name the event carried. */
+function who(user: string, via?: string, name?: string): PersonRun {
+  const p = personFromKey(user, via);
+  const shown = cleanName(name);
+  return { person: { ...p, ...(shown && shown !== p.id ? { name: shown } : {}) } };
+}
+
+/** Adjacent text runs as one. */
+function joinText(runs: RichText): RichText {
+  const out: RichText = [];
+  for (const r of runs) {
+    const last = out.at(-1);
+    if (typeof r === 'string' && typeof last === 'string') out[out.length - 1] = last + r;
+    else out.push(r);
+  }
+  return out;
+}
 
 function oneLine(text: string, limit: number): string {
   const t = text.replace(/\s+/g, ' ').trim();
@@ -147,7 +166,7 @@ export function seenBefore(read: SeenBeforeReads, triggerKey: string, firedAt: D
   if (found.length === 0) return undefined;
   const all = byThread(read, found);
   all.sort((a, b) => Date.parse(a.start) - Date.parse(b.start));
-  const fixes = new Map<string, Array<{ user: string; text: string; at: string }>>();
+  const fixes = new Map<string, Array<{ user: string; via?: string | undefined; text: string; at: string }>>();
   for (const key of keys)
     for (const f of read.humanFixes(key)) if (f.openId !== undefined) (fixes.get(f.openId) ?? fixes.set(f.openId, []).get(f.openId)!).push(f);
 
@@ -158,29 +177,26 @@ export function seenBefore(read: SeenBeforeReads, triggerKey: string, firedAt: D
       // Whether it held: the next start after its end (this very firing, when nothing came between).
       const endMs = e.end === undefined ? undefined : Date.parse(e.end);
       const next = all.find((o) => endMs !== undefined && Date.parse(o.start) >= endMs)?.start ?? firedAt.toISOString();
-      const parts = [when(e.start)];
-      if (e.triggerKey !== triggerKey) parts.push(`on ${oneLine(keyName(e.triggerKey), 80)}`);
-      parts.push(e.end !== undefined ? `lasted ${shortDuration(Date.parse(e.end) - Date.parse(e.start))}` : 'still firing');
+      const parts: RichText[] = [[when(e.start)]];
+      if (e.triggerKey !== triggerKey) parts.push([`on ${oneLine(keyName(e.triggerKey), 80)}`]);
+      parts.push([e.end !== undefined ? `lasted ${shortDuration(Date.parse(e.end) - Date.parse(e.start))}` : 'still firing']);
       const acks = (e.openId === undefined ? undefined : read.thread(e.openId)?.acks) ?? [];
-      if (acks.length > 0)
-        parts.push(
-          `acked by ${acks
-            .slice(0, 2)
-            .map((a) => oneLine(bare(a.name ?? a.user), 60))
-            .join(', ')}${acks.length > 2 ? ` +${acks.length - 2}` : ''}`,
-        );
+      if (acks.length > 0) {
+        const named: RichText = acks.slice(0, 2).flatMap((a, i) => [...(i > 0 ? [', '] : []), who(a.user, a.via, a.name)]);
+        parts.push(['acked by ', ...named, ...(acks.length > 2 ? [` +${acks.length - 2}`] : [])]);
+      }
       const fix = e.opens
         .flatMap((id) => fixes.get(id) ?? [])
         .sort((a, b) => (a.at < b.at ? -1 : 1))
         .at(-1);
-      if (fix) parts.push(`fixed by ${oneLine(bare(fix.user), 60)}: “${oneLine(fix.text, FIX_CHARS)}”`);
-      else if (e.end !== undefined) parts.push('no fix recorded');
+      if (fix) parts.push(['fixed by ', who(fix.user, fix.via), `: “${oneLine(fix.text, FIX_CHARS)}”`]);
+      else if (e.end !== undefined) parts.push(['no fix recorded']);
       if (endMs !== undefined) {
         const gap = Math.max(0, Date.parse(next) - endMs);
-        if (gap < HELD_WINDOW_MS) parts.push(`came back ${shortDuration(gap)} later`);
-        else parts.push('held (no recurrence within a day)');
+        if (gap < HELD_WINDOW_MS) parts.push([`came back ${shortDuration(gap)} later`]);
+        else parts.push(['held (no recurrence within a day)']);
       }
-      return parts.join(' · ');
+      return joinText(parts.flatMap((p, i) => (i > 0 ? [' · ', ...p] : p)));
     });
   // Episodes not shown, and opens older than the ledger keeps per trigger (bounded), for "N more".
   const more = all.length - lines.length + Math.max(0, total - found.length);

@@ -69,6 +69,23 @@ export function threadReplyIntent(
   return { type: 'question', eventId: ctx.eventId, actor: ctx.actor, text: t, target };
 }
 
+/**
+ * A reply in a thread that does not address the bot (README "On it", "What fixed it"): only
+ * `ack` (alone) and `fixed: …` (with its colon and some words) count — ordinary chatter in a
+ * thread is people talking to each other. No `replyTo`: in a thread that is not the bot's the
+ * bot records nothing and says nothing.
+ */
+export function plainThreadReplyIntent(
+  text: string,
+  ctx: { eventId: string; actor: Actor; thread: MessageRef },
+): Extract<ChatIntent, { type: 'ack' | 'fixed' }> | undefined {
+  const t = text.trim();
+  const target = { message: ctx.thread };
+  if (/^ack[.!]?$/i.test(t)) return { type: 'ack', eventId: ctx.eventId, actor: ctx.actor, target };
+  const m = /^fixed\s*:\s*([\s\S]*\S[\s\S]*)$/i.exec(t);
+  return m ? { type: 'fixed', eventId: ctx.eventId, actor: ctx.actor, text: m[1]!.trim(), target } : undefined;
+}
+
 /** A command typed on a surface (`/reprise …`, `!reprise …`). */
 export function commandIntent(
   text: string,

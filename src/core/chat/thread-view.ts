@@ -9,20 +9,13 @@
  */
 import type { GateTraceStep, Severity } from '../types.js';
 import type { Verdict } from '../verdict.js';
+import { personLabel, type PersonRun } from '../people.js';
 
-/** One run of inline content. A bare string is plain text. */
-export type Inline =
-  | string
-  | { code: string }
-  | { strong: string }
-  | { link: { url: string; label: string } }
-  /**
-   * A person named in text the bot shows (a recalled fix's credit line): `name` as it was
-   * recorded and the surface it came from (`slack`, `matrix`, `the cli`…). A surface names them
-   * its own way — a Slack mention for a Slack user id on Slack — and shows `@name` as text
-   * everywhere else.
-   */
-  | { person: { name: string; via: string } };
+/**
+ * One run of inline content. A bare string is plain text; a person is named by surface and id,
+ * and each renderer shows them its own way (core/people.ts).
+ */
+export type Inline = string | { code: string } | { strong: string } | { link: { url: string; label: string } } | PersonRun;
 /** A paragraph of inline runs. */
 export type RichText = Inline[];
 
@@ -63,8 +56,8 @@ export interface Headline {
 export interface CardView {
   kind: 'card';
   state: IncidentState;
-  /** Why the state changed: "resolved after 23 min", "silenced by ann until 14:00 UTC". Text. */
-  stateNote?: string;
+  /** Why the state changed: "resolved after 23 min", "silenced by Ann until 14:00 UTC" (a string in cards recorded before people were runs). */
+  stateNote?: RichText | string;
   alertname: string;
   /** `cluster/namespace/name`, or the instance / source when there is no workload. */
   where: string;
@@ -91,8 +84,8 @@ export interface CardView {
   curation?: CurationLine;
   /** What people said of the answer so far, once someone voted: the thread's 👍/👎 and the entry's track record. */
   feedback?: string;
-  /** Who is on it: "👀 @alice is on it · 4 min after it fired" (text; names are never mentions). */
-  ack?: string;
+  /** Who is on it: "👀 Ann is on it · 4 min after it fired", people as person runs (a string in cards recorded before). */
+  ack?: RichText | string;
   /** The trigger's (or a sibling's) past episodes, as history (issue 31): never an answer, never a gate. */
   seenBefore?: SeenBeforeView;
   /** Who is on call (issue 32): critical cards only; mentioned (pinged) only while firing, like `mentions`. */
@@ -124,10 +117,11 @@ export function onCallTail(v: OnCallView): string {
 /**
  * "Seen before": the last episodes of the trigger (or of the same alert on a sibling workload or
  * host), one line of text each, newest first — when, how long, who acked, what fixed it in the
- * person's words, whether it held. Renderers label it as history and escape every line.
+ * person's words, whether it held. Renderers label it as history and escape every line; people
+ * are person runs (a string line is a card recorded before they were).
  */
 export interface SeenBeforeView {
-  lines: string[];
+  lines: Array<RichText | string>;
   /** Episodes not shown, and where `/ui` lists them all (`path`; `url` when a public URL is configured). */
   more?: { count: number; path: string; url?: string };
 }
@@ -237,13 +231,13 @@ export type MessageView = CardView | ReplyView | EphemeralView;
 export interface CardPatch {
   kind: 'card_patch';
   state?: IncidentState;
-  stateNote?: string;
+  stateNote?: RichText | string;
   headline?: Headline;
   verdict?: Verdict;
   curation?: CurationLine;
   feedback?: string;
-  /** The card's ack line ('' removes it). */
-  ack?: string;
+  /** The card's ack line ('' or [] removes it). */
+  ack?: RichText | string;
   /** Who is on call, when the answer came after the card was posted (issue 32). */
   onCall?: OnCallView;
 }
@@ -259,7 +253,7 @@ export function patchCard(card: CardView, patch: CardPatch): CardView {
   if (patch.feedback !== undefined) out.feedback = patch.feedback;
   if (patch.onCall) out.onCall = patch.onCall;
   if (patch.ack !== undefined) {
-    if (patch.ack === '') delete out.ack;
+    if (patch.ack === '' || patch.ack.length === 0) delete out.ack;
     else out.ack = patch.ack;
   }
   return out;
@@ -275,8 +269,13 @@ export function inlineText(r: Inline): string {
   if (typeof r === 'string') return r;
   if ('code' in r) return r.code;
   if ('strong' in r) return r.strong;
-  if ('person' in r) return `@${r.person.name.replace(/^@+/, '')}`;
+  if ('person' in r) return personLabel(r.person);
   return r.link.label;
+}
+
+/** A card line that may be a string (recorded before people were runs) as a paragraph. */
+export function asRichText(p: RichText | string | undefined): RichText {
+  return p === undefined ? [] : typeof p === 'string' ? [p] : p;
 }
 
 /** Plain text of a paragraph. */

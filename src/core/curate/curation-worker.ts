@@ -12,6 +12,8 @@ import type { LedgerReader } from '../ledger/ledger-reader.js';
 import type { Clock, Timer } from '../../ports/clock.js';
 import { ForgeError, type DraftBranchPort, type ForgePort } from '../../ports/forge.js';
 import type { Logger } from '../../ports/logger.js';
+import type { PeopleDirectory } from '../../ports/people.js';
+import { namesInText, peopleMentioned, personFromKey } from '../people.js';
 import type { CurationResult } from '../bot/curation-flow.js';
 import type { CurateItem } from '../ledger/ledger-types.js';
 import type { CatalogSnapshot } from '../recall/catalog-snapshot.js';
@@ -35,6 +37,8 @@ export interface CurationOptions {
   maxAgeMs: number;
   /** Catalog neighbours listed under "Related knowledge". */
   neighbours: number;
+  /** The catalog's folder in the repository (`catalog.git.path`): where an entry edit finds the file. */
+  catalogPath?: string;
 }
 
 export const DEFAULT_CURATION_OPTIONS: CurationOptions = {
@@ -62,6 +66,7 @@ export class CurationWorker {
   readonly #opts: CurationOptions;
   readonly #handle: (intent: CurationResult) => Promise<unknown>;
   readonly #filing: FilingDeps;
+  readonly #people: PeopleDirectory | undefined;
   readonly #attempts = new Map<string, Attempt>();
   readonly #writes: number[] = [];
   #timer: Timer | undefined;
@@ -80,14 +85,17 @@ export class CurationWorker {
     options?: Partial<CurationOptions>;
     /** The loop's entrance: each outcome is handed back to it, recorded and said in the thread there. */
     handle: (intent: CurationResult) => Promise<unknown>;
+    /** Display names for the people a PR body or postmortem names: looked up (bounded) before each is written. */
+    people?: PeopleDirectory;
   }) {
+    this.#people = deps.people;
     this.#ledger = deps.ledger;
     this.#forge = deps.forge;
     this.#clock = deps.clock;
     this.#log = deps.logger;
     this.#opts = { ...DEFAULT_CURATION_OPTIONS, ...deps.options };
     this.#handle = deps.handle;
-    this.#filing = { forge: deps.forge, drafts: deps.drafts, catalog: deps.catalog, options: this.#opts };
+    this.#filing = { forge: deps.forge, drafts: deps.drafts, catalog: deps.catalog, options: this.#opts, ...(deps.people ? { names: deps.people } : {}) };
   }
 
   start(): void {
@@ -181,8 +189,30 @@ export class CurationWorker {
     if (Number.isFinite(nextWake)) this.#retryLater(Math.max(10, nextWake - this.#clock.now().getTime()));
   }
 
-  async #one(item: CurateItem): Promise<void> {
+  /**
+   * The item with the display names of the people it names, as far as the directory can say in
+   * its bounded wait (a failed lookup leaves the id): a PR body says "from Ann Example", not "U0ANN".
+   */
+  async #named(item: CurateItem): Promise<CurateItem> {
+    const people = this.#people;
+    if (!people) return item;
+    const who = [item.fix, item.note, item.postmortem, ...(item.postmortem?.said ?? [])].flatMap((x) =>
+      x ? [personFromKey(x.user, 'via' in x && typeof x.via === 'string' ? x.via : undefined)] : [],
+    );
+    // …and the people their words name by id (`thanks <@U0BOB>` arrives as `thanks @U0BOB`).
+    const mentioned = [item.fix, item.note].flatMap((x) => (x ? peopleMentioned(x.text, x.via) : []));
+    await people.resolve([...who, ...mentioned]);
+    const rename = <T extends { user: string; name: string; via: string; text: string }>(x: T): T => {
+      const name = people.nameOf(personFromKey(x.user, x.via));
+      const text = namesInText(x.text, x.via, people);
+      return name || text !== x.text ? { ...x, ...(name ? { name } : {}), text } : x;
+    };
+    return { ...item, ...(item.fix ? { fix: rename(item.fix) } : {}), ...(item.note ? { note: rename(item.note) } : {}) };
+  }
+
+  async #one(queued: CurateItem): Promise<void> {
     const forge = new CountingForge(this.#forge);
+    const item = await this.#named(queued);
     let outcome: Outcome;
     try {
       outcome =

@@ -6,7 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { DraftBranchPort, ForgePort, ForgePullRequest } from '../../ports/forge.js';
-import type { RichText } from '../chat/thread-view.js';
+import type { Inline, RichText } from '../chat/thread-view.js';
+import type { PeopleNames } from '../people.js';
 import type { CuratedEvent } from '../ledger-events.js';
 import type { CurateItem } from '../ledger/ledger-types.js';
 import { HOST_KINDS, NOT_WORKLOAD_KINDS } from '../identity.js';
@@ -14,8 +15,12 @@ import type { CatalogSnapshot } from '../recall/catalog-snapshot.js';
 import { tokenize } from '../tokenize.js';
 import { findingPrBody, noteComment, notePrBody, seenAgainComment, type Neighbour } from './forge-text.js';
 import { renderFindingEntry, renderNoteEntry } from './kb-entry.js';
-import { fixComment, fixPrBody, renderFixEntry } from './fix-entry.js';
-import { hasMarker } from './markers.js';
+import { amendCatalogEntry, amendOpenPr, openEntryPr } from './file-amend.js';
+import { fixComment, fixPrBody, fixProvenance, renderFixEntry } from './fix-entry.js';
+import { hasMarker, markerValues } from './markers.js';
+import { neutraliseLine, quoteBlock } from './neutralise-markdown.js';
+import type { CauseChange } from './amend-entry.js';
+import { afterKeyword } from '../chat/thread-text.js';
 import { postmortemPrBody, renderPostmortem } from './postmortem.js';
 import { isHumanRejection } from './rejections.js';
 
@@ -25,7 +30,9 @@ export interface FilingDeps {
   forge: ForgePort;
   drafts: DraftBranchPort;
   catalog: () => CatalogSnapshot;
-  options: { labels: readonly string[]; dupScore: number; neighbours: number };
+  options: { labels: readonly string[]; dupScore: number; neighbours: number; catalogPath?: string };
+  /** Display names of the people a draft names, looked up before it is written. */
+  names?: PeopleNames;
 }
 
 /** Counts forge write calls, so one item's cost is known before the budget is spent. */
@@ -100,6 +107,12 @@ export async function fileNote(deps: FilingDeps, item: CurateItem, forge: Counti
   const text = { id: item.id, name: note.name, via: note.via, text: note.text, ...(note.finding ? { finding: note.finding } : {}) };
   const open = await deps.forge.listPullRequests('open');
   const fp = item.dupFingerprint;
+  const cause = afterKeyword(note.text.trim(), 'cause');
+  if (cause) {
+    // A cause fills the Cause of the trigger's entry, through the PR open for it or one that edits it.
+    const filed = await fileCause(deps, item, forge, open, { text: cause, by: { name: note.name, via: note.via }, at: item.at });
+    if (filed) return filed;
+  }
   const target = fp ? (open.find((p) => hasMarker(p.body, 'dup', fp)) ?? open.find((p) => hasMarker(p.body, 'notes', fp))) : undefined;
   if (target) {
     const comments = await deps.forge.listComments(target.number);
@@ -128,10 +141,12 @@ export async function fileNote(deps: FilingDeps, item: CurateItem, forge: Counti
 }
 
 /**
- * Files a human fix: a comment on the trigger's open draft (same DupFingerprint — a second fix,
- * or a Finding's draft), else a new Incident entry PR. Only an entry with the same fingerprint
- * already in the catalog makes it a duplicate: a person's fix is new knowledge however similar
- * the catalog's text reads.
+ * Files a human fix. The trigger's entry is edited in place (issue 31 item 2): on the PR already
+ * open for it (same DupFingerprint — the first fix's draft, a Finding's, or an edit of the
+ * catalog's entry) the fix joins the entry's "What has fixed it" list on that PR's branch; when
+ * the catalog has the entry, a new PR edits that file. Only when neither exists is it a new
+ * Incident entry PR. A person's fix is new knowledge however similar the catalog's text reads,
+ * so only the same fingerprint makes it "the same entry".
  */
 export async function fileFix(deps: FilingDeps, item: CurateItem, forge: CountingForge): Promise<Outcome> {
   const f = item.fix;
@@ -139,16 +154,39 @@ export async function fileFix(deps: FilingDeps, item: CurateItem, forge: Countin
   const fp = item.dupFingerprint;
   const open = await deps.forge.listPullRequests('open');
   const mine = open.find((p) => hasMarker(p.body, 'fix', item.id));
-  if (mine) return pr('fix_pr', mine);
-  const target = fp ? open.find((p) => hasMarker(p.body, 'dup', fp)) : undefined;
+  if (mine)
+    return {
+      ...pr(mine.head.startsWith('reprise/amend/') ? 'amend_pr' : 'fix_pr', mine),
+      ...(markerValues(mine.body, 'entry')[0] ? { detail: markerValues(mine.body, 'entry')[0]!.replace(/:/g, '/') } : {}),
+    };
+  const change = {
+    fixes: f.outcomes ?? [{ text: f.text, name: f.name, via: f.via, at: f.at, held: 0, cameBack: 0, pending: 1 }],
+    ...(f.cause
+      ? {
+          cause: {
+            text: f.cause,
+            by: f.causeBy ?? { name: f.name, via: f.via },
+            at: f.at,
+          },
+        }
+      : {}),
+  };
+  const said = { marker: { kind: 'fix' as const, id: item.id }, what: 'Another fix', said: [`From ${fixProvenance(f)}:`, '', quoteBlock(f.text)] };
+  const target = openEntryPr(open, fp);
   if (target) {
+    const updated = await amendOpenPr(deps, forge, target, change, said);
+    if (updated) return updated;
+    // The PR's file cannot be read (a branch a human reworked): the fix is said on the PR instead.
     const comments = await deps.forge.listComments(target.number);
     const existing = comments.find((c) => hasMarker(c.body, 'fix', item.id));
     const c = existing ?? (await forge.comment(target.number, fixComment(f, item.id)));
     return { decision: 'pr_comment', url: c.url || target.url, number: target.number };
   }
   const same = fp ? deps.catalog().entries.find((e) => e.fingerprint === fp && e.status !== 'retired') : undefined;
-  if (same) return { decision: 'duplicate_entry', detail: `${same.id} (same fingerprint)` };
+  if (same) {
+    const amended = await amendCatalogEntry(deps, forge, same, fp, change, said, [...deps.options.labels, 'human-fix']);
+    return amended ?? { decision: 'duplicate_entry', detail: `${same.id} (same fingerprint; its file could not be read from the remote to add the fix)` };
+  }
   const key = /^[0-9a-f]{8,64}$/.test(fp) ? fp : item.id.replace(/[^0-9a-f]/g, '') || randomUUID().replace(/-/g, '');
   const entry = renderFixEntry(f, fp, key);
   await deps.drafts.push({ branch: entry.branch, path: entry.path, content: entry.content, message: `KB: ${entry.title}` });
@@ -161,6 +199,34 @@ export async function fileFix(deps: FilingDeps, item: CurateItem, forge: Countin
   return pr('fix_pr', created);
 }
 
+/**
+ * A cause (a `cause:` note) for a trigger whose entry exists: written into that entry's Cause on
+ * the PR open for it, else on a PR editing the catalog's file. Undefined when the trigger has no
+ * entry yet (the note is filed as any note is).
+ */
+async function fileCause(
+  deps: FilingDeps,
+  item: CurateItem,
+  forge: CountingForge,
+  open: readonly ForgePullRequest[],
+  cause: CauseChange,
+): Promise<Outcome | undefined> {
+  const fp = item.dupFingerprint;
+  const who = 'model' in cause.by ? neutraliseLine(cause.by.model) : `@${neutraliseLine(cause.by.name.replace(/^@+/, ''))} via ${neutraliseLine(cause.by.via)}`;
+  const text = { marker: { kind: 'note' as const, id: item.id }, what: 'The cause', said: [`From ${who}:`, '', quoteBlock(cause.text)] };
+  const target = openEntryPr(open, fp);
+  if (target) return amendOpenPr(deps, forge, target, { cause }, text);
+  const already = open.find((p) => hasMarker(p.body, 'note', item.id));
+  if (already)
+    return {
+      ...pr('amend_pr', already),
+      ...(markerValues(already.body, 'entry')[0] ? { detail: markerValues(already.body, 'entry')[0]!.replace(/:/g, '/') } : {}),
+    };
+  const same = fp ? deps.catalog().entries.find((e) => e.fingerprint === fp && e.status !== 'retired') : undefined;
+  if (!same) return undefined;
+  return amendCatalogEntry(deps, forge, same, fp, { cause }, text, deps.options.labels);
+}
+
 /** Files a postmortem draft: a PR adding `postmortems/<date>-<alert>.md` (once per request: its marker finds a PR already made). */
 export async function filePostmortem(deps: FilingDeps, item: CurateItem, forge: CountingForge): Promise<Outcome> {
   const m = item.postmortem;
@@ -168,7 +234,7 @@ export async function filePostmortem(deps: FilingDeps, item: CurateItem, forge: 
   const open = await deps.forge.listPullRequests('open');
   const mine = open.find((p) => hasMarker(p.body, 'postmortem', item.id));
   if (mine) return pr('postmortem_pr', mine);
-  const draft = renderPostmortem(m, item.id.replace(/[^0-9a-f]/g, '') || randomUUID().replace(/-/g, ''));
+  const draft = renderPostmortem(m, item.id.replace(/[^0-9a-f]/g, '') || randomUUID().replace(/-/g, ''), deps.names);
   await deps.drafts.push({ branch: draft.branch, path: draft.path, content: draft.content, message: draft.title });
   const created = await forge.createPullRequest({
     title: draft.title,
@@ -187,13 +253,20 @@ export function postmortemNotice(o: Outcome): RichText {
 }
 
 /** What the thread is told about a fix: where it went, with the link. */
-export function fixNotice(name: string, o: Outcome): RichText {
+export function fixNotice(who: Inline, o: Outcome): RichText {
   const link = o.url && o.number !== undefined ? [{ link: { url: o.url, label: `PR #${o.number}` } }] : [];
-  if (o.decision === 'fix_pr') return [`fix from @${name} drafted as a new Incident entry for review: `, ...link];
-  if (o.decision === 'pr_comment') return [`fix from @${name} added as a comment on the open draft `, ...link];
+  const entry: RichText = o.detail ? [' (', { code: o.detail }, ')'] : [];
+  if (o.decision === 'fix_pr') return ['fix from ', who, ' drafted as a new Incident entry for review: ', ...link];
+  if (o.decision === 'amend_pr')
+    return ['fix from ', who, " added to the catalog's entry for this alert", ...entry, ' — its "What has fixed it" list, in ', ...link, ' for review'];
+  if (o.decision === 'pr_update')
+    return ['fix from ', who, ' added to the open ', ...link, " for this alert's entry", ...entry, ' — its "What has fixed it" list'];
+  if (o.decision === 'duplicate_pr')
+    return ['fix from ', who, ': the open ', ...link, " for this alert's entry already lists it; it stays recorded with this incident"];
+  if (o.decision === 'pr_comment') return ['fix from ', who, ' added as a comment on the open draft ', ...link];
   if (o.decision === 'duplicate_entry')
-    return [`fix from @${name}: the catalog already has this incident's entry (${o.detail ?? ''}); it stays recorded with this incident`];
-  return [`fix from @${name} could not be filed on the forge: ${o.detail ?? 'unknown error'}; it stays recorded with this incident`];
+    return ['fix from ', who, `: the catalog already has this incident's entry (${o.detail ?? ''}); it stays recorded with this incident`];
+  return ['fix from ', who, ` could not be filed on the forge: ${o.detail ?? 'unknown error'}; it stays recorded with this incident`];
 }
 
 function pr(decision: Outcome['decision'], p: ForgePullRequest): Outcome {
@@ -201,9 +274,15 @@ function pr(decision: Outcome['decision'], p: ForgePullRequest): Outcome {
 }
 
 /** What the thread is told about a note (SPEC §9: "📝 note filed as a comment on PR #12"). */
-export function noteNotice(name: string, o: Outcome): RichText {
+export function noteNotice(who: Inline, o: Outcome): RichText {
   const link = o.url && o.number !== undefined ? [{ link: { url: o.url, label: `PR #${o.number}` } }] : [];
-  if (o.decision === 'pr_comment') return [`note from @${name} filed as a comment on `, ...link];
-  if (o.decision === 'concept_pr') return [`note from @${name} filed as a new Concept entry for review: `, ...link];
-  return [`note from @${name} could not be filed on the forge: ${o.detail ?? 'unknown error'}; it stays recorded with this incident`];
+  const entry: RichText = o.detail ? [' (', { code: o.detail }, ')'] : [];
+  if (o.decision === 'pr_update') return ['cause from ', who, " written into the entry's Cause on the open ", ...link, ...entry];
+  if (o.decision === 'amend_pr')
+    return ['cause from ', who, " written into the Cause of the catalog's entry for this alert", ...entry, ', in ', ...link, ' for review'];
+  if (o.decision === 'duplicate_pr') return ['cause from ', who, ': the entry on the open ', ...link, ' already says it'];
+  if (o.decision === 'duplicate_entry') return ['cause from ', who, `: the catalog's entry already says it (${o.detail ?? ''})`];
+  if (o.decision === 'pr_comment') return ['note from ', who, ' filed as a comment on ', ...link];
+  if (o.decision === 'concept_pr') return ['note from ', who, ' filed as a new Concept entry for review: ', ...link];
+  return ['note from ', who, ` could not be filed on the forge: ${o.detail ?? 'unknown error'}; it stays recorded with this incident`];
 }

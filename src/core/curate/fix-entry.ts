@@ -7,18 +7,21 @@
  */
 import { stringify } from 'yaml';
 import type { FixMaterial } from '../ledger-events.js';
+import { personFromKey, personLabel } from '../people.js';
 import { draftEntryPaths, oneLine, type DraftEntry } from './kb-entry.js';
 import { marker } from './markers.js';
 import { neutraliseLine, neutraliseMarkdown, neutraliseTitle, quoteBlock } from './neutralise-markdown.js';
 
 const day = (iso: string): string => (Number.isNaN(Date.parse(iso)) ? iso.slice(0, 10) : new Date(iso).toISOString().slice(0, 10));
-/** `@alice` once, whatever the surface's ids look like (Matrix ids start with one). */
-const at = (name: string): string => `@${name.replace(/^@+/, '')}`;
-
-/** "from @alice via Slack on 2026-12-01" — the name neutralised (it must not ping). */
+/**
+ * "from Ann Example via Slack on 2026-12-01": the person's display name (looked up before the
+ * draft was written, core/people.ts), else their id — no `@`, which GitHub would link to whoever
+ * has that login; neutralised like every word a person wrote.
+ */
 export function fixProvenance(f: FixMaterial): string {
   const via = f.via === 'cli' ? 'the CLI' : f.via.charAt(0).toUpperCase() + f.via.slice(1);
-  return `from ${neutraliseLine(at(f.name), 80)} via ${neutraliseLine(via, 40)} on ${day(f.at)}`;
+  const p = personFromKey(f.user, f.via);
+  return `from ${neutraliseLine(personLabel({ ...p, name: f.name }), 80)} via ${neutraliseLine(via, 40)} on ${day(f.at)}`;
 }
 
 /** The entry's title: the alert, the workload, and the fix's first line. */

@@ -8,7 +8,7 @@
 const HEX = /^[0-9a-f]{8,64}$/;
 const ID = /^[A-Za-z0-9_.:-]{1,100}$/;
 
-export type MarkerKind = 'dup' | 'note' | 'notes' | 'seen' | 'fix' | 'postmortem' | 'import';
+export type MarkerKind = 'dup' | 'note' | 'notes' | 'seen' | 'fix' | 'postmortem' | 'import' | 'entry';
 
 /** `<!-- reprise:dup=<hex> -->` and friends; the value must be a hex digest or a plain id. */
 export function marker(kind: MarkerKind, value: string): string {

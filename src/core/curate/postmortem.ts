@@ -8,6 +8,7 @@
 import { elapsedMs, spanEnd, spanStart } from '../chat/incident-span.js';
 import { shortDuration } from '../duration.js';
 import type { PostmortemMaterial } from '../ledger-events.js';
+import { personFromKey, personLabel, type PeopleNames } from '../people.js';
 import { oneLine, slugify } from './kb-entry.js';
 import { marker } from './markers.js';
 import { neutraliseLine, neutraliseMarkdown, neutraliseTitle, quoteBlock } from './neutralise-markdown.js';
@@ -22,9 +23,17 @@ export interface PostmortemDraft {
 const day = (iso: string | undefined): string => (iso && !Number.isNaN(Date.parse(iso)) ? new Date(iso).toISOString().slice(0, 10) : 'unknown');
 const when = (iso: string | undefined): string =>
   iso && !Number.isNaN(Date.parse(iso)) ? `${new Date(iso).toISOString().slice(0, 16).replace('T', ' ')} UTC` : 'unknown';
-const who = (user: string): string => neutraliseLine(`@${user.replace(/^[a-z]+:/, '').replace(/^@+/, '')}`, 80);
+/** A person as a postmortem names them: their display name (looked up before it was drafted), else their id — never an `@` GitHub would link. */
+const namer =
+  (names: PeopleNames | undefined) =>
+  (user: string): string => {
+    const p = personFromKey(user);
+    const name = names?.nameOf(p);
+    return neutraliseLine(personLabel(name ? { ...p, name } : p), 80);
+  };
 
-export function renderPostmortem(m: PostmortemMaterial, key: string): PostmortemDraft {
+export function renderPostmortem(m: PostmortemMaterial, key: string, names?: PeopleNames): PostmortemDraft {
+  const who = namer(names);
   const a = m.alert;
   const title = oneLine(neutraliseTitle(`Postmortem: ${a.alertname}${a.resource ? ` on ${a.resource}` : ''} (${day(m.openedAt)})`), 160);
   const name = `${day(m.openedAt)}-${slugify(`${a.alertname} ${a.resource ?? ''}`)}-${key.slice(0, 8)}`;

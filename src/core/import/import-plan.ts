@@ -142,7 +142,7 @@ export function batchPrBody(batch: readonly PostmortemDraft[]): string {
 /** One branch and one PR for a batch. The branch is named by the batch's content, so a retry replaces what an interrupted attempt pushed. */
 export async function fileBatch(
   forge: ForgePort,
-  drafts: DraftBranchPort,
+  drafts: Pick<DraftBranchPort, 'push'>,
   batch: readonly PostmortemDraft[],
   opts: { labels: readonly string[]; /** catalog.git.path: the catalog's folder in the repository. */ prefix?: string },
 ): Promise<FiledBatch> {

@@ -351,7 +351,12 @@ function applyFeedback(state: LedgerState, e: Extract<LedgerEvent, { type: 'feed
   rememberChatEvent(state, e.eventId, e.at);
   const t = trigger(state, e.triggerKey);
   const previous = t.votes[e.user];
-  if (e.vote === 'down') endSilence(state, e.triggerKey, e.at, 'down');
+  if (e.vote === 'down') {
+    endSilence(state, e.triggerKey, e.at, 'down');
+    // The thread it was cast on pages again: it reads firing, as its card is edited to say.
+    const thread = e.openId === undefined ? undefined : state.threads[e.openId];
+    if (thread?.state === 'silenced') thread.state = 'firing';
+  }
   if (previous?.vote === e.vote) return; // a duplicate click is idempotent
   if (previous) {
     t[previous.vote] -= 1;

@@ -43,7 +43,7 @@ export const VIEW_LIMITS = {
 } as const;
 
 /** Decisions that filed a pull request of their own. */
-const FILED = new Set(['novel', 'fix_pr', 'postmortem_pr', 'concept_pr']);
+const FILED = new Set(['novel', 'fix_pr', 'postmortem_pr', 'concept_pr', 'amend_pr']);
 
 function dict<T>(from?: Record<string, T>): Record<string, T> {
   return Object.assign(Object.create(null) as Record<string, T>, from);
@@ -316,7 +316,7 @@ function applyCurated(v: MemoryViewState, e: Extract<LedgerEvent, { type: 'curat
     while (v.prOrder.length > VIEW_LIMITS.prs) delete v.prs[v.prOrder.shift()!];
   }
   const i = v.incidents[e.openId];
-  if (i && (FILED.has(e.decision) || e.decision === 'duplicate_pr' || e.decision === 'pr_comment')) {
+  if (i && (FILED.has(e.decision) || e.decision === 'duplicate_pr' || e.decision === 'pr_comment' || e.decision === 'pr_update')) {
     const prs = (i.prs ??= []);
     if (!prs.includes(e.url) && prs.length < VIEW_LIMITS.prsPerIncident) prs.push(e.url);
   }

@@ -50,7 +50,7 @@ export function onCallIds(view: OnCallView | undefined): string[] {
 /** The on-call line as rich text: mentions as person runs on their surface, names as text elsewhere. */
 export function onCallText(view: OnCallView, via: string): RichText {
   if (view.unknown !== undefined || view.people.length === 0) return [`${ON_CALL_LABEL}${onCallTail(view)}`];
-  const people = view.people.flatMap((p, i): RichText => [...(i > 0 ? [', '] : []), p.id ? { person: { name: p.id, via } } : p.name]);
+  const people = view.people.flatMap((p, i): RichText => [...(i > 0 ? [', '] : []), p.id ? { person: { via, id: p.id, name: p.name } } : p.name]);
   return [ON_CALL_LABEL, ...people, onCallTail(view)];
 }
 

@@ -4,7 +4,7 @@
  * the edits queued right behind it in its lane ride along, so a burst of votes is one edit, not
  * one per vote (a rate limit spent on stale states).
  */
-import { patchCard, type CardView } from '../chat/thread-view.js';
+import { patchCard, type CardPatch, type CardView } from '../chat/thread-view.js';
 import type { OutboxEvent } from '../ledger-events.js';
 import { laneOf, type OutboxItem, type OutboxLedger, type Payload } from './outbox-types.js';
 
@@ -72,5 +72,5 @@ export async function cardAsItStands(ledger: Pick<OutboxLedger, 'read' | 'eventA
   const e = seq === undefined ? undefined : await ledger.eventAt(seq);
   if (e?.type !== 'outbox' || e.view.kind !== 'card') return undefined;
   const changes = ledger.read.thread(openId)?.cardPatches?.[transport];
-  return changes ? patchCard(e.view, { ...changes, kind: 'card_patch' }) : e.view;
+  return changes ? patchCard(e.view, { ...(changes as Omit<CardPatch, 'kind'>), kind: 'card_patch' }) : e.view;
 }

@@ -16,6 +16,8 @@ import type { ChatTransport } from '../../ports/chat-transport.js';
 import type { Clock, Timer } from '../../ports/clock.js';
 import type { Logger } from '../../ports/logger.js';
 import type { DeliveryEnd, LoopObserver } from '../../ports/loop-observer.js';
+import type { Transcript } from '../../ports/transcript.js';
+import type { PeopleNames } from '../people.js';
 import { DeliveryError, type MessageRef } from '../chat/chat-types.js';
 import type { LedgerEvent } from '../ledger-events.js';
 import { readPayload, ridersOf } from './card-edits.js';
@@ -46,6 +48,8 @@ export class OutboxWorker {
   readonly #attempts: Attempts;
   readonly #once: ExactlyOnce;
   readonly #mayDeliver: () => boolean;
+  readonly #people: PeopleNames | undefined;
+  readonly #transcript: Transcript | undefined;
   /** Lanes with a delivery in flight (sent, or waiting for its record). */
   readonly #running = new Set<string>();
   #timer: Timer | undefined;
@@ -70,8 +74,14 @@ export class OutboxWorker {
     observer?: Pick<LoopObserver, 'deliveryEnded' | 'duplicateRemoved'>;
     /** Checked before each send (a replica: the lease is held with margin). Default: always. */
     mayDeliver?: () => boolean;
+    /** Display names for people the views name, filled in before each send (never waited for). */
+    people?: PeopleNames;
+    /** Every message a surface took (`REPRISE_TRANSCRIPT`). */
+    transcript?: Transcript;
   }) {
     this.#mayDeliver = deps.mayDeliver ?? (() => true);
+    this.#people = deps.people;
+    this.#transcript = deps.transcript;
     this.#ledger = deps.ledger;
     this.#transports = deps.transports;
     this.#clock = deps.clock;
@@ -242,7 +252,7 @@ export class OutboxWorker {
         // Read once per send: the message, and the card edits queued behind it that ride along.
         const payload = await readPayload(this.#ledger, item);
         riders = await ridersOf(this.#ledger, item, payload);
-        ref = await sendItem(this.#ledger, transport, item, payload, riders);
+        ref = await sendItem(this.#ledger, transport, item, payload, riders, { people: this.#people, transcript: this.#transcript });
         if (ref && !this.#mayDeliver()) {
           // Answered after the lease went late or was lost: the bytes left before the process
           // knew. Not recorded (a fenced write); the ledger says later which message the item is.

@@ -15,6 +15,7 @@ import type { Logger } from '../../ports/logger.js';
 import { accessGate, cookieValue, SESSION_COOKIE, sameSecret, type AccessOptions } from './ui-access.js';
 import type { SignInLimiter } from './sign-in-limiter.js';
 import type { UiSessions } from './ui-sessions.js';
+import type { PeopleNames } from '../../core/people.js';
 import { UI_CSS } from './ui-css.js';
 import {
   FLAGS,
@@ -56,6 +57,8 @@ export interface MemoryViewOptions extends AccessOptions {
   permalink?: (transport: string, channel: string, id: string) => Promise<string | undefined>;
   /** The typo-tolerant index `?q=` searches with (absent: a substring match on id and title). */
   textIndex?: KnowledgeOptions['textIndex'];
+  /** Display names of the people pages name (the bot's cache, never waited for). */
+  people?: PeopleNames;
 }
 
 type UiEnv = { Variables: { who?: string } };
@@ -326,7 +329,7 @@ export function memoryView(opts: MemoryViewOptions): Hono<UiEnv> {
     // What the PR was filed for first; a PR known only by this incident's comment on it, as that comment.
     for (const x of cur.prs) if (x.url && !prKinds.has(x.url)) prKinds.set(x.url, { subject: x.subject, decision: x.decision });
     for (const x of cur.recent) if (x.url && x.openId === openId && !prKinds.has(x.url)) prKinds.set(x.url, { subject: x.subject, decision: x.decision });
-    return html(c, incidentPage({ incident, thread, permalinks, prKinds }, c.get('who')));
+    return html(c, incidentPage({ incident, thread, permalinks, prKinds, ...(opts.people ? { names: opts.people } : {}) }, c.get('who')));
   });
 
   app.on(READ, '/gaps', (c) =>

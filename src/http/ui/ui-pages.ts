@@ -9,6 +9,7 @@
 import type { DeepReadonly, Thread, ViewCuration, ViewIncident } from '../../core/ledger/ledger-reader.js';
 import type { OpenTrace } from '../../core/ledger-events.js';
 import type { Entry } from '../../core/types.js';
+import { personFromKey, personKey, personLabel, type PeopleNames } from '../../core/people.js';
 import { legend, stackedBars, type Series } from './ui-charts.js';
 import {
   CLASSES,
@@ -56,14 +57,17 @@ export const PR_KIND: Record<string, string> = {
   postmortem: 'postmortem',
 };
 
-/** A KB PR's kind label: its subject (`fix`), and `comment` when it was a comment on an open PR rather than one it filed. */
+/** A KB PR's kind label: its subject (`fix`), and how it was filed when not as a PR of its own (a comment, an edit of an entry, added to an open PR). */
 export function prKind(subject: string | undefined, decision: string | undefined): string {
   const kind = subject === undefined ? (decision === undefined ? 'KB' : (DECISION_KIND[decision] ?? 'KB')) : (PR_KIND[subject] ?? subject);
-  return decision === 'pr_comment' || decision === 'duplicate_pr' ? `${kind} · comment` : kind;
+  if (decision === 'pr_comment' || decision === 'duplicate_pr') return `${kind} · comment`;
+  if (decision === 'amend_pr') return `${kind} · edits an entry`;
+  if (decision === 'pr_update') return `${kind} · added to an open PR`;
+  return kind;
 }
 
 /** The subject a filed decision implies, when the subject is not known (a thread's own curation). */
-const DECISION_KIND: Record<string, string> = { novel: 'finding', concept_pr: 'note', fix_pr: 'fix', postmortem_pr: 'postmortem' };
+const DECISION_KIND: Record<string, string> = { novel: 'finding', concept_pr: 'note', fix_pr: 'fix', postmortem_pr: 'postmortem', amend_pr: 'fix' };
 
 const ANSWER_SERIES: Series[] = [
   { cls: 'k-instant', label: CLASS_LABEL['instant']! },
@@ -352,6 +356,15 @@ export interface IncidentPageData {
   permalinks: Array<{ transport: string; channel: string; id: string; url?: string }>;
   /** The curation item behind each KB PR URL it knows (subject and decision), for the PR's kind. */
   prKinds?: ReadonlyMap<string, { subject?: string; decision?: string }>;
+  /** Display names of the people the page names (the bot's cache; absent: ids). */
+  names?: PeopleNames;
+}
+
+/** A person on the page: their display name, the surface id (`slack:U0ANN`) on hover — one way everywhere the view names someone. */
+function personHtml(user: string, via: string | undefined, names: PeopleNames | undefined, hint?: string): Html {
+  const p = personFromKey(user, via);
+  const name = names?.nameOf(p) ?? (hint && hint !== p.id ? hint : undefined);
+  return h`<span class="person" title="${personKey(p)}">${personLabel(name ? { ...p, name } : p)}</span>`;
 }
 
 const TIMELINE_ICON: Record<string, string> = {
@@ -409,11 +422,11 @@ ${
   timeline.length > 0
     ? h`<ol class="timeline">${timeline.map(
         (x) =>
-          h`<li>${TIMELINE_ICON[x.kind] ?? '·'} <strong>${x.kind}</strong> ${when(x.at)}${x.user ? ` · ${x.user}` : ''}${x.via ? ` via ${x.via}` : ''}${x.detail ? h` — ${x.detail}` : ''}</li>`,
+          h`<li>${TIMELINE_ICON[x.kind] ?? '·'} <strong>${x.kind}</strong> ${when(x.at)}${x.user ? h` · ${personHtml(x.user, x.via, d.names)}` : ''}${x.via ? ` via ${x.via}` : ''}${x.detail ? h` — ${x.detail}` : ''}</li>`,
       )}</ol>`
     : h`<p class="muted">no timeline kept for this incident (older ledger, or its thread left the bounded registry)</p>`
 }
-${t?.acks && t.acks.length > 0 ? h`<p>On it: ${t.acks.map((a, n) => h`${n > 0 ? ', ' : ''}${a.name ?? a.user} (${a.via}, ${when(a.at)})`)}</p>` : ''}
+${t?.acks && t.acks.length > 0 ? h`<p>On it: ${t.acks.map((a, n) => h`${n > 0 ? ', ' : ''}${personHtml(a.user, a.via, d.names, a.name)} (${a.via}, ${when(a.at)})`)}</p>` : ''}
 <h2>Thread and KB</h2>
 <ul>${d.permalinks.map((p) => h`<li>${p.transport}: ${p.url ? outsideLink(p.url, `${p.channel} · open the thread`) : `${p.channel} · message ${p.id}`}</li>`)}${
     d.permalinks.length === 0 ? h`<li class="muted">no thread recorded</li>` : ''
@@ -457,7 +470,7 @@ ${
 <h2>Drafts humans closed unmerged</h2>
 <p class="note">The ledger does not see a pull request close: the grooming sweeps read that from the forge (<code>reprise curate</code> lists them, and never re-drafts one).</p>
 <h2>KB pull requests filed</h2>
-<p class="note">Filed by the curator; their merge or close is the forge's to say. Kind: <em>finding</em> — a new entry drafted from an investigation's finding; <em>note</em> — an operator's note (a Concept entry); <em>fix</em> — the fix a person said in the thread; <em>postmortem</em> — a postmortem of the episode.</p>
+<p class="note">Filed by the curator; their merge or close is the forge's to say. Kind: <em>finding</em> — a new entry drafted from an investigation's finding; <em>note</em> — an operator's note (a Concept entry); <em>fix</em> — the fix a person said in the thread; <em>postmortem</em> — a postmortem of the episode; <em>· edits an entry</em> — a later fix or cause written into the catalog's existing entry for its alert; <em>· added to an open PR</em> — written into the entry on the PR already open for it (one open PR per entry).</p>
 <div class="scroll"><table><thead><tr><th>filed</th><th>PR</th><th>kind</th><th>decision</th><th>trigger</th></tr></thead><tbody>${c.prs.map(
     (p) =>
       h`<tr data-pr-kind="${prKind(p.subject, p.decision)}"><td>${when(p.at)}</td><td>${outsideLink(p.url, p.number !== undefined ? `#${p.number}` : (p.url ?? ''))}</td><td>${prKind(p.subject, p.decision)}</td><td>${p.decision}</td><td><a href="${UI_BASE}/incidents/${encodeURIComponent(p.openId)}">${p.triggerKey}</a></td></tr>`,

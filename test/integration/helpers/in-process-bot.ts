@@ -7,7 +7,7 @@
  * surface) spawn instead.
  */
 import { join } from 'node:path';
-import type { TranscriptLine } from '../../../src/adapters/console/console-transport.js';
+import type { TranscriptLine } from '../../../src/adapters/console/transcript-file.js';
 import { loadCliConfig } from '../../../src/cli/cli-config.js';
 import type { CliIO } from '../../../src/cli/io.js';
 import { createLogger } from '../../../src/runtime/create-logger.js';

@@ -13,7 +13,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { TranscriptLine } from '../../../src/adapters/console/console-transport.js';
+import type { TranscriptLine } from '../../../src/adapters/console/transcript-file.js';
 import { GiveUp, waitFor } from '../../helpers/wait-for.js';
 import { runInProcess } from '../../helpers/cli-in-process.js';
 

@@ -7,8 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { ackIntent, incidentIntents } from '../../../src/core/bot/intent.js';
 import { ackLine } from '../../../src/core/bot/ack-flow.js';
 import { incidentTimeline, timelineSummary } from '../../../src/core/bot/incident-timeline.js';
-import type { CardView, EphemeralView, NoticeView } from '../../../src/core/chat/thread-view.js';
-import { richText } from '../../../src/core/chat/thread-view.js';
+import type { CardView, EphemeralView, NoticeView, RichText } from '../../../src/core/chat/thread-view.js';
+import { asRichText, richText } from '../../../src/core/chat/thread-view.js';
 import { threadReplyIntent } from '../../../src/core/chat/thread-text.js';
 import type { MessageRef } from '../../../src/core/chat/chat-types.js';
 import { renderCard } from '../../../src/adapters/slack/render-slack-card.js';
@@ -56,15 +56,16 @@ describe('ack', () => {
     const [o] = await h.bot.handle(ack(h.root, 'U1', 'ev-1', 'alice'));
     expect(o).toMatchObject({ status: 'recorded', kind: 'ack', triggerKey: TK });
     await h.settle();
-    expect(lastCard(h).ack).toBe('👀 @alice is on it · 4 min after it fired');
+    expect(richText(asRichText(lastCard(h).ack))).toBe('👀 alice is on it · 4 min after it fired');
     h.clock.advance(60_000);
     await h.bot.handle(ack(h.root, 'U2', 'ev-2', 'bob'));
     await h.settle();
-    expect(lastCard(h).ack).toBe('👀 @alice and @bob are on it · 4 min after it fired');
+    expect(richText(asRichText(lastCard(h).ack))).toBe('👀 alice and bob are on it · 4 min after it fired');
+    expect(asRichText(lastCard(h).ack)).toContainEqual({ person: { via: 'rec', id: 'U2', name: 'bob' } });
     // The card keeps its state: an ack is not a silence.
     expect(lastCard(h).state).toBe('firing');
     const notices = h.transport.replies.map((r) => r.view).filter((v): v is NoticeView => v.kind === 'notice');
-    expect(notices.map((n) => `${n.icon} ${richText(n.text)}`)).toEqual(['👀 @alice is on it', '👀 @bob is on it']);
+    expect(notices.map((n) => `${n.icon} ${richText(n.text)}`)).toEqual(['👀 alice is on it', '👀 bob is on it']);
   });
 
   it('counts once per event and once per person; never a vote, never a silence', async () => {
@@ -73,7 +74,7 @@ describe('ack', () => {
     const [again] = await h.bot.handle(ack(h.root, 'U1', 'ev-1', 'alice')); // a retried delivery
     const [twice] = await h.bot.handle(ack(h.root, 'U1', 'ev-9', 'alice')); // the same person again
     expect(again).toMatchObject({ status: 'duplicate' });
-    expect(twice).toMatchObject({ status: 'ignored', reason: '@alice is already on it' });
+    expect(twice).toMatchObject({ status: 'ignored', reason: 'alice is already on it' });
     expect((await h.events()).filter((e) => e.type === 'ack')).toHaveLength(1);
     expect(h.ledger.read.votes(TK)).toEqual({});
     expect(h.ledger.read.entryStats(oom.id)).toMatchObject({ up: 0, down: 0 });
@@ -96,7 +97,7 @@ describe('ack', () => {
     const [o] = await h.bot.handle(ackIntent({ triggerKey: TK, user: 'carol' }));
     expect(o).toMatchObject({ status: 'recorded', kind: 'ack' });
     await h.settle();
-    expect(lastCard(h).ack).toMatch(/^👀 @carol is on it/);
+    expect(richText(asRichText(lastCard(h).ack))).toMatch(/^👀 carol is on it/);
     await expect(h.bot.handle(ackIntent({ triggerKey: 'nope|x', user: 'carol' }))).rejects.toThrow(/no incident thread for trigger nope\|x/);
   });
 
@@ -131,6 +132,24 @@ describe('ack', () => {
     expect((await h.events()).filter((e) => e.type === 'ack')).toHaveLength(1);
   });
 
+  it('`!reprise ack` typed in the thread is answered by the card and the notice alone (no third message)', async () => {
+    const h = await withThread();
+    await h.bot.handle({
+      type: 'command',
+      eventId: 'c-t',
+      actor: { id: 'U1', name: 'alice', via: 'rec' },
+      name: 'ack',
+      args: '',
+      channel: '#rec',
+      thread: h.root,
+      replyTo: { kind: 'thread', ref: h.root },
+    });
+    await h.settle();
+    expect(h.transport.ephemerals).toHaveLength(0);
+    expect(richText(asRichText(lastCard(h).ack))).toMatch(/^👀 alice is on it/);
+    expect(h.transport.replies.map((r) => r.view).filter((v) => v.kind === 'notice' && richText(v.text).includes('is on it'))).toHaveLength(1);
+  });
+
   it('time to acknowledge: the first ack of a thread on the metrics port once, and a figure in /reprise status', async () => {
     const seen: number[] = [];
     const observer: LoopObserver = { recallDecided() {}, investigationEnded() {}, deliveryEnded() {}, acknowledged: (s) => void seen.push(s) };
@@ -155,8 +174,8 @@ describe('ack', () => {
   });
 });
 
-describe('the card names people as text, never as mentions', () => {
-  const card = (line: string): CardView => ({
+describe("the card names people the surface's way; a display name is never markup", () => {
+  const card = (line: RichText): CardView => ({
     kind: 'card',
     state: 'firing',
     alertname: 'A',
@@ -171,27 +190,42 @@ describe('the card names people as text, never as mentions', () => {
     mentions: [],
     ack: line,
   });
-  const hostile = ackLine([{ user: 'slack:U1', name: '<!channel> <@U999> *bold* <b>x</b> @room', at: '2026-01-01T00:04:00Z' }], '2026-01-01T00:00:00Z')!;
+  const HOSTILE = '<!channel> <@U999> *bold* <b>x</b> @room [x](https://evil.example)';
+  const slackAck = ackLine([{ user: 'slack:U0ANN', via: 'slack', name: HOSTILE, at: '2026-01-01T00:04:00Z' }], '2026-01-01T00:00:00Z')!;
+  const matrixAck = ackLine([{ user: 'matrix:@ann:example.org', via: 'matrix', name: HOSTILE, at: '2026-01-01T00:04:00Z' }], '2026-01-01T00:00:00Z')!;
+  const cliAck = ackLine([{ user: 'ops', via: 'cli', name: HOSTILE, at: '2026-01-01T00:04:00Z' }], '2026-01-01T00:00:00Z')!;
 
-  it('Slack: one literal text run, no broadcast or user mention element, nothing in the fallback', () => {
-    const msg = renderCard(card(hostile));
+  it('Slack: the Slack person is their own mention (Slack shows their name); nothing else pings', () => {
+    const msg = renderCard(card(slackAck));
     const json = JSON.stringify(msg.blocks);
     expect(json).toContain('is on it · 4 min after it fired');
-    expect(json).not.toMatch(/"type":"(broadcast|user|usergroup)"/);
+    expect(json).toContain('{"type":"user","user_id":"U0ANN"}');
+    expect(json).not.toContain('U999');
+    expect(json).not.toMatch(/"type":"(broadcast|usergroup)"/);
     expect(msg.text).not.toContain('<!channel>');
   });
 
-  it('Matrix: HTML escaped, no pill and no m.mentions', () => {
-    const m = renderCardMatrix(card(hostile));
-    expect(m.formatted_body).toContain('&lt;!channel&gt;');
+  it('Slack: someone from another surface is literal text, never a mention', () => {
+    const json = JSON.stringify(renderCard(card(cliAck)).blocks);
+    expect(json).not.toMatch(/"type":"(broadcast|user|usergroup|link)"/);
+    expect(json).toContain('<!channel>');
+  });
+
+  it('Matrix: a Matrix person is a pill, the name escaped; no m.mentions, no other link', () => {
+    const m = renderCardMatrix(card(matrixAck));
+    expect(m.formatted_body).toContain('<a href="https://matrix.to/#/%40ann%3Aexample.org">&lt;!channel&gt;');
     expect(m.formatted_body).not.toContain('<b>x</b>');
-    expect(m.formatted_body).not.toContain('matrix.to');
-    expect(JSON.stringify(m['m.mentions'] ?? {})).not.toContain('room');
+    expect(m.formatted_body).not.toContain('evil.example"');
+    expect(m.body).toContain('@\u2060room');
+    expect(JSON.stringify(m['m.mentions'] ?? {})).toBe('{}');
+    const other = renderCardMatrix(card(slackAck));
+    expect(other.formatted_body).not.toContain('matrix.to');
   });
 
   it('console: escaped like every other line', () => {
-    const out = renderConsoleCard(card(hostile)).join('\n');
+    const out = renderConsoleCard(card(cliAck)).join('\n');
     expect(out).toContain('is on it · 4 min after it fired');
+    expect(richText(slackAck)).toContain('is on it');
   });
 });
 
@@ -224,7 +258,7 @@ describe('the timeline', () => {
     expect(t.items.map((i) => i.kind)).toEqual(['fired', 'opened', 'posted', 'ack', 'vote', 'note', 'fix', 'silence', 'resolved']);
     expect(t.items.find((i) => i.kind === 'fix')?.detail).toBe('raised the memory limit to 1Gi');
     expect(t.items.find((i) => i.kind === 'note')?.detail).toBe('rolled back <!channel>');
-    expect(timelineSummary(t)).toBe('acknowledged after 4 min · resolved after 23 min · on it: @alice');
+    expect(richText(timelineSummary(t))).toBe('acknowledged after 4 min · resolved after 23 min · on it: alice');
     // /reprise status <trigger>: the same timeline as a private answer.
     await h.bot.handle({
       type: 'command',
@@ -239,10 +273,10 @@ describe('the timeline', () => {
     const answer = h.transport.ephemerals.at(-1)!.view as EphemeralView;
     expect(answer.title).toBe(`Timeline of ${TK}`);
     expect(answer.body.map(richText).slice(0, 2)).toEqual([
-      'acknowledged after 4 min · resolved after 23 min · on it: @alice',
+      'acknowledged after 4 min · resolved after 23 min · on it: alice',
       expect.stringMatching(/🚨 fired/),
     ]);
-    expect(answer.body.map(richText).join('\n')).toMatch(/\+4 min\s+👀 acknowledged by @alice via rec/);
+    expect(answer.body.map(richText).join('\n')).toMatch(/\+4 min\s+👀 acknowledged by alice via rec/);
   });
 
   it('an unknown trigger has an empty timeline and a clear answer', async () => {

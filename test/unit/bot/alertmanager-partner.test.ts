@@ -10,6 +10,7 @@ import { parseCommand } from '../../../src/core/bot/commands.js';
 import { parseSilenceChoice, threadReplyIntent } from '../../../src/core/chat/thread-text.js';
 import { rememberListed, threadMarks, type AlertmanagerAlertState } from '../../../src/core/bot/alertmanager-reconcile.js';
 import type { CardView, NoticeView } from '../../../src/core/chat/thread-view.js';
+import { richText } from '../../../src/core/chat/thread-view.js';
 import type { NoiseEvent } from '../../../src/core/ledger-events.js';
 import type { Incident } from '../../../src/core/types.js';
 import { alert, fixedSnapshot } from '../recall/recall-fixtures.js';
@@ -21,7 +22,7 @@ const firing = (fp: string, source = 'alertmanager'): Incident => ({
   source,
 });
 const notices = (sent: Array<{ view: unknown }>): string[] =>
-  sent.filter((s) => (s.view as NoticeView).kind === 'notice').map((s) => `${(s.view as NoticeView).icon} ${(s.view as NoticeView).text.join('')}`);
+  sent.filter((s) => (s.view as NoticeView).kind === 'notice').map((s) => `${(s.view as NoticeView).icon} ${richText((s.view as NoticeView).text)}`);
 const respond = { kind: 'ephemeral' as const, channel: '#rec', user: 'U1' };
 
 function recordingSilencer(fail?: string) {
@@ -92,7 +93,7 @@ describe('"silence in Alertmanager too"', () => {
         comment: 'Silenced from Reprise by ann. Thread: rec thread t-1',
       },
     ]);
-    expect(notices(h.transport.replies)).toEqual(['🔕 silenced by @ann until 04:00 UTC', '🔕 also silenced in Alertmanager until 04:00 UTC (silence sil-1)']);
+    expect(notices(h.transport.replies)).toEqual(['🔕 silenced by ann until 04:00 UTC', '🔕 also silenced in Alertmanager until 04:00 UTC (silence sil-1)']);
   });
 
   it('the Alertmanager silence covers the alerts the Reprise one does (every pod of the deployment firing now), and says which', async () => {
@@ -292,58 +293,43 @@ describe('reconciling threads with Alertmanager', () => {
     expect(outs).toEqual([expect.objectContaining({ status: 'dropped', reason: expect.stringMatching(/^duplicate resolve/) })]);
   });
 
-  it('concludes a thread silenced in Alertmanager from its card even when no round listed the alert before it went', async () => {
-    // Silenced from the card and resolved within one reconcile interval: no round ever listed
-    // it, but this Alertmanager accepted the silence, so it holds the alert.
-    const { silencer } = recordingSilencer();
-    const h = await botHarness({ snapshot, alertmanager: silencer });
-    const reconcile = reconciler(h);
-    await h.bot.handle(incidentIntents([firing('fp-brief')]));
+  /** A bot whose alert `fp` was silenced "4h + Alertmanager" from its card, a minute ago, with no round run yet. */
+  async function silencedFromCard(fp: string, fail?: string) {
+    const h = await botHarness({ snapshot, alertmanager: recordingSilencer(fail).silencer });
+    await h.bot.handle(incidentIntents([firing(fp)]));
     await h.settle();
-    const root = h.transport.posts[0]!.ref!;
-    const controlsId = (h.transport.posts[0]!.view as CardView).controlsId;
+    const card = h.transport.posts[0]!;
+    const controlsId = (card.view as CardView).controlsId;
+    const user = { id: 'U1', name: 'ann' };
     await h.transport.inject({
       type: 'action',
-      eventId: 'sel-b',
+      eventId: `sel-${fp}`,
       transport: 'rec',
-      user: { id: 'U1', name: 'ann' },
+      user,
       action: 'silence',
       value: '4h+am',
-      target: root,
+      target: card.ref!,
       controlsId,
       respond,
     });
     await h.bot.idle();
     await h.settle();
     h.clock.advance(60_000);
-    expect(await reconcile([])).toBe(1);
+    return h;
+  }
+
+  it('concludes a thread silenced in Alertmanager from its card even when no round listed the alert before it went', async () => {
+    // Silenced from the card and resolved within one reconcile interval: no round ever listed
+    // it, but this Alertmanager accepted the silence, so it holds the alert.
+    const h = await silencedFromCard('fp-brief');
+    expect(await reconciler(h)([])).toBe(1);
     expect((await h.events()).filter((e) => e.type === 'resolve')).toEqual([expect.objectContaining({ fingerprint: 'fp-brief', reason: 'am_gone' })]);
     expect(h.ledger.read.openIncidents(10)).toHaveLength(0);
   });
 
   it('a silence Alertmanager refused does not make the thread its own: unlisted, it is left alone', async () => {
-    const { silencer } = recordingSilencer('connection refused');
-    const h = await botHarness({ snapshot, alertmanager: silencer });
-    const reconcile = reconciler(h);
-    await h.bot.handle(incidentIntents([firing('fp-other')]));
-    await h.settle();
-    const root = h.transport.posts[0]!.ref!;
-    const controlsId = (h.transport.posts[0]!.view as CardView).controlsId;
-    await h.transport.inject({
-      type: 'action',
-      eventId: 'sel-c',
-      transport: 'rec',
-      user: { id: 'U1', name: 'ann' },
-      action: 'silence',
-      value: '4h+am',
-      target: root,
-      controlsId,
-      respond,
-    });
-    await h.bot.idle();
-    await h.settle();
-    h.clock.advance(60_000);
-    expect(await reconcile([])).toBe(0);
+    const h = await silencedFromCard('fp-other', 'connection refused');
+    expect(await reconciler(h)([])).toBe(0);
     expect(h.ledger.read.openIncidents(10)).toHaveLength(1);
   });
 

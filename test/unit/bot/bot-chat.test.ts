@@ -8,6 +8,7 @@ import { incidentIntents } from '../../../src/core/bot/intent.js';
 import { describe, expect, it } from 'vitest';
 import type { MessageRef } from '../../../src/core/chat/chat-types.js';
 import type { CardView, EphemeralView, NoticeView } from '../../../src/core/chat/thread-view.js';
+import { asRichText, richText } from '../../../src/core/chat/thread-view.js';
 import type { Incident } from '../../../src/core/types.js';
 import { alert, fixedSnapshot, incidentEntry, playbook } from '../recall/recall-fixtures.js';
 import { botHarness } from './bot-harness.js';
@@ -32,7 +33,7 @@ function firing(fingerprint = 'fp-1', labels: Record<string, string> = {}): Inci
 const TK = firing().triggerKey;
 const user = (id: string, name?: string) => ({ id, ...(name ? { name } : {}) });
 const notices = (sent: Array<{ view: unknown }>): string[] =>
-  sent.filter((s) => (s.view as NoticeView).kind === 'notice').map((s) => `${(s.view as NoticeView).icon} ${(s.view as NoticeView).text.join('')}`);
+  sent.filter((s) => (s.view as NoticeView).kind === 'notice').map((s) => `${(s.view as NoticeView).icon} ${richText((s.view as NoticeView).text)}`);
 
 async function withThread(opts: Parameters<typeof botHarness>[0] | undefined = undefined) {
   const h = await botHarness(opts ?? { snapshot });
@@ -137,10 +138,10 @@ describe('silences from chat', () => {
     });
     await settle();
     expect(ledger.read.silence(TK, clock.now())).toMatchObject({ active: true, silence: { user: 'rec:U1', until: '2026-01-01T04:00:00.000Z' } });
-    expect(transport.updates.map((u) => [(u.view as CardView).state, (u.view as CardView).stateNote])).toEqual([
-      ['silenced', 'silenced by @ann until 04:00 UTC'],
+    expect(transport.updates.map((u) => [(u.view as CardView).state, richText(asRichText((u.view as CardView).stateNote))])).toEqual([
+      ['silenced', 'silenced by ann until 04:00 UTC'],
     ]);
-    expect(notices(transport.replies)).toEqual(['🔕 silenced by @ann until 04:00 UTC']);
+    expect(notices(transport.replies)).toEqual(['🔕 silenced by ann until 04:00 UTC']);
     expect((transport.ephemerals[0]!.view as EphemeralView).title).toBe('Silenced');
     const seq = ledger.seq;
     clock.advance(60_000);
@@ -205,7 +206,7 @@ describe('notes from threads', () => {
         text: 'the JVM flag came from the perf branch <!channel>',
       }),
     ]);
-    expect(notices(transport.replies)).toEqual(['📝 saved — note from @bob filed with this incident']);
+    expect(notices(transport.replies)).toEqual(['📝 saved — note from bob filed with this incident']);
   });
 
   it('ignores replies that do not address the bot, and refuses notes over 8 KiB or past 20 per thread', async () => {
@@ -382,5 +383,47 @@ describe('routing, mentions and several surfaces', () => {
     await h.settle();
     expect(slack!.updates).toHaveLength(1);
     expect(matrix!.updates).toHaveLength(1);
+  });
+});
+
+describe('the card always shows the state (issue 28 item 2)', () => {
+  it('a 👎 that ends a silence edits the card back to firing, names who, and the thread reads firing as status does', async () => {
+    const { transport, ledger, root, clock, settle } = await withThread();
+    await transport.inject(reaction(root, 'no_bell', 'r-1'));
+    await settle();
+    expect((transport.updates.at(-1)!.view as CardView).state).toBe('silenced');
+    clock.advance(60_000);
+    await transport.inject(reaction(root, '-1', 'r-2', 'U2'));
+    await settle();
+    expect(ledger.read.silence(TK, clock.now())).toMatchObject({ active: false });
+    const card = transport.updates.at(-1)!.view as CardView;
+    expect(card.state).toBe('firing');
+    expect(richText(asRichText(card.stateNote))).toBe('silence ended by a 👎 from U2');
+    expect(asRichText(card.stateNote)).toContainEqual({ person: { via: 'rec', id: 'U2' } });
+    expect(card.feedback).toMatch(/👎 1/);
+    expect(notices(transport.replies).at(-1)).toBe('🔔 silence ended by a 👎 from U2');
+    expect(ledger.read.newestThread(TK)?.state).toBe('firing');
+  });
+
+  it('a 👎 with no silence in force only moves the tally: no state change, no notice', async () => {
+    const { transport, root, settle } = await withThread();
+    const before = transport.replies.length;
+    await transport.inject(reaction(root, '-1', 'r-9'));
+    await settle();
+    expect((transport.updates.at(-1)!.view as CardView).state).toBe('firing');
+    expect(transport.replies.length).toBe(before);
+  });
+
+  it('a resolve of a recalled incident is one message, and the same card edit shows the track record it moved', async () => {
+    const { bot, transport, clock, settle } = await withThread();
+    const replies = transport.replies.length;
+    clock.advance(7 * 60_000);
+    await bot.handle(incidentIntents([{ ...firing(), status: 'resolved' }]));
+    await settle();
+    expect(transport.replies.length - replies).toBe(1);
+    expect(notices(transport.replies).at(-1)).toMatch(/^✅ resolved after \d+ min$/);
+    const card = transport.updates.at(-1)!.view as CardView;
+    expect(card.state).toBe('resolved');
+    expect(card.feedback).toMatch(/track record: resolved 1 of 1/);
   });
 });

@@ -10,6 +10,7 @@ import type { InvestigationJobsPort } from '../../../src/core/bot/bot-context.js
 import type { CoalesceOptions, NoiseOptions } from '../../../src/core/bot/noise-control.js';
 import type { BotOutcome } from '../../../src/core/bot/reprise-bot.js';
 import type { CardView, NoticeView } from '../../../src/core/chat/thread-view.js';
+import { asRichText, richText } from '../../../src/core/chat/thread-view.js';
 import { Ledger } from '../../../src/core/ledger/ledger.js';
 import type { LedgerEvent, NoiseEvent } from '../../../src/core/ledger-events.js';
 import type { Incident } from '../../../src/core/types.js';
@@ -146,7 +147,7 @@ describe('storm coalescing', () => {
     expect(new Set(opens(all).map((e) => e.fingerprint)).size).toBe(200);
     expect(jobs.started).toHaveLength(1);
     // The card lists the affected workloads and counts, updated in place.
-    const notes = transport.updates.map((u) => (u.view as CardView).stateNote ?? '');
+    const notes = transport.updates.map((u) => richText(asRichText((u.view as CardView).stateNote)));
     expect(notes.at(-1)).toMatch(/^Alertmanager group: 200 alerts \(200 firing\) on prod-eu-1\/payments\/svc-0, .*\(\+192 more alerts\)$/);
     // The investigation sees the storm's workloads.
     expect(jobs.started[0]!.storm?.()).toHaveLength(50);
@@ -215,7 +216,7 @@ describe('storm coalescing', () => {
     await settle();
     expect(transport.posts).toHaveLength(4);
     expect(opens(await events())).toHaveLength(200);
-    const notes = transport.updates.map((u) => (u.view as CardView).stateNote ?? '');
+    const notes = transport.updates.map((u) => richText(asRichText((u.view as CardView).stateNote)));
     expect(notes.some((n) => n.startsWith('storm: 50 alerts') && n.includes('prod-eu-1/cart/'))).toBe(true);
     expect(notes.filter((n) => n.includes('prod-eu-1/cart/') && n.includes('prod-eu-1/payments/'))).toEqual([]);
   });

@@ -120,7 +120,8 @@ describe('the reminder', () => {
     await h.settle();
     const [r] = reminders(h);
     expect(reminders(h)).toHaveLength(1);
-    expect(richText(r!.text)).toBe('nobody has acknowledged after 10 min · 📟 on call: @U0ANN (rotation · until 09:00 UTC)');
+    // Plain text names the person (renderers mention them their surface's way; the name is escaped there).
+    expect(richText(r!.text)).toBe('nobody has acknowledged after 10 min · 📟 on call: Ann <!channel> (rotation · until 09:00 UTC)');
     expect(r!.mentions).toEqual(['U0ANN']);
     expect(renderNotice(r!).text.startsWith('<@U0ANN> ')).toBe(true);
     const [mr] = reminders(h, 1);

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { pagerDutyRest } from '../../../src/adapters/pagerduty/pagerduty-rest.js';
 import { ackIntent, incidentIntents } from '../../../src/core/bot/intent.js';
 import type { CardView, NoticeView } from '../../../src/core/chat/thread-view.js';
-import { richText } from '../../../src/core/chat/thread-view.js';
+import { asRichText, richText } from '../../../src/core/chat/thread-view.js';
 import { parsePagerDutyPayload } from '../../../src/core/pagerduty.js';
 import type { Incident } from '../../../src/core/types.js';
 import { pagerDutyIntent } from '../../../src/http/webhooks/pagerduty-webhook.js';
@@ -98,7 +98,7 @@ describe('a chat ack acknowledges the PagerDuty incident', () => {
     const calls = (await h.events()).filter((e) => e.type === 'pagerduty_call');
     expect(calls).toMatchObject([{ outcome: 'done', attempt: 1, incidentId: 'PGR0VU2' }]);
     expect(h.ledger.read.pendingPagerDutyCalls()).toEqual([]);
-    expect(notices(h)).toEqual(['👀 @alice is on it', '👀 also acknowledged in PagerDuty']);
+    expect(notices(h)).toEqual(['👀 alice is on it', '👀 also acknowledged in PagerDuty']);
     // A second person in chat does not ask PagerDuty again.
     await h.bot.handle({ ...chatAck(h.root, 'ev-2'), actor: { id: 'U2', name: 'bob', via: 'rec' } });
     await h.bot.idle();
@@ -110,7 +110,7 @@ describe('a chat ack acknowledges the PagerDuty incident', () => {
     const [o] = await h.bot.handle(chatAck(h.root, 'ev-1'));
     expect(o).toMatchObject({ status: 'recorded', kind: 'ack' });
     await h.settle();
-    expect((h.transport.updates.at(-1)!.view as CardView).ack).toMatch(/^👀 @alice is on it/);
+    expect(richText(asRichText((h.transport.updates.at(-1)!.view as CardView).ack))).toMatch(/^👀 alice is on it/);
     expect(h.ledger.read.pendingPagerDutyCalls()).toHaveLength(1);
   });
 
@@ -183,7 +183,7 @@ describe("PagerDuty's webhooks", () => {
     expect((await h.bot.handle(intent))[0]).toMatchObject({ status: 'duplicate' });
     await h.bot.idle();
     await h.settle();
-    expect((h.transport.updates.at(-1)!.view as CardView).ack).toMatch(/^👀 @Tenex Engineer is on it · \d+ min after it fired$/);
+    expect(richText(asRichText((h.transport.updates.at(-1)!.view as CardView).ack))).toMatch(/^👀 Tenex Engineer is on it · \d+ min after it fired$/);
     expect(h.fake.requests).toHaveLength(0);
   });
 
@@ -269,7 +269,7 @@ describe('incident.reopened reopens the thread (a new episode of the same trigge
     await h.settle();
     expect(h.fake.acknowledged).toEqual(['PGR0VU2', 'PGR0VU2']);
     expect(h.ledger.read.newestThread(h.tk)?.acks?.map((a) => a.name)).toEqual(['bob']);
-    expect((h.transport.updates.at(-1)!.view as CardView).ack).toMatch(/^👀 @bob is on it/);
+    expect(richText(asRichText((h.transport.updates.at(-1)!.view as CardView).ack))).toMatch(/^👀 bob is on it/);
     // Its resolve (paired by the incident id) resolves the same thread again.
     const repliesBeforeResolve = h.transport.replies.length;
     const [r] = await h.bot.handle(incidentIntents([pdIncident('resolved')]));

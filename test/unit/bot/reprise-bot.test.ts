@@ -3,6 +3,7 @@ import { incidentIntents } from '../../../src/core/bot/intent.js';
 import { RepriseBot, type BotOutcome } from '../../../src/core/bot/reprise-bot.js';
 import { Routing } from '../../../src/core/bot/routing.js';
 import type { CardView, NoticeView } from '../../../src/core/chat/thread-view.js';
+import { asRichText, richText } from '../../../src/core/chat/thread-view.js';
 import { RepriseError } from '../../../src/core/errors.js';
 import type { LedgerEvent } from '../../../src/core/ledger-events.js';
 import type { Incident } from '../../../src/core/types.js';
@@ -34,7 +35,7 @@ function resolved(fingerprint = 'fp-checkout'): Incident {
 
 const setup = (transport: RecordingTransportOptions = {}) => botHarness({ snapshot, transports: [transport] });
 const TK = firing().triggerKey;
-const notice = (v: unknown): string => ((v as NoticeView).kind === 'notice' ? `${(v as NoticeView).icon} ${(v as NoticeView).text.join('')}` : '');
+const notice = (v: unknown): string => ((v as NoticeView).kind === 'notice' ? `${(v as NoticeView).icon} ${richText((v as NoticeView).text)}` : '');
 const status = (o: BotOutcome | undefined): string | undefined => o?.status;
 
 describe('RepriseBot: firing and resolve', () => {
@@ -214,8 +215,8 @@ describe('RepriseBot: silence', () => {
     const { event } = await feedback({ triggerKey: TK, user: 'ann', action: 'silence', duration: '1h' });
     expect(event).toMatchObject({ type: 'silence', triggerKey: TK, user: 'ann', until: '2026-01-01T01:00:00.000Z', at: '2026-01-01T00:00:00.000Z' });
     await settle();
-    expect(transport.updates.map((u) => (u.view as CardView).stateNote)).toEqual(['silenced by @ann until 01:00 UTC']);
-    expect(transport.replies.map((r) => notice(r.view)).filter(Boolean)).toEqual(['🔕 silenced by @ann until 01:00 UTC']);
+    expect(transport.updates.map((u) => richText(asRichText((u.view as CardView).stateNote)))).toEqual(['silenced by ann until 01:00 UTC']);
+    expect(transport.replies.map((r) => notice(r.view)).filter(Boolean)).toEqual(['🔕 silenced by ann until 01:00 UTC']);
     const seq = ledger.seq;
     clock.advance(10 * MIN);
     const [out] = await bot.handle(incidentIntents([firing('fp-again')]));

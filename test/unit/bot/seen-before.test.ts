@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { incidentIntents } from '../../../src/core/bot/intent.js';
 import type { MessageRef } from '../../../src/core/chat/chat-types.js';
-import type { CardView } from '../../../src/core/chat/thread-view.js';
+import { asRichText, richText, type CardView, type SeenBeforeView } from '../../../src/core/chat/thread-view.js';
 import { nameFamily, siblingFamilyKey } from '../../../src/core/chat/seen-before.js';
 import type { Incident } from '../../../src/core/types.js';
 import { renderCard } from '../../../src/adapters/slack/render-slack-card.js';
@@ -63,6 +63,11 @@ async function episode(h: H, i: Incident, minutes: number, o: { ack?: string; fi
   return card;
 }
 
+/** The lines as text (people by name, else id). */
+function lineText(v: SeenBeforeView | undefined): string[] {
+  return (v?.lines ?? []).map((l) => richText(asRichText(l)));
+}
+
 async function fire(h: H, i: Incident): Promise<CardView> {
   h.clock.set(new Date(Date.parse(i.startsAt) + 60_000));
   await h.bot.handle(incidentIntents([i]));
@@ -79,9 +84,11 @@ describe('seen before', () => {
     });
     expect(first.seenBefore).toBeUndefined();
     const second = await fire(h, pod('cart-7d9f8c6b5-bbbb2', 'fp-2', '2026-01-01T05:00:00Z'));
-    expect(second.seenBefore?.lines).toEqual([
+    expect(lineText(second.seenBefore)).toEqual([
       '2026-01-01 03:00 UTC · lasted 21 min · acked by alice · fixed by alice: “rolled back cart to v41 (`kubectl rollout undo deploy/cart`)” · came back 1 h 39 min later',
     ]);
+    // People are person runs, each surface naming them its way (a Slack mention, a Matrix pill), never a bare id.
+    expect(second.seenBefore!.lines[0]).toContainEqual({ person: { via: 'rec', id: 'alice' } });
     expect(second.seenBefore?.more).toBeUndefined();
     // History only: the gates decided exactly what they decide without it.
     expect(second.headline).toEqual(first.headline);
@@ -94,7 +101,7 @@ describe('seen before', () => {
     const days = ['2026-01-01', '2026-01-03', '2026-01-05', '2026-01-07', '2026-01-09'];
     for (const [n, d] of days.entries()) await episode(h, pod(`cart-7d9f8c6b5-x${n}x${n}x`, `fp-${n}`, `${d}T03:00:00Z`), 10, { fix: `fix number ${n}` });
     const card = await fire(h, pod('cart-7d9f8c6b5-zzzz9', 'fp-9', '2026-01-09T05:00:00Z'));
-    const lines = card.seenBefore!.lines;
+    const lines = lineText(card.seenBefore);
     expect(lines).toHaveLength(3);
     expect(lines[0]).toContain('2026-01-09 03:00 UTC');
     expect(lines[0]).toContain('“fix number 4”');
@@ -109,7 +116,7 @@ describe('seen before', () => {
     const h = await botHarness({ snapshot });
     await episode(h, host('web-01.prod.example.com:9100', 'fp-h1', '2026-01-01T03:00:00Z'), 30, { ack: 'bob', fix: 'rotated /var/log/app' });
     const sibling = await fire(h, host('web-02.prod.example.com:9100', 'fp-h2', '2026-01-02T09:00:00Z'));
-    expect(sibling.seenBefore?.lines).toEqual([
+    expect(lineText(sibling.seenBefore)).toEqual([
       '2026-01-01 03:00 UTC · on web-01.prod.example.com · lasted 30 min · acked by bob · fixed by bob: “rotated /var/log/app” · held (no recurrence within a day)',
     ]);
     // Another alert on the same host, the same alert on a host of another family or another domain: nothing.
@@ -125,7 +132,7 @@ describe('seen before', () => {
     const h = await botHarness({ snapshot });
     await fire(h, host('worker-1', 'fp-w1', '2026-01-01T03:00:00Z'));
     const card = await fire(h, host('worker-2', 'fp-w2', '2026-01-01T03:10:00Z'));
-    expect(card.seenBefore?.lines).toEqual(['2026-01-01 03:00 UTC · on worker-1 · still firing']);
+    expect(lineText(card.seenBefore)).toEqual(['2026-01-01 03:00 UTC · on worker-1 · still firing']);
   });
 
   it('hostile fix text stays inert on Slack, Matrix and the console: no mention, no link, no markup', async () => {
@@ -133,7 +140,7 @@ describe('seen before', () => {
     const evil = '<!channel> @room <@U0BOSS> <https://evil.example|click> <script>alert(1)</script> *bold* [x](https://evil.example)';
     await episode(h, pod('cart-7d9f8c6b5-aaaa1', 'fp-1', '2026-01-01T03:00:00Z'), 5, { fix: evil });
     const card = await fire(h, pod('cart-7d9f8c6b5-bbbb2', 'fp-2', '2026-01-01T05:00:00Z'));
-    expect(card.seenBefore!.lines[0]).toContain('<!channel>');
+    expect(lineText(card.seenBefore)[0]).toContain('<!channel>');
     const slack = renderCard(card);
     const elements = JSON.stringify(slack.blocks);
     expect(elements).not.toMatch(/"type":"(broadcast|user|link)"[^}]*evil|"type":"broadcast"|"type":"user"/);

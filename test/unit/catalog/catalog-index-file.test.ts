@@ -3,7 +3,7 @@
  * from, rebuilt — never a crash — when the catalog changed or the file is stale, torn, damaged
  * or left half-written by a crash; and what is read back answers exactly as a fresh build.
  */
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,9 +14,10 @@ import { generateQueries } from '../../../bench/synthetic-queries.js';
 import type { CatalogSnapshot } from '../../../src/core/recall/catalog-snapshot.js';
 import { tokenize } from '../../../src/core/tokenize.js';
 import type { Logger } from '../../../src/ports/logger.js';
-import { CATALOG_INDEX_FILE, catalogKey, readSavedCatalog, writeSavedCatalog } from '../../../src/runtime/catalog-index-file.js';
+import { CATALOG_INDEX_FILE, catalogKey, catalogStatKey, readSavedCatalog, writeSavedCatalog, type SavedCatalog } from '../../../src/runtime/catalog-index-file.js';
 import { loadSnapshot } from '../../../src/runtime/open-catalog.js';
-import { readCatalogFiles } from '../../../src/core/catalog/load-catalog.js';
+import { staticCatalog } from '../../../src/runtime/served-catalog.js';
+import { readCatalogFiles, statCatalogFiles } from '../../../src/core/catalog/load-catalog.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 const synthetic = generateCatalog(300, 5);
@@ -73,13 +74,27 @@ function recordingLogger(lines: string[]): Logger {
   return log;
 }
 
+/** The saved catalog in `file`, for the catalog as it is now. */
+async function savedNow(): Promise<SavedCatalog> {
+  const read = readSavedCatalog(file, catalogKey(await readCatalogFiles(catalog)));
+  if (!('saved' in read)) throw new Error(read.reason);
+  return read.saved;
+}
+
+/** Waits (a state, not a duration) until the clock has moved past every catalog file's last change. */
+async function pastEveryChange(): Promise<void> {
+  const { files } = await statCatalogFiles(catalog);
+  const newest = Math.max(...files.map((f) => f.changedMs));
+  while (Date.now() <= newest + 1) await new Promise((r) => setImmediate(r));
+}
+
 describe('saved catalog index', () => {
   it('round trip: the second load reads the index back and answers exactly as the first built it', async () => {
     const built = await loadSnapshot(catalog, { indexFile: file });
     expect(built.index).toEqual({ from: 'built', reason: 'no saved index yet' });
     expect(existsSync(file)).toBe(true);
     const saved = await loadSnapshot(catalog, { indexFile: file });
-    expect(saved.index).toEqual({ from: 'saved' });
+    expect(saved.index).toEqual({ from: 'saved', checked: 'content' });
     expect(saved.problems).toEqual(built.problems);
     expect(saved.problems.some((p) => p.severity === 'error')).toBe(true);
     expect(saved.skipped).toEqual(built.skipped);
@@ -112,7 +127,7 @@ describe('saved catalog index', () => {
     const again = await loadSnapshot(catalog, { indexFile: file });
     expect(again.index).toEqual({ from: 'built', reason: 'the catalog or the code changed since the index was saved' });
     expect(view(again.snapshot)).toEqual(view((await loadSnapshot(catalog)).snapshot));
-    expect((await loadSnapshot(catalog, { indexFile: file })).index).toEqual({ from: 'saved' });
+    expect((await loadSnapshot(catalog, { indexFile: file })).index).toEqual({ from: 'saved', checked: 'content' });
   });
 
   it('the key covers every file, its path and bytes, and files refused on read', async () => {
@@ -142,7 +157,7 @@ describe('saved catalog index', () => {
     const again = await loadSnapshot(catalog, { indexFile: file });
     expect(again.index).toEqual({ from: 'built', reason });
     expect(view(again.snapshot)).toEqual(view(built.snapshot));
-    expect((await loadSnapshot(catalog, { indexFile: file })).index).toEqual({ from: 'saved' });
+    expect((await loadSnapshot(catalog, { indexFile: file })).index).toEqual({ from: 'saved', checked: 'content' });
   });
 
   it('a save whose checksum holds but whose arrays do not fit together is rebuilt, not served', async () => {
@@ -170,19 +185,21 @@ describe('saved catalog index', () => {
   });
 
   it('a crash between writing and renaming leaves the old index whole; the leftover goes with the next write', async () => {
-    await loadSnapshot(catalog, { indexFile: file });
+    await pastEveryChange();
+    await loadSnapshot(catalog, { indexFile: file, racyMs: 0 });
     const before = readFileSync(file);
     // What a writer killed before its rename leaves: a partial temporary file beside the index.
     const leftover = `${file}.99999.tmp`;
     writeFileSync(leftover, before.subarray(0, before.length >> 2));
-    const again = await loadSnapshot(catalog, { indexFile: file });
-    expect(again.index).toEqual({ from: 'saved' });
+    // Served on the files' stats: nothing is written.
+    const again = await loadSnapshot(catalog, { indexFile: file, racyMs: 0 });
+    expect(again.index).toEqual({ from: 'saved', checked: 'stat' });
     expect(readFileSync(file).equals(before)).toBe(true);
     // The next write (the catalog changed) replaces the index and removes the leftover.
     writeFileSync(join(catalog, 'added.md'), '---\ntype: Playbook\ntitle: Added\n---\n# Added\n\ntext\n');
     expect((await loadSnapshot(catalog, { indexFile: file })).index?.from).toBe('built');
     expect(readdirSync(join(dir, 'data')).sort()).toEqual([CATALOG_INDEX_FILE]);
-    expect((await loadSnapshot(catalog, { indexFile: file })).index).toEqual({ from: 'saved' });
+    expect((await loadSnapshot(catalog, { indexFile: file })).index?.from).toBe('saved');
   });
 
   it('an index file that cannot be written is reported and the catalog still loads', async () => {
@@ -195,5 +212,75 @@ describe('saved catalog index', () => {
     expect(r.index?.from).toBe('built');
     expect(r.snapshot.entries.length).toBeGreaterThan(300);
     expect(lines).toEqual(['the catalog index could not be saved; the next start indexes the catalog again']);
+  });
+
+  it('files that stand as they were read: served on their stats alone, and reading them after ready confirms it', async () => {
+    await pastEveryChange();
+    const built = await loadSnapshot(catalog, { indexFile: file, racyMs: 0 });
+    expect(built.index?.from).toBe('built');
+    const again = await loadSnapshot(catalog, { indexFile: file, racyMs: 0 });
+    expect(again.index).toEqual({ from: 'saved', checked: 'stat' });
+    expect(view(again.snapshot)).toEqual(view(built.snapshot));
+    expect(again.verify).toBeTypeOf('function');
+    await expect(again.verify!()).resolves.toBeUndefined();
+  });
+
+  it('files changed just before their stats were recorded prove nothing: the catalog is read (racily clean)', async () => {
+    // beforeEach wrote every file moments ago: within RACY_MS of the first load's stats.
+    await loadSnapshot(catalog, { indexFile: file });
+    const again = await loadSnapshot(catalog, { indexFile: file });
+    expect(again.index).toEqual({ from: 'saved', checked: 'content' });
+    expect(again.verify).toBeUndefined();
+  });
+
+  it('an edit of the same size with the modification time set back is seen (the change time moves)', async () => {
+    await pastEveryChange();
+    await loadSnapshot(catalog, { indexFile: file, racyMs: 0 });
+    const path = firstEntry(catalog);
+    const before = statSync(path);
+    const text = readFileSync(path, 'utf8');
+    const bodyAt = text.indexOf('\n---', 4) + 4;
+    const edited = text.slice(0, bodyAt) + text.slice(bodyAt).replace(/\b[a-z]{6}\b/, 'zebraq');
+    expect(edited).not.toBe(text);
+    expect(Buffer.byteLength(edited)).toBe(before.size);
+    writeFileSync(path, edited);
+    utimesSync(path, before.atime, before.mtime);
+    await pastEveryChange();
+    const again = await loadSnapshot(catalog, { indexFile: file, racyMs: 0 });
+    expect(again.index).toEqual({ from: 'built', reason: 'the catalog or the code changed since the index was saved' });
+    expect(view(again.snapshot)).toEqual(view((await loadSnapshot(catalog)).snapshot));
+    expect(again.snapshot.index.search(tokenize('zebraq'), 5).length).toBeGreaterThan(0);
+  });
+
+  it('stats that lie (the same stats over other bytes): the saved index serves until ready, then the files as they are replace it', async () => {
+    await loadSnapshot(catalog, { indexFile: file });
+    const stale = view((await loadSnapshot(catalog)).snapshot);
+    writeFileSync(join(catalog, 'added-zebra.md'), '---\ntype: Playbook\ntitle: Added zebra\n---\n# Added zebra\n\nquagga\n');
+    // A file system whose stats do not move: the saved stats are made to match the files as they are now.
+    const { root, files } = await statCatalogFiles(catalog);
+    const old = readSavedCatalog(file, catalogKey((await readCatalogFiles(catalog)).filter((f) => f.rel !== 'added-zebra.md')));
+    if (!('saved' in old)) throw new Error(old.reason);
+    writeSavedCatalog(file, { ...old.saved, stat: { key: catalogStatKey(root, files), at: Date.now() + 3_600_000 } });
+
+    const served = await staticCatalog(catalog, false, recordingLogger([]), file);
+    expect(view(served.current())).toEqual(stale);
+    served.start();
+    await served.stop();
+    const fresh = view((await loadSnapshot(catalog)).snapshot);
+    expect(fresh).not.toEqual(stale);
+    expect(view(served.current())).toEqual(fresh);
+    expect(served.current().entries.some((e) => e.title === 'Added zebra')).toBe(true);
+    // And saved again for the files as they are.
+    expect((await loadSnapshot(catalog, { indexFile: file })).index).toEqual({ from: 'saved', checked: 'content' });
+  });
+
+  it('an index saved without stats (an older build) is read, checked by content and saved with them', async () => {
+    await pastEveryChange();
+    await loadSnapshot(catalog, { indexFile: file, racyMs: 0 });
+    const { stat: _stat, ...withoutStat } = await savedNow();
+    writeSavedCatalog(file, withoutStat);
+    expect((await loadSnapshot(catalog, { indexFile: file, racyMs: 0 })).index).toEqual({ from: 'saved', checked: 'content' });
+    expect((await savedNow()).stat).toBeDefined();
+    expect((await loadSnapshot(catalog, { indexFile: file, racyMs: 0 })).index).toEqual({ from: 'saved', checked: 'stat' });
   });
 });

@@ -42,7 +42,7 @@ describe('entry markdown as rich text', () => {
       { code: 'journalctl --vacuum-size=500M' },
       ', set LOG_LEVEL=info (see https://wiki.example.com/x), thanks @bob',
     ]);
-    expect(creditLine).toEqual(['— from ', { person: { name: 'U0ANN', via: 'slack' } }, ' via Slack on 2026-11-29']);
+    expect(creditLine).toEqual(['— from ', { person: { via: 'slack', id: 'U0ANN' } }, ' via Slack on 2026-11-29']);
     const shown = JSON.stringify(entrySection(s['resolution']));
     expect(shown).not.toMatch(/\\\\|\u2060|\["> /);
   });
@@ -67,14 +67,21 @@ describe('entry markdown as rich text', () => {
   });
 
   it('names the credited person the surface way: a Slack mention for a Slack id, a pill for a Matrix id, text otherwise', () => {
-    expect(person({ name: 'U0ANN', via: 'slack' })).toEqual({ type: 'user', user_id: 'U0ANN' });
-    expect(person({ name: 'ann', via: 'slack' })).toMatchObject({ type: 'text', text: '@ann' });
-    expect(person({ name: 'U0ANN', via: 'the cli' })).toMatchObject({ type: 'text', text: '@U0ANN' });
-    expect(inlineHtml([{ person: { name: '@ann:example.org', via: 'matrix' } }], 200)).toBe(
+    expect(person({ id: 'U0ANN', via: 'slack' })).toEqual({ type: 'user', user_id: 'U0ANN' });
+    expect(person({ id: 'ann', via: 'slack' })).toMatchObject({ type: 'text', text: 'ann' });
+    expect(person({ id: 'U0ANN', via: 'cli' })).toMatchObject({ type: 'text', text: 'U0ANN' });
+    expect(inlineHtml([{ person: { id: '@ann:example.org', via: 'matrix' } }], 200)).toBe(
       '<a href="https://matrix.to/#/%40ann%3Aexample.org">@ann:example.org</a>',
     );
-    expect(inlineHtml([{ person: { name: '<script>', via: 'matrix' } }], 200)).toBe('@&lt;script&gt;');
+    expect(inlineHtml([{ person: { id: '<script>', via: 'matrix' } }], 200)).toBe('&lt;script&gt;');
     const [cli] = entryParagraphs(fixEntrySections('restarted it', 'cli', 'ann')['resolution']!).slice(-1);
-    expect(plainText(cli!)).toBe('— from @ann via the CLI on 2026-11-29');
+    expect(plainText(cli!)).toBe('— from ann via the CLI on 2026-11-29');
+    // An entry credited by Slack id (entries written before names were looked up) mentions them on Slack.
+    const [old] = entryParagraphs('> restarted it\n>\n> — from @U0ANN via Slack on 2026-11-29').slice(-1);
+    expect(old!.map(inline)).toContainEqual({ type: 'user', user_id: 'U0ANN' });
+    // A display name the entry recorded is shown as written: never a mention, never looked up.
+    const [named] = entryParagraphs('— from Ann Example via Slack on 2026-11-29');
+    expect(named![1]).toEqual({ person: { via: 'entry', id: 'Ann Example', name: 'Ann Example' } });
+    expect(named!.map(inline).every((e) => e.type === 'text')).toBe(true);
   });
 });

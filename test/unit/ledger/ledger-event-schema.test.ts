@@ -167,7 +167,7 @@ describe('ledgerEventSchema', () => {
     [{ ...everyKind[16], number: 1.5 }, 'curated event: number must be an integer'],
     [
       { ...everyKind[16], decision: 'merged' },
-      'curated event: decision must be one of recalled|below_bar|duplicate_entry|duplicate_pr|suppressed|novel|pr_comment|concept_pr|fix_pr|postmortem_pr|failed',
+      'curated event: decision must be one of recalled|below_bar|duplicate_entry|duplicate_pr|suppressed|novel|pr_comment|concept_pr|fix_pr|postmortem_pr|amend_pr|pr_update|failed',
     ],
     [{ ...everyKind[17], text: '' }, 'fix event: text must be a non-empty string'],
     [{ ...everyKind[18], model: 'yes', openId: undefined }, 'question event: openId must be a non-empty string; model must be a boolean'],

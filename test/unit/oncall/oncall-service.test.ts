@@ -114,7 +114,7 @@ describe('OnCallService', () => {
     );
     const v = await s.answerFor('payments', 'slack');
     expect(v.title).toBe('📟 On call · payments');
-    expect(v.body[0]).toEqual(['📟 on call: ', { person: { name: 'U0ANN', via: 'slack' } }, ' (PagerDuty · until 17:00 UTC)']);
+    expect(v.body[0]).toEqual(['📟 on call: ', { person: { via: 'slack', id: 'U0ANN', name: 'Ann' } }, ' (PagerDuty · until 17:00 UTC)']);
     expect(v.body[1]).toEqual(['routes: payments, default']);
     const none = await s.answerFor(undefined, 'matrix');
     expect(none.body[0]).toEqual(['📟 on call: unknown (no on-call source for the default route)']);

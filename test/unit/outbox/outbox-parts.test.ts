@@ -14,6 +14,7 @@ import { Attempts, planLanes } from '../../../src/core/outbox/delivery-lanes.js'
 import { OutboxWorker } from '../../../src/core/outbox/outbox-worker.js';
 import type { OutboxItem, OutboxLedger } from '../../../src/core/outbox/outbox-types.js';
 import { ManualClock } from '../../../src/ports/clock.js';
+import type { SentMessage } from '../../../src/ports/transcript.js';
 import { recordingLogger } from '../bot/bot-harness.js';
 import { RecordingTransport } from '../bot/recording-transport.js';
 import { at, open } from '../ledger/ledger-events-fixture.js';
@@ -223,5 +224,57 @@ describe('stop', () => {
     await stopping;
     expect(transport.posts).toHaveLength(1);
     expect(ledger.read.pendingOutboxCount()).toBe(0);
+  });
+});
+
+describe('what a surface took', () => {
+  it('is recorded in the transcript for every surface and op, people named as the directory knows them at send time', async () => {
+    const ledger = await Ledger.open(createStore('memory://', ''));
+    const ev = (id: string, op: 'post' | 'update' | 'reply', view: OutboxEvent['view']): OutboxEvent => ({
+      type: 'outbox',
+      id,
+      transport: 'matrix',
+      op,
+      openId: 'o1',
+      ...(op === 'post' ? { channel: '!room:hs' } : {}),
+      view,
+      at: at(1),
+    });
+    const ann = { person: { via: 'matrix', id: '@ann:hs' } };
+    await ledger.transaction(async (tx) => {
+      tx.record(open('f1', 0, { id: 'o1' }));
+      tx.record(ev('m-1', 'post', card));
+    });
+    const transport = new RecordingTransport({ name: 'matrix' });
+    const sent: SentMessage[] = [];
+    const names = { nameOf: (p: { via: string; id: string }) => (p.id === '@ann:hs' ? 'Ann <b>' : undefined) };
+    const w = new OutboxWorker({
+      ledger,
+      transports: new Map([['matrix', transport]]),
+      clock: new ManualClock(at(2)),
+      logger: recordingLogger([]),
+      people: names,
+      transcript: { record: (m) => sent.push(m) },
+    });
+    w.start();
+    await w.idle();
+    await ledger.transaction(async (tx) => {
+      tx.record(ev('m-2', 'update', { kind: 'card_patch', ack: ['👀 ', ann, ' is on it'] }));
+      tx.record(ev('m-3', 'reply', { kind: 'notice', topic: 'status', icon: '👀', text: [ann, ' is on it'] }));
+    });
+    w.kick();
+    await w.idle();
+    await w.stop();
+    expect(sent.map((m) => [m.transport, m.op])).toEqual([
+      ['matrix', 'post'],
+      ['matrix', 'update'],
+      ['matrix', 'reply'],
+    ]);
+    // The name is filled in before the send, as data: the surface and the transcript get the same view.
+    const named = { person: { via: 'matrix', id: '@ann:hs', name: 'Ann <b>' } };
+    expect(transport.updates[0]!.view).toMatchObject({ ack: ['👀 ', named, ' is on it'] });
+    expect(sent[1]!.view).toMatchObject({ ack: ['👀 ', named, ' is on it'] });
+    expect(sent[2]!.view).toMatchObject({ text: [named, ' is on it'] });
+    expect(sent.every((m) => m.root?.transport === 'matrix')).toBe(true);
   });
 });

@@ -237,6 +237,30 @@ describe('an incident page', () => {
     expect(html).toContain(`href="${url}"`);
   });
 
+  it('names people by display name, the surface id on hover; a hostile name is text', () => {
+    const incident: ViewIncident = { openId: 'o2', triggerKey: 't', fingerprint: 'f', at: '2026-01-01T03:05:00Z', cls: 'investigation', calls: 0, tokens: 0 };
+    const thread = {
+      openId: 'o2',
+      firedAt: '2026-01-01T03:00:00Z',
+      acks: [
+        { user: 'slack:U0ANN', via: 'slack', at: '2026-01-01T03:07:00Z' },
+        { user: 'slack:U0EVE', via: 'slack', at: '2026-01-01T03:08:00Z' },
+        { user: 'slack:U0NEW', via: 'slack', at: '2026-01-01T03:09:00Z' },
+      ],
+      timeline: [{ kind: 'vote', at: '2026-01-01T03:10:00Z', user: 'slack:U0ANN', via: 'slack', detail: 'down' }],
+      roots: {},
+    } as unknown as Thread;
+    const names = { nameOf: (p: { via: string; id: string }) => ({ U0ANN: 'Ann Example', U0EVE: '<script>x</script>' })[p.id] };
+    const html = incidentPage({ incident, thread, permalinks: [], names });
+    expect(html).toContain('<span class="person" title="slack:U0ANN">Ann Example</span>');
+    // The same person one way on the page: the timeline's vote names Ann as the ack line does.
+    expect(html.match(/title="slack:U0ANN">Ann Example</g)).toHaveLength(2);
+    expect(html).not.toContain('<script>x');
+    expect(html).toContain('&lt;script&gt;x&lt;/script&gt;');
+    // Someone the directory does not know yet: their id, never the ledger's slack:… key as a name.
+    expect(html).toContain('title="slack:U0NEW">U0NEW</span>');
+  });
+
   it('a structural near miss is named as a correct refusal', () => {
     const incident: ViewIncident = {
       openId: 'o1',

@@ -62,8 +62,31 @@ describe('payloads to intents (what the person meant)', () => {
     expect(fromMessage(msg({ thread_ts: undefined }), self)).toHaveProperty('skip');
     expect(fromMessage(msg({ thread_ts: '2.1' }), self)).toHaveProperty('skip');
     expect(fromMessage(msg({ bot_id: 'B9' }), self)).toEqual({ skip: 'message from a bot' });
+    // The bot's own replies (`ack` in a notice it wrote, a fix it quoted) never count as a person's.
+    expect(fromMessage(msg({ user: 'UBOT', text: 'ack' }), self)).toEqual({ skip: 'message from a bot' });
+    expect(fromMessage(msg({ user: 'UOTHER', bot_id: 'B7', text: 'fixed: restarted it' }), self)).toEqual({ skip: 'message from a bot' });
+    expect(fromMessage(msg({ subtype: 'bot_message', text: 'ack' }), self)).toHaveProperty('skip');
     expect(fromMessage(msg({ subtype: 'message_deleted' }), self)).toHaveProperty('skip');
     expect(fromMessage(msg({ subtype: 'thread_broadcast' }), self)).toHaveProperty('skip');
+    // A plain reply in a thread counts as `ack` or `fixed: …` (README: "`ack` in the thread"), nothing else.
+    const root = { transport: 'slack', channel: 'C1', id: '1.2' };
+    expect(fromMessage(msg({ text: 'ack' }), self)).toEqual({
+      intent: { type: 'ack', eventId: 'Ev2', actor: { id: 'U1', via: 'slack' }, target: { message: root } },
+    });
+    expect(fromMessage(msg({ text: 'ACK!' }), self)).toMatchObject({ intent: { type: 'ack' } });
+    expect(fromMessage(msg({ text: 'fixed: restarted `journald` &amp; set LOG_LEVEL=info <https://wiki.example/x|runbook>' }), self)).toEqual({
+      intent: {
+        type: 'fixed',
+        eventId: 'Ev2',
+        actor: { id: 'U1', via: 'slack' },
+        text: 'restarted `journald` & set LOG_LEVEL=info runbook (https://wiki.example/x)',
+        target: { message: root },
+      },
+    });
+    for (const chatter of ['ack the deploy first?', 'fixed it myself', 'fixed:', 'fixed:   ', 'note: x', 'silence 4h', 'acknowledged', 'postmortem'])
+      expect(fromMessage(msg({ text: chatter }), self), chatter).toEqual({ skip: 'thread reply that does not address the bot' });
+    // Top-level `ack` is not in a thread: not the bot's business.
+    expect(fromMessage(msg({ text: 'ack', thread_ts: undefined }), self)).toHaveProperty('skip');
     const mention = (text: string, thread = true) => ({
       event_id: 'Ev3',
       event: { type: 'app_mention', user: 'U1', channel: 'C1', ts: '3.1', ...(thread ? { thread_ts: '1.2' } : {}), text },
@@ -192,9 +215,12 @@ describe('acknowledge on Slack (issue 21)', () => {
       response_url: 'https://hooks.slack.com/a',
       actions: [{ action_id: 'reprise_ack', block_id: controlsBlockId('firing', 'inc:7'), action_ts: '9.9' }],
     };
-    expect(fromBlockAction(click)).toMatchObject({
-      intent: { type: 'ack', actor: { id: 'U1', name: '<!channel>', via: 'slack' }, target: { controlsId: 'inc:7' }, replyTo: { kind: 'response_url' } },
+    const t = fromBlockAction(click);
+    expect(t).toMatchObject({
+      intent: { type: 'ack', actor: { id: 'U1', via: 'slack' }, target: { controlsId: 'inc:7' }, replyTo: { kind: 'response_url' } },
     });
+    // The legacy handle is not a name people see: a person is their id (core/people.ts).
+    expect('intent' in t && t.intent.actor).toEqual({ id: 'U1', via: 'slack' });
   });
 
   it('@reprise ack in a thread and /reprise ack are acks', () => {

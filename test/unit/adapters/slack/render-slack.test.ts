@@ -366,3 +366,33 @@ describe('model findings', () => {
     );
   });
 });
+
+describe('people on Slack (issue 28 item 2)', () => {
+  const ann = { person: { via: 'slack', id: 'U0ANN', name: 'Ann Example' } };
+  const hostile = { person: { via: 'matrix', id: '@x:hs', name: '<!channel> @here *bold* <https://evil.example|click>' } };
+
+  it('a Slack person is a mention in the blocks and in the notification text; Slack shows their current name', () => {
+    const m = renderNotice({ kind: 'notice', topic: 'status', icon: '👀', text: [ann, ' is on it'] });
+    expect(JSON.stringify(m.blocks)).toContain('{"type":"user","user_id":"U0ANN"}');
+    expect(m.text).toBe('👀 <@U0ANN> is on it');
+  });
+
+  it('someone of another surface, or a malformed id, is inert text: no broadcast, no link, no mention, in blocks or text', () => {
+    for (const who of [hostile, { person: { via: 'slack', id: '<!channel>', name: 'x' } }]) {
+      const m = renderNotice({ kind: 'notice', topic: 'note', icon: '📝', text: ['saved — note from ', who] });
+      expect(JSON.stringify(m.blocks)).not.toMatch(/"type":"(user|usergroup|broadcast|link)"/);
+      expect(m.text).not.toMatch(/<!|<@|<https?:/);
+    }
+  });
+
+  it('a person in the card’s state line is a mention element; the rest stays plain text', () => {
+    const m = renderCard(card({ state: 'silenced', stateNote: ['silenced by ', ann, ' until 04:00 UTC'] }));
+    const context = (m.blocks as Array<{ type: string; elements?: unknown[] }>).find((b) => b.type === 'context')!;
+    expect(context.elements).toEqual([
+      expect.objectContaining({ type: 'plain_text' }),
+      { type: 'plain_text', text: '🔕 Silenced — silenced by', emoji: true },
+      { type: 'mrkdwn', text: '<@U0ANN>', verbatim: true },
+      { type: 'plain_text', text: 'until 04:00 UTC', emoji: true },
+    ]);
+  });
+});

@@ -32,6 +32,8 @@ const METHOD_SCOPES: Record<string, readonly string[]> = {
   'conversations.replies': ['channels:history', 'groups:history'],
   // Who is on call (docs/oncall.md): a person's id by email.
   'users.lookupByEmail': ['users:read', 'users:read.email'],
+  // Display names where text cannot mention a person.
+  'users.info': ['users:read'],
 };
 
 function sourceFiles(dir: string): string[] {
