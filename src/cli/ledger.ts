@@ -82,6 +82,8 @@ function triggerOf(e: LedgerEvent, seen: Map<string, string>): string | undefine
     case 'postmortem':
     case 'ack':
     case 'refusal':
+    case 'oncall_reminder':
+    case 'oncall_found':
       return e.triggerKey;
     case 'pagerduty_call':
       return e.openId === undefined ? undefined : seen.get(`open:${e.openId}`);

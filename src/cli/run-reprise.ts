@@ -58,6 +58,12 @@ const COMMANDS: ReadonlyArray<{ name: string; synopsis: string; summary: string;
     load: async () => (await import('./postmortem.js')).postmortem,
   },
   {
+    name: 'oncall',
+    synopsis: '[ROUTE] [--config FILE] [--json]',
+    summary: 'who is on call now for an on-call route, and until when (rotation, PagerDuty or Grafana OnCall)',
+    load: async () => (await import('./oncall.js')).oncall,
+  },
+  {
     name: 'import',
     synopsis: 'postmortems <DIR|GIT-URL> [--dry-run] [--json] [--batch N]',
     summary: "a team's existing postmortems as Incident entry drafts, deduplicated and filed as PRs",

@@ -19,7 +19,7 @@
  */
 import { z } from 'zod';
 import type { ResponseTarget } from './chat/chat-types.js';
-import type { CardPatch, MessageView, ReplyView } from './chat/thread-view.js';
+import type { CardPatch, MessageView, OnCallView, ReplyView } from './chat/thread-view.js';
 import { verdictSchema, type Verdict } from './verdict.js';
 
 function isObject(v: unknown): v is object {
@@ -104,6 +104,16 @@ export const openEventSchema = z.object({
       { error: 'must be an object' },
     )
     .optional(),
+  /**
+   * Who was on call on its cards (issue 32), per surface, and when nobody having acknowledged
+   * means the thread mentions them once more (`oncall.remind_after`). Typed, not checked beyond the time.
+   */
+  remind: z.object({ at: timestamp, cards: unchecked<Record<string, OnCallView>>() }, { error: 'must be an object' }).optional(),
+  /**
+   * The on-call route asked for its cards and the answer was not in within the budget (issue 32):
+   * when it comes late, the cards are edited and the person mentioned in the thread (`oncall_found`).
+   */
+  oncallLate: z.object({ route: nonEmpty, service: nonEmpty.optional() }, { error: 'must be an object' }).optional(),
   /** What the alert said (capped): a human fix's entry draft and a question's answer quote it. */
   alert: z
     .object(
@@ -319,6 +329,25 @@ export const refusalEventSchema = z.object({
   at: timestamp,
 });
 export type RefusalEvent = z.infer<typeof refusalEventSchema>;
+
+/** The on-call reminder was said in the thread (issue 32): once, a restart does not say it again. */
+export const onCallReminderEventSchema = z.object({
+  type: z.literal('oncall_reminder'),
+  triggerKey: nonEmpty,
+  openId: nonEmpty,
+  at: timestamp,
+});
+export type OnCallReminderEvent = z.infer<typeof onCallReminderEventSchema>;
+
+/** A late on-call answer reached a thread (issue 32): its cards were edited; `remind` as an open's. */
+export const onCallFoundEventSchema = z.object({
+  type: z.literal('oncall_found'),
+  triggerKey: nonEmpty,
+  openId: nonEmpty,
+  remind: z.object({ at: timestamp, cards: unchecked<Record<string, OnCallView>>() }, { error: 'must be an object' }).optional(),
+  at: timestamp,
+});
+export type OnCallFoundEvent = z.infer<typeof onCallFoundEventSchema>;
 
 /** `@reprise postmortem` in a thread (issue 21 item 5): a draft was asked for (the chat event, applied once). */
 export const postmortemEventSchema = humanActionSchema.extend({
@@ -635,6 +664,8 @@ export const ledgerEventSchema = z.discriminatedUnion('type', [
   ackEventSchema,
   pagerDutyCallEventSchema,
   refusalEventSchema,
+  onCallReminderEventSchema,
+  onCallFoundEventSchema,
 ]);
 export type LedgerEvent = z.infer<typeof ledgerEventSchema>;
 export type LedgerEventType = LedgerEvent['type'];

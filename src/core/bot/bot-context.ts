@@ -81,6 +81,8 @@ export type BotReads = Pick<
   | 'threadOfFingerprint'
   | 'ackSeconds'
   | 'pendingPagerDutyCalls'
+  | 'dueOnCallReminders'
+  | 'awaitingOnCall'
 >;
 
 /** What the bot needs of the ledger: its reader, and transactions. */
@@ -149,6 +151,10 @@ export interface RepriseBotDeps {
    * Absent: recall decides alone with the margin gate (SPEC §6 without a model).
    */
   jobs?: InvestigationJobsPort;
+  /** Who is on call (issue 32): the reminder's delay (`oncall.remind_after`; 0 or absent: no reminder). */
+  onCall?: { remindAfterMs: number };
+  /** `/reprise oncall [route]`: who is on call, as an answer for the asker (absent: none configured). */
+  whoIsOnCall?: (route: string | undefined, via: string) => Promise<EphemeralView>;
   /** `trigger.investigate_after`, for what the thread says about a waiting investigation. */
   investigateAfterMs?: number;
   /** Debounce, storm coalescing and the recurrence cooldown (default: all off). */

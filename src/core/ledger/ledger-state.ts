@@ -490,6 +490,19 @@ function applyKnown(state: LedgerState, e: LedgerEvent, seq: number | undefined)
     case 'pagerduty_call':
       applyPagerDutyCall(state, e);
       return undefined;
+    case 'oncall_reminder': {
+      const thread = threadOf(state, e.openId);
+      if (thread) thread.reminded = e.at;
+      return undefined;
+    }
+    case 'oncall_found': {
+      const thread = threadOf(state, e.openId);
+      if (thread) {
+        delete thread.oncallLate;
+        if (e.remind !== undefined) thread.remind = e.remind;
+      }
+      return undefined;
+    }
   }
 }
 
