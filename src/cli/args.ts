@@ -1,6 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
 import type { parseArgs } from 'node:util';
-import type { CliIO } from './io.js';
+import type { CliIO } from '../runtime/cli-io.js';
 
 export class UsageError extends Error {}
 

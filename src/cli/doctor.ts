@@ -24,7 +24,7 @@ import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
 import { configFile } from '../config/load-config.js';
 import { controlRequest } from '../runtime/control-client.js';
-import type { CliCommand, CliIO } from './io.js';
+import type { CliCommand, CliIO } from '../runtime/cli-io.js';
 import { readServeOwner } from '../runtime/serve-owner.js';
 import { describeStore, openStore } from '../runtime/open-store.js';
 

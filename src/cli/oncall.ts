@@ -6,7 +6,7 @@ import { buildOnCall } from '../runtime/build-oncall.js';
 import { createLogger } from '../runtime/create-logger.js';
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
-import type { CliCommand } from './io.js';
+import type { CliCommand } from '../runtime/cli-io.js';
 
 const USAGE = `reprise oncall [ROUTE] [--config FILE] [--json]
 

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import type { CliCommand, CliIO } from './io.js';
+import type { CliCommand, CliIO } from '../runtime/cli-io.js';
 
 /** Every command: how it is called and what it does (the top-level `--help` is generated from these); each loads lazily so `reprise catalog lint` never pays for the chat SDKs. */
 const COMMANDS: ReadonlyArray<{ name: string; synopsis: string; summary: string; load: () => Promise<CliCommand> }> = [

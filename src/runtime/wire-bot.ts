@@ -37,7 +37,7 @@ import { combineReadiness, type Readiness } from '../http/readiness.js';
 import type { Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
 import type { KeyValueStore } from '../ports/store.js';
-import type { CliIO } from '../cli/io.js';
+import type { CliIO } from './cli-io.js';
 import { buildLoop } from './build-loop.js';
 import { buildOnCall } from './build-oncall.js';
 import { buildSurfaces } from './build-surfaces.js';

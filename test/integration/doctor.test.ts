@@ -10,7 +10,7 @@ import { startControlServer } from '../../src/http/control-server.js';
 import { silentLogger } from '../../src/ports/logger.js';
 import { controlSocketPath } from '../../src/runtime/serve-owner.js';
 import { doctor } from '../../src/cli/doctor.js';
-import type { CliIO } from '../../src/cli/io.js';
+import type { CliIO } from '../../src/runtime/cli-io.js';
 import { writeServeOwner } from '../../src/runtime/serve-owner.js';
 import { startK8sHttpServer } from '../fakes/mcp-k8s-server.js';
 import { startMatrixFake } from '../fakes/matrix-homeserver.js';
