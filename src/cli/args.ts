@@ -2,8 +2,6 @@ import { Command, CommanderError, Option } from 'commander';
 import type { parseArgs } from 'node:util';
 import type { CliIO } from '../runtime/cli-io.js';
 
-export class UsageError extends Error {}
-
 /** One option of a command: its type, an optional one-letter alias, and the line `--help` prints. */
 export interface CliOption {
   type: 'string' | 'boolean';

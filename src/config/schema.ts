@@ -919,29 +919,11 @@ export function parseOneShot(raw: unknown): ReturnType<typeof configSchema.safeP
   return configShape.safeParse(raw) as ReturnType<typeof configSchema.safeParse>;
 }
 
-/** Input accepted by the schema (what the YAML may say). */
-export type ConfigInput = z.input<typeof configSchema>;
 /** The resolved config every component reads. */
 export type Config = z.output<typeof configSchema>;
-export type ServerConfig = Config['server'];
-export type CatalogConfig = Config['catalog'];
-export type StoreConfig = Config['store'];
-export type RecallConfig = Config['recall'];
-export type TriggerConfig = Config['trigger'];
-/** One `trigger.match` / `trigger.ignore` rule; `severity` is always a list here. */
-export type TriggerRule = TriggerConfig['match'][number];
-export type LedgerConfig = Config['ledger'];
-export type TransportConfig = Config['transport'];
 /** Present only when the file has a `model` block. */
 export type ModelConfig = NonNullable<Config['model']>;
 export type ToolsConfig = Config['tools'];
-export type ToolServerConfig = ToolsConfig['servers'][number];
-export type ScopeRuleConfig = ToolsConfig['scope'][number];
-export type LogConfig = Config['log'];
-/** Present only when a forge is configured. */
-export type ForgeConfig = NonNullable<Config['forge']>;
-export type CurateConfig = Config['curate'];
-export type OnCallConfig = Config['oncall'];
 
 /** The loose shape the cross-field rules read; any part may be missing or mistyped. */
 interface Loose {

@@ -38,7 +38,6 @@ const objectOf = <T extends object>() => z.custom<T>(isObject, { error: 'must be
 const unchecked = <T>() => z.custom<T>();
 
 export const openKindSchema = oneOf(['recall', 'fresh']);
-export type OpenKind = z.infer<typeof openKindSchema>;
 
 export const openEventSchema = z.object({
   type: z.literal('open'),
@@ -337,7 +336,6 @@ export const onCallReminderEventSchema = z.object({
   openId: nonEmpty,
   at: timestamp,
 });
-export type OnCallReminderEvent = z.infer<typeof onCallReminderEventSchema>;
 
 /** A late on-call answer reached a thread (issue 32): its cards were edited; `remind` as an open's. */
 export const onCallFoundEventSchema = z.object({
@@ -347,14 +345,12 @@ export const onCallFoundEventSchema = z.object({
   remind: z.object({ at: timestamp, cards: unchecked<Record<string, OnCallView>>() }, { error: 'must be an object' }).optional(),
   at: timestamp,
 });
-export type OnCallFoundEvent = z.infer<typeof onCallFoundEventSchema>;
 
 /** `@reprise postmortem` in a thread (issue 21 item 5): a draft was asked for (the chat event, applied once). */
 export const postmortemEventSchema = humanActionSchema.extend({
   type: z.literal('postmortem'),
   openId: nonEmpty,
 });
-export type PostmortemEvent = z.infer<typeof postmortemEventSchema>;
 
 /**
  * A model's answer to a thread question came back (issue 21 item 3): what it cost, counted in the
@@ -373,7 +369,6 @@ export const questionAnsweredEventSchema = z.object({
   costUsd: unchecked<number>().optional(),
   at: timestamp,
 });
-export type QuestionAnsweredEvent = z.infer<typeof questionAnsweredEventSchema>;
 
 export const findingStatusSchema = oneOf(['completed', 'exhausted', 'failed', 'skipped', 'cancelled', 'degraded']);
 export type FindingStatus = z.infer<typeof findingStatusSchema>;
@@ -416,7 +411,6 @@ export type FindingEvent = z.infer<typeof findingEventSchema>;
 
 /** What noise control did with an alert (issue 12), recorded with its reason so a replay agrees. */
 export const noiseActionSchema = oneOf(['hold', 'release', 'drop', 'flush', 'mark', 'am_silence', 'admit']);
-export type NoiseAction = z.infer<typeof noiseActionSchema>;
 
 /**
  * A hold (debounce), its release, a drop (policy, silence, cooldown, a resolve inside the

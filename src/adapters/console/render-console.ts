@@ -177,8 +177,3 @@ export function renderConsoleEphemeral(view: EphemeralView): string {
   for (const t of view.trace ?? []) out.push(`  ${t.passed ? '✓' : '✗'} ${t.gate} ${escapeLine(t.entry ?? '')} — ${escapeLine(t.reason)}`);
   return out.join('\n');
 }
-
-/** Plain text of a notice, for transcripts. */
-export function noticeText(view: ReplyView): string {
-  return view.kind === 'notice' ? `${view.icon} ${richText(view.text)}` : '';
-}

@@ -31,8 +31,6 @@ import type { Severity } from '../../core/types.js';
 import { layout, jsonBytes, type Block, type Piece } from './matrix-layout.js';
 import { html, htmlLine, inline, isUserId, link, plain, plainLine, safeUrl, userPermalink } from './matrix-markup.js';
 
-/** Matrix's limit on a whole event (PDU) in bytes, envelope included (spec: "Size limits"). */
-export const MATRIX_EVENT_LIMIT_BYTES = 65_536;
 /**
  * What one event's content may take: the limit less room for the envelope the homeserver adds
  * (ids, `prev_events`, `auth_events`, hashes, signatures — about 2 KiB in practice).

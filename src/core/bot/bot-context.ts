@@ -9,7 +9,7 @@ import type { LoopObserver } from '../../ports/loop-observer.js';
 import type { CardPatch, EphemeralView, CardView, NoticeView, ReplyView, RichText } from '../chat/thread-view.js';
 import type { ResponseTarget } from '../chat/chat-types.js';
 import type { LedgerEvent } from '../ledger-events.js';
-import type { LedgerReader, Occurrences, PendingJob, Thread } from '../ledger/ledger-reader.js';
+import type { LedgerReader, Occurrences, Thread } from '../ledger/ledger-reader.js';
 import type { CatalogSnapshot } from '../recall/catalog-snapshot.js';
 import type { FuzzyTextIndex } from '../search/text-query.js';
 import type { RecallOptions } from '../recall/recall.js';
@@ -341,7 +341,7 @@ export function shortTime(iso: string, now: Date): string {
   return day === now.toISOString().slice(0, 10) ? `${hm} UTC` : `${day} ${hm} UTC`;
 }
 
-export type { Clock, Logger, PendingJob };
+export type { Clock, Logger };
 
 /** What became of a chat or CLI action (a vote, a silence, a note, an ack, a fix, a question). */
 export type ChatOutcome =

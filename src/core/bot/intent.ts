@@ -19,7 +19,7 @@ import type { PagerDutyCallOutcome } from './pagerduty-flow.js';
 import type { RoutedOnCall } from '../oncall/oncall-view.js';
 import type { OnCallAnswer } from '../../ports/oncall.js';
 
-export type { Actor, ChatIntent, Target } from '../chat/chat-types.js';
+export type { ChatIntent } from '../chat/chat-types.js';
 
 /** What a person asked for from the CLI or the control socket: a chat intent without a surface event. */
 export type CliIntent = {

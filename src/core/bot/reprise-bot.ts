@@ -11,7 +11,7 @@ import type { AmSilenceRequest, PagerDutyAckRequest, QuestionAsk } from './effec
 import { backoffDelay } from '../backoff.js';
 import { acknowledgeInPagerDuty } from './pagerduty-flow.js';
 
-export type { BotLedger, BotSurface, BotTx, ClosedEpisode, RepriseBotDeps, ThreadInfo } from './bot-context.js';
+export type { RepriseBotDeps } from './bot-context.js';
 export type { BotOutcome, IncidentOutcome } from './decide.js';
 
 export interface HandleOptions {

@@ -12,7 +12,6 @@
  * readers.
  */
 import type { MessageRef } from '../chat/chat-types.js';
-import type { LedgerEvent } from '../ledger-events.js';
 import type { Verdict } from '../verdict.js';
 import type { AnswerKind } from '../types.js';
 import { ledgerAggregates, stateDigest, type LedgerAggregates } from './ledger-export-format.js';
@@ -534,5 +533,5 @@ export class LedgerReader {
   }
 }
 
-export type { EntryStats, EntryTrackRecord, Occurrences, SilenceState, LedgerAggregates, LedgerEvent };
+export type { EntryStats, EntryTrackRecord, Occurrences, SilenceState, LedgerAggregates };
 export type { AnswerClass, ViewCuration, ViewDay, ViewEntry, ViewIncident, ViewTrigger, ViewWeek } from './memory-view-state.js';
