@@ -23,6 +23,11 @@ describe('the golden shift, as people read it', () => {
   it('Matrix: formatted_body (as HTML renders) and body of every message', { timeout: 120_000 }, async () => {
     const shift = await playShift('matrix');
     expectNoChange([checkGolden('matrix.txt', shift.chat)]);
+    // People by their profile display names, as a Matrix client shows them — never a raw id where a name belongs.
+    // (Only the steps' own lines — what people typed — carry an id.)
+    expect(shift.chat).toContain('👀 Ann Example is on it');
+    const shown = shift.chat.split('\n').filter((l) => l.startsWith('  │'));
+    expect(shown.filter((l) => /@(?:ann|bob):fake\.test/.test(l))).toEqual([]);
   });
 
   it('Mattermost: every post, edit and ephemeral answer as the client renders its markdown', { timeout: 120_000 }, async () => {
