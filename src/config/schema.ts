@@ -890,12 +890,15 @@ function crossFieldRules(cfg: unknown, ctx: z.RefinementCtx<unknown>): void {
     );
   }
   const pd = (c as { pagerduty?: { token?: string; from?: string } } | undefined)?.pagerduty;
-  if (pd?.token !== undefined && pd.token !== '')
-    need(
-      pd.from,
-      ['pagerduty', 'from'],
-      "is required with pagerduty.token: PagerDuty needs the acknowledging user's email in `From` (or set REPRISE_PAGERDUTY_FROM)",
-    );
+  // Tagged: only the serving bot acknowledges; a command that only reads PagerDuty (`reprise import pagerduty`) needs no `From`.
+  if (pd?.token !== undefined && pd.token !== '' && (pd.from === undefined || pd.from === ''))
+    ctx.addIssue({
+      code: 'custom',
+      path: ['pagerduty', 'from'],
+      message: "is required with pagerduty.token: PagerDuty needs the acknowledging user's email in `From` (or set REPRISE_PAGERDUTY_FROM)",
+      input: undefined,
+      params: { serveOnly: true },
+    });
   const t = c?.transport;
   const sl = t?.slack;
   if (sl?.bot_token !== undefined && sl.bot_token !== '') {

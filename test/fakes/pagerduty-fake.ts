@@ -29,7 +29,9 @@ export interface PagerDutyFake {
   close(): Promise<void>;
 }
 
-export async function startPagerDutyFake(opts: { token: string; incidents?: string[]; echo?: boolean } = { token: 'pd-token' }): Promise<PagerDutyFake> {
+export async function startPagerDutyFake(
+  opts: { token: string; incidents?: string[]; echo?: boolean; history?: PagerDutyHistorySeed } = { token: 'pd-token' },
+): Promise<PagerDutyFake> {
   const known = opts.incidents ? new Set(opts.incidents) : undefined;
   const requests: PagerDutyRequest[] = [];
   const acknowledged: string[] = [];
@@ -63,6 +65,11 @@ export async function startPagerDutyFake(opts: { token: string; incidents?: stri
         );
         return;
       }
+      if (req.method === 'GET' && opts.history) {
+        if (req.headers['authorization'] !== `Token token=${opts.token}`) return error(401, 'Unauthorized');
+        const answer = historyRoute(opts.history, new URL(req.url ?? '/', 'http://pd.invalid'));
+        if (answer) return send(answer.status, answer.body);
+      }
       const m = /^\/incidents\/([^/?]+)$/.exec(req.url ?? '');
       if (!m || req.method !== 'PUT') return error(404, 'Not Found');
       if (req.headers['authorization'] !== `Token token=${opts.token}`) return error(401, 'Unauthorized');
@@ -88,4 +95,51 @@ export async function startPagerDutyFake(opts: { token: string; incidents?: stri
     script: (s) => void (script = s),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Incident history (`reprise import pagerduty`, issue 31 item 3): GET /incidents (resolved, in a
+// window, by service, paginated offset/limit/more), GET /incidents/{id}/notes and
+// GET /incidents/{id}/log_entries. The same auth and scripted failures as above apply.
+// ---------------------------------------------------------------------------------------------
+
+export interface PagerDutyHistorySeed {
+  /** Incident objects as PagerDuty's REST API returns them (`id`, `title`, `status`, `created_at`, `service`…). */
+  incidents: Array<Record<string, unknown>>;
+  /** Notes per incident id, as `{ content, created_at, user: { id, summary } }`. */
+  notes?: Record<string, unknown[]>;
+  /** Log entries per incident id (`type: resolve_log_entry`, `channel`, `agent`…). */
+  logEntries?: Record<string, unknown[]>;
+  /** The page size the stand-in caps `limit` at (PagerDuty: 100); small to exercise paging. */
+  maxLimit?: number;
+}
+
+function historyRoute(h: PagerDutyHistorySeed, url: URL): { status: number; body: unknown } | undefined {
+  const q = url.searchParams;
+  if (url.pathname === '/incidents') {
+    const since = Date.parse(q.get('since') ?? '');
+    const until = Date.parse(q.get('until') ?? '');
+    if (Number.isNaN(since) || Number.isNaN(until))
+      return { status: 400, body: { error: { message: 'Invalid Input Provided', errors: ['since and until are required'] } } };
+    const statuses = q.getAll('statuses[]');
+    const services = q.getAll('service_ids[]');
+    const limit = Math.min(Number(q.get('limit') ?? 25), h.maxLimit ?? 100);
+    const offset = Number(q.get('offset') ?? 0);
+    const all = h.incidents
+      .filter((i) => statuses.length === 0 || statuses.includes(String(i['status'])))
+      .filter((i) => services.length === 0 || services.includes(String((i['service'] as { id?: string } | undefined)?.id)))
+      .filter((i) => {
+        const at = Date.parse(String(i['created_at']));
+        return at >= since && at < until;
+      })
+      .sort((a, b) => Date.parse(String(a['created_at'])) - Date.parse(String(b['created_at'])));
+    const page = all.slice(offset, offset + limit);
+    return { status: 200, body: { incidents: page, limit, offset, more: offset + page.length < all.length, total: null } };
+  }
+  const m = /^\/incidents\/([^/]+)\/(notes|log_entries)$/.exec(url.pathname);
+  if (!m) return undefined;
+  const id = decodeURIComponent(m[1]!);
+  if (!h.incidents.some((i) => i['id'] === id)) return { status: 404, body: { error: { message: 'Incident Not Found' } } };
+  if (m[2] === 'notes') return { status: 200, body: { notes: h.notes?.[id] ?? [] } };
+  return { status: 200, body: { log_entries: h.logEntries?.[id] ?? [], limit: 100, offset: 0, more: false } };
 }
