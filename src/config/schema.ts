@@ -299,10 +299,14 @@ const alertmanager = z
 const pagerduty = z
   .strictObject({
     api_url: doc(httpUrl().default('https://api.pagerduty.com'), "PagerDuty's REST API base URL (v2).", { env: ['REPRISE_PAGERDUTY_API_URL'] }),
-    token: doc(str().optional(), 'PagerDuty REST API token: with it and `from`, an ack in chat of a PagerDuty incident acknowledges it in PagerDuty too.', {
-      secret: true,
-      env: ['REPRISE_PAGERDUTY_TOKEN'],
-    }),
+    token: doc(
+      str().optional(),
+      'PagerDuty REST API token: with it and `from`, an ack in chat of a PagerDuty incident acknowledges it in PagerDuty too; `reprise import pagerduty` reads resolved incidents with it (a read-only key is enough there, and `from` is not needed).',
+      {
+        secret: true,
+        env: ['REPRISE_PAGERDUTY_TOKEN'],
+      },
+    ),
     from: doc(str().optional(), 'Email of the PagerDuty user the acknowledgements are made as (the `From` header PagerDuty requires).', {
       env: ['REPRISE_PAGERDUTY_FROM'],
       example: 'oncall-bot@example.com',
