@@ -9,6 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startPagerDutyFake, type PagerDutyFake } from '../fakes/pagerduty-fake.js';
+import { historyIncident } from '../../src/core/import/pagerduty-plan.js';
 import { git } from '../helpers/git-remote.js';
 import { startImportTarget, type ImportTarget } from './helpers/import-target.js';
 import { cleanup, makeTmpDir, runCli } from './helpers/spawn-bot.js';
@@ -171,6 +172,65 @@ describe('reprise import pagerduty', () => {
     expect(second.fixes).toEqual([]);
     const already = second.skipped.filter((s) => /^already imported in PR #\d+ \(open\)$/.test(s.reason)).map((s) => s.id);
     expect(already.sort()).toEqual(['PAPI1', 'PDISK1', 'PDISK2', 'PDISK3']);
+    expect(target.fake.writes()).toHaveLength(writes);
+  });
+
+  it("adds a trigger's new fix to the catalog's entry for it through a PR that edits that file", { timeout: 120_000 }, async () => {
+    const raw = incident('PAPI9', 201, 'API latency high', 'PAPI', ago(3));
+    const fp = historyIncident(raw)!.fp;
+    const entry = [
+      '---',
+      'type: Playbook',
+      'title: "API latency high: restart the api pods"',
+      'description: What fixed API latency high.',
+      'alerts: [API latency high]',
+      `fingerprint: ${fp}`,
+      'timestamp: 2026-10-01',
+      '---',
+      '## Symptom',
+      '',
+      'API latency high',
+      '',
+      '## Cause',
+      '',
+      'Not recorded.',
+      '',
+      '## Resolution',
+      '',
+      '> restart the api pods',
+      '',
+      '— from Ann Example via Slack on 2026-10-01',
+      '',
+    ].join('\n');
+    target = await startImportTarget({ 'playbooks/api-latency.md': entry });
+    pd = await startPagerDutyFake({
+      token: 'pd-read-token',
+      history: {
+        incidents: [raw, incident('PAPI8', 200, 'API latency high', 'PAPI', ago(4))],
+        notes: {
+          PAPI9: [{ content: 'Root cause: a noisy neighbour on node-3\n\nfix: cordoned node-3 and moved the api pods', created_at: ago(3, -1), user: bob }],
+          PAPI8: [{ content: 'fixed: restart the api pods', created_at: ago(4, -1), user: ann }],
+        },
+      },
+    });
+    const env = { ...target.env, REPRISE_PAGERDUTY_TOKEN: 'pd-read-token', REPRISE_PAGERDUTY_API_URL: pd.apiUrl, REPRISE_CONFIG: configFile() };
+    const run = await runCli(['import', 'pagerduty', '--since', '30d', '--json'], { env });
+    expect(run.code, run.stderr).toBe(0);
+    const out = JSON.parse(run.stdout) as Listed & { amended: { decision: string; number: number }[] };
+    expect(out.fixes.map((f) => [f.incident, f.entry.kind])).toEqual([['PAPI9', 'catalog']]);
+    expect(out.skipped.find((s) => s.id === 'PAPI8')?.reason).toBe("duplicate: the catalog's entry playbooks/api-latency.md already says this fix");
+    expect(out.amended.map((a) => a.decision)).toEqual(['amend_pr']);
+    const pulls = target.fake.pulls();
+    expect(pulls).toHaveLength(1);
+    expect(pulls[0]!.head).toBe('reprise/amend/playbooks/api-latency');
+    const edited = git(target.remote.bare, 'show', `${pulls[0]!.head}:playbooks/api-latency.md`);
+    expect(edited).toMatch(/^## What has fixed it$/m);
+    expect(edited).toContain('cordoned node-3 and moved the api pods — from Bob Example via PagerDuty on');
+    expect(edited).toContain('a noisy neighbour on node-3');
+    const writes = target.fake.writes().length;
+    const again = await runCli(['import', 'pagerduty', '--since', '30d', '--json'], { env });
+    expect(again.code, again.stderr).toBe(0);
+    expect((JSON.parse(again.stdout) as Listed).fixes).toEqual([]);
     expect(target.fake.writes()).toHaveLength(writes);
   });
 
