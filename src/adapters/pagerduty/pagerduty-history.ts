@@ -27,6 +27,10 @@ export interface PagerDutyHistoryOptions {
 
 /** PagerDuty's largest page. */
 const PAGE = 100;
+/** The most of one answer read: a page of 100 incidents, or an incident's notes, is far less. */
+const MAX_BODY_CHARS = 32_000_000;
+/** The newest notes of an incident read: a bot posting hundreds says nothing more about the fix. */
+const MAX_NOTES = 200;
 /** PagerDuty's classic pagination stops at offset + limit = 10 000. */
 const MAX_OFFSET = 10_000;
 
@@ -64,7 +68,15 @@ export function pagerDutyHistory(opts: PagerDutyHistoryOptions): PagerDutyHistor
       }
       if (res) {
         if (res.ok) {
-          const body: unknown = await res.json().catch(() => undefined);
+          const raw = await res.text().catch(() => '');
+          if (raw.length > MAX_BODY_CHARS)
+            throw new PagerDutyReadError(`PagerDuty answered ${path} with more than ${MAX_BODY_CHARS / 1_000_000} MB`, { fatal: false, status: res.status });
+          let body: unknown;
+          try {
+            body = JSON.parse(raw);
+          } catch {
+            body = undefined;
+          }
           const o = obj(body);
           if (!o) throw new PagerDutyReadError(`PagerDuty answered ${path} with something that is not a JSON object`, { fatal: false, status: res.status });
           return o;
@@ -135,7 +147,7 @@ export function pagerDutyHistory(opts: PagerDutyHistoryOptions): PagerDutyHistor
         const user = person(o?.['user']);
         notes.push({ content, ...(at ? { createdAt: at } : {}), ...(user ? { user } : {}) });
       }
-      return notes;
+      return notes.slice(-MAX_NOTES);
     },
 
     async resolve(incidentId) {

@@ -23,8 +23,7 @@ export interface FiledPagerDutyBatch {
 }
 
 /** A marker per incident the draft carries: its fixes', and the repeats counted with them (a re-run skips both). */
-const markers = (d: TriggerDraft): string[] =>
-  [...d.fixes.map((f) => f.id), ...d.counted].flatMap((id) => (incidentMarker(id) ? [marker('import', incidentMarker(id)!)] : []));
+const markers = (d: TriggerDraft): string[] => [...d.fixes.map((f) => f.id), ...d.counted].map((id) => marker('import', incidentMarker(id)));
 const who = (f: TriggerDraft['fixes'][number]): string => neutraliseLine(f.by ?? 'someone in PagerDuty', 80);
 const incidentName = (f: TriggerDraft['fixes'][number]): string => neutraliseLine(f.number !== undefined ? `#${f.number} (${f.id})` : f.id, 120);
 
@@ -79,8 +78,8 @@ export async function filePagerDutyBatch(
  */
 export async function amendFromPagerDuty(deps: FilingDeps, forge: CountingForge, d: Exclude<TriggerDraft, { kind: 'new' }>): Promise<Outcome | undefined> {
   const [lead] = d.fixes;
-  const id = lead ? incidentMarker(lead.id) : undefined;
-  if (!lead || !id) return undefined;
+  if (!lead) return undefined;
+  const id = incidentMarker(lead.id);
   const change = { fixes: d.outcomes, ...(d.cause ? { cause: { text: d.cause.text, by: { name: d.cause.by, via: 'PagerDuty' }, at: d.cause.at } } : {}) };
   const text: AmendText = {
     marker: { kind: 'fix', id },

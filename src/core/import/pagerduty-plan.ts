@@ -14,6 +14,7 @@
  * Whether a fix held comes from the same history: the trigger did not fire again within a day
  * of the incident's resolve. Pure: the CLI reads PagerDuty and the forge, this decides.
  */
+import { createHash } from 'node:crypto';
 import type { ForgeComment, ForgePullRequest } from '../../ports/forge.js';
 import { HELD_WINDOW_MS } from '../chat/seen-before.js';
 import { amendEntry, fixKey } from '../curate/amend-entry.js';
@@ -102,8 +103,9 @@ export interface PagerDutyPlanDeps {
 }
 
 const SAFE_ID = /^[A-Za-z0-9_.-]{1,80}$/;
-/** The marker value naming a PagerDuty incident (marker values are plain ids). */
-export const incidentMarker = (id: string): string | undefined => (SAFE_ID.test(id) ? `pagerduty:${id}` : undefined);
+/** The marker value naming a PagerDuty incident (marker values are plain ids: any other id is named by its hash). */
+export const incidentMarker = (id: string): string =>
+  SAFE_ID.test(id) ? `pagerduty:${id}` : `pagerduty:sha256-${createHash('sha256').update(id).digest('hex').slice(0, 40)}`;
 
 const iso = (s: string | undefined): string | undefined => (s && !Number.isNaN(Date.parse(s)) ? new Date(s).toISOString() : undefined);
 const prWord = (p: ForgePullRequest): string => (p.merged ? 'merged' : p.state === 'open' ? 'open' : 'closed unmerged');
@@ -202,12 +204,10 @@ export function planPagerDutyImport(items: readonly HistoryIncident[], deps: Pag
       continue;
     }
     const value = incidentMarker(r.d.id);
-    const filed = value ? deps.pullRequests.find((p) => hasMarker(p.body, 'import', value) || hasMarker(p.body, 'fix', value)) : undefined;
-    const commented = value
-      ? deps.pullRequests.find(
-          (p) => p.state === 'open' && deps.comments(p.number).some((c) => hasMarker(c.body, 'fix', value) || hasMarker(c.body, 'import', value)),
-        )
-      : undefined;
+    const filed = deps.pullRequests.find((p) => hasMarker(p.body, 'import', value) || hasMarker(p.body, 'fix', value));
+    const commented = deps.pullRequests.find(
+      (p) => p.state === 'open' && deps.comments(p.number).some((c) => hasMarker(c.body, 'fix', value) || hasMarker(c.body, 'import', value)),
+    );
     if (filed ?? commented) {
       const p = (filed ?? commented)!;
       skip(`already imported in PR #${p.number} (${prWord(p)})`, p.url);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseEntry } from '../../../src/core/catalog/parse-entry.js';
 import { marker } from '../../../src/core/curate/markers.js';
-import { historyIncident, planPagerDutyImport, type HistoryIncident, type PagerDutyPlanDeps } from '../../../src/core/import/pagerduty-plan.js';
+import { historyIncident, incidentMarker, planPagerDutyImport, type HistoryIncident, type PagerDutyPlanDeps } from '../../../src/core/import/pagerduty-plan.js';
 import { pagerDutyBatchBody, type NewDraft } from '../../../src/core/import/pagerduty-batch.js';
 import { parsePagerDutyPayload } from '../../../src/core/pagerduty.js';
 import { buildCatalogSnapshot } from '../../../src/core/recall/catalog-snapshot.js';
@@ -115,6 +115,16 @@ describe('planPagerDutyImport', () => {
       ['P5', 'its notes or log could not be read: 500'],
     ]);
     expect(plan.drafts.flatMap((d) => d.fixes.map((f) => [f.id, f.fix, f.from]))).toEqual([['P7', 'failed over to the standby', 'resolve']]);
+  });
+
+  it('names every incident in a marker, an id with odd characters by its hash', () => {
+    expect(incidentMarker('PT4KHLK')).toBe('pagerduty:PT4KHLK');
+    const odd = incidentMarker('P1 --> <b>');
+    expect(odd).toMatch(/^pagerduty:sha256-[0-9a-f]{40}$/);
+    expect(() => marker('import', odd)).not.toThrow();
+    const raw = inc('P1 --> <b>', 'A', '2026-11-01T00:00:00Z');
+    const again = planPagerDutyImport([noted(raw, 'fix: one')], deps({ pullRequests: [pr(3, marker('import', odd), { merged: true, state: 'closed' })] }));
+    expect(again.skipped[0]?.reason).toBe('already imported in PR #3 (merged)');
   });
 
   it("adds to the trigger's entry where one exists: the open PR for it, else the catalog's, unless it already says the fix", () => {

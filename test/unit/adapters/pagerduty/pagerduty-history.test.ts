@@ -93,6 +93,14 @@ describe('pagerDutyHistory', () => {
     expect(await c.notes('P0')).toEqual([{ content: 'fix: x', createdAt: '2026-11-01T01:00:00Z', user: { id: 'PU', name: 'Ann' } }]);
     expect(await c.resolve('P0')).toEqual({ message: 'Resolved: drained the queue', at: '2026-11-01T03:00:00Z' });
     expect(await c.resolve('P1')).toBeUndefined();
+    const many = await startPagerDutyFake({
+      token: 'tok',
+      history: { incidents, notes: { P0: Array.from({ length: 250 }, (_, i) => ({ content: `note ${i}`, created_at: '2026-11-01T01:00:00Z' })) } },
+    });
+    const newest = await client(many).notes('P0');
+    await many.close();
+    expect(newest).toHaveLength(200);
+    expect(newest[0]?.content).toBe('note 50');
     const missing = await c.notes('NOPE').catch((e: unknown) => e);
     expect((missing as PagerDutyReadError).status).toBe(404);
   });
