@@ -83,6 +83,16 @@ export default tseslint.config(
   },
   { files: ['src/core/**/*.ts'], rules: domainBoundary(SHELL) },
   { files: ['src/ports/**/*.ts'], rules: domainBoundary([...SHELL, 'core/bot']) },
+  // The command layer sits on top: what it runs (runtime/, http/, adapters/, config/) never imports cli/.
+  {
+    files: ['src/runtime/**/*.ts', 'src/http/**/*.ts', 'src/adapters/**/*.ts', 'src/config/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/cli/**'], message: 'cli/ is the command layer on top: move what both need to runtime/ (STYLE.md).' }] },
+      ],
+    },
+  },
   // The CLI's own output is the terminal.
   { files: ['src/cli/**/*.ts', 'src/main.ts', 'bin/**'], rules: { 'no-console': 'off' } },
 );

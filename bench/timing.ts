@@ -6,9 +6,6 @@ let sink = 0;
 export function consume(n: number): void {
   sink = (sink + n) | 0;
 }
-export function sinkValue(): number {
-  return sink;
-}
 
 /** Collect garbage when the process runs with `--expose-gc`, so one phase's garbage is not billed to the next. */
 export function collectGarbage(): void {
@@ -52,20 +49,4 @@ export function timeSeries<T>(inputs: readonly T[], fn: (input: T) => number, op
     if (samples.length >= opts.minSamples && t1 - start > budgetNs) break;
   }
   return { ...summarizeNs(samples), truncated: samples.length < inputs.length };
-}
-
-/** Median wall time of `runs` calls of `build`, in ms; the last result is kept. */
-export function timeBuild<T>(runs: number, build: () => T): { ms: number; value: T } {
-  const times: number[] = [];
-  let value: T | undefined;
-  for (let i = 0; i < runs; i++) {
-    // eslint-disable-next-line no-useless-assignment -- dropped on purpose so the collector can free it before the next build
-    value = undefined;
-    collectGarbage();
-    const t0 = process.hrtime.bigint();
-    value = build();
-    times.push(Number(process.hrtime.bigint() - t0) / 1e6);
-  }
-  times.sort((a, b) => a - b);
-  return { ms: times[Math.floor(times.length / 2)] ?? Number.NaN, value: value as T };
 }

@@ -6,7 +6,7 @@
 import * as nodeModule from 'node:module';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { processIO } from './cli/io.js';
+import { processIO } from './runtime/cli-io.js';
 import { runReprise } from './cli/run-reprise.js';
 
 /**

@@ -1,8 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
 import type { parseArgs } from 'node:util';
-import type { CliIO } from './io.js';
-
-export class UsageError extends Error {}
+import type { CliIO } from '../runtime/cli-io.js';
 
 /** One option of a command: its type, an optional one-letter alias, and the line `--help` prints. */
 export interface CliOption {

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { CatalogError } from '../core/catalog/load-catalog.js';
 import { formatLintGithub, formatLintHuman, lintCatalog } from '../core/catalog/lint-catalog.js';
 import { parseCli } from './args.js';
-import type { CliCommand } from './io.js';
+import type { CliCommand } from '../runtime/cli-io.js';
 
 const USAGE = `reprise catalog lint DIR [--json] [--format github]
 

@@ -1,7 +1,7 @@
 import { parseCli } from './args.js';
 import { loadCliConfig, STORE_SECTIONS } from './cli-config.js';
 import { controlRequest } from '../runtime/control-client.js';
-import type { CliCommand } from './io.js';
+import type { CliCommand } from '../runtime/cli-io.js';
 import type { SyncReply } from '../runtime/served-catalog.js';
 import { readServeOwner } from '../runtime/serve-owner.js';
 

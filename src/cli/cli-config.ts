@@ -1,7 +1,7 @@
 import { ConfigError, CONFIG_EXIT_CODE } from '../config/config-error.js';
 import { loadConfig, type ConfigSection } from '../config/load-config.js';
 import type { Config } from '../config/schema.js';
-import type { CliIO } from './io.js';
+import type { CliIO } from '../runtime/cli-io.js';
 
 /** The sections a companion command that reads the store beside a running bot needs. */
 export const STORE_SECTIONS: readonly ConfigSection[] = ['store', 'ledger', 'log'];

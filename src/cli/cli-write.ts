@@ -18,7 +18,7 @@ import { openLedger } from '../runtime/open-store.js';
 import { parseCli } from './args.js';
 import { loadCliConfig, STORE_SECTIONS } from './cli-config.js';
 import { triggerKeyFromStore } from './trigger-arg.js';
-import type { CliCommand, CliIO } from './io.js';
+import type { CliCommand, CliIO } from '../runtime/cli-io.js';
 
 /** What the bot (or the offline loop) recorded: the event's sequence number and the event. */
 export interface Recorded {

@@ -8,7 +8,7 @@ import { renderDefaultsYaml } from '../config/defaults-yaml.js';
 import { renderConfigReference } from '../config/reference-md.js';
 import { configFile, loadConfig, maskSecrets } from '../config/load-config.js';
 import { parseCli } from './args.js';
-import type { CliCommand, CliIO } from './io.js';
+import type { CliCommand, CliIO } from '../runtime/cli-io.js';
 
 const USAGE = `usage: reprise config <command>
 

@@ -9,7 +9,7 @@ import { escapeLine } from '../core/render/escape-text.js';
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
 import { draftPusher, forgeFromConfig, formatReport, runCuration } from '../runtime/curate-context.js';
-import type { CliCommand, CliIO } from './io.js';
+import type { CliCommand, CliIO } from '../runtime/cli-io.js';
 import { catalogFolder } from '../runtime/open-catalog.js';
 import { cloneDir } from '../runtime/served-catalog.js';
 import { askOwner, withStoreLock } from '../runtime/owner-or-direct.js';

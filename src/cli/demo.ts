@@ -9,7 +9,7 @@ import { ManualClock } from '../ports/clock.js';
 import { silentLogger } from '../ports/logger.js';
 import { parseCli } from './args.js';
 import { BUNDLED_CATALOG, loadSnapshot } from '../runtime/open-catalog.js';
-import type { CliCommand } from './io.js';
+import type { CliCommand } from '../runtime/cli-io.js';
 import { recallOptions } from '../runtime/recall-options.js';
 
 /** The past incident the demo replays: it ships in the starter catalog. */

@@ -18,12 +18,13 @@ import { CatalogError } from '../core/catalog/load-catalog.js';
 import { createRedactor } from '../core/redact.js';
 import { lintCatalog, lintSummary } from '../core/catalog/lint-catalog.js';
 import { assertNoUnfinishedImport, readStoreSchema, STORE_SCHEMA_VERSION } from '../core/ledger/store-schema.js';
+import { systemClock } from '../ports/clock.js';
 import { silentLogger } from '../ports/logger.js';
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
 import { configFile } from '../config/load-config.js';
 import { controlRequest } from '../runtime/control-client.js';
-import type { CliCommand, CliIO } from './io.js';
+import type { CliCommand, CliIO } from '../runtime/cli-io.js';
 import { readServeOwner } from '../runtime/serve-owner.js';
 import { describeStore, openStore } from '../runtime/open-store.js';
 
@@ -467,6 +468,31 @@ async function checkGitHub(config: Config, timeoutMs: number): Promise<CheckResu
   }
 }
 
+/**
+ * Who is on call, asked of every configured route's source as a card would ask it (issue 32):
+ * ok names each route's people, a route nobody can be named for fails with why. Chat ids are
+ * not looked up here (the surfaces are not running); people without an id are named as text.
+ */
+async function checkOnCall(config: Config, timeoutMs: number): Promise<CheckResult> {
+  const { buildOnCall } = await import('../runtime/build-oncall.js');
+  const service = buildOnCall(config, { transports: [], clock: systemClock, logger: silentLogger });
+  if (!service) return skip('oncall');
+  const secrets = [config.pagerduty.token, config.oncall.grafana_token];
+  const answers = await Promise.all(
+    service.routeNames().map(async (route) => ({ route, answer: await withTimeout(timeoutMs, `on call for ${route}`, service.lookup({ route }, timeoutMs)) })),
+  );
+  const said = answers.map(({ route, answer }) =>
+    answer.known ? `${route}: ${answer.people.map((p) => p.name).join(', ') || 'nobody'} (${answer.source})` : `${route}: unknown (${answer.reason})`,
+  );
+  const unknown = answers.filter((a) => !a.answer.known);
+  if (unknown.length === 0) return ok('oncall', said.join('; '));
+  return fail(
+    'oncall',
+    redact(said.join('; '), secrets),
+    'check the on-call source of those routes: the rotation (oncall.rotation people and start), PagerDuty (pagerduty.token, the escalation policy) or Grafana OnCall (oncall.grafana_url, oncall.grafana_token, the schedule) — docs/oncall.md',
+  );
+}
+
 const MARK = { ok: '✓', fail: '✗', skip: '–' } as const;
 
 function line(r: CheckResult): string {
@@ -524,6 +550,7 @@ export const doctor: CliCommand = async (argv, io) => {
     guard('model', () => checkModel(config, timeoutMs)),
     guard('mcp', () => checkMcp(config, io, timeoutMs)),
     guard('github', () => checkGitHub(config, timeoutMs)),
+    guard('oncall', () => checkOnCall(config, timeoutMs)),
   ]);
   results.push(...parts.flat());
   const failed = results.filter((r) => r.status === 'fail').length;

@@ -30,7 +30,7 @@ import { parseCli } from './args.js';
 import { defaultModelBlock, investigatorOptions, modelSetFromConfig } from '../runtime/build-investigator.js';
 import { BUNDLED_CATALOG, loadSnapshot } from '../runtime/open-catalog.js';
 import { loadCliConfig } from './cli-config.js';
-import type { CliCommand } from './io.js';
+import type { CliCommand } from '../runtime/cli-io.js';
 import { recallOptions } from '../runtime/recall-options.js';
 
 const USAGE = 'reprise eval investigate [--scenarios DIR] [--runs N] [--k K] [--pass SCORE] [--memory] [--json] [--catalog DIR] [--config FILE]';

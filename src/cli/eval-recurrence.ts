@@ -12,7 +12,7 @@ import { BUNDLED_CATALOG, loadSnapshot } from '../runtime/open-catalog.js';
 import { recallOptions } from '../runtime/recall-options.js';
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
-import type { CliCommand } from './io.js';
+import type { CliCommand } from '../runtime/cli-io.js';
 
 const USAGE = 'reprise eval recurrence [--histories FILE|DIR] [--catalog DIR] [--json] [--config FILE]';
 export const HISTORIES_DIR = fileURLToPath(new URL('../../eval/recurrence', import.meta.url));

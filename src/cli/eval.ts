@@ -16,7 +16,7 @@ import type { RecallOptions } from '../core/recall/recall.js';
 import type { Entry } from '../core/types.js';
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
-import type { CliCommand, CliIO } from './io.js';
+import type { CliCommand, CliIO } from '../runtime/cli-io.js';
 import { recallOptions } from '../runtime/recall-options.js';
 
 export { parseCases, withLeaveOneOut, type EvalCase } from '../core/eval/eval-cases.js';

@@ -16,7 +16,7 @@ import { dedupCatalog, filedBefore, importDrafts } from '../runtime/import-targe
 import { loadSnapshot } from '../runtime/open-catalog.js';
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
-import type { CliIO } from './io.js';
+import type { CliIO } from '../runtime/cli-io.js';
 
 export const PAGERDUTY_USAGE = `reprise import pagerduty [--since 90d|12h|DATE] [--until DATE] [--service ID]… [--dry-run] [--json] [--batch N] [--catalog DIR] [--config FILE]
 

@@ -12,7 +12,7 @@ import { loadSnapshot } from '../runtime/open-catalog.js';
 import { dedupCatalog, filedBefore, importDrafts } from '../runtime/import-target.js';
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
-import type { CliCommand, CliIO } from './io.js';
+import type { CliCommand, CliIO } from '../runtime/cli-io.js';
 
 const USAGE = `reprise import postmortems <DIR | GIT-URL> [--dry-run] [--json] [--batch N] [--catalog DIR] [--config FILE]
 

@@ -4,7 +4,7 @@ import { silentLogger } from '../ports/logger.js';
 import { openReadOnlyLedger } from '../runtime/read-only-ledger.js';
 import { parseCli } from './args.js';
 import { loadCliConfig, STORE_SECTIONS } from './cli-config.js';
-import type { CliCommand } from './io.js';
+import type { CliCommand } from '../runtime/cli-io.js';
 import { storeArg } from './store-arg.js';
 import { resolveTriggerArg } from './trigger-arg.js';
 

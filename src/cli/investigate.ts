@@ -11,7 +11,7 @@ import { buildInvestigator } from '../runtime/build-investigator.js';
 import { catalogFolder, loadSnapshot } from '../runtime/open-catalog.js';
 import { loadCliConfig } from './cli-config.js';
 import { formatInvestigation, formatStep } from './format-investigation.js';
-import type { CliCommand } from './io.js';
+import type { CliCommand } from '../runtime/cli-io.js';
 
 const USAGE = 'reprise investigate (--alert FILE|- | --text "...") [--json] [--catalog DIR] [--config FILE]';
 

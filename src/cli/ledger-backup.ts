@@ -15,7 +15,7 @@ import { describeAggregates } from '../core/ledger/ledger-export-format.js';
 import type { Fence, KeyValueStore, LeaderLease } from '../ports/store.js';
 import { parseCli } from './args.js';
 import { loadCliConfig, STORE_SECTIONS } from './cli-config.js';
-import type { CliIO } from './io.js';
+import type { CliIO } from '../runtime/cli-io.js';
 import { describeVerification, openForReading } from '../runtime/ledger-open.js';
 import { describeStore, isSharedStore, lockStore, openStore, StoreLockedError } from '../runtime/open-store.js';
 

@@ -5,7 +5,7 @@ import { readLedgerRecords } from '../core/ledger/ledger.js';
 import { verifyLedger } from '../core/ledger/ledger-verify.js';
 import { parseCli, wantsHelp } from './args.js';
 import { loadCliConfig, STORE_SECTIONS } from './cli-config.js';
-import type { CliCommand, CliIO } from './io.js';
+import type { CliCommand, CliIO } from '../runtime/cli-io.js';
 import { exportCommand, importCommand } from './ledger-backup.js';
 import { describeSchema, describeVerification, openForReading } from '../runtime/ledger-open.js';
 import { describeStore } from '../runtime/open-store.js';
@@ -82,6 +82,8 @@ function triggerOf(e: LedgerEvent, seen: Map<string, string>): string | undefine
     case 'postmortem':
     case 'ack':
     case 'refusal':
+    case 'oncall_reminder':
+    case 'oncall_found':
       return e.triggerKey;
     case 'pagerduty_call':
       return e.openId === undefined ? undefined : seen.get(`open:${e.openId}`);

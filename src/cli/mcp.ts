@@ -7,7 +7,7 @@ import { createMcpHttpServer, isLoopbackHost, MCP_PATH } from '../http/mcp-endpo
 import { weakTokenReason } from '../config/token-rule.js';
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
-import { onProcessStop, type CliCommand } from './io.js';
+import { onProcessStop, type CliCommand } from '../runtime/cli-io.js';
 import { mcpCatalogFolder, openMcpCatalog } from '../runtime/mcp-catalog.js';
 import { openReadOnlyLedger } from '../runtime/read-only-ledger.js';
 import { recallOptions } from '../runtime/recall-options.js';

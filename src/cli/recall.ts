@@ -13,7 +13,7 @@ import { recallOptions } from '../runtime/recall-options.js';
 import { servedCatalogFolder, type ServedFolder } from '../runtime/served-catalog.js';
 import { parseCli } from './args.js';
 import { loadCliConfig, RECALL_SECTIONS } from './cli-config.js';
-import type { CliCommand, CliIO } from './io.js';
+import type { CliCommand, CliIO } from '../runtime/cli-io.js';
 import { storeArg } from './store-arg.js';
 
 const USAGE = `reprise recall (--alert FILE | -) [--json] [--config FILE] [--catalog DIR] [--store URL|DIR]

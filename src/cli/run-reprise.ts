@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import type { CliCommand, CliIO } from './io.js';
+import type { CliCommand, CliIO } from '../runtime/cli-io.js';
 
 /** Every command: how it is called and what it does (the top-level `--help` is generated from these); each loads lazily so `reprise catalog lint` never pays for the chat SDKs. */
 const COMMANDS: ReadonlyArray<{ name: string; synopsis: string; summary: string; load: () => Promise<CliCommand> }> = [
@@ -56,6 +56,12 @@ const COMMANDS: ReadonlyArray<{ name: string; synopsis: string; summary: string;
     synopsis: '<trigger…> [--user U]',
     summary: "a postmortem draft of the trigger's newest incident: a PR under postmortems/ on the KB forge, else printed",
     load: async () => (await import('./postmortem.js')).postmortem,
+  },
+  {
+    name: 'oncall',
+    synopsis: '[ROUTE] [--config FILE] [--json]',
+    summary: 'who is on call now for an on-call route, and until when (rotation, PagerDuty or Grafana OnCall)',
+    load: async () => (await import('./oncall.js')).oncall,
   },
   {
     name: 'import',

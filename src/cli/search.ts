@@ -5,7 +5,7 @@ import { queryWords, rankTextQuery } from '../core/search/text-query.js';
 import { servedCatalogFolder } from '../runtime/served-catalog.js';
 import { parseCli } from './args.js';
 import { loadCliConfig, RECALL_SECTIONS } from './cli-config.js';
-import type { CliCommand } from './io.js';
+import type { CliCommand } from '../runtime/cli-io.js';
 
 const USAGE = `reprise search [--catalog DIR] [--config FILE] [--k N] [--json] TEXT…
 

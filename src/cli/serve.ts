@@ -5,7 +5,7 @@ import { configRedactor } from '../config/config-secrets.js';
 import { createLogger } from '../runtime/create-logger.js';
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
-import { onProcessStop, type CliCommand } from './io.js';
+import { onProcessStop, type CliCommand } from '../runtime/cli-io.js';
 
 const USAGE = `reprise serve [--config FILE] [--port N] [--host H]
 

@@ -8,7 +8,7 @@ import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { embeddedStoreFile } from '../adapters/keyv/keyv-store.js';
 import type { Config } from '../config/schema.js';
-import type { CliIO } from './io.js';
+import type { CliIO } from '../runtime/cli-io.js';
 
 const SCHEME = /^[a-z][a-z0-9+.-]*:/i;
 

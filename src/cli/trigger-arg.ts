@@ -8,7 +8,7 @@ import { resolveTriggerName, triggerNameProblem } from '../core/trigger-name.js'
 import type { Logger } from '../ports/logger.js';
 import { silentLogger } from '../ports/logger.js';
 import { openReadOnlyLedger, type ReadOnlyLedger } from '../runtime/read-only-ledger.js';
-import type { CliIO } from './io.js';
+import type { CliIO } from '../runtime/cli-io.js';
 
 /** Where to find the triggers, said when a name fits none. */
 export const TRIGGER_LIST_HINT = '`reprise ledger events` lists what the ledger recorded';

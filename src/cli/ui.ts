@@ -10,7 +10,7 @@ import { systemClock } from '../ports/clock.js';
 import { askOwner, withStoreLock } from '../runtime/owner-or-direct.js';
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
-import type { CliCommand, CliIO } from './io.js';
+import type { CliCommand, CliIO } from '../runtime/cli-io.js';
 
 const USAGE = `reprise ui sessions [--json] [--config FILE]
 reprise ui sessions revoke <id> | --all [--config FILE]

@@ -16,6 +16,7 @@ import { z } from 'zod';
 import type { FieldMeta } from './fields.js';
 import { block, bool, duration, fraction, glob, httpUrl, int, num, oneOf, str, withMs } from './fields.js';
 import { weakTokenReason } from './token-rule.js';
+import { rotationProblem } from '../core/oncall/rotation.js';
 
 /** Attaches the one-line doc (and loader facts) to a key. */
 function doc<T extends z.ZodType>(schema: T, description: string, meta: FieldMeta = {}): T {
@@ -769,6 +770,107 @@ const ui = z
       });
   });
 
+const oncallPerson = z.strictObject({
+  name: doc(str(), 'How the person is named on cards and by `/reprise oncall`; rotations and overrides name people by it.'),
+  email: doc(str().optional(), "Email: matches a provider's person to this entry, and Slack (and Mattermost) ids are looked up by it.", {
+    example: 'ann@example.org',
+  }),
+  slack: doc(str().optional(), 'Slack user id (U…): used as is instead of `users.lookupByEmail`.', { example: 'U0ANN' }),
+  matrix: doc(str().optional(), 'Matrix user id: Matrix has no lookup by email, so a Matrix card mentions only people mapped here.', {
+    example: '@ann:example.org',
+  }),
+  mattermost: doc(str().optional(), 'Mattermost user id: used as is instead of `GET /users/email/{email}`.'),
+});
+const oncallOverride = z.strictObject({
+  from: doc(str(), 'ISO instant the override starts.', { example: '2026-12-24T18:00:00Z' }),
+  to: doc(str(), 'ISO instant it ends (exclusive).', { example: '2026-12-26T09:00:00Z' }),
+  person: doc(str(), 'Who is on call meanwhile (a name in `oncall.people`, or any name).'),
+});
+const oncallRotation = z
+  .strictObject({
+    people: doc(z.array(str(), { error: 'must be a list of names' }).min(1, 'must name at least one person'), 'Names, in rotation order.', {
+      example: ['ann', 'bob'],
+    }),
+    every: doc(oneOf(['daily', 'weekly']).default('weekly'), 'How often the pager passes to the next person.'),
+    handoff: doc(str().default('09:00'), 'Local handoff time (HH:MM) in `timezone`.'),
+    timezone: doc(str().default('UTC'), 'IANA time zone of the handoff.', { example: 'Europe/Berlin' }),
+    start: doc(str(), "Local date (YYYY-MM-DD) whose handoff starts the first person's first shift.", { example: '2026-11-30' }),
+    overrides: doc(
+      z.array(oncallOverride, { error: 'must be a list of overrides' }).default([]),
+      'Swaps and cover: who is on call from/to, ahead of the rotation.',
+    ),
+  })
+  .superRefine((v, ctx) => {
+    const why = rotationProblem(v);
+    if (why) ctx.addIssue({ code: 'custom', message: why, input: v });
+    for (const [i, o] of v.overrides.entries())
+      if (!(Date.parse(o.from) < Date.parse(o.to)))
+        ctx.addIssue({ code: 'custom', path: ['overrides', i], message: 'must have ISO instants with `from` before `to`', input: o });
+  });
+const oncallSourceShape = {
+  rotation: doc(oncallRotation.optional(), 'The embedded rotation: needs no service.'),
+  pagerduty: doc(
+    z
+      .strictObject({
+        escalation_policy: doc(str().optional(), "Escalation policy id; unset: the PagerDuty service's of the incident (PagerDuty-sourced incidents only)."),
+      })
+      .optional(),
+    'PagerDuty `GET /oncalls` (`pagerduty.token` and `pagerduty.api_url`).',
+  ),
+  grafana: doc(
+    z.strictObject({ schedule: doc(str(), 'Grafana OnCall schedule id.') }).optional(),
+    'Grafana OnCall / IRM `on_call_now` of a schedule (`oncall.grafana_url`).',
+  ),
+};
+function oneSource(v: { rotation?: unknown; pagerduty?: unknown; grafana?: unknown }, ctx: z.RefinementCtx): void {
+  const n = [v.rotation, v.pagerduty, v.grafana].filter((x) => x !== undefined).length;
+  if (n > 1) ctx.addIssue({ code: 'custom', message: 'must name one source: rotation, pagerduty or grafana', input: v });
+}
+const oncallRoute = z
+  .strictObject({
+    name: doc(str(), 'The route name `/reprise oncall <name>` asks about.', { example: 'payments' }),
+    match: doc(rule, 'Matchers (severity, alertname, namespace, labels) the alert must all meet.'),
+    ...oncallSourceShape,
+  })
+  .superRefine(oneSource);
+const oncall = z
+  .strictObject({
+    ...oncallSourceShape,
+    routes: doc(
+      z.array(oncallRoute, { error: 'must be a list of on-call routes' }).default([]),
+      'Per-team sources, first match wins; the source above is the `default` route.',
+    ),
+    people: doc(
+      z.array(oncallPerson, { error: 'must be a list of people' }).default([]),
+      'Who may be on call, and their chat ids (a provider person is matched by email, else by name).',
+    ),
+    remind_after: dur(
+      '10m',
+      'A critical card nobody acknowledged this long after it was posted mentions the person on call once more in its thread. 0s: no reminder.',
+    ),
+    timeout: dur('1500ms', 'Longest a critical card waits for the on-call answer; past it the card says "on call: unknown (…)" and is not held up.', {
+      positive: true,
+    }),
+    cache: dur('5m', 'How long an answer without a shift end (Grafana OnCall), or an unknown one, is kept before it is asked again.', { positive: true }),
+    grafana_url: doc(httpUrl().optional(), 'Grafana OnCall API base URL (for IRM, its plugin resources URL).', {
+      env: ['REPRISE_GRAFANA_ONCALL_URL'],
+      example: 'https://oncall-prod-eu-west-0.grafana.net/oncall',
+    }),
+    grafana_token: doc(str().optional(), 'Grafana OnCall API token.', { secret: true, env: ['REPRISE_GRAFANA_ONCALL_TOKEN'] }),
+  })
+  .superRefine((v, ctx) => {
+    oneSource(v, ctx);
+    const grafana = v.grafana !== undefined || v.routes.some((r) => r.grafana !== undefined);
+    if (grafana && (v.grafana_url === undefined || v.grafana_token === undefined))
+      ctx.addIssue({
+        code: 'custom',
+        path: [v.grafana_url === undefined ? 'grafana_url' : 'grafana_token'],
+        message: 'is required when a Grafana OnCall schedule is a source (or set REPRISE_GRAFANA_ONCALL_URL / REPRISE_GRAFANA_ONCALL_TOKEN)',
+        input: undefined,
+      });
+  })
+  .transform((v) => withMs(v, ['remind_after', 'timeout', 'cache']));
+
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 const log = z.strictObject({
   level: doc(oneOf(LOG_LEVELS).default('info'), 'Minimum log level.', { env: ['REPRISE_LOG_LEVEL'] }),
@@ -792,6 +894,7 @@ const configShape = z.strictObject({
     'Chat surfaces: each is on when its credentials are set (Slack, Matrix and Mattermost can run at once); the console otherwise.',
   ),
   routing: doc(block(routing.prefault({})), 'Which channel or room an incident goes to, and whom critical firings ping.'),
+  oncall: doc(block(oncall.prefault({})), 'Who is on call (docs/oncall.md): named and mentioned on critical cards, reminded once, `/reprise oncall`.'),
   thread: doc(block(thread.prefault({})), 'What people do in an incident thread: say what fixed it, ask a question (issue 21).'),
   outbox: doc(block(outbox.prefault({})), 'Delivery of chat messages: recorded first, delivered after, retried across restarts.'),
   model: doc(block(model.optional()), 'Model endpoint for rerank, investigation and verify; needs `server.bearer_token` to serve. Omit to run recall-only.'),
@@ -820,28 +923,11 @@ export function parseOneShot(raw: unknown): ReturnType<typeof configSchema.safeP
   return configShape.safeParse(raw) as ReturnType<typeof configSchema.safeParse>;
 }
 
-/** Input accepted by the schema (what the YAML may say). */
-export type ConfigInput = z.input<typeof configSchema>;
 /** The resolved config every component reads. */
 export type Config = z.output<typeof configSchema>;
-export type ServerConfig = Config['server'];
-export type CatalogConfig = Config['catalog'];
-export type StoreConfig = Config['store'];
-export type RecallConfig = Config['recall'];
-export type TriggerConfig = Config['trigger'];
-/** One `trigger.match` / `trigger.ignore` rule; `severity` is always a list here. */
-export type TriggerRule = TriggerConfig['match'][number];
-export type LedgerConfig = Config['ledger'];
-export type TransportConfig = Config['transport'];
 /** Present only when the file has a `model` block. */
 export type ModelConfig = NonNullable<Config['model']>;
 export type ToolsConfig = Config['tools'];
-export type ToolServerConfig = ToolsConfig['servers'][number];
-export type ScopeRuleConfig = ToolsConfig['scope'][number];
-export type LogConfig = Config['log'];
-/** Present only when a forge is configured. */
-export type ForgeConfig = NonNullable<Config['forge']>;
-export type CurateConfig = Config['curate'];
 
 /** The loose shape the cross-field rules read; any part may be missing or mistyped. */
 interface Loose {
@@ -903,6 +989,11 @@ function crossFieldRules(cfg: unknown, ctx: z.RefinementCtx<unknown>): void {
       input: undefined,
       params: { serveOnly: true },
     });
+  const oc = (c as { oncall?: { pagerduty?: unknown; routes?: unknown } } | undefined)?.oncall;
+  const pdOnCall =
+    oc?.pagerduty !== undefined || (Array.isArray(oc?.routes) && oc.routes.some((r) => (r as { pagerduty?: unknown } | null)?.pagerduty !== undefined));
+  if (pdOnCall)
+    need(pd?.token, ['pagerduty', 'token'], 'is required when PagerDuty is an on-call source (oncall.pagerduty; or set REPRISE_PAGERDUTY_TOKEN)', 'oncall');
   const t = c?.transport;
   const sl = t?.slack;
   if (sl?.bot_token !== undefined && sl.bot_token !== '') {

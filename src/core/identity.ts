@@ -21,11 +21,9 @@ import { reduceJobName, reducePodName, reduceReplicaSetName } from './pod-name.j
 import type { IdentityBasis, IncidentIdentity, Workload } from './types.js';
 
 export { reducePodName, reduceReplicaSetName, reduceJobName } from './pod-name.js';
-export type { ControllerKind, ReducedName } from './pod-name.js';
 export { parseArn } from './arn.js';
-export type { ParsedArn } from './arn.js';
 export { reduceHost } from './host-name.js';
-export type { IdentityBasis, IncidentIdentity } from './types.js';
+export type { IncidentIdentity } from './types.js';
 
 type Labels = Readonly<Record<string, string | undefined>>;
 

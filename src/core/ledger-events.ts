@@ -19,7 +19,7 @@
  */
 import { z } from 'zod';
 import type { ResponseTarget } from './chat/chat-types.js';
-import type { CardPatch, MessageView, ReplyView } from './chat/thread-view.js';
+import type { CardPatch, MessageView, OnCallView, ReplyView } from './chat/thread-view.js';
 import { verdictSchema, type Verdict } from './verdict.js';
 
 function isObject(v: unknown): v is object {
@@ -38,7 +38,6 @@ const objectOf = <T extends object>() => z.custom<T>(isObject, { error: 'must be
 const unchecked = <T>() => z.custom<T>();
 
 export const openKindSchema = oneOf(['recall', 'fresh']);
-export type OpenKind = z.infer<typeof openKindSchema>;
 
 export const openEventSchema = z.object({
   type: z.literal('open'),
@@ -104,6 +103,16 @@ export const openEventSchema = z.object({
       { error: 'must be an object' },
     )
     .optional(),
+  /**
+   * Who was on call on its cards (issue 32), per surface, and when nobody having acknowledged
+   * means the thread mentions them once more (`oncall.remind_after`). Typed, not checked beyond the time.
+   */
+  remind: z.object({ at: timestamp, cards: unchecked<Record<string, OnCallView>>() }, { error: 'must be an object' }).optional(),
+  /**
+   * The on-call route asked for its cards and the answer was not in within the budget (issue 32):
+   * when it comes late, the cards are edited and the person mentioned in the thread (`oncall_found`).
+   */
+  oncallLate: z.object({ route: nonEmpty, service: nonEmpty.optional() }, { error: 'must be an object' }).optional(),
   /** What the alert said (capped): a human fix's entry draft and a question's answer quote it. */
   alert: z
     .object(
@@ -320,12 +329,28 @@ export const refusalEventSchema = z.object({
 });
 export type RefusalEvent = z.infer<typeof refusalEventSchema>;
 
+/** The on-call reminder was said in the thread (issue 32): once, a restart does not say it again. */
+export const onCallReminderEventSchema = z.object({
+  type: z.literal('oncall_reminder'),
+  triggerKey: nonEmpty,
+  openId: nonEmpty,
+  at: timestamp,
+});
+
+/** A late on-call answer reached a thread (issue 32): its cards were edited; `remind` as an open's. */
+export const onCallFoundEventSchema = z.object({
+  type: z.literal('oncall_found'),
+  triggerKey: nonEmpty,
+  openId: nonEmpty,
+  remind: z.object({ at: timestamp, cards: unchecked<Record<string, OnCallView>>() }, { error: 'must be an object' }).optional(),
+  at: timestamp,
+});
+
 /** `@reprise postmortem` in a thread (issue 21 item 5): a draft was asked for (the chat event, applied once). */
 export const postmortemEventSchema = humanActionSchema.extend({
   type: z.literal('postmortem'),
   openId: nonEmpty,
 });
-export type PostmortemEvent = z.infer<typeof postmortemEventSchema>;
 
 /**
  * A model's answer to a thread question came back (issue 21 item 3): what it cost, counted in the
@@ -344,7 +369,6 @@ export const questionAnsweredEventSchema = z.object({
   costUsd: unchecked<number>().optional(),
   at: timestamp,
 });
-export type QuestionAnsweredEvent = z.infer<typeof questionAnsweredEventSchema>;
 
 export const findingStatusSchema = oneOf(['completed', 'exhausted', 'failed', 'skipped', 'cancelled', 'degraded']);
 export type FindingStatus = z.infer<typeof findingStatusSchema>;
@@ -387,7 +411,6 @@ export type FindingEvent = z.infer<typeof findingEventSchema>;
 
 /** What noise control did with an alert (issue 12), recorded with its reason so a replay agrees. */
 export const noiseActionSchema = oneOf(['hold', 'release', 'drop', 'flush', 'mark', 'am_silence', 'admit']);
-export type NoiseAction = z.infer<typeof noiseActionSchema>;
 
 /**
  * A hold (debounce), its release, a drop (policy, silence, cooldown, a resolve inside the
@@ -635,6 +658,8 @@ export const ledgerEventSchema = z.discriminatedUnion('type', [
   ackEventSchema,
   pagerDutyCallEventSchema,
   refusalEventSchema,
+  onCallReminderEventSchema,
+  onCallFoundEventSchema,
 ]);
 export type LedgerEvent = z.infer<typeof ledgerEventSchema>;
 export type LedgerEventType = LedgerEvent['type'];

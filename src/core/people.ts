@@ -73,12 +73,6 @@ export function cleanName(name: string | undefined): string {
   return points.length <= MAX_NAME ? one : `${points.slice(0, MAX_NAME - 1).join('')}…`;
 }
 
-/** The run naming `p`, with its display name when `names` knows it. */
-export function personRun(p: PersonRef, names?: PeopleNames): PersonRun {
-  const name = cleanName(names?.nameOf(p));
-  return { person: name ? { via: p.via, id: p.id, name } : { via: p.via, id: p.id } };
-}
-
 /**
  * How plain text names a person: the display name, else the id without the surface's own
  * sigil noise (a Matrix id keeps its `@local:server` form — it is what the person types).

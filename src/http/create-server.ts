@@ -29,8 +29,7 @@ import { pagerDutyWebhook } from './webhooks/pagerduty-webhook.js';
 import { sourceLabel, webhookKit, type IncidentHandler } from './webhooks/webhook-kit.js';
 
 export { isLoopback } from './http-app.js';
-export type { HttpApp, HttpEnv, HttpVars } from './http-app.js';
-export type { AlertmanagerHandlerResult, WebhookRoute } from './webhooks/webhook-kit.js';
+export type { HttpApp, HttpEnv } from './http-app.js';
 export type { GenericSource } from './webhooks/generic-webhook.js';
 
 export interface HttpServerOptions {

@@ -9,7 +9,6 @@ export const DEFAULT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5
 
 /** Webhook sources (`generic` covers every `/webhook/generic/<name>`: names are not labels). */
 export const WEBHOOK_SOURCES = ['alertmanager', 'grafana', 'pagerduty', 'generic'] as const;
-export type WebhookSource = (typeof WEBHOOK_SOURCES)[number];
 /** Routes whose requests are counted and shed (admission.ts): every webhook source and Slack's events. */
 export const SHED_ROUTES = [...WEBHOOK_SOURCES, 'slack', 'other'] as const;
 export const SHED_REASONS = ['route_busy', 'peer_busy', 'pool_full', 'slowest'] as const;

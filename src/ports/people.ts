@@ -20,10 +20,3 @@ export interface PeopleDirectory extends PeopleNames {
  * them. A throw is a failure (unreachable, refused); `retryAfterMs` on it says when to ask again.
  */
 export type NameLookup = (id: string, signal: AbortSignal) => Promise<string | undefined>;
-
-/** A directory that knows no one: every person is shown by id. */
-export const noPeople: PeopleDirectory = {
-  nameOf: () => undefined,
-  learn: () => {},
-  resolve: async () => {},
-};

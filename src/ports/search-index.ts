@@ -37,6 +37,3 @@ export interface UpdatableSearchIndex extends SearchIndex {
    */
   update(upserts: readonly Entry[], removedIds: readonly string[]): void;
 }
-
-/** Builds an index over a loaded catalog; called again whenever the catalog reloads. */
-export type SearchIndexFactory = (entries: readonly Entry[]) => SearchIndex;

@@ -72,6 +72,10 @@ export interface LoopParts<W extends { kick(): void } = { kick(): void }, J exte
   alertmanager?: AlertmanagerSilencer;
   /** PagerDuty's REST API (a chat ack acknowledges there too), when configured. */
   pagerDuty?: RepriseBotDeps['pagerDuty'];
+  /** Who is on call (issue 32): the reminder's delay. */
+  onCall?: RepriseBotDeps['onCall'];
+  /** `/reprise oncall [route]`, when an on-call source is configured. */
+  whoIsOnCall?: RepriseBotDeps['whoIsOnCall'];
   observer?: LoopObserver;
   /** Display names filled into views before each send (a cache: never waited for). */
   people?: PeopleNames;
@@ -127,6 +131,8 @@ export function buildLoop<W extends { kick(): void } = { kick(): void }, J exten
     ...(p.noise ? { noise: p.noise } : {}),
     ...(p.alertmanager ? { alertmanager: p.alertmanager } : {}),
     ...(p.pagerDuty ? { pagerDuty: p.pagerDuty } : {}),
+    ...(p.onCall ? { onCall: p.onCall } : {}),
+    ...(p.whoIsOnCall ? { whoIsOnCall: p.whoIsOnCall } : {}),
     ...(p.observer ? { observer: p.observer } : {}),
     ...(jobs ? { jobs } : {}),
     ...(p.model?.command ? { investigate: p.model.command } : {}),

@@ -6,7 +6,7 @@ import { isRepriseError } from '../core/errors.js';
 import type { LedgerVerification } from '../core/ledger/ledger-verify.js';
 import { checkStoreSchemaForReading, STORE_SCHEMA_VERSION, type StoreSchemaStatus } from '../core/ledger/store-schema.js';
 import type { KeyValueStore } from '../ports/store.js';
-import type { CliIO } from '../cli/io.js';
+import type { CliIO } from './cli-io.js';
 import { describeStore, openStore } from './open-store.js';
 
 /**

@@ -3,6 +3,7 @@
  * noise control, the investigation wait — and about delivery: one mapping, used by `serve`, the
  * offline CLI and `demo` alike.
  */
+import { onCallConfigured } from './build-oncall.js';
 import type { Config } from '../config/schema.js';
 import type { NoiseOptions } from '../core/bot/noise-control.js';
 import { TriggerPolicy } from '../core/bot/trigger-policy.js';
@@ -27,11 +28,15 @@ export function pagerDutyOptions(config: Config): LoopParts['pagerDuty'] {
 
 export function loopOptions(
   config: Config,
-): Pick<LoopParts, 'recall' | 'policy' | 'noise' | 'investigateAfterMs' | 'outbox' | 'pagerDuty' | 'fixes' | 'questions' | 'refusalWindowMs' | 'uiLink'> {
+): Pick<
+  LoopParts,
+  'recall' | 'policy' | 'noise' | 'investigateAfterMs' | 'outbox' | 'pagerDuty' | 'fixes' | 'questions' | 'refusalWindowMs' | 'uiLink' | 'onCall'
+> {
   const pagerDuty = pagerDutyOptions(config);
   const publicUrl = config.server.public_url;
   return {
     ...(pagerDuty ? { pagerDuty } : {}),
+    ...(onCallConfigured(config) ? { onCall: { remindAfterMs: config.oncall.remind_after_ms } } : {}),
     // The card's "N more" links into /ui at the address people reach it by.
     ...(publicUrl ? { uiLink: (path: string) => `${publicUrl.replace(/\/+$/, '')}${path}` } : {}),
     fixes: { ask: config.thread.ask_fix, maxBytes: config.thread.fix_max_bytes, perThread: config.thread.fixes_per_thread },

@@ -5,6 +5,7 @@
  */
 import { rememberListed, type AlertmanagerAlerts } from '../core/bot/alertmanager-reconcile.js';
 import { noiseOptions } from './loop-options.js';
+import { onCallConfigured } from './build-oncall.js';
 import type { Intent } from '../core/bot/intent.js';
 import type { Intake } from '../core/inbox/inbox.js';
 import type { Config } from '../config/schema.js';
@@ -59,7 +60,9 @@ export function startNoiseTimers(deps: NoiseTimerDeps): { stop(): Promise<void> 
   });
   rounds.push(tick);
   void tick.run();
-  if (noise.debounceMs > 0 || noise.coalesce) timers.push(clock.setInterval(() => void tick.run(), TICK_MS));
+  // On-call reminders are due to the second too (issue 32).
+  const reminders = onCallConfigured(config) && config.oncall.remind_after_ms > 0;
+  if (noise.debounceMs > 0 || noise.coalesce || reminders) timers.push(clock.setInterval(() => void tick.run(), TICK_MS));
   const am = deps.alertmanager;
   if (am) {
     let down = false;

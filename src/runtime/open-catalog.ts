@@ -141,12 +141,3 @@ function save(file: string, saved: SavedCatalog, logger: Logger | undefined): vo
 function loaded(entries: Entry[], index: PostingsIndex, problems: LintProblem[], builtAt = new Date()): LoadedSnapshot {
   return { snapshot: buildCatalogSnapshot(entries, index, builtAt), problems, skipped: problems.filter((p) => p.severity === 'error') };
 }
-
-/**
- * A new snapshot without one entry (leave-one-out evaluation), indexed afresh: `snapshot`
- * stays usable, which an in-place update would not allow.
- */
-export function withoutEntry(snapshot: CatalogSnapshot, entryId: string): CatalogSnapshot {
-  const entries = snapshot.entries.filter((e) => e.id !== entryId);
-  return buildCatalogSnapshot(entries, new PostingsIndex(entries));
-}

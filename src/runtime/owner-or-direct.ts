@@ -7,7 +7,7 @@
 import { userInfo } from 'node:os';
 import type { Config } from '../config/schema.js';
 import { controlRequest } from './control-client.js';
-import type { CliIO } from '../cli/io.js';
+import type { CliIO } from './cli-io.js';
 import { readServeOwner, type ServeOwner } from './serve-owner.js';
 import { lockStore, StoreLockedError } from './open-store.js';
 

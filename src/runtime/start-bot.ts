@@ -18,7 +18,7 @@ import { startControlServer, type ControlServer } from '../http/control-server.j
 import type { Readiness } from '../http/readiness.js';
 import { systemClock, type Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
-import type { CliIO } from '../cli/io.js';
+import type { CliIO } from './cli-io.js';
 import { controlApi } from './control-api.js';
 import { controlSocketPath, writeServeOwner } from './serve-owner.js';
 import { wireBot } from './wire-bot.js';

@@ -37,8 +37,9 @@ import { combineReadiness, type Readiness } from '../http/readiness.js';
 import type { Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
 import type { KeyValueStore } from '../ports/store.js';
-import type { CliIO } from '../cli/io.js';
+import type { CliIO } from './cli-io.js';
 import { buildLoop } from './build-loop.js';
+import { buildOnCall } from './build-oncall.js';
 import { buildSurfaces } from './build-surfaces.js';
 import { leaderWork } from './leader-work.js';
 import { loopOptions, pagerDutyOptions } from './loop-options.js';
@@ -245,8 +246,20 @@ export async function wireBot(config: Config, io: CliIO, logger: Logger, clock: 
   const model = config.model
     ? await startModel(config, { catalog, ledger, clock, logger, observer: loop, ...(modelMetrics ? { meterModels: modelMetrics.meter } : {}) })
     : undefined;
+  // Who is on call (issue 32): asked before a critical firing is decided, within its budget.
+  const onCall = buildOnCall(config, {
+    transports: surfaces.transports,
+    clock,
+    logger,
+    // A late answer edits the cards that said "unknown": through the inbox, like every intent.
+    onLate: (late) =>
+      void inbox
+        .push([{ type: 'oncall_answered', ...late }], { until: 'recorded' })
+        .catch((err: unknown) => logger.warn({ err }, 'a late on-call answer was not recorded')),
+  });
   const built = buildLoop({
     ...loopOptions(config),
+    ...(onCall ? { whoIsOnCall: (route: string | undefined, via: string) => onCall.answerFor(route, via) } : {}),
     ledger,
     catalog,
     clock,
@@ -269,7 +282,7 @@ export async function wireBot(config: Config, io: CliIO, logger: Logger, clock: 
   const leader = leaderWork({ inbox, idle: () => bot.idle(), config, clock, logger, alertmanager, curation: curation?.worker });
   // What the inbox drains into, wherever it was pushed: an alert's outcome is counted where it is decided.
   const handle = async (intents: readonly Intent[], opts: { txId?: string }): Promise<BotOutcome[]> => {
-    const outcomes = await bot.handle(intents, opts);
+    const outcomes = await bot.handle(onCall ? await onCall.enrich(intents) : intents, opts);
     outcomes.forEach((o, i) => {
       const t = intents[i]?.type;
       if (t === 'firing' || t === 'resolve')

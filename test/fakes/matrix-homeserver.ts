@@ -84,6 +84,11 @@ export interface MatrixFake {
   sent: RecordedSend[];
   /** Syncs answered so far. */
   syncs(): number;
+  /**
+   * Whether a client (the bot) is long-polling `/sync` with nothing newer to get: it has read
+   * every event, and — its position moving only once a batch was handled — handled them.
+   */
+  caughtUp(): boolean;
   createRoom(opts?: { id?: string; alias?: string; encrypted?: boolean; public?: boolean; join?: string[] }): string;
   invite(room: string, userId: string): void;
   join(room: string, userId: string): void;
@@ -124,6 +129,8 @@ export async function startMatrixFake(opts: MatrixFakeOptions = {}): Promise<Mat
   let behaviour: MatrixFakeBehaviour = {};
   let syncCount = 0;
   const pending = new Set<ServerResponse>();
+  /** The long-polls waiting now, each asking whether it still has nothing to answer. */
+  const waiting = new Map<ServerResponse, () => boolean>();
 
   const createRoom: MatrixFake['createRoom'] = (o = {}) => {
     const room = state.createRoom({ ...(o.id ? { id: o.id } : {}), ...(o.alias ? { alias: o.alias } : {}), public: o.public ?? false });
@@ -400,10 +407,12 @@ export async function startMatrixFake(opts: MatrixFakeOptions = {}): Promise<Mat
     };
     if (since === undefined || !syncBody(user, since, limit).empty || timeout === 0) return answer();
     pending.add(res);
+    waiting.set(res, () => syncBody(user, since, limit).empty);
     const done = (): void => {
       clearTimeout(timer);
       off();
       pending.delete(res);
+      waiting.delete(res);
     };
     const timer = setTimeout(() => {
       done();
@@ -430,6 +439,7 @@ export async function startMatrixFake(opts: MatrixFakeOptions = {}): Promise<Mat
     requests,
     sent,
     syncs: () => syncCount,
+    caughtUp: () => [...waiting.values()].some((empty) => empty()),
     createRoom,
     invite: (room, userId) => void state.setMembership(room, userId, 'invite', `@admin:${serverName}`),
     join: (room, userId) => ensureMember(room, userId),

@@ -201,6 +201,12 @@ export async function startMattermostFake(): Promise<MattermostFake> {
         err(res, 404, 'app.post.get.app_error', 'not found');
       };
       if (method === 'GET' && path === '/users/me') return ok(allUsers.get(bot.id));
+      if (method === 'GET' && (m = /^\/users\/email\/([^/]+)$/.exec(path))) {
+        // Everyone's email is `<username>@example.org` here; nobody else has one.
+        const email = decodeURIComponent(m[1]!).toLowerCase();
+        const u = [...allUsers.values()].find((x) => `${x.username}@example.org` === email);
+        return u ? ok({ ...u, email }) : notFound();
+      }
       if (method === 'GET' && (m = /^\/users\/([a-z0-9]+)$/.exec(path))) return allUsers.has(m[1]!) ? ok(allUsers.get(m[1]!)) : notFound();
       if (method === 'GET' && (m = /^\/teams\/name\/([^/]+)\/channels\/name\/([^/]+)$/.exec(path))) {
         const c = decodeURIComponent(m[1]!) === team ? [...channelInfo.values()].find((x) => x.name === decodeURIComponent(m![2]!)) : undefined;

@@ -29,9 +29,27 @@ export interface PagerDutyFake {
   close(): Promise<void>;
 }
 
-export async function startPagerDutyFake(
-  opts: { token: string; incidents?: string[]; echo?: boolean; history?: PagerDutyHistorySeed } = { token: 'pd-token' },
-): Promise<PagerDutyFake> {
+/** Who `GET /oncalls` says is on call for an escalation policy (issue 32): as PagerDuty lists them. */
+export interface PagerDutyOnCall {
+  escalation_level: number;
+  user: { id: string; name: string; email?: string };
+  /** End of the shift (ISO), or null for an always-on layer. */
+  end: string | null;
+}
+
+export interface PagerDutyFakeOptions {
+  token: string;
+  incidents?: string[];
+  echo?: boolean;
+  /** Escalation policy id → its on-calls (`GET /oncalls?escalation_policy_ids[]=…`). */
+  oncalls?: Record<string, PagerDutyOnCall[]>;
+  /** Service id → its escalation policy id (`GET /services/{id}`). */
+  services?: Record<string, string>;
+  /** Resolved incidents, their notes and log entries (`reprise import pagerduty`; the block at the end of this file). */
+  history?: PagerDutyHistorySeed;
+}
+
+export async function startPagerDutyFake(opts: PagerDutyFakeOptions = { token: 'pd-token' }): Promise<PagerDutyFake> {
   const known = opts.incidents ? new Set(opts.incidents) : undefined;
   const requests: PagerDutyRequest[] = [];
   const acknowledged: string[] = [];
@@ -70,6 +88,7 @@ export async function startPagerDutyFake(
         const answer = historyRoute(opts.history, new URL(req.url ?? '/', 'http://pd.invalid'));
         if (answer) return send(answer.status, answer.body);
       }
+      if (req.method === 'GET') return onGet(req.url ?? '', req.headers, send, error);
       const m = /^\/incidents\/([^/?]+)$/.exec(req.url ?? '');
       if (!m || req.method !== 'PUT') return error(404, 'Not Found');
       if (req.headers['authorization'] !== `Token token=${opts.token}`) return error(401, 'Unauthorized');
@@ -85,6 +104,37 @@ export async function startPagerDutyFake(
       send(200, { incident: { id, type: 'incident', status: inc.status } });
     });
   });
+  // GET /oncalls and /services/{id}, checked as PagerDuty checks them (token, v2 Accept).
+  function onGet(
+    url: string,
+    headers: Record<string, string | string[] | undefined>,
+    send: (status: number, payload: unknown) => void,
+    error: (status: number, message: string) => void,
+  ): void {
+    if (headers['authorization'] !== `Token token=${opts.token}`) return error(401, 'Unauthorized');
+    if (!String(headers['accept'] ?? '').includes('application/vnd.pagerduty+json;version=2')) return error(406, 'Not Acceptable');
+    const u = new URL(url, 'http://pd');
+    const svc = /^\/services\/([^/]+)$/.exec(u.pathname);
+    if (svc) {
+      const policy = opts.services?.[decodeURIComponent(svc[1]!)];
+      if (!policy) return error(404, 'Service Not Found');
+      return send(200, { service: { id: svc[1], type: 'service', escalation_policy: { id: policy, type: 'escalation_policy_reference' } } });
+    }
+    if (u.pathname !== '/oncalls') return error(404, 'Not Found');
+    const policies = u.searchParams.getAll('escalation_policy_ids[]');
+    const users = u.searchParams.getAll('include[]').includes('users');
+    const list = policies.flatMap((p) => (opts.oncalls?.[p] ?? []).map((o) => ({ ...o, escalation_policy: { id: p } })));
+    // `earliest=true`: one entry per user and level (the earliest shift); without users included, references only.
+    send(200, {
+      oncalls: list.map((o) => ({
+        ...o,
+        user: users ? { ...o.user, type: 'user', summary: o.user.name } : { id: o.user.id, type: 'user_reference', summary: o.user.name },
+      })),
+      limit: 25,
+      offset: 0,
+      more: false,
+    });
+  }
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('the PagerDuty stand-in did not get a port');

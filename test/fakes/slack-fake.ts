@@ -33,6 +33,8 @@ export interface SlackFakeOptions {
   botId?: string;
   teamId?: string;
   apiAppId?: string;
+  /** Workspace members by email (`users.lookupByEmail`): email → user id. */
+  emails?: Record<string, string>;
   /** The workspace's people, as `users.info` answers for them; anyone else is `user_not_found`. */
   users?: Record<string, SlackUserProfile>;
 }
@@ -320,6 +322,13 @@ export async function startSlackFake(opts: SlackFakeOptions = {}): Promise<Slack
         if (!m) return { ok: false, error: 'message_not_found' };
         const thread = m.thread_ts && m.thread_ts !== m.ts ? `?thread_ts=${m.thread_ts}&cid=${m.channel}` : '';
         return { ok: true, channel: m.channel, permalink: `https://reprise-test.slack.com/archives/${m.channel}/p${m.ts.replace('.', '')}${thread}` };
+      }
+      case 'users.lookupByEmail': {
+        // Slack: `users_not_found` for an email no member has.
+        const email = String(body['email'] ?? '').toLowerCase();
+        const id = Object.entries(opts.emails ?? {}).find(([e]) => e.toLowerCase() === email)?.[1];
+        if (!id) return { ok: false, error: 'users_not_found' };
+        return { ok: true, user: { id, team_id: ws.teamId, name: email.split('@')[0], profile: { email } } };
       }
       case 'users.info': {
         const id = typeof body['user'] === 'string' ? body['user'] : '';

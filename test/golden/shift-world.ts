@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadCliConfig } from '../../src/cli/cli-config.js';
-import type { CliCommand, CliIO } from '../../src/cli/io.js';
+import type { CliCommand, CliIO } from '../../src/runtime/cli-io.js';
 import { ManualClock } from '../../src/ports/clock.js';
 import { createLogger } from '../../src/runtime/create-logger.js';
 import { startBot, type RunningBot } from '../../src/runtime/start-bot.js';

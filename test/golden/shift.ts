@@ -82,20 +82,32 @@ interface Driver {
 
 const hhmm = (d: Date): string => d.toISOString().slice(11, 16);
 
+/**
+ * Waits until the bot has finished what a step set off: nothing pending and nothing running
+ * (background effects, outbox, curation), the ledger's seq the same over three looks a few ms
+ * apart, and the step's input taken in. Slack is answered once the bot took the event, and a CLI
+ * command once the control socket did, so there the input is in the ledger when the driver
+ * returns; on Matrix the bot is long-polling `/sync` again with nothing newer (its position moves
+ * only once a batch was handled). Mattermost's WebSocket frames carry no answer, so there the
+ * ledger must also stand still over looks 40 ms apart.
+ */
 async function settle(w: World): Promise<void> {
+  const window = w.surface === 'mattermost';
   let prev = -1;
   let stable = 0;
   await waitFor(
     async () => {
-      await new Promise((r) => setTimeout(r, 40));
+      if (window) await new Promise((r) => setTimeout(r, 40));
+      await w.running.bot.idle();
       await w.running.outbox.idle();
       await w.running.curation?.idle();
       const seq = w.running.ledger.seq;
-      stable = seq === prev && w.running.outbox.status().pending === 0 ? stable + 1 : 0;
+      const quiet = seq === prev && w.running.outbox.status().pending === 0 && (w.matrix?.caughtUp() ?? true);
+      stable = quiet ? stable + 1 : 0;
       prev = seq;
-      return stable >= 3 ? true : undefined;
+      return stable >= (window ? 3 : 2) ? true : undefined;
     },
-    { what: 'the bot to settle', timeoutMs: 30_000 },
+    { what: 'the bot to settle', timeoutMs: 30_000, intervalMs: window ? 25 : 5 },
   );
 }
 

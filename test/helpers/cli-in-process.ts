@@ -6,7 +6,7 @@
  * buffer as standard error (as they interleave on fd 2), and the stop `serve` waits for asked by
  * the harness instead of a signal. No cold node start and no build: the source under test runs.
  */
-import type { CliIO } from '../../src/cli/io.js';
+import type { CliIO } from '../../src/runtime/cli-io.js';
 import { runReprise } from '../../src/cli/run-reprise.js';
 import { terminalSafe } from '../../src/core/render/escape-text.js';
 

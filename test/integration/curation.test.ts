@@ -147,6 +147,40 @@ describe('a fresh verified Finding', () => {
     expect((await curated(h)).map((c) => [c.decision, c.number])).toEqual([['suppressed', rejected.number]]);
   });
 
+  it("a verified cause fills an existing entry's empty Cause through a PR that edits that file, once; a written Cause is never overridden", async () => {
+    const incident = oomFiring('fp-1');
+    const dup = dupFingerprint(incident);
+    const known = `---\ntype: Incident\ntitle: known OOM\ndescription: known\nresource: payments/checkout-api\nstatus: draft\nfingerprint: ${dup}\n---\n## Symptom\nx\n\n## Cause\nNot recorded.\n\n## Resolution\nrolled back\n`;
+    h = await curationHarness({ seed: { 'incidents/known.md': known } });
+    h.findings.push(goodFinding({ rootCauses: [{ cause: 'the heap <!channel> outgrew *the* limit', confidence: 0.9, evidence: ['exit 137'], entities: [] }] }));
+    await h.bot.handle(incidentIntents([incident]));
+    await h.settle();
+    const pulls = h.fake.pulls();
+    expect(pulls).toHaveLength(1);
+    const pr = pulls[0]!;
+    expect(pr.head).toBe('reprise/amend/incidents/known');
+    expect(pr.body).toContain('this PR edits that file; it adds no new entry');
+    expect(pr.body).toContain('From a verified investigation (main-model):');
+    const edited = (await h.remote.show(pr.head, 'incidents/known.md'))!;
+    const cause = edited.split('## Cause\n\n')[1]!.split('\n## ')[0]!;
+    expect(cause).toContain('outgrew');
+    expect(cause).not.toContain('Not recorded');
+    expect(cause).not.toContain('<!channel>');
+    expect(cause).toMatch(/— from a verified investigation \(main-model\) on \d{4}-\d{2}-\d{2}/);
+    expect(edited.split('## Resolution\n\n')[1]).toContain('rolled back');
+    expect((await curated(h)).map((c) => [c.decision, c.number])).toEqual([['amend_pr', pr.number]]);
+    expect(lastCard(h).curation?.text).toBe("KB: the cause written into incidents/known.md's Cause, for review");
+    await h.close();
+
+    // The entry already says why: the finding is a duplicate, nothing is written.
+    h = await curationHarness({ seed: { 'incidents/known.md': known.replace('Not recorded.', 'the heap limit') } });
+    h.findings.push(goodFinding());
+    await h.bot.handle(incidentIntents([incident]));
+    await h.settle();
+    expect(h.fake.writes()).toEqual([]);
+    expect((await curated(h)).map((c) => c.decision)).toEqual(['duplicate_entry']);
+  });
+
   it("a forged marker in someone else's PR text does not capture the finding", async () => {
     h = await curationHarness();
     const incident = oomFiring('fp-1');

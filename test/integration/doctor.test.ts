@@ -10,11 +10,12 @@ import { startControlServer } from '../../src/http/control-server.js';
 import { silentLogger } from '../../src/ports/logger.js';
 import { controlSocketPath } from '../../src/runtime/serve-owner.js';
 import { doctor } from '../../src/cli/doctor.js';
-import type { CliIO } from '../../src/cli/io.js';
+import type { CliIO } from '../../src/runtime/cli-io.js';
 import { writeServeOwner } from '../../src/runtime/serve-owner.js';
 import { startK8sHttpServer } from '../fakes/mcp-k8s-server.js';
 import { startMatrixFake } from '../fakes/matrix-homeserver.js';
 import { startGitHubFake, type GitHubFake } from '../fakes/github-fake.js';
+import { startPagerDutyFake } from '../fakes/pagerduty-fake.js';
 import { startOpenAIFake, type OpenAIFake } from '../fakes/openai-fake.js';
 import { startSlackFake, type SlackFake } from '../fakes/slack-fake.js';
 import { cleanup, makeTmpDir, REPO_ROOT } from './helpers/spawn-bot.js';
@@ -62,7 +63,35 @@ describe('reprise doctor', () => {
     expect(lineOf(out, 'config')).toMatch(/^✓ config: /);
     expect(lineOf(out, 'catalog')).toMatch(/^✓ catalog: .*entries loaded, 0 errors/);
     expect(lineOf(out, 'store')).toMatch(/^✓ store: .*writable; lock free \(no bot running on it\); schema v2 \(new store\)$/);
-    for (const c of ['catalog sync', 'slack', 'matrix', 'model', 'mcp', 'github']) expect(lineOf(out, c)).toBe(`– ${c}: skipped: not configured`);
+    for (const c of ['catalog sync', 'slack', 'matrix', 'model', 'mcp', 'github', 'oncall']) expect(lineOf(out, c)).toBe(`– ${c}: skipped: not configured`);
+  });
+
+  it('on call: ✓ names who each route has now; a PagerDuty route that cannot answer is ✗ with why and the fix, the token never printed', async () => {
+    const token = 'pd-doctor-secret-0123456789';
+    const pd = await startPagerDutyFake({
+      token,
+      oncalls: { PPOL1: [{ escalation_level: 1, user: { id: 'PU1', name: 'Pat Primary', email: 'pat@example.org' }, end: null }] },
+    });
+    try {
+      const rotation = 'oncall:\n  rotation: { people: [ann], start: "2026-01-05" }\n  people: [{ name: ann, email: ann@example.org }]\n';
+      const good = configFile(
+        'oncall-good',
+        `${rotation}  routes:\n    - { name: payments, match: { namespace: "payments*" }, pagerduty: { escalation_policy: PPOL1 } }\n`,
+      );
+      const env = { REPRISE_PAGERDUTY_TOKEN: token, REPRISE_PAGERDUTY_FROM: 'bot@example.org', REPRISE_PAGERDUTY_API_URL: pd.apiUrl };
+      const io = bufferIO(env, REPO_ROOT);
+      const code = await doctor(['--config', good.file], io);
+      expect(code, io.out() + io.err()).toBe(0);
+      expect(lineOf(io.out(), 'oncall')).toBe('✓ oncall: payments: Pat Primary (pagerduty); default: ann (rotation)');
+      const bad = configFile('oncall-bad', `oncall:\n  pagerduty: { escalation_policy: PPOL1 }\n`);
+      const io2 = bufferIO({ ...env, REPRISE_PAGERDUTY_TOKEN: 'wrong-token-0123456789' }, REPO_ROOT);
+      expect(await doctor(['--config', bad.file], io2)).toBe(1);
+      const line = lineOf(io2.out(), 'oncall');
+      expect(line).toMatch(/^✗ oncall: default: unknown \(.+\) — fix: .*pagerduty\.token/);
+      expect(io2.out()).not.toContain('wrong-token-0123456789');
+    } finally {
+      await pd.close();
+    }
   });
 
   it('an invalid config is a ✗ and exit 2', async () => {

@@ -269,6 +269,7 @@ describe('the command line', () => {
     ['ack', '--help'],
     ['incident', '--help'],
     ['postmortem', '--help'],
+    ['oncall', '--help'],
     ['ui', '--help'],
     ['ui', 'sessions', '--help'],
   ];

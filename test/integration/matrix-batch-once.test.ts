@@ -100,18 +100,18 @@ const STALL_MS = 90_000;
 
 /**
  * Waits until `count()` reaches `n`, for as long as the work moves (`moving`, default the count
- * itself, keeps changing; polled every second: the test shares the two cores with the bot);
- * fails once it stood still for {@link STALL_MS}. A loaded machine is slower, never wrong: only
- * a stall is.
+ * itself, keeps changing; polled every `everyMs`, 250 ms for a count of log lines — a ledger read
+ * costs more and is polled every second: the test shares the two cores with the bot); fails once
+ * it stood still for {@link STALL_MS}. A loaded machine is slower, never wrong: only a stall is.
  */
-async function waitApplied(count: () => number | Promise<number>, n: number, what = 'events applied', moving?: () => number): Promise<void> {
+async function waitApplied(count: () => number | Promise<number>, n: number, what = 'events applied', moving?: () => number, everyMs = 250): Promise<void> {
   let last: number | undefined;
   let movedAt = Date.now();
   for (let got = await count(); got < n; got = await count()) {
     const now = moving ? moving() : got;
     if (now !== last) [last, movedAt] = [now, Date.now()];
     else if (Date.now() - movedAt > STALL_MS) throw new Error(`only ${got} of ${n} ${what}, and nothing moved for ${STALL_MS} ms`);
-    await new Promise((r) => setTimeout(r, 1000));
+    await new Promise((r) => setTimeout(r, everyMs));
   }
 }
 
@@ -149,7 +149,9 @@ async function expectOnce(
   await waitApplied(appliedSoFar, BATCH - 100);
   const inLedger = async (): Promise<LedgerRow[]> => (await ledgerEvents(dataDir)).filter((e) => typeof e['eventId'] === 'string');
   let rows = await inLedger();
-  await waitApplied(async () => new Set((rows = await inLedger()).map((e) => e['eventId'])).size, BATCH, 'event ids in the ledger').catch(() => undefined); // what is missing is asserted, id by id, below
+  // What is missing is asserted, id by id, below.
+  const ids = async (): Promise<number> => new Set((rows = await inLedger()).map((e) => e['eventId'])).size;
+  await waitApplied(ids, BATCH, 'event ids in the ledger', undefined, 1000).catch(() => undefined);
   const count = new Map<string, number>();
   for (const r of rows) count.set(String(r['eventId']), (count.get(String(r['eventId'])) ?? 0) + 1);
   expect(b.ids.filter((id) => count.get(id) !== 1).slice(0, 5), 'events not recorded exactly once').toEqual([]);

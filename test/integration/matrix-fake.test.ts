@@ -93,4 +93,23 @@ describe('Matrix homeserver fake', () => {
     const events = (res.json['rooms'] as SyncRooms).join[fake.room]!.timeline.events;
     expect(events.map((e) => e.event_id)).toEqual([id]);
   });
+
+  it('says when the client is caught up: long-polling with nothing newer, not while an event waits for it', async () => {
+    fake = await startMatrixFake();
+    fake.join(fake.room, '@ann:fake.test');
+    expect(fake.caughtUp(), 'no sync yet').toBe(false);
+    const first = await call('GET', '/sync');
+    expect(fake.caughtUp(), 'answered, not polling again').toBe(false);
+    const pending = call('GET', `/sync?since=${String(first.json['next_batch'])}&timeout=600000`);
+    const f = fake;
+    await vi.waitFor(() => expect(f.caughtUp()).toBe(true));
+    fake.say(fake.room, '@ann:fake.test', 'news');
+    expect(fake.caughtUp(), 'an event the poll has not handed over').toBe(false);
+    const res = await pending;
+    expect(fake.caughtUp()).toBe(false);
+    const again = call('GET', `/sync?since=${String(res.json['next_batch'])}&timeout=600000`);
+    await vi.waitFor(() => expect(f.caughtUp()).toBe(true));
+    fake.say(fake.room, '@ann:fake.test', 'more');
+    await again;
+  });
 });

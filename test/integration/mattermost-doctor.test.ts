@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkMattermost } from '../../src/adapters/mattermost/mattermost-doctor.js';
 import { doctor } from '../../src/cli/doctor.js';
-import type { CliIO } from '../../src/cli/io.js';
+import type { CliIO } from '../../src/runtime/cli-io.js';
 import { startMattermostFake, type MattermostFake } from '../fakes/mattermost-server.js';
 import { cleanup, makeTmpDir, REPO_ROOT } from './helpers/spawn-bot.js';
 

@@ -111,9 +111,16 @@ describe('/ui through a real reprise serve, read as a lead reads it', () => {
     const bot = await spawnBot({ dataDir: dir, args: ['--config', config] });
     const fresh = await page(bot, '/ui/knowledge?flag=stale');
     expect(fresh).toContain('data-figure="entries-shown">0<');
-    await new Promise((r) => setTimeout(r, 5_000));
-    const later = await page(bot, '/ui/knowledge');
-    const total = Number(/data-figure="entries-total">(\d+)</.exec(later)?.[1]);
+    // Then waited for (not slept on): every entry shown is flagged once 4 s have passed.
+    const totalOf = (html: string): number => Number(/data-figure="entries-total">(\d+)</.exec(html)?.[1]);
+    const later = await waitFor(
+      async () => {
+        const html = await page(bot, '/ui/knowledge');
+        return (html.match(/data-flag="stale"/g) ?? []).length === Math.min(totalOf(html), 50) ? html : undefined;
+      },
+      { what: 'every bundled entry shown flagged stale (stale_after: 4s)', intervalMs: 250 },
+    );
+    const total = totalOf(later);
     expect(total).toBeGreaterThan(10);
     expect(later.match(/data-flag="stale"/g) ?? []).toHaveLength(Math.min(total, 50));
     expect(await bot.stop()).toEqual({ code: 0, signal: null });

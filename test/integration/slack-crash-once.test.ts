@@ -1,9 +1,10 @@
 /**
  * Exactly once through a crash (issue 20 "Done when"): Slack acts on each call on arrival and
  * answers 0.3 s, 1.5 s or 2 s later; `reprise serve` is killed (-9) while deliveries are in
- * flight and started again on the same store. Every acknowledged alert is exactly one thread,
- * none lost: the restarted process looks up what the dead one may have sent (by the outbox id
- * each message carries) and adopts it instead of posting it again.
+ * flight and started again on the same store (and answered at once: only the dead process's
+ * calls were slow). Every acknowledged alert is exactly one thread, none lost: the restarted
+ * process looks up what the dead one may have sent (by the outbox id each message carries) and
+ * adopts it instead of posting it again.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSlackFake, type PostedMessage, type SlackFake } from '../fakes/slack-fake.js';
@@ -45,6 +46,9 @@ describe('exactly one thread per alert through kill -9', () => {
       // Deliveries are in flight: Slack has acted on some, the bot has heard of none or few.
       await waitFor(() => (fake.messages.length > 0 ? true : undefined), { what: 'a first call reached Slack', timeoutMs: 20_000 });
       await bot.kill();
+      // The crash is over: the restarted process is under no fault, so Slack answers it at once
+      // (the dead process's calls were acted on at arrival, answered or not).
+      fake.setBehaviour({ answerLatencyMs: 0 });
 
       const again = await spawnBot({ ...opts, transcript: `${dataDir}/t2.jsonl` });
       const cards = (): PostedMessage[] => fake.messages.filter((m) => m.thread_ts === undefined && m.channel === CHANNEL);

@@ -29,6 +29,9 @@ const FIXTURES: Record<string, string> = {
   'src/core/cycle-b.ts': "import { a } from './cycle-a.js';\nexport const b = (): number => (typeof a === 'function' ? 1 : 0);\n",
   'src/runtime/lazy-a.ts': "export const lazy = async (): Promise<number> => (await import('./lazy-b.js')).n;\nexport const m = 1;\n",
   'src/runtime/lazy-b.ts': "import { m } from './lazy-a.js';\nexport const n = m + 1;\n",
+  'src/cli/command.ts': 'export const command = (): number => 1;\n',
+  'src/runtime/uses-cli.ts': "import { command } from '../cli/command.js';\nexport const c = command();\n",
+  'src/adapters/x/uses-cli.ts': "import type { command } from '../../cli/command.js';\nexport type C = typeof command;\n",
 };
 
 let dir: string;
@@ -66,6 +69,13 @@ describe('lint rules (eslint.config.js)', () => {
     expect(rules('src/core/uses-sdk.ts')).toEqual(['no-restricted-imports']);
     expect(rules('src/core/loads-late.ts')).toEqual(['no-restricted-syntax']);
     expect(rules('src/ports/uses-bot.ts')).toEqual(['no-restricted-imports']);
+  });
+
+  it('fails runtime/ and adapters/ importing the command layer (cli/)', () => {
+    expect(rules('src/runtime/uses-cli.ts')).toEqual(['no-restricted-imports']);
+    expect(rules('src/adapters/x/uses-cli.ts')).toEqual(['no-restricted-imports']);
+    expect(results.get('src/runtime/uses-cli.ts')![0]!.message).toMatch(/cli\/ is the command layer/);
+    expect(rules('src/cli/command.ts')).toEqual([]);
   });
 
   it('fails an import cycle, a lazily loaded one too', () => {

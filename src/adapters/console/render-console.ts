@@ -4,6 +4,7 @@
  * and text meant for one line keeps its newlines escaped, so nothing can forge a line.
  */
 import { escapeControl, escapeLine } from '../../core/render/escape-text.js';
+import { onCallText } from '../../core/oncall/oncall-view.js';
 import { personLabel } from '../../core/people.js';
 import {
   asRichText,
@@ -79,6 +80,7 @@ export function renderConsoleCard(card: CardView): string[] {
     );
   if (card.feedback) out.push(`🗳 ${escapeLine(card.feedback)}`);
   if (card.ack && card.ack.length > 0) out.push(escapeLine(richText(asRichText(card.ack))));
+  if (card.onCall) out.push(escapeLine(richText(onCallText(card.onCall, 'console'))));
   if (card.links.length > 0) out.push(`Links: ${card.links.map((l) => `${l.label} ${escapeLine(l.url)}`).join(' · ')}`);
   if (card.mentions.length > 0) out.push(`cc ${card.mentions.map(escapeLine).join(' ')}`);
   return out;
@@ -174,9 +176,4 @@ export function renderConsoleEphemeral(view: EphemeralView): string {
   const out = [`${escapeLine(view.title)}`, ...view.body.map(para)];
   for (const t of view.trace ?? []) out.push(`  ${t.passed ? '✓' : '✗'} ${t.gate} ${escapeLine(t.entry ?? '')} — ${escapeLine(t.reason)}`);
   return out.join('\n');
-}
-
-/** Plain text of a notice, for transcripts. */
-export function noticeText(view: ReplyView): string {
-  return view.kind === 'notice' ? `${view.icon} ${richText(view.text)}` : '';
 }

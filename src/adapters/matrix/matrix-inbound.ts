@@ -15,7 +15,7 @@ import type { RawEvent } from './sync-client.js';
 
 export const TRANSPORT = 'matrix';
 /** Words after `!reprise` that make a command; anything else addressed to the bot is a message (a note). */
-export const COMMANDS: ReadonlySet<string> = new Set(['recall', 'silence', 'status', 'help', 'investigate', 'ack', 'postmortem']);
+export const COMMANDS: ReadonlySet<string> = new Set(['recall', 'silence', 'status', 'help', 'investigate', 'ack', 'postmortem', 'oncall']);
 
 /** Who sent an event and which thread it is in, as the homeserver says. */
 export interface EventInfo {

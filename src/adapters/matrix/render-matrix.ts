@@ -25,13 +25,12 @@ import {
   type StepView,
 } from '../../core/chat/thread-view.js';
 import type { Verdict } from '../../core/verdict.js';
+import { onCallIds, onCallText } from '../../core/oncall/oncall-view.js';
 import type { Severity } from '../../core/types.js';
 
 import { layout, jsonBytes, type Block, type Piece } from './matrix-layout.js';
 import { html, htmlLine, inline, isUserId, link, plain, plainLine, safeUrl, userPermalink } from './matrix-markup.js';
 
-/** Matrix's limit on a whole event (PDU) in bytes, envelope included (spec: "Size limits"). */
-export const MATRIX_EVENT_LIMIT_BYTES = 65_536;
 /**
  * What one event's content may take: the limit less room for the envelope the homeserver adds
  * (ids, `prev_events`, `auth_events`, hashes, signatures — about 2 KiB in practice).
@@ -176,6 +175,7 @@ export function renderCard(card: CardView, opts: RenderOptions = {}): MatrixMess
   if (card.feedback) blocks.push(para(cat(trusted('🗳 '), line(card.feedback))));
   const ack = asRichText(card.ack);
   if (ack.length > 0) blocks.push(para(inline(ack, CAP.line)));
+  if (card.onCall) blocks.push(para(inline(onCallText(card.onCall, 'matrix'), CAP.line)));
   if (card.controls) blocks.push(para(em(trusted(card.amSilence ? CONTROLS_HINT + AM_SILENCE_HINT : CONTROLS_HINT))));
   const users = card.mentions.filter(isUserId);
   if (users.length > 0) {
@@ -184,7 +184,7 @@ export function renderCard(card: CardView, opts: RenderOptions = {}): MatrixMess
   }
   return content(
     blocks,
-    users,
+    [...users, ...onCallIds(card.onCall).filter(isUserId)],
     opts,
     card.links.map((l) => l.url).find((u) => safeUrl(u)),
   );
@@ -350,7 +350,7 @@ export function renderDetail(d: DetailView, opts: RenderOptions = {}): MatrixMes
 
 /** A short line in the thread: "✅ resolved after 23 min", "📝 saved". */
 export function renderNotice(n: NoticeView, opts: RenderOptions = {}): MatrixMessageContent {
-  return content([para(cat(line(n.icon, 16), trusted(' '), inline(n.text, CAP.text)))], [], opts);
+  return content([para(cat(line(n.icon, 16), trusted(' '), inline(n.text, CAP.text)))], (n.mentions ?? []).filter(isUserId), opts);
 }
 
 export function renderReply(v: ReplyView, opts: RenderOptions = {}): MatrixMessageContent {

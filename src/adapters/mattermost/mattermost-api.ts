@@ -138,6 +138,19 @@ export class MattermostApi {
     return this.#call('GET', `/channels/${enc(id)}`, 'channels/{id}');
   }
 
+  /**
+   * A user by email (`GET /users/email/{email}`); undefined when nobody has it or the server
+   * will not show the bot emails (privacy setting "Show Email Address", or a role that may).
+   */
+  async userByEmail(email: string): Promise<MmUser | undefined> {
+    try {
+      return await this.#call<MmUser>('GET', `/users/email/${enc(email)}`, 'users/email/{email}');
+    } catch (err) {
+      if (err instanceof MattermostHttpError && (err.status === 404 || err.status === 403)) return undefined;
+      throw err;
+    }
+  }
+
   /** A channel by `team-name/channel-name`. */
   channelByName(team: string, name: string): Promise<MmChannel> {
     return this.#call('GET', `/teams/name/${enc(team)}/channels/name/${enc(name)}`, 'teams/name/{team}/channels/name/{name}');

@@ -3,7 +3,7 @@
  * The one place Mattermost's names (`+1`, `no_bell`, `root_id`, `from_bot`) are read. What counts:
  * - a reaction by someone else on a post the bot made: 👍 / 👎 a vote (removing it clears the
  *   vote), 🔕 a silence, 👀 an ack; the native acknowledgement (`post_acknowledgement_added`) an ack;
- * - `@reprise recall|silence|status|help|investigate|ack|postmortem …` → a command, answered
+ * - `@reprise recall|silence|status|help|investigate|ack|postmortem|oncall …` → a command, answered
  *   privately (an ephemeral post) in the channel or thread it was typed in;
  * - a reply in a thread the bot started that mentions the bot: `ack`, `silence 4h`, `note: …`,
  *   `fixed: …`, `postmortem`, anything else a question.
@@ -16,7 +16,7 @@ import type { MmAcknowledgement, MmPost, MmReaction } from './mattermost-api.js'
 
 export const TRANSPORT = 'mattermost';
 /** Words after `@reprise` that make a command; anything else addressed to the bot in a thread is a note or a question. */
-export const COMMANDS: ReadonlySet<string> = new Set(['recall', 'silence', 'status', 'help', 'investigate', 'ack', 'postmortem']);
+export const COMMANDS: ReadonlySet<string> = new Set(['recall', 'silence', 'status', 'help', 'investigate', 'ack', 'postmortem', 'oncall']);
 /** The silence a 🔕 reaction sets. */
 export const REACTION_SILENCE = '4h';
 

@@ -251,7 +251,16 @@ export class MattermostTransport implements ChatTransport {
     }
   }
 
-  /** `<server>/_redirect/pl/<post id>`: Mattermost's own permalink, team-independent. */
+  /**
+   * The username of the member with this email, for the person on call (issue 32): Mattermost
+   * mentions people by username. Undefined when nobody has it (or emails are hidden from the
+   * bot); rejects when the server could not be asked.
+   */
+  async userIdByEmail(email: string): Promise<string | undefined> {
+    const u = await this.#api.userByEmail(email);
+    return typeof u?.username === 'string' && u.username !== '' ? u.username : undefined;
+  }
+
   /** A user's username, for text that cannot mention (PR bodies, /ui, other surfaces); undefined when the server will not say. */
   async username(userId: string): Promise<string | undefined> {
     try {
@@ -262,6 +271,7 @@ export class MattermostTransport implements ChatTransport {
     }
   }
 
+  /** `<server>/_redirect/pl/<post id>`: Mattermost's own permalink, team-independent. */
   permalink(ref: { channel: string; id: string }): Promise<string | undefined> {
     if (!MATTERMOST_ID.test(ref.id)) return Promise.resolve(undefined);
     return Promise.resolve(`${this.#opts.url.replace(/\/+$/, '')}/_redirect/pl/${ref.id}`);

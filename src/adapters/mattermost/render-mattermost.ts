@@ -7,6 +7,8 @@
 import {
   asRichText,
   confidenceDot,
+  ON_CALL_LABEL,
+  onCallTail,
   SEEN_BEFORE_LABEL,
   seenBeforeMore,
   type CardView,
@@ -14,6 +16,7 @@ import {
   type DetailView,
   type EphemeralView,
   type IncidentState,
+  type OnCallView,
   type ReplyView,
 } from '../../core/chat/thread-view.js';
 import type { Severity } from '../../core/types.js';
@@ -66,6 +69,7 @@ export function renderCard(card: CardView): string {
   if (card.curation) out.push(`📚 ${mdLine(card.curation.text)}${card.curation.link ? ` ${mdLink(card.curation.link.label, card.curation.link.url)}` : ''}`);
   if (card.feedback) out.push(`🗳 ${mdLine(card.feedback)}`);
   if (card.ack) out.push(mdRich(asRichText(card.ack)));
+  if (card.onCall) out.push(onCallLine(card.onCall));
   if (card.links.length > 0) out.push(`Links: ${card.links.map((l) => mdLink(l.label, l.url)).join(' · ')}`);
   const mentions = card.mentions.map(mdMention).filter((m): m is string => m !== undefined);
   if (mentions.length > 0) out.push(`cc ${mentions.join(' ')}`);
@@ -143,9 +147,20 @@ export function renderDetail(d: DetailView): string {
   return fit(out);
 }
 
+/**
+ * "📟 on call: @ann (rotation · until 09:00 UTC)": a person with a Mattermost username is
+ * mentioned by it (Mattermost mentions by username), anyone else named as text.
+ */
+function onCallLine(v: OnCallView): string {
+  const people = v.unknown === undefined ? v.people.map((p) => (p.id ? mdMention(p.id) : undefined) ?? mdLine(p.name, 120)) : [];
+  return `${mdLine(ON_CALL_LABEL)}${people.join(', ')}${mdLine(onCallTail(v))}`;
+}
+
 export function renderReply(view: ReplyView): string {
   if (view.kind === 'detail') return renderDetail(view);
-  return fit([`${view.icon} ${mdRich(view.text)}`]);
+  // The ids a notice pings (the on-call reminder) follow it as mentions.
+  const pings = view.kind === 'notice' ? (view.mentions ?? []).map(mdMention).filter((m): m is string => m !== undefined) : [];
+  return fit([`${view.icon} ${mdRich(view.text)}${pings.length > 0 ? ` ${pings.join(' ')}` : ''}`]);
 }
 
 export function renderEphemeral(view: EphemeralView): string {

@@ -9,6 +9,7 @@ import type { CardView, Headline, RichText } from '../../core/chat/thread-view.j
 import { asRichText, confidenceDot, richText, SEEN_BEFORE_LABEL, seenBeforeMore } from '../../core/chat/thread-view.js';
 import type { Verdict } from '../../core/verdict.js';
 import type { Severity } from '../../core/types.js';
+import { onCallIds, onCallText } from '../../core/oncall/oncall-view.js';
 import { inlines, link, mrkdwnText, plain, richTextBlocks, section, slackUserId, text, type RichTextElement, type RichTextSection } from './rich-text.js';
 import { ACTION_IDS, AM_SILENCE_CHOICES, controlsBlockId, SILENCE_CHOICES } from './slack-controls.js';
 import { SLACK_LIMITS } from './slack-limits.js';
@@ -154,13 +155,14 @@ export function renderCard(card: CardView): SlackMessage {
   if (card.feedback) paragraphs.push(section([text(`🗳 ${card.feedback}`, undefined, true)]));
   const ack = asRichText(card.ack);
   if (ack.length > 0) paragraphs.push(section(inlines(ack)));
+  if (card.onCall) paragraphs.push(section(inlines(onCallText(card.onCall, 'slack'))));
   const who = mentionElements(mentions.slice(0, MAX_MENTIONS));
   if (who.length > 0) paragraphs.push(section([text('cc '), ...who]));
 
   const blocks: types.KnownBlock[] = [header, status, ...richTextBlocks(paragraphs)];
   if (card.controls) blocks.push(controls(card));
 
-  const ping = mentionMarkup(mentions.slice(0, MAX_MENTIONS));
+  const ping = mentionMarkup([...mentions.slice(0, MAX_MENTIONS), ...(card.state === 'firing' ? onCallIds(card.onCall) : [])]);
   const said = card.said?.summary ? ` · ${card.said.summary}` : '';
   const summaryLine = `🔍 ${card.alertname} — ${card.where}${said} · ${stateText(card)} · ${VERDICT_TEXT[card.verdict] ?? card.verdict} · ${headlineText(card.headline)}`;
   const fallback = fallbackText(summaryLine);

@@ -171,7 +171,12 @@ export function renderDetail(view: DetailView): SlackMessage {
 /** A one-line note in the thread ("✅ resolved after 23 min", "📝 saved"). */
 export function renderNotice(view: NoticeView): SlackMessage {
   const blocks = richTextBlocks([section([text(`${view.icon} `), ...inlines(view.text)])]);
-  return { text: `${fallbackText(`${view.icon} `)}${fallbackRichText(view.text)}`, blocks: fitBlocks(blocks) };
+  // The ids it pings (the on-call reminder) lead the notification text, as on the card.
+  const ping = (view.mentions ?? [])
+    .filter((id) => /^[UW][A-Z0-9]{2,30}$/.test(id))
+    .map((id) => `<@${id}> `)
+    .join('');
+  return { text: `${ping}${fallbackText(`${view.icon} `)}${fallbackRichText(view.text)}`, blocks: fitBlocks(blocks) };
 }
 
 function traceLine(t: GateTraceStep): string {

@@ -8,7 +8,7 @@ import type { SlackMessage } from './slack-message.js';
 
 export { renderCard } from './render-slack-card.js';
 export { renderDetail, renderEphemeral, renderNotice } from './render-slack-detail.js';
-export { escapeMrkdwn, type SlackMessage } from './slack-message.js';
+export { type SlackMessage } from './slack-message.js';
 
 /** A thread reply: the full analysis or a short notice. */
 export function renderReply(view: ReplyView): SlackMessage {

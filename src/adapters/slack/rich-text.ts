@@ -90,10 +90,6 @@ export function preformatted(code: string): types.RichTextPreformatted {
   return { type: 'rich_text_preformatted', elements: [text(code === '' ? ' ' : code)] };
 }
 
-export function bullets(items: RichTextElement[][]): types.RichTextList {
-  return { type: 'rich_text_list', style: 'bullet', elements: items.map(section) };
-}
-
 /** Characters of text an element carries (what Slack counts against its limits). */
 export function textLength(node: unknown): number {
   if (Array.isArray(node)) return node.reduce((n: number, c) => n + textLength(c), 0);

@@ -349,6 +349,20 @@ export class SlackTransport implements ChatTransport {
     return asked;
   }
 
+  /**
+   * A workspace member's user id by email (`users.lookupByEmail`, scope `users:read.email`), for
+   * the person on call (issue 32); undefined when no member has it. Rejects when Slack could not be asked.
+   */
+  async userIdByEmail(email: string): Promise<string | undefined> {
+    try {
+      const r = await this.#app.client.users.lookupByEmail({ token: this.#opts.botToken, email });
+      return typeof r.user?.id === 'string' ? r.user.id : undefined;
+    } catch (err) {
+      if ((err as { data?: { error?: string } }).data?.error === 'users_not_found') return undefined;
+      throw err;
+    }
+  }
+
   async close(): Promise<void> {
     this.#running = false;
     clearTimeout(this.#reconnect);

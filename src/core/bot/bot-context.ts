@@ -9,7 +9,7 @@ import type { LoopObserver } from '../../ports/loop-observer.js';
 import type { CardPatch, EphemeralView, CardView, NoticeView, ReplyView, RichText } from '../chat/thread-view.js';
 import type { ResponseTarget } from '../chat/chat-types.js';
 import type { LedgerEvent } from '../ledger-events.js';
-import type { LedgerReader, Occurrences, PendingJob, Thread } from '../ledger/ledger-reader.js';
+import type { LedgerReader, Occurrences, Thread } from '../ledger/ledger-reader.js';
 import type { CatalogSnapshot } from '../recall/catalog-snapshot.js';
 import type { FuzzyTextIndex } from '../search/text-query.js';
 import type { RecallOptions } from '../recall/recall.js';
@@ -81,6 +81,8 @@ export type BotReads = Pick<
   | 'threadOfFingerprint'
   | 'ackSeconds'
   | 'pendingPagerDutyCalls'
+  | 'dueOnCallReminders'
+  | 'awaitingOnCall'
 >;
 
 /** What the bot needs of the ledger: its reader, and transactions. */
@@ -149,6 +151,10 @@ export interface RepriseBotDeps {
    * Absent: recall decides alone with the margin gate (SPEC §6 without a model).
    */
   jobs?: InvestigationJobsPort;
+  /** Who is on call (issue 32): the reminder's delay (`oncall.remind_after`; 0 or absent: no reminder). */
+  onCall?: { remindAfterMs: number };
+  /** `/reprise oncall [route]`: who is on call, as an answer for the asker (absent: none configured). */
+  whoIsOnCall?: (route: string | undefined, via: string) => Promise<EphemeralView>;
   /** `trigger.investigate_after`, for what the thread says about a waiting investigation. */
   investigateAfterMs?: number;
   /** Debounce, storm coalescing and the recurrence cooldown (default: all off). */
@@ -335,7 +341,7 @@ export function shortTime(iso: string, now: Date): string {
   return day === now.toISOString().slice(0, 10) ? `${hm} UTC` : `${day} ${hm} UTC`;
 }
 
-export type { Clock, Logger, PendingJob };
+export type { Clock, Logger };
 
 /** What became of a chat or CLI action (a vote, a silence, a note, an ack, a fix, a question). */
 export type ChatOutcome =

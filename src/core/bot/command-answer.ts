@@ -137,6 +137,14 @@ export function decideCommand(c: Ctx, e: Command): CommandOutcome {
         return reply(plainAnswer('No postmortem', err.message));
       }
     }
+    case 'oncall':
+      if (!c.d.whoIsOnCall)
+        return reply(
+          plainAnswer('📟 On call', 'No on-call source is configured: set `oncall.rotation`, `oncall.pagerduty` or `oncall.grafana` (docs/oncall.md).'),
+        );
+      // Asked in the background (a provider may be slow); its answer is this command's one answer.
+      c.effects.push({ type: 'oncall_text', ...(cmd.route ? { route: cmd.route } : {}), actor: e.actor, replyTo: e.replyTo, eventId: e.eventId });
+      return { status: 'answered', command: cmd.name };
     case 'help':
       return reply(helpAnswer(e.actor.via));
     case 'unknown':

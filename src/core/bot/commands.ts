@@ -19,6 +19,7 @@ export type ParsedCommand =
   | { name: 'status'; triggerKey?: string }
   | { name: 'ack'; triggerKey?: string }
   | { name: 'postmortem'; triggerKey?: string }
+  | { name: 'oncall'; route?: string }
   | { name: 'help' }
   | { name: 'unknown'; word: string };
 
@@ -51,6 +52,7 @@ export function commandHelp(transport: string): RichText[] {
       { code: 'checkout-api crashloop' },
       '.',
     ],
+    [{ code: 'oncall' }, ' or ', { code: 'oncall <route>' }, ' — who is on call now, and until when'],
     [{ code: 'help' }, ' — this list'],
   ];
 }
@@ -79,6 +81,8 @@ export function parseCommand(word: string, args: string): ParsedCommand {
     case 'postmortem':
       // The rest names the trigger: its key, a unique part of it, or a few of its words.
       return rest.length > 0 ? { name, triggerKey: rest.join(' ') } : { name };
+    case 'oncall':
+      return rest.length > 0 ? { name, route: rest.join(' ').slice(0, 80) } : { name };
     case 'help':
       return { name };
     default:

@@ -5,6 +5,8 @@
  * it reads the ledger only through `ctx.read`, the time only as `ctx.now`, and never waits on
  * anything. Every flow of the loop is one case here.
  */
+import type { RoutedOnCall } from '../oncall/oncall-view.js';
+import { decideOnCallAnswered, remindOnCall } from './oncall-reminder.js';
 import type { Incident } from '../types.js';
 import { answer, type Ctx } from './bot-context.js';
 import { decideAmSilenceOutcome, decideReconcile } from './alertmanager-flow.js';
@@ -44,7 +46,12 @@ export function decide(c: Ctx, intent: Intent): BotOutcome {
   switch (intent.type) {
     case 'firing':
     case 'resolve':
-      return decideIncident(c, intent.incident, intent.type === 'firing' ? (intent.route ?? {}) : undefined);
+      return decideIncident(
+        c,
+        intent.incident,
+        intent.type === 'firing' ? (intent.route ?? {}) : undefined,
+        intent.type === 'firing' ? intent.onCall : undefined,
+      );
     case 'vote':
       return decideVote(c, intent);
     case 'silence':
@@ -71,8 +78,13 @@ export function decide(c: Ctx, intent: Intent): BotOutcome {
       return decideReconcile(c, intent.alerts, intent.listedAt, intent.seen);
     case 'resume':
       return decideResume(c);
+    case 'oncall_answered':
+      return { status: 'recorded', decision: `${decideOnCallAnswered(c, intent)} card(s) told who is on call` };
     case 'answer':
-      answer(c, intent.via, intent.replyTo, intent.view);
+      // A command answered late (`oncall`) is the command's one answer: a re-read of it answered nothing twice.
+      if (intent.eventId !== undefined && c.read.seenChatEvent(intent.eventId))
+        return { status: 'duplicate', reason: `event ${intent.eventId} was already answered` };
+      answer(c, intent.via, intent.replyTo, intent.view, intent.eventId);
       return { status: 'answered' };
     case 'investigation_ended':
       return decideInvestigationEnded(c, intent);
@@ -85,7 +97,7 @@ export function decide(c: Ctx, intent: Intent): BotOutcome {
 }
 
 /** A firing or a resolve: the trigger policy first (match / ignore rules, the dedup window). */
-function decideIncident(c: Ctx, incident: Incident, route: Record<string, string | undefined> | undefined): IncidentOutcome {
+function decideIncident(c: Ctx, incident: Incident, route: Record<string, string | undefined> | undefined, onCall?: RoutedOnCall): IncidentOutcome {
   const policy = c.d.policy;
   const window = policy?.dedupWindowMs ?? 0;
   const admission = policy?.admit(incident, c.now, window > 0 ? c.read.lastAdmitted(incident.fingerprint, incident.status) : undefined) ?? { admitted: true };
@@ -105,7 +117,7 @@ function decideIncident(c: Ctx, incident: Incident, route: Record<string, string
       at: c.now.toISOString(),
     });
   }
-  return route === undefined ? decideResolve(c, incident) : decideFiring(c, incident, route);
+  return route === undefined ? decideResolve(c, incident) : decideFiring(c, incident, route, false, onCall);
 }
 
 /**
@@ -123,6 +135,7 @@ function decideTick(c: Ctx): BotOutcome {
         .slice(0, TICK_BATCH)
     : [];
   for (const t of storms) flushStorm(c.tx, c.now, t, c.out);
+  remindOnCall(c);
   const released: IncidentOutcome[] = [];
   for (const h of due) {
     const incident = h.incident as unknown as Incident;

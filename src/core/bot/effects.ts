@@ -65,6 +65,8 @@ export type Effect =
   | { type: 'resume_investigation'; job: JobRequest & { openedAt: string }; resolved: boolean; tally?: ResumeTally }
   /** `/reprise investigate <text>`: run in the background, answered through the outbox. */
   | { type: 'investigate_text'; text: string; actor: Actor; replyTo: ResponseTarget }
+  /** `/reprise oncall [route]`: who is on call, looked up in the background and answered as the command's `eventId`. */
+  | { type: 'oncall_text'; route?: string; actor: Actor; replyTo: ResponseTarget; eventId: string }
   /** The Alertmanager silence a 🔕 asked for. */
   | { type: 'am_silence'; req: AmSilenceRequest; tally?: ResumeTally }
   /** A thread question a model answers: one budgeted call, its answer handed back as `question_answered`. */

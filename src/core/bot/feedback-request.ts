@@ -39,7 +39,6 @@ export const feedbackRequestSchema = z.object({
     .regex(/^[a-z][a-z0-9_-]*$/, { error: 'via must be a short lower-case name' })
     .optional(),
 });
-export type FeedbackRequest = z.input<typeof feedbackRequestSchema>;
 
 /**
  * Validates a feedback request and turns it into the ledger event it means.

@@ -22,6 +22,7 @@ import { NO_NOISE_CONTROL } from './noise-control.js';
 import { logTruncated, noiseGate, recordDrop, truncatedOf, type NoiseOutcome } from './noise-gate.js';
 import { stormNote } from './noise-control.js';
 import { decideReopen, type ReopenOutcome } from './reopen-flow.js';
+import { onCallIds, onCallView, type RoutedOnCall } from '../oncall/oncall-view.js';
 
 export type FiringOutcome =
   | { status: 'posted'; fingerprint: string; triggerKey: string; threadId?: string; answer: Answer | null; recall: RecallResult }
@@ -35,7 +36,7 @@ export function previewRecall(c: Pick<Ctx, 'd' | 'read' | 'now'>, incident: Inci
 }
 
 /** A firing. `released`: it comes out of a debounce hold (it is not held again). */
-export function decideFiring(c: Ctx, incident: Incident, route: Record<string, string | undefined>, released = false): FiringOutcome {
+export function decideFiring(c: Ctx, incident: Incident, route: Record<string, string | undefined>, released = false, onCall?: RoutedOnCall): FiringOutcome {
   const { read, tx, now, log } = c;
   const at = now.toISOString();
   // A reopened incident is a new episode in the thread it has (when it has one).
@@ -90,6 +91,15 @@ export function decideFiring(c: Ctx, incident: Incident, route: Record<string, s
   const lead = result.instant ?? result.runbook;
   const verdict: Verdict = result.instant ? 'action_suggested' : 'inconclusive';
   const openId = randomUUID();
+  const destinations = c.d.routing.destinations(incident, route);
+  // Who is on call, per surface (critical firings only): on the card, and in the one reminder.
+  const critical = incident.severity === 'critical';
+  const onCallCards = critical && onCall ? new Map(destinations.map((d) => [d.transport, onCallView(onCall.answer, d.transport, now)])) : undefined;
+  const remindMs = c.d.onCall?.remindAfterMs ?? 0;
+  const remind =
+    onCallCards && onCall?.answer.known && remindMs > 0
+      ? { at: new Date(now.getTime() + remindMs).toISOString(), cards: Object.fromEntries(onCallCards) }
+      : undefined;
   const { closed } = tx.record({
     type: 'open',
     id: openId,
@@ -106,6 +116,10 @@ export function decideFiring(c: Ctx, incident: Incident, route: Record<string, s
     // The model's job for it is started once this is durable: kept so a restart resumes it until its finding.
     ...(modelDecides ? { investigate: { incident: incident as unknown as Record<string, unknown> } } : {}),
     alert: openAlert(incident),
+    ...(remind ? { remind } : {}),
+    ...(critical && onCall?.late && !onCall.answer.known
+      ? { oncallLate: { route: onCall.route, ...(onCall.service ? { service: onCall.service } : {}) } }
+      : {}),
     trace: openTrace(recalled, result, modelDecides),
     at,
   });
@@ -125,9 +139,15 @@ export function decideFiring(c: Ctx, incident: Incident, route: Record<string, s
     ...(checking ? { fallThroughNote: checking } : {}),
   };
   const detail = buildDetail(input);
-  for (const dest of c.d.routing.destinations(incident, route)) {
+  for (const dest of destinations) {
     const surface = c.d.surfaces.get(dest.transport);
     const card = buildCard({ ...input, mentions: c.d.routing.mentions(incident, dest.transport) });
+    const onCallCard = onCallCards?.get(dest.transport);
+    if (onCallCard) {
+      card.onCall = onCallCard;
+      // An owner rule naming the same person pings once.
+      card.mentions = card.mentions.filter((m) => !onCallIds(onCallCard).includes(m));
+    }
     if (checking && card.headline.answer === 'none') card.headline = { answer: 'checking', title: checking };
     if (c.d.alertmanager && incident.source === 'alertmanager') card.amSilence = true;
     if (groupNote) card.stateNote = groupNote;

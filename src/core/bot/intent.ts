@@ -16,8 +16,10 @@ import type { InvestigationEnded } from './finding-flow.js';
 import type { QuestionAnswered } from './question-flow.js';
 import type { RouteHint } from './routing.js';
 import type { PagerDutyCallOutcome } from './pagerduty-flow.js';
+import type { RoutedOnCall } from '../oncall/oncall-view.js';
+import type { OnCallAnswer } from '../../ports/oncall.js';
 
-export type { Actor, ChatIntent, Target } from '../chat/chat-types.js';
+export type { ChatIntent } from '../chat/chat-types.js';
 
 /** What a person asked for from the CLI or the control socket: a chat intent without a surface event. */
 export type CliIntent = {
@@ -25,7 +27,8 @@ export type CliIntent = {
 }['vote' | 'silence' | 'note' | 'ack' | 'fixed' | 'postmortem'];
 
 export type Intent =
-  | { type: 'firing'; incident: Incident; route?: RouteHint }
+  /** `onCall`: who is on call for it, looked up (within its budget) before the decision, critical firings only. */
+  | { type: 'firing'; incident: Incident; route?: RouteHint; onCall?: RoutedOnCall }
   | { type: 'resolve'; incident: Incident }
   | ChatIntent
   | CliIntent
@@ -39,13 +42,15 @@ export type Intent =
   /** This process starts leading: work an earlier run left unfinished is taken up again. */
   | { type: 'resume' }
   /** A command's answer that took a while (an on-demand investigation), for the one who asked. */
-  | { type: 'answer'; via: string; replyTo: ResponseTarget; view: EphemeralView }
+  | { type: 'answer'; via: string; replyTo: ResponseTarget; view: EphemeralView; eventId?: string }
   | InvestigationEnded
   | CurationResult
   | AmSilenceOutcome
   | QuestionAnswered
   /** What became of one attempt of a PagerDuty call an ack asked for. */
-  | PagerDutyCallOutcome;
+  | PagerDutyCallOutcome
+  /** Who is on call, come in after the cards that waited for it were posted (issue 32): they are edited. */
+  | { type: 'oncall_answered'; route: string; service?: string; answer: OnCallAnswer };
 
 /** A webhook's incidents as intents. */
 export function incidentIntents(incidents: readonly Incident[], route?: RouteHint): Intent[] {

@@ -1,4 +1,5 @@
 import type { Logger } from '../../ports/logger.js';
+import type { EphemeralView } from '../chat/thread-view.js';
 import { recall, type RecallResult } from '../recall/recall.js';
 import type { Incident } from '../types.js';
 import { type Ctx, type Enqueued, type RepriseBotDeps } from './bot-context.js';
@@ -10,7 +11,7 @@ import type { AmSilenceRequest, PagerDutyAckRequest, QuestionAsk } from './effec
 import { backoffDelay } from '../backoff.js';
 import { acknowledgeInPagerDuty } from './pagerduty-flow.js';
 
-export type { BotLedger, BotSurface, BotTx, ClosedEpisode, RepriseBotDeps, ThreadInfo } from './bot-context.js';
+export type { RepriseBotDeps } from './bot-context.js';
 export type { BotOutcome, IncidentOutcome } from './decide.js';
 
 export interface HandleOptions {
@@ -119,6 +120,9 @@ export class RepriseBot {
           case 'investigate_text':
             this.#inBackground(this.#investigate(e));
             break;
+          case 'oncall_text':
+            this.#inBackground(this.#whoIsOnCall(e));
+            break;
           case 'ask_question':
             this.#inBackground(this.#askQuestion(e.ask));
             break;
@@ -210,6 +214,19 @@ export class RepriseBot {
         .then((outcome) => this.handle(outcome))
         .then(() => undefined),
     );
+  }
+
+  /** `/reprise oncall [route]`: who is on call (within the provider's budget), handed back to the loop as the command's answer. */
+  async #whoIsOnCall(e: Extract<Effect, { type: 'oncall_text' }>): Promise<void> {
+    const ask = this.#d.whoIsOnCall;
+    if (!ask) return;
+    const view = await ask(e.route, e.actor.via).catch(
+      (err: unknown): EphemeralView => (
+        this.#d.logger.error({ err }, 'who is on call could not be answered'),
+        { kind: 'ephemeral', title: '📟 On call', body: [['on call: unknown (the lookup failed; see the logs)']] }
+      ),
+    );
+    await this.handle({ type: 'answer', via: e.actor.via, replyTo: e.replyTo, view, eventId: e.eventId });
   }
 
   /** `/reprise investigate <text>`: the model's answer is handed back to the loop, which queues it for the asker. */

@@ -5,16 +5,6 @@
  */
 import type { ThreadInfo } from './bot-context.js';
 
-/** The suffix that asks for an Alertmanager silence too. */
-export const AM_SUFFIX = 'am';
-
-/** `4h`, `4h am`, `4h+am` → the duration and whether Alertmanager should silence too. */
-export function parseSilenceChoice(value: string): { duration: string; alertmanager: boolean } {
-  const v = value.trim();
-  const m = /^(\S+?)(?:\s+|\+)am$/i.exec(v);
-  return m ? { duration: m[1]!, alertmanager: true } : { duration: v, alertmanager: false };
-}
-
 /** Where the thread is, for the silence's comment in Alertmanager (plain text, no markup). */
 export function threadLink(thread: ThreadInfo): string {
   const parts: string[] = [];

@@ -88,6 +88,30 @@ export interface CardView {
   ack?: RichText | string;
   /** The trigger's (or a sibling's) past episodes, as history (issue 31): never an answer, never a gate. */
   seenBefore?: SeenBeforeView;
+  /** Who is on call (issue 32): critical cards only; mentioned (pinged) only while firing, like `mentions`. */
+  onCall?: OnCallView;
+}
+
+/**
+ * "📟 on call: @ann (rotation · until 09:00 UTC)", or "📟 on call: unknown (why)". A person with
+ * an `id` on this surface is mentioned its way (a Slack `<@U…>`, a Matrix pill); one without is
+ * named as text. Names, `detail` and `unknown` are text.
+ */
+export interface OnCallView {
+  people: ReadonlyArray<{ readonly name: string; readonly id?: string }>;
+  /** Where the answer came from and until when: "PagerDuty · until 17:00 UTC". */
+  detail: string;
+  /** Why nobody is named. */
+  unknown?: string;
+}
+
+/** The label every surface puts before the on-call people. */
+export const ON_CALL_LABEL = '📟 on call: ';
+
+/** What follows the people: " (rotation · until 09:00 UTC)", or "unknown (why)" when nobody is named. */
+export function onCallTail(v: OnCallView): string {
+  if (v.unknown !== undefined || v.people.length === 0) return `unknown (${v.unknown ?? 'nobody named'})`;
+  return v.detail ? ` (${v.detail})` : '';
 }
 
 /**
@@ -186,6 +210,8 @@ export interface NoticeView {
   topic: 'resolved' | 'silenced' | 'note' | 'vote' | 'status' | 'info';
   icon: string;
   text: RichText;
+  /** Surface user ids the notice pings (the on-call reminder); absent: it pings nobody. */
+  mentions?: string[];
 }
 
 export type ReplyView = DetailView | NoticeView;
@@ -212,6 +238,8 @@ export interface CardPatch {
   feedback?: string;
   /** The card's ack line ('' or [] removes it). */
   ack?: RichText | string;
+  /** Who is on call, when the answer came after the card was posted (issue 32). */
+  onCall?: OnCallView;
 }
 
 /** The card after a change of state or of answer. */
@@ -223,6 +251,7 @@ export function patchCard(card: CardView, patch: CardPatch): CardView {
   if (patch.verdict) out.verdict = patch.verdict;
   if (patch.curation) out.curation = patch.curation;
   if (patch.feedback !== undefined) out.feedback = patch.feedback;
+  if (patch.onCall) out.onCall = patch.onCall;
   if (patch.ack !== undefined) {
     if (patch.ack === '' || patch.ack.length === 0) delete out.ack;
     else out.ack = patch.ack;

@@ -194,9 +194,10 @@ function mergeFixes(sections: Section[], fixes: readonly FixOutcome[]): void {
   }
 }
 
-function mergeCause(sections: Section[], c: CauseChange): void {
+/** Writes the cause into the sections; false when it changes nothing (said already, or a model's beside a written cause). */
+function mergeCause(sections: Section[], c: CauseChange): boolean {
   const text = neutraliseMarkdown(c.text.trim());
-  if (fixKey(text) === '') return;
+  if (fixKey(text) === '') return false;
   const by =
     'model' in c.by
       ? `— from a verified investigation${c.by.model ? ` (${neutraliseLine(c.by.model, 120)})` : ''} on ${day(c.at)}`
@@ -208,10 +209,12 @@ function mergeCause(sections: Section[], c: CauseChange): void {
     sections.splice(at >= 0 ? at : sections.length, 0, cause);
   }
   const now = cause.body.join('\n').trim();
-  if (fixKey(now).includes(fixKey(text))) return;
+  if (fixKey(now).includes(fixKey(text))) return false;
   if (now === '' || NOTHING.test(now)) cause.body = [text, '', by];
   // A model's cause never overrides what is written; a person's is added beside it, credited.
   else if (!('model' in c.by)) cause.body = [...cause.body, '', `Also said: ${text}`, '', by];
+  else return false;
+  return true;
 }
 
 /**
@@ -229,8 +232,11 @@ export function amendEntry(markdown: string, change: EntryChange): string | unde
   )
     return undefined;
   const { head, sections } = split(markdown.replace(/^\uFEFF/, ''));
-  if (change.fixes && change.fixes.length > 0) mergeFixes(sections, change.fixes);
-  if (change.cause) mergeCause(sections, change.cause);
+  const fixes = change.fixes !== undefined && change.fixes.length > 0;
+  if (fixes) mergeFixes(sections, change.fixes!);
+  const caused = change.cause ? mergeCause(sections, change.cause) : false;
+  // Nothing to add: the file as it was, not re-laid out (no edit, no PR).
+  if (!fixes && !caused) return markdown;
   return join(head, sections);
 }
 

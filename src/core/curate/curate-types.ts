@@ -5,8 +5,6 @@
 
 export type SweepActionKind = 'dedup' | 'stale' | 'suppress' | 'promote' | 'gap' | 'contested' | 'retire' | 'revalidate';
 
-export const SWEEP_ACTION_KINDS: readonly SweepActionKind[] = ['dedup', 'stale', 'suppress', 'promote', 'gap', 'contested', 'retire', 'revalidate'];
-
 interface Base {
   kind: SweepActionKind;
   /** `#12` for a PR or issue, the entry path for a catalog entry, the trigger key for a gap. */

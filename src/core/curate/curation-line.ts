@@ -16,6 +16,10 @@ export function curationLine(c: { decision: string; detail?: string; url?: strin
       return { text: 'KB: not drafted — a reviewer closed this draft before', ...pr };
     case 'novel':
       return { text: 'KB: draft opened for review', ...pr };
+    case 'amend_pr':
+    case 'pr_update':
+      // A verified cause for an entry whose Cause said nothing (issue 31 item 2).
+      return { text: `KB: the cause written into ${c.detail ?? 'the entry'}'s Cause, for review`, ...pr };
     default:
       return { text: `KB: not filed — ${c.detail ?? 'the forge refused it'}` };
   }

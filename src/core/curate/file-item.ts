@@ -71,7 +71,7 @@ export async function fileFinding(deps: FilingDeps, item: CurateItem, forge: Cou
   const d = item.draft;
   if (!d) return { decision: 'failed', detail: 'the intent carries no draft material' };
   const { dup, neighbours } = catalogDup(deps, item);
-  if (dup) return { decision: 'duplicate_entry', detail: dup };
+  if (dup) return (await verifiedCause(deps, item, forge)) ?? { decision: 'duplicate_entry', detail: dup };
   const entry = renderFindingEntry(d, item.dupFingerprint, new Date(item.at));
   const open = await deps.forge.listPullRequests('open');
   const same = open.find((pr) => hasMarker(pr.body, 'dup', item.dupFingerprint));
@@ -98,6 +98,23 @@ export async function fileFinding(deps: FilingDeps, item: CurateItem, forge: Cou
     labels: deps.options.labels,
   });
   return pr('novel', created);
+}
+
+/**
+ * A verified Finding for a trigger whose entry exists (same fingerprint) fills that entry's Cause
+ * when it says nothing yet (issue 31 item 2): through the PR open for the entry, else one that
+ * edits it, credited to the investigation. Undefined when there is nothing to fill (the entry has
+ * a cause, or its file cannot be read): the finding is then a duplicate, as before.
+ */
+async function verifiedCause(deps: FilingDeps, item: CurateItem, forge: CountingForge): Promise<Outcome | undefined> {
+  const d = item.draft!;
+  const top = d.causes[0];
+  const fp = item.dupFingerprint;
+  if (!top || top.cause.trim() === '' || !fp || !deps.catalog().entries.some((e) => e.fingerprint === fp && e.status !== 'retired')) return undefined;
+  const open = await deps.forge.listPullRequests('open');
+  const model = d.investigator.split(' · ')[0]?.trim() ?? '';
+  const filed = await fileCause(deps, item, forge, open, { text: top.cause, by: { model }, at: item.at });
+  return filed && (filed.decision === 'amend_pr' || filed.decision === 'pr_update') ? filed : undefined;
 }
 
 /** Files a note: a comment on the finding's (or the thread's notes') open PR, else a Concept PR. */
@@ -212,7 +229,10 @@ async function fileCause(
   cause: CauseChange,
 ): Promise<Outcome | undefined> {
   const fp = item.dupFingerprint;
-  const who = 'model' in cause.by ? neutraliseLine(cause.by.model) : `@${neutraliseLine(cause.by.name.replace(/^@+/, ''))} via ${neutraliseLine(cause.by.via)}`;
+  const who =
+    'model' in cause.by
+      ? `a verified investigation${cause.by.model ? ` (${neutraliseLine(cause.by.model, 120)})` : ''}`
+      : `@${neutraliseLine(cause.by.name.replace(/^@+/, ''))} via ${neutraliseLine(cause.by.via)}`;
   const text = { marker: { kind: 'note' as const, id: item.id }, what: 'The cause', said: [`From ${who}:`, '', quoteBlock(cause.text)] };
   const target = openEntryPr(open, fp);
   if (target) return amendOpenPr(deps, forge, target, { cause }, text);

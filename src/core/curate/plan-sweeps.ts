@@ -11,7 +11,7 @@ import type { LedgerReader } from '../ledger/ledger-reader.js';
 import { defuseMarkers, marker, readMarker, readMarkers } from './sweep-markers.js';
 import type { CloseAction, ContestedAction, EntryAction, GapAction, PromoteAction, SweepAction } from './curate-types.js';
 import { setFrontmatterKey } from './frontmatter-edit.js';
-import { isHumanRejection, isReprisePr, rejectedFingerprints } from './rejections.js';
+import { isReprisePr, rejectedFingerprints } from './rejections.js';
 import type { Entry } from '../types.js';
 
 export interface SweepOptions {
@@ -355,5 +355,3 @@ async function planEntryPrs(
   }
   return out;
 }
-
-export { isHumanRejection };

@@ -190,21 +190,6 @@ export function settingKey(s: Setting): string {
   return CALIBRATED_KEYS.map((k) => s[k]).join(',');
 }
 
-/** The calibrated part of recall options. */
-export function settingOf(o: RecallOptions): Setting {
-  return {
-    marginGap: o.marginGap,
-    minScore: o.minScore,
-    soloFloor: o.soloFloor,
-    nameBoost: o.nameBoost,
-    summary: o.query.summary,
-    description: o.query.description,
-    labelNames: o.query.labelNames,
-    exprMetrics: o.query.exprMetrics,
-    exprLabels: o.query.exprLabels,
-  };
-}
-
 /** Recall options with the calibrated part replaced. */
 export function withSetting(o: RecallOptions, s: Setting): RecallOptions {
   return {

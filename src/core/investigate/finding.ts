@@ -40,8 +40,6 @@ export const modelFindingSchema = z.strictObject({
   changeRef: text(300).optional(),
 });
 export type ModelFinding = z.output<typeof modelFindingSchema>;
-export type RootCause = z.output<typeof rootCauseSchema>;
-export type SuggestedAction = z.output<typeof suggestedActionSchema>;
 
 /** Which configuration produced a Finding; changing any part makes a new version. */
 export interface InvestigatorVersion {

@@ -24,14 +24,6 @@ export interface UsageTally {
 
 export const emptyTally = (): UsageTally => ({ calls: 0, input: 0, output: 0, costUsd: 0, unpricedCalls: 0 });
 
-export function addTally(into: UsageTally, from: UsageTally): void {
-  into.calls += from.calls;
-  into.input += from.input;
-  into.output += from.output;
-  into.costUsd += from.costUsd;
-  into.unpricedCalls += from.unpricedCalls;
-}
-
 export function priceOf(prices: PriceTable, model: string, input: number, output: number): number | null {
   const p = prices[model];
   return p ? (input * p.input + output * p.output) / 1_000_000 : null;

@@ -4,8 +4,6 @@
  */
 import { createRedactor } from '../redact.js';
 
-export { REDACTED } from '../redact.js';
-
 /** Masks known secret values and secret-shaped strings (the one redactor, src/core/redact.ts). */
 export function redactSecrets(text: string, known: readonly string[] = []): string {
   return createRedactor(known).text(text);

@@ -56,6 +56,8 @@ export function registerThread(state: LedgerState, e: OpenEvent): void {
   if (e.answerKind !== undefined) record.answerKind = e.answerKind;
   if (e.source !== undefined) record.source = e.source;
   if (e.alert !== undefined) record.alert = e.alert;
+  if (e.remind !== undefined) record.remind = e.remind;
+  if (e.oncallLate !== undefined) record.oncallLate = e.oncallLate;
   record.openedAt = e.at;
   const added = state.threads[e.id] === undefined;
   state.threads[e.id] = record;
@@ -97,6 +99,10 @@ function reopenThread(state: LedgerState, e: OpenEvent): boolean {
   delete thread.pagerDutyAsked;
   delete thread.amMark;
   delete thread.amHeld;
+  // The reopened episode is reminded of on its own (or not at all).
+  delete thread.reminded;
+  if (e.remind !== undefined) thread.remind = e.remind;
+  else delete thread.remind;
   if (e.alert !== undefined) thread.alert = e.alert;
   return true;
 }

@@ -12,7 +12,6 @@
  * readers.
  */
 import type { MessageRef } from '../chat/chat-types.js';
-import type { LedgerEvent } from '../ledger-events.js';
 import type { Verdict } from '../verdict.js';
 import type { AnswerKind } from '../types.js';
 import { ledgerAggregates, stateDigest, type LedgerAggregates } from './ledger-export-format.js';
@@ -327,6 +326,33 @@ export class LedgerReader {
   }
 
   /** Threads whose alerts Alertmanager may still hold (the card says firing or silenced), newest first. */
+  /**
+   * Threads whose on-call reminder is due at `now` (issue 32): still firing, nobody on it, not
+   * reminded yet. Newest first, at most `limit`.
+   */
+  dueOnCallReminders(now: Date, limit: number): Thread[] {
+    const threads = this.#state().threads;
+    const out: Thread[] = [];
+    const ids = Object.keys(threads);
+    for (let i = ids.length - 1; i >= 0 && out.length < limit; i--) {
+      const t = threads[ids[i]!]!;
+      if (t.remind && t.reminded === undefined && t.state === 'firing' && (t.acks ?? []).length === 0 && Date.parse(t.remind.at) <= now.getTime()) out.push(t);
+    }
+    return out;
+  }
+
+  /** Firing threads still waiting for a late on-call answer of this route (and service), newest first, at most `limit`. */
+  awaitingOnCall(route: string, service: string | undefined, limit: number): Thread[] {
+    const threads = this.#state().threads;
+    const out: Thread[] = [];
+    const ids = Object.keys(threads);
+    for (let i = ids.length - 1; i >= 0 && out.length < limit; i--) {
+      const t = threads[ids[i]!]!;
+      if (t.state === 'firing' && t.oncallLate?.route === route && t.oncallLate.service === service) out.push(t);
+    }
+    return out;
+  }
+
   liveThreads(limit: number): Thread[] {
     const threads = this.#state().threads;
     const out: Thread[] = [];
@@ -507,5 +533,5 @@ export class LedgerReader {
   }
 }
 
-export type { EntryStats, EntryTrackRecord, Occurrences, SilenceState, LedgerAggregates, LedgerEvent };
+export type { EntryStats, EntryTrackRecord, Occurrences, SilenceState, LedgerAggregates };
 export type { AnswerClass, ViewCuration, ViewDay, ViewEntry, ViewIncident, ViewTrigger, ViewWeek } from './memory-view-state.js';

@@ -34,9 +34,8 @@ import type {
 export * from './ledger-types.js';
 export * from './ledger-reads.js';
 export { pendingInvestigations, tokensSpent, triggerFindings } from './ledger-findings.js';
-export { dueHolds, holdOf, workloadLabel } from './ledger-noise.js';
 export { pendingCurate } from './ledger-curation.js';
-export { assignOutboxSeqs, cardSeq, messageKey, pendingCount, pendingOutbox, seenChatEvent, threadByMessage, threadOf } from './ledger-chat.js';
+export { assignOutboxSeqs } from './ledger-chat.js';
 
 /** A dictionary immune to keys like `__proto__` (trigger keys and user names come from outside). */
 function dict<T>(from?: Record<string, T>): Record<string, T> {
@@ -490,6 +489,19 @@ function applyKnown(state: LedgerState, e: LedgerEvent, seq: number | undefined)
     case 'pagerduty_call':
       applyPagerDutyCall(state, e);
       return undefined;
+    case 'oncall_reminder': {
+      const thread = threadOf(state, e.openId);
+      if (thread) thread.reminded = e.at;
+      return undefined;
+    }
+    case 'oncall_found': {
+      const thread = threadOf(state, e.openId);
+      if (thread) {
+        delete thread.oncallLate;
+        if (e.remind !== undefined) thread.remind = e.remind;
+      }
+      return undefined;
+    }
   }
 }
 

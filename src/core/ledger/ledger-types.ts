@@ -7,7 +7,7 @@ import type { CurateEvent, OpenAlert, OpenEvent, OutboxEvent } from '../ledger-e
 import type { MemoryViewState } from './memory-view-state.js';
 
 /** Bumped whenever the shape or the folding rules change: older snapshots are then ignored. */
-export const LEDGER_STATE_VERSION = 12;
+export const LEDGER_STATE_VERSION = 13;
 
 /** Bounds that keep memory finite however long the ledger runs. */
 export interface LedgerLimits {
@@ -280,6 +280,12 @@ export interface ThreadRecord {
   pagerDutyAsked?: boolean;
   /** Who is on it, in the order they said so (issue 21). */
   acks?: AckRecord[];
+  /** Who was on call on its cards, and when the reminder is due (issue 32). */
+  remind?: { at: string; cards: Record<string, import('../chat/thread-view.js').OnCallView> };
+  /** When the on-call reminder was said (it is said once). */
+  reminded?: string;
+  /** Its on-call answer was late: the route (and service) a late answer is for, until it came. */
+  oncallLate?: { route: string; service?: string };
   /** What happened in the thread, oldest first, bounded (see `ledger-timeline.ts`). */
   timeline?: TimelineItem[];
   /**

@@ -34,8 +34,3 @@ export function packCounts(counts: ArrayLike<number>, offset = 0): number {
   }
   return packed;
 }
-
-/** Count of field `f` in a packed value (not OVERFLOW). */
-export function fieldCount(packed: number, f: number): number {
-  return (packed >>> COUNT_SHIFT[f]!) & COUNT_MASK[f]!;
-}

@@ -77,17 +77,6 @@ function withTimeout<T>(p: Promise<T> | undefined, ms: number): Promise<T | unde
 }
 
 const READ = ['GET', 'HEAD'];
-/** Paths of the view and the methods each takes (the 405's `Allow`). */
-export const UI_ROUTES: Record<string, string> = {
-  '/ui': 'GET, HEAD',
-  '/ui/knowledge': 'GET, HEAD',
-  '/ui/knowledge/:id': 'GET, HEAD',
-  '/ui/incidents': 'GET, HEAD',
-  '/ui/incidents/:openId': 'GET, HEAD',
-  '/ui/gaps': 'GET, HEAD',
-  '/ui/login': 'GET, HEAD',
-  '/ui/static/ui.css': 'GET, HEAD',
-};
 
 function peerOf(c: Context): string | undefined {
   try {

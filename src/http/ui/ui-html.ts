@@ -38,11 +38,6 @@ export function h(strings: TemplateStringsArray, ...values: Value[]): Html {
   return new Html(out);
 }
 
-/** A constant of ours (an SVG we built from numbers): never pass outside text here. */
-export function trusted(markup: string): Html {
-  return new Html(markup);
-}
-
 /** A link to an outside page: only http(s), and only when it parses; otherwise the text alone. */
 export function outsideLink(raw: string | undefined, label: string, allowed?: (host: string) => boolean): Html {
   const check = normalizeLink(raw);

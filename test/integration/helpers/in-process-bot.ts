@@ -9,7 +9,7 @@
 import { join } from 'node:path';
 import type { TranscriptLine } from '../../../src/adapters/console/transcript-file.js';
 import { loadCliConfig } from '../../../src/cli/cli-config.js';
-import type { CliIO } from '../../../src/cli/io.js';
+import type { CliIO } from '../../../src/runtime/cli-io.js';
 import { createLogger } from '../../../src/runtime/create-logger.js';
 import { startBot, type RunningBot } from '../../../src/runtime/start-bot.js';
 import { childEnv, observers, onCleanup, REPO_ROOT, type BotProcess, type ExitInfo, type LogLine, type SpawnBotOptions } from './spawn-bot.js';

@@ -48,6 +48,9 @@ export interface HarnessOptions {
   chat?: Array<{ transport: ChatTransport; defaultChannel: string }>;
   /** The outbox's send guard (a replica's lease). */
   mayDeliver?: () => boolean;
+  /** Who is on call (issue 32): the reminder's delay, and `/reprise oncall`. */
+  onCall?: RepriseBotDeps['onCall'];
+  whoIsOnCall?: RepriseBotDeps['whoIsOnCall'];
 }
 
 /** A bot on a memory (or given) store with recording transports and a real outbox worker. */
@@ -86,6 +89,8 @@ export async function botHarness(o: HarnessOptions) {
     ...(o.pagerDuty ? { pagerDuty: o.pagerDuty } : {}),
     ...(o.observer ? { observer: o.observer } : {}),
     ...(o.mayDeliver ? { mayDeliver: o.mayDeliver } : {}),
+    ...(o.onCall ? { onCall: o.onCall } : {}),
+    ...(o.whoIsOnCall ? { whoIsOnCall: o.whoIsOnCall } : {}),
   });
   outbox.start();
   for (const t of transports) await t.start(async (intent) => void (await bot.handle(intent)));

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { catalogLint } from '../../../src/cli/catalog-lint.js';
-import type { CliIO } from '../../../src/cli/io.js';
+import type { CliIO } from '../../../src/runtime/cli-io.js';
 import { search } from '../../../src/cli/search.js';
 
 const FIXTURES = fileURLToPath(new URL('../../fixtures', import.meta.url));

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { config } from '../../../src/cli/config.js';
-import type { CliIO } from '../../../src/cli/io.js';
+import type { CliIO } from '../../../src/runtime/cli-io.js';
 import { configSchema } from '../../../src/config/schema.js';
 
 function bufferIO(env: NodeJS.ProcessEnv = {}, cwd = '/'): CliIO & { out: string; err: string } {

@@ -131,13 +131,15 @@ const everyKind: Record<string, unknown>[] = [
     at: T,
   },
   { type: 'pagerduty_call', requestId: 'r', incidentId: 'P1', action: 'acknowledge', outcome: 'done', attempt: 1, openId: 'o', at: T },
+  { type: 'oncall_reminder', triggerKey: 'k', openId: 'o', at: T },
+  { type: 'oncall_found', triggerKey: 'k', openId: 'o', at: T },
   { type: 'refusal', triggerKey: 'k', openId: 'o', user: 'slack:U1', via: 'slack', kind: 'question', eventId: 'e', at: T },
 ];
 
 describe('ledgerEventSchema', () => {
   it('covers every event type', () => {
     expect(new Set(everyKind.map((e) => e['type']))).toEqual(new Set(LEDGER_EVENT_TYPES));
-    expect(LEDGER_EVENT_TYPES).toHaveLength(20);
+    expect(LEDGER_EVENT_TYPES).toHaveLength(22);
   });
 
   it('accepts every event the writers produce', () => {

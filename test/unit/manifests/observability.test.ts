@@ -14,7 +14,7 @@ import { parser as promql } from '@prometheus-io/lezer-promql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { startBot, type RunningBot } from '../../../src/runtime/start-bot.js';
-import type { CliIO } from '../../../src/cli/io.js';
+import type { CliIO } from '../../../src/runtime/cli-io.js';
 import { parseConfigText } from '../../../src/config/load-config.js';
 import { silentLogger } from '../../../src/ports/logger.js';
 import { makeGitRemote, incidentEntry, type GitRemote } from '../../helpers/git-remote.js';

@@ -105,6 +105,8 @@ describe('mattermost inbound translation', () => {
       replyTo: { kind: 'ephemeral', channel: CH, user: ALICE },
     });
     expect(await fromPost(post({ message: '@reprise hello there' }), ctx)).toHaveProperty('skip');
+    const oncall = intentOf(await fromPost(post({ id: 'o'.repeat(26), message: '@reprise oncall payments' }), ctx));
+    expect(oncall).toMatchObject({ type: 'command', name: 'oncall', args: 'payments' });
   });
 
   it('ignores the bot, other bots, webhooks, system messages, deleted posts and other channels', async () => {

@@ -159,4 +159,22 @@ describe('render-mattermost', () => {
     expect((out.match(/^```$/gm) ?? []).length % 2).toBe(0);
     expect(fit(['a', 'b'])).toBe('a\nb');
   });
+
+  it('the on-call line mentions the person by username, names anyone without one as text, and says why when unknown', () => {
+    const line = (m: string): string => m.split('\n').find((l) => l.includes('on call'))!;
+    const known = renderCard({
+      ...card(),
+      onCall: {
+        people: [{ name: 'Ann', id: 'ann' }, { name: '@channel Cy', id: '@all' }, { name: '@here Dee' }],
+        detail: 'rotation · until 09:00 UTC',
+      },
+    });
+    expect(mentions(line(known))).toEqual(['ann']);
+    expect(line(known).replace(/\\/g, '')).toContain('📟 on call: @ann, ');
+    const unknown = renderCard({ ...card(), onCall: { people: [], detail: 'PagerDuty', unknown: 'PagerDuty answered 500 <!here>' } });
+    expect(line(unknown).replace(/\\/g, '')).toContain('on call: unknown (PagerDuty answered 500');
+    expect(mentions(unknown)).toEqual([]);
+    const reminder = renderReply({ kind: 'notice', topic: 'info', icon: '⏰', text: ['nobody has acknowledged after 10 min'], mentions: ['ann', '@channel'] });
+    expect(mentions(reminder)).toEqual(['ann']);
+  });
 });

@@ -30,6 +30,8 @@ const METHOD_SCOPES: Record<string, readonly string[]> = {
   // The lookup of a send whose outcome is unknown (exactly once).
   'conversations.history': ['channels:history', 'groups:history'],
   'conversations.replies': ['channels:history', 'groups:history'],
+  // Who is on call (docs/oncall.md): a person's id by email.
+  'users.lookupByEmail': ['users:read', 'users:read.email'],
   // Display names where text cannot mention a person.
   'users.info': ['users:read'],
 };
@@ -60,6 +62,7 @@ describe('manifests/slack-app.yaml', () => {
       'groups:read',
       'reactions:read',
       'users:read',
+      'users:read.email',
     ]);
   });
 
