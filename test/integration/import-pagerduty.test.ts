@@ -234,6 +234,47 @@ describe('reprise import pagerduty', () => {
     expect(target.fake.writes()).toHaveLength(writes);
   });
 
+  it("adds a later incident's fix to the entry on the PR an earlier run opened", { timeout: 120_000 }, async () => {
+    target = await startImportTarget({ 'README.md': '# catalog\n' });
+    const seed = {
+      incidents: [incident('PAPI1', 104, 'API latency high', 'PAPI', ago(8))],
+      notes: {} as Record<string, unknown[]>,
+      logEntries: { PAPI1: HISTORY.logEntries.PAPI1 } as Record<string, unknown[]>,
+    };
+    pd = await startPagerDutyFake({ token: 'pd-read-token', history: seed });
+    const env = { ...target.env, REPRISE_PAGERDUTY_TOKEN: 'pd-read-token', REPRISE_PAGERDUTY_API_URL: pd.apiUrl, REPRISE_CONFIG: configFile() };
+    const first = await runCli(['import', 'pagerduty', '--json'], { env });
+    expect(first.code, first.stderr).toBe(0);
+    expect(target.fake.pulls()).toHaveLength(1);
+    const pr = target.fake.pulls()[0]!;
+    const path = (JSON.parse(first.stdout) as Listed).fixes[0]!.entry.path!;
+
+    seed.incidents.push(incident('PAPI2', 108, 'API latency high', 'PAPI', ago(2)));
+    seed.notes['PAPI2'] = [{ id: 'N9', content: 'fix: raised the api connection pool to 64', created_at: ago(2, -1), user: ann }];
+    const second = await runCli(['import', 'pagerduty', '--json'], { env });
+    expect(second.code, second.stderr).toBe(0);
+    const out = JSON.parse(second.stdout) as Listed & { amended: { decision: string; number: number }[] };
+    expect(out.fixes.map((f) => [f.incident, f.entry.kind])).toEqual([['PAPI2', 'open-pr']]);
+    expect(out.amended).toEqual([expect.objectContaining({ decision: 'pr_update', number: pr.number })]);
+    expect(target.fake.pulls()).toHaveLength(1);
+    const edited = git(target.remote.bare, 'show', `${pr.head}:${path}`);
+    expect(edited).toMatch(/^## What has fixed it$/m);
+    expect(edited).toContain('Rolled back api to v1.4.2');
+    expect(edited).toContain('raised the api connection pool to 64 — from Ann Example via PagerDuty on');
+    expect(
+      target.fake
+        .commentsOn(pr.number)
+        .map((c) => c.body)
+        .join('\n'),
+    ).toContain('reprise:fix=pagerduty:PAPI2');
+
+    const writes = target.fake.writes().length;
+    const third = await runCli(['import', 'pagerduty', '--json'], { env });
+    expect(third.code, third.stderr).toBe(0);
+    expect((JSON.parse(third.stdout) as Listed).fixes).toEqual([]);
+    expect(target.fake.writes()).toHaveLength(writes);
+  });
+
   it('says how to fix a missing or refused token, and a bad window', { timeout: 60_000 }, async () => {
     const dir = makeTmpDir();
     const none = await runCli(['import', 'pagerduty', '--dry-run'], { env: { REPRISE_DATA_DIR: dir, REPRISE_PAGERDUTY_TOKEN: '' } });

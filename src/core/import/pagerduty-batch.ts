@@ -29,8 +29,11 @@ const incidentName = (f: TriggerDraft['fixes'][number]): string => neutraliseLin
 
 /** The PR description of one batch: its markers, then per entry the trigger and each fix with who said it. */
 export function pagerDutyBatchBody(batch: readonly NewDraft[]): string {
+  // A PR of one entry names its file, so a later fix for the trigger (live, or a re-run's) edits it in place; with several, which file a fix is for cannot be told from a marker.
+  const only = batch.length === 1 && /^[A-Za-z0-9._/-]{1,100}$/.test(batch[0]!.entry.path) ? [marker('entry', batch[0]!.entry.path.replace(/\//g, ':'))] : [];
   const lines = [
     ...batch.flatMap((d) => [...markers(d), marker('dup', d.fingerprint)]),
+    ...only,
     `Imported from ${batch.reduce((n, d) => n + d.fixes.length, 0)} resolved PagerDuty incident(s) by \`reprise import pagerduty\` — the responders' own words from their notes and resolves, no model in the loop. A human reviews and merges; the bot never sets \`last_validated\`.`,
     '',
   ];

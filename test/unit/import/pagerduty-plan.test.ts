@@ -177,5 +177,8 @@ describe('planPagerDutyImport', () => {
     }
     expect(body).toContain(marker('import', 'pagerduty:P1'));
     expect(body).toContain(marker('dup', d.fingerprint));
+    // One entry: its file is named, so the curator's amend finds it; several: none is.
+    expect(body).toContain(marker('entry', d.entry.path.replace(/\//g, ':')));
+    expect(pagerDutyBatchBody([d, { ...d, fingerprint: 'b'.repeat(64) }])).not.toContain('reprise:entry=');
   });
 });
