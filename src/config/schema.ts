@@ -386,9 +386,13 @@ const people = z
     retry_after: dur('5m', 'A lookup that failed (not found, refused, unreachable) is not tried again for this long; the id is shown meanwhile.', {
       positive: true,
     }),
-    lookup_timeout: dur('3s', 'Longest wait for one display-name lookup; a card never waits for one, a PR body or postmortem at most this long.', {
-      positive: true,
-    }),
+    lookup_timeout: dur(
+      '3s',
+      'Longest wait for one display-name lookup: a card never waits for one; a person first seen on Matrix or Mattermost, a PR body or a postmortem waits at most this long.',
+      {
+        positive: true,
+      },
+    ),
   })
   .transform((v) => withMs(v, ['ttl', 'retry_after', 'lookup_timeout']));
 const mattermost = z.strictObject({

@@ -22,6 +22,12 @@ export interface PersonRef {
 /** A person named in a view; `name` is the display name known when the view was rendered. */
 export interface Person extends PersonRef {
   name?: string;
+  /**
+   * For a person an entry's credit line names by display name (`via: 'entry'`): the surface the
+   * line says they were on (`— from ann via Slack` → `slack`). A directory that knows exactly
+   * one person of that surface by that name resolves them to their id ({@link withNames}).
+   */
+  from?: string;
 }
 
 /** An inline run naming a person (see thread-view's `Inline`). */
@@ -33,6 +39,11 @@ export interface PersonRun {
 export interface PeopleNames {
   /** The person's display name, if it is known; undefined sends the renderer to the id. */
   nameOf(p: PersonRef): string | undefined;
+  /**
+   * The id of the one person of surface `via` known now by display name `name`; undefined when
+   * no one is, or more than one is (a name is not an identity: an ambiguous one stays a name).
+   */
+  idOf?(via: string, name: string): string | undefined;
 }
 
 /** The longest display name shown: a name is a label, not a paragraph. */
@@ -105,6 +116,11 @@ function fill(v: unknown, names: PeopleNames): unknown {
   const o = v as Record<string, unknown>;
   const p = o['person'];
   if (Object.keys(o).length === 1 && isPerson(p)) {
+    // An entry's credit names a person of a surface by display name: that surface's person when
+    // the directory knows exactly one by that name (shown the surface's way: a mention, a pill).
+    const { from, name: credited } = p;
+    const resolved = p.via === 'entry' && from && credited ? names.idOf?.(from, credited) : undefined;
+    if (from && credited && resolved) return { person: { via: from, id: resolved, name: cleanName(names.nameOf({ via: from, id: resolved })) || credited } };
     // The directory's name wins over the one the event carried: it is the surface's current one.
     const name = cleanName(names.nameOf(p));
     return name && name !== p.name ? { person: { ...p, name } } : v;

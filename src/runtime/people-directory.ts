@@ -45,6 +45,22 @@ export class CachedPeopleDirectory implements PeopleDirectory {
     return this.#cache.get(personKey(p))?.name;
   }
 
+  idOf(via: string, name: string): string | undefined {
+    const want = cleanName(name);
+    if (want === '') return undefined;
+    const prefix = personKey({ via, id: '' });
+    const exact: string[] = [];
+    const folded: string[] = [];
+    // The cache holds at most `cache_size` people: a scan is cheap, and reading does not refresh them.
+    for (const [key, known] of this.#cache.entries()) {
+      if (!key.startsWith(prefix) || !known.name) continue;
+      if (known.name === want) exact.push(key.slice(prefix.length));
+      else if (known.name.toLowerCase() === want.toLowerCase()) folded.push(key.slice(prefix.length));
+    }
+    const found = exact.length > 0 ? exact : folded;
+    return found.length === 1 ? found[0] : undefined;
+  }
+
   learn(p: PersonRef): void {
     void this.#lookup(p);
   }
@@ -105,5 +121,6 @@ export function learnOnMiss(people: PeopleDirectory): PeopleNames {
       if (name === undefined) people.learn(p);
       return name;
     },
+    ...(people.idOf ? { idOf: (via: string, name: string) => people.idOf!(via, name) } : {}),
   };
 }

@@ -79,10 +79,14 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   }
   try {
     // Recorded is enough for a surface: what it shows comes back through the outbox.
-    // Whoever acts is looked up at once (in the background), so their name is known when a
-    // plain-text surface or document shows it.
+    // Whoever acts is looked up at once, so their name is known when a surface or document
+    // shows it. A Slack person is shown as a mention the client names itself, and Slack wants
+    // its answer within 3 s: looked up in the background. Elsewhere (a Matrix card edit names
+    // them in text) the first sight of a person waits for the lookup — once, bounded by
+    // `people.lookup_timeout`, cached after — so the card and its thread name them the same way.
     const sink = async (intent: ChatIntent): Promise<void> => {
-      people.learn(intent.actor);
+      if (intent.actor.via === 'slack') people.learn(intent.actor);
+      else await people.resolve([intent.actor]);
       await inbox.push([intent], { until: 'recorded' });
     };
     for (const t of transports.values()) await t.start(sink);

@@ -32,6 +32,8 @@ const SEED = ['kubernetes/KubePodCrashLooping.md', 'incidents/redis-evictions-se
 export const SLACK = { bot: 'U0REPRISE', ann: 'U0ANN', bob: 'U0BOB', channel: 'C0LOGGING' } as const;
 export const SLACK_NAMES: Record<string, string> = { U0REPRISE: 'reprise', U0ANN: 'ann', U0BOB: 'bob' };
 export const MATRIX = { ann: '@ann:fake.test', bob: '@bob:fake.test', room: '!logging:fake.test' } as const;
+/** The profile display names the homeserver stand-in gives them (`GET /profile/{userId}`), as a client shows them. */
+export const MATRIX_NAMES: Record<string, string> = { [MATRIX.ann]: 'Ann Example', [MATRIX.bob]: 'Bob Example' };
 
 export interface World {
   surface: Surface;
@@ -109,7 +111,7 @@ export async function startWorld(surface: Surface, start: string): Promise<World
     );
     Object.assign(env, { SLACK_BOT_TOKEN: slack.botToken, SLACK_SIGNING_SECRET: slack.signingSecret, SLACK_CHANNEL: 'C0DEFAULT', SLACK_API_URL: slack.apiUrl });
   } else if (surface === 'matrix') {
-    matrix = await startMatrixFake({ rooms: [{}, { id: MATRIX.room }], now: () => clock.now().getTime() });
+    matrix = await startMatrixFake({ rooms: [{}, { id: MATRIX.room }], now: () => clock.now().getTime(), displayNames: MATRIX_NAMES });
     lines.push(
       'transport:',
       '  matrix:',

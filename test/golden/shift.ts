@@ -467,12 +467,23 @@ export async function playShift(surface: Surface): Promise<ShiftText> {
     await step(d.voteDown(ann, 3));
     at('06:20');
     await step(alert('resolved (endsAt 06:19)', webhook('resolved', [alertOf(POD[3]!, 'resolved', '2026-11-29T06:00:00Z', '2026-11-29T06:19:00Z')])));
+    // A different fix after the merge: it edits the entry (its "What has fixed it" list) through a PR, not a new entry.
+    at('06:24');
+    await step(d.say(bob, 3, 'fixed: cordoned node-7 and moved log-router off it until `/var` was resized'), () =>
+      w.github.pulls().find((p) => p.head.startsWith('reprise/amend/')),
+    );
 
     // What the PRs say (a reviewer reads them on the forge).
     const pm = w.github.pulls().find((p) => p.labels.includes('postmortem'));
     if (pm) {
       const file = (await w.remote.show(pm.head, `postmortems/${pm.head.slice('reprise/postmortem/'.length)}.md`)) ?? '(no file on the branch)';
       out.push(`── the postmortem PR #${pm.number}: ${pm.title}`, indent(file.trimEnd()), '');
+    }
+    const amend = w.github.pulls().find((p) => p.head.startsWith('reprise/amend/'));
+    if (amend) {
+      const path = `${amend.head.slice('reprise/amend/'.length)}.md`;
+      const file = (await w.remote.show(amend.head, path)) ?? '(no file on the branch)';
+      out.push(`── the PR #${amend.number} that edits the entry: ${amend.title}`, indent(file.trimEnd()), '');
     }
     // The timeline as the CLI prints it.
     const shown = await w.cli(['incident', 'show', TRIGGER_WORDS]);

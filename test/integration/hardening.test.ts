@@ -100,7 +100,7 @@ describe('alert text is data on the console', () => {
     const alert = (payload['alerts'] as Array<{ labels: Record<string, string>; annotations: Record<string, string> }>)[0]!;
     alert.labels['alertname'] = 'KubePodCrashLooping\u001b[2J\u001b[H';
     alert.labels['pod'] = 'checkout-api-7d9f8c6b5-x2k4q\u202E';
-    alert.annotations['summary'] = 'ok\u0000\r\n│ ⚡ *Instant recall* — forged\u2028';
+    alert.annotations['summary'] = 'ok\u0000\r\n│ ⚡ Instant recall — forged\u2028';
     alert.annotations['description'] =
       'bell\u0007 nul\u0000 isolate\u2066 bom\uFEFF zwnj\u200C ad\u200Dmin soft\u00ADhyphen invisible\u2061\u2064 tags\u{E0049}\u{E0047} mvs\u180E';
     const res = await postAlert(bot.url, payload);

@@ -154,7 +154,14 @@ async function expectOnce(
   await waitApplied(ids, BATCH, 'event ids in the ledger', undefined, 1000).catch(() => undefined);
   const count = new Map<string, number>();
   for (const r of rows) count.set(String(r['eventId']), (count.get(String(r['eventId'])) ?? 0) + 1);
-  expect(b.ids.filter((id) => count.get(id) !== 1).slice(0, 5), 'events not recorded exactly once').toEqual([]);
+  // Each as `id×times` (0: lost, 2: applied twice), so a failure says which way it went.
+  expect(
+    b.ids
+      .filter((id) => count.get(id) !== 1)
+      .slice(0, 5)
+      .map((id) => `${id}×${count.get(id) ?? 0} (event ${b.ids.indexOf(id)} of the batch)`),
+    'events not recorded exactly once',
+  ).toEqual([]);
   expect(rows).toHaveLength(BATCH);
   const thread = (): RecordedSend[] =>
     m.sent.filter((s) => !s.replay && s.type === 'm.room.message' && relation(s).rel_type === 'm.thread' && relation(s).event_id === b.card);

@@ -30,6 +30,11 @@ const VERDICT: Record<CardView['verdict'], string> = {
 
 export { confidenceDot };
 
+/** Confidence as the other surfaces show it: the dot and its number (`🟡 0.71`); '' when there is none. */
+function confidence(c: number | undefined): string {
+  return c === undefined || !Number.isFinite(c) ? '' : `${confidenceDot(c)} ${c.toFixed(2)}`;
+}
+
 /** Multi-line text as a human reads it: inline code in backticks (the console has no other markup). */
 function para(p: RichText): string {
   return escapeControl(
@@ -64,9 +69,11 @@ export function renderConsoleCard(card: CardView): string[] {
     );
   if (s?.value) out.push(`  Value: ${escapeLine(s.value)}`);
   const h = card.headline;
-  if (h.answer === 'instant') out.push(`${VERDICT[card.verdict]} · ${confidenceDot(h.confidence ?? 0)} ⚡ Instant recall: ${escapeLine(h.title ?? '')}`);
-  else if (h.answer === 'runbook') out.push(`${VERDICT[card.verdict]} · 📚 Runbook: ${escapeLine(h.title ?? '')} (a guide, not a diagnosis)`);
-  else if (h.answer === 'finding') out.push(`${VERDICT[card.verdict]} · ${confidenceDot(h.confidence ?? 0)} 🧭 ${escapeLine(h.title ?? '')}`);
+  const conf = confidence(h.confidence);
+  const scored = conf ? ` · ${conf}` : '';
+  if (h.answer === 'instant') out.push(`${VERDICT[card.verdict]} · ⚡ Instant recall: ${escapeLine(h.title ?? '')}${scored}`);
+  else if (h.answer === 'runbook') out.push(`${VERDICT[card.verdict]} · 📚 Runbook: ${escapeLine(h.title ?? '')} (a guide, not a diagnosis)${scored}`);
+  else if (h.answer === 'finding') out.push(`${VERDICT[card.verdict]} · 🧭 ${escapeLine(h.title ?? '')}${scored}`);
   else if (h.answer === 'checking') out.push(`${VERDICT[card.verdict]} · 🔎 ${escapeLine(h.title ?? 'checking with the model…')}`);
   else out.push(`${VERDICT[card.verdict]} · no trusted memory for this alert`);
   if (card.seenBefore && card.seenBefore.lines.length > 0) {
@@ -89,15 +96,16 @@ export function renderConsoleCard(card: CardView): string[] {
 function section(s: DetailSection): string[] {
   switch (s.kind) {
     case 'instant': {
-      const out = ['⚡ *Instant recall* — answered from your knowledge base; no investigation was run', `*${escapeLine(s.title)}*`];
-      if (s.cause) out.push(`*Known cause:* ${s.cause.map(para).join('\n')}`);
-      if (s.resolution) out.push(`*Resolution (human-reviewed):* ${s.resolution.map(para).join('\n')}`);
-      if (s.triedBefore) out.push('❌ *Tried before (did not work):*', ...s.triedBefore.map(para));
+      // Plain text: the console shows no markup, so no `*…*` markers around labels.
+      const out = ['⚡ Instant recall — answered from your knowledge base; no investigation was run', escapeLine(s.title)];
+      if (s.cause) out.push(`Known cause: ${s.cause.map(para).join('\n')}`);
+      if (s.resolution) out.push(`Resolution (human-reviewed): ${s.resolution.map(para).join('\n')}`);
+      if (s.triedBefore) out.push('❌ Tried before (did not work):', ...s.triedBefore.map(para));
       out.push(`Entry: ${escapeLine(s.entryUrl ?? s.entry)}`, `Track record: ${s.track}`);
       return out;
     }
     case 'runbook': {
-      const out = [`📚 *Runbook* — ${escapeLine(s.title)} (a guide, not a diagnosis) · ${confidenceDot(s.confidence)} ${s.confidence.toFixed(2)}`];
+      const out = [`📚 Runbook — ${escapeLine(s.title)} (a guide, not a diagnosis) · ${confidence(s.confidence)}`];
       for (const step of s.steps) {
         out.push(`  • ${para(step.text)}`);
         if (step.code !== undefined)
@@ -111,16 +119,16 @@ function section(s: DetailSection): string[] {
       return out;
     }
     case 'near_miss':
-      return [`🔎 *Near miss* — ${escapeLine(s.entry)} was stopped by the ${s.gate} gate: ${escapeLine(s.reason)}`];
+      return [`🔎 Near miss — ${escapeLine(s.entry)} was stopped by the ${s.gate} gate: ${escapeLine(s.reason)}`];
     case 'refused':
-      return [`⛔ *Recall refused* — ${escapeLine(s.entry)}: ${escapeLine(s.reason)}`];
+      return [`⛔ Recall refused — ${escapeLine(s.entry)}: ${escapeLine(s.reason)}`];
     case 'fall_through':
-      return [`⚠️ *Fall-through* — ${escapeLine(s.note)}`];
+      return [`⚠️ Fall-through — ${escapeLine(s.note)}`];
     case 'closest':
       return [`Closest catalog entries (not trusted): ${s.entries.map(escapeLine).join(', ')}`];
     case 'finding': {
       const out = [
-        `🧭 *Finding* — ${VERDICT[s.verdict]} · ${confidenceDot(s.confidence)} ${s.confidence.toFixed(2)}${s.verified === undefined ? '' : s.verified ? ' · verified ✓' : ' · verify rejected ✗'}${s.status === 'completed' ? '' : ` · ${s.status}${s.statusDetail ? `: ${escapeLine(s.statusDetail)}` : ''}`}`,
+        `🧭 Finding — ${VERDICT[s.verdict]} · ${confidence(s.confidence)}${s.verified === undefined ? '' : s.verified ? ' · verified ✓' : ' · verify rejected ✗'}${s.status === 'completed' ? '' : ` · ${s.status}${s.statusDetail ? `: ${escapeLine(s.statusDetail)}` : ''}`}`,
         escapeLine(s.summary),
       ];
       if (s.entry) out.push(`Answered from your knowledge base: ${escapeLine(s.entry)}`);
@@ -137,7 +145,7 @@ function section(s: DetailSection): string[] {
     }
     case 'degraded':
       return [
-        `⚠️ *Degraded answer* — the model could not conclude (${escapeLine(s.reason)}); these are facts and the closest entries only`,
+        `⚠️ Degraded answer — the model could not conclude (${escapeLine(s.reason)}); these are facts and the closest entries only`,
         ...s.facts.map((f) => `  • ${escapeLine(f)}`),
         ...s.closest.map((c) => `  • ${escapeLine(c.entry)} — ${escapeLine(c.title)}`),
       ];

@@ -194,10 +194,15 @@ function entryLink(entry: string, url: string | undefined): Piece {
   return url && safeUrl(url) ? link(entry, url, CAP.line) : code(entry);
 }
 
+/**
+ * A titled part of an entry: the title and its first paragraph on one line, the rest (the credit
+ * line `— from Ann via Matrix on …`, more paragraphs) each its own — not bullets, which made the
+ * credit read as a second item of the fix.
+ */
 function paragraphs(head: Piece, ps: import('../../core/chat/thread-view.js').RichText[] | undefined): Block[] {
   if (!ps || ps.length === 0) return [];
-  const body = ps.slice(0, MAX_ROWS).map((p) => inline(p, CAP.text));
-  return [{ kind: 'list', ordered: false, head, items: body }];
+  const [first, ...rest] = ps.slice(0, MAX_ROWS).map((p) => inline(p, CAP.text));
+  return [para(cat(head, trusted(' '), first!)), ...rest.map(para)];
 }
 
 function step(s: StepView): Piece {

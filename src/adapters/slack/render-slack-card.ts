@@ -51,11 +51,24 @@ function stateText(card: CardView): string {
 }
 
 /**
- * The state line as context elements: text as `plain_text` (shown literally), a Slack person as
- * a one-mention `mrkdwn` element — the only markup in it, so a name or a note cannot format it.
+ * The severity and state line as one context element, read as one line: `🟠 warning · 🔕 Silenced —
+ * silenced by @ann until 10:06 UTC`, one space around a mention. Text alone is `plain_text`
+ * (shown literally). With a Slack person in it, it is one `mrkdwn` element — `&<>` escaped, the
+ * person as `<@U…>` — so long as no text in it carries a mrkdwn marker (`*_~` and backticks);
+ * such a line keeps each text run its own `plain_text` element beside the mention, so a name
+ * or a note can never format it (Slack's mrkdwn has no escapes).
  */
 function stateElements(card: CardView): ContextElement[] {
-  const runs: RichText = [STATE_TEXT[card.state], ...(card.stateNote ? [' — ', ...asRichText(card.stateNote)] : [])];
+  const oneLine = (t: string): string => t.replace(/\s*[\r\n]+\s*/g, ' ');
+  const runs: RichText = [
+    `${SEVERITY_EMOJI[card.severity] ?? '⚪'} ${card.severity} · ${STATE_TEXT[card.state]}`,
+    ...(card.stateNote ? [' — ', ...asRichText(card.stateNote)] : []),
+  ].map((r) => (typeof r === 'string' ? oneLine(r) : r));
+  const mentions = (r: RichText[number]): boolean => typeof r === 'object' && 'person' in r && slackUserId(r.person) !== undefined;
+  const words = runs.filter((r) => !mentions(r)).map((r) => (typeof r === 'string' ? r : richText([r])));
+  if (!runs.some(mentions)) return [plain(words.join('').trim(), SLACK_LIMITS.text)];
+  const one = mrkdwnText(runs).trim();
+  if (!words.some((w) => /[*_~`]/.test(w)) && one.length <= SLACK_LIMITS.text) return [{ type: 'mrkdwn', text: one, verbatim: true }];
   const out: ContextElement[] = [];
   let pending = '';
   const flush = (): void => {
@@ -63,7 +76,7 @@ function stateElements(card: CardView): ContextElement[] {
     pending = '';
   };
   for (const r of runs) {
-    if (typeof r === 'object' && 'person' in r && slackUserId(r.person)) {
+    if (mentions(r)) {
       flush();
       out.push({ type: 'mrkdwn', text: mrkdwnText([r]), verbatim: true });
     } else pending += typeof r === 'string' ? r : richText([r]);
@@ -137,7 +150,7 @@ export function renderCard(card: CardView): SlackMessage {
   const header: types.HeaderBlock = { type: 'header', text: plain(`🔍 ${card.alertname} — ${card.where}`, SLACK_LIMITS.header) };
   const status: types.ContextBlock = {
     type: 'context',
-    elements: [plain(`${SEVERITY_EMOJI[card.severity] ?? '⚪'} ${card.severity}`, SLACK_LIMITS.text), ...stateElements(card)],
+    elements: stateElements(card),
   };
 
   const confidence = confidenceText(card.headline);

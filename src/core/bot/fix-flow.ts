@@ -154,7 +154,7 @@ export function decideFixed(c: Ctx, e: Fixed): ChatOutcome {
       at,
     });
     c.effects.push({ type: 'curate' });
-    reply('🛠', ['saved — fix from ', actorRun(e.actor), ' recorded; drafting an Incident entry for the knowledge base']);
+    reply('🛠', ['saved — fix from ', actorRun(e.actor), ' recorded; filing it with the knowledge base for review']);
   } else reply('🛠', ['saved — fix from ', actorRun(e.actor), ' recorded with this incident; the next time it fires, the thread can say what fixed it']);
   c.log.info({ trigger: thread.triggerKey, user, bytes: Buffer.byteLength(text) }, 'fix recorded');
   return { status: 'recorded', kind: 'fixed', triggerKey: thread.triggerKey, event: { type: 'fix' }, index };

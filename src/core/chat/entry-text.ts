@@ -85,7 +85,8 @@ function creditPerson(name: string, via: string): PersonRun {
   const bare = via === 'matrix' ? name.replace(/^@+/, '@') : name.replace(/^@+/, '');
   if (via === 'slack' && SLACK_ID.test(bare)) return { person: { via: 'slack', id: bare } };
   if (via === 'matrix' && MATRIX_ID.test(bare)) return { person: { via: 'matrix', id: bare } };
-  return { person: { via: 'entry', id: bare, name: bare } };
+  // The surface the line names (`via Slack`), so a directory can show a person it knows by that name its way.
+  return { person: { via: 'entry', id: bare, name: bare, ...(/^[a-z][a-z0-9_-]{0,31}$/.test(via) ? { from: via } : {}) } };
 }
 
 /**

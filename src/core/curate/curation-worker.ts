@@ -201,13 +201,30 @@ export class CurationWorker {
     );
     // …and the people their words name by id (`thanks <@U0BOB>` arrives as `thanks @U0BOB`).
     const mentioned = [item.fix, item.note].flatMap((x) => (x ? peopleMentioned(x.text, x.via) : []));
-    await people.resolve([...who, ...mentioned]);
+    // The trigger's earlier fixes (the entry's "What has fixed it" list): their people by id, and whom their words name.
+    const outcomes = item.fix?.outcomes ?? [];
+    const earlier = outcomes.flatMap((o) => [{ via: o.via, id: o.name }, ...peopleMentioned(o.text, o.via)]);
+    await people.resolve([...who, ...mentioned, ...earlier]);
     const rename = <T extends { user: string; name: string; via: string; text: string }>(x: T): T => {
       const name = people.nameOf(personFromKey(x.user, x.via));
       const text = namesInText(x.text, x.via, people);
       return name || text !== x.text ? { ...x, ...(name ? { name } : {}), text } : x;
     };
-    return { ...item, ...(item.fix ? { fix: rename(item.fix) } : {}), ...(item.note ? { note: rename(item.note) } : {}) };
+    const fix = item.fix
+      ? {
+          ...rename(item.fix),
+          ...(item.fix.outcomes
+            ? {
+                outcomes: item.fix.outcomes.map((o) => ({
+                  ...o,
+                  name: people.nameOf({ via: o.via, id: o.name }) ?? o.name,
+                  text: namesInText(o.text, o.via, people),
+                })),
+              }
+            : {}),
+        }
+      : undefined;
+    return { ...item, ...(fix ? { fix } : {}), ...(item.note ? { note: rename(item.note) } : {}) };
   }
 
   async #one(queued: CurateItem): Promise<void> {

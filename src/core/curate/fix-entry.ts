@@ -52,9 +52,8 @@ export function renderFixEntry(f: FixMaterial, dupFingerprint: string, key: stri
     '## Cause',
     f.cause ? neutraliseMarkdown(f.cause) : 'Not recorded.',
     '## Resolution',
-    quoteBlock(f.text),
-    '',
-    `— ${fixProvenance(f)}`,
+    // The person's words, then who said them: one blank line between, as the sections are.
+    `${quoteBlock(f.text)}\n\n— ${fixProvenance(f)}`,
   ];
   if (f.triedAndFailed.length > 0) sections.push('## Tried and failed', f.triedAndFailed.map((t) => `- ${neutraliseLine(t, 1000)}`).join('\n'));
   sections.push('## Citations', `- Said in the incident thread ${fixProvenance(f)}; drafted by Reprise, no model involved. A human reviews and merges.`);

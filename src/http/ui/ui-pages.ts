@@ -77,6 +77,15 @@ const ANSWER_SERIES: Series[] = [
   { cls: 'k-silenced', label: CLASS_LABEL['silenced']! },
 ];
 
+/**
+ * An entry's markdown as a lead reads it: without the word joiners the neutraliser puts in so a
+ * forge links and mentions nothing (`https:\u2060//`, `@\u2060bob`). In a `<pre>` of escaped text
+ * nothing is linked or mentioned anyway; left in, each would show as a visible `\u{2060}`.
+ */
+function readableSource(markdown: string): string {
+  return markdown.replace(/\u2060/g, '');
+}
+
 /** The page around a body: nav, the stylesheet, no script. */
 export function layout(title: string, current: string, body: Html, who?: string): string {
   const nav = NAV.map(([path, label]) => h`<a href="${UI_BASE + path}"${current === path ? h` aria-current="page"` : ''}>${label}</a>`);
@@ -311,7 +320,7 @@ ${
     : h`<p class="muted">none recorded</p>`
 }
 <h2>Body</h2>
-<pre>${d.entry.body}</pre>`;
+<pre>${readableSource(d.entry.body)}</pre>`;
   return layout(r.id, '/knowledge', body, who);
 }
 

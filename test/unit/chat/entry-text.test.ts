@@ -79,9 +79,12 @@ describe('entry markdown as rich text', () => {
     // An entry credited by Slack id (entries written before names were looked up) mentions them on Slack.
     const [old] = entryParagraphs('> restarted it\n>\n> — from @U0ANN via Slack on 2026-11-29').slice(-1);
     expect(old!.map(inline)).toContainEqual({ type: 'user', user_id: 'U0ANN' });
-    // A display name the entry recorded is shown as written: never a mention, never looked up.
+    // A display name the entry recorded is shown as written, with the surface it names (a directory
+    // that knows exactly one Slack person by that name makes it theirs: people.test.ts); alone, text.
     const [named] = entryParagraphs('— from Ann Example via Slack on 2026-11-29');
-    expect(named![1]).toEqual({ person: { via: 'entry', id: 'Ann Example', name: 'Ann Example' } });
+    expect(named![1]).toEqual({ person: { via: 'entry', id: 'Ann Example', name: 'Ann Example', from: 'slack' } });
     expect(named!.map(inline).every((e) => e.type === 'text')).toBe(true);
+    // The CLI is no chat surface to resolve a name on.
+    expect(cli![1]).toEqual({ person: { via: 'entry', id: 'ann', name: 'ann' } });
   });
 });

@@ -65,34 +65,38 @@ describe('the thread (views, as the console renders them)', () => {
   it('shows an instant recall: verdict, confidence, cause, resolution, tried-before, link and track record', () => {
     expect(instant.instant?.entry.id).toBe(oom.id);
     const text = renderThread(input(instant, { linkFor: (id) => `https://git.acme.dev/catalog/${id}` }));
-    expect(text).toContain('🛠 action suggested · 🟡 ⚡ Instant recall: checkout-api OOMKilled after cache size change');
+    expect(text).toContain('🛠 action suggested · ⚡ Instant recall: checkout-api OOMKilled after cache size change · 🟡 0.70');
     expect(text).toContain('recalled at 0.70 (exact match × track record 0.92; capped at 0.70: no live-state check ran)');
-    expect(text).toContain('⚡ *Instant recall* — answered from your knowledge base; no investigation was run');
-    expect(text).toContain('*checkout-api OOMKilled after cache size change*');
-    expect(text).toContain('*Known cause:* The in-process cache was raised to 2 GiB while the memory limit stayed at 1.5 GiB.');
-    expect(text).toContain('*Resolution (human-reviewed):* Rolled back CACHE_SIZE and raised the memory limit to 2.5 GiB.');
+    expect(text).toContain('⚡ Instant recall — answered from your knowledge base; no investigation was run');
+    expect(lines(text)).toContain('checkout-api OOMKilled after cache size change');
+    expect(text).toContain('Known cause: The in-process cache was raised to 2 GiB while the memory limit stayed at 1.5 GiB.');
+    expect(text).toContain('Resolution (human-reviewed): Rolled back CACHE_SIZE and raised the memory limit to 2.5 GiB.');
     const t = lines(text);
-    const tried = t.indexOf('❌ *Tried before (did not work):*');
+    const tried = t.indexOf('❌ Tried before (did not work):');
     expect(tried).toBeGreaterThan(0);
     expect(t[tried + 1]).toBe('- Restarting the pods only delayed the next OOMKill.');
     expect(text).toContain('Entry: https://git.acme.dev/catalog/incidents/checkout-api-oomkilled.md');
     expect(text).toContain('Track record: resolved 7 of 8 concluded recalls · 👍 3 👎 0');
     expect(text).not.toContain('Fall-through');
+    // The console shows plain text: no markdown markers around labels or titles.
+    expect(t.filter((l) => /(^|\s)\*\S|\S\*($|\s)/.test(l))).toEqual([]);
+    // Every confidence dot carries its number.
+    expect(t.filter((l) => /[🟢🟡⚪](?! \d\.\d\d)/u.test(l))).toEqual([]);
   });
 
   it('says when there is no track record yet, and drops the cap note when live state confirmed', () => {
     const r = recall(incident, fixedSnapshot([oom], { [oom.id]: 30 }), noHistory, recallOpts({ liveStateTools: true }), NOW);
     const text = renderThread(input(r));
-    expect(text).toContain('🛠 action suggested · 🟢 ⚡ Instant recall');
+    expect(text).toContain('🛠 action suggested · ⚡ Instant recall');
     expect(text).toContain('recalled at 0.90 (exact match × no track record yet)');
     expect(text).not.toContain('capped at 0.70');
   });
 
   it('shows a runbook block beside the recall with its first three steps', () => {
     const text = renderThread(input(instant));
-    expect(text).toContain('📚 *Runbook* — Pod crash looping (a guide, not a diagnosis) · 🟢 0.90');
+    expect(text).toContain('📚 Runbook — Pod crash looping (a guide, not a diagnosis) · 🟢 0.90');
     const t = lines(text);
-    const at = t.findIndex((l) => l.startsWith('📚 *Runbook*'));
+    const at = t.findIndex((l) => l.startsWith('📚 Runbook'));
     expect(t.slice(at + 1, at + 6)).toEqual([
       '  • Read the previous container logs',
       '  • Check events for OOMKilled',
@@ -100,7 +104,7 @@ describe('the thread (views, as the console renders them)', () => {
       '  • A fourth step that is not shown',
       '  runbooks/pod-crash.md · 👍 0 👎 0',
     ]);
-    expect(text.indexOf('⚡ *Instant recall*')).toBeLessThan(text.indexOf('📚 *Runbook*'));
+    expect(text.indexOf('⚡ Instant recall')).toBeLessThan(text.indexOf('📚 Runbook'));
   });
 
   it('says "one of N related runbooks" on the card and names the others in the detail', () => {
@@ -138,19 +142,19 @@ describe('the thread (views, as the console renders them)', () => {
     const text = renderThread(input(refused));
     expect(text).toContain('❓ inconclusive · no trusted memory for this alert');
     expect(buildCard(input(refused)).headline).toEqual({ answer: 'none' });
-    expect(text).toContain('⚠️ *Fall-through* — an investigation is needed');
-    expect(text).toContain(`⛔ *Recall refused* — ${oom.id}: rate (resolved 0 + 👍 0 + 1)/(resolved 0 + failed 8 + 👍 0 + 👎 0 + 2) = 0.1 below floor 0.5`);
+    expect(text).toContain('⚠️ Fall-through — an investigation is needed');
+    expect(text).toContain(`⛔ Recall refused — ${oom.id}: rate (resolved 0 + 👍 0 + 1)/(resolved 0 + failed 8 + 👍 0 + 👎 0 + 2) = 0.1 below floor 0.5`);
     expect(text).toMatch(/Closest catalog entries \(not trusted\): incidents\//);
-    expect(text).toContain(`🔎 *Near miss* — ${other.id} was stopped by the margin gate: alone at 7, below solo_floor 8`);
+    expect(text).toContain(`🔎 Near miss — ${other.id} was stopped by the margin gate: alone at 7, below solo_floor 8`);
     const fallThroughNote = renderThread(input(refused, { fallThroughNote: 'investigation budget exhausted' }));
-    expect(fallThroughNote).toContain('⚠️ *Fall-through* — investigation budget exhausted');
+    expect(fallThroughNote).toContain('⚠️ Fall-through — investigation budget exhausted');
   });
 
   it('renders the near miss line with its gate and reason', () => {
     const close = recall(incident, fixedSnapshot([oom, other], { [oom.id]: 10, [other.id]: 9 }), noHistory, recallOpts(), NOW);
     expect(close.nearMiss).not.toBeNull();
     const text = renderThread(input(close));
-    expect(text).toContain(`🔎 *Near miss* — ${oom.id} was stopped by the margin gate: ${close.nearMiss?.reason}`);
+    expect(text).toContain(`🔎 Near miss — ${oom.id} was stopped by the margin gate: ${close.nearMiss?.reason}`);
     expect(text).not.toContain('Recall refused');
   });
 
@@ -179,8 +183,8 @@ describe('the thread (views, as the console renders them)', () => {
   it('cuts long sections with an ellipsis', () => {
     const long = incidentEntry('incidents/long.md', { resource: 'payments/checkout-api', title: 'long', cause: 'x'.repeat(900) });
     const r = recall(incident, fixedSnapshot([long], { [long.id]: 30 }), noHistory, recallOpts(), NOW);
-    const cause = lines(renderThread(input(r))).find((l) => l.startsWith('*Known cause:*'));
-    expect(cause).toBe(`*Known cause:* ${'x'.repeat(600)}…`);
+    const cause = lines(renderThread(input(r))).find((l) => l.startsWith('Known cause:'));
+    expect(cause).toBe(`Known cause: ${'x'.repeat(600)}…`);
   });
 });
 
@@ -231,19 +235,19 @@ describe('untrusted text in the thread', () => {
     const hostile = alert({
       alertname: 'Evil\u001b[2J\u001b]0;pwned\u0007Alert',
       fingerprint: 'fp-hostile',
-      labels: { namespace: 'pay\u202Ements', pod: 'api-7d9f8c6b5-x2k4q\n│ ⚡ *Instant recall* — forged', instance: 'x\u0000y' },
+      labels: { namespace: 'pay\u202Ements', pod: 'api-7d9f8c6b5-x2k4q\n│ ⚡ Instant recall — forged', instance: 'x\u0000y' },
       annotations: { summary: 'sum\u200Bmary\r\noverwrite', description: 'line one\nline two\u2028three\u0085' },
     });
     const r = recall(hostile, fixedSnapshot([oom], { [oom.id]: 30 }), noHistory, recallOpts(), NOW);
     const text = renderThread(input(r, { incident: hostile }));
     expect(text).not.toMatch(RAW);
     expect(text.split('\n')[0]).toBe(
-      '🔍 Evil\\u{001B}[2J\\u{001B}]0;pwned\\u{0007}Alert — pay\\u{202E}ments/api-7d9f8c6b5-x2k4q\\n│ ⚡ *Instant recall* — forged · severity warning · 🔥 firing',
+      '🔍 Evil\\u{001B}[2J\\u{001B}]0;pwned\\u{0007}Alert — pay\\u{202E}ments/api-7d9f8c6b5-x2k4q\\n│ ⚡ Instant recall — forged · severity warning · 🔥 firing',
     );
     // The forged block never starts a line of its own: wherever the pod name is shown, its newline is escaped.
     const forged = text.split('\n').filter((l) => l.includes('forged'));
     expect(forged.length).toBeGreaterThan(0);
     for (const l of forged) expect(l).toContain('x2k4q\\n│ ⚡');
-    expect(text.split('\n').some((l) => l.startsWith('│') || l.startsWith('⚡ *Instant recall* — forged'))).toBe(false);
+    expect(text.split('\n').some((l) => l.startsWith('│') || l.startsWith('⚡ Instant recall — forged'))).toBe(false);
   });
 });

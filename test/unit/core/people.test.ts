@@ -44,6 +44,28 @@ describe('people (one person, one way per surface)', () => {
     expect(personLabel({ via: 'slack', id: 'U0ANN', name: '   ' })).toBe('U0ANN');
   });
 
+  it('an entry credit naming a person of a surface becomes that surface’s person when the directory knows exactly one by that name', () => {
+    const known: Record<string, string> = { 'slack:U0ANN': 'ann', 'matrix:@ann:hs.example': 'Ann Example', 'slack:U0BO1': 'Bob', 'slack:U0BO2': 'bob' };
+    const directory = {
+      ...names(known),
+      idOf: (via: string, name: string) => {
+        const ids = Object.entries(known)
+          .filter(([k, n]) => k.startsWith(`${via}:`) && n === name)
+          .map(([k]) => k.slice(via.length + 1));
+        return ids.length === 1 ? ids[0] : undefined;
+      },
+    };
+    const credit = (name: string, from?: string) => ({ person: { via: 'entry', id: name, name, ...(from ? { from } : {}) } });
+    expect(withNames([credit('ann', 'slack')], directory)).toEqual([{ person: { via: 'slack', id: 'U0ANN', name: 'ann' } }]);
+    expect(withNames([credit('Ann Example', 'matrix')], directory)).toEqual([{ person: { via: 'matrix', id: '@ann:hs.example', name: 'Ann Example' } }]);
+    // The name on another surface, nobody by that name, a name two people share (case differs only for one), no surface: a name it stays.
+    for (const c of [credit('ann', 'matrix'), credit('carol', 'slack'), credit('Ann Example'), credit('<@U0ANN>', 'slack')])
+      expect(withNames([c], directory)).toEqual([c]);
+    expect(withNames([credit('Bob', 'slack')], directory)).toEqual([{ person: { via: 'slack', id: 'U0BO1', name: 'Bob' } }]);
+    // A directory that cannot look names up (no idOf) leaves every credit as written.
+    expect(withNames([credit('ann', 'slack')], names(known))).toEqual([credit('ann', 'slack')]);
+  });
+
   it('fills display names from the directory (its name wins over the one the event carried) and leaves everything else as it was', () => {
     const view: NoticeView = {
       kind: 'notice',

@@ -75,6 +75,23 @@ describe('the people directory', () => {
     expect(d.nameOf(ANN)).toBe('Ann');
   });
 
+  it('finds the one person of a surface it knows by a display name; none when two share it, or nobody has it', async () => {
+    const names: Record<string, string> = { U0ANN: 'Ann Example', U0AN2: 'ann example', U0BOB: 'Bob', U0BO2: 'Bob' };
+    const slack = async (id: string): Promise<string | undefined> => names[id];
+    const d = new CachedPeopleDirectory({ ...opts, cacheSize: 10, lookups: { slack, matrix: async () => 'Carol' } });
+    expect(d.idOf('slack', 'Ann Example')).toBeUndefined();
+    await d.resolve(['U0ANN', 'U0AN2', 'U0BOB', 'U0BO2'].map((id) => ({ via: 'slack', id })));
+    await d.resolve([{ via: 'matrix', id: '@carol:hs' }]);
+    // Exact case first; a case-insensitive match only when no exact one exists, and only if it is unique.
+    expect(d.idOf('slack', 'Ann Example')).toBe('U0ANN');
+    expect(d.idOf('slack', 'ANN EXAMPLE')).toBeUndefined();
+    expect(d.idOf('slack', 'Bob')).toBeUndefined();
+    expect(d.idOf('slack', 'Carol')).toBeUndefined();
+    expect(d.idOf('matrix', ' Carol ')).toBe('@carol:hs');
+    expect(d.idOf('slack', '')).toBeUndefined();
+    expect(learnOnMiss(d).idOf?.('matrix', 'Carol')).toBe('@carol:hs');
+  });
+
   it('learnOnMiss answers at once and starts a lookup for whoever it did not know', async () => {
     const slack = counting(async () => 'Ann');
     const d = new CachedPeopleDirectory({ ...opts, lookups: { slack } });

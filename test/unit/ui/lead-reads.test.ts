@@ -144,6 +144,21 @@ describe('charts', () => {
     expect(answers).toContain('<text class="tick" x="0" y="10">4</text>');
     expect(shown(html)).toContain('resolves per week (5 in all)');
   });
+
+  it("the entry's source shows no visible escapes for the forge's word joiners; a bidi override stays visible", () => {
+    const entry = incidentEntry('incidents/x.md', { resource: 'ns/x', title: 'x', cause: 'c', resolution: 'r' });
+    const html = entryPage({
+      entry: { ...entry, body: 'see https:\u2060//wiki.example.com, thanks @\u2060bob <b>x</b> gpj.\u202Eexe' },
+      row: row(),
+      weeks: [],
+      incidents: [],
+    });
+    const pre = html.slice(html.indexOf('<pre>'), html.indexOf('</pre>'));
+    expect(pre).toContain('see https://wiki.example.com, thanks @bob &lt;b&gt;x&lt;/b&gt;');
+    expect(pre).not.toContain('\u2060');
+    expect(pre).not.toContain('u{2060}');
+    expect(pre).toContain('\\u{202E}');
+  });
 });
 
 describe('labels carry words', () => {

@@ -115,10 +115,26 @@ describe('renderDetail', () => {
     expect(c.body).toContain('3. Check recent deploys');
   });
 
+  it('shows a recalled fix and its credit line as paragraphs, the credited Matrix person as a pill — not as two bullets', () => {
+    const d = detail();
+    const instant = {
+      ...d.sections[0]!,
+      resolution: [
+        ['Vacuumed the journal'],
+        ['— from ', { person: { via: 'matrix', id: '@ann:hs.example', name: 'Ann Example' } }, ' via Matrix on 2026-11-29'],
+      ],
+    };
+    const c = renderDetail({ ...d, sections: [instant as (typeof d.sections)[number]] });
+    expect(c.body).toContain('Resolution (human-reviewed): Vacuumed the journal\n\n— from Ann Example via Matrix on 2026-11-29');
+    expect(c.body).not.toContain('• — from');
+    expect(c.formatted_body).toContain('— from <a href="https://matrix.to/#/%40ann%3Ahs.example">Ann Example</a> via Matrix on 2026-11-29');
+    expect(c.formatted_body).not.toMatch(/<li>— from/);
+  });
+
   it('renders sections, facts, the labels as a compact table and the footer', () => {
     const c = renderDetail(detail({ footer: 'verified ✓ · 2 model calls' }));
     expect(c.body).toContain('⚡ Instant recall — answered from your knowledge base; no investigation was run');
-    expect(c.body).toContain('Known cause:\n• The cache warm-up loads every SKU; the pod exceeds its `512Mi` limit.');
+    expect(c.body).toContain('Known cause: The cache warm-up loads every SKU; the pod exceeds its `512Mi` limit.');
     expect(c.body).toContain('🔎 Near miss — `incidents/web-dns.md` was stopped by the structural gate: namespace differs');
     expect(c.body).toContain('Labels\nalertname  KubePodCrashLooping\nnamespace  checkout\npod        web-7d9f8c6b5-x2k4q');
     expect(c.formatted_body).toContain(

@@ -53,7 +53,7 @@ describe('renderCard', () => {
     const msg = renderCard(card());
     const [header, status, summary, actions] = msg.blocks;
     expect(header).toEqual({ type: 'header', text: { type: 'plain_text', text: '🔍 KubePodCrashLooping — prod-eu-1/payments/checkout-api', emoji: true } });
-    expect(texts({ text: '', blocks: [status!] })).toEqual(['🔴 critical', '🚨 Firing']);
+    expect(texts({ text: '', blocks: [status!] })).toEqual(['🔴 critical · 🚨 Firing']);
     const summaryText = texts({ text: '', blocks: [summary!] }).join('');
     expect(summaryText).toContain('🔥 Action required · 🟢 0.86 · ⚡ Instant recall: Checkout OOM after deploy');
     expect(effects(msg).links).toEqual([
@@ -97,10 +97,10 @@ describe('renderCard', () => {
 
   it('shows resolved and silenced states with their note, and drops the controls when told', () => {
     const resolved = renderCard(card({ state: 'resolved', stateNote: 'resolved after 23 min', controls: false }));
-    expect(texts(resolved)).toContain('✅ Resolved — resolved after 23 min');
+    expect(texts(resolved)).toContain('🔴 critical · ✅ Resolved — resolved after 23 min');
     expect(resolved.blocks.some((b) => b.type === 'actions')).toBe(false);
     const silenced = renderCard(card({ state: 'silenced', stateNote: 'silenced by ann until 14:00 UTC' }));
-    expect(texts(silenced)).toContain('🔕 Silenced — silenced by ann until 14:00 UTC');
+    expect(texts(silenced)).toContain('🔴 critical · 🔕 Silenced — silenced by ann until 14:00 UTC');
     // A rewritten card gets a new block_id (Slack would keep the select's last choice), same controlsId.
     const ids = [renderCard(card()), silenced].map((m) => String((m.blocks.find((b) => b.type === 'actions') as unknown as Node)['block_id']));
     expect(ids[0]).not.toBe(ids[1]);
@@ -109,7 +109,7 @@ describe('renderCard', () => {
 
   it('colours confidence 🟢 ≥ 0.8, 🟡 ≥ 0.5, ⚪ below, and shows severity as an emoji', () => {
     expect([0.8, 0.79, 0.5, 0.49].map(confidenceDot)).toEqual(['🟢', '🟡', '🟡', '⚪']);
-    expect(texts(renderCard(card({ severity: 'warning' })))).toContain('🟠 warning');
+    expect(texts(renderCard(card({ severity: 'warning' })))).toContain('🟠 warning · 🚨 Firing');
     expect(texts(renderCard(card({ headline: { answer: 'none' }, verdict: 'inconclusive' }))).join('')).toContain(
       '❓ Inconclusive · No trusted answer in memory',
     );
@@ -385,14 +385,29 @@ describe('people on Slack (issue 28 item 2)', () => {
     }
   });
 
-  it('a person in the card’s state line is a mention element; the rest stays plain text', () => {
+  it('the card’s state line is one element, read as one line: one space each side of a mention, none at its ends', () => {
     const m = renderCard(card({ state: 'silenced', stateNote: ['silenced by ', ann, ' until 04:00 UTC'] }));
     const context = (m.blocks as Array<{ type: string; elements?: unknown[] }>).find((b) => b.type === 'context')!;
     expect(context.elements).toEqual([
-      expect.objectContaining({ type: 'plain_text' }),
-      { type: 'plain_text', text: '🔕 Silenced — silenced by', emoji: true },
-      { type: 'mrkdwn', text: '<@U0ANN>', verbatim: true },
-      { type: 'plain_text', text: 'until 04:00 UTC', emoji: true },
+      { type: 'mrkdwn', text: expect.stringMatching(/^\S+ \w+ · 🔕 Silenced — silenced by <@U0ANN> until 04:00 UTC$/), verbatim: true },
     ]);
+    // No mention: one plain_text element, shown literally.
+    const plainLine = renderCard(card({ state: 'firing' }));
+    const ctx = (plainLine.blocks as Array<{ type: string; elements?: unknown[] }>).find((b) => b.type === 'context')!;
+    expect(ctx.elements).toEqual([{ type: 'plain_text', text: expect.stringMatching(/^\S+ \w+ · 🚨 Firing$/), emoji: true }]);
+  });
+
+  it('a state line with a mention and text that mrkdwn would format keeps that text plain_text beside the mention', () => {
+    const m = renderCard(card({ state: 'firing', stateNote: ['silence on *pay_api* ended by ', ann, ' <!channel> & co'] }));
+    const context = (m.blocks as Array<{ type: string; elements?: unknown[] }>).find((b) => b.type === 'context')!;
+    expect(context.elements).toEqual([
+      { type: 'plain_text', text: expect.stringMatching(/· 🚨 Firing — silence on \*pay_api\* ended by$/), emoji: true },
+      { type: 'mrkdwn', text: '<@U0ANN>', verbatim: true },
+      { type: 'plain_text', text: '<!channel> & co', emoji: true },
+    ]);
+    // Angle brackets in a one-element line are escaped: no broadcast.
+    const one = renderCard(card({ state: 'firing', stateNote: ['ended by ', ann, ' <!channel> & co'] }));
+    const line = (one.blocks as Array<{ type: string; elements?: Array<{ text: string }> }>).find((b) => b.type === 'context')!;
+    expect(line.elements).toEqual([expect.objectContaining({ type: 'mrkdwn', text: expect.stringMatching(/ended by <@U0ANN> &lt;!channel&gt; &amp; co$/) })]);
   });
 });
