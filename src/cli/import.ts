@@ -2,17 +2,14 @@ import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve, sep } from 'node:path';
 import { simpleGit } from 'simple-git';
-import { GitDrafts } from '../adapters/git/git-drafts.js';
 import { batches, fileBatch, planImport, type FiledBatch, type ImportPlan } from '../core/import/import-plan.js';
 import { firstLine } from '../core/import/postmortem-entry.js';
 import { MAX_POSTMORTEM_BYTES, readPostmortem, type ReadResult } from '../core/import/read-postmortem.js';
-import type { Config } from '../config/schema.js';
 import { escapeLine } from '../core/render/escape-text.js';
-import type { ForgePullRequest } from '../ports/forge.js';
 import { createLogger } from '../runtime/create-logger.js';
 import { forgeFromConfig } from '../runtime/curate-context.js';
 import { loadSnapshot } from '../runtime/open-catalog.js';
-import { servedCatalogFolder } from '../runtime/served-catalog.js';
+import { dedupCatalog, filedBefore, importDrafts } from '../runtime/import-target.js';
 import { parseCli } from './args.js';
 import { loadCliConfig } from './cli-config.js';
 import type { CliCommand, CliIO } from '../runtime/cli-io.js';
@@ -36,8 +33,9 @@ const isGitUrl = (s: string): boolean => /^(https?|ssh|git|file):\/\//.test(s) |
 export const importCommand: CliCommand = async (argv, io) => {
   const [what, ...rest] = argv;
   if (what === 'postmortems') return importPostmortems(rest, io);
+  if (what === 'pagerduty') return (await import('./import-pagerduty.js')).importPagerDuty(rest, io);
   if (what === '--help' || what === '-h' || what === 'help') {
-    io.stdout(`usage: ${USAGE}\n`);
+    io.stdout(`usage: ${USAGE}\n\nusage: ${(await import('./import-pagerduty.js')).PAGERDUTY_USAGE}\n`);
     return 0;
   }
   if (what === undefined) {
@@ -173,17 +171,9 @@ async function importPostmortems(argv: string[], io: CliIO): Promise<number> {
       if (files.length >= 20 && (n % every === 0 || n === files.length)) say(`reading postmortems: ${n}/${files.length}`);
     });
     const { snapshot } = await loadSnapshot(catalog.dir);
-    let pullRequests: ForgePullRequest[] = [];
-    if (forge) {
-      try {
-        pullRequests = await forge.listPullRequests('all');
-      } catch (err) {
-        if (!dryRun) return fail(`could not list the forge's pull requests (nothing was filed): ${err instanceof Error ? err.message : String(err)}`);
-        say(
-          `warning: could not list the forge's pull requests, so the dry run cannot tell what was filed before: ${err instanceof Error ? err.message : String(err)}`,
-        );
-      }
-    }
+    const before = await filedBefore(forge, dryRun, say);
+    if ('error' in before) return fail(before.error);
+    const { pullRequests } = before;
     const plan = planImport(read, {
       catalog: snapshot,
       pullRequests,
@@ -195,14 +185,7 @@ async function importPostmortems(argv: string[], io: CliIO): Promise<number> {
     const filed: FiledBatch[] = [];
     const failed: { files: string[]; error: string }[] = [];
     if (!dryRun && forge && config.catalog.git && groups.length > 0) {
-      const token = config.forge?.token;
-      const drafts = new GitDrafts({
-        remoteUrl: config.catalog.git.url,
-        baseBranch: config.catalog.git.branch,
-        workDir: join(config.store.data_dir, 'import-drafts'),
-        ...(token ? { token } : {}),
-        logger,
-      });
+      const drafts = importDrafts(config, config.catalog.git, logger);
       for (const [i, g] of groups.entries()) {
         try {
           const pr = await fileBatch(forge, drafts, g, { labels: config.forge?.labels ?? [], prefix: config.catalog.git.path });
@@ -223,27 +206,6 @@ async function importPostmortems(argv: string[], io: CliIO): Promise<number> {
     await source.cleanup();
     await catalog.cleanup();
   }
-}
-
-/**
- * The catalog to dedup against: `--catalog`, else the one the bot serves; with catalog.git set
- * and no clone of the bot's yet (no bot ever ran here), a shallow clone of the remote's branch.
- */
-async function dedupCatalog(config: Config, given: string | undefined): Promise<{ dir: string; cleanup: () => Promise<void> } | string> {
-  const served = servedCatalogFolder(config, given);
-  if (typeof served !== 'string') return { dir: served.dir, cleanup: async () => {} };
-  const g = config.catalog.git;
-  if (given !== undefined || !g) return served;
-  const root = await mkdtemp(join(tmpdir(), 'reprise-import-catalog-'));
-  const token = config.forge?.token;
-  try {
-    const git = simpleGit(token ? { config: [`http.extraHeader=Authorization: Basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}`] } : {});
-    await git.clone(g.url, root, ['--depth', '1', '--quiet', '--branch', g.branch]);
-  } catch (err) {
-    await rm(root, { recursive: true, force: true });
-    return `could not read the catalog to dedup against from catalog.git (${(err instanceof Error ? err.message : String(err)).split('\n')[0]}); pass --catalog DIR`;
-  }
-  return { dir: join(root, ...(g.path ? g.path.split('/') : [])), cleanup: () => rm(root, { recursive: true, force: true }) };
 }
 
 interface RunFacts {

@@ -65,8 +65,8 @@ const COMMANDS: ReadonlyArray<{ name: string; synopsis: string; summary: string;
   },
   {
     name: 'import',
-    synopsis: 'postmortems <DIR|GIT-URL> [--dry-run] [--json] [--batch N]',
-    summary: "a team's existing postmortems as Incident entry drafts, deduplicated and filed as PRs",
+    synopsis: 'postmortems <DIR|GIT-URL> | pagerduty [--since 90d] [--service ID]… [--dry-run] [--json] [--batch N]',
+    summary: "a team's existing postmortems, or PagerDuty's resolved incidents' fixes, as entry drafts, deduplicated and filed as PRs",
     load: async () => (await import('./import.js')).importCommand,
   },
   {

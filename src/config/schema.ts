@@ -300,10 +300,14 @@ const alertmanager = z
 const pagerduty = z
   .strictObject({
     api_url: doc(httpUrl().default('https://api.pagerduty.com'), "PagerDuty's REST API base URL (v2).", { env: ['REPRISE_PAGERDUTY_API_URL'] }),
-    token: doc(str().optional(), 'PagerDuty REST API token: with it and `from`, an ack in chat of a PagerDuty incident acknowledges it in PagerDuty too.', {
-      secret: true,
-      env: ['REPRISE_PAGERDUTY_TOKEN'],
-    }),
+    token: doc(
+      str().optional(),
+      'PagerDuty REST API token: with it and `from`, an ack in chat of a PagerDuty incident acknowledges it in PagerDuty too; `reprise import pagerduty` reads resolved incidents with it (a read-only key is enough there, and `from` is not needed).',
+      {
+        secret: true,
+        env: ['REPRISE_PAGERDUTY_TOKEN'],
+      },
+    ),
     from: doc(str().optional(), 'Email of the PagerDuty user the acknowledgements are made as (the `From` header PagerDuty requires).', {
       env: ['REPRISE_PAGERDUTY_FROM'],
       example: 'oncall-bot@example.com',
@@ -980,12 +984,15 @@ function crossFieldRules(cfg: unknown, ctx: z.RefinementCtx<unknown>): void {
     );
   }
   const pd = (c as { pagerduty?: { token?: string; from?: string } } | undefined)?.pagerduty;
-  if (pd?.token !== undefined && pd.token !== '')
-    need(
-      pd.from,
-      ['pagerduty', 'from'],
-      "is required with pagerduty.token: PagerDuty needs the acknowledging user's email in `From` (or set REPRISE_PAGERDUTY_FROM)",
-    );
+  // Tagged: only the serving bot acknowledges; a command that only reads PagerDuty (`reprise import pagerduty`) needs no `From`.
+  if (pd?.token !== undefined && pd.token !== '' && (pd.from === undefined || pd.from === ''))
+    ctx.addIssue({
+      code: 'custom',
+      path: ['pagerduty', 'from'],
+      message: "is required with pagerduty.token: PagerDuty needs the acknowledging user's email in `From` (or set REPRISE_PAGERDUTY_FROM)",
+      input: undefined,
+      params: { serveOnly: true },
+    });
   const oc = (c as { oncall?: { pagerduty?: unknown; routes?: unknown } } | undefined)?.oncall;
   const pdOnCall =
     oc?.pagerduty !== undefined || (Array.isArray(oc?.routes) && oc.routes.some((r) => (r as { pagerduty?: unknown } | null)?.pagerduty !== undefined));

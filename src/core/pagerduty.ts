@@ -133,6 +133,36 @@ export function parsePagerDutyPayload(
   const parsed = dataSchema.safeParse(event.data, { reportInput: true });
   if (!parsed.success) throw invalid(parsed.error.issues, ['event', 'data']);
   const d = parsed.data;
+  const reopened = event.event_type === 'incident.reopened';
+  // A reopen starts a new episode when it happened (its created_at is the first trigger's).
+  const startsAt = (reopened ? (iso(event.occurred_at) ?? options.receivedAt) : undefined) ?? iso(d.created_at) ?? iso(event.occurred_at) ?? options.receivedAt;
+  if (!startsAt) throw new RepriseError('invalid_payload', 'event.data.created_at is required', { userMessage: 'event.data.created_at is required' });
+  const endsAt = status === 'resolved' ? iso(event.occurred_at) : undefined;
+  const incident = pagerDutyIncident(d, { status, startsAt, ...(endsAt ? { endsAt } : {}) }, options);
+  if (!iso(d.created_at) && !iso(event.occurred_at)) incident.startsAtEstimated = true;
+  if (reopened) incident.reopened = true;
+  return { kind: 'incident', incident, ...base };
+}
+
+/** A PagerDuty incident object: the webhook's `event.data`, or an element of REST `GET /incidents`. */
+export type PagerDutyIncidentData = z.infer<typeof dataSchema>;
+
+/** Reads a REST incident object as the webhook's `event.data` is read; undefined when it has no id. */
+export function readPagerDutyIncident(value: unknown): PagerDutyIncidentData | undefined {
+  const parsed = dataSchema.safeParse(value);
+  return parsed.success ? parsed.data : undefined;
+}
+
+/**
+ * The Incident a PagerDuty incident is — its labels, severity and identity, so its trigger key —
+ * the one function the webhook and `reprise import pagerduty` both key incidents with: a fix
+ * imported from PagerDuty's history lands on the trigger the live path opens.
+ */
+export function pagerDutyIncident(
+  d: PagerDutyIncidentData,
+  when: { status: 'firing' | 'resolved'; startsAt: string; endsAt?: string },
+  options: { fieldLimit?: number; identity?: IdentityOptions; links?: LinkPolicy } = {},
+): Incident {
   const limit = options.fieldLimit ?? DEFAULT_FIELD_LIMIT;
   const title = cap(d.title?.trim() || `PagerDuty incident ${d.id}`, limit);
   const alertname = title.slice(0, 200);
@@ -145,14 +175,10 @@ export function parsePagerDutyPayload(
   if (d.incident_key) labels['incident_key'] = cap(d.incident_key, 256);
   const severity = severityOf(d.priority?.summary, d.urgency);
   labels['severity'] = severity;
-  const reopened = event.event_type === 'incident.reopened';
-  // A reopen starts a new episode when it happened (its created_at is the first trigger's).
-  const startsAt = (reopened ? (iso(event.occurred_at) ?? options.receivedAt) : undefined) ?? iso(d.created_at) ?? iso(event.occurred_at) ?? options.receivedAt;
-  if (!startsAt) throw new RepriseError('invalid_payload', 'event.data.created_at is required', { userMessage: 'event.data.created_at is required' });
   const { workload, triggerKey, basis, labels: identityLabels } = deriveIdentity(alertname, labels, options.identity);
   const incident: Incident = {
     source: 'pagerduty',
-    status,
+    status: when.status,
     fingerprint: `pagerduty:${d.id}`,
     triggerKey,
     alertname,
@@ -161,19 +187,14 @@ export function parsePagerDutyPayload(
     severity,
     labels,
     annotations: {},
-    startsAt,
+    startsAt: when.startsAt,
     identity: { basis, labels: identityLabels },
   };
-  if (!iso(d.created_at) && !iso(event.occurred_at)) incident.startsAtEstimated = true;
-  if (reopened) incident.reopened = true;
-  if (status === 'resolved') {
-    const endsAt = iso(event.occurred_at);
-    if (endsAt) incident.endsAt = endsAt;
-  }
+  if (when.endsAt) incident.endsAt = when.endsAt;
   if (workload) incident.workload = workload;
   if (d.html_url && /^https?:\/\//i.test(d.html_url)) incident.generatorUrl = d.html_url.slice(0, 2048);
   attachLinks(incident, options.links);
-  return { kind: 'incident', incident, ...base };
+  return incident;
 }
 
 function agentOf(a: { id?: string | undefined; summary?: string | undefined } | null | undefined): PagerDutyAgent | undefined {

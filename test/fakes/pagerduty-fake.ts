@@ -45,6 +45,8 @@ export interface PagerDutyFakeOptions {
   oncalls?: Record<string, PagerDutyOnCall[]>;
   /** Service id → its escalation policy id (`GET /services/{id}`). */
   services?: Record<string, string>;
+  /** Resolved incidents, their notes and log entries (`reprise import pagerduty`; the block at the end of this file). */
+  history?: PagerDutyHistorySeed;
 }
 
 export async function startPagerDutyFake(opts: PagerDutyFakeOptions = { token: 'pd-token' }): Promise<PagerDutyFake> {
@@ -80,6 +82,11 @@ export async function startPagerDutyFake(opts: PagerDutyFakeOptions = { token: '
           scripted.retryAfter ? { 'retry-after': scripted.retryAfter } : {},
         );
         return;
+      }
+      if (req.method === 'GET' && opts.history) {
+        if (req.headers['authorization'] !== `Token token=${opts.token}`) return error(401, 'Unauthorized');
+        const answer = historyRoute(opts.history, new URL(req.url ?? '/', 'http://pd.invalid'));
+        if (answer) return send(answer.status, answer.body);
       }
       if (req.method === 'GET') return onGet(req.url ?? '', req.headers, send, error);
       const m = /^\/incidents\/([^/?]+)$/.exec(req.url ?? '');
@@ -138,4 +145,51 @@ export async function startPagerDutyFake(opts: PagerDutyFakeOptions = { token: '
     script: (s) => void (script = s),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Incident history (`reprise import pagerduty`, issue 31 item 3): GET /incidents (resolved, in a
+// window, by service, paginated offset/limit/more), GET /incidents/{id}/notes and
+// GET /incidents/{id}/log_entries. The same auth and scripted failures as above apply.
+// ---------------------------------------------------------------------------------------------
+
+export interface PagerDutyHistorySeed {
+  /** Incident objects as PagerDuty's REST API returns them (`id`, `title`, `status`, `created_at`, `service`…). */
+  incidents: Array<Record<string, unknown>>;
+  /** Notes per incident id, as `{ content, created_at, user: { id, summary } }`. */
+  notes?: Record<string, unknown[]>;
+  /** Log entries per incident id (`type: resolve_log_entry`, `channel`, `agent`…). */
+  logEntries?: Record<string, unknown[]>;
+  /** The page size the stand-in caps `limit` at (PagerDuty: 100); small to exercise paging. */
+  maxLimit?: number;
+}
+
+function historyRoute(h: PagerDutyHistorySeed, url: URL): { status: number; body: unknown } | undefined {
+  const q = url.searchParams;
+  if (url.pathname === '/incidents') {
+    const since = Date.parse(q.get('since') ?? '');
+    const until = Date.parse(q.get('until') ?? '');
+    if (Number.isNaN(since) || Number.isNaN(until))
+      return { status: 400, body: { error: { message: 'Invalid Input Provided', errors: ['since and until are required'] } } };
+    const statuses = q.getAll('statuses[]');
+    const services = q.getAll('service_ids[]');
+    const limit = Math.min(Number(q.get('limit') ?? 25), h.maxLimit ?? 100);
+    const offset = Number(q.get('offset') ?? 0);
+    const all = h.incidents
+      .filter((i) => statuses.length === 0 || statuses.includes(String(i['status'])))
+      .filter((i) => services.length === 0 || services.includes(String((i['service'] as { id?: string } | undefined)?.id)))
+      .filter((i) => {
+        const at = Date.parse(String(i['created_at']));
+        return at >= since && at < until;
+      })
+      .sort((a, b) => Date.parse(String(a['created_at'])) - Date.parse(String(b['created_at'])));
+    const page = all.slice(offset, offset + limit);
+    return { status: 200, body: { incidents: page, limit, offset, more: offset + page.length < all.length, total: null } };
+  }
+  const m = /^\/incidents\/([^/]+)\/(notes|log_entries)$/.exec(url.pathname);
+  if (!m) return undefined;
+  const id = decodeURIComponent(m[1]!);
+  if (!h.incidents.some((i) => i['id'] === id)) return { status: 404, body: { error: { message: 'Incident Not Found' } } };
+  if (m[2] === 'notes') return { status: 200, body: { notes: h.notes?.[id] ?? [] } };
+  return { status: 200, body: { log_entries: h.logEntries?.[id] ?? [], limit: 100, offset: 0, more: false } };
 }

@@ -7,17 +7,17 @@
 import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startGitHubFake, type GitHubFake } from '../fakes/github-fake.js';
 import { git, incidentEntry, makeGitRemote, type GitRemote } from '../helpers/git-remote.js';
+import { startImportTarget, type ImportTarget } from './helpers/import-target.js';
 import { cleanup, makeTmpDir, runCli } from './helpers/spawn-bot.js';
 
 const FIXTURES = join(import.meta.dirname, '../fixtures/postmortems');
-let fake: GitHubFake | undefined;
+let target: ImportTarget | undefined;
 let remote: GitRemote | undefined;
 afterEach(async () => {
   await cleanup();
-  await fake?.close();
-  fake = undefined;
+  await target?.close();
+  target = undefined;
   remote?.cleanup();
   remote = undefined;
 });
@@ -32,20 +32,13 @@ interface Listed {
 
 describe('reprise import postmortems', () => {
   it('dry run lists a draft per postmortem with its resolution; the run files batches of PRs; a second run files none', { timeout: 120_000 }, async () => {
-    fake = await startGitHubFake();
-    remote = makeGitRemote({
+    target = await startImportTarget({
       'incidents/web.md': incidentEntry({ title: 'web pods crash after the cache change', resource: 'prod/web', alert: 'KubePodCrashLooping' }),
     });
-    const dir = makeTmpDir();
+    const { fake, env } = target;
+    const bare = target.remote.bare;
     const pms = join(makeTmpDir(), 'postmortems');
     cpSync(FIXTURES, pms, { recursive: true });
-    const env = {
-      REPRISE_DATA_DIR: dir,
-      GITHUB_TOKEN: 'test-token',
-      REPRISE_GITHUB_REPO: fake.repo,
-      REPRISE_GITHUB_API_URL: fake.url,
-      REPRISE_CATALOG_GIT_URL: remote.bare,
-    };
 
     const dry = await runCli(['import', 'postmortems', pms, '--dry-run', '--json'], { env });
     expect(dry.code, dry.stderr).toBe(0);
@@ -88,7 +81,7 @@ describe('reprise import postmortems', () => {
     // Each PR's branch is on the catalog remote with its entries, ready for a human to merge.
     for (const p of filed.pullRequests) {
       const head = pulls.find((x) => x.number === p.number)!.head;
-      const tree = git(remote.bare, 'ls-tree', '-r', '--name-only', head).split('\n');
+      const tree = git(bare, 'ls-tree', '-r', '--name-only', head).split('\n');
       const paths = filed.drafts.filter((d) => d.pr?.number === p.number).map((d) => d.path);
       expect(paths).toHaveLength(p.files.length);
       for (const path of paths) expect(tree).toContain(path);

@@ -19,7 +19,7 @@ export interface PagerDutyRestOptions {
 }
 
 /** `Retry-After` in seconds or as a date, as ms; undefined when absent or unreadable. */
-function retryAfterMs(header: string | null, now: number): number | undefined {
+export function retryAfterMs(header: string | null, now: number): number | undefined {
   if (!header) return undefined;
   const secs = Number(header);
   if (Number.isFinite(secs) && secs >= 0) return Math.min(secs * 1000, 3_600_000);
