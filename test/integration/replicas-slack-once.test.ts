@@ -94,6 +94,9 @@ describe.skipIf(!HAS_REDIS)('exactly one thread per alert across a failover on R
       // 1.5 s later); the new leader is under none, so Slack answers its calls at once.
       fake.setBehaviour({ answerLatencyMs: 0 });
       await waitFor(async () => ((await leads(b)) ? true : undefined), { what: 'b leads', timeoutMs: 10 * LEASE_TTL_MS });
+      // Where b's log is read for its last sweep from: since it took the lead (after a kill -9 nothing
+      // else happens, and that sweep may run before every analysis is seen), or since the old leader woke.
+      let sweptFrom = b.logs().length;
 
       const cards = (): PostedMessage[] => fake.messages.filter((m) => m.thread_ts === undefined && m.channel === CHANNEL);
       await waitFor(() => (cards().length >= ALERTS ? true : undefined), { what: `${ALERTS} cards`, timeoutMs: 60_000 });
@@ -101,11 +104,11 @@ describe.skipIf(!HAS_REDIS)('exactly one thread per alert across a failover on R
         what: 'every analysis',
         timeoutMs: 60_000,
       });
-      const sweptFrom = b.logs().length;
       const msgs = (bot: BotProcess, start: string): number => bot.logs().filter((l) => String(l.msg ?? '').startsWith(start)).length;
       if (fault !== 'kill -9') {
         // The paused leader wakes with sends it had in hand: its lease is gone. What had not left
         // its client goes out now; answered after the lease went, it is not recorded but watched.
+        sweptFrom = b.logs().length;
         a.child.kill('SIGCONT');
         await a.waitForLog((l) => String(l.msg ?? '').startsWith('stepped down as leader'), 20_000);
         wake();
