@@ -258,7 +258,7 @@ describe('commands', () => {
     const status = await answer('status');
     expect(status.body.map((p) => p.map((r) => (typeof r === 'string' ? r : 'code' in r ? r.code : '')).join(''))).toEqual([
       '1 open incident.',
-      `• ${TK} since 00:00 UTC`,
+      `• ${TK} since 2025-12-31 23:50 UTC`, // when it fired (its startsAt), not when the bot opened it
       'No silences in force.',
       '👀 time to acknowledge: no incident acknowledged yet.',
     ]);
