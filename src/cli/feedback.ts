@@ -42,7 +42,10 @@ export const feedback = cliWrite<FeedbackRequest>({
   },
   intent: (ledger, request) => feedbackIntent(ledger, request, new Date()),
   said(request, recorded, _config, how) {
-    const what = request.action === 'silence' ? `silence until ${recorded.event?.until ?? '?'}` : request.action;
+    const until = recorded.event?.until;
+    // A time people read (`2026-11-29 10:06 UTC`), not an ISO stamp (the ledger event keeps the stamp).
+    const shown = until && Number.isFinite(Date.parse(until)) ? `${new Date(until).toISOString().slice(0, 16).replace('T', ' ')} UTC` : (until ?? '?');
+    const what = request.action === 'silence' ? `silence until ${shown}` : request.action;
     return how === 'offline'
       ? `recorded ${what} on ${request.triggerKey} for ${request.user} as event #${recorded.seq}`
       : `recorded via the running bot (pid ${how.pid}) as event #${recorded.seq ?? '?'}: ${what} on ${request.triggerKey} for ${request.user}`;

@@ -56,7 +56,7 @@ describe('reprise feedback', () => {
     const before = Date.now();
     const silence = await runCli(['feedback', TRIGGER, 'silence', '1h'], { env });
     expect(silence.code, silence.stderr).toBe(0);
-    expect(silence.stdout).toMatch(new RegExp(`recorded silence until \\S+ on .* for ${userInfo().username} as event #\\d+`));
+    expect(silence.stdout).toMatch(new RegExp(`recorded silence until \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC on .* for ${userInfo().username} as event #\\d+`));
 
     let l = await readLedger(dataDir);
     expect(l.events[seqOf(down.stdout) - 1]).toMatchObject({ type: 'feedback', triggerKey: TRIGGER, user: 'bob', vote: 'down', via: 'cli' });

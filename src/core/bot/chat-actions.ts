@@ -138,7 +138,7 @@ export function decideSilence(c: Ctx, e: Loose<Silence>): ChatOutcome {
     if (!isUserError(err)) throw err;
     o = { status: 'refused', reason: err.message };
   }
-  acknowledge(c, e.actor, e.replyTo, o, () => plainAnswer('Silenced', `🔕 until ${(o as { event: SilenceEvent }).event.until}`));
+  acknowledge(c, e.actor, e.replyTo, o, () => plainAnswer('Silenced', `🔕 until ${shortTime((o as { event: SilenceEvent }).event.until, c.now)}`));
   return o;
 }
 

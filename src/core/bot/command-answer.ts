@@ -8,7 +8,7 @@ import { postmortemSyntax } from '../chat/surface-syntax.js';
 import type { ChatIntent } from '../chat/chat-types.js';
 import type { EphemeralView } from '../chat/thread-view.js';
 import { resolveTriggerName, triggerNameSaid } from '../trigger-name.js';
-import { answer, type Ctx } from './bot-context.js';
+import { answer, shortTime, type Ctx } from './bot-context.js';
 import type { ChatOutcome } from './bot-context.js';
 import { decideSilence, isUserError } from './chat-actions.js';
 import { decideAck } from './ack-flow.js';
@@ -88,7 +88,8 @@ export function decideCommand(c: Ctx, e: Command): CommandOutcome {
         ...(cmd.alertmanager ? { alertmanager: true } : {}),
         target,
       });
-      if (o.status === 'recorded' && o.event.type === 'silence') return reply(plainAnswer('Silenced', `🔕 ${o.triggerKey} until ${o.event.until}`));
+      if (o.status === 'recorded' && o.event.type === 'silence')
+        return reply(plainAnswer('Silenced', `🔕 ${o.triggerKey} until ${shortTime(o.event.until, c.now)}`));
       if (o.status === 'duplicate') return o;
       answer(c, e.actor.via, e.replyTo, plainAnswer('Not silenced', o.status === 'recorded' ? 'nothing recorded' : o.reason), e.eventId);
       return o;

@@ -145,7 +145,9 @@ export function statusAnswer(read: Pick<BotReads, 'openIncidents' | 'activeSilen
   const silences = read.activeSilences(now, 10);
   const body: RichText[] = [];
   body.push([`${open.length === 0 ? 'No' : open.length} open incident${open.length === 1 ? '' : 's'}${open.length === 10 ? ' (newest 10)' : ''}.`]);
-  for (const o of open) body.push(['• ', { code: o.triggerKey }, ` since ${shortTime(o.openedAt, now)}`]);
+  // Since it fired (the alert's own startsAt, as the card's durations count), else since it was opened.
+  for (const o of open)
+    body.push(['• ', { code: o.triggerKey }, ` since ${shortTime(o.startsAt && Number.isFinite(Date.parse(o.startsAt)) ? o.startsAt : o.openedAt, now)}`]);
   body.push([`${silences.length === 0 ? 'No' : silences.length} silence${silences.length === 1 ? '' : 's'} in force.`]);
   for (const s of silences) body.push(['• ', { code: s.triggerKey }, ` until ${shortTime(s.until, now)} (by `, recordedRun({ user: s.user }), ')']);
   body.push([ackFigure(read.ackSeconds())]);

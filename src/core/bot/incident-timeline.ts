@@ -6,7 +6,7 @@
  */
 import { richText, type RichText, type EphemeralView } from '../chat/thread-view.js';
 import type { PersonRun } from '../people.js';
-import { recordedRun } from './bot-context.js';
+import { recordedRun, shortTime } from './bot-context.js';
 import type { LedgerReader } from '../ledger/ledger-reader.js';
 import type { TimelineItem } from '../ledger/ledger-types.js';
 import { shortDuration } from '../duration.js';
@@ -101,7 +101,12 @@ export function timelineRuns(i: Readonly<TimelineItem>, firedAt: string | undefi
       what = ['what fixed it, by', ...who, `${via}: ${i.detail ?? ''}`];
       break;
     case 'silence':
-      what = ['silenced by', ...who, `${via} until ${i.detail ?? '?'}`];
+      // The end as people read times here (`10:06 UTC`, the date too when it is another day), not an ISO stamp.
+      what = [
+        'silenced by',
+        ...who,
+        `${via} until ${i.detail && Number.isFinite(Date.parse(i.detail)) ? shortTime(i.detail, new Date(i.at)) : (i.detail ?? '?')}`,
+      ];
       break;
     case 'finding':
       what = [`finding ${i.detail ?? ''}`.trim()];

@@ -265,7 +265,9 @@ export function buildDetail(input: ThreadInput): DetailView {
   if (description && bounded(description, SAID.description, SAID.descriptionLines) !== description.replace(/\r/g, '').trim())
     facts.push(['description', bounded(description, SAID.thread, 40)]);
   if (i.workload) facts.push(['resource', describe(i.workload)]);
-  facts.push(['started', i.startsAt]);
+  // When it fired, as people read times here (`2026-11-29 03:00 UTC`), not an ISO stamp.
+  const started = Date.parse(i.startsAt);
+  facts.push(['started', Number.isFinite(started) ? `${new Date(started).toISOString().slice(0, 16).replace('T', ' ')} UTC` : i.startsAt]);
   if (rec.previousCount > 0) {
     let f = `#${rec.previousCount + 1}`;
     if (rec.lastSeen) f += ` · last ${ago(rec.lastSeen, now)}`;

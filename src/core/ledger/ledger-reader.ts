@@ -284,9 +284,10 @@ export class LedgerReader {
   }
 
   /** Unresolved incidents, newest first. */
-  openIncidents(limit: number): Array<{ triggerKey: string; openedAt: string }> {
-    const out: Array<{ triggerKey: string; openedAt: string }> = [];
-    for (const fp of Object.values(this.#state().fingerprints)) for (const o of fp.open) out.push({ triggerKey: o.triggerKey, openedAt: o.at });
+  openIncidents(limit: number): Array<{ triggerKey: string; openedAt: string; startsAt?: string }> {
+    const out: Array<{ triggerKey: string; openedAt: string; startsAt?: string }> = [];
+    for (const fp of Object.values(this.#state().fingerprints))
+      for (const o of fp.open) out.push({ triggerKey: o.triggerKey, openedAt: o.at, ...(o.startsAt ? { startsAt: o.startsAt } : {}) });
     return out.sort((a, b) => (a.openedAt < b.openedAt ? 1 : -1)).slice(0, limit);
   }
 

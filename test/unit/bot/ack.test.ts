@@ -277,6 +277,9 @@ describe('the timeline', () => {
       expect.stringMatching(/🚨 fired/),
     ]);
     expect(answer.body.map(richText).join('\n')).toMatch(/\+4 min\s+👀 acknowledged by alice via rec/);
+    // A silence's end as a time people read (the day too only when it is another), never an ISO stamp.
+    expect(answer.body.map(richText).join('\n')).toMatch(/🔕 silenced by \S+ via rec until \d\d:\d\d UTC$/m);
+    expect(answer.body.map(richText).join('\n')).not.toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/);
   });
 
   it('an unknown trigger has an empty timeline and a clear answer', async () => {

@@ -143,6 +143,8 @@ describe('silences from chat', () => {
     ]);
     expect(notices(transport.replies)).toEqual(['🔕 silenced by ann until 04:00 UTC']);
     expect((transport.ephemerals[0]!.view as EphemeralView).title).toBe('Silenced');
+    // The private answer says the end as the card does, not as an ISO stamp.
+    expect((transport.ephemerals[0]!.view as EphemeralView).body.map((p) => richText(p))).toEqual(['🔕 until 04:00 UTC']);
     const seq = ledger.seq;
     clock.advance(60_000);
     expect((await bot.handle(incidentIntents([firing('fp-2')])))[0]).toMatchObject({ status: 'silenced' });
@@ -256,7 +258,7 @@ describe('commands', () => {
     const status = await answer('status');
     expect(status.body.map((p) => p.map((r) => (typeof r === 'string' ? r : 'code' in r ? r.code : '')).join(''))).toEqual([
       '1 open incident.',
-      `• ${TK} since 00:00 UTC`,
+      `• ${TK} since 2025-12-31 23:50 UTC`, // when it fired (its startsAt), not when the bot opened it
       'No silences in force.',
       '👀 time to acknowledge: no incident acknowledged yet.',
     ]);
@@ -283,6 +285,7 @@ describe('commands', () => {
     await settle();
     expect(ledger.read.silence(TK, clock.now()).active).toBe(true);
     expect(transport.ephemerals.map((e) => (e.view as EphemeralView).title)).toEqual(['Silence', 'Silenced']);
+    expect(richText((transport.ephemerals.at(-1)!.view as EphemeralView).body[0]!)).toBe(`🔕 ${TK} until 01:00 UTC`);
   });
 
   it('names a trigger by a unique part or a few words in status, ack, silence and postmortem; a name that fits none or several is answered with the triggers it might mean', async () => {

@@ -166,7 +166,7 @@ describe('the thread (views, as the console renders them)', () => {
     );
     const facts = lines(text).find((l) => l.startsWith('Facts:'));
     expect(facts).toBe(
-      `Facts: alert KubePodCrashLooping · resource prod-eu/payments/checkout-api · started 2025-12-31T23:40:00.000Z · 🔁 #4 · last 2 d ago · previous: ${oom.id}`,
+      `Facts: alert KubePodCrashLooping · resource prod-eu/payments/checkout-api · started 2025-12-31 23:40 UTC · 🔁 #4 · last 2 d ago · previous: ${oom.id}`,
     );
     // The summary is on the card, under the header, not repeated in the facts.
     expect(lines(text)[1]).toBe('  Pod is crash looping.');
