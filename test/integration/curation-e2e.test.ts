@@ -120,7 +120,8 @@ describe('curation end to end through reprise serve', () => {
       const told = await bot.waitForTranscript((ls) => ls.some((l) => l.threadId === thread1 && l.text.includes('KB: draft opened for review')));
       const kbCard = told.filter((l) => l.threadId === thread1 && l.kind === 'update').at(-1)!.text;
       expect(kbCard).toContain(`KB: draft opened for review PR #${pr.number} <https://github.example/acme/kb/pull/${pr.number}>`);
-      expect(kbCard).toContain('🔥 action required · 🟢 🧭 checkout-api is OOMKilled');
+      expect(kbCard).toContain('🔥 action required · 🧭 checkout-api is OOMKilled');
+      expect(kbCard).toMatch(/🧭 checkout-api is OOMKilled.* · 🟢 0\.\d\d/);
 
       // 2. Resolved, fires again: investigated again (the model words it differently) → a comment on that PR.
       script.investigate!.push(finding({ summary: 'the JVM heap again exceeds the checkout-api container limit', confidence: 0.9 }));

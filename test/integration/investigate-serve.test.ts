@@ -76,7 +76,8 @@ describe('serve with a model', () => {
       expect(update.text).toContain('⚡ Instant recall: checkout-api crashlooping');
       const detail = lines.find((l) => l.kind === 'detail')!;
       expect(detail.threadId).toBe(rca.threadId);
-      expect(detail.text).toContain('🧭 *Finding*');
+      expect(detail.text).toContain('🧭 Finding — ');
+      expect(detail.text).not.toContain('*Finding*');
       expect(detail.text).toContain(`Answered from your knowledge base: ${OOM_ENTRY}`);
       expect(detail.text).toMatch(/verified ✓ · 2 model calls · 2\d\d in \/ 4\d out tokens · ~\$0\.000\d+ · main-model@[0-9a-f]{12}/);
       const events = await ledgerEvents(dir);

@@ -75,7 +75,9 @@ describe('people on Slack while users.info is rate limited', () => {
         'both on the card',
       );
       expect(JSON.stringify(both.blocks)).toMatch(new RegExp(`"user_id":"${ANN}"\\}.*"text":" and "\\}.*"user_id":"${BOB}"\\}.*are on it`));
-      expect(replies(card).some((m) => String(m.text) === `👀 <@${BOB}> is on it`)).toBe(true);
+      // The thread's reply goes out in its own lane, after the card's edit: waited for, not assumed.
+      const said = await waitFor(() => replies(card).find((m) => String(m.text).includes('is on it') && String(m.text).includes(`<@${BOB}>`)), 'the ack reply');
+      expect(String(said.text)).toBe(`👀 <@${BOB}> is on it`);
       expect(replies(card).some((m) => String(m.text).includes('ack the rollback'))).toBe(false);
 
       // REPRISE_TRANSCRIPT records what Slack took, people by id (their name is not known: 429).
