@@ -101,9 +101,15 @@ function figure(name: string, value: number | undefined, shown?: string): Html {
 }
 
 /** A figure card: the `data-figure` element holds the plain number (empty when there is none); a friendlier form may follow. */
+/**
+ * A figure card. With `display` (a share as `40 %`) the reader sees only that; the plain number
+ * is the `value` of the `<data>` element carrying `data-figure` — never both side by side (`0.4 40 %`).
+ */
 function card(label: Html | string, name: string, value: number | undefined, display?: string): Html {
+  if (value !== undefined && display !== undefined)
+    return h`<div class="card"><div class="label">${label}</div><div class="value"><data data-figure="${name}" value="${String(value)}">${display}</data></div></div>`;
   return h`<div class="card"><div class="label">${label}</div><div class="value"><span data-figure="${name}">${value === undefined ? '' : String(value)}</span>${
-    value === undefined ? '—' : display !== undefined ? h` <span class="muted">${display}</span>` : ''
+    value === undefined ? '—' : ''
   }</div></div>`;
 }
 
@@ -431,7 +437,7 @@ ${
   timeline.length > 0
     ? h`<ol class="timeline">${timeline.map(
         (x) =>
-          h`<li>${TIMELINE_ICON[x.kind] ?? '·'} <strong>${x.kind}</strong> ${when(x.at)}${x.user ? h` · ${personHtml(x.user, x.via, d.names)}` : ''}${x.via ? ` via ${x.via}` : ''}${x.detail ? h` — ${x.detail}` : ''}</li>`,
+          h`<li>${TIMELINE_ICON[x.kind] ?? '·'} <strong>${x.kind}</strong> ${when(x.at)}${x.user ? h` · ${personHtml(x.user, x.via, d.names)}` : ''}${x.via ? ` via ${x.via}` : ''}${x.detail ? h` — ${x.kind === 'silence' ? `until ${when(x.detail)}` : x.detail}` : ''}</li>`,
       )}</ol>`
     : h`<p class="muted">no timeline kept for this incident (older ledger, or its thread left the bounded registry)</p>`
 }

@@ -86,11 +86,15 @@ describe('durations in words', () => {
         resolves: 1,
         resolveMedianS: 12_000,
         resolveP90S: 12_000,
-        votesUp: 0,
-        votesDown: 0,
+        votesUp: 2,
+        votesDown: 3,
+        precision: 0.4,
       },
       3,
     );
+    // A share reads as a share: `40 %`, the plain 0.4 only as the <data> value (not `0.4 40 %`).
+    expect(html).toContain('<data data-figure="precision" value="0.4">40 %</data>');
+    expect(shown(html)).not.toContain('0.4');
     expect(html).toContain('<data data-figure="resolve-median-s" value="12000">3 h 20 min</data>');
     expect(html).toContain('<data data-figure="ack-median-s" value="95">1 min 35 s</data>');
     expect(shown(html)).not.toContain('12000');
@@ -249,6 +253,17 @@ describe('an incident page', () => {
     expect(shown(html)).toContain('on it 7 min after it fired');
     expect(shown(html)).toContain('resolved after 3 h 20 min');
     expect(html).toContain('value="12000"');
+    // A silence's end is a time people read, as the cards say it.
+    const silenced = incidentPage({
+      incident,
+      permalinks: [],
+      thread: {
+        ...thread,
+        timeline: [{ kind: 'silence', at: '2026-01-01T03:10:00Z', user: 'cli:ann', via: 'cli', detail: '2026-01-01T07:10:00.000Z' }],
+      } as unknown as Thread,
+    });
+    expect(shown(silenced)).toContain('until 2026-01-01 07:10 UTC');
+    expect(silenced).not.toContain('07:10:00.000Z');
     expect(html).toContain(`href="${url}"`);
   });
 
