@@ -11,7 +11,7 @@ import type { DeepReadonly, LedgerReader } from '../ledger/ledger-reader.js';
 /** What the worker needs from the ledger: its reader, one event of the log by seq, and transactions. */
 export interface OutboxLedger {
   /** `events` reads the shared log (what the leader recorded, when this process follows). */
-  read: Pick<LedgerReader, 'pendingOutbox' | 'pendingOutboxCount' | 'thread' | 'cardSeq' | 'events'>;
+  read: Pick<LedgerReader, 'pendingOutbox' | 'pendingOutboxPage' | 'isOutboxPending' | 'pendingOutboxCount' | 'seq' | 'thread' | 'cardSeq' | 'events'>;
   /** One event of the log (what an outbox item carries is read when it is sent). */
   eventAt(seq: number): Promise<LedgerEvent | undefined>;
   transaction(fn: (tx: Pick<LedgerTx, 'record'>) => Promise<void>): Promise<unknown>;
@@ -22,6 +22,8 @@ export type OutboxItem = DeepReadonly<OutboxRecord>;
 export interface OutboxOptions {
   /** Lanes delivering at once. */
   concurrency: number;
+  /** Most pending items the worker holds in memory (outbox-window.ts); the rest wait in the ledger. */
+  window: number;
   /** First retry delay; doubled per attempt up to `maxDelayMs`. */
   baseDelayMs: number;
   maxDelayMs: number;
@@ -41,6 +43,7 @@ export interface OutboxOptions {
 
 export const DEFAULT_OUTBOX_OPTIONS: OutboxOptions = {
   concurrency: 8,
+  window: 500,
   baseDelayMs: 1000,
   maxDelayMs: 5 * 60_000,
   maxAgeMs: 24 * 3_600_000,
