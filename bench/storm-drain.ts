@@ -35,6 +35,18 @@ const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const CHANNEL = 'C0STORM';
 
+/** `fetch`, tried again twice on a connection error (a keep-alive socket the busy server closed as it was reused). */
+async function fetchAgain(url: string, init?: RequestInit): Promise<Response> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fetch(url, init);
+    } catch (err) {
+      if (attempt >= 2) throw err;
+      await sleep(200);
+    }
+  }
+}
+
 function hwmOf(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1] ?? Number.NaN) / 1024;
@@ -106,7 +118,7 @@ async function startServe(config: string, slack: SlackFake): Promise<Serve> {
   }
   const url = `http://127.0.0.1:${port}`;
   const pending = async (): ReturnType<Serve['pending']> => {
-    const body = (await (await fetch(`${url}/readyz`)).json()) as { checks?: { outbox?: { pending?: number; window?: { size: number; held: number } } } };
+    const body = (await (await fetchAgain(`${url}/readyz`)).json()) as { checks?: { outbox?: { pending?: number; window?: { size: number; held: number } } } };
     const o = body.checks?.outbox;
     return { pending: o?.pending ?? Number.NaN, ...(o?.window ? { window: o.window } : {}) };
   };
@@ -119,7 +131,8 @@ async function sendAll(port: number, groups: number, concurrency: number): Promi
   let accepted = 0;
   const worker = async (): Promise<void> => {
     while (next < groups) {
-      const res = await fetch(`http://127.0.0.1:${port}/webhook/alertmanager`, {
+      // Tried again on a connection error: the same group again is the same incident (deduplicated by fingerprint).
+      const res = await fetchAgain(`http://127.0.0.1:${port}/webhook/alertmanager`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: drainPayload(next++),

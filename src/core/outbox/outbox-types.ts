@@ -11,7 +11,10 @@ import type { DeepReadonly, LedgerReader } from '../ledger/ledger-reader.js';
 /** What the worker needs from the ledger: its reader, one event of the log by seq, and transactions. */
 export interface OutboxLedger {
   /** `events` reads the shared log (what the leader recorded, when this process follows). */
-  read: Pick<LedgerReader, 'pendingOutbox' | 'pendingOutboxPage' | 'isOutboxPending' | 'pendingOutboxCount' | 'seq' | 'thread' | 'cardSeq' | 'events'>;
+  read: Pick<LedgerReader, 'pendingOutbox' | 'isOutboxPending' | 'pendingOutboxCount' | 'seq' | 'thread' | 'cardSeq' | 'events'> & {
+    /** The outbox's next page: committed items recorded after `afterSeq`, oldest first, at most `limit` (a store may answer later). */
+    pendingOutboxPage(afterSeq: number, limit: number): readonly OutboxItem[] | Promise<readonly OutboxItem[]>;
+  };
   /** One event of the log (what an outbox item carries is read when it is sent). */
   eventAt(seq: number): Promise<LedgerEvent | undefined>;
   transaction(fn: (tx: Pick<LedgerTx, 'record'>) => Promise<void>): Promise<unknown>;

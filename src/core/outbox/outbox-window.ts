@@ -74,7 +74,7 @@ export class OutboxWindow {
     const reading = (async () => {
       // A macrotask: a page is read beside requests, as a store read would be.
       await new Promise<void>((resolve) => setImmediate(resolve));
-      return this.#read.pendingOutboxPage(this.#cursor, room);
+      return await this.#read.pendingOutboxPage(this.#cursor, room);
     })();
     this.#reading = reading;
     try {

@@ -190,6 +190,7 @@ export class OutboxWorker {
       if (this.#running.size === 0) for (const resolve of this.#idle.splice(0)) resolve();
       return;
     }
+    for (const gone of this.#window.prune()) this.#pageLookups.delete(gone.id);
     if (this.#window.low()) {
       const entered = await this.#window.refill();
       // Stopped while the page was read: nothing from it goes.
