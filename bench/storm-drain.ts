@@ -150,13 +150,20 @@ const outboxIdOf = (m: PostedMessage): string | undefined => (m.metadata as { ev
 export async function runDrainBench(opts: { groups: number; log: (line: string) => void }): Promise<DrainResult> {
   const dir = mkdtempSync(join(tmpdir(), 'reprise-drain-'));
   const slack = await startSlackFake();
+  /** Every serve started, stopped on the way out whatever happened. */
+  const started: Serve[] = [];
+  const serveOn = async (config: string): Promise<Serve> => {
+    const s = await startServe(config, slack);
+    started.push(s);
+    return s;
+  };
   try {
     const configFor = (name: string): string => {
       const file = join(dir, `${name}.yaml`);
       writeFileSync(file, `store:\n  data_dir: ${JSON.stringify(join(dir, name))}\nserver:\n  host: 127.0.0.1\nlog:\n  level: error\n`);
       return file;
     };
-    const empty = await startServe(configFor('empty'), slack);
+    const empty = await serveOn(configFor('empty'));
     await sleep(2000);
     const emptyPeakRssMb = hwmOf(empty.pid);
     await empty.stop();
@@ -164,7 +171,7 @@ export async function runDrainBench(opts: { groups: number; log: (line: string) 
     // The storm arrives while Slack refuses every post: all of it waits in the outbox.
     slack.setBehaviour({ failures: [{ method: 'chat.postMessage', status: 503, times: Number.POSITIVE_INFINITY }] });
     const storm = configFor('storm');
-    const intake = await startServe(storm, slack);
+    const intake = await serveOn(storm);
     opts.log(`bench: drain — ${opts.groups} groups while Slack refuses posts`);
     const accepted = await sendAll(intake.port, opts.groups, 8).catch((err: unknown): never => {
       throw new Error(`drain bench: webhooks failed (${err instanceof Error ? String(err.cause ?? err.message) : String(err)}); ${intake.why()}`);
@@ -175,8 +182,8 @@ export async function runDrainBench(opts: { groups: number; log: (line: string) 
     slack.setBehaviour({ failures: [] });
     slack.messages.length = 0;
     slack.requests.length = 0;
-    const started = performance.now();
-    const serve = await startServe(storm, slack);
+    const t0 = performance.now();
+    const serve = await serveOn(storm);
     const atStart = await serve.pending();
     const pendingAtStart = atStart.pending;
     let window = atStart.window?.size;
@@ -190,7 +197,7 @@ export async function runDrainBench(opts: { groups: number; log: (line: string) 
       if (i % 40 === 0)
         opts.log(`  drain: ${left} pending, ${now.window?.held ?? left} held, ${slack.messages.length} messages, peak RSS ${hwmOf(serve.pid).toFixed(0)} MB`);
     }
-    const drainS = (performance.now() - started) / 1000;
+    const drainS = (performance.now() - t0) / 1000;
     const peakRssMb = hwmOf(serve.pid);
     await serve.stop();
     const ids = slack.messages.map(outboxIdOf);
@@ -209,6 +216,7 @@ export async function runDrainBench(opts: { groups: number; log: (line: string) 
     opts.log(`  drain: ${r.cards} cards in ${fmtNum(drainS)} s, peak RSS ${peakRssMb.toFixed(0)} MB (empty store ${emptyPeakRssMb.toFixed(0)} MB)`);
     return r;
   } finally {
+    await Promise.all(started.map((s) => s.stop()));
     await slack.close();
     rmSync(dir, { recursive: true, force: true });
   }
