@@ -8,6 +8,8 @@
  * --quick: catalogs of 1k and 10k only, a 200k-event ledger for serve (docs), a 12 s storm.
  * REPRISE_BENCH_ONLY=storm: only the storm run (10,000 alerts over 60 s, embedded and Redis,
  * with a local model answering in 200 ms, the storm coalescer on and the default rate limit).
+ * REPRISE_BENCH_ONLY=drain: only the storm drain (10,000 groups, 2,000 with --quick, recorded while Slack
+ * refuses posts, drained by a restarted serve): peak RSS beside the empty store, the outbox window.
  * REPRISE_BENCH_ONLY=growth: only how the work on hostile alert input grows from n to 4n.
  * REPRISE_BENCH_ONLY=hostile: only the served bot under a 1 MiB alertname and a 10,000-alert group.
  * REPRISE_BENCH_ONLY=ledger: only the ledger rows, over 200k events (in memory and through sqlite).
@@ -28,6 +30,7 @@ import { renderLedgerBench, runLedgerBench } from './ledger-bench.js';
 import { renderPromptBench, runPromptBench } from './prompt-bench.js';
 import { renderServeBench, runServeBench } from './serve-bench.js';
 import { renderStormBench, runStormBench } from './storm-bench.js';
+import { renderDrainBench, runDrainBench } from './storm-drain.js';
 import { renderUiBench, runUiBench } from './ui-bench.js';
 
 const FLAGS = ['--quick', '--json'] as const;
@@ -63,8 +66,14 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   const quick = argv.includes('--quick');
   const storm = { alerts: quick ? 2000 : 10_000, seconds: quick ? 12 : 60, triggers: 500, namespaces: 50, modelLatencyMs: 200, log };
+  const drain = { groups: quick ? 2000 : 10_000, log };
   const only = process.env['REPRISE_BENCH_ONLY'];
   if (only !== undefined && only !== '') {
+    if (only === 'drain') {
+      const result = await runDrainBench(drain);
+      process.stdout.write(argv.includes('--json') ? `${JSON.stringify(result, null, 2)}\n` : `${renderDrainBench(result)}\n`);
+      return 0;
+    }
     if (only === 'growth') {
       const result = await runGrowthBench(log);
       process.stdout.write(argv.includes('--json') ? `${JSON.stringify(result, null, 2)}\n` : `${renderGrowthBench(result)}\n`);
@@ -91,11 +100,14 @@ async function main(argv: readonly string[]): Promise<number> {
       return 0;
     }
     if (only !== 'storm') {
-      log(`bench: REPRISE_BENCH_ONLY=${only} is not a part that runs alone (supported: storm, growth, hostile, ledger, ui, serve)`);
+      log(`bench: REPRISE_BENCH_ONLY=${only} is not a part that runs alone (supported: storm, drain, growth, hostile, ledger, ui, serve)`);
       return 2;
     }
     const result = await runStormBench(storm);
-    process.stdout.write(argv.includes('--json') ? `${JSON.stringify(result, null, 2)}\n` : `${renderStormBench(result)}\n`);
+    const drained = await runDrainBench(drain);
+    process.stdout.write(
+      argv.includes('--json') ? `${JSON.stringify({ ...result, drain: drained }, null, 2)}\n` : `${renderStormBench(result)}\n\n${renderDrainBench(drained)}\n`,
+    );
     return 0;
   }
   const sizes = quick ? [1000, 10_000] : [1000, 10_000, 100_000];
@@ -117,6 +129,7 @@ async function main(argv: readonly string[]): Promise<number> {
   const hostileResult = await runHostileServeBench(log);
   const serve = await runServeBench({ entries: 10_000, events: quick ? 200_000 : 1_000_000, webhooks: 1000, log });
   const stormResult = await runStormBench(storm);
+  const drainResult = await runDrainBench(drain);
   const uiResult = await runUiBench({ entries: 10_000, events: quick ? 200_000 : 1_000_000, requests: quick ? 100 : 300, log });
   const report: BenchReport = {
     date: new Date().toISOString(),
@@ -138,8 +151,8 @@ async function main(argv: readonly string[]): Promise<number> {
   };
   process.stdout.write(
     argv.includes('--json')
-      ? `${JSON.stringify(report, null, 2)}\n`
-      : `${renderReport(report)}\n\n${renderPromptBench(prompts)}\n\n${renderGrowthBench(growthResult)}\n\n${renderHostileServeBench(hostileResult)}\n\n${renderStormBench(stormResult)}\n\n${renderUiBench(uiResult)}\n`,
+      ? `${JSON.stringify({ ...report, drain: drainResult }, null, 2)}\n`
+      : `${renderReport(report)}\n\n${renderPromptBench(prompts)}\n\n${renderGrowthBench(growthResult)}\n\n${renderHostileServeBench(hostileResult)}\n\n${renderStormBench(stormResult)}\n\n${renderDrainBench(drainResult)}\n\n${renderUiBench(uiResult)}\n`,
   );
   return 0;
 }

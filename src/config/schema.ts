@@ -465,6 +465,10 @@ const routing = z.strictObject({
 const outbox = z
   .strictObject({
     concurrency: doc(int(1).default(8), "Threads delivered at once; one thread's messages always go in order."),
+    window: doc(
+      int(1).default(500),
+      'Most undelivered messages held in memory while a backlog drains; the rest wait in the store and are read a page at a time.',
+    ),
     retry_base: dur('1s', "First retry delay after a failed delivery; doubled per attempt (a surface's Retry-After wins).", { positive: true }),
     retry_max: dur('5m', 'Longest wait between two attempts.', { positive: true }),
     max_age: dur('24h', 'A message still undelivered this long after it was recorded is given up, and that is recorded.', { positive: true }),

@@ -48,6 +48,7 @@ export function loopOptions(
     investigateAfterMs: config.trigger.investigate_after_ms,
     outbox: {
       concurrency: config.outbox.concurrency,
+      window: config.outbox.window,
       baseDelayMs: config.outbox.retry_base_ms,
       maxDelayMs: config.outbox.retry_max_ms,
       maxAgeMs: config.outbox.max_age_ms,

@@ -190,6 +190,24 @@ export function* pendingOutbox(state: LedgerState): Generator<OutboxItem> {
   }
 }
 
+/**
+ * The next page of the outbox: committed items recorded after `afterSeq`, oldest first, at
+ * most `limit` — up to the first item not committed yet (what follows it is newer still).
+ */
+export function pendingOutboxPage(state: LedgerState, afterSeq: number, limit: number): OutboxItem[] {
+  const page: OutboxItem[] = [];
+  for (const item of pendingOutbox(state)) {
+    if (page.length >= limit || item.seq === undefined) break;
+    if (item.seq > afterSeq) page.push(item);
+  }
+  return page;
+}
+
+/** True while the outbox item is still to deliver. */
+export function isOutboxPending(state: LedgerState, id: string): boolean {
+  return state.outbox[id] !== undefined;
+}
+
 /** How many outbox items are pending (kept as a count: the dictionary may hold thousands). */
 export function pendingCount(state: LedgerState): number {
   return state.outboxCount;

@@ -15,7 +15,7 @@ import type { MessageRef } from '../chat/chat-types.js';
 import type { Verdict } from '../verdict.js';
 import type { AnswerKind } from '../types.js';
 import { ledgerAggregates, stateDigest, type LedgerAggregates } from './ledger-export-format.js';
-import { cardSeq, pendingCount, pendingOutbox, seenChatEvent, threadByMessage, threadOf } from './ledger-chat.js';
+import { cardSeq, isOutboxPending, pendingCount, pendingOutbox, pendingOutboxPage, seenChatEvent, threadByMessage, threadOf } from './ledger-chat.js';
 import { pendingCurate } from './ledger-curation.js';
 import { pendingInvestigations, tokensSpent, triggerFindings } from './ledger-findings.js';
 import { dueHolds, holdOf } from './ledger-noise.js';
@@ -423,6 +423,16 @@ export class LedgerReader {
   /** Outbox items still to deliver, in the order they were recorded; lazy, so a pass can stop early. */
   pendingOutbox(): Generator<DeepReadonly<OutboxItem>> {
     return pendingOutbox(this.#state());
+  }
+
+  /** The outbox's next page: committed items recorded after `afterSeq`, oldest first, at most `limit`. */
+  pendingOutboxPage(afterSeq: number, limit: number): Array<DeepReadonly<OutboxItem>> {
+    return pendingOutboxPage(this.#state(), afterSeq, limit);
+  }
+
+  /** True while the outbox item is still to deliver. */
+  isOutboxPending(id: string): boolean {
+    return isOutboxPending(this.#state(), id);
   }
 
   /** How many outbox items are pending. */

@@ -23,16 +23,21 @@ export async function readPayload(ledger: Pick<OutboxLedger, 'eventAt'>, item: O
 }
 
 /**
- * The card edits recorded right after `item` in its lane (committed, nothing else in between),
- * when it (its payload `head`) and they are all changes to the card: sending `item` sends the
+ * The card edits recorded right after `item` in its lane (committed, nothing else in between)
+ * among the `pending` items the worker holds, when it (its payload `head`) and they are all changes to the card: sending `item` sends the
  * card as it stands, every recorded change folded in, so they are delivered with it.
  */
-export async function ridersOf(ledger: Pick<OutboxLedger, 'read' | 'eventAt'>, item: OutboxItem, head: Payload | undefined): Promise<Rider[]> {
+export async function ridersOf(
+  ledger: Pick<OutboxLedger, 'eventAt'>,
+  item: OutboxItem,
+  head: Payload | undefined,
+  pending: Iterable<OutboxItem>,
+): Promise<Rider[]> {
   if (item.op !== 'update' || head?.view.kind !== 'card_patch') return [];
   const lane = laneOf(item);
   const next: OutboxItem[] = [];
   let after = false;
-  for (const other of ledger.read.pendingOutbox()) {
+  for (const other of pending) {
     if (other.id === item.id) {
       after = true;
       continue;

@@ -114,18 +114,18 @@ export class ExactlyOnce {
 
   /**
    * The message a suspect item became, if the surface has it: one lookup per channel or thread
-   * per pass (shared by the pass's items), reading back from the oldest pending suspect of the
-   * place. A surface without `find` sends idempotently by itself (Matrix transaction ids).
+   * per `lookups` (a page of the window, or a pass: shared by its items), reading back from the
+   * oldest suspect of the place among the `near` items (the window). A surface without `find` sends idempotently by itself (Matrix transaction ids).
    * Every message found is returned, the oldest first.
    */
-  async lookUp(transport: ChatTransport, item: OutboxItem, lookups: Lookups): Promise<readonly MessageRef[] | undefined> {
+  async lookUp(transport: ChatTransport, item: OutboxItem, lookups: Lookups, near: Iterable<OutboxItem>): Promise<readonly MessageRef[] | undefined> {
     if (!transport.find || (item.op !== 'post' && item.op !== 'reply')) return undefined;
     const where = placeOf(this.#ledger.read, item);
     const key = `${item.transport}|${where.channel}|${where.thread ?? ''}`;
     let found = lookups.get(key);
     if (!found) {
       let since = Date.parse(item.at);
-      for (const other of this.#ledger.read.pendingOutbox()) {
+      for (const other of near) {
         if (other.transport === item.transport && this.#suspect.has(other.id) && other.op === item.op && (other.channel ?? '') === (item.channel ?? '')) {
           since = Math.min(since, Date.parse(other.at));
         }

@@ -11,7 +11,10 @@ import type { DeepReadonly, LedgerReader } from '../ledger/ledger-reader.js';
 /** What the worker needs from the ledger: its reader, one event of the log by seq, and transactions. */
 export interface OutboxLedger {
   /** `events` reads the shared log (what the leader recorded, when this process follows). */
-  read: Pick<LedgerReader, 'pendingOutbox' | 'pendingOutboxCount' | 'thread' | 'cardSeq' | 'events'>;
+  read: Pick<LedgerReader, 'pendingOutbox' | 'isOutboxPending' | 'pendingOutboxCount' | 'seq' | 'thread' | 'cardSeq' | 'events'> & {
+    /** The outbox's next page: committed items recorded after `afterSeq`, oldest first, at most `limit` (a store may answer later). */
+    pendingOutboxPage(afterSeq: number, limit: number): readonly OutboxItem[] | Promise<readonly OutboxItem[]>;
+  };
   /** One event of the log (what an outbox item carries is read when it is sent). */
   eventAt(seq: number): Promise<LedgerEvent | undefined>;
   transaction(fn: (tx: Pick<LedgerTx, 'record'>) => Promise<void>): Promise<unknown>;
@@ -22,6 +25,8 @@ export type OutboxItem = DeepReadonly<OutboxRecord>;
 export interface OutboxOptions {
   /** Lanes delivering at once. */
   concurrency: number;
+  /** Most pending items the worker holds in memory (outbox-window.ts); the rest wait in the ledger. */
+  window: number;
   /** First retry delay; doubled per attempt up to `maxDelayMs`. */
   baseDelayMs: number;
   maxDelayMs: number;
@@ -41,6 +46,7 @@ export interface OutboxOptions {
 
 export const DEFAULT_OUTBOX_OPTIONS: OutboxOptions = {
   concurrency: 8,
+  window: 500,
   baseDelayMs: 1000,
   maxDelayMs: 5 * 60_000,
   maxAgeMs: 24 * 3_600_000,

@@ -8,7 +8,8 @@
  * The worker runs passes and records results; what a pass may send is the delivery lanes'
  * (delivery-lanes.ts: ordering, attempts, expiry, orphans), whether a send may repeat one is
  * exactly-once's (exactly-once.ts: suspects, lookup, watch, sweep), and what a card edit sends
- * is card-edits.ts's (riders, the card as it stands). Sends go only while `mayDeliver` says so
+ * is card-edits.ts's (riders, the card as it stands). The worker holds only a window of what
+ * is pending (outbox-window.ts), read a page at a time as it sends. Sends go only while `mayDeliver` says so
  * (a replica holding its lease with margin). Lanes run concurrently: a slow thread holds up no
  * other.
  */
@@ -24,6 +25,7 @@ import { readPayload, ridersOf } from './card-edits.js';
 import { Attempts, planLanes } from './delivery-lanes.js';
 import { ExactlyOnce, type Lookups, type RecordedSend } from './exactly-once.js';
 import { DEFAULT_OUTBOX_OPTIONS, type OutboxItem, type OutboxLedger, type OutboxOptions } from './outbox-types.js';
+import { OutboxWindow } from './outbox-window.js';
 import { sendItem } from './send-item.js';
 
 /** How soon a worker that may not send looks again. */
@@ -50,6 +52,12 @@ export class OutboxWorker {
   readonly #mayDeliver: () => boolean;
   readonly #people: PeopleNames | undefined;
   readonly #transcript: Transcript | undefined;
+  /** The pending items held in memory: a prefix of the outbox, read a page at a time. */
+  readonly #window: OutboxWindow;
+  /** A page's lookups, by the outbox ids of its suspects: one lookup per place per page, not per send. */
+  readonly #pageLookups = new Map<string, Lookups>();
+  /** Items recorded up to this seq when the worker started may have been sent by an earlier process. */
+  #suspectUpTo = 0;
   /** Lanes with a delivery in flight (sent, or waiting for its record). */
   readonly #running = new Set<string>();
   #timer: Timer | undefined;
@@ -90,16 +98,19 @@ export class OutboxWorker {
     this.#observer = deps.observer;
     this.#attempts = new Attempts(this.#opts);
     this.#once = new ExactlyOnce({ ...deps, options: this.#opts, observer: deps.observer });
+    this.#window = new OutboxWindow(deps.ledger.read, this.#opts.window);
   }
 
   /**
    * Starts delivering. What is pending now may have been sent by an earlier process (or the
-   * leader before this one) that died before recording it: each post or reply is looked up
-   * before it is sent.
+   * leader before this one) that died before recording it: each post or reply recorded up to
+   * now is looked up before it is sent (marked as it enters the window).
    */
   start(): void {
     this.#stopped = false;
-    for (const item of this.#ledger.read.pendingOutbox()) if (item.op === 'post' || item.op === 'reply') this.#once.suspect(item.id);
+    this.#suspectUpTo = this.#ledger.read.seq;
+    this.#window.reset();
+    this.#pageLookups.clear();
     this.kick();
   }
 
@@ -144,8 +155,8 @@ export class OutboxWorker {
     await this.#flushing;
   }
 
-  /** Undelivered items and how their retries stand (status, readiness detail, metrics). */
-  status(): { pending: number; retrying: number; oldestAt?: string } {
+  /** Undelivered items, how their retries stand, and how many of them the window holds (status, readiness detail, metrics). */
+  status(): { pending: number; retrying: number; oldestAt?: string; window?: { size: number; held: number } } {
     const pending = this.#ledger.read.pendingOutboxCount();
     if (pending === 0) return { pending: 0, retrying: 0 };
     let oldestAt: string | undefined;
@@ -153,7 +164,7 @@ export class OutboxWorker {
       oldestAt = i.at;
       break;
     }
-    return { pending, retrying: this.#attempts.retrying(), ...(oldestAt ? { oldestAt } : {}) };
+    return { pending, retrying: this.#attempts.retrying(), ...(oldestAt ? { oldestAt } : {}), window: { size: this.#window.size, held: this.#window.held } };
   }
 
   /** Resolves once no duplicate watch or sweep is running (tests, shutdown). */
@@ -179,9 +190,24 @@ export class OutboxWorker {
       if (this.#running.size === 0) for (const resolve of this.#idle.splice(0)) resolve();
       return;
     }
+    for (const gone of this.#window.prune()) this.#pageLookups.delete(gone.id);
+    if (this.#window.low()) {
+      const entered = await this.#window.refill();
+      // Stopped while the page was read: nothing from it goes.
+      if (this.#stopped) return;
+      const page: Lookups = new Map();
+      for (const item of entered) {
+        if ((item.op === 'post' || item.op === 'reply') && item.seq !== undefined && item.seq <= this.#suspectUpTo) {
+          this.#once.suspect(item.id);
+          this.#pageLookups.set(item.id, page);
+        }
+      }
+    }
+    // After the page is read: what was recorded meanwhile (its lane freed) must not go again.
+    for (const gone of this.#window.prune()) this.#pageLookups.delete(gone.id);
     const now = this.#clock.now().getTime();
     const plan = planLanes({
-      pending: this.#ledger.read.pendingOutbox(),
+      pending: this.#window.items(),
       read: this.#ledger.read,
       running: this.#running,
       attempts: this.#attempts,
@@ -238,7 +264,10 @@ export class OutboxWorker {
     let extras: readonly MessageRef[] = [];
     try {
       if (!transport) throw new DeliveryError(`transport ${item.transport} is not configured in this process`, { retryable: false });
-      const lookedUp = wasSuspect ? await this.#once.lookUp(transport, item, lookups) : undefined;
+      // A page's lookup serves the item's first attempt only; any later one looks again.
+      const page = this.#pageLookups.get(item.id);
+      this.#pageLookups.delete(item.id);
+      const lookedUp = wasSuspect ? await this.#once.lookUp(transport, item, page ?? lookups, this.#window.items()) : undefined;
       const found = lookedUp?.[0];
       extras = lookedUp?.slice(1) ?? [];
       if (found === undefined && !this.#mayDeliver()) {
@@ -251,7 +280,7 @@ export class OutboxWorker {
       if (!found) {
         // Read once per send: the message, and the card edits queued behind it that ride along.
         const payload = await readPayload(this.#ledger, item);
-        riders = await ridersOf(this.#ledger, item, payload);
+        riders = await ridersOf(this.#ledger, item, payload, this.#window.items());
         ref = await sendItem(this.#ledger, transport, item, payload, riders, { people: this.#people, transcript: this.#transcript });
         if (ref && !this.#mayDeliver()) {
           // Answered after the lease went late or was lost: the bytes left before the process
