@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { IMPORT_FILING_OPTIONS } from './import-options.js';
 import { pagerDutyHistory } from '../adapters/pagerduty/pagerduty-history.js';
 import { CountingForge, type FilingDeps } from '../core/curate/file-item.js';
 import { hasMarker } from '../core/curate/markers.js';
@@ -48,11 +49,7 @@ export async function importPagerDuty(argv: string[], io: CliIO): Promise<number
       since: { type: 'string', description: 'start of the window: 90d, 12h or an ISO date (default 90d)', valueName: 'WHEN' },
       until: { type: 'string', description: 'end of the window (default now)', valueName: 'WHEN' },
       service: { type: 'string', multiple: true, description: 'only this PagerDuty service id (repeatable)', valueName: 'ID' },
-      'dry-run': { type: 'boolean', description: 'print what would be filed; write nothing' },
-      json: { type: 'boolean', description: 'print JSON instead of text' },
-      batch: { type: 'string', description: 'new entries per pull request (default 10, at most 50)', valueName: 'N' },
-      catalog: { type: 'string', description: 'catalog to dedup against (default: the one the bot serves)', valueName: 'DIR' },
-      config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG, else ./reprise.yaml)', valueName: 'FILE' },
+      ...IMPORT_FILING_OPTIONS,
     },
     PAGERDUTY_USAGE,
     io,

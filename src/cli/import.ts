@@ -1,4 +1,5 @@
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { IMPORT_FILING_OPTIONS } from './import-options.js';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve, sep } from 'node:path';
 import { simpleGit } from 'simple-git';
@@ -123,11 +124,7 @@ async function importPostmortems(argv: string[], io: CliIO): Promise<number> {
   const parsed = parseCli(
     argv,
     {
-      'dry-run': { type: 'boolean', description: 'print what would be filed; write nothing' },
-      json: { type: 'boolean', description: 'print JSON instead of text' },
-      batch: { type: 'string', description: 'entries per pull request (default 10, at most 50)', valueName: 'N' },
-      catalog: { type: 'string', description: 'catalog to dedup against (default: the one the bot serves)', valueName: 'DIR' },
-      config: { type: 'string', short: 'c', description: 'config file (default: $REPRISE_CONFIG, else ./reprise.yaml)', valueName: 'FILE' },
+      ...IMPORT_FILING_OPTIONS,
     },
     USAGE,
     io,
