@@ -291,7 +291,9 @@ function applyOpen(state: LedgerState, e: OpenEvent): Episode | undefined {
   });
   const t = trigger(state, open.triggerKey);
   t.count += 1;
-  t.firstSeen ??= open.at;
+  // First seen when it first fired (its startsAt, as every duration counts), not when Reprise heard of it.
+  const fired = open.startsAt === undefined ? Number.NaN : Date.parse(open.startsAt);
+  t.firstSeen ??= Number.isFinite(fired) && fired < Date.parse(open.at) ? new Date(fired).toISOString() : open.at;
   t.lastSeen = open.at;
   if (t.newestOpen) t.previousOpen = t.newestOpen;
   t.newestOpen = open;

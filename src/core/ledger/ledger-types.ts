@@ -7,7 +7,7 @@ import type { CurateEvent, OpenAlert, OpenEvent, OutboxEvent } from '../ledger-e
 import type { MemoryViewState } from './memory-view-state.js';
 
 /** Bumped whenever the shape or the folding rules change: older snapshots are then ignored. */
-export const LEDGER_STATE_VERSION = 13;
+export const LEDGER_STATE_VERSION = 14;
 
 /** Bounds that keep memory finite however long the ledger runs. */
 export interface LedgerLimits {

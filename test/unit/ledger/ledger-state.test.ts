@@ -242,6 +242,14 @@ describe('occurrences', () => {
     expect(o.newestConcludedOpen?.at).toBe(at(0));
     expect(occurrences(s, 'never')).toEqual({ count: 0, resolved: 0, up: 0, down: 0 });
   });
+
+  it('first seen is when the alert first fired (its startsAt), not when Reprise heard of it; a startsAt after that is not believed', () => {
+    const fired = new Date(Date.parse(at(0)) - 7 * 60_000).toISOString();
+    expect(occurrences(replayEvents([open('f', 0, { startsAt: fired })]), TK).firstSeen).toBe(fired);
+    const later = new Date(Date.parse(at(0)) + 60_000).toISOString();
+    expect(occurrences(replayEvents([open('f', 0, { startsAt: later })]), TK).firstSeen).toBe(at(0));
+    expect(occurrences(replayEvents([open('f', 0, { startsAt: 'garbage' })]), TK).firstSeen).toBe(at(0));
+  });
 });
 
 describe('silence', () => {
