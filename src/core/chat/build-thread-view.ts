@@ -104,12 +104,13 @@ export function feedbackLine(votes: { up: number; down: number }, entry?: Pick<R
   return `${here} · entry track record: ${trackLine(entry)}`;
 }
 
-/** "12 min ago", "5 h ago", "2 d ago". */
+/** "12 min ago", "1 h 33 min ago" (under 6 h the minutes count: rounded, 1 h 33 would say 2 h), "5 h ago", "2 d ago". */
 export function ago(fromIso: string, now: Date): string {
   const ms = now.getTime() - Date.parse(fromIso);
   if (!Number.isFinite(ms) || ms < 0) return 'just now';
   const min = Math.round(ms / 60_000);
   if (min < 60) return `${min} min ago`;
+  if (min < 6 * 60) return min % 60 === 0 ? `${min / 60} h ago` : `${Math.floor(min / 60)} h ${min % 60} min ago`;
   const h = Math.round(min / 60);
   if (h < 48) return `${h} h ago`;
   return `${Math.round(h / 24)} d ago`;

@@ -200,6 +200,8 @@ describe('view helpers', () => {
   it('ago picks minutes, hours or days', () => {
     expect(ago('2025-12-31T23:30:00Z', NOW)).toBe('30 min ago');
     expect(ago('2025-12-31T19:00:00Z', NOW)).toBe('5 h ago');
+    expect(ago(new Date(NOW.getTime() - 93 * 60_000).toISOString(), NOW)).toBe('1 h 33 min ago');
+    expect(ago(new Date(NOW.getTime() - 7 * 3_600_000 - 20 * 60_000).toISOString(), NOW)).toBe('7 h ago');
     expect(ago('2025-12-29T00:00:00Z', NOW)).toBe('3 d ago');
     expect(ago('2026-01-02T00:00:00Z', NOW)).toBe('just now');
   });
