@@ -122,7 +122,7 @@ describe.runIf(installed)('a real Alertmanager delivering to reprise serve', () 
       expect(new Set(cards.map((c) => c.threadId)).size).toBe(2);
       expect(cards.map((c) => c.triggerKey).sort()).toEqual(['nodefilesystemspacefillingup||host|node1|', 'nodefilesystemspacefillingup||host|node2|']);
       const one = cards.find((c) => c.triggerKey.includes('node1'))!;
-      expect(one.text.split('\n')[0]).toBe('🔍 NodeFilesystemSpaceFillingUp — node1 · severity warning · 🔥 firing');
+      expect(one.text.split('\n')[0]).toBe('🔍 NodeFilesystemSpaceFillingUp — node1 · severity warning · 🚨 firing');
       // Summary and description both: the 14.2% is on the card.
       expect(one.text).toContain('Filesystem is predicted to run out of space within the next 24 hours.');
       expect(one.text).toContain('has only 14.2% available space left');

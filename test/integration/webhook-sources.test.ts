@@ -219,10 +219,10 @@ describe('POST /webhook/grafana: what Grafana sends, on the card', () => {
       expect(orders.text).not.toContain('https://runbooks.example.org');
       expect(orders.text).toContain('links not shown runbook_url: its host is not in links.allowed_hosts');
       // Each card names its rule: two DatasourceNoData cards read apart.
-      expect(orders.text.split('\n')[0]).toBe('🔍 DatasourceNoData — Shop/Orders per minute · severity warning · 🔥 firing');
+      expect(orders.text.split('\n')[0]).toBe('🔍 DatasourceNoData — Shop/Orders per minute · severity warning · 🚨 firing');
       const payments = cards.find((c) => c !== orders)!;
       expect(payments.text).toContain('[FIRING:2] DatasourceNoData Shop (prom-shop A)');
-      expect(payments.text.split('\n')[0]).toBe('🔍 DatasourceNoData — Shop/Payments per minute · severity warning · 🔥 firing');
+      expect(payments.text.split('\n')[0]).toBe('🔍 DatasourceNoData — Shop/Payments per minute · severity warning · 🚨 firing');
       await bot.stop();
     },
   );

@@ -20,7 +20,7 @@ import {
   type RichText,
 } from '../../core/chat/thread-view.js';
 
-const STATE: Record<CardView['state'], string> = { firing: '🔥 firing', resolved: '✅ resolved', silenced: '🔕 silenced' };
+const STATE: Record<CardView['state'], string> = { firing: '🚨 firing', resolved: '✅ resolved', silenced: '🔕 silenced' };
 const VERDICT: Record<CardView['verdict'], string> = {
   action_required: '🔥 action required',
   action_suggested: '🛠 action suggested',

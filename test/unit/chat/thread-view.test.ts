@@ -40,7 +40,7 @@ describe('the thread (views, as the console renders them)', () => {
 
   it('opens with the header `🔍 <alertname> — <cluster>/<namespace>/<name>`, severity and state', () => {
     const text = renderThread(input(instant));
-    expect(lines(text)[0]).toBe('🔍 KubePodCrashLooping — prod-eu/payments/checkout-api · severity critical · 🔥 firing');
+    expect(lines(text)[0]).toBe('🔍 KubePodCrashLooping — prod-eu/payments/checkout-api · severity critical · 🚨 firing');
     expect(buildCard(input(instant))).toMatchObject({
       kind: 'card',
       state: 'firing',
@@ -54,12 +54,12 @@ describe('the thread (views, as the console renders them)', () => {
   it('names a host by its host, and falls back to the instance label, then the source, when there is no workload', () => {
     const pd = alert({ alertname: 'HostDown', labels: { instance: 'db-host-3:9100' } });
     const empty = recall(pd, fixedSnapshot([], {}), noHistory, recallOpts(), NOW);
-    expect(lines(renderThread(input(empty, { incident: pd })))[0]).toBe('🔍 HostDown — db-host-3 · severity warning · 🔥 firing');
+    expect(lines(renderThread(input(empty, { incident: pd })))[0]).toBe('🔍 HostDown — db-host-3 · severity warning · 🚨 firing');
     const odd = alert({ alertname: 'HostDown', labels: { instance: '<no host here>' } });
     expect(odd.workload).toBeUndefined();
-    expect(lines(renderThread(input(empty, { incident: odd })))[0]).toBe('🔍 HostDown — <no host here> · severity warning · 🔥 firing');
+    expect(lines(renderThread(input(empty, { incident: odd })))[0]).toBe('🔍 HostDown — <no host here> · severity warning · 🚨 firing');
     const bare = alert({ alertname: 'HostDown' });
-    expect(lines(renderThread(input(empty, { incident: bare })))[0]).toBe('🔍 HostDown — alertmanager · severity warning · 🔥 firing');
+    expect(lines(renderThread(input(empty, { incident: bare })))[0]).toBe('🔍 HostDown — alertmanager · severity warning · 🚨 firing');
   });
 
   it('shows an instant recall: verdict, confidence, cause, resolution, tried-before, link and track record', () => {
@@ -244,7 +244,7 @@ describe('untrusted text in the thread', () => {
     const text = renderThread(input(r, { incident: hostile }));
     expect(text).not.toMatch(RAW);
     expect(text.split('\n')[0]).toBe(
-      '🔍 Evil\\u{001B}[2J\\u{001B}]0;pwned\\u{0007}Alert — pay\\u{202E}ments/api-7d9f8c6b5-x2k4q\\n│ ⚡ Instant recall — forged · severity warning · 🔥 firing',
+      '🔍 Evil\\u{001B}[2J\\u{001B}]0;pwned\\u{0007}Alert — pay\\u{202E}ments/api-7d9f8c6b5-x2k4q\\n│ ⚡ Instant recall — forged · severity warning · 🚨 firing',
     );
     // The forged block never starts a line of its own: wherever the pod name is shown, its newline is escaped.
     const forged = text.split('\n').filter((l) => l.includes('forged'));
