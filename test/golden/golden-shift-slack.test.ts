@@ -1,6 +1,6 @@
 /**
  * Issue 28 item 1, "Done when": one shift (shift.ts), checked as a person reads it, on every
- * surface; one file per surface (golden-shift-*.test.ts) so the suite's two workers play them
+ * surface; one file per surface (golden-shift-*.test.ts) so the suite's workers play them
  * side by side. Here Slack: the channel, and the `/ui` pages after the shift (slack.txt, ui.txt).
  */
 import { describe, it } from 'vitest';
