@@ -43,6 +43,12 @@ interface Item {
 
 const WJ = /\u2060/g;
 const NOTHING = /^(?:_|\*)?(?:not recorded|unknown|none|n\/a|tbd|to fill in)\.?(?:_|\*)?$/i;
+
+/** True when a section's text says nothing yet (empty, "Not recorded.", "TBD"…). */
+export function saysNothing(text: string | undefined): boolean {
+  const t = text?.trim() ?? '';
+  return t === '' || NOTHING.test(t);
+}
 const COUNTS = /\s·\s(?:worked (\d+) of (\d+) times?(?:, (\d+) not graded yet)?|not graded yet(?: \((\d+)×\))?)$/;
 const CREDIT = /\s—\sfrom\s@?\u2060?(\S.{0,79}?)\svia\s([A-Za-z][A-Za-z ]{0,39}?)\son\s(\d{4}-\d{2}-\d{2})$/;
 const LINE_CREDIT = /^—\s+from\s+@?\u2060?(\S.{0,79}?)\s+via\s+([A-Za-z][A-Za-z ]{0,39}?)\s+on\s+(\d{4}-\d{2}-\d{2})/;
@@ -210,7 +216,7 @@ function mergeCause(sections: Section[], c: CauseChange): boolean {
   }
   const now = cause.body.join('\n').trim();
   if (fixKey(now).includes(fixKey(text))) return false;
-  if (now === '' || NOTHING.test(now)) cause.body = [text, '', by];
+  if (saysNothing(now)) cause.body = [text, '', by];
   // A model's cause never overrides what is written; a person's is added beside it, credited.
   else if (!('model' in c.by)) cause.body = [...cause.body, '', `Also said: ${text}`, '', by];
   else return false;
@@ -244,5 +250,5 @@ export function amendEntry(markdown: string, change: EntryChange): string | unde
 export function causeMissing(markdown: string): boolean {
   const cause = find(split(markdown).sections, 'cause');
   const now = cause?.body.join('\n').trim() ?? '';
-  return now === '' || NOTHING.test(now);
+  return saysNothing(now);
 }

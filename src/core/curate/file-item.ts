@@ -19,7 +19,7 @@ import { amendCatalogEntry, amendOpenPr, openEntryPr } from './file-amend.js';
 import { fixComment, fixPrBody, fixProvenance, renderFixEntry } from './fix-entry.js';
 import { hasMarker, markerValues } from './markers.js';
 import { neutraliseLine, quoteBlock } from './neutralise-markdown.js';
-import type { CauseChange } from './amend-entry.js';
+import { saysNothing, type CauseChange } from './amend-entry.js';
 import { afterKeyword } from '../chat/thread-text.js';
 import { postmortemPrBody, renderPostmortem } from './postmortem.js';
 import { isHumanRejection } from './rejections.js';
@@ -110,7 +110,10 @@ async function verifiedCause(deps: FilingDeps, item: CurateItem, forge: Counting
   const d = item.draft!;
   const top = d.causes[0];
   const fp = item.dupFingerprint;
-  if (!top || top.cause.trim() === '' || !fp || !deps.catalog().entries.some((e) => e.fingerprint === fp && e.status !== 'retired')) return undefined;
+  if (!top || top.cause.trim() === '' || !fp) return undefined;
+  // The served entry says why already: nothing to fill, and no forge call to find that out.
+  const entry = deps.catalog().entries.find((e) => e.fingerprint === fp && e.status !== 'retired');
+  if (!entry || !saysNothing(entry.sections['cause'])) return undefined;
   const open = await deps.forge.listPullRequests('open');
   const model = d.investigator.split(' · ')[0]?.trim() ?? '';
   const filed = await fileCause(deps, item, forge, open, { text: top.cause, by: { model }, at: item.at });
