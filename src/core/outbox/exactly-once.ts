@@ -80,6 +80,8 @@ export class ExactlyOnce {
   #watching: Promise<void> | undefined;
   #sweeps: Sweep[] = [];
   #sweepTimer: Timer | undefined;
+  /** When the armed sweep timer fires (ms). */
+  #sweepAt = 0;
   #sweeping: Promise<void> | undefined;
 
   constructor(deps: {
@@ -159,25 +161,37 @@ export class ExactlyOnce {
     if (!r.sweep || this.#opts.duplicateSweepMs.length === 0) return;
     const now = this.#clock.now().getTime();
     const where = item.op === 'reply' ? placeOf(this.#ledger.read, item) : { channel: sent.channel };
-    this.#sweeps.push({
+    const sweep: Sweep = {
       id: item.id,
       transport: item.transport,
       where,
       since: Date.parse(item.at),
       keep: sent.id,
       due: this.#opts.duplicateSweepMs.map((ms) => now + ms).sort((x, y) => x - y),
-    });
-    this.#armSweep();
+    };
+    this.#sweeps.push(sweep);
+    this.#armSweep(sweep);
   }
 
-  #armSweep(): void {
+  /**
+   * Arms the sweep timer for the earliest due sweep. A delivery adds a sweep due later than any
+   * already waiting (its delays count from now), so while a timer is armed no earlier than the
+   * new one's due it stands: a drain that records 20,000 suspect deliveries arms it once, not
+   * 20,000 times over an ever longer list (that was quadratic, and its spread argument list
+   * overflows the stack past ~100k sweeps).
+   */
+  #armSweep(added?: Sweep): void {
+    if (added && this.#sweepTimer !== undefined && this.#sweepAt <= added.due[0]!) return;
     this.#clock.clearTimeout(this.#sweepTimer);
     this.#sweepTimer = undefined;
     if (this.#sweeps.length === 0) return;
-    const next = Math.min(...this.#sweeps.map((s) => s.due[0]!));
+    let next = Number.POSITIVE_INFINITY;
+    for (const s of this.#sweeps) if (s.due[0]! < next) next = s.due[0]!;
+    this.#sweepAt = next;
     this.#sweepTimer = this.#clock
       .setTimeout(
         () => {
+          this.#sweepTimer = undefined;
           this.#sweeping ??= this.#sweep().finally(() => {
             this.#sweeping = undefined;
             this.#armSweep();
@@ -200,7 +214,9 @@ export class ExactlyOnce {
     const places = new Map<string, Sweep[]>();
     for (const s of due) {
       const key = `${s.transport}|${s.where.channel}|${s.where.thread ?? ''}`;
-      places.set(key, [...(places.get(key) ?? []), s]);
+      const group = places.get(key);
+      if (group) group.push(s);
+      else places.set(key, [s]);
     }
     const sweepPlace = async (group: Sweep[]): Promise<void> => {
       const { transport: name, where } = group[0]!;
@@ -208,7 +224,7 @@ export class ExactlyOnce {
       if (!transport?.find || !transport.remove) return;
       let found: ReadonlyMap<string, readonly MessageRef[]>;
       try {
-        found = await transport.find(where, new Date(Math.min(...group.map((s) => s.since))));
+        found = await transport.find(where, new Date(group.reduce((min, s) => Math.min(min, s.since), Number.POSITIVE_INFINITY)));
       } catch (err) {
         this.#log.warn(
           { transport: name, err: err instanceof Error ? err.message : String(err) },

@@ -7,10 +7,12 @@
 import { describe, expect, it } from 'vitest';
 import { createStore } from '../../../src/adapters/keyv/keyv-store.js';
 import { backoffDelay } from '../../../src/core/backoff.js';
+import type { ChatTransport } from '../../../src/ports/chat-transport.js';
 import type { CardPatch, CardView } from '../../../src/core/chat/thread-view.js';
 import type { LedgerEvent, OutboxEvent } from '../../../src/core/ledger-events.js';
 import { Ledger } from '../../../src/core/ledger/ledger.js';
 import { Attempts, planLanes } from '../../../src/core/outbox/delivery-lanes.js';
+import { ExactlyOnce } from '../../../src/core/outbox/exactly-once.js';
 import { OutboxWorker } from '../../../src/core/outbox/outbox-worker.js';
 import type { OutboxItem, OutboxLedger } from '../../../src/core/outbox/outbox-types.js';
 import { ManualClock } from '../../../src/ports/clock.js';
@@ -276,5 +278,65 @@ describe('what a surface took', () => {
     expect(sent[1]!.view).toMatchObject({ ack: ['👀 ', named, ' is on it'] });
     expect(sent[2]!.view).toMatchObject({ text: [named, ' is on it'] });
     expect(sent.every((m) => m.root?.transport === 'matrix')).toBe(true);
+  });
+});
+
+describe('late duplicate sweep', () => {
+  it('arms one timer for a drain of 20,000 suspect deliveries, reads their channel once a pass from the oldest, and deletes only the late copies', async () => {
+    const clock = new ManualClock(at(0));
+    const finds: Array<{ channel: string; since: number }> = [];
+    const removed: string[] = [];
+    let timersSet = 0;
+    const counting = {
+      now: () => clock.now(),
+      setTimeout: (fn: () => void, ms: number) => (timersSet++, clock.setTimeout(fn, ms)),
+      setInterval: (fn: () => void, ms: number) => clock.setInterval(fn, ms),
+      clearTimeout: (t: Parameters<ManualClock['clearTimeout']>[0]) => clock.clearTimeout(t),
+      clearInterval: (t: Parameters<ManualClock['clearInterval']>[0]) => clock.clearInterval(t),
+    };
+    const N = 20_000;
+    const transport = {
+      name: 'rec',
+      // Item 7's message shows twice on the surface: the recorded one and a late copy.
+      find: async (where: { channel: string }, since: Date) => {
+        finds.push({ channel: where.channel, since: since.getTime() });
+        return new Map([
+          [
+            'i-7',
+            [
+              { transport: 'rec', channel: '#c', id: 'late-7' },
+              { transport: 'rec', channel: '#c', id: 'm-7' },
+            ],
+          ],
+        ]);
+      },
+      remove: async (ref: { id: string }) => void removed.push(ref.id),
+    };
+    const once = new ExactlyOnce({
+      ledger: { read: noThreads } as unknown as ConstructorParameters<typeof ExactlyOnce>[0]['ledger'],
+      transports: new Map([['rec', transport as unknown as ChatTransport]]),
+      clock: counting as unknown as ManualClock,
+      logger: recordingLogger([]),
+      options: { concurrency: 4, duplicateWatchMs: 0, duplicateSweepMs: [30_000] },
+    });
+    for (let i = 0; i < N; i++) {
+      // 15 s of deliveries: all recorded before the first comes due.
+      if (i % 1000 === 0) clock.set(new Date(Date.parse(at(0)) + (i * 3) / 4));
+      once.recorded({
+        item: item({ id: `i-${i}`, op: 'post', at: new Date(Date.parse(at(0)) - 5000 + i).toISOString() }),
+        sent: { transport: 'rec', channel: '#c', id: `m-${i}` },
+        sweep: true,
+      });
+    }
+    // Each delivery adds a sweep due after the one armed: the timer stands.
+    expect(timersSet).toBe(1);
+    await clock.advanceAsync(40_000);
+    await once.settled();
+    // The channel is read once a pass (what comes due within a second goes along), the first from the oldest item.
+    expect(finds[0]).toEqual({ channel: '#c', since: Date.parse(at(0)) - 5000 });
+    expect(finds.every((f) => f.channel === '#c')).toBe(true);
+    expect(finds.length).toBeLessThanOrEqual(16);
+    expect(removed).toEqual(['late-7']);
+    await once.dispose();
   });
 });
