@@ -56,6 +56,8 @@ export interface Loaded {
   state: LedgerState;
   seq: number;
   snapshotSeq: number;
+  /** Characters of the snapshot the state was restored from (0: replayed from the first event). */
+  snapshotChars: number;
   corrupt: CorruptRecord[];
 }
 
@@ -75,6 +77,7 @@ export async function load(store: KeyValueStore, limits: Partial<LedgerLimits> |
   }
   let state = fresh;
   let from = 0;
+  let chars = 0;
   const restored = snap && typeof snap.seq === 'number' ? restoreLedgerState(snapshotState(snap)) : undefined;
   if (restored && snap && snap.seq <= head && JSON.stringify(restored.limits) === JSON.stringify(fresh.limits)) {
     if (typeof snap.tip === 'string' && snap.tip !== (await tipOf(store, snap.seq))) {
@@ -82,6 +85,7 @@ export async function load(store: KeyValueStore, limits: Partial<LedgerLimits> |
     } else {
       state = restored;
       from = snap.seq;
+      chars = snap.json?.length ?? 0;
     }
   } else if (snap) {
     log.info({ seq: snap.seq, head }, 'the ledger snapshot is of another version, other limits or ahead of the log; replaying the whole log');
@@ -89,7 +93,7 @@ export async function load(store: KeyValueStore, limits: Partial<LedgerLimits> |
   const corrupt: CorruptRecord[] = [];
   await replayInto(store, state, from, head, corrupt);
   for (const c of corrupt) log.error({ seq: c.seq, reason: c.reason }, `ledger record #${c.seq} skipped: ${c.reason}`);
-  return { state, seq: head, snapshotSeq: from, corrupt };
+  return { state, seq: head, snapshotSeq: from, snapshotChars: chars, corrupt };
 }
 
 /**

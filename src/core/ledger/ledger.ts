@@ -33,6 +33,8 @@ export class Ledger {
   #snapshotSeq: number;
   #opts: LedgerOptions;
   #snapshotEvery: number;
+  /** Characters of the last snapshot written or loaded: a large read model is snapshotted less often ({@link snapshotDue}). */
+  #snapshotChars: number;
   #log: Logger;
   /** Transactions and reloads waiting their turn; consecutive transactions commit together. */
   #queue: Job[] = [];
@@ -50,6 +52,7 @@ export class Ledger {
     this.#state = loaded.state;
     this.#seq = loaded.seq;
     this.#snapshotSeq = loaded.snapshotSeq;
+    this.#snapshotChars = loaded.snapshotChars;
     this.#corrupt = loaded.corrupt;
     this.#opts = opts;
     this.#snapshotEvery = opts.snapshotEvery ?? 1000;
@@ -309,7 +312,7 @@ export class Ledger {
       // A reload numbered every event as stored; otherwise number what was just written.
       assignOutboxSeqs(this.#state, staged, first);
     }
-    if (this.#snapshotEvery > 0 && this.#seq - this.#snapshotSeq >= this.#snapshotEvery) await this.#snapshot();
+    if (snapshotDue(this.#seq - this.#snapshotSeq, this.#snapshotEvery, this.#snapshotChars)) await this.#snapshot();
     return first;
   }
 
@@ -330,6 +333,7 @@ export class Ledger {
       this.#state = loaded.state;
       this.#seq = loaded.seq;
       this.#snapshotSeq = loaded.snapshotSeq;
+      this.#snapshotChars = loaded.snapshotChars;
       this.#log.warn({ seq: loaded.seq, why }, 'ledger read model reloaded from the store');
     } catch (err) {
       // The store cannot even be read: keep serving reads from memory; writes keep failing loudly.
@@ -347,6 +351,7 @@ export class Ledger {
       const json = JSON.stringify(this.#state);
       await this.#store.set(SNAPSHOT_KEY, { seq, json, tip: await tipOf(this.#store, seq) } satisfies Snapshot);
       this.#snapshotSeq = seq;
+      this.#snapshotChars = json.length;
     } catch (err) {
       this.#log.warn({ err, seq }, 'ledger snapshot failed; the tail will be replayed on restart');
     }
@@ -362,6 +367,22 @@ export class Ledger {
     while (this.#pumping) await this.#pumping;
     await this.#snapshot();
   }
+}
+
+/**
+ * Characters of snapshot per event of log its next one may wait for. A snapshot rewrites the
+ * whole read model (a 10,000-thread storm's is ~60 MB of JSON, and as much again in transient
+ * copies while it is written), so writing one every `snapshotEvery` events whatever its size
+ * made a drain of that storm rewrite it forty times; past `snapshotEvery × CHARS_PER_EVENT`
+ * characters the interval grows with the model instead (60 MB: every ~15,000 events), which
+ * keeps the cost of snapshots per event flat and what a restart replays a bounded fraction of
+ * what it loads.
+ */
+const CHARS_PER_EVENT = 4096;
+
+/** A periodic snapshot is due: `since` events after the last, of `chars` characters (0 disables none; `every` 0 disables all). */
+export function snapshotDue(since: number, every: number, chars: number): boolean {
+  return every > 0 && since >= Math.max(every, Math.floor(chars / CHARS_PER_EVENT));
 }
 
 /** Most transactions committed together in one store write. */

@@ -124,4 +124,31 @@ describe('ledger snapshot + tail replay', () => {
     expect(eventsRead()).toEqual([]);
     expect(reopened.read.digest()).toBe(ledger.read.digest());
   });
+
+  it('a large read model is snapshotted less often, one event per 4 KB of its snapshot, and a restart replays only the tail since', async () => {
+    const store = createStore('memory://', '');
+    const events = randomEvents(900, 7);
+    const ledger = await Ledger.open(store, { snapshotEvery: 0 });
+    await append(ledger, events.slice(0, 600), [7]);
+    await ledger.close();
+    const chars = (await store.get<Snapshot>(SNAPSHOT_KEY))!.json!.length;
+    const due = Math.floor(chars / 4096);
+    // The fixture's read model is large enough for its size, not the setting, to decide.
+    expect(due).toBeGreaterThan(10);
+    const reopened = await Ledger.open(store, { snapshotEvery: 5 });
+    const snapshotsAt: number[] = [];
+    for (const e of events.slice(600, 600 + 2 * due + 2)) {
+      await reopened.transaction(async (tx) => tx.record(e));
+      const seq = (await store.get<Snapshot>(SNAPSHOT_KEY))!.seq;
+      if (seq !== (snapshotsAt.at(-1) ?? 600)) snapshotsAt.push(seq);
+    }
+    // Not every 5 events: the first after `due`, the next about `due` after it (the model grew a little).
+    expect(snapshotsAt[0]).toBe(600 + due);
+    expect(snapshotsAt.length).toBeGreaterThanOrEqual(1);
+    expect(snapshotsAt.length).toBeLessThanOrEqual(2);
+    const { store: seen, eventsRead } = watched(store);
+    const again = await Ledger.open(seen, {});
+    expect(eventsRead().length).toBeLessThanOrEqual(due + 1);
+    expect(again.read.digest()).toBe(stateDigest(await Ledger.replayAll(store)));
+  });
 });
