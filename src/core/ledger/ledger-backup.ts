@@ -22,11 +22,11 @@ import {
   type ExportTrailer,
   type LedgerAggregates,
 } from './ledger-export-format.js';
-import { eventKey, HEAD_KEY, readHead, readLedgerRecords, SNAPSHOT_KEY } from './ledger-records.js';
+import { eventKey, HEAD_KEY, readHead, readLedgerRecords } from './ledger-records.js';
 import { applyEvent, createLedgerState } from './ledger-state.js';
 import { LEDGER_STATE_VERSION } from './ledger-types.js';
 import { firstDifference, verifyLedger, type LedgerVerification } from './ledger-verify.js';
-import { migrateAsWriter } from './ledger-load.js';
+import { deleteSnapshot, migrateAsWriter } from './ledger-load.js';
 import {
   assertNoUnfinishedImport,
   checkStoreSchemaForReading,
@@ -234,7 +234,7 @@ async function emptyStore(store: KeyValueStore, log: Logger): Promise<void> {
   try {
     const head = await readHead(store).catch(() => 0);
     for (let s = 1; s <= head; s++) await store.delete(eventKey(s));
-    await store.delete(SNAPSHOT_KEY);
+    await deleteSnapshot(store);
     await store.delete(HEAD_KEY);
     await store.delete(STORE_SCHEMA_KEY);
     await store.delete(IDENTITY_KEY);

@@ -10,6 +10,8 @@ import type { Episode, LedgerLimits } from './ledger-state.js';
 export interface LedgerOptions {
   /** Write a snapshot every this many events (default 1000); 0 disables periodic snapshots. */
   snapshotEvery?: number;
+  /** Characters of snapshot text per stored part (default `SNAPSHOT_PART_CHARS`, 4 Mi). */
+  snapshotPartChars?: number;
   /** Bounds of the read model (part of the state; changing them invalidates older snapshots). */
   limits?: Partial<LedgerLimits>;
   /** A recall still unresolved this long after its open counts as a failure (default 24 h). */

@@ -28,7 +28,7 @@ export interface LedgerVerification {
 /** Replays the whole log and compares the stored snapshot with the replay at the snapshot's seq. */
 export async function verifyLedger(store: KeyValueStore): Promise<LedgerVerification> {
   const snap = await store.get<Snapshot>(SNAPSHOT_KEY).catch(() => undefined);
-  const stored = snap ? restoreLedgerState(snapshotState(snap)) : undefined;
+  const stored = snap ? restoreLedgerState(await snapshotState(store, snap)) : undefined;
   const replay = createLedgerState(stored?.limits);
   let total = 0;
   let checked = false;

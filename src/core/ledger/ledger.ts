@@ -3,7 +3,7 @@
  * the read model kept in memory and snapshotted now and then.
  *
  * Keys: `ev:<seq, 12 digits>` per event (seq starts at 1), `seq` the head (last durable
- * event), `snap` the latest snapshot `{seq, state}`. Numbers are allocated by the store itself
+ * event), `snap` the latest snapshot (its text in parts, `snap:<seq>:<i>`). Numbers are allocated by the store itself
  * (`appendLog`, one transaction per batch), never from a process's memory: two writers can
  * never be handed the same seq, and a failed write leaves nothing behind.
  */
@@ -13,9 +13,9 @@ import type { Logger } from '../../ports/logger.js';
 import { silentLogger } from '../../ports/logger.js';
 import { RepriseError } from '../errors.js';
 import { ledgerEventProblem } from './ledger-event-problem.js';
-import { eventKey, LEDGER_LOG, readHead, readLedgerRecords, replayInto, SNAPSHOT_KEY, type CorruptRecord } from './ledger-records.js';
+import { eventKey, LEDGER_LOG, readHead, readLedgerRecords, replayInto, type CorruptRecord } from './ledger-records.js';
 import { LedgerReader } from './ledger-reader.js';
-import { load, migrateAsWriter, tipOf, type Loaded, type Snapshot } from './ledger-load.js';
+import { load, migrateAsWriter, tipOf, writeSnapshot, type Loaded, type Snapshot } from './ledger-load.js';
 import { assertNoUnfinishedImport, checkStoreSchemaForReading, readStoreSchema } from './store-schema.js';
 
 export { eventKey, HEAD_KEY, LEDGER_LOG, readLedgerRecords, SNAPSHOT_KEY, type CorruptRecord, type LedgerRecord } from './ledger-records.js';
@@ -35,6 +35,8 @@ export class Ledger {
   #snapshotEvery: number;
   /** Characters of the last snapshot written or loaded: a large read model is snapshotted less often ({@link snapshotDue}). */
   #snapshotChars: number;
+  /** The stored snapshot record (its parts are dropped once the next one is written). */
+  #stored: Snapshot | undefined;
   #log: Logger;
   /** Transactions and reloads waiting their turn; consecutive transactions commit together. */
   #queue: Job[] = [];
@@ -53,6 +55,7 @@ export class Ledger {
     this.#seq = loaded.seq;
     this.#snapshotSeq = loaded.snapshotSeq;
     this.#snapshotChars = loaded.snapshotChars;
+    this.#stored = loaded.snapshot;
     this.#corrupt = loaded.corrupt;
     this.#opts = opts;
     this.#snapshotEvery = opts.snapshotEvery ?? 1000;
@@ -334,6 +337,7 @@ export class Ledger {
       this.#seq = loaded.seq;
       this.#snapshotSeq = loaded.snapshotSeq;
       this.#snapshotChars = loaded.snapshotChars;
+      this.#stored = loaded.snapshot;
       this.#log.warn({ seq: loaded.seq, why }, 'ledger read model reloaded from the store');
     } catch (err) {
       // The store cannot even be read: keep serving reads from memory; writes keep failing loudly.
@@ -349,7 +353,7 @@ export class Ledger {
     const seq = this.#seq;
     try {
       const json = JSON.stringify(this.#state);
-      await this.#store.set(SNAPSHOT_KEY, { seq, json, tip: await tipOf(this.#store, seq) } satisfies Snapshot);
+      this.#stored = await writeSnapshot(this.#store, this.#stored, { seq, json, tip: await tipOf(this.#store, seq) }, this.#opts.snapshotPartChars);
       this.#snapshotSeq = seq;
       this.#snapshotChars = json.length;
     } catch (err) {

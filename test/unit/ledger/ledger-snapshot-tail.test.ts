@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createStore } from '../../../src/adapters/keyv/keyv-store.js';
 import { stateDigest } from '../../../src/core/ledger/ledger-export-format.js';
-import type { Snapshot } from '../../../src/core/ledger/ledger-load.js';
+import { SNAPSHOT_PART_CHARS, snapshotPartKey, snapshotText, type Snapshot } from '../../../src/core/ledger/ledger-load.js';
 import { eventKey, Ledger, SNAPSHOT_KEY } from '../../../src/core/ledger/ledger.js';
 import type { Logger } from '../../../src/ports/logger.js';
 import type { KeyValueStore } from '../../../src/ports/store.js';
@@ -112,13 +112,13 @@ describe('ledger snapshot + tail replay', () => {
     expect(readAgain()).toEqual([50]);
   });
 
-  it('a snapshot written before it carried its tip is still used', async () => {
+  it('a snapshot written before it carried its tip, or with its text in the record (older builds), is still used', async () => {
     const store = createStore('memory://', '');
     const ledger = await Ledger.open(store, { limits: LIMITS, snapshotEvery: 0 });
     await append(ledger, randomEvents(30, 4), [3]);
     await ledger.close();
     const snap = (await store.get<Snapshot>(SNAPSHOT_KEY))!;
-    await store.set(SNAPSHOT_KEY, { seq: snap.seq, json: snap.json });
+    await store.set(SNAPSHOT_KEY, { seq: snap.seq, json: await snapshotText(store, snap) });
     const { store: seen, eventsRead } = watched(store);
     const reopened = await Ledger.open(seen, { limits: LIMITS });
     expect(eventsRead()).toEqual([]);
@@ -131,7 +131,7 @@ describe('ledger snapshot + tail replay', () => {
     const ledger = await Ledger.open(store, { snapshotEvery: 0 });
     await append(ledger, events.slice(0, 600), [7]);
     await ledger.close();
-    const chars = (await store.get<Snapshot>(SNAPSHOT_KEY))!.json!.length;
+    const chars = (await store.get<Snapshot>(SNAPSHOT_KEY))!.chars!;
     const due = Math.floor(chars / 4096);
     // The fixture's read model is large enough for its size, not the setting, to decide.
     expect(due).toBeGreaterThan(10);
@@ -150,5 +150,73 @@ describe('ledger snapshot + tail replay', () => {
     const again = await Ledger.open(seen, {});
     expect(eventsRead().length).toBeLessThanOrEqual(due + 1);
     expect(again.read.digest()).toBe(stateDigest(await Ledger.replayAll(store)));
+  });
+
+  it('a large model is stored in parts no bigger than a part, the replaced parts go, and a missing part means a full replay, said in the log', async () => {
+    const store = createStore('memory://', '');
+    const events = randomEvents(1200, 11);
+    // Parts of 1,000 characters: this model's text is cut many times, each cut joined back.
+    const partChars = 1000;
+    const ledger = await Ledger.open(store, { snapshotEvery: 0, snapshotPartChars: partChars });
+    await append(ledger, events.slice(0, 1100), [50]);
+    await ledger.close();
+    const first = (await store.get<Snapshot>(SNAPSHOT_KEY))!;
+    const text = (await snapshotText(store, first))!;
+    expect(first.parts).toBeGreaterThan(20);
+    expect(first.parts).toBe(Math.ceil(first.chars! / partChars));
+    expect(text).toBe(JSON.stringify(JSON.parse(text)));
+    for (let i = 0; i < first.parts!; i++) expect((await store.get<string>(snapshotPartKey(first.seq, i)))!.length).toBeLessThanOrEqual(partChars);
+    expect((await Ledger.open(store, {})).read.digest()).toBe(ledger.read.digest());
+    // The default part is large: one write of a part is never a copy of a whole 60 MB model.
+    expect(SNAPSHOT_PART_CHARS).toBe(4 * 1024 * 1024);
+
+    const again = await Ledger.open(store, { snapshotEvery: 0, snapshotPartChars: partChars });
+    await append(again, events.slice(1100), [10]);
+    await again.close();
+    const second = (await store.get<Snapshot>(SNAPSHOT_KEY))!;
+    expect(second.seq).toBe(1200);
+    // The replaced snapshot's parts are gone; the new one's are there.
+    for (let i = 0; i < first.parts!; i++) expect(await store.get(snapshotPartKey(first.seq, i))).toBeUndefined();
+    expect(typeof (await store.get(snapshotPartKey(second.seq, 0)))).toBe('string');
+
+    // A part lost: not used (never a torn state), the whole log replayed instead.
+    await store.delete(snapshotPartKey(second.seq, second.parts! - 1));
+    const lines: string[] = [];
+    const { store: seen, eventsRead } = watched(store);
+    const reopened = await Ledger.open(seen, { logger: warnings(lines) });
+    expect(eventsRead()).toContain(1);
+    expect(reopened.read.digest()).toBe(again.read.digest());
+    expect(lines).toEqual(['the ledger snapshot at #1200 has a part missing or cut short; replaying the whole log']);
+  });
+
+  it('a crash between the parts and the record leaves the previous snapshot whole', async () => {
+    const store = createStore('memory://', '');
+    const events = randomEvents(60, 12);
+    const ledger = await Ledger.open(store, { snapshotEvery: 0 });
+    await append(ledger, events.slice(0, 40), [5]);
+    await ledger.close();
+    const before = (await store.get<Snapshot>(SNAPSHOT_KEY))!;
+    // The next snapshot's parts are written, its record is not (the process died in between).
+    const failing = new Proxy(store, {
+      get(target, prop, receiver) {
+        if (prop === 'set')
+          return async (key: string, value: unknown) => {
+            if (key === SNAPSHOT_KEY) throw new Error('killed before the record');
+            await target.set(key, value);
+          };
+        const v = Reflect.get(target, prop, receiver) as unknown;
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    const next = await Ledger.open(failing, { snapshotEvery: 0 });
+    await append(next, events.slice(40), [5]);
+    await next.close();
+    expect(await store.get<Snapshot>(SNAPSHOT_KEY)).toEqual(before);
+    expect(typeof (await store.get(snapshotPartKey(60, 0)))).toBe('string');
+    const { store: seen, eventsRead } = watched(store);
+    const reopened = await Ledger.open(seen, {});
+    // The previous snapshot, then the 20 events after it.
+    expect(eventsRead()).toEqual([40, ...Array.from({ length: 20 }, (_, i) => 41 + i)]);
+    expect(reopened.read.digest()).toBe(next.read.digest());
   });
 });
