@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMatrixFake, type MatrixFake, type RecordedSend } from '../fakes/matrix-homeserver.js';
 import { CHECKOUT_ENTRY, crashLoopPayload, postAlert, type WebhookAccepted } from './helpers/alerts.js';
-import { eventsOf, HOSTILE_ANNOTATIONS, ledgerEvents, ofType, searchPayload, writeConfig } from './helpers/chat-e2e.js';
+import { eventsOf, HOSTILE_ANNOTATIONS, ledgerEvents, ofType, searchPayload, settledEvents, writeConfig } from './helpers/chat-e2e.js';
 import { cleanup, makeTmpDir, spawnBot, type BotProcess } from './helpers/spawn-bot.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -75,7 +75,7 @@ describe('Matrix, end to end through reprise serve', () => {
   });
 
   it('ignores reactions on other people’s messages, the bot’s own, and users outside the allowlist', { timeout: 30_000 }, async () => {
-    const before = (await ledgerEvents(dataDir)).length;
+    const before = (await settledEvents(dataDir)).length;
     const someone = fake.say(PAYMENTS, BOB, 'is anyone looking at this?');
     fake.react(PAYMENTS, ALICE, someone, '👎');
     fake.react(PAYMENTS, fake.botUserId, card.eventId, '👎');

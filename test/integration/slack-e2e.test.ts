@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSlackFake, type PostedMessage, type SlackFake } from '../fakes/slack-fake.js';
 import { appMentionEvent, deliver, eventEnvelope, messageEvent, reactionEvent } from '../fakes/slack-requests.js';
 import { CHECKOUT_ENTRY, crashLoopPayload, postAlert, type WebhookAccepted } from './helpers/alerts.js';
-import { eventsOf, HOSTILE_ANNOTATIONS, ledgerEvents, ofType, searchPayload, writeConfig } from './helpers/chat-e2e.js';
+import { eventsOf, HOSTILE_ANNOTATIONS, ledgerEvents, ofType, searchPayload, settledEvents, writeConfig } from './helpers/chat-e2e.js';
 import { cleanup, makeTmpDir, spawnBot, type BotProcess } from './helpers/spawn-bot.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -81,7 +81,7 @@ describe('Slack, end to end through reprise serve', () => {
   });
 
   it('rejects a forged or stale signature with 401 and records nothing', { timeout: 30_000 }, async () => {
-    const before = (await ledgerEvents(dataDir)).length;
+    const before = (await settledEvents(dataDir)).length;
     const forged = await deliver(
       eventsUrl,
       fake.signed.event(reactionEvent({ user: ANN, reaction: '-1', channel: PAYMENTS, ts: card.ts, itemUser: BOT }), { secret: 'guessed' }),
@@ -98,7 +98,7 @@ describe('Slack, end to end through reprise serve', () => {
   });
 
   it('ignores reactions on messages the bot did not send, the bot’s own, and users outside the allowlist', { timeout: 30_000 }, async () => {
-    const before = (await ledgerEvents(dataDir)).length;
+    const before = (await settledEvents(dataDir)).length;
     const tries = [
       reactionEvent({ user: ANN, reaction: '-1', channel: PAYMENTS, ts: '1700000000.000100', itemUser: 'U0SOMEONE' }),
       reactionEvent({ user: BOT, reaction: '-1', channel: PAYMENTS, ts: card.ts, itemUser: BOT }),

@@ -32,6 +32,18 @@ export const eventsOf = (dataDir: string, type: string, n: number): Promise<Ledg
     return rows.length >= n ? rows : undefined;
   }, `${n} ${type} event(s)`);
 
+/**
+ * Waits until every outbox item the ledger holds has its outcome recorded (`delivered` or
+ * `outbox_failed`), and returns the events: a count taken then is not raced by a delivery of
+ * what an earlier step did (a message can be on the surface before its `delivered` is written).
+ */
+export const settledEvents = (dataDir: string): Promise<LedgerRow[]> =>
+  waitFor(async () => {
+    const rows = await ledgerEvents(dataDir);
+    const done = new Set(rows.flatMap((r) => (r.type === 'delivered' ? [r['outboxId']] : r.type === 'outbox_failed' ? [r['id']] : [])));
+    return ofType(rows, 'outbox').every((o) => done.has(o['id'])) ? rows : undefined;
+  }, 'every outbox item delivered or given up');
+
 /** Writes `reprise.yaml` in `dir` and returns its path. */
 export function writeConfig(dir: string, yaml: string): string {
   const file = join(dir, 'reprise.yaml');
