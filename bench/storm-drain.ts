@@ -23,6 +23,8 @@ export interface DrainResult {
   /** Outbox items pending when the restarted serve was ready. */
   pendingAtStart: number;
   drainS: number;
+  /** The restarted serve's resident memory when it was ready, the backlog loaded and nothing drained yet. */
+  readyRssMb: number;
   peakRssMb: number;
   /** The same serve over an empty store: ready, then idle 2 s. */
   emptyPeakRssMb: number;
@@ -47,10 +49,11 @@ async function fetchAgain(url: string, init?: RequestInit): Promise<Response> {
   }
 }
 
-function hwmOf(pid: number): number {
+function statusMb(pid: number, field: 'VmHWM' | 'VmRSS'): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1] ?? Number.NaN) / 1024;
+  return Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN) / 1024;
 }
+const hwmOf = (pid: number): number => statusMb(pid, 'VmHWM');
 
 /** Group `g`: its own namespace (`group_by: [namespace]`), one crash-looping pod. */
 export function drainPayload(g: number): string {
@@ -184,6 +187,7 @@ export async function runDrainBench(opts: { groups: number; log: (line: string) 
     slack.requests.length = 0;
     const t0 = performance.now();
     const serve = await serveOn(storm);
+    const readyRssMb = statusMb(serve.pid, 'VmRSS');
     const atStart = await serve.pending();
     const pendingAtStart = atStart.pending;
     let window = atStart.window?.size;
@@ -208,6 +212,7 @@ export async function runDrainBench(opts: { groups: number; log: (line: string) 
       window,
       pendingAtStart,
       drainS,
+      readyRssMb,
       peakRssMb,
       emptyPeakRssMb,
       cards: slack.messages.filter((m) => m.thread_ts === undefined).length,
@@ -226,7 +231,9 @@ export function renderDrainBench(r: DrainResult): string {
   const rows = [
     ['outbox items pending at restart', String(r.pendingAtStart), '0'],
     ['outbox window (items in memory)', r.window === undefined ? 'none (all pending)' : String(r.window), '–'],
+    ['RSS when ready, nothing drained yet (MB)', r.readyRssMb.toFixed(0), '–'],
     ['peak RSS while it drains (MB, VmHWM)', r.peakRssMb.toFixed(0), r.emptyPeakRssMb.toFixed(0)],
+    ['peak while it drains / when ready', `×${fmtNum(r.peakRssMb / r.readyRssMb)}`, '–'],
     ['drain time (s)', fmtNum(r.drainS), '–'],
     ['cards posted / items shown twice', `${r.cards} / ${r.shownTwice}`, '–'],
   ];
