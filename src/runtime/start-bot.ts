@@ -17,6 +17,7 @@ import type { OutboxWorker } from '../core/outbox/outbox-worker.js';
 import { startControlServer, type ControlServer } from '../http/control-server.js';
 import type { Readiness } from '../http/readiness.js';
 import { systemClock, type Clock } from '../ports/clock.js';
+import type { ChatTransport } from '../ports/chat-transport.js';
 import type { Logger } from '../ports/logger.js';
 import type { CliIO } from './cli-io.js';
 import { controlApi } from './control-api.js';
@@ -32,6 +33,8 @@ export interface RunningBot {
   outbox: OutboxWorker;
   /** The curation worker, when a forge is configured. */
   curation?: CurationWorker;
+  /** The chat surfaces it runs, by name. */
+  transports: ReadonlyMap<string, ChatTransport>;
   readiness(): Readiness;
   stop(): Promise<void>;
 }
@@ -115,5 +118,5 @@ export async function startBot(config: Config, io: CliIO, logger: Logger, clock:
   });
   logger.info({ port, host: config.server.host, socket: control.path }, `listening on ${describeListen(config.server.host, port)}`);
   const { bot, outbox, curation } = wired;
-  return { port, bot, inbox, ledger, outbox, ...(curation ? { curation } : {}), readiness, stop: release };
+  return { port, bot, inbox, ledger, outbox, ...(curation ? { curation } : {}), transports, readiness, stop: release };
 }

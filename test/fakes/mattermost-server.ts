@@ -77,6 +77,8 @@ export interface MattermostFake {
   readonly authenticated: number;
   /** Open, authenticated WebSocket connections. */
   readonly open: number;
+  /** Events sent on the bot's WebSockets (after `hello`), in total: a test waits until the bot handled as many. */
+  readonly eventsSent: number;
   /** The bot's root posts in a channel. */
   roots(channel: string): FakePost[];
   /** The replies in the thread of `root`. */
@@ -123,6 +125,7 @@ export async function startMattermostFake(): Promise<MattermostFake> {
   const now = (): number => (lastTime = Math.max(Date.now(), lastTime + 1));
   const sockets = new Set<{ ws: WebSocket; seq: number }>();
   let authenticated = 0;
+  let eventsSent = 0;
 
   const broadcast = (event: string, channel: string, data: Record<string, unknown>): void => {
     if (!members.get(channel)?.has(bot.id)) return;
@@ -132,6 +135,7 @@ export async function startMattermostFake(): Promise<MattermostFake> {
         behaviour = { ...behaviour, skipSeq: false };
       }
       s.ws.send(JSON.stringify({ event, data, broadcast: { channel_id: channel }, seq: s.seq++ }));
+      eventsSent++;
     }
   };
   const wire = (p: FakePost): Record<string, unknown> => {
@@ -339,6 +343,9 @@ export async function startMattermostFake(): Promise<MattermostFake> {
     posts,
     ephemerals,
     responses,
+    get eventsSent() {
+      return eventsSent;
+    },
     get authenticated() {
       return authenticated;
     },

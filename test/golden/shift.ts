@@ -9,6 +9,7 @@ import { convert } from 'html-to-text';
 import type { SlackFakeRequest } from '../fakes/slack-fake.js';
 import { deliver, appMentionEvent, messageEvent, reactionEvent } from '../fakes/slack-requests.js';
 import type { RecordedSend } from '../fakes/matrix-homeserver.js';
+import type { MattermostTransport } from '../../src/adapters/mattermost/mattermost-transport.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { matrixMessageText } from './matrix-text.js';
 import { mattermostPostText } from './mattermost-text.js';
@@ -84,30 +85,30 @@ const hhmm = (d: Date): string => d.toISOString().slice(11, 16);
 
 /**
  * Waits until the bot has finished what a step set off: nothing pending and nothing running
- * (background effects, outbox, curation), the ledger's seq the same over three looks a few ms
- * apart, and the step's input taken in. Slack is answered once the bot took the event, and a CLI
- * command once the control socket did, so there the input is in the ledger when the driver
- * returns; on Matrix the bot is long-polling `/sync` again with nothing newer (its position moves
- * only once a batch was handled). Mattermost's WebSocket frames carry no answer, so there the
- * ledger must also stand still over looks 40 ms apart.
+ * (background effects, outbox, curation), the ledger's seq the same over two looks, and the
+ * step's input taken in. Slack is answered once the bot took the event, and a CLI command once
+ * the control socket did, so there the input is in the ledger when the driver returns; on Matrix
+ * the bot is long-polling `/sync` again with nothing newer (its position moves only once a batch
+ * was handled); Mattermost's WebSocket frames carry no answer, so there the bot must have
+ * handled as many events as the stand-in sent.
  */
 async function settle(w: World): Promise<void> {
-  const window = w.surface === 'mattermost';
+  const mattermost = w.running.transports.get('mattermost') as MattermostTransport | undefined;
   let prev = -1;
   let stable = 0;
   await waitFor(
     async () => {
-      if (window) await new Promise((r) => setTimeout(r, 40));
       await w.running.bot.idle();
       await w.running.outbox.idle();
       await w.running.curation?.idle();
       const seq = w.running.ledger.seq;
-      const quiet = seq === prev && w.running.outbox.status().pending === 0 && (w.matrix?.caughtUp() ?? true);
+      const taken = (w.matrix?.caughtUp() ?? true) && (!w.mattermost || (mattermost?.eventsHandled ?? 0) >= w.mattermost.eventsSent);
+      const quiet = seq === prev && w.running.outbox.status().pending === 0 && taken;
       stable = quiet ? stable + 1 : 0;
       prev = seq;
-      return stable >= (window ? 3 : 2) ? true : undefined;
+      return stable >= 2 ? true : undefined;
     },
-    { what: 'the bot to settle', timeoutMs: 30_000, intervalMs: window ? 25 : 5 },
+    { what: 'the bot to settle', timeoutMs: 30_000, intervalMs: 5 },
   );
 }
 

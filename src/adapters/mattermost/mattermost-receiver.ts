@@ -41,6 +41,7 @@ export class MattermostReceiver {
   readonly #names = new LRUCache<string, Promise<string | undefined>>({ max: 5_000, ttl: 3_600_000 });
   #ctx: InboundContext | undefined;
   #chain: Promise<void> = Promise.resolve();
+  #handled = 0;
   #closed = false;
   #retry: NodeJS.Timeout | undefined;
   /** Earliest time of an event the sink failed; a catch-up starts there. */
@@ -70,8 +71,13 @@ export class MattermostReceiver {
     return this.#chain;
   }
 
+  /** WebSocket events handled so far (taken in, ignored or failed), in the order received. */
+  get handled(): number {
+    return this.#handled;
+  }
+
   onEvent(e: SocketEvent): void {
-    this.#enqueue(() => this.#event(e));
+    this.#enqueue(() => this.#event(e).finally(() => void this.#handled++));
   }
 
   catchUp(): void {

@@ -118,6 +118,11 @@ export class MattermostTransport implements ChatTransport {
     return this.#ingress !== undefined;
   }
 
+  /** WebSocket events handled so far (a frame carries no answer: this is how far the bot has read). */
+  get eventsHandled(): number {
+    return this.#receiver.handled;
+  }
+
   /**
    * Checks the token (`users/me`: a refused token fails the start), resolves channel names,
    * and connects the WebSocket; a server that cannot be reached is retried in the background.
