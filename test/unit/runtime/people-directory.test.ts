@@ -71,8 +71,7 @@ describe('the people directory', () => {
     expect(Date.now() - t0).toBeLessThan(1000);
     expect(d.nameOf(ANN)).toBeUndefined();
     release('Ann');
-    await new Promise((r) => setTimeout(r, 10));
-    expect(d.nameOf(ANN)).toBe('Ann');
+    await expect.poll(() => d.nameOf(ANN)).toBe('Ann');
   });
 
   it('finds the one person of a surface it knows by a display name; none when two share it, or nobody has it', async () => {
