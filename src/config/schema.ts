@@ -156,7 +156,10 @@ const store = z
       fsPath: true,
       env: ['REPRISE_DATA_DIR'],
     }),
-    snapshot_every: doc(int(1).default(1000), 'Compact the ledger into a snapshot every N events (a large read model less often: at most one per 4 KB of its last snapshot, so a restart replays a bounded tail).'),
+    snapshot_every: doc(
+      int(1).default(1000),
+      'Compact the ledger into a snapshot every N events (a large read model less often: at most one per 4 KB of its last snapshot, so a restart replays a bounded tail).',
+    ),
     probe_interval: dur('10s', 'How often `serve` checks the store can still be written; a failure makes /readyz 503.', { positive: true }),
     lease_ttl: dur(
       '10s',
