@@ -58,7 +58,11 @@ export type RedactText = (text: string) => string;
 export interface Redactor {
   /** Masks secrets in a text. */
   text: RedactText;
-  /** A copy of a JSON-like value with every string in it (keys left alone) masked; same shape. */
+  /**
+   * A copy of a JSON-like value with every string in it (keys left alone) masked; same shape —
+   * except the opaque ids a surface or the bot made ({@link ID_KEYS}), kept exactly: they are
+   * what dedup and lookups match on.
+   */
   value<T>(value: T): T;
 }
 
@@ -131,6 +135,16 @@ export function createRedactor(secrets: Iterable<string | undefined> = []): Reda
   return { text, value };
 }
 
+/**
+ * Fields that hold an id a chat surface, a source or the bot generated (a Matrix event id, a
+ * Slack ts, an outbox or open id, a room or user id), never text anyone wrote into an alert or a
+ * message. They are not masked: a random Matrix event id now and then reads `…-sk-8qAPiJX…`,
+ * which the `sk-` key shape takes for an API key, and the event recorded as `…-[redacted]` was
+ * then another event to dedup and lookups (one vote of a 6,000-event batch lost, once in a few
+ * runs). Trigger keys and fingerprints are still masked (they are built from alert labels).
+ */
+const ID_KEYS = new Set(['eventId', 'messageRef', 'outboxId', 'openId', 'id', 'requestId', 'incidentId', 'reopens', 'threadOf', 'channel', 'thread', 'user']);
+
 function walk(v: unknown, text: RedactText): unknown {
   if (typeof v === 'string') return text(v);
   if (Array.isArray(v)) {
@@ -146,7 +160,7 @@ function walk(v: unknown, text: RedactText): unknown {
   let changed = false;
   const out: Record<string, unknown> = {};
   for (const [k, x] of Object.entries(v)) {
-    const y = walk(x, text);
+    const y = typeof x === 'string' && ID_KEYS.has(k) ? x : walk(x, text);
     if (y !== x) changed = true;
     out[k] = y;
   }

@@ -143,6 +143,8 @@ async function expectOnce(
   dataDir: string,
   appliedSoFar: () => number,
   b: { ids: string[]; notes: string[]; silences: string[]; card: string },
+  /** The bot's warnings and errors, said when an event is not recorded once. */
+  problems: () => string = () => '',
 ): Promise<void> {
   // Near the end by the bots' logs (a line a killed process had not flushed is missing there),
   // then the ledger is the truth.
@@ -168,13 +170,18 @@ async function expectOnce(
   if (readError !== undefined) rows = await inLedger();
   const count = new Map<string, number>();
   for (const r of rows) count.set(String(r['eventId']), (count.get(String(r['eventId'])) ?? 0) + 1);
-  // Each as `id×times` (0: lost, 2: applied twice), so a failure says which way it went.
+  // Each as `id×times` (0: lost, 2: applied twice), so a failure says which way it went — and
+  // what the ledger holds besides the batch's ids, with the rows of a lost id's neighbours.
+  const batchIds = new Set(b.ids);
+  const foreign = rows.filter((r) => !batchIds.has(String(r['eventId']))).slice(0, 5);
+  const wrong = b.ids.filter((id) => count.get(id) !== 1);
+  const near = wrong.slice(0, 1).flatMap((id) => {
+    const i = b.ids.indexOf(id);
+    return rows.filter((r) => [b.ids[i - 1], b.ids[i + 1]].includes(String(r['eventId'])));
+  });
   expect(
-    b.ids
-      .filter((id) => count.get(id) !== 1)
-      .slice(0, 5)
-      .map((id) => `${id}×${count.get(id) ?? 0} (event ${b.ids.indexOf(id)} of the batch)`),
-    'events not recorded exactly once',
+    wrong.slice(0, 5).map((id) => `${id}×${count.get(id) ?? 0} (event ${b.ids.indexOf(id)} of the batch)`),
+    `events not recorded exactly once (${rows.length} rows; not of the batch: ${JSON.stringify(foreign)}; the lost one's neighbours: ${JSON.stringify(near)}; the bot's warnings: ${problems().slice(-4000)})`,
   ).toEqual([]);
   expect(rows).toHaveLength(BATCH);
   const thread = (): RecordedSend[] =>
@@ -199,7 +206,14 @@ describe('a 6,000-event Matrix batch read again records each event once', () => 
     const b = await batch(fake, bot);
     // The first vote on the analysis needs its sender (forgotten by then): that lookup fails once.
     fake.setBehaviour({ failEndpoint: { endpoint: /^GET \/rooms\/[^/]+\/event\//, times: 1, status: 500, errcode: 'M_UNKNOWN' } });
-    await expectOnce(fake, dataDir, () => applied(bot.stderr()), b);
+    const warnings = (): string =>
+      JSON.stringify(
+        bot
+          .logs()
+          .filter((l) => (l.level ?? 0) >= 40)
+          .slice(-30),
+      );
+    await expectOnce(fake, dataDir, () => applied(bot.stderr()), b, warnings);
     expect(fake.requests.filter((r) => /\/event\//.test(r.path) && r.status === 500)).toHaveLength(1);
     expect(bot.logs().some((l) => l.msg === 'matrix: sync failed; retrying from the last handled position')).toBe(true);
   });
@@ -214,6 +228,18 @@ describe('a 6,000-event Matrix batch read again records each event once', () => 
     const before = applied(first.stderr());
     expect(before).toBeLessThan(BATCH); // cut mid-batch
     const second = serveRaw(fake, dataDir);
-    await expectOnce(fake, dataDir, () => before + applied(second.stderr()), b);
+    await expectOnce(
+      fake,
+      dataDir,
+      () => before + applied(second.stderr()),
+      b,
+      () =>
+        second
+          .stderr()
+          .split('\n')
+          .filter((l) => /"level":(4|5)0/.test(l))
+          .slice(-30)
+          .join('\n'),
+    );
   });
 });

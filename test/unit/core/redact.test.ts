@@ -64,6 +64,26 @@ describe('the one redactor', () => {
     expect(r.value(clean)).toBe(clean);
   });
 
+  it('keeps the ids a surface or the bot made exactly, even one that reads like a key; the text beside it is still masked', () => {
+    // A real shape of Matrix event id: base64url, and now and then `-sk-` plus mixed case.
+    const eventId = '$fzB-sk-8qAPiJXyWoAHWmRle1ZK6TYls3Cp3TRGFBGo';
+    expect(redactText(eventId)).not.toBe(eventId);
+    const vote = {
+      type: 'feedback',
+      eventId,
+      user: 'matrix:@rk-AbCdEfGhIjKlMnOpQr:hs',
+      messageRef: eventId,
+      note: `seen ${eventId} with sk-AbCdEfGhIjKlMnOp1234`,
+    };
+    const out = r.value(vote);
+    expect(out.eventId).toBe(eventId);
+    expect(out.messageRef).toBe(eventId);
+    expect(out.user).toBe(vote.user);
+    expect(out.note).not.toContain('sk-AbCdEfGhIjKlMnOp1234');
+    // A known secret in a free-text field is masked whatever the field is called elsewhere.
+    expect(r.value({ view: { text: 'pd-rest-token-0123456789' } })).toEqual({ view: { text: REDACTED } });
+  });
+
   it('masks a URL’s credentials only', () => {
     expect(maskUrl('https://user:pw@git.example.com/o/r.git')).toBe('https://***@git.example.com/o/r.git');
     expect(maskUrl('redis://redis:6379')).toBe('redis://redis:6379');
