@@ -60,8 +60,9 @@ export interface Redactor {
   text: RedactText;
   /**
    * A copy of a JSON-like value with every string in it (keys left alone) masked; same shape —
-   * except the opaque ids a surface or the bot made ({@link ID_KEYS}), kept exactly: they are
-   * what dedup and lookups match on.
+   * except, at its top level (a ledger event's own fields), the opaque ids a surface or the bot
+   * made ({@link ID_KEYS}), kept exactly: they are what dedup and lookups match on. Deeper down
+   * (alert labels, a view) a key named `id` or `user` is whatever its sender put there, and masked.
    */
   value<T>(value: T): T;
 }
@@ -131,7 +132,7 @@ export function createRedactor(secrets: Iterable<string | undefined> = []): Reda
   for (const s of secrets) if (typeof s === 'string' && s.trim().length >= MIN_KNOWN) for (const f of forms(s)) known.add(f);
   const list = [...known].sort((a, b) => b.length - a.length);
   const text: RedactText = (t) => redactText(t, list);
-  const value = <T>(v: T): T => walk(v, text) as T;
+  const value = <T>(v: T): T => walk(v, text, ID_KEYS) as T;
   return { text, value };
 }
 
@@ -145,7 +146,8 @@ export function createRedactor(secrets: Iterable<string | undefined> = []): Reda
  */
 const ID_KEYS = new Set(['eventId', 'messageRef', 'outboxId', 'openId', 'id', 'requestId', 'incidentId', 'reopens', 'threadOf', 'channel', 'thread', 'user']);
 
-function walk(v: unknown, text: RedactText): unknown {
+/** Masks every string in `v`; a string directly under a key in `keep` (the top level only) stays as is. */
+function walk(v: unknown, text: RedactText, keep?: ReadonlySet<string>): unknown {
   if (typeof v === 'string') return text(v);
   if (Array.isArray(v)) {
     let changed = false;
@@ -160,7 +162,7 @@ function walk(v: unknown, text: RedactText): unknown {
   let changed = false;
   const out: Record<string, unknown> = {};
   for (const [k, x] of Object.entries(v)) {
-    const y = typeof x === 'string' && ID_KEYS.has(k) ? x : walk(x, text);
+    const y = typeof x === 'string' && keep?.has(k) ? x : walk(x, text);
     if (y !== x) changed = true;
     out[k] = y;
   }

@@ -80,8 +80,9 @@ describe('the one redactor', () => {
     expect(out.messageRef).toBe(eventId);
     expect(out.user).toBe(vote.user);
     expect(out.note).not.toContain('sk-AbCdEfGhIjKlMnOp1234');
-    // A known secret in a free-text field is masked whatever the field is called elsewhere.
+    // Only the event's own id fields: deeper down (alert labels, a view) `id` or `user` is anybody's text.
     expect(r.value({ view: { text: 'pd-rest-token-0123456789' } })).toEqual({ view: { text: REDACTED } });
+    expect(r.value({ labels: { id: 'pd-rest-token-0123456789', user: 'sk-AbCdEfGhIjKlMnOp1234' } })).toEqual({ labels: { id: REDACTED, user: REDACTED } });
   });
 
   it('masks a URL’s credentials only', () => {
