@@ -85,7 +85,8 @@ export async function snapshotState(store: KeyValueStore, snap: Snapshot | undef
 /**
  * Writes `json` as the snapshot at `seq`: its parts, then the record naming them, then drops the
  * parts of `previous` (the record it replaces). A failure before the record leaves `previous`
- * the snapshot, whole.
+ * the snapshot, whole, and removes the parts it wrote; a crash there leaves them (one set, never
+ * read: the record names another seq).
  */
 export async function writeSnapshot(
   store: KeyValueStore,
@@ -94,9 +95,15 @@ export async function writeSnapshot(
   partChars = SNAPSHOT_PART_CHARS,
 ): Promise<Snapshot> {
   const parts = Math.ceil(next.json.length / partChars);
-  for (let i = 0; i < parts; i++) await store.set(snapshotPartKey(next.seq, i), next.json.slice(i * partChars, (i + 1) * partChars));
   const record: Snapshot = { seq: next.seq, parts, chars: next.json.length, tip: next.tip };
-  await store.set(SNAPSHOT_KEY, record);
+  try {
+    for (let i = 0; i < parts; i++) await store.set(snapshotPartKey(next.seq, i), next.json.slice(i * partChars, (i + 1) * partChars));
+    await store.set(SNAPSHOT_KEY, record);
+  } catch (err) {
+    // A full disk must not keep a 60 MB orphan per attempt: what was written of it goes (unless it is the one in use).
+    if (previous?.seq !== next.seq) await deleteParts(store, record).catch(() => undefined);
+    throw err;
+  }
   if (previous && previous.seq !== next.seq) await deleteParts(store, previous).catch(() => undefined);
   return record;
 }
@@ -118,7 +125,7 @@ export interface Loaded {
   snapshotSeq: number;
   /** Characters of the snapshot the state was restored from (0: replayed from the first event). */
   snapshotChars: number;
-  /** The stored snapshot record (the next snapshot writes the other slot). */
+  /** The stored snapshot record (the next snapshot drops its parts once it is written). */
   snapshot: Snapshot | undefined;
   corrupt: CorruptRecord[];
 }

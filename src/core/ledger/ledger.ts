@@ -384,7 +384,7 @@ export class Ledger {
  */
 const CHARS_PER_EVENT = 4096;
 
-/** A periodic snapshot is due: `since` events after the last, of `chars` characters (0 disables none; `every` 0 disables all). */
+/** A periodic snapshot is due `since` events after the last one, of `chars` characters (`every` 0: never). */
 export function snapshotDue(since: number, every: number, chars: number): boolean {
   return every > 0 && since >= Math.max(every, Math.floor(chars / CHARS_PER_EVENT));
 }

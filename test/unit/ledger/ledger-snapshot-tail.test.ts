@@ -16,16 +16,23 @@ import { randomEvents } from './random-events.js';
 
 const LIMITS = { maxFingerprints: 40, maxOpenPerFingerprint: 5 };
 
-/** The store, with every event key read through it recorded (the ledger's reads, seen from outside). */
-function watched(store: KeyValueStore): { store: KeyValueStore; eventsRead: () => number[] } {
-  const keys: string[] = [];
-  const proxy = new Proxy(store, {
+/** `store` with some of its methods replaced, the others its own. */
+function withMethods(store: KeyValueStore, replaced: Partial<KeyValueStore>): KeyValueStore {
+  return new Proxy(store, {
     get(target, prop, receiver) {
-      if (prop === 'get') return (key: string) => (keys.push(key), target.get(key));
-      if (prop === 'getMany') return (ks: readonly string[]) => (keys.push(...ks), target.getMany(ks));
+      if (prop in replaced) return replaced[prop as keyof KeyValueStore];
       const v = Reflect.get(target, prop, receiver) as unknown;
       return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
     },
+  });
+}
+
+/** The store, with every event key read through it recorded (the ledger's reads, seen from outside). */
+function watched(store: KeyValueStore): { store: KeyValueStore; eventsRead: () => number[] } {
+  const keys: string[] = [];
+  const proxy = withMethods(store, {
+    get: <T>(key: string) => (keys.push(key), store.get<T>(key)),
+    getMany: <T>(ks: readonly string[]) => (keys.push(...ks), store.getMany<T>(ks)),
   });
   const eventsRead = (): number[] => keys.filter((k) => k.startsWith('ev:')).map((k) => Number(k.slice(3)));
   return { store: proxy, eventsRead };
@@ -189,30 +196,29 @@ describe('ledger snapshot + tail replay', () => {
     expect(lines).toEqual(['the ledger snapshot at #1200 has a part missing or cut short; replaying the whole log']);
   });
 
-  it('a crash between the parts and the record leaves the previous snapshot whole', async () => {
+  it('a failed record write leaves the previous snapshot whole, and the parts it wrote go', async () => {
     const store = createStore('memory://', '');
     const events = randomEvents(60, 12);
     const ledger = await Ledger.open(store, { snapshotEvery: 0 });
     await append(ledger, events.slice(0, 40), [5]);
     await ledger.close();
     const before = (await store.get<Snapshot>(SNAPSHOT_KEY))!;
-    // The next snapshot's parts are written, its record is not (the process died in between).
-    const failing = new Proxy(store, {
-      get(target, prop, receiver) {
-        if (prop === 'set')
-          return async (key: string, value: unknown) => {
-            if (key === SNAPSHOT_KEY) throw new Error('killed before the record');
-            await target.set(key, value);
-          };
-        const v = Reflect.get(target, prop, receiver) as unknown;
-        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    // The next snapshot's parts are written, its record is refused (a full disk).
+    const partsWritten: string[] = [];
+    const failing = withMethods(store, {
+      set: async (key: string, value: unknown) => {
+        if (key === SNAPSHOT_KEY) throw new Error('disk full writing the record');
+        partsWritten.push(key);
+        await store.set(key, value);
       },
     });
-    const next = await Ledger.open(failing, { snapshotEvery: 0 });
+    const next = await Ledger.open(failing, { snapshotEvery: 0, snapshotPartChars: 500 });
     await append(next, events.slice(40), [5]);
     await next.close();
     expect(await store.get<Snapshot>(SNAPSHOT_KEY)).toEqual(before);
-    expect(typeof (await store.get(snapshotPartKey(60, 0)))).toBe('string');
+    expect(partsWritten.length).toBeGreaterThan(1);
+    for (const key of partsWritten) expect(await store.get(key)).toBeUndefined();
+    expect(typeof (await store.get(snapshotPartKey(before.seq, 0)))).toBe('string');
     const { store: seen, eventsRead } = watched(store);
     const reopened = await Ledger.open(seen, {});
     // The previous snapshot, then the 20 events after it.
