@@ -48,6 +48,16 @@ async function append(ledger: Ledger, events: ReturnType<typeof randomEvents>, s
   }
 }
 
+/** `count` random events (`seed`), the first `cut` written by a ledger that snapshots only on close. */
+async function snapshotted(count: number, seed: number, cut: number, sizes: readonly number[], opts: { snapshotPartChars?: number } = {}) {
+  const store = createStore('memory://', '');
+  const events = randomEvents(count, seed);
+  const ledger = await Ledger.open(store, { snapshotEvery: 0, ...opts });
+  await append(ledger, events.slice(0, cut), sizes);
+  await ledger.close();
+  return { store, events, ledger };
+}
+
 function warnings(lines: string[]): Logger {
   const log: Logger = {
     debug: () => {},
@@ -133,11 +143,7 @@ describe('ledger snapshot + tail replay', () => {
   });
 
   it('a large read model is snapshotted less often, one event per 4 KB of its snapshot, and a restart replays only the tail since', async () => {
-    const store = createStore('memory://', '');
-    const events = randomEvents(900, 7);
-    const ledger = await Ledger.open(store, { snapshotEvery: 0 });
-    await append(ledger, events.slice(0, 600), [7]);
-    await ledger.close();
+    const { store, events } = await snapshotted(900, 7, 600, [7]);
     const chars = (await store.get<Snapshot>(SNAPSHOT_KEY))!.chars!;
     const due = Math.floor(chars / 4096);
     // The fixture's read model is large enough for its size, not the setting, to decide.
@@ -160,13 +166,9 @@ describe('ledger snapshot + tail replay', () => {
   });
 
   it('a large model is stored in parts no bigger than a part, the replaced parts go, and a missing part means a full replay, said in the log', async () => {
-    const store = createStore('memory://', '');
-    const events = randomEvents(1200, 11);
     // Parts of 1,000 characters: this model's text is cut many times, each cut joined back.
     const partChars = 1000;
-    const ledger = await Ledger.open(store, { snapshotEvery: 0, snapshotPartChars: partChars });
-    await append(ledger, events.slice(0, 1100), [50]);
-    await ledger.close();
+    const { store, events, ledger } = await snapshotted(1200, 11, 1100, [50], { snapshotPartChars: partChars });
     const first = (await store.get<Snapshot>(SNAPSHOT_KEY))!;
     const text = (await snapshotText(store, first))!;
     expect(first.parts).toBeGreaterThan(20);
@@ -197,11 +199,7 @@ describe('ledger snapshot + tail replay', () => {
   });
 
   it('a failed record write leaves the previous snapshot whole, and the parts it wrote go', async () => {
-    const store = createStore('memory://', '');
-    const events = randomEvents(60, 12);
-    const ledger = await Ledger.open(store, { snapshotEvery: 0 });
-    await append(ledger, events.slice(0, 40), [5]);
-    await ledger.close();
+    const { store, events } = await snapshotted(60, 12, 40, [5]);
     const before = (await store.get<Snapshot>(SNAPSHOT_KEY))!;
     // The next snapshot's parts are written, its record is refused (a full disk).
     const partsWritten: string[] = [];
